@@ -1,0 +1,291 @@
+// The builtin table: OPA's names and type declarations (as in OPA's capabilities.json), for every
+// builtin the Guardian supports, plus the builtins we refuse at compile time and why.
+import {
+  anyOf,
+  arrayOf,
+  fn,
+  objectOf,
+  objectWith,
+  setOf,
+  tAny,
+  tBool,
+  tNull,
+  tNum,
+  tStr,
+  tuple,
+  type BuiltinDeclaration,
+  type FunctionType,
+  type OpaType,
+} from './types.ts';
+
+const anyArray = arrayOf(tAny);
+const anySet = setOf(tAny);
+const anyObject = objectOf(tAny, tAny);
+const strObject = objectOf(tStr, tAny);
+const arrayOrSet = anyOf(anyArray, anySet);
+const collection = anyOf(anyArray, anyObject, anySet);
+const strings = anyOf(arrayOf(tStr), setOf(tStr));
+const strOrStrings = anyOf(tStr, arrayOf(tStr), setOf(tStr));
+const jsonPaths = anyOf(arrayOf(anyOf(tStr, anyArray)), setOf(anyOf(tStr, anyArray)));
+const timeNs = anyOf(tNum, tuple(tNum, tStr));
+const graph = objectOf(tAny, anyOf(anyArray, anySet));
+
+const s1 = (result: OpaType): FunctionType => fn([tStr], result);
+const s2 = (result: OpaType): FunctionType => fn([tStr, tStr], result);
+const n1n = fn([tNum], tNum);
+const n2n = fn([tNum, tNum], tNum);
+const any2bool = fn([tAny, tAny], tBool);
+
+type Entry = [name: string, decl: FunctionType, extra?: Omit<BuiltinDeclaration, 'name' | 'decl'>];
+
+const entries: Entry[] = [
+  // Operators (infix spellings as OPA's capabilities.json gives them).
+  ['equal', any2bool, { infix: '==' }],
+  ['neq', any2bool, { infix: '!=' }],
+  ['lt', any2bool, { infix: '<' }],
+  ['lte', any2bool, { infix: '<=' }],
+  ['gt', any2bool, { infix: '>' }],
+  ['gte', any2bool, { infix: '>=' }],
+  ['assign', any2bool, { infix: ':=' }],
+  ['eq', any2bool, { infix: '=' }],
+  ['plus', n2n, { infix: '+' }],
+  ['minus', fn([anyOf(tNum, anySet), anyOf(tNum, anySet)], anyOf(tNum, anySet)), { infix: '-' }],
+  ['mul', n2n, { infix: '*' }],
+  ['div', n2n, { infix: '/' }],
+  ['rem', n2n, { infix: '%' }],
+  ['and', fn([anySet, anySet], anySet), { infix: '&' }],
+  ['or', fn([anySet, anySet], anySet), { infix: '|' }],
+  ['internal.member_2', any2bool, { infix: 'in' }],
+  ['internal.member_3', fn([tAny, tAny, tAny], tBool), { infix: 'in' }],
+
+  // Aggregates
+  ['count', fn([anyOf(tStr, anyArray, anyObject, anySet)], tNum)],
+  ['sum', fn([anyOf(arrayOf(tNum), setOf(tNum))], tNum)],
+  ['product', fn([anyOf(arrayOf(tNum), setOf(tNum))], tNum)],
+  ['max', fn([arrayOrSet], tAny)],
+  ['min', fn([arrayOrSet], tAny)],
+  ['sort', fn([arrayOrSet], anyArray)],
+
+  // Numbers
+  ['abs', n1n],
+  ['ceil', n1n],
+  ['floor', n1n],
+  ['round', n1n],
+  ['numbers.range', fn([tNum, tNum], arrayOf(tNum))],
+  ['numbers.range_step', fn([tNum, tNum, tNum], arrayOf(tNum))],
+  ['to_number', fn([anyOf(tNull, tBool, tNum, tStr)], tNum)],
+  ['format_int', fn([tNum, tNum], tStr)],
+  ['bits.or', n2n],
+  ['bits.and', n2n],
+  ['bits.xor', n2n],
+  ['bits.lsh', n2n],
+  ['bits.rsh', n2n],
+  ['bits.negate', n1n],
+  // Deterministic per evaluation here (seeded by the evaluation seed), see host/random.ts.
+  ['rand.intn', fn([tStr, tNum], tNum), { nondeterministic: true }],
+
+  // Strings
+  ['concat', fn([tStr, strings], tStr)],
+  ['contains', s2(tBool)],
+  ['startswith', s2(tBool)],
+  ['endswith', s2(tBool)],
+  ['indexof', s2(tNum)],
+  ['indexof_n', s2(arrayOf(tNum))],
+  ['lower', s1(tStr)],
+  ['upper', s1(tStr)],
+  ['replace', fn([tStr, tStr, tStr], tStr)],
+  ['strings.replace_n', fn([objectOf(tStr, tStr), tStr], tStr)],
+  ['split', s2(arrayOf(tStr))],
+  ['substring', fn([tStr, tNum, tNum], tStr)],
+  ['trim', s2(tStr)],
+  ['trim_left', s2(tStr)],
+  ['trim_right', s2(tStr)],
+  ['trim_prefix', s2(tStr)],
+  ['trim_suffix', s2(tStr)],
+  ['trim_space', s1(tStr)],
+  ['strings.reverse', s1(tStr)],
+  ['strings.count', s2(tNum)],
+  ['strings.any_prefix_match', fn([strOrStrings, strOrStrings], tBool)],
+  ['strings.any_suffix_match', fn([strOrStrings, strOrStrings], tBool)],
+  ['sprintf', fn([tStr, anyArray], tStr)],
+
+  // Regular expressions (RE2 syntax) and globs
+  ['regex.match', s2(tBool)],
+  ['regex.is_valid', s1(tBool)],
+  ['regex.find_n', fn([tStr, tStr, tNum], arrayOf(tStr))],
+  ['regex.find_all_string_submatch_n', fn([tStr, tStr, tNum], arrayOf(arrayOf(tStr)))],
+  ['regex.split', s2(arrayOf(tStr))],
+  ['regex.replace', fn([tStr, tStr, tStr], tStr)],
+  ['regex.template_match', fn([tStr, tStr, tStr, tStr], tBool)],
+  ['regex.globs_match', s2(tBool)],
+  ['glob.match', fn([tStr, anyOf(tNull, arrayOf(tStr)), tStr], tBool)],
+  ['glob.quote_meta', s1(tStr)],
+
+  // Arrays and sets
+  ['array.concat', fn([anyArray, anyArray], anyArray)],
+  ['array.slice', fn([anyArray, tNum, tNum], anyArray)],
+  ['array.reverse', fn([anyArray], anyArray)],
+  ['array.flatten', fn([anyArray], anyArray)],
+  ['union', fn([setOf(anySet)], anySet)],
+  ['intersection', fn([setOf(anySet)], anySet)],
+
+  // Objects and JSON documents
+  ['object.get', fn([anyObject, tAny, tAny], tAny)],
+  ['object.keys', fn([anyObject], anySet)],
+  ['object.remove', fn([anyObject, collection], tAny)],
+  ['object.filter', fn([anyObject, collection], tAny)],
+  ['object.union', fn([anyObject, anyObject], tAny)],
+  ['object.union_n', fn([arrayOf(anyObject)], tAny)],
+  ['object.subset', fn([collection, collection], tAny)],
+  ['json.filter', fn([anyObject, jsonPaths], tAny)],
+  ['json.remove', fn([anyObject, jsonPaths], tAny)],
+  ['json.patch', fn([tAny, arrayOf(objectWith({ op: tStr, path: tAny }, { key: tAny, value: tAny }))], tAny)],
+
+  // Types
+  ['is_number', fn([tAny], tBool)],
+  ['is_string', fn([tAny], tBool)],
+  ['is_boolean', fn([tAny], tBool)],
+  ['is_array', fn([tAny], tBool)],
+  ['is_set', fn([tAny], tBool)],
+  ['is_object', fn([tAny], tBool)],
+  ['is_null', fn([tAny], tBool)],
+  ['type_name', fn([tAny], tStr)],
+
+  // Encodings
+  ['base64.encode', s1(tStr)],
+  ['base64.decode', s1(tStr)],
+  ['base64.is_valid', s1(tBool)],
+  ['base64url.encode', s1(tStr)],
+  ['base64url.encode_no_pad', s1(tStr)],
+  ['base64url.decode', s1(tStr)],
+  ['hex.encode', s1(tStr)],
+  ['hex.decode', s1(tStr)],
+  ['urlquery.encode', s1(tStr)],
+  ['urlquery.decode', s1(tStr)],
+  ['urlquery.encode_object', fn([objectOf(tStr, strOrStrings)], tStr)],
+  ['urlquery.decode_object', s1(objectOf(tStr, arrayOf(tStr)))],
+  ['json.marshal', fn([tAny], tStr)],
+  [
+    'json.marshal_with_options',
+    fn([tAny, objectWith({ indent: tStr, prefix: tStr, pretty: tBool }, { key: tStr, value: tAny })], tStr),
+  ],
+  ['json.unmarshal', s1(tAny)],
+  ['json.is_valid', s1(tBool)],
+  ['yaml.marshal', fn([tAny], tStr)],
+  ['yaml.unmarshal', s1(tAny)],
+  ['yaml.is_valid', s1(tBool)],
+
+  // Time (nanoseconds since the Unix epoch, UTC unless a location is given)
+  ['time.now_ns', fn(undefined, tNum), { nondeterministic: true }],
+  ['time.parse_ns', s2(tNum)],
+  ['time.parse_rfc3339_ns', s1(tNum)],
+  ['time.parse_duration_ns', s1(tNum)],
+  ['time.date', fn([timeNs], tuple(tNum, tNum, tNum))],
+  ['time.clock', fn([timeNs], tuple(tNum, tNum, tNum))],
+  ['time.weekday', fn([timeNs], tStr)],
+  ['time.add_date', fn([tNum, tNum, tNum, tNum], tNum)],
+  ['time.diff', fn([timeNs, timeNs], tuple(tNum, tNum, tNum, tNum, tNum, tNum))],
+  ['time.format', fn([anyOf(tNum, tuple(tNum, tStr), tuple(tNum, tStr, tStr))], tStr)],
+
+  // Crypto
+  ['crypto.sha256', s1(tStr)],
+  ['crypto.sha1', s1(tStr)],
+  ['crypto.md5', s1(tStr)],
+  ['crypto.hmac.sha256', s2(tStr)],
+  ['crypto.hmac.sha512', s2(tStr)],
+  ['crypto.hmac.sha1', s2(tStr)],
+  ['crypto.hmac.md5', s2(tStr)],
+  ['crypto.hmac.equal', s2(tBool)],
+  ['crypto.x509.parse_certificates', s1(arrayOf(strObject))],
+
+  // Networks
+  ['net.cidr_contains', s2(tBool)],
+  ['net.cidr_intersects', s2(tBool)],
+  ['net.cidr_is_valid', s1(tBool)],
+  ['net.cidr_merge', fn([anyOf(arrayOf(anyOf(tStr)), setOf(tStr))], setOf(tStr))],
+  ['net.cidr_expand', s1(setOf(tStr))],
+
+  // Versions, identifiers, units
+  ['semver.compare', s2(tNum)],
+  ['semver.is_valid', fn([tAny], tBool)],
+  ['uuid.parse', s1(strObject)],
+  // Deterministic per evaluation here (seeded by the evaluation seed), see host/random.ts.
+  ['uuid.rfc4122', s1(tStr), { nondeterministic: true }],
+  ['units.parse', s1(tNum)],
+  ['units.parse_bytes', s1(tNum)],
+
+  // Graphs and documents
+  ['graph.reachable', fn([graph, arrayOrSet], anySet)],
+  ['graph.reachable_paths', fn([graph, arrayOrSet], setOf(anyArray))],
+  ['walk', fn([tAny], tuple(anyArray, tAny)), { relation: true }],
+
+  // JWT (verification only: signing keys do not belong in policies)
+  ['io.jwt.decode', s1(tuple(anyObject, anyObject, tStr))],
+  ['io.jwt.decode_verify', fn([tStr, strObject], tuple(tBool, anyObject, anyObject)), { nondeterministic: true }],
+  ...['hs256', 'hs384', 'hs512', 'rs256', 'rs384', 'rs512', 'ps256', 'ps384', 'ps512', 'es256', 'es384', 'es512'].map(
+    (alg): Entry => [`io.jwt.verify_${alg}`, s2(tBool)],
+  ),
+
+  // Debugging
+  ['print', { type: 'function', variadic: tAny }],
+  ['internal.print', fn([arrayOf(anySet)])],
+  ['trace', s1(tBool)],
+];
+
+function buildTable(): ReadonlyMap<string, BuiltinDeclaration> {
+  const table = new Map<string, BuiltinDeclaration>();
+  for (const [name, decl, extra] of entries) {
+    if (table.has(name)) throw new Error(`duplicate builtin declaration ${name}`);
+    table.set(name, { name, decl, ...extra });
+  }
+  return table;
+}
+
+/** Every builtin the Guardian's Rego toolchain supports, keyed by OPA name (`array.concat`, `plus`, …). */
+export const builtinDecls: ReadonlyMap<string, BuiltinDeclaration> = buildTable();
+
+/**
+ * OPA builtins we refuse at compile time, with the reason shown in the compile error. A policy decides
+ * an agent's step and must be replayable from the audit log: no network I/O, no host introspection,
+ * no secret material in policies.
+ */
+export const refusedBuiltins: ReadonlyMap<string, string> = new Map<string, string>([
+  ['http.send', 'network I/O during policy evaluation is not allowed: decisions must be replayable from the audit log'],
+  ['net.lookup_ip_addr', 'DNS lookups during policy evaluation are not allowed: decisions must be replayable from the audit log'],
+  ['opa.runtime', 'the Guardian does not expose host runtime information to policies'],
+  ['providers.aws.sign_req', 'request signing needs cloud credentials, which policies must not hold'],
+  ['io.jwt.encode_sign', 'signing keys do not belong in policies (only JWT verification is supported)'],
+  ['io.jwt.encode_sign_raw', 'signing keys do not belong in policies (only JWT verification is supported)'],
+  ['crypto.x509.parse_rsa_private_key', 'private keys do not belong in policies'],
+  ['crypto.parse_private_keys', 'private keys do not belong in policies'],
+  ['crypto.x509.parse_keypair', 'private keys do not belong in policies'],
+  ['rego.parse_module', 'parsing Rego at evaluation time is not supported by the Wasm target'],
+  ['rego.metadata.chain', 'rule metadata is not available to policies compiled to Wasm'],
+  ['rego.metadata.rule', 'rule metadata is not available to policies compiled to Wasm'],
+  ['strings.render_template', 'Go text/template rendering is not supported by the Guardian'],
+  ['graphql.is_valid', 'GraphQL builtins are not supported by the Guardian'],
+  ['graphql.parse', 'GraphQL builtins are not supported by the Guardian'],
+  ['graphql.parse_and_verify', 'GraphQL builtins are not supported by the Guardian'],
+  ['graphql.parse_query', 'GraphQL builtins are not supported by the Guardian'],
+  ['graphql.parse_schema', 'GraphQL builtins are not supported by the Guardian'],
+  ['graphql.schema_is_valid', 'GraphQL builtins are not supported by the Guardian'],
+  ['json.match_schema', 'JSON Schema builtins are not supported by the Guardian (validate input with the ACS schemas instead)'],
+  ['json.verify_schema', 'JSON Schema builtins are not supported by the Guardian (validate input with the ACS schemas instead)'],
+  ['crypto.x509.parse_and_verify_certificates', 'certificate chain verification depends on the wall clock and host trust store'],
+  ['crypto.x509.parse_and_verify_certificates_with_options', 'certificate chain verification depends on the wall clock and host trust store'],
+  ['crypto.x509.parse_certificate_request', 'certificate requests are not supported by the Guardian'],
+  ['net.cidr_contains_matches', 'not supported by the Guardian yet'],
+  ['internal.test_case', 'internal to OPA test tooling'],
+  // Deprecated builtins OPA removed from Rego v1 (the Guardian only compiles Rego v1).
+  ['all', 'deprecated in OPA and unavailable in Rego v1: use `every` or a comprehension'],
+  ['any', 'deprecated in OPA and unavailable in Rego v1: use `in` or a comprehension'],
+  ['re_match', 'deprecated in OPA and unavailable in Rego v1: use regex.match'],
+  ['set_diff', 'deprecated in OPA and unavailable in Rego v1: use the `-` operator'],
+  ['net.cidr_overlap', 'deprecated in OPA and unavailable in Rego v1: use net.cidr_contains'],
+  ['cast_array', 'deprecated in OPA and unavailable in Rego v1'],
+  ['cast_boolean', 'deprecated in OPA and unavailable in Rego v1'],
+  ['cast_null', 'deprecated in OPA and unavailable in Rego v1'],
+  ['cast_object', 'deprecated in OPA and unavailable in Rego v1'],
+  ['cast_set', 'deprecated in OPA and unavailable in Rego v1'],
+  ['cast_string', 'deprecated in OPA and unavailable in Rego v1'],
+]);

@@ -1,0 +1,5 @@
+// OPA's builtin library for the Guardian's Rego toolchain: declarations (for the type checker and
+// plan `static.builtin_funcs`), refused builtins, host JS implementations (opa-wasm customBuiltins)
+// and the OPA capabilities document.
+export type { BuiltinDeclaration, FunctionType, OpaType } from './types.ts';
+export { builtinDecls, refusedBuiltins } from './declarations.ts';
