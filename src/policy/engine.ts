@@ -1,0 +1,368 @@
+// The Wasm policy engine host: runs an OPA-ABI module (our compiler's or OPA's own) through
+// @open-policy-agent/opa-wasm with our host builtins, and turns every failure into a rejection the
+// pipeline answers with DENY `evaluation_failed` (GUIDE §4: fail closed).
+//
+// Evaluation-time bound (opa-wasm is synchronous, so a running evaluation cannot be pre-empted in-process):
+//  1. every host builtin call first checks the deadline and aborts the evaluation once it has passed;
+//  2. linear memory has a hard maximum, so runaway allocation aborts (`opa_malloc: failed` / RangeError);
+//  3. a result that arrives after the deadline is discarded and rejected as a timeout (fail closed).
+// A tight loop in pure Wasm that never calls a host builtin and never allocates runs to completion before
+// (3) rejects it; Rego evaluation always terminates (no unbounded recursion), so that is a documented
+// latency bound, not a hang. After any abort the instance is re-created from the compiled module, so a
+// module that trapped or ran out of memory never serves another request.
+import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
+import type { Json } from '../store/types.ts';
+import type { PolicyEngine, PolicyEvaluation, PolicyInput, RawPolicyDecision } from './types.ts';
+import { BundleFormatError, isWasmModule, readWasmBundle, type BundleManifest, type WasmBundleParts } from './bundle-files.ts';
+
+export type { BundleManifest, WasmBundleParts } from './bundle-files.ts';
+
+/** A host builtin as opa-wasm calls it: JSON-decoded arguments in, JSON value (or undefined) out. */
+export type HostBuiltin = (...args: Json[]) => Json | undefined;
+
+/** What the engine tells host builtins about the evaluation in progress (time.now_ns and friends). */
+export interface EvaluationClock {
+  /** The evaluation's `now` (fixed for one evaluation, so `time.now_ns` is stable within it — OPA semantics). */
+  now(): Date;
+}
+
+/** Builds the host builtin table for one engine instance; called once per (re)instantiation. */
+export type HostBuiltinFactory = (clock: EvaluationClock) => Record<string, HostBuiltin>;
+
+export interface WasmPolicyEngineOptions {
+  /** A bundle tarball (`.tar.gz`), a bare Wasm module, or already-extracted parts. */
+  bundle: Uint8Array | WasmBundleParts;
+  /** Default entrypoint, `pkg/rule` form. */
+  entrypoint?: string;
+  /** Inputs whose JSON serialisation exceeds this are rejected before evaluation (default 1 MiB). */
+  maxInputBytes?: number;
+  /** Evaluation deadline (default 100 ms); see the header comment for how it is enforced. */
+  timeoutMs?: number;
+  /** Hard cap on the module's linear memory, in 64 KiB pages (default 2048 = 128 MiB). */
+  maxMemoryPages?: number;
+  /** The instance is re-created after an evaluation leaves memory above this many pages (default 512). */
+  recycleMemoryPages?: number;
+  /** Overrides the revision (default: manifest `revision`, else `sha256:` of module + data). */
+  revision?: string;
+  /** Host builtins; default: `createHostBuiltins` from src/rego/builtins. */
+  hostBuiltins?: HostBuiltinFactory;
+}
+
+export type PolicyEvaluationErrorCode =
+  | 'input_too_large'
+  | 'input_not_serialisable'
+  | 'unknown_entrypoint'
+  | 'timeout'
+  | 'policy_error'
+  | 'module_aborted'
+  | 'invalid_result';
+
+/** Every evaluation failure rejects with this; the pipeline maps it to DENY `evaluation_failed`. */
+export class PolicyEvaluationError extends Error {
+  constructor(readonly code: PolicyEvaluationErrorCode, message: string) {
+    super(message);
+    this.name = 'PolicyEvaluationError';
+  }
+}
+
+/** Loading a module failed (bad bundle, ABI mismatch, a host builtin the module needs is missing). */
+export class PolicyLoadError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PolicyLoadError';
+  }
+}
+
+export interface WasmPolicyEngine extends PolicyEngine {
+  /** Entrypoint names the module exports (`pkg/rule`). */
+  readonly entrypoints: readonly string[];
+  readonly manifest: BundleManifest;
+  /** Evaluates any entrypoint and returns its raw value (undefined when the entrypoint is undefined). */
+  evaluateValue(input: unknown, options?: { entrypoint?: string; now?: Date }): Promise<{ value: Json | undefined; durationMs: number }>;
+  /** Swaps in a new bundle atomically; on failure the old one stays in force and the error is thrown. */
+  replaceBundle(bundle: Uint8Array | WasmBundleParts, options?: { revision?: string }): Promise<void>;
+  /** How many times an instance was re-created after an abort or memory growth (observability). */
+  readonly instanceRecycles: number;
+}
+
+/** Builtins opa-wasm implements itself in JS (they take precedence over customBuiltins). */
+const SDK_JS_BUILTINS = new Set(['sprintf', 'json.is_valid', 'regex.split', 'yaml.is_valid', 'yaml.marshal', 'yaml.unmarshal']);
+
+const DEFAULT_ENTRYPOINT = 'acs/decision';
+const DEFAULT_MAX_INPUT_BYTES = 1024 * 1024;
+const DEFAULT_TIMEOUT_MS = 100;
+const DEFAULT_MAX_MEMORY_PAGES = 2048;
+const DEFAULT_RECYCLE_MEMORY_PAGES = 512;
+const PAGE_BYTES = 64 * 1024;
+
+// lib has no DOM/WebAssembly typings here: the few members the host touches, typed locally.
+interface WasmMemoryView {
+  readonly buffer: ArrayBuffer;
+}
+type CompiledWasmModule = object;
+const WasmApi = (globalThis as unknown as { WebAssembly: { Module: new (bytes: Uint8Array) => CompiledWasmModule } }).WebAssembly;
+
+class DeadlineExceeded extends Error {
+  constructor() {
+    super('evaluation deadline exceeded');
+    this.name = 'DeadlineExceeded';
+  }
+}
+
+interface LoadedModule {
+  module: CompiledWasmModule;
+  data: Json;
+  manifest: BundleManifest;
+  revision: string;
+  initialPages: number;
+}
+
+async function defaultHostBuiltins(): Promise<HostBuiltinFactory> {
+  // Resolved lazily so the engine module loads even where the builtin library is absent (e.g. a host that
+  // only runs builtin-free policies); a module that needs a missing builtin is refused at load time.
+  const specifier = '../rego/builtins/index.ts';
+  try {
+    const mod = (await import(specifier)) as { createHostBuiltins?: (ctx?: unknown) => Record<string, HostBuiltin> };
+    const create = mod.createHostBuiltins;
+    if (typeof create !== 'function') return () => ({});
+    return (clock) => create({ now: () => clock.now() });
+  } catch {
+    return () => ({});
+  }
+}
+
+function describeThrown(err: unknown): string {
+  if (typeof err === 'string') return err;
+  if (err instanceof Error) return err.message;
+  if (err && typeof err === 'object' && 'message' in err && typeof (err as { message: unknown }).message === 'string') {
+    return (err as { message: string }).message;
+  }
+  return String(err);
+}
+
+async function resolveBundle(bundle: Uint8Array | WasmBundleParts, entrypoint: string, revisionOverride?: string): Promise<Omit<LoadedModule, 'initialPages'>> {
+  let parts: { wasm: Uint8Array; data: Json; manifest: BundleManifest };
+  if (bundle instanceof Uint8Array) {
+    if (isWasmModule(bundle)) parts = { wasm: bundle, data: {}, manifest: {} };
+    else {
+      try {
+        parts = await readWasmBundle(bundle, entrypoint);
+      } catch (err) {
+        if (err instanceof BundleFormatError) throw new PolicyLoadError(err.message);
+        throw err;
+      }
+    }
+  } else {
+    parts = { wasm: bundle.wasm, data: bundle.data ?? {}, manifest: bundle.manifest ?? {} };
+  }
+  if (parts.data === null || typeof parts.data !== 'object' || Array.isArray(parts.data)) {
+    throw new PolicyLoadError('bundle data must be a JSON object');
+  }
+  let module: CompiledWasmModule;
+  try {
+    module = new WasmApi.Module(parts.wasm);
+  } catch (err) {
+    throw new PolicyLoadError(`policy module does not compile: ${describeThrown(err)}`);
+  }
+  const revision =
+    revisionOverride ??
+    (typeof parts.manifest.revision === 'string' && parts.manifest.revision.length > 0
+      ? parts.manifest.revision
+      : 'sha256:' + createHash('sha256').update(parts.wasm).update(JSON.stringify(parts.data)).digest('hex'));
+  return { module, data: parts.data, manifest: parts.manifest, revision };
+}
+
+/** Reads a NUL-terminated UTF-8 string out of the instance's memory. */
+function readCString(memory: WasmMemoryView, addr: number): string {
+  const bytes = new Uint8Array(memory.buffer);
+  let end = addr;
+  while (end < bytes.length && bytes[end] !== 0) end++;
+  return new TextDecoder().decode(bytes.subarray(addr, end));
+}
+
+class Engine implements WasmPolicyEngine {
+  private current!: LoadedModule;
+  private instance: LoadedPolicy | undefined;
+  private entrypointIds = new Map<string, number>();
+  private evaluationNow = new Date(0);
+  private deadline = Infinity;
+  private recycles = 0;
+  private readonly builtins: Record<string, HostBuiltin> = {};
+
+  constructor(
+    private readonly defaultEntrypoint: string,
+    private readonly maxInputBytes: number,
+    private readonly timeoutMs: number,
+    private readonly maxMemoryPages: number,
+    private readonly recycleMemoryPages: number,
+    private readonly hostBuiltinFactory: HostBuiltinFactory,
+  ) {
+    const clock: EvaluationClock = { now: () => this.evaluationNow };
+    const raw = this.hostBuiltinFactory(clock);
+    for (const [name, fn] of Object.entries(raw)) {
+      // The deadline is checked on every host call: the only point where a synchronous evaluation yields to us.
+      this.builtins[name] = (...args: Json[]) => {
+        if (performance.now() > this.deadline) throw new DeadlineExceeded();
+        return fn(...args);
+      };
+    }
+  }
+
+  get revision(): string {
+    return this.current.revision;
+  }
+  get manifest(): BundleManifest {
+    return this.current.manifest;
+  }
+  get entrypoints(): readonly string[] {
+    return [...this.entrypointIds.keys()];
+  }
+  get instanceRecycles(): number {
+    return this.recycles;
+  }
+
+  async install(bundle: Uint8Array | WasmBundleParts, revision?: string): Promise<void> {
+    const resolved = await resolveBundle(bundle, this.defaultEntrypoint, revision);
+    const { instance, initialPages } = await this.instantiate(resolved.module, resolved.data);
+    this.checkBuiltins(instance);
+    const ids = new Map<string, number>(Object.entries(instance.entrypoints as Record<string, number>));
+    this.current = { ...resolved, initialPages };
+    this.instance = instance;
+    this.entrypointIds = ids;
+  }
+
+  private async instantiate(module: CompiledWasmModule, data: Json, knownInitial?: number): Promise<{ instance: LoadedPolicy; initialPages: number }> {
+    // opa-wasm creates the memory; the module's import declares a minimum we must meet. OPA's own modules
+    // declare the pages their static data needs, so retry with the size the engine reports.
+    let initial = knownInitial ?? 5;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        const instance = await loadPolicy(module as Parameters<typeof loadPolicy>[0], { initial, maximum: Math.max(initial, this.maxMemoryPages) }, this.builtins);
+        instance.setData(data as object);
+        return { instance, initialPages: initial };
+      } catch (err) {
+        const msg = describeThrown(err);
+        const needed = /smaller than initial (\d+)/.exec(msg);
+        if (needed && Number(needed[1]) > initial && Number(needed[1]) <= this.maxMemoryPages) {
+          initial = Number(needed[1]);
+          continue;
+        }
+        throw new PolicyLoadError(`policy module does not load: ${msg}`);
+      }
+    }
+    throw new PolicyLoadError('policy module does not load: memory import could not be satisfied');
+  }
+
+  private checkBuiltins(instance: LoadedPolicy): void {
+    const exportsObj = (instance.wasmInstance as unknown as { exports: Record<string, unknown> }).exports;
+    const builtinsFn = exportsObj.builtins as (() => number) | undefined;
+    const dump = exportsObj.opa_json_dump as ((addr: number) => number) | undefined;
+    if (typeof builtinsFn !== 'function' || typeof dump !== 'function') throw new PolicyLoadError('policy module lacks the builtins/opa_json_dump exports');
+    const needed = Object.keys(JSON.parse(readCString(instance.mem as WasmMemoryView, dump(builtinsFn()))) as Record<string, number>);
+    const missing = needed.filter((name) => !SDK_JS_BUILTINS.has(name) && !(name in this.builtins)).sort();
+    if (missing.length > 0) throw new PolicyLoadError(`policy module needs host builtins this engine does not provide: ${missing.join(', ')}`);
+  }
+
+  private async recycle(): Promise<void> {
+    this.instance = undefined;
+    this.recycles++;
+    const { instance } = await this.instantiate(this.current.module, this.current.data, this.current.initialPages);
+    this.instance = instance;
+  }
+
+  async replaceBundle(bundle: Uint8Array | WasmBundleParts, options?: { revision?: string }): Promise<void> {
+    // install() only assigns once everything loaded, so a failing bundle leaves the old one in force.
+    await this.install(bundle, options?.revision);
+  }
+
+  async evaluateValue(input: unknown, options?: { entrypoint?: string; now?: Date }): Promise<{ value: Json | undefined; durationMs: number }> {
+    const entrypoint = options?.entrypoint ?? this.defaultEntrypoint;
+    const id = this.entrypointIds.get(entrypoint);
+    if (id === undefined) throw new PolicyEvaluationError('unknown_entrypoint', `entrypoint ${entrypoint} is not in the policy module (has: ${this.entrypoints.join(', ') || 'none'})`);
+
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(input);
+    } catch (err) {
+      throw new PolicyEvaluationError('input_not_serialisable', `input is not JSON-serialisable: ${describeThrown(err)}`);
+    }
+    if (text === undefined) throw new PolicyEvaluationError('input_not_serialisable', 'input is not JSON-serialisable');
+    const encoded = new TextEncoder().encode(text);
+    if (encoded.byteLength > this.maxInputBytes) {
+      throw new PolicyEvaluationError('input_too_large', `input is ${encoded.byteLength} bytes, limit ${this.maxInputBytes}`);
+    }
+
+    if (!this.instance) await this.recycle();
+    const instance = this.instance!;
+    this.evaluationNow = options?.now ?? new Date();
+    const started = performance.now();
+    this.deadline = started + this.timeoutMs;
+    let resultSet: unknown;
+    try {
+      // An ArrayBuffer is passed through as raw JSON bytes (no second stringify inside opa-wasm).
+      const buffer = encoded.buffer.slice(encoded.byteOffset, encoded.byteOffset + encoded.byteLength) as ArrayBuffer;
+      resultSet = instance.evaluate(buffer, id);
+    } catch (err) {
+      const durationMs = performance.now() - started;
+      this.deadline = Infinity;
+      await this.recycle();
+      if (err instanceof DeadlineExceeded) {
+        throw new PolicyEvaluationError('timeout', `evaluation of ${entrypoint} exceeded ${this.timeoutMs} ms (stopped at ${durationMs.toFixed(1)} ms)`);
+      }
+      const msg = describeThrown(err);
+      // opa_abort messages from compiled Rego read `<file>:<row>:<col>: <code>: <message>`.
+      if (typeof err === 'string' && /: (eval_[a-z_]+|rego_[a-z_]+): /.test(msg)) {
+        throw new PolicyEvaluationError('policy_error', msg);
+      }
+      throw new PolicyEvaluationError('module_aborted', `policy module aborted: ${msg}`);
+    }
+    const durationMs = performance.now() - started;
+    this.deadline = Infinity;
+    if ((instance.mem as WasmMemoryView).buffer.byteLength > this.recycleMemoryPages * PAGE_BYTES) await this.recycle();
+    if (durationMs > this.timeoutMs) {
+      throw new PolicyEvaluationError('timeout', `evaluation of ${entrypoint} took ${durationMs.toFixed(1)} ms, limit ${this.timeoutMs} ms`);
+    }
+    if (!Array.isArray(resultSet)) throw new PolicyEvaluationError('invalid_result', 'policy module returned a non-array result set');
+    if (resultSet.length === 0) return { value: undefined, durationMs };
+    if (resultSet.length > 1) throw new PolicyEvaluationError('invalid_result', `entrypoint ${entrypoint} produced ${resultSet.length} results`);
+    const row = resultSet[0] as { result?: Json } | null;
+    if (row === null || typeof row !== 'object' || !('result' in row)) {
+      throw new PolicyEvaluationError('invalid_result', 'policy module result row has no `result` binding');
+    }
+    return { value: row.result as Json, durationMs };
+  }
+
+  async evaluate(input: PolicyInput, options?: { entrypoint?: string; now?: Date }): Promise<PolicyEvaluation> {
+    const revision = this.revision;
+    const { value, durationMs } = await this.evaluateValue(input, options);
+    if (value === undefined) return { decision: undefined, revision, durationMs };
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      throw new PolicyEvaluationError('invalid_result', `entrypoint produced a ${value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value}, expected a decision object`);
+    }
+    return { decision: value as RawPolicyDecision, revision, durationMs };
+  }
+}
+
+/**
+ * Loads a policy bundle into a Wasm engine. Rejects with `PolicyLoadError` when the bundle is unusable
+ * (nothing half-loaded is returned).
+ */
+export async function createWasmPolicyEngine(options: WasmPolicyEngineOptions): Promise<WasmPolicyEngine> {
+  const positive = (v: number | undefined, dflt: number, name: string): number => {
+    const n = v ?? dflt;
+    if (!Number.isFinite(n) || n <= 0) throw new RangeError(`${name} must be a positive number`);
+    return n;
+  };
+  const engine = new Engine(
+    options.entrypoint ?? DEFAULT_ENTRYPOINT,
+    positive(options.maxInputBytes, DEFAULT_MAX_INPUT_BYTES, 'maxInputBytes'),
+    positive(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs'),
+    Math.floor(positive(options.maxMemoryPages, DEFAULT_MAX_MEMORY_PAGES, 'maxMemoryPages')),
+    Math.floor(positive(options.recycleMemoryPages, DEFAULT_RECYCLE_MEMORY_PAGES, 'recycleMemoryPages')),
+    options.hostBuiltins ?? (await defaultHostBuiltins()),
+  );
+  await engine.install(options.bundle, options.revision);
+  return engine;
+}
