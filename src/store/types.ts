@@ -79,3 +79,71 @@ export interface GuardianStore {
    */
   rememberReplayKey(sessionId: string, kind: ReplayKeyKind, value: string, expiresAt: Date): Promise<boolean>;
 }
+
+/** A signed chain head (see src/store/checkpoints.ts for what is signed). */
+export interface CheckpointRecord {
+  /** The chain the checkpoint covers: its session id. */
+  scope: string;
+  seq: number;
+  headHash: string;
+  algorithm: string;
+  keyId: string;
+  /** Standard base64. */
+  signature: string;
+  createdAt: Date;
+}
+
+/** A chain's head row: seq -1 / headHash null before the first entry; prunedAt set once `audit prune` ran. */
+export interface ChainInfo {
+  sessionId: string;
+  seq: number;
+  headHash: string | null;
+  prunedAt: Date | null;
+}
+
+export interface PolicyBundleRecord {
+  sha256: string;
+  revision: string;
+  manifest: Json;
+  bytes: Uint8Array;
+  source: string | null;
+  createdAt: Date;
+}
+
+export interface PolicyActivationRecord {
+  bundleSha256: string;
+  revision: string;
+  activatedBy: string | null;
+  activatedAt: Date;
+}
+
+/**
+ * What `openStore()` returns: the pipeline's GuardianStore plus the audit, bundle and operator calls
+ * (`guardian audit …`, `guardian db …`, bundle activation).
+ */
+export interface DurableStore extends GuardianStore {
+  /** 'pglite' or 'postgres'. */
+  readonly driver: 'pglite' | 'postgres';
+
+  /** Chains in session-id order, in pages (cursor = last id seen). */
+  listChains(options?: { afterSessionId?: string; limit?: number }): Promise<ChainInfo[]>;
+  getChain(sessionId: string): Promise<ChainInfo | null>;
+  listCheckpoints(scope: string): Promise<CheckpointRecord[]>;
+  /** Signs and stores a checkpoint of the chain's current head now; null when no signer or empty chain. */
+  checkpoint(sessionId: string): Promise<CheckpointRecord | null>;
+  /** Waits for background checkpoint writes. */
+  flush(): Promise<void>;
+  /**
+   * Deletes the entries, replay keys and session row of sessions closed before `before`; keeps each chain's
+   * head row and a checkpoint of its head so `audit verify` still accounts for it.
+   */
+  pruneClosedSessions(before: Date): Promise<{ sessions: number; entries: number; skipped: string[] }>;
+
+  putPolicyBundle(bundle: Omit<PolicyBundleRecord, 'createdAt'>): Promise<void>;
+  getPolicyBundle(sha256: string): Promise<PolicyBundleRecord | null>;
+  activatePolicyBundle(sha256: string, activatedBy?: string | null): Promise<void>;
+  getActivePolicyBundle(): Promise<PolicyActivationRecord | null>;
+
+  /** Raw SQL for operators and tests (tamper drills); rows as plain objects. */
+  query(sqlText: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
+}

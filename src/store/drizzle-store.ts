@@ -1,0 +1,567 @@
+// The GuardianStore over Drizzle, written once for both drivers (src/store/pglite, src/store/postgres).
+import { and, asc, desc, eq, gt, isNotNull, lt, sql } from 'drizzle-orm';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { canonicalJson, computeEntryHash, computeRequestHash, type ContextEntryContent } from '../chain/index.ts';
+import { type CheckpointPolicy, signCheckpoint } from './checkpoints.ts';
+import { StoreError, isRetryableConflict, sqlStateOf, toStoreError } from './errors.ts';
+import { GroupCommitQueue, type QueuedItem } from './group-commit.ts';
+import { chainHeads, checkpoints, contextEntries, policyActivations, policyBundles, replayKeys, sessions } from './schema.ts';
+import type {
+  AppendedEntry, ChainInfo, CheckpointRecord, ContextEntryRecord, DurableStore, Json, NewContextEntry,
+  PolicyActivationRecord, PolicyBundleRecord, ReplayKeyKind, SessionRecord,
+} from './types.ts';
+
+export type StoreDatabase = PgDatabase<PgQueryResultHKT>;
+
+/** What a driver folder provides; everything else is shared. */
+export interface StoreDriver {
+  readonly name: 'pglite' | 'postgres';
+  readonly db: StoreDatabase;
+  /** Applies migrations/ (idempotent, safe when several processes start at once). */
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+  /** Raw SQL on a connection drizzle does not share (see engineering notes on postgres.js serializers). */
+  query(sqlText: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
+  /** Concurrent append transactions (PGlite has one connection: 1). */
+  readonly appendConcurrency: number;
+}
+
+export interface StoreOptions {
+  /** Signed checkpoints of chain heads; without it no checkpoints are written. */
+  checkpoints?: CheckpointPolicy;
+  /** Appends per transaction at most (default 256). */
+  maxBatch?: number;
+  /** Retries of a transaction that hit a serialization failure or deadlock (default 8). */
+  maxRetries?: number;
+  /** Background failures (checkpoint writes, replay-key purge); default: one line on stderr. */
+  onBackgroundError?: (err: StoreError) => void;
+}
+
+interface PreparedAppend {
+  content: ContextEntryContent;
+  contentJcs: string;
+  paramsJcs: string;
+  provenanceSummaryJcs: string | null;
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+const MAX_PAGE = 10_000;
+
+function parseJcs(text: string): Json {
+  return JSON.parse(text) as Json;
+}
+
+function jcsOf(value: unknown, what: string): string {
+  try {
+    return canonicalJson(value);
+  } catch (err) {
+    throw new StoreError('invalid_input', `${what} is not a JSON value: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+function requireId(value: unknown, what: string): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > 512) {
+    throw new StoreError('invalid_input', `${what} must be a non-empty string of at most 512 characters`);
+  }
+  return value;
+}
+
+/** Validates an entry before it joins a batch, so one bad entry cannot fail its neighbours' transaction. */
+function prepareAppend(entry: NewContextEntry): PreparedAppend {
+  if (!entry || typeof entry !== 'object' || !entry.content || typeof entry.content !== 'object') {
+    throw new StoreError('invalid_input', 'entry.content must be an object');
+  }
+  const { entry_hash: _h, previous_hash: _p, ...content } = entry.content;
+  requireId(content.entry_id, 'entry_id');
+  requireId(content.step_id, 'step_id');
+  requireId(content.step_type, 'step_type');
+  if (content.timestamp !== undefined && typeof content.timestamp !== 'string') {
+    throw new StoreError('invalid_input', 'timestamp must be a string when present');
+  }
+  const paramsJcs = jcsOf(entry.params, 'params');
+  if (content.request_hash !== undefined) {
+    if (typeof content.request_hash !== 'string' || !HEX64.test(content.request_hash)) {
+      throw new StoreError('invalid_input', 'request_hash must be 64 lowercase hex digits');
+    }
+    // ACS §8.2: request_hash is over params as received; refuse a pair that `audit verify` would reject.
+    if (computeRequestHash(entry.params) !== content.request_hash) {
+      throw new StoreError('invalid_input', 'request_hash does not match SHA-256(JCS(params))');
+    }
+  }
+  const contentJcs = jcsOf(content, 'entry content');
+  return {
+    content: content as ContextEntryContent,
+    contentJcs,
+    paramsJcs,
+    provenanceSummaryJcs: content.provenance_summary === undefined ? null : canonicalJson(content.provenance_summary),
+  };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+type EntryRow = typeof contextEntries.$inferSelect;
+
+function toEntryRecord(row: EntryRow): ContextEntryRecord {
+  return {
+    sessionId: row.sessionId,
+    seq: row.seq,
+    content: JSON.parse(row.contentJcs) as ContextEntryContent,
+    previousHash: row.previousHash,
+    entryHash: row.entryHash,
+    params: parseJcs(row.paramsJcs),
+    result: row.resultJcs === null ? null : parseJcs(row.resultJcs),
+    bundleRevision: row.bundleRevision,
+    evaluationDurationMs: row.evaluationDurationMs,
+    createdAt: row.createdAt,
+  };
+}
+
+function toSessionRecord(row: typeof sessions.$inferSelect): SessionRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenantId,
+    agentId: row.agentId,
+    keyId: row.keyId,
+    hello: parseJcs(row.helloJcs),
+    intent: parseJcs(row.intentJcs),
+    state: parseJcs(row.stateJcs),
+    parentSessionId: row.parentSessionId,
+    createdAt: row.createdAt,
+    closedAt: row.closedAt,
+  };
+}
+
+export class DrizzleGuardianStore implements DurableStore {
+  readonly driver: 'pglite' | 'postgres';
+  readonly #d: StoreDriver;
+  readonly #db: StoreDatabase;
+  readonly #appends: GroupCommitQueue<PreparedAppend, AppendedEntry>;
+  readonly #options: StoreOptions;
+  readonly #maxRetries: number;
+  /** Heads appended by this process and not yet checkpointed (for the time-based checkpoint). */
+  readonly #uncheckpointed = new Map<string, { seq: number; headHash: string; since: number }>();
+  readonly #background = new Set<Promise<unknown>>();
+  #checkpointTimer: NodeJS.Timeout | undefined;
+  #lastReplayPurge = Date.now();
+  #closed = false;
+
+  constructor(driver: StoreDriver, options: StoreOptions = {}) {
+    this.driver = driver.name;
+    this.#d = driver;
+    this.#db = driver.db;
+    this.#options = options;
+    this.#maxRetries = options.maxRetries ?? 8;
+    this.#appends = new GroupCommitQueue((batch) => this.#commitAppends(batch), options.maxBatch ?? 256, driver.appendConcurrency);
+    const everyMs = options.checkpoints?.everyMs ?? 10_000;
+    if (options.checkpoints && everyMs > 0) {
+      this.#checkpointTimer = setInterval(() => this.#checkpointStale(everyMs), Math.max(50, Math.floor(everyMs / 2)));
+      this.#checkpointTimer.unref();
+    }
+  }
+
+  async migrate(): Promise<void> {
+    try {
+      await this.#d.migrate();
+    } catch (err) {
+      throw toStoreError(err, 'migrate');
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#checkpointTimer) clearInterval(this.#checkpointTimer);
+    await this.#appends.idle();
+    await this.#checkpointStale(0);
+    await this.flush();
+    await this.#d.close();
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new StoreError('unavailable', 'store is closed');
+  }
+
+  // ---------------------------------------------------------------- sessions
+
+  async createSession(session: Omit<SessionRecord, 'createdAt' | 'closedAt'> & { createdAt?: Date }): Promise<void> {
+    this.#assertOpen();
+    const row = {
+      id: requireId(session.id, 'session id'),
+      tenantId: session.tenantId ?? null,
+      agentId: requireId(session.agentId, 'agent id'),
+      keyId: session.keyId ?? null,
+      helloJcs: jcsOf(session.hello ?? null, 'hello'),
+      intentJcs: jcsOf(session.intent ?? null, 'intent'),
+      stateJcs: jcsOf(session.state ?? null, 'state'),
+      parentSessionId: session.parentSessionId ?? null,
+      ...(session.createdAt ? { createdAt: session.createdAt } : {}),
+    };
+    try {
+      await this.#db.insert(sessions).values(row);
+    } catch (err) {
+      if (sqlStateOf(err) === '23505') throw new StoreError('conflict', `session ${row.id} already exists`);
+      throw toStoreError(err, 'createSession');
+    }
+  }
+
+  async getSession(id: string): Promise<SessionRecord | null> {
+    this.#assertOpen();
+    try {
+      const rows = await this.#db.select().from(sessions).where(eq(sessions.id, id)).limit(1);
+      return rows.length ? toSessionRecord(rows[0]) : null;
+    } catch (err) {
+      throw toStoreError(err, 'getSession');
+    }
+  }
+
+  async updateSessionState(id: string, patch: Partial<Pick<SessionRecord, 'intent' | 'state' | 'keyId' | 'hello'>>): Promise<void> {
+    this.#assertOpen();
+    const set: Partial<typeof sessions.$inferInsert> = {};
+    if (patch.intent !== undefined) set.intentJcs = jcsOf(patch.intent, 'intent');
+    if (patch.state !== undefined) set.stateJcs = jcsOf(patch.state, 'state');
+    if (patch.hello !== undefined) set.helloJcs = jcsOf(patch.hello, 'hello');
+    if (patch.keyId !== undefined) set.keyId = patch.keyId;
+    if (Object.keys(set).length === 0) return;
+    let updated: { id: string }[];
+    try {
+      updated = await this.#db.update(sessions).set(set).where(eq(sessions.id, id)).returning({ id: sessions.id });
+    } catch (err) {
+      throw toStoreError(err, 'updateSessionState');
+    }
+    if (updated.length === 0) throw new StoreError('not_found', `no session ${id}`);
+  }
+
+  async closeSession(id: string, at: Date): Promise<void> {
+    this.#assertOpen();
+    let found: { closedAt: Date | null }[];
+    try {
+      await this.#db.update(sessions).set({ closedAt: at }).where(and(eq(sessions.id, id), sql`${sessions.closedAt} is null`));
+      found = await this.#db.select({ closedAt: sessions.closedAt }).from(sessions).where(eq(sessions.id, id));
+    } catch (err) {
+      throw toStoreError(err, 'closeSession');
+    }
+    if (found.length === 0) throw new StoreError('not_found', `no session ${id}`);
+    // A closed chain gets a final signed head, so a later truncation or rewrite is detectable.
+    await this.#appends.idle();
+    if (this.#options.checkpoints) await this.checkpoint(id);
+  }
+
+  // ---------------------------------------------------------------- audit chain
+
+  appendContextEntry(sessionId: string, entry: NewContextEntry): Promise<AppendedEntry> {
+    try {
+      this.#assertOpen();
+      requireId(sessionId, 'session id');
+      return this.#appends.enqueue(sessionId, prepareAppend(entry)).then((appended) => {
+        this.#afterAppend(sessionId, appended);
+        return appended;
+      });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** One transaction for the whole batch; retried as a whole on serialization failures and deadlocks. */
+  async #commitAppends(batch: QueuedItem<PreparedAppend, AppendedEntry>[]): Promise<(AppendedEntry | Error)[]> {
+    // Lock head rows in one global order (session id) so concurrent batches cannot deadlock.
+    const ids = [...new Set(batch.map((b) => b.key))].sort();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.#db.transaction(async (tx) => {
+          // Upsert = create the head on a session's first entry AND row-lock it, in one statement: two
+          // writers can never both see "no head" (the first-append race of a bare SELECT … FOR UPDATE).
+          const heads = await tx.insert(chainHeads)
+            .values(ids.map((sessionId) => ({ sessionId, seq: -1, headHash: null })))
+            .onConflictDoUpdate({ target: chainHeads.sessionId, set: { seq: sql`${chainHeads.seq}` } })
+            .returning({ sessionId: chainHeads.sessionId, seq: chainHeads.seq, headHash: chainHeads.headHash, prunedAt: chainHeads.prunedAt });
+          const state = new Map(heads.map((h) => [h.sessionId, { ...h, changed: false }]));
+          const outcomes: (AppendedEntry | Error)[] = [];
+          const rows: (typeof contextEntries.$inferInsert)[] = [];
+          for (const item of batch) {
+            const head = state.get(item.key);
+            if (!head) throw new StoreError('unavailable', `chain head for ${item.key} was not returned`);
+            if (head.prunedAt) {
+              outcomes.push(new StoreError('conflict', `session ${item.key} was pruned; its chain is closed`));
+              continue;
+            }
+            const p = item.value;
+            const seq = head.seq + 1;
+            const previousHash = head.headHash;
+            const entryHash = computeEntryHash(p.content, previousHash);
+            rows.push({
+              sessionId: item.key, seq, entryId: p.content.entry_id, stepId: p.content.step_id, stepType: p.content.step_type,
+              requestHash: p.content.request_hash ?? null, timestamp: p.content.timestamp ?? null,
+              provenanceSummaryJcs: p.provenanceSummaryJcs, contentJcs: p.contentJcs, previousHash, entryHash, paramsJcs: p.paramsJcs,
+            });
+            Object.assign(head, { seq, headHash: entryHash, changed: true });
+            outcomes.push({ seq, entryHash, previousHash });
+          }
+          if (rows.length > 0) {
+            await tx.insert(contextEntries).values(rows);
+            const moved = [...state.values()].filter((h) => h.changed);
+            await tx.insert(chainHeads)
+              .values(moved.map((h) => ({ sessionId: h.sessionId, seq: h.seq, headHash: h.headHash })))
+              .onConflictDoUpdate({
+                target: chainHeads.sessionId,
+                set: { seq: sql`excluded.seq`, headHash: sql`excluded.head_hash`, updatedAt: sql`now()` },
+              });
+          }
+          return outcomes;
+        });
+      } catch (err) {
+        if (isRetryableConflict(err) && attempt < this.#maxRetries) {
+          await sleep(Math.random() * Math.min(50, 2 ** attempt));
+          continue;
+        }
+        throw toStoreError(err, 'appendContextEntry');
+      }
+    }
+  }
+
+  #afterAppend(sessionId: string, appended: AppendedEntry): void {
+    const policy = this.#options.checkpoints;
+    if (!policy) return;
+    const every = policy.everyEntries ?? 64;
+    if (every > 0 && (appended.seq + 1) % every === 0) {
+      this.#uncheckpointed.delete(sessionId);
+      this.#track(this.#writeCheckpoint(sessionId, appended.seq, appended.entryHash));
+    } else if (!this.#uncheckpointed.has(sessionId)) {
+      this.#uncheckpointed.set(sessionId, { seq: appended.seq, headHash: appended.entryHash, since: Date.now() });
+    } else {
+      const u = this.#uncheckpointed.get(sessionId)!;
+      u.seq = appended.seq;
+      u.headHash = appended.entryHash;
+    }
+  }
+
+  async recordDecision(sessionId: string, seq: number, decision: { result: Json; bundleRevision: string | null; evaluationDurationMs: number }): Promise<void> {
+    this.#assertOpen();
+    const resultJcs = jcsOf(decision.result, 'result');
+    if (!Number.isFinite(decision.evaluationDurationMs)) throw new StoreError('invalid_input', 'evaluationDurationMs must be a finite number');
+    let updated: { seq: number }[];
+    try {
+      updated = await this.#db.update(contextEntries)
+        .set({ resultJcs, bundleRevision: decision.bundleRevision, evaluationDurationMs: decision.evaluationDurationMs })
+        .where(and(eq(contextEntries.sessionId, sessionId), eq(contextEntries.seq, seq), sql`${contextEntries.resultJcs} is null`))
+        .returning({ seq: contextEntries.seq });
+    } catch (err) {
+      throw toStoreError(err, 'recordDecision');
+    }
+    if (updated.length === 1) return;
+    const exists = await this.#db.select({ seq: contextEntries.seq }).from(contextEntries)
+      .where(and(eq(contextEntries.sessionId, sessionId), eq(contextEntries.seq, seq))).limit(1);
+    // Decisions are write-once: what was delivered to the agent cannot be replaced afterwards.
+    throw exists.length
+      ? new StoreError('conflict', `a decision is already recorded for ${sessionId}#${seq}`)
+      : new StoreError('not_found', `no entry ${sessionId}#${seq}`);
+  }
+
+  async getChainHead(sessionId: string): Promise<{ seq: number; entryHash: string } | null> {
+    const chain = await this.getChain(sessionId);
+    return chain && chain.headHash !== null ? { seq: chain.seq, entryHash: chain.headHash } : null;
+  }
+
+  async getChain(sessionId: string): Promise<ChainInfo | null> {
+    this.#assertOpen();
+    try {
+      const rows = await this.#db.select({ sessionId: chainHeads.sessionId, seq: chainHeads.seq, headHash: chainHeads.headHash, prunedAt: chainHeads.prunedAt })
+        .from(chainHeads).where(eq(chainHeads.sessionId, sessionId)).limit(1);
+      return rows[0] ?? null;
+    } catch (err) {
+      throw toStoreError(err, 'getChain');
+    }
+  }
+
+  async listChains(options: { afterSessionId?: string; limit?: number } = {}): Promise<ChainInfo[]> {
+    this.#assertOpen();
+    const limit = Math.min(Math.max(1, options.limit ?? 1000), MAX_PAGE);
+    try {
+      return await this.#db.select({ sessionId: chainHeads.sessionId, seq: chainHeads.seq, headHash: chainHeads.headHash, prunedAt: chainHeads.prunedAt })
+        .from(chainHeads)
+        .where(options.afterSessionId === undefined ? undefined : gt(chainHeads.sessionId, options.afterSessionId))
+        .orderBy(asc(chainHeads.sessionId)).limit(limit);
+    } catch (err) {
+      throw toStoreError(err, 'listChains');
+    }
+  }
+
+  async listContextEntries(sessionId: string, options: { afterSeq?: number; limit?: number } = {}): Promise<ContextEntryRecord[]> {
+    this.#assertOpen();
+    const limit = Math.min(Math.max(1, options.limit ?? 1000), MAX_PAGE);
+    let rows: EntryRow[];
+    try {
+      rows = await this.#db.select().from(contextEntries)
+        .where(and(eq(contextEntries.sessionId, sessionId), gt(contextEntries.seq, options.afterSeq ?? -1)))
+        .orderBy(asc(contextEntries.seq)).limit(limit);
+    } catch (err) {
+      throw toStoreError(err, 'listContextEntries');
+    }
+    return rows.map(toEntryRecord);
+  }
+
+  // ---------------------------------------------------------------- checkpoints
+
+  async listCheckpoints(scope: string): Promise<CheckpointRecord[]> {
+    this.#assertOpen();
+    try {
+      return await this.#db.select({
+        scope: checkpoints.scope, seq: checkpoints.seq, headHash: checkpoints.headHash, algorithm: checkpoints.algorithm,
+        keyId: checkpoints.keyId, signature: checkpoints.signature, createdAt: checkpoints.createdAt,
+      }).from(checkpoints).where(eq(checkpoints.scope, scope)).orderBy(asc(checkpoints.seq), asc(checkpoints.id));
+    } catch (err) {
+      throw toStoreError(err, 'listCheckpoints');
+    }
+  }
+
+  async checkpoint(sessionId: string): Promise<CheckpointRecord | null> {
+    this.#assertOpen();
+    const head = await this.getChain(sessionId);
+    if (!this.#options.checkpoints || !head || head.headHash === null) return null;
+    this.#uncheckpointed.delete(sessionId);
+    return this.#writeCheckpoint(sessionId, head.seq, head.headHash);
+  }
+
+  async #writeCheckpoint(scope: string, seq: number, headHash: string): Promise<CheckpointRecord | null> {
+    const policy = this.#options.checkpoints;
+    if (!policy) return null;
+    try {
+      const signed = await signCheckpoint(policy.signer, policy.keyId, scope, seq, headHash);
+      const rows = await this.#db.insert(checkpoints).values(signed).onConflictDoNothing().returning({ createdAt: checkpoints.createdAt });
+      return { ...signed, createdAt: rows[0]?.createdAt ?? new Date() };
+    } catch (err) {
+      throw toStoreError(err, 'checkpoint');
+    }
+  }
+
+  async #checkpointStale(maxAgeMs: number): Promise<void> {
+    const now = Date.now();
+    const due = [...this.#uncheckpointed].filter(([, u]) => now - u.since >= maxAgeMs);
+    for (const [scope, u] of due) {
+      this.#uncheckpointed.delete(scope);
+      this.#track(this.#writeCheckpoint(scope, u.seq, u.headHash));
+    }
+    await this.flush();
+  }
+
+  #track(work: Promise<unknown>): void {
+    const p = work.catch((err: unknown) => this.#reportBackground(toStoreError(err, 'background work')));
+    this.#background.add(p);
+    void p.finally(() => this.#background.delete(p));
+  }
+
+  #reportBackground(err: StoreError): void {
+    if (this.#options.onBackgroundError) this.#options.onBackgroundError(err);
+    else process.stderr.write(`guardian store: ${err.message}\n`);
+  }
+
+  async flush(): Promise<void> {
+    await this.#appends.idle();
+    while (this.#background.size > 0) await Promise.all([...this.#background]);
+  }
+
+  // ---------------------------------------------------------------- replay guard
+
+  async rememberReplayKey(sessionId: string, kind: ReplayKeyKind, value: string, expiresAt: Date): Promise<boolean> {
+    this.#assertOpen();
+    if (kind !== 'request_id' && kind !== 'nonce') throw new StoreError('invalid_input', `unknown replay key kind ${String(kind)}`);
+    requireId(value, kind);
+    if (!(expiresAt instanceof Date) || Number.isNaN(expiresAt.getTime())) throw new StoreError('invalid_input', 'expiresAt must be a valid Date');
+    const now = new Date();
+    let rows: { v: string }[];
+    try {
+      // A fresh key inserts; an expired one is taken over; a live one matches nothing (ACS §10.3).
+      rows = await this.#db.insert(replayKeys).values({ sessionId, kind, value, expiresAt })
+        .onConflictDoUpdate({
+          target: [replayKeys.sessionId, replayKeys.kind, replayKeys.value],
+          set: { expiresAt: sql`excluded.expires_at` },
+          setWhere: sql`${replayKeys.expiresAt} <= ${now.toISOString()}::timestamptz`,
+        })
+        .returning({ v: replayKeys.value });
+    } catch (err) {
+      throw toStoreError(err, 'rememberReplayKey');
+    }
+    if (now.getTime() - this.#lastReplayPurge > 60_000) {
+      this.#lastReplayPurge = now.getTime();
+      this.#track(this.#db.delete(replayKeys).where(lt(replayKeys.expiresAt, now)));
+    }
+    return rows.length === 1;
+  }
+
+  // ---------------------------------------------------------------- pruning
+
+  async pruneClosedSessions(before: Date): Promise<{ sessions: number; entries: number; skipped: string[] }> {
+    this.#assertOpen();
+    const closed = await this.#db.select({ id: sessions.id }).from(sessions)
+      .where(and(isNotNull(sessions.closedAt), lt(sessions.closedAt, before))).orderBy(asc(sessions.id));
+    let pruned = 0;
+    let entries = 0;
+    const skipped: string[] = [];
+    for (const { id } of closed) {
+      const head = await this.getChain(id);
+      if (head && head.headHash !== null && !head.prunedAt) {
+        // Keep a signed head so `audit verify` can still prove what the deleted chain ended with.
+        const cps = await this.listCheckpoints(id);
+        const covered = cps.some((c) => c.seq === head.seq && c.headHash === head.headHash);
+        if (!covered && !(await this.checkpoint(id))) {
+          skipped.push(id);
+          continue;
+        }
+      }
+      await this.#db.transaction(async (tx) => {
+        const deleted = await tx.delete(contextEntries).where(eq(contextEntries.sessionId, id)).returning({ seq: contextEntries.seq });
+        entries += deleted.length;
+        await tx.delete(replayKeys).where(eq(replayKeys.sessionId, id));
+        await tx.delete(sessions).where(eq(sessions.id, id));
+        if (head) await tx.update(chainHeads).set({ prunedAt: new Date() }).where(eq(chainHeads.sessionId, id));
+      });
+      pruned++;
+    }
+    return { sessions: pruned, entries, skipped };
+  }
+
+  // ---------------------------------------------------------------- policy bundles
+
+  async putPolicyBundle(bundle: Omit<PolicyBundleRecord, 'createdAt'>): Promise<void> {
+    this.#assertOpen();
+    if (!HEX64.test(bundle.sha256)) throw new StoreError('invalid_input', 'bundle sha256 must be 64 lowercase hex digits');
+    try {
+      await this.#db.insert(policyBundles).values({
+        sha256: bundle.sha256, revision: bundle.revision, manifestJcs: jcsOf(bundle.manifest, 'manifest'),
+        bytes: bundle.bytes, source: bundle.source ?? null,
+      }).onConflictDoNothing();
+    } catch (err) {
+      throw toStoreError(err, 'putPolicyBundle');
+    }
+  }
+
+  async getPolicyBundle(sha256: string): Promise<PolicyBundleRecord | null> {
+    this.#assertOpen();
+    const rows = await this.#db.select().from(policyBundles).where(eq(policyBundles.sha256, sha256)).limit(1);
+    if (!rows.length) return null;
+    const r = rows[0];
+    return { sha256: r.sha256, revision: r.revision, manifest: parseJcs(r.manifestJcs), bytes: new Uint8Array(r.bytes), source: r.source, createdAt: r.createdAt };
+  }
+
+  async activatePolicyBundle(sha256: string, activatedBy: string | null = null): Promise<void> {
+    this.#assertOpen();
+    const bundle = await this.#db.select({ revision: policyBundles.revision }).from(policyBundles).where(eq(policyBundles.sha256, sha256)).limit(1);
+    if (!bundle.length) throw new StoreError('not_found', `no policy bundle ${sha256}`);
+    await this.#db.insert(policyActivations).values({ bundleSha256: sha256, revision: bundle[0].revision, activatedBy });
+  }
+
+  async getActivePolicyBundle(): Promise<PolicyActivationRecord | null> {
+    this.#assertOpen();
+    const rows = await this.#db.select({
+      bundleSha256: policyActivations.bundleSha256, revision: policyActivations.revision,
+      activatedBy: policyActivations.activatedBy, activatedAt: policyActivations.activatedAt,
+    }).from(policyActivations).orderBy(desc(policyActivations.id)).limit(1);
+    return rows[0] ?? null;
+  }
+
+  async query(sqlText: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
+    this.#assertOpen();
+    return this.#d.query(sqlText, params);
+  }
+}

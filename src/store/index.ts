@@ -1,0 +1,42 @@
+// Storage entry point: `openStore()` picks the driver (Postgres when a URL is given, else embedded PGlite),
+// applies migrations and returns the one Drizzle implementation of the store interfaces.
+import { DrizzleGuardianStore, type StoreOptions } from './drizzle-store.ts';
+import { openPgliteDriver } from './pglite/index.ts';
+import { openPostgresDriver } from './postgres/index.ts';
+import type { DurableStore } from './types.ts';
+
+export interface OpenStoreOptions extends StoreOptions {
+  /** postgres://… — use Postgres (shared by every Guardian replica). */
+  databaseUrl?: string;
+  /** Postgres only: keep the tables in this schema (tests use one per file). */
+  schema?: string;
+  /** Postgres only: connection pool size (default 10). */
+  poolSize?: number;
+  /** PGlite: data directory root; the database lives in `<dataDir>/pgdata`. */
+  dataDir?: string;
+  /** PGlite in memory (tests); implied when neither databaseUrl nor dataDir is given. */
+  inMemory?: boolean;
+  /** Skip applying migrations at open (default false: migrations are applied). */
+  skipMigrations?: boolean;
+}
+
+export async function openStore(options: OpenStoreOptions = {}): Promise<DurableStore> {
+  const driver = options.databaseUrl
+    ? await openPostgresDriver({ databaseUrl: options.databaseUrl, schema: options.schema, poolSize: options.poolSize })
+    : await openPgliteDriver({ dataDir: options.inMemory ? undefined : options.dataDir });
+  const store = new DrizzleGuardianStore(driver, options);
+  if (!options.skipMigrations) {
+    try {
+      await store.migrate();
+    } catch (err) {
+      await driver.close().catch(() => {});
+      throw err;
+    }
+  }
+  return store;
+}
+
+export { StoreError, type StoreErrorCode } from './errors.ts';
+export { checkpointSigningInput, signCheckpoint, verifyCheckpoint, type CheckpointPolicy, type CheckpointClaim } from './checkpoints.ts';
+export type { StoreOptions } from './drizzle-store.ts';
+export type * from './types.ts';

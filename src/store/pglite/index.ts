@@ -1,0 +1,65 @@
+// PGlite driver: embedded Postgres (WASM) in this process. Single connection, so one append transaction
+// at a time; group commit still batches concurrent appends into it.
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { drizzle } from 'drizzle-orm/pglite';
+import { migrate } from 'drizzle-orm/pglite/migrator';
+import type { StoreDatabase, StoreDriver } from '../drizzle-store.ts';
+import { MIGRATIONS_FOLDER } from '../migrations-folder.ts';
+
+export interface PgliteDriverOptions {
+  /** Data lives in `<dataDir>/pgdata`; omit for an in-memory database. */
+  dataDir?: string;
+}
+
+/** A migrated in-memory database, dumped once per process; each in-memory store starts from a copy. */
+let template: Promise<Blob> | undefined;
+
+async function migratedTemplate(): Promise<Blob> {
+  template ??= (async () => {
+    const pg = await PGlite.create();
+    try {
+      await migrate(drizzle(pg), { migrationsFolder: MIGRATIONS_FOLDER });
+      return (await pg.dumpDataDir('none')) as Blob;
+    } finally {
+      await pg.close();
+    }
+  })();
+  try {
+    return await template;
+  } catch (err) {
+    template = undefined;
+    throw err;
+  }
+}
+
+export async function openPgliteDriver(options: PgliteDriverOptions = {}): Promise<StoreDriver> {
+  let pg: PGlite;
+  if (options.dataDir === undefined) {
+    pg = await PGlite.create({ loadDataDir: await migratedTemplate() });
+  } else {
+    const dir = join(options.dataDir, 'pgdata');
+    await mkdir(dir, { recursive: true });
+    pg = await PGlite.create({ dataDir: dir });
+  }
+  const db = drizzle(pg) as unknown as StoreDatabase;
+  let closed = false;
+  return {
+    name: 'pglite',
+    db,
+    appendConcurrency: 1,
+    async migrate() {
+      await migrate(drizzle(pg), { migrationsFolder: MIGRATIONS_FOLDER });
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await pg.close();
+    },
+    async query(sqlText, params = []) {
+      const result = await pg.query<Record<string, unknown>>(sqlText, params);
+      return result.rows;
+    },
+  };
+}

@@ -1,0 +1,113 @@
+// Drizzle schema of the Guardian's durable state. drizzle-kit generates `migrations/` from this file
+// (`npx drizzle-kit generate`); both drivers (PGlite, Postgres) apply the same SQL.
+//
+// JSON documents are stored as their RFC 8785 (JCS) text in `text` columns rather than jsonb: the audit
+// chain must re-hash params exactly as received (ACS §8.2), and jsonb rejects U+0000 in strings, which a
+// hostile agent can send. JCS text round-trips every JSON value losslessly.
+import { customType, doublePrecision, index, integer, pgTable, primaryKey, bigserial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+
+/** Raw bytes; PGlite yields Uint8Array, postgres.js a Buffer (a Uint8Array subclass). */
+export const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
+  dataType() {
+    return 'bytea';
+  },
+});
+
+const tz = { withTimezone: true, mode: 'date' } as const;
+
+export const sessions = pgTable('sessions', {
+  id: text('id').primaryKey(),
+  tenantId: text('tenant_id'),
+  agentId: text('agent_id').notNull(),
+  keyId: text('key_id'),
+  helloJcs: text('hello_jcs').notNull(),
+  intentJcs: text('intent_jcs').notNull(),
+  stateJcs: text('state_jcs').notNull(),
+  parentSessionId: text('parent_session_id'),
+  createdAt: timestamp('created_at', tz).notNull().defaultNow(),
+  closedAt: timestamp('closed_at', tz),
+}, (t) => [index('sessions_closed_at_idx').on(t.closedAt), index('sessions_parent_idx').on(t.parentSessionId)]);
+
+/**
+ * One row per chain: the serialisation point of appends. Appends upsert this row first (which both creates
+ * it on a session's first entry and row-locks it), so two writers can never both compute the same seq.
+ * seq = -1 / head_hash = null for a chain with no entries.
+ */
+export const chainHeads = pgTable('chain_heads', {
+  sessionId: text('session_id').primaryKey(),
+  seq: integer('seq').notNull(),
+  headHash: text('head_hash'),
+  updatedAt: timestamp('updated_at', tz).notNull().defaultNow(),
+  /** Set by `audit prune`: entries up to `seq` were deleted; the head and its checkpoint remain. */
+  prunedAt: timestamp('pruned_at', tz),
+});
+
+export const contextEntries = pgTable('context_entries', {
+  sessionId: text('session_id').notNull(),
+  seq: integer('seq').notNull(),
+  entryId: text('entry_id').notNull(),
+  stepId: text('step_id').notNull(),
+  stepType: text('step_type').notNull(),
+  requestHash: text('request_hash'),
+  /** The entry timestamp exactly as hashed (the request's params.timestamp string, ACS §8.2). */
+  timestamp: text('timestamp'),
+  provenanceSummaryJcs: text('provenance_summary_jcs'),
+  /** JCS of every hashed member (entry minus entry_hash and previous_hash): what entry_hash covers. */
+  contentJcs: text('content_jcs').notNull(),
+  previousHash: text('previous_hash'),
+  entryHash: text('entry_hash').notNull(),
+  /** JCS of params as received, signature included: request_hash is recomputed from it. */
+  paramsJcs: text('params_jcs').notNull(),
+  /** JCS of the signed result delivered to the agent; null until recordDecision. */
+  resultJcs: text('result_jcs'),
+  bundleRevision: text('bundle_revision'),
+  evaluationDurationMs: doublePrecision('evaluation_duration_ms'),
+  createdAt: timestamp('created_at', tz).notNull().defaultNow(),
+}, (t) => [
+  // The last line of defence against a forked chain: one entry per (session, seq).
+  primaryKey({ name: 'context_entries_pkey', columns: [t.sessionId, t.seq] }),
+  index('context_entries_entry_id_idx').on(t.sessionId, t.entryId),
+]);
+
+/** Replay guard (ACS §10.3): request_id / nonce seen per session until expiry. */
+export const replayKeys = pgTable('replay_keys', {
+  sessionId: text('session_id').notNull(),
+  kind: text('kind').notNull(),
+  value: text('value').notNull(),
+  expiresAt: timestamp('expires_at', tz).notNull(),
+}, (t) => [
+  primaryKey({ name: 'replay_keys_pkey', columns: [t.sessionId, t.kind, t.value] }),
+  index('replay_keys_expires_at_idx').on(t.expiresAt),
+]);
+
+export const policyBundles = pgTable('policy_bundles', {
+  sha256: text('sha256').primaryKey(),
+  revision: text('revision').notNull(),
+  manifestJcs: text('manifest_jcs').notNull(),
+  bytes: bytea('bytes').notNull(),
+  source: text('source'),
+  createdAt: timestamp('created_at', tz).notNull().defaultNow(),
+});
+
+/** Append-only history of which bundle is active; the newest row wins. */
+export const policyActivations = pgTable('policy_activations', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  bundleSha256: text('bundle_sha256').notNull(),
+  revision: text('revision').notNull(),
+  activatedBy: text('activated_by'),
+  activatedAt: timestamp('activated_at', tz).notNull().defaultNow(),
+});
+
+/** Signed chain heads: detect a consistently rewritten or truncated chain (ACS §8, ACS-Audit). */
+export const checkpoints = pgTable('checkpoints', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  /** The chain the checkpoint covers: its session id. */
+  scope: text('scope').notNull(),
+  seq: integer('seq').notNull(),
+  headHash: text('head_hash').notNull(),
+  algorithm: text('algorithm').notNull(),
+  keyId: text('key_id').notNull(),
+  /** Standard base64 signature over checkpointSigningInput(). */
+  signature: text('signature').notNull(),
+  createdAt: timestamp('created_at', tz).notNull().defaultNow(),
+}, (t) => [uniqueIndex('checkpoints_scope_seq_key_idx').on(t.scope, t.seq, t.keyId)]);
