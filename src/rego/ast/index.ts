@@ -1,0 +1,84 @@
+// Rego v1 parser: source text → AST (types.ts). Throws RegoErrors (code rego_parse_error) on bad input.
+import { RegoError, RegoErrors } from '../errors.ts';
+import { parseMetadataBlocks } from './annotations.ts';
+import { MAX_NESTING_DEPTH, Parser, REGO_KEYWORDS } from './parser.ts';
+import type { Annotations, Body, Import, Module, Package, Rule } from './types.ts';
+
+export type * from './types.ts';
+export { MAX_NESTING_DEPTH, REGO_KEYWORDS };
+
+/** Upper bound on source size: bigger inputs are refused before lexing (fail fast on hostile input). */
+export const MAX_SOURCE_BYTES = 16 * 1024 * 1024;
+
+function guard<T>(file: string, text: string, fn: () => T): T {
+  if (text.length > MAX_SOURCE_BYTES) {
+    throw new RegoErrors([new RegoError('rego_parse_error', `source too large (${text.length} characters, limit ${MAX_SOURCE_BYTES})`, { file, row: 1, col: 1 })]);
+  }
+  try {
+    return fn();
+  } catch (e) {
+    // The depth limit should make this unreachable; keep the promise "error, never a crash" anyway.
+    if (e instanceof RangeError) {
+      throw new RegoErrors([new RegoError('rego_parse_error', 'input too deeply nested', { file, row: 1, col: 1 })]);
+    }
+    throw e;
+  }
+}
+
+/** Parse one Rego v1 module. */
+export function parseModule(file: string, text: string): Module {
+  return guard(file, text, () => {
+    const p = new Parser(file, text);
+    const pkg: Package = p.parsePackage();
+    const imports: Import[] = [];
+    const rules: Rule[] = [];
+    /** Statement start rows, for attaching METADATA blocks. */
+    const targets: { row: number; rules?: Rule[]; pkg?: true }[] = [{ row: pkg.location?.row ?? 1, pkg: true }];
+    while (!p.atEnd()) {
+      p.requireStatementBoundary();
+      if (p.isKeywordHere('import')) {
+        imports.push(p.parseImport());
+        continue;
+      }
+      if (p.isKeywordHere('package')) p.error(p.currentToken(), 'unexpected package keyword: only one package declaration per module');
+      const row = p.currentToken().row;
+      const parsed = p.parseRules();
+      rules.push(...parsed);
+      targets.push({ row, rules: parsed });
+    }
+
+    const errors: RegoError[] = [];
+    const moduleAnnotations: Annotations[] = [];
+    for (const block of parseMetadataBlocks(p.comments, errors)) {
+      const target = targets.find((t) => t.row > block.endRow);
+      if (!target) continue; // a trailing block annotates nothing (OPA ignores it too)
+      const a = block.annotations;
+      if (target.pkg) {
+        if (!block.explicitScope) a.scope = 'package';
+        if (a.scope !== 'package' && a.scope !== 'subpackages') {
+          errors.push(new RegoError('rego_parse_error', `annotation scope '${a.scope}' must be applied to rule (have package)`, a.location));
+          continue;
+        }
+        moduleAnnotations.push(a);
+      } else if (target.rules) {
+        if (a.scope === 'package' || a.scope === 'subpackages') {
+          errors.push(new RegoError('rego_parse_error', `annotation scope '${a.scope}' must be applied to package`, a.location));
+          continue;
+        }
+        for (const r of target.rules) (r.annotations ??= []).push(a);
+      }
+    }
+    if (errors.length) throw new RegoErrors(errors);
+
+    return { package: pkg, imports, rules, annotations: moduleAnnotations, comments: p.comments, file, regoVersion: 1 };
+  });
+}
+
+/** Parse a query such as `data.p.f(1) = x; y := 2`. */
+export function parseQuery(text: string, file = 'query'): Body {
+  return guard(file, text, () => {
+    const p = new Parser(file, text);
+    if (p.atEnd()) p.error(p.currentToken(), 'found empty body');
+    return p.parseQueryBody();
+  });
+}

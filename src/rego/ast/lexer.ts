@@ -1,0 +1,177 @@
+// Tokenizer for Rego source. Produces the whole token array up front so the parser can backtrack
+// cheaply (OPA's parser saves/restores scanner state for the same ambiguities).
+import { RegoError, RegoErrors } from '../errors.ts';
+import type { Comment, Location } from './types.ts';
+
+export type TokenKind =
+  | 'ident'
+  | 'number'
+  | 'string'
+  | 'rawstring'
+  | 'eof'
+  | '{' | '}' | '[' | ']' | '(' | ')' | ',' | ';' | '.' | ':'
+  | ':=' | '=' | '==' | '!=' | '<' | '<=' | '>' | '>='
+  | '+' | '-' | '*' | '/' | '%' | '|' | '&';
+
+export interface Token {
+  kind: TokenKind;
+  /** Source text of the token. */
+  text: string;
+  /** Decoded value for strings; the text otherwise. */
+  value: string;
+  row: number;
+  col: number;
+  offset: number;
+  end: number;
+  /** Whitespace or a comment separates this token from the previous one. */
+  ws: boolean;
+  /** A newline separates this token from the previous one. */
+  nl: boolean;
+}
+
+export interface LexResult {
+  tokens: Token[];
+  comments: Comment[];
+}
+
+const PUNCT2 = new Set([':=', '==', '!=', '<=', '>=']);
+const PUNCT1 = new Set(['{', '}', '[', ']', '(', ')', ',', ';', '.', ':', '=', '<', '>', '+', '-', '*', '/', '%', '|', '&']);
+
+function isIdentStart(c: string): boolean {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c === '_';
+}
+function isIdentPart(c: string): boolean {
+  return isIdentStart(c) || isDigit(c);
+}
+function isDigit(c: string): boolean {
+  return c >= '0' && c <= '9';
+}
+
+export function lex(file: string, text: string): LexResult {
+  const tokens: Token[] = [];
+  const comments: Comment[] = [];
+  let i = 0;
+  let row = 1;
+  let lineStart = 0;
+  let ws = false;
+  let nl = false;
+  const n = text.length;
+
+  const fail = (message: string, offset: number, r: number, c: number): never => {
+    const loc: Location = { file, row: r, col: c, offset };
+    const line = text.split('\n')[r - 1] ?? '';
+    throw new RegoErrors([new RegoError('rego_parse_error', message, loc, [line, ' '.repeat(Math.max(0, c - 1)) + '^'])]);
+  };
+
+  while (i < n) {
+    const c = text[i];
+    if (c === '\n') {
+      i++;
+      row++;
+      lineStart = i;
+      ws = true;
+      nl = true;
+      continue;
+    }
+    if (c === ' ' || c === '\t' || c === '\r') {
+      i++;
+      ws = true;
+      continue;
+    }
+    const col = i - lineStart + 1;
+    if (c === '#') {
+      let j = i + 1;
+      while (j < n && text[j] !== '\n') j++;
+      let body = text.slice(i + 1, j);
+      while (body.endsWith('\r')) body = body.slice(0, -1);
+      comments.push({ text: body, location: { file, row, col, offset: i, text: text.slice(i, j) } });
+      i = j;
+      ws = true;
+      continue;
+    }
+    const start = i;
+    let kind: TokenKind;
+    let value: string | undefined;
+    if (isIdentStart(c)) {
+      while (i < n && isIdentPart(text[i])) i++;
+      kind = 'ident';
+    } else if (isDigit(c)) {
+      while (i < n && isDigit(text[i])) i++;
+      if (text[i] === '.' && isDigit(text[i + 1] ?? '')) {
+        i++;
+        while (i < n && isDigit(text[i])) i++;
+      }
+      if (text[i] === 'e' || text[i] === 'E') {
+        let j = i + 1;
+        if (text[j] === '+' || text[j] === '-') j++;
+        if (isDigit(text[j] ?? '')) {
+          while (j < n && isDigit(text[j])) j++;
+          i = j;
+        }
+      }
+      const lit = text.slice(start, i);
+      if (lit.length > 1 && lit[0] === '0' && lit[1] !== '.' && lit[1] !== 'e' && lit[1] !== 'E') {
+        fail('unexpected number token: expected number without leading zero', start, row, col);
+      }
+      if (i < n && isIdentStart(text[i])) fail('illegal number format', start, row, col);
+      kind = 'number';
+    } else if (c === '"') {
+      i++;
+      let escaped = false;
+      for (;;) {
+        if (i >= n || text[i] === '\n') fail('non-terminated string', start, row, col);
+        const ch = text[i];
+        if (ch === '\\') {
+          escaped = true;
+          i += 2;
+          continue;
+        }
+        i++;
+        if (ch === '"') break;
+      }
+      const lit = text.slice(start, i);
+      if (escaped) {
+        try {
+          value = JSON.parse(lit) as string;
+        } catch {
+          fail(`illegal string literal: ${lit}`, start, row, col);
+        }
+      } else {
+        // Control characters are not allowed inside a (JSON) string literal.
+        if (/[\u0000-\u001f]/.test(lit)) fail(`illegal string literal: ${lit}`, start, row, col);
+        value = lit.slice(1, -1);
+      }
+      kind = 'string';
+    } else if (c === '`') {
+      const close = text.indexOf('`', i + 1);
+      if (close < 0) fail('non-terminated raw string', start, row, col);
+      value = text.slice(i + 1, close);
+      i = close + 1;
+      kind = 'rawstring';
+    } else if (PUNCT2.has(text.slice(i, i + 2))) {
+      kind = text.slice(i, i + 2) as TokenKind;
+      i += 2;
+    } else if (PUNCT1.has(c)) {
+      kind = c as TokenKind;
+      i += 1;
+    } else {
+      fail(`illegal token`, start, row, col);
+      throw new Error('unreachable');
+    }
+    const tokText = text.slice(start, i);
+    tokens.push({ kind, text: tokText, value: value ?? tokText, row, col, offset: start, end: i, ws, nl });
+    // Raw strings may span lines: keep the row count right for later tokens.
+    if (kind === 'rawstring') {
+      for (let k = start; k < i; k++) {
+        if (text[k] === '\n') {
+          row++;
+          lineStart = k + 1;
+        }
+      }
+    }
+    ws = false;
+    nl = false;
+  }
+  tokens.push({ kind: 'eof', text: '', value: '', row, col: i - lineStart + 1, offset: i, end: i, ws, nl });
+  return { tokens, comments };
+}

@@ -1,0 +1,981 @@
+// Recursive-descent parser for Rego v1 (OPA 1.x default syntax). The grammar, operator precedence and
+// error wording follow OPA's ast/parser.go so OPA's documentation and error messages carry over.
+import { RegoError, RegoErrors } from '../errors.ts';
+import { lex, type Token, type TokenKind } from './lexer.ts';
+import type {
+  Body,
+  CallTerm,
+  Expr,
+  ExprTerms,
+  Head,
+  Import,
+  Location,
+  Package,
+  RefTerm,
+  Rule,
+  StringTerm,
+  Term,
+  VarTerm,
+  With,
+  Comment,
+} from './types.ts';
+
+/** Words reserved in Rego v1: never variables or rule names. */
+export const REGO_KEYWORDS: ReadonlySet<string> = new Set([
+  'as', 'default', 'else', 'every', 'false', 'if', 'import', 'in', 'not', 'null', 'package', 'some', 'true', 'with', 'contains',
+]);
+
+/** Root documents: a bare `input`/`data` var is a reference (OPA's RootDocumentNames). */
+const ROOT_DOCUMENTS = new Set(['input', 'data']);
+
+/**
+ * Nesting limit (collections, parentheses, comprehensions, bodies). Hostile input such as 10k nested
+ * brackets must end in a parse error, not a stack overflow; real policies stay far below this.
+ */
+export const MAX_NESTING_DEPTH = 100;
+
+const RELATION_OPS: Partial<Record<TokenKind, string>> = { '==': 'equal', '!=': 'neq', '<': 'lt', '<=': 'lte', '>': 'gt', '>=': 'gte' };
+const ARITH_OPS: Partial<Record<TokenKind, string>> = { '+': 'plus', '-': 'minus' };
+const FACTOR_OPS: Partial<Record<TokenKind, string>> = { '*': 'mul', '/': 'div', '%': 'rem' };
+
+/** OPA's token names, used in `unexpected X token` messages. */
+const TOKEN_NAMES: Partial<Record<TokenKind, string>> = {
+  ident: 'identifier', number: 'number', string: 'string', rawstring: 'string', eof: 'eof',
+  ':=': 'assign', '=': 'eq', '==': 'equal', '!=': 'neq', '<': 'lt', '<=': 'lte', '>': 'gt', '>=': 'gte',
+  '+': 'plus', '-': 'minus', '*': 'mul', '/': 'div', '%': 'rem', '|': 'or', '&': 'and',
+};
+
+interface CachedTerm {
+  term?: Term;
+  error?: RegoErrors;
+  end: number;
+}
+
+export class Parser {
+  private pos = 0;
+  private depth = 0;
+  private wildcards = 0;
+  private readonly tokens: Token[];
+  readonly comments: Comment[];
+  /** parseTerm results by start position: keeps backtracking over nested `{`/`[` linear (OPA does the same). */
+  private readonly termCache = new Map<number, CachedTerm>();
+
+  constructor(
+    readonly file: string,
+    readonly text: string,
+  ) {
+    const lexed = lex(file, text);
+    this.tokens = lexed.tokens;
+    this.comments = lexed.comments;
+  }
+
+  // ---------------------------------------------------------------- token helpers
+
+  private get tok(): Token {
+    return this.tokens[this.pos];
+  }
+
+  /** Current token kind (a method so TypeScript does not narrow it across advance()). */
+  private kind(): TokenKind {
+    return this.tokens[this.pos].kind;
+  }
+
+  private peek(k = 1): Token {
+    return this.tokens[Math.min(this.pos + k, this.tokens.length - 1)];
+  }
+
+  private advance(): Token {
+    const t = this.tokens[this.pos];
+    if (t.kind !== 'eof') this.pos++;
+    return t;
+  }
+
+  private isKeyword(t: Token, word: string): boolean {
+    return t.kind === 'ident' && t.text === word;
+  }
+
+  private loc(t: Token): Location {
+    return { file: this.file, row: t.row, col: t.col, offset: t.offset, text: t.text };
+  }
+
+  /** Location from `start` to the end of the last consumed token. */
+  private span(start: Token): Location {
+    const last = this.tokens[Math.max(0, this.pos - 1)];
+    const end = Math.max(last.end, start.end);
+    return { file: this.file, row: start.row, col: start.col, offset: start.offset, text: this.text.slice(start.offset, end) };
+  }
+
+  error(t: Token | Location, message: string): never {
+    const loc: Location = 'kind' in t ? this.loc(t) : t;
+    const line = this.text.split('\n')[loc.row - 1] ?? '';
+    const details = [line.replace(/\r$/, ''), ' '.repeat(Math.max(0, loc.col - 1)) + '^'];
+    throw new RegoErrors([new RegoError('rego_parse_error', message, { file: loc.file, row: loc.row, col: loc.col, offset: loc.offset }, details)]);
+  }
+
+  private describe(t: Token): string {
+    if (t.kind === 'ident' && REGO_KEYWORDS.has(t.text)) return `${t.text} keyword`;
+    return `${TOKEN_NAMES[t.kind] ?? t.kind} token`;
+  }
+
+  private unexpected(t: Token, note?: string): never {
+    this.error(t, `unexpected ${this.describe(t)}${note ? `: ${note}` : ''}`);
+  }
+
+  private expect(kind: TokenKind, note?: string): Token {
+    if (this.kind() !== kind) this.unexpected(this.tok, note ?? `expected ${kind}`);
+    return this.advance();
+  }
+
+  private enter(): void {
+    if (++this.depth > MAX_NESTING_DEPTH) {
+      this.error(this.tok, `maximum nesting depth exceeded (${MAX_NESTING_DEPTH})`);
+    }
+  }
+
+  private leave(): void {
+    this.depth--;
+  }
+
+  /** Run `fn`; on a parse error restore the position and return undefined. */
+  private attempt<T>(fn: () => T): T | undefined {
+    const saved = this.pos;
+    const depth = this.depth;
+    try {
+      return fn();
+    } catch (e) {
+      if (!(e instanceof RegoErrors)) throw e;
+      this.pos = saved;
+      this.depth = depth;
+      return undefined;
+    }
+  }
+
+  // ---------------------------------------------------------------- term construction
+
+  private varTerm(name: string, t: Token): VarTerm {
+    return { type: 'var', value: name, location: this.loc(t) };
+  }
+
+  private opRef(names: string[], t: Token): RefTerm {
+    const loc = this.loc(t);
+    const value: Term[] = [{ type: 'var', value: names[0], location: loc }];
+    for (const n of names.slice(1)) value.push({ type: 'string', value: n, location: loc });
+    return { type: 'ref', value, location: loc };
+  }
+
+  private binary(op: string[], opTok: Token, lhs: Term, rhs: Term, start: Token): CallTerm {
+    return { type: 'call', operator: this.opRef(op, opTok), args: [lhs, rhs], location: this.span(start) };
+  }
+
+  // ---------------------------------------------------------------- terms with infix operators
+
+  /** Full term with infix operators; `keyVal` allows the `k, v in xs` form (not inside lists). */
+  parseTermInfix(keyVal = true): Term {
+    const start = this.tok;
+    let lhs = this.parseRelation();
+    if (keyVal && this.kind() === ',') {
+      const three = this.attempt(() => {
+        this.advance();
+        const mhs = this.parseRelation();
+        if (!this.isKeyword(this.tok, 'in')) this.unexpected(this.tok, 'expected in');
+        const opTok = this.advance();
+        const rhs = this.parseRelation();
+        const call: CallTerm = {
+          type: 'call',
+          operator: this.opRef(['internal', 'member_3'], opTok),
+          args: [lhs, mhs, rhs],
+          location: this.span(start),
+        };
+        return call;
+      });
+      if (three) lhs = three;
+    }
+    while (this.isKeyword(this.tok, 'in')) {
+      const opTok = this.advance();
+      const rhs = this.parseRelation();
+      lhs = this.binary(['internal', 'member_2'], opTok, lhs, rhs, start);
+    }
+    return lhs;
+  }
+
+  private parseRelation(): Term {
+    const start = this.tok;
+    let lhs = this.parseOr();
+    for (let op = RELATION_OPS[this.kind()]; op; op = RELATION_OPS[this.kind()]) {
+      const opTok = this.advance();
+      lhs = this.binary([op], opTok, lhs, this.parseOr(), start);
+    }
+    return lhs;
+  }
+
+  private parseOr(): Term {
+    const start = this.tok;
+    let lhs = this.parseAnd();
+    while (this.kind() === '|') {
+      const opTok = this.advance();
+      lhs = this.binary(['or'], opTok, lhs, this.parseAnd(), start);
+    }
+    return lhs;
+  }
+
+  private parseAnd(): Term {
+    const start = this.tok;
+    let lhs = this.parseArith();
+    while (this.kind() === '&') {
+      const opTok = this.advance();
+      lhs = this.binary(['and'], opTok, lhs, this.parseArith(), start);
+    }
+    return lhs;
+  }
+
+  private parseArith(): Term {
+    const start = this.tok;
+    let lhs = this.parseFactor();
+    for (let op = ARITH_OPS[this.kind()]; op; op = ARITH_OPS[this.kind()]) {
+      const opTok = this.advance();
+      lhs = this.binary([op], opTok, lhs, this.parseFactor(), start);
+    }
+    return lhs;
+  }
+
+  private parseFactor(): Term {
+    const start = this.tok;
+    let lhs = this.parseTerm();
+    for (let op = FACTOR_OPS[this.kind()]; op; op = FACTOR_OPS[this.kind()]) {
+      const opTok = this.advance();
+      lhs = this.binary([op], opTok, lhs, this.parseTerm(), start);
+    }
+    return lhs;
+  }
+
+  // ---------------------------------------------------------------- single terms
+
+  parseTerm(): Term {
+    const startPos = this.pos;
+    const cached = this.termCache.get(startPos);
+    if (cached) {
+      if (cached.error) throw cached.error;
+      this.pos = cached.end;
+      return cached.term as Term;
+    }
+    this.enter();
+    try {
+      const term = this.parseTermUncached();
+      this.termCache.set(startPos, { term, end: this.pos });
+      return term;
+    } catch (e) {
+      if (e instanceof RegoErrors) this.termCache.set(startPos, { error: e, end: startPos });
+      throw e;
+    } finally {
+      this.leave();
+    }
+  }
+
+  private parseTermUncached(): Term {
+    const t = this.tok;
+    switch (t.kind) {
+      case 'ident': {
+        if (t.text === 'null') {
+          this.advance();
+          return { type: 'null', location: this.loc(t) };
+        }
+        if (t.text === 'true' || t.text === 'false') {
+          this.advance();
+          return { type: 'boolean', value: t.text === 'true', location: this.loc(t) };
+        }
+        // `contains` is only special in rule heads; elsewhere it names a var/function (OPA does the same).
+        if (REGO_KEYWORDS.has(t.text) && t.text !== 'contains') this.unexpected(t);
+        this.advance();
+        return this.finishTerm(this.parseVarToken(t), t);
+      }
+      case 'number':
+        this.advance();
+        return { type: 'number', value: t.text, location: this.loc(t) };
+      case '-': {
+        this.advance();
+        const n = this.tok;
+        if (n.kind === 'number') {
+          this.advance();
+          return { type: 'number', value: '-' + n.text, location: this.span(t) };
+        }
+        if (n.kind === 'ident' && !REGO_KEYWORDS.has(n.text)) {
+          // Unary minus on a reference: `-x` is `minus(0, x)` (OPA's rewriting).
+          this.advance();
+          const operand = this.finishTerm(this.parseVarToken(n), n);
+          const zero: Term = { type: 'number', value: '0', location: this.loc(t) };
+          return { type: 'call', operator: this.opRef(['minus'], t), args: [zero, operand], location: this.span(t) };
+        }
+        this.unexpected(n, 'expected number');
+      }
+      // falls through (unreachable: unexpected() throws)
+      case 'string':
+        this.advance();
+        return { type: 'string', value: t.value, location: this.loc(t) };
+      case 'rawstring':
+        this.advance();
+        return { type: 'string', value: t.value, raw: true, location: this.loc(t) };
+      case '[':
+        return this.finishTerm(this.parseArray(), t);
+      case '{':
+        return this.finishTerm(this.parseSetOrObject(), t);
+      case '(': {
+        this.advance();
+        const inner = this.parseTermInfix(true);
+        if (this.kind() !== ')') this.error(this.tok, 'non-terminated expression');
+        this.advance();
+        return inner;
+      }
+      default:
+        this.unexpected(t);
+    }
+  }
+
+  private parseVarToken(t: Token): VarTerm {
+    if (t.text === '_') {
+      // Each `_` is a distinct variable: give it a unique name OPA-style ($0, $1, …).
+      return { type: 'var', value: `$${this.wildcards++}`, wildcard: true, location: this.loc(t) };
+    }
+    return this.varTerm(t.text, t);
+  }
+
+  /** Ref/call continuation: `.x`, `[t]`, `(args)` directly adjacent to the head (no whitespace). */
+  private finishTerm(head: Term, start: Token): Term {
+    const next = this.tok;
+    if (!next.ws && (next.kind === '.' || next.kind === '[' || next.kind === '(')) {
+      return this.parseRef(head, start);
+    }
+    if (head.type === 'var' && ROOT_DOCUMENTS.has(head.value)) {
+      return { type: 'ref', value: [head], location: head.location };
+    }
+    return head;
+  }
+
+  private parseRef(head: Term, start: Token): Term {
+    let parts: Term[] = [head];
+    for (;;) {
+      const t = this.tok;
+      if (t.ws) break;
+      if (t.kind === '.') {
+        this.advance();
+        const name = this.tok;
+        if (name.kind !== 'ident' || name.ws) this.unexpected(name, 'expected identifier');
+        this.advance();
+        parts.push({ type: 'string', value: name.text, location: this.loc(name) });
+      } else if (t.kind === '[') {
+        this.advance();
+        const key = this.parseTermInfix(true);
+        if (this.kind() !== ']') this.unexpected(this.tok, 'expected ]');
+        this.advance();
+        parts.push(key);
+      } else if (t.kind === '(') {
+        if (parts.length === 1 && parts[0].type !== 'var') this.error(t, `illegal call (operator cannot be ${parts[0].type})`);
+        const operator: RefTerm = { type: 'ref', value: parts, location: this.span(start) };
+        this.advance();
+        const args = this.parseTermList(')');
+        this.advance();
+        if (args.length === 0 && parts.length === 1 && parts[0].type === 'var' && parts[0].value === 'set') {
+          return { type: 'set', value: [], location: this.span(start) };
+        }
+        const call: CallTerm = { type: 'call', operator, args, location: this.span(start) };
+        const after = this.tok;
+        if (!after.ws && (after.kind === '.' || after.kind === '[')) {
+          parts = [call];
+          continue;
+        }
+        return call;
+      } else {
+        break;
+      }
+    }
+    if (parts.length === 1) return parts[0];
+    return { type: 'ref', value: parts, location: this.span(start) };
+  }
+
+  /** Comma-separated terms up to (not consuming) `end`; a trailing comma is allowed. */
+  private parseTermList(end: TokenKind): Term[] {
+    const out: Term[] = [];
+    if (this.kind() === end) return out;
+    for (;;) {
+      out.push(this.parseTermInfix(false));
+      if (this.kind() === end) return out;
+      if (this.kind() !== ',') this.unexpected(this.tok, `expected "," or "${end}"`);
+      this.advance();
+      if (this.kind() === end) return out;
+    }
+  }
+
+  private parseArray(): Term {
+    const open = this.advance(); // [
+    if (this.kind() === ']') {
+      this.advance();
+      return { type: 'array', value: [], location: this.span(open) };
+    }
+    let potentialComprehension = true;
+    if (this.kind() === ',') {
+      potentialComprehension = false;
+      this.advance();
+    }
+    const s = this.pos;
+    // A single term first: `[x | body]` is a comprehension, not `or(x, body…)` (OPA resolves it the same way).
+    const head = this.parseTerm();
+    if (this.kind() === '|' && potentialComprehension) {
+      this.advance();
+      const body = this.attempt(() => this.parseBody(']'));
+      if (body) {
+        this.advance();
+        return { type: 'arraycomprehension', term: head, body, location: this.span(open) };
+      }
+    }
+    this.pos = s;
+    const items = this.parseTermList(']');
+    this.advance();
+    return { type: 'array', value: items, location: this.span(open) };
+  }
+
+  private parseSetOrObject(): Term {
+    const open = this.advance(); // {
+    if (this.kind() === '}') {
+      this.advance();
+      return { type: 'object', value: [], location: this.span(open) };
+    }
+    let potentialComprehension = true;
+    if (this.kind() === ',') {
+      potentialComprehension = false;
+      this.advance();
+    }
+    const s = this.pos;
+    let head = this.parseTerm();
+    switch (this.kind()) {
+      case '|':
+        if (potentialComprehension) {
+          this.advance();
+          const body = this.attempt(() => this.parseBody('}'));
+          if (body) {
+            this.advance();
+            return { type: 'setcomprehension', term: head, body, location: this.span(open) };
+          }
+          this.pos = s;
+          return this.finishSet(open);
+        }
+        break;
+      case '}':
+      case ',':
+        this.pos = s;
+        return this.finishSet(open);
+      case ':':
+        return this.parseObject(open, head, potentialComprehension);
+    }
+    this.pos = s;
+    head = this.parseTermInfix(false);
+    if (this.kind() === '}' || this.kind() === ',') {
+      this.pos = s;
+      return this.finishSet(open);
+    }
+    if (this.kind() === ':') return this.parseObject(open, head, potentialComprehension);
+    this.unexpected(this.tok, 'non-terminated set');
+  }
+
+  private finishSet(open: Token): Term {
+    const items = this.parseTermList('}');
+    this.advance();
+    return { type: 'set', value: items, location: this.span(open) };
+  }
+
+  private parseObject(open: Token, key: Term, potentialComprehension: boolean): Term {
+    this.advance(); // :
+    const s = this.pos;
+    const v = this.parseTerm();
+    if (potentialComprehension && this.kind() === '|') {
+      this.advance();
+      const body = this.attempt(() => this.parseBody('}'));
+      if (body) {
+        this.advance();
+        return { type: 'objectcomprehension', key, value: v, body, location: this.span(open) };
+      }
+    }
+    this.pos = s;
+    const value = this.parseTermInfix(false);
+    const pairs: [Term, Term][] = [[key, value]];
+    for (;;) {
+      if (this.kind() === '}') break;
+      if (this.kind() !== ',') this.unexpected(this.tok, 'non-terminated object');
+      this.advance();
+      if (this.kind() === '}') break;
+      const k = this.parseTermInfix(false);
+      if (this.kind() !== ':') this.unexpected(this.tok, 'expected ":"');
+      this.advance();
+      pairs.push([k, this.parseTermInfix(false)]);
+    }
+    this.advance();
+    return { type: 'object', value: pairs, location: this.span(open) };
+  }
+
+  // ---------------------------------------------------------------- bodies and expressions
+
+  /** Expressions separated by `;` or newlines, up to (not consuming) `end`. */
+  parseBody(end: TokenKind): Body {
+    this.enter();
+    try {
+      if (this.kind() === end) this.error(this.tok, 'found empty body');
+      const body: Body = [];
+      for (;;) {
+        const expr = this.parseLiteral();
+        expr.index = body.length;
+        body.push(expr);
+        if (this.kind() === ';') {
+          this.advance();
+          continue;
+        }
+        if (this.kind() === end) return body;
+        if (!this.tok.nl) this.unexpected(this.tok, `expected \\n or ; or ${end === 'eof' ? 'eof' : end}`);
+      }
+    } finally {
+      this.leave();
+    }
+  }
+
+  private parseLiteral(): Expr {
+    const start = this.tok;
+    if (this.isKeyword(start, 'some')) return this.parseSome();
+    if (this.isKeyword(start, 'every')) return this.withClauses(this.parseEvery());
+    let negated = false;
+    if (this.isKeyword(start, 'not')) {
+      this.advance();
+      negated = true;
+    }
+    const terms = this.parseExprTerms();
+    const expr: Expr = { index: 0, negated, terms, with: [], location: this.span(start) };
+    return this.withClauses(expr);
+  }
+
+  private withClauses(expr: Expr): Expr {
+    while (this.isKeyword(this.tok, 'with')) {
+      const w = this.advance();
+      const targetTok = this.tok;
+      let target = this.parseTermInfix(false);
+      if (target.type === 'var') target = { type: 'ref', value: [target], location: target.location };
+      if (target.type !== 'ref') this.error(targetTok, `unexpected ${target.type}: expected with target ref`);
+      if (!this.isKeyword(this.tok, 'as')) this.unexpected(this.tok, 'expected as keyword');
+      this.advance();
+      const value = this.parseTermInfix(false);
+      const clause: With = { target, value, location: this.span(w) };
+      expr.with.push(clause);
+      if (expr.location) expr.location = { ...expr.location, text: this.text.slice(expr.location.offset ?? 0, this.tokens[this.pos - 1].end) };
+    }
+    return expr;
+  }
+
+  private parseExprTerms(): ExprTerms {
+    const lhs = this.parseTermInfix(true);
+    const t = this.tok;
+    if (t.kind === ':=' || t.kind === '=') {
+      this.advance();
+      const rhs = this.parseTermInfix(true);
+      return { type: 'call', operator: this.opRef([t.kind === ':=' ? 'assign' : 'eq'], t), args: [lhs, rhs] };
+    }
+    if (lhs.type === 'call') return { type: 'call', operator: lhs.operator, args: lhs.args };
+    return { type: 'term', term: lhs };
+  }
+
+  private isMember(t: Term | undefined, name: 'member_2' | 'member_3'): boolean {
+    if (!t) return false;
+    if (t.type !== 'call') return false;
+    const op = t.operator.value;
+    return op.length === 2 && op[0].type === 'var' && op[0].value === 'internal' && op[1].type === 'string' && op[1].value === name;
+  }
+
+  private parseSome(): Expr {
+    const start = this.advance(); // some
+    const s = this.pos;
+    const term = this.attempt(() => this.parseTermInfix(true));
+    if (term?.type === 'call' && this.isMember(term, 'member_2')) {
+      return { index: 0, negated: false, terms: { type: 'somein', value: term.args[0], domain: term.args[1] }, with: [], location: this.span(start) };
+    }
+    if (term?.type === 'call' && this.isMember(term, 'member_3')) {
+      return {
+        index: 0,
+        negated: false,
+        terms: { type: 'somein', key: term.args[0], value: term.args[1], domain: term.args[2] },
+        with: [],
+        location: this.span(start),
+      };
+    }
+    this.pos = s;
+    const vars: VarTerm[] = [];
+    for (;;) {
+      const t = this.tok;
+      if (t.kind !== 'ident' || REGO_KEYWORDS.has(t.text)) this.unexpected(t, 'expected var');
+      this.advance();
+      vars.push(this.parseVarToken(t));
+      if (this.kind() !== ',') break;
+      this.advance();
+    }
+    return { index: 0, negated: false, terms: { type: 'somedecl', vars }, with: [], location: this.span(start) };
+  }
+
+  private parseEvery(): Expr {
+    const start = this.advance(); // every
+    const term = this.parseTermInfix(true);
+    let key: Term | undefined;
+    let value: Term;
+    let domain: Term;
+    if (term.type === 'call' && this.isMember(term, 'member_2')) {
+      [value, domain] = term.args;
+    } else if (term.type === 'call' && this.isMember(term, 'member_3')) {
+      [key, value, domain] = term.args as [Term, Term, Term];
+      if (key.type !== 'var') this.error(key.location ?? start, 'unexpected term: expected key to be a variable');
+    } else {
+      this.unexpected(this.tok, 'expected `x[, y] in xs { ... }` expression');
+    }
+    if (value.type !== 'var') this.error(value.location ?? start, 'unexpected term: expected value to be a variable');
+    if (this.kind() !== '{') this.unexpected(this.tok, 'missing body');
+    const body = this.parseBracedBody();
+    return {
+      index: 0,
+      negated: false,
+      terms: { type: 'every', ...(key ? { key } : {}), value, domain, body },
+      with: [],
+      location: this.span(start),
+    };
+  }
+
+  private parseBracedBody(): Body {
+    this.expect('{');
+    const body = this.parseBody('}');
+    this.advance();
+    return body;
+  }
+
+  // ---------------------------------------------------------------- module level
+
+  parsePackage(): Package {
+    const kw = this.tok;
+    if (!this.isKeyword(kw, 'package')) this.error(kw, 'package expected');
+    this.advance();
+    const first = this.tok;
+    if (first.kind !== 'ident') this.unexpected(first, 'expected package path');
+    this.advance();
+    const path: Term[] = [
+      { type: 'var', value: 'data', location: this.loc(first) },
+      { type: 'string', value: first.text, location: this.loc(first) },
+    ];
+    path.push(...this.parseStaticPathTail('package'));
+    return { path, location: this.span(kw) };
+  }
+
+  /** `.a.b["c"]` after a package/import head: string elements only. */
+  private parseStaticPathTail(what: string): StringTerm[] {
+    const out: StringTerm[] = [];
+    for (;;) {
+      const t = this.tok;
+      if (t.ws) break;
+      if (t.kind === '.') {
+        this.advance();
+        const name = this.tok;
+        if (name.kind !== 'ident' || name.ws) this.unexpected(name, 'expected identifier');
+        this.advance();
+        out.push({ type: 'string', value: name.text, location: this.loc(name) });
+      } else if (t.kind === '[') {
+        this.advance();
+        const key = this.tok;
+        if (key.kind !== 'string' && key.kind !== 'rawstring') this.error(key, `unexpected ${this.describe(key)}: expecting string in ${what} path`);
+        this.advance();
+        this.expect(']', 'expected ]');
+        out.push({ type: 'string', value: key.value, location: this.loc(key) });
+      } else {
+        break;
+      }
+    }
+    return out;
+  }
+
+  parseImport(): Import {
+    const kw = this.advance(); // import
+    const first = this.tok;
+    if (first.kind !== 'ident') this.unexpected(first, 'expected import path');
+    this.advance();
+    if (!['data', 'input', 'future', 'rego'].includes(first.text)) {
+      this.error(first, `unexpected import path, must begin with one of: {data, future, input, rego}, got: ${first.text}`);
+    }
+    const value: Term[] = [{ type: 'var', value: first.text, location: this.loc(first) }, ...this.parseStaticPathTail('import')];
+    const path: RefTerm = { type: 'ref', value, location: this.span(first) };
+    const names = value.slice(1).map((v) => (v as StringTerm).value);
+    if (first.text === 'rego' && !(names.length === 1 && names[0] === 'v1')) {
+      this.error(first, `invalid import \`${[first.text, ...names].join('.')}\`, must be \`rego.v1\``);
+    }
+    if (first.text === 'future') {
+      const ok = names[0] === 'keywords' && (names.length === 1 || (names.length === 2 && ['in', 'every', 'if', 'contains'].includes(names[1])));
+      if (!ok) this.error(first, `unexpected future keyword import path: future.${names.join('.')}`);
+    }
+    let alias: string | undefined;
+    if (this.isKeyword(this.tok, 'as')) {
+      this.advance();
+      const a = this.tok;
+      if (a.kind !== 'ident' || REGO_KEYWORDS.has(a.text) || a.text === '_') this.unexpected(a, 'expected var');
+      this.advance();
+      alias = a.text;
+      if (first.text === 'future' || first.text === 'rego') this.error(a, `${first.text} imports cannot be aliased`);
+    } else if (names.length > 0 && first.text !== 'future' && REGO_KEYWORDS.has(names[names.length - 1])) {
+      this.error(first, `unexpected import path, must not end with a keyword, got: ${names[names.length - 1]}`);
+    }
+    return { path, ...(alias !== undefined ? { alias } : {}), location: this.span(kw) };
+  }
+
+  /** One rule statement; several rules when it has extra bodies (`p if { a } { b }`). */
+  parseRules(): Rule[] {
+    const start = this.tok;
+    let isDefault = false;
+    if (this.isKeyword(start, 'default')) {
+      this.advance();
+      isDefault = true;
+    }
+    const head = this.parseHead(isDefault);
+
+    if (isDefault) {
+      this.validateDefault(head, start);
+      if (this.isKeyword(this.tok, 'if') || (this.kind() === '{' && !this.tok.nl)) this.unexpected(this.tok, 'default rules cannot have a body');
+      const loc = this.span(start);
+      return [{ default: true, head, body: [this.trueExpr(loc)], location: loc }];
+    }
+
+    let body: Body;
+    let braced = false;
+    if (this.isKeyword(this.tok, 'if')) {
+      this.advance();
+      if (this.kind() === '{') {
+        body = this.parseBracedBody();
+        braced = true;
+      } else {
+        if (this.kind() === 'eof') this.unexpected(this.tok, 'rule body expected');
+        const expr = this.parseLiteral();
+        body = [expr];
+      }
+    } else if (this.kind() === '{') {
+      if (head.kind === 'multi') this.error(this.tok, '`if` keyword is required before rule body');
+      if (head.reference.length === 2 && head.value === undefined && !head.args) {
+        this.error(
+          this.tok,
+          '`if` keyword is required before rule body (Rego v0 partial set syntax `p[x] { … }` is not supported: write `p contains x if { … }`)',
+        );
+      }
+      this.error(this.tok, '`if` keyword is required before rule body');
+    } else if (head.kind === 'multi' || head.value !== undefined) {
+      const loc = this.span(start);
+      return [{ default: false, head, body: [this.trueExpr(loc)], location: loc }];
+    } else {
+      const nameTok = start;
+      if (head.reference.length === 1 && !head.args && this.kind() !== 'eof' && !this.tok.nl) {
+        this.error(nameTok, 'var cannot be used for rule name');
+      }
+      this.error(nameTok, `${head.args ? 'function' : 'rule'} must have value assignment and/or body declaration`);
+    }
+
+    if (head.value === undefined && head.kind === 'single') head.value = { type: 'boolean', value: true, location: head.location };
+
+    const rule: Rule = { default: false, head, body, location: this.span(start) };
+    if (this.isKeyword(this.tok, 'else')) {
+      if (head.kind === 'multi') this.error(this.tok, 'else keyword cannot be used on multi-value rules');
+      if (head.reference.slice(1).some((t) => t.type !== 'string')) {
+        this.error(this.tok, 'else keyword cannot be used on rules with variables in head');
+      }
+      rule.else = this.parseElse(head);
+      rule.location = this.span(start);
+    }
+    const rules = [rule];
+    // OPA accepts extra bodies after a braced one: `p if { a } { b }` defines p twice.
+    while (braced && this.kind() === '{' && !this.tok.nl) {
+      if (rule.else) this.error(this.tok, 'expected else keyword');
+      const open = this.tok;
+      const extra = this.parseBracedBody();
+      rules.push({ default: false, head: structuredClone(head), body: extra, location: this.span(open) });
+    }
+    return rules;
+  }
+
+  private trueExpr(loc: Location): Expr {
+    return { index: 0, negated: false, terms: { type: 'term', term: { type: 'boolean', value: true, location: loc } }, with: [], generated: true, location: loc };
+  }
+
+  private parseHead(isDefault: boolean): Head {
+    const start = this.tok;
+    if (start.kind !== 'ident') {
+      const kinds: Partial<Record<TokenKind, string>> = { string: 'string', rawstring: 'string', number: 'number', '[': 'array', '{': 'object', '-': 'number' };
+      const kind = kinds[start.kind];
+      if (kind) this.error(start, `${kind} cannot be used for rule name`);
+      this.unexpected(start);
+    }
+    if (REGO_KEYWORDS.has(start.text)) this.unexpected(start);
+    if (start.text === '_') this.error(start, 'wildcard cannot be used for rule name');
+    this.advance();
+    const reference: Term[] = [this.varTerm(start.text, start)];
+    let args: Term[] | undefined;
+    for (;;) {
+      const t = this.tok;
+      if (t.nl) break;
+      if (t.kind === '.') {
+        this.advance();
+        const name = this.tok;
+        if (name.kind !== 'ident') this.unexpected(name, 'expected identifier');
+        this.advance();
+        reference.push({ type: 'string', value: name.text, location: this.loc(name) });
+      } else if (t.kind === '[') {
+        this.advance();
+        reference.push(this.parseTermInfix(true));
+        if (this.kind() !== ']') this.unexpected(this.tok, 'expected ]');
+        this.advance();
+      } else if (t.kind === '(') {
+        this.advance();
+        args = this.parseTermList(')');
+        this.advance();
+        break;
+      } else {
+        break;
+      }
+    }
+    const name = reference.map((r, i) => (i === 0 ? (r as VarTerm).value : r.type === 'string' ? `.${r.value}` : '[…]')).join('');
+    switch (this.kind()) {
+      case ',':
+      case '==':
+      case '!=':
+      case '<':
+      case '<=':
+      case '>':
+      case '>=':
+      case '+':
+      case '-':
+      case '*':
+      case '/':
+      case '%':
+      case '|':
+      case '&':
+        this.unexpected(this.tok);
+    }
+    const head: Head = { reference, assign: false, kind: 'single', location: this.span(start) };
+    if (args) head.args = args;
+    const t = this.tok;
+    if (this.isKeyword(t, 'contains')) {
+      if (args) this.unexpected(t, `the contains keyword can only be used with multi-value rule definitions (e.g., ${name} contains <VALUE> { ... })`);
+      this.advance();
+      if (this.kind() === 'eof' || this.isKeyword(this.tok, 'if')) this.unexpected(this.tok, `expected rule key term (e.g., ${name} contains <VALUE> { ... })`);
+      head.key = this.parseTermInfix(true);
+      head.kind = 'multi';
+    } else if (t.kind === ':=' || t.kind === '=') {
+      this.advance();
+      head.assign = t.kind === ':=';
+      if (this.kind() === 'eof' || this.isKeyword(this.tok, 'if') || this.tok.nl) {
+        const ex = args
+          ? `expected function value term (e.g., ${name}(...) := <VALUE> { ... })`
+          : isDefault
+            ? `expected default rule value term (e.g., default ${name} := <VALUE>)`
+            : `expected rule value term (e.g., ${name} := <VALUE> { ... })`;
+        this.unexpected(this.tok, ex);
+      }
+      head.value = this.parseTermInfix(true);
+    }
+    head.location = this.span(start);
+    return head;
+  }
+
+  private validateDefault(head: Head, start: Token): void {
+    const loc = this.span(start);
+    if (head.value === undefined) this.error(loc, 'illegal default rule (must have a value)');
+    const bad = findNonConstant(head.value);
+    if (bad) this.error(loc, `illegal default rule (value cannot contain ${bad})`);
+    if (head.args) {
+      const seen = new Set<string>();
+      for (const a of head.args) {
+        if (a.type !== 'var') this.error(loc, `illegal default rule (arguments cannot contain ${a.type})`);
+        if (!a.wildcard && seen.has(a.value)) this.error(loc, `illegal default rule (arguments cannot be repeated ${a.value})`);
+        seen.add(a.value);
+      }
+    }
+  }
+
+  private parseElse(head: Head): Rule {
+    const kw = this.advance(); // else
+    const elseHead: Head = structuredClone(head);
+    elseHead.location = this.loc(kw);
+    const t = this.tok;
+    if (t.kind === ':=' || t.kind === '=') {
+      this.advance();
+      elseHead.assign = t.kind === ':=';
+      elseHead.value = this.parseTermInfix(true);
+    } else if (this.isKeyword(t, 'if') || t.kind === '{') {
+      elseHead.value = { type: 'boolean', value: true, location: this.loc(kw) };
+    } else {
+      this.unexpected(t, 'expected else value term or rule body');
+    }
+    let body: Body;
+    if (this.isKeyword(this.tok, 'if')) {
+      this.advance();
+      if (this.kind() === '{') body = this.parseBracedBody();
+      else {
+        if (this.kind() === 'eof') this.unexpected(this.tok, 'rule body expected');
+        body = [this.parseLiteral()];
+      }
+    } else if (this.kind() === '{') {
+      this.error(this.tok, '`if` keyword is required before rule body');
+    } else {
+      body = [this.trueExpr(this.span(kw))];
+    }
+    const rule: Rule = { default: false, head: elseHead, body, location: this.span(kw) };
+    if (this.isKeyword(this.tok, 'else')) {
+      rule.else = this.parseElse(head);
+      rule.location = this.span(kw);
+    }
+    return rule;
+  }
+
+  // ---------------------------------------------------------------- entry points
+
+  atEnd(): boolean {
+    return this.kind() === 'eof';
+  }
+
+  currentToken(): Token {
+    return this.tok;
+  }
+
+  isKeywordHere(word: string): boolean {
+    return this.isKeyword(this.tok, word);
+  }
+
+  /** A statement must begin on a new line after the previous one. */
+  requireStatementBoundary(): void {
+    const t = this.tok;
+    if (t.kind !== 'eof' && !t.nl) this.unexpected(t, 'expected end of statement (newline)');
+  }
+
+  parseQueryBody(): Body {
+    const body = this.parseBody('eof');
+    return body;
+  }
+}
+
+/** The first var/ref/call found outside comprehensions, by OPA's type name. */
+function findNonConstant(t: Term | undefined): string | undefined {
+  if (!t) return undefined;
+  switch (t.type) {
+    case 'var':
+      return 'var';
+    case 'ref':
+      return 'ref';
+    case 'call':
+      return 'call';
+    case 'array':
+    case 'set':
+      for (const x of t.value) {
+        const r = findNonConstant(x);
+        if (r) return r;
+      }
+      return undefined;
+    case 'object':
+      for (const [k, v] of t.value) {
+        const r = findNonConstant(k) ?? findNonConstant(v);
+        if (r) return r;
+      }
+      return undefined;
+    default:
+      return undefined;
+  }
+}
