@@ -1,0 +1,66 @@
+// Stage 6/7 — session admission for steps, in dispatch order: session lookup (-32003) → replay (-32005) →
+// agent/key binding and closed session (signed DENY, not errors: an error would fall to the client's fail-open
+// posture, GUIDE §4) → method negotiated (-32003) → timestamp (-32006).
+import type { Json, SessionRecord } from '../../store/types.ts';
+import type { AcsDecision } from '../decisions/index.ts';
+import { AcsError, AcsErrorCode } from '../errors.ts';
+import type { AcsRequest, ServerHello } from '../types.ts';
+import type { Authenticated } from './authenticate.ts';
+import type { GuardianConfig } from './config.ts';
+import { checkTimestamp, rememberRequest } from './freshness.ts';
+import type { NegotiatedHello } from './handshake.ts';
+
+/** Guardian-held per-session state (SessionRecord.state). Policies read it through the policy input. */
+export interface SessionState {
+  deferrals: number;
+  /** The open turn (turnStart … turnEnd). */
+  turn_id?: string;
+  /** skillRegister decisions that were ALLOW: a later skillLoad must match (skill_id, digest). */
+  approved_skills?: { skill_id: string; digest: Json }[];
+  steps?: number;
+  [member: string]: Json | undefined;
+}
+
+export type Admission = { admitted: true; session: SessionRecord; hello: NegotiatedHello } | { admitted: false; refusal: AcsDecision };
+
+export function negotiatedHello(session: SessionRecord): NegotiatedHello {
+  return session.hello as unknown as NegotiatedHello;
+}
+
+export function sessionState(session: SessionRecord): SessionState {
+  const state = session.state;
+  if (state !== null && typeof state === 'object' && !Array.isArray(state)) return { deferrals: 0, ...(state as Record<string, Json>) } as SessionState;
+  return { deferrals: 0 };
+}
+
+export async function lookupSession(config: GuardianConfig, request: AcsRequest): Promise<SessionRecord> {
+  const session = await config.store.getSession(request.params.metadata.session_id);
+  if (!session) {
+    // GUIDE §2 rule 10: a step for a session that never completed a handshake is an error, not a decision.
+    throw new AcsError(AcsErrorCode.CapabilityNotNegotiated, 'no_session', 'no negotiated session: send handshake/hello first', { method: request.method });
+  }
+  return session;
+}
+
+/** Runs under the session lock. */
+export async function admitStep(config: GuardianConfig, request: AcsRequest, auth: Authenticated, session: SessionRecord): Promise<Admission> {
+  const now = config.now();
+  await rememberRequest(config.store, request, now, config.skewWindowMs);
+  if (request.params.metadata.agent_id !== session.agentId) {
+    return { admitted: false, refusal: { decision: 'deny', reasoning: `agent_id ${request.params.metadata.agent_id} is not the agent bound to this session at handshake.`, reason_codes: ['agent_id_not_bound'] } };
+  }
+  if (session.keyId !== null && session.keyId !== auth.keyId) {
+    return { admitted: false, refusal: { decision: 'deny', reasoning: 'The request is signed with a key_id other than the one bound to this session.', reason_codes: ['key_not_bound'] } };
+  }
+  if (session.closedAt !== null) {
+    return { admitted: false, refusal: { decision: 'deny', reasoning: 'The session was sealed by sessionEnd; no further steps are accepted.', reason_codes: ['session_closed'] } };
+  }
+  const hello = negotiatedHello(session);
+  const server: ServerHello = hello.server;
+  if (!server.methods_evaluated.includes(request.method)) {
+    throw new AcsError(AcsErrorCode.CapabilityNotNegotiated, 'method_not_negotiated', `${request.method} is not in this session's methods_evaluated`, { method: request.method });
+  }
+  checkTimestamp(request, now, config.skewWindowMs);
+  if (session.keyId === null) await config.store.updateSessionState(session.id, { keyId: auth.keyId });
+  return { admitted: true, session, hello };
+}

@@ -1,0 +1,44 @@
+// Loads the ACS v0.1.0 JSON Schemas shipped beside this file. Verbatim copies of the stored upstream files
+// plus reconstructed ones (marked "$comment": "reconstructed from ACS prose …"). Two load-time adjustments,
+// both documented in docs/conformance.md:
+//  1. every `$id` is rebased onto the newest upstream base, so the new-generation response envelope's relative
+//     `$ref`s (request-envelope.json, modifications.json, ask-details.json) resolve against the older files;
+//  2. `provenance` is dropped from `required` in hook payloads: the newest spec (§7) makes Provenance OPTIONAL
+//     in the base schemas (the stored copies predate that change).
+import { readFileSync, readdirSync } from 'node:fs';
+
+export const SCHEMA_BASE = 'https://genai-security-project.github.io/agent-control-standard/schema/v0.1.0/';
+const OLD_BASE = 'https://acs.org/schema/v0.1.0/';
+
+export type JsonSchema = { [key: string]: unknown };
+
+function dropProvenanceRequirement(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const item of node) dropProvenanceRequirement(item);
+    return;
+  }
+  if (node === null || typeof node !== 'object') return;
+  const record = node as Record<string, unknown>;
+  if (Array.isArray(record.required)) record.required = record.required.filter((name) => name !== 'provenance');
+  for (const value of Object.values(record)) dropProvenanceRequirement(value);
+}
+
+/** Every schema file, keyed by its path relative to the schema root (e.g. `hooks/user-message.json`). */
+export function loadAcsSchemas(): Map<string, JsonSchema> {
+  const root = new URL('./', import.meta.url);
+  const out = new Map<string, JsonSchema>();
+  const visit = (dir: string): void => {
+    for (const entry of readdirSync(new URL(dir, root), { withFileTypes: true })) {
+      const rel = dir + entry.name;
+      if (entry.isDirectory()) visit(rel + '/');
+      else if (entry.name.endsWith('.json')) {
+        const schema = JSON.parse(readFileSync(new URL(rel, root), 'utf8')) as JsonSchema;
+        if (typeof schema.$id === 'string' && schema.$id.startsWith(OLD_BASE)) schema.$id = SCHEMA_BASE + schema.$id.slice(OLD_BASE.length);
+        if (rel.startsWith('hooks/')) dropProvenanceRequirement(schema);
+        out.set(rel, schema);
+      }
+    }
+  };
+  visit('');
+  return out;
+}
