@@ -12,3 +12,26 @@ export {
   type EvaluationClock,
 } from './engine.ts';
 export { readWasmBundle, readBundleFiles, BundleFormatError, type BundleManifest, type WasmBundleParts } from './bundle-files.ts';
+export {
+  initialSessionState,
+  advanceSessionState,
+  recordDecision,
+  recordApproval,
+  collectProvenance,
+  lineageOf,
+  normaliseDigest,
+  isSessionState,
+  minTrust,
+  DEFAULT_ORIGIN_TRUST,
+  type SessionState,
+  type SessionStateOptions,
+  type Trust,
+  type Origin,
+  type ProvenanceRecord,
+  type ApprovalGrant,
+  type RecentStep,
+  type TaintMark,
+  type IntentState,
+  type FoundProvenance,
+} from './session-state.ts';
+export { buildPolicyInput, sessionProjection, policyParams, type ClientCapabilities, type GuardianFacts } from './input.ts';

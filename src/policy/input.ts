@@ -1,0 +1,125 @@
+// The ACS policy input contract (docs/policy-authoring.md): what every Rego policy sees as `input`.
+// Built from the request, the session state after this step, the client's capabilities and the Guardian's
+// clock and bundle revision. Only the provenance the current step references (and its lineage) is
+// projected, so the input stays small however long the session runs (input is serialised per evaluation).
+import type { Json } from '../store/types.ts';
+import type { PolicyInput } from './types.ts';
+import { collectProvenance, lineageOf, type SessionState, type Trust } from './session-state.ts';
+
+export interface ClientCapabilities {
+  /** §6.5: false ⇒ the Guardian must not answer MODIFY. */
+  modify_capable: boolean;
+  /** §9.2: false ⇒ the Guardian must not answer ASK. */
+  ask_capable: boolean;
+}
+
+export interface GuardianFacts {
+  /** RFC 3339 time of this evaluation (replay passes the recorded one). */
+  now: string;
+  /** Revision of the bundle in force. */
+  policy_version: string;
+}
+
+type JsonObject = { [key: string]: Json };
+
+function isObject(v: unknown): v is JsonObject {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** Request params as policies see them: everything but the signature (§10: not a policy fact). */
+export function policyParams(params: Json): Json {
+  if (!isObject(params)) return params;
+  const { signature: _signature, ...rest } = params;
+  return rest;
+}
+
+function windowCounts(state: SessionState, nowMs: number, windowMs: number): { total: number; by_tool: Record<string, number> } {
+  const by_tool: Record<string, number> = {};
+  let total = 0;
+  for (const c of state.recent_tool_calls) {
+    if (c.at_ms > nowMs - windowMs && c.at_ms <= nowMs) {
+      total += 1;
+      by_tool[c.tool] = (by_tool[c.tool] ?? 0) + 1;
+    }
+  }
+  return { total, by_tool };
+}
+
+/** The `input.session` projection of the state for one step. */
+export function sessionProjection(state: SessionState, params: Json): JsonObject {
+  const payload = isObject(params) && isObject(params.payload) ? params.payload : {};
+  const referenced = new Set(collectProvenance(payload).map((f) => f.provenance_id));
+  const trust: Record<string, Trust> = {};
+  const lineage: Record<string, string[]> = {};
+  const records: JsonObject = {};
+  const project = (id: string): void => {
+    const rec = state.provenance.records[id];
+    trust[id] = rec ? rec.trust : 'unknown';
+    if (rec) {
+      const r: JsonObject = { origin: rec.origin, trust: rec.trust, step_id: rec.step_id, step_index: rec.step_index, turn_index: rec.turn_index, path: rec.path, derived_from: rec.derived_from };
+      if (rec.source_id !== undefined) r.source_id = rec.source_id;
+      records[id] = r;
+    }
+  };
+  for (const id of referenced) {
+    project(id);
+    const ancestors = lineageOf(state, id);
+    lineage[id] = ancestors;
+    for (const a of ancestors) project(a);
+  }
+  const stamp = isObject(params) && typeof params.timestamp === 'string' ? Date.parse(params.timestamp) : NaN;
+  const nowMs = Number.isFinite(stamp) ? stamp : 0;
+  const minute = windowCounts(state, nowMs, 60_000);
+  const hour = windowCounts(state, nowMs, 3_600_000);
+  const effective = new Set<string>(state.intent?.parsed ?? []);
+  for (const ext of state.intent_extensions) for (const c of ext.capabilities) effective.add(c);
+
+  const intent: Json = state.intent
+    ? {
+        ...(state.intent.raw !== undefined ? { raw: state.intent.raw } : {}),
+        parsed: state.intent.parsed,
+        scope_mode: state.intent.scope_mode,
+        established_step_id: state.intent.established_step_id,
+        effective_capabilities: [...effective].sort(),
+      }
+    : null;
+
+  return {
+    id: state.session_id,
+    agent_id: state.agent_id,
+    parent_session_id: state.parent_session_id,
+    policy_mode: state.policy_mode,
+    closed: state.closed,
+    step_index: state.step_index,
+    intent,
+    intent_extensions: state.intent_extensions as unknown as Json,
+    intent_change_attempts: state.intent_change_attempts,
+    turn: { id: state.turn.id, index: state.turn.index, step_count: state.turn.step_count, tool_call_count: state.turn.tool_call_count },
+    counters: {
+      ...(state.counters as unknown as JsonObject),
+      tool_calls_last_minute: minute.total,
+      tool_calls_last_minute_by_tool: minute.by_tool,
+      tool_calls_last_hour: hour.total,
+      tool_calls_last_hour_by_tool: hour.by_tool,
+    },
+    provenance: { summary: state.provenance.summary as unknown as Json, trust, lineage, records },
+    taint: state.taint as unknown as Json,
+    recent_steps: state.recent_steps as unknown as Json,
+    approvals: state.approvals as unknown as Json,
+    skills: state.skills as unknown as Json,
+  };
+}
+
+/**
+ * Builds the policy input for one step. `state` is the session state *after* `advanceSessionState` folded
+ * this step in (so counters include it and the step's own provenance ids resolve).
+ */
+export function buildPolicyInput(method: string, params: Json, state: SessionState, client: ClientCapabilities, guardian: GuardianFacts): PolicyInput {
+  return {
+    method,
+    params: policyParams(params),
+    session: sessionProjection(state, params),
+    client: { modify_capable: client.modify_capable === true, ask_capable: client.ask_capable === true },
+    guardian: { now: guardian.now, policy_version: guardian.policy_version },
+  };
+}

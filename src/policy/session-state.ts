@@ -1,0 +1,474 @@
+// Session state policies read (GUIDE §13): turn counters, budgets, provenance trust and lineage, taint history,
+// intent and its extensions, approvals, skill registrations. Pure and deterministic — it depends only on the
+// steps (and decisions) fed in, never on the clock — so replaying a chain rebuilds it byte for byte.
+import type { Json } from '../store/types.ts';
+
+export type Trust = 'trusted' | 'unknown' | 'untrusted';
+export type Origin = 'user_input' | 'system' | 'tool_output' | 'retrieved' | 'agent_generated' | 'a2a_inbound' | 'external';
+
+/** ACS §7.2 default trust by origin; `agent_generated` is the minimum over its lineage instead. */
+export const DEFAULT_ORIGIN_TRUST: Readonly<Record<Exclude<Origin, 'agent_generated'>, Trust>> = {
+  user_input: 'trusted',
+  system: 'trusted',
+  tool_output: 'untrusted',
+  retrieved: 'untrusted',
+  a2a_inbound: 'untrusted',
+  external: 'untrusted',
+};
+
+const TRUST_RANK: Record<Trust, number> = { untrusted: 0, unknown: 1, trusted: 2 };
+
+export function minTrust(a: Trust, b: Trust): Trust {
+  return TRUST_RANK[a] <= TRUST_RANK[b] ? a : b;
+}
+
+export interface ProvenanceRecord {
+  origin: string;
+  source_id?: string;
+  derived_from: string[];
+  trust: Trust;
+  /** Where it was first seen: the step (request_id), its index, the turn index, the JSON pointer in params.payload. */
+  step_id: string;
+  step_index: number;
+  turn_index: number;
+  path: string;
+  lineage_depth: number;
+}
+
+export interface TaintMark {
+  step_id: string;
+  step_index: number;
+  turn_index: number;
+  turn_id: string | null;
+  provenance_id: string;
+  origin: string;
+}
+
+export interface RecentStep {
+  step_id: string;
+  index: number;
+  method: string;
+  turn_index: number;
+  turn_id: string | null;
+  timestamp: string;
+  tool?: string;
+  capability?: string;
+  provenance_ids: string[];
+  untrusted: boolean;
+  decision?: string;
+}
+
+export interface ApprovalGrant {
+  /** The step that raised the ASK. */
+  ask_step_id: string;
+  approver: { type: string; id: string };
+  capabilities: string[];
+  scope: 'this_request' | 'session';
+  /** Optional narrowing: the grant applies only to this tool. */
+  tool?: string;
+  granted_at: string;
+  provenance?: Json;
+}
+
+export interface IntentState {
+  raw?: Json;
+  parsed: string[];
+  scope_mode: string | null;
+  parser_provenance?: Json;
+  established_step_id: string;
+}
+
+export interface SessionState {
+  version: 1;
+  session_id: string;
+  agent_id: string;
+  parent_session_id: string | null;
+  policy_mode: string | null;
+  intent: IntentState | null;
+  /** Capabilities granted by approvers with scope `session` (§9.1), kept apart from intent.parsed's provenance. */
+  intent_extensions: { capabilities: string[]; approver: { type: string; id: string }; ask_step_id: string; provenance?: Json }[];
+  intent_change_attempts: number;
+  closed: boolean;
+  step_index: number;
+  turn: { id: string | null; index: number; step_count: number; tool_call_count: number; open: boolean };
+  counters: {
+    steps_total: number;
+    steps_by_method: Record<string, number>;
+    tool_calls_total: number;
+    tool_calls_by_tool: Record<string, number>;
+    turns_total: number;
+    deferrals: number;
+    asks: number;
+    denials: number;
+    subagents_started: number;
+  };
+  provenance: {
+    summary: {
+      origins_seen: string[];
+      entry_count: number;
+      entry_count_by_origin: Record<string, number>;
+      earliest_step_id_by_origin: Record<string, string>;
+      max_lineage_depth: number;
+    };
+    records: Record<string, ProvenanceRecord>;
+  };
+  taint: { earliest_untrusted: TaintMark | null; latest_untrusted: TaintMark | null; untrusted_steps: number };
+  recent_steps: RecentStep[];
+  recent_tool_calls: { step_id: string; tool: string; at_ms: number }[];
+  approvals: ApprovalGrant[];
+  skills: { registered: Record<string, { digest: string | null; step_id: string; declared_capabilities: string[]; composed_skills: string[]; approved: boolean }>; loaded: string[] };
+}
+
+export interface SessionStateOptions {
+  /** Per-origin trust overrides (§7.2 allows policy to override defaults; the caller audits them). */
+  originTrust?: Partial<Record<string, Trust>>;
+  /** How many recent steps / tool-call times to keep (bounded state). */
+  recentSteps?: number;
+  recentToolCalls?: number;
+  /** Upper bound on provenance records kept; beyond it new ids are tracked as `unknown` lineage roots. */
+  maxProvenanceRecords?: number;
+}
+
+const DEFAULT_RECENT_STEPS = 20;
+const DEFAULT_RECENT_TOOL_CALLS = 200;
+const DEFAULT_MAX_PROVENANCE = 10_000;
+
+export function initialSessionState(init: {
+  session_id: string;
+  agent_id: string;
+  parent_session_id?: string | null;
+  intent?: Json;
+  policy_mode?: string | null;
+}): SessionState {
+  const state: SessionState = {
+    version: 1,
+    session_id: init.session_id,
+    agent_id: init.agent_id,
+    parent_session_id: init.parent_session_id ?? null,
+    policy_mode: init.policy_mode ?? null,
+    intent: null,
+    intent_extensions: [],
+    intent_change_attempts: 0,
+    closed: false,
+    step_index: 0,
+    turn: { id: null, index: 0, step_count: 0, tool_call_count: 0, open: false },
+    counters: {
+      steps_total: 0,
+      steps_by_method: {},
+      tool_calls_total: 0,
+      tool_calls_by_tool: {},
+      turns_total: 0,
+      deferrals: 0,
+      asks: 0,
+      denials: 0,
+      subagents_started: 0,
+    },
+    provenance: {
+      summary: { origins_seen: [], entry_count: 0, entry_count_by_origin: {}, earliest_step_id_by_origin: {}, max_lineage_depth: 0 },
+      records: {},
+    },
+    taint: { earliest_untrusted: null, latest_untrusted: null, untrusted_steps: 0 },
+    recent_steps: [],
+    recent_tool_calls: [],
+    approvals: [],
+    skills: { registered: {}, loaded: [] },
+  };
+  if (init.intent !== undefined && init.intent !== null) {
+    const parsed = parseIntent(init.intent, 'session-init');
+    if (parsed) state.intent = parsed;
+  }
+  return state;
+}
+
+type JsonObject = { [key: string]: Json };
+
+function isObject(v: unknown): v is JsonObject {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+function stringList(v: unknown): string[] {
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+}
+
+function parseIntent(intent: Json, stepId: string): IntentState | null {
+  if (!isObject(intent)) return null;
+  const parsed = stringList(intent.parsed);
+  const out: IntentState = { parsed, scope_mode: str(intent.scope_mode) ?? null, established_step_id: stepId };
+  if (intent.raw !== undefined) out.raw = intent.raw;
+  if (intent.parser_provenance !== undefined) out.parser_provenance = intent.parser_provenance;
+  return out;
+}
+
+/** `sha256:abc` for `{algorithm: "SHA-256", value: "abc"}` or the string form; null when absent. */
+export function normaliseDigest(d: unknown): string | null {
+  if (typeof d === 'string') {
+    const m = /^([A-Za-z0-9-]+):(.+)$/.exec(d);
+    return m ? `${m[1].toLowerCase().replace(/-/g, '')}:${m[2].toLowerCase()}` : d.toLowerCase();
+  }
+  if (isObject(d) && typeof d.value === 'string') {
+    const alg = typeof d.algorithm === 'string' ? d.algorithm.toLowerCase().replace(/-/g, '') : 'sha256';
+    return `${alg}:${d.value.toLowerCase()}`;
+  }
+  return null;
+}
+
+function escapePointer(seg: string): string {
+  return seg.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+export interface FoundProvenance {
+  provenance_id: string;
+  origin: string;
+  source_id?: string;
+  derived_from: string[];
+  /** JSON pointer (RFC 6901) of the data-bearing object inside params.payload. */
+  path: string;
+}
+
+/**
+ * Every Provenance object in a payload: any object member whose key ends in `provenance` and whose value
+ * carries string `provenance_id` and `origin` (§7: content, arguments, results, outputs, registration_provenance…).
+ */
+export function collectProvenance(payload: Json): FoundProvenance[] {
+  const found: FoundProvenance[] = [];
+  const walk = (node: Json, path: string, depth: number): void => {
+    if (depth > 64) return;
+    if (Array.isArray(node)) {
+      node.forEach((child, i) => walk(child, `${path}/${i}`, depth + 1));
+      return;
+    }
+    if (!isObject(node)) return;
+    for (const [key, value] of Object.entries(node)) {
+      if (key.endsWith('provenance') && isObject(value) && typeof value.provenance_id === 'string' && typeof value.origin === 'string') {
+        const rec: FoundProvenance = { provenance_id: value.provenance_id, origin: value.origin, derived_from: stringList(value.derived_from), path };
+        if (typeof value.source_id === 'string') rec.source_id = value.source_id;
+        found.push(rec);
+      } else walk(value, `${path}/${escapePointer(key)}`, depth + 1);
+    }
+  };
+  walk(payload, '', 0);
+  return found;
+}
+
+function clone<T>(v: T): T {
+  return structuredClone(v);
+}
+
+function toolOf(method: string, payload: JsonObject): { tool?: string; capability?: string; isToolCall: boolean } {
+  if (method === 'steps/toolCallRequest') {
+    const tool = isObject(payload.tool) ? str(payload.tool.name) : undefined;
+    return { tool, capability: str(payload.capability), isToolCall: true };
+  }
+  // Wrapped MCP (§12): the intact MCP message sits in payload; tools/call names the tool in params.name.
+  if ((method.startsWith('protocols/MCP/') || method.startsWith('wrapped:mcp')) && method.endsWith('tools/call')) {
+    const tool = isObject(payload.params) ? str(payload.params.name) : undefined;
+    return { tool, isToolCall: true };
+  }
+  return { isToolCall: false };
+}
+
+function timestampMs(ts: string | undefined): number {
+  const ms = ts ? Date.parse(ts) : NaN;
+  return Number.isFinite(ms) ? ms : 0;
+}
+
+/**
+ * Folds one evaluated step (the request params as received) into the state and returns the new state;
+ * the input state is not mutated. Call it before building the policy input so counts include this step.
+ */
+export function advanceSessionState(state: SessionState, method: string, params: Json, options: SessionStateOptions = {}): SessionState {
+  const next = clone(state);
+  const p = isObject(params) ? params : {};
+  const payload = isObject(p.payload) ? p.payload : {};
+  const metadata = isObject(p.metadata) ? p.metadata : {};
+  const stepId = str(p.request_id) ?? `step-${next.step_index}`;
+  const timestamp = str(p.timestamp) ?? '';
+  const metaTurnId = str(metadata.turn_id) ?? null;
+
+  // Turn bookkeeping (turnStart opens; a step naming an unseen turn opens one implicitly).
+  if (method === 'steps/turnStart') {
+    next.turn = { id: str(payload.turn_id) ?? metaTurnId, index: next.turn.index + 1, step_count: 0, tool_call_count: 0, open: true };
+    next.counters.turns_total += 1;
+  } else if (metaTurnId !== null && metaTurnId !== next.turn.id) {
+    next.turn = { id: metaTurnId, index: next.turn.index + 1, step_count: 0, tool_call_count: 0, open: true };
+    next.counters.turns_total += 1;
+  }
+  next.turn.step_count += 1;
+
+  next.step_index += 1;
+  next.counters.steps_total += 1;
+  next.counters.steps_by_method[method] = (next.counters.steps_by_method[method] ?? 0) + 1;
+
+  const { tool, capability, isToolCall } = toolOf(method, payload);
+  if (isToolCall) {
+    next.turn.tool_call_count += 1;
+    next.counters.tool_calls_total += 1;
+    const key = tool ?? '';
+    next.counters.tool_calls_by_tool[key] = (next.counters.tool_calls_by_tool[key] ?? 0) + 1;
+    next.recent_tool_calls.push({ step_id: stepId, tool: key, at_ms: timestampMs(timestamp) });
+    const keep = options.recentToolCalls ?? DEFAULT_RECENT_TOOL_CALLS;
+    if (next.recent_tool_calls.length > keep) next.recent_tool_calls.splice(0, next.recent_tool_calls.length - keep);
+  }
+
+  // Intent is fixed at sessionStart or the first agentTrigger (§8.4); later attempts are counted, not applied.
+  if ((method === 'steps/sessionStart' || method === 'steps/agentTrigger') && payload.intent !== undefined) {
+    if (next.intent === null) next.intent = parseIntent(payload.intent, stepId);
+    else next.intent_change_attempts += 1;
+  }
+  if (method === 'steps/sessionStart' && typeof payload.policy_mode === 'string') next.policy_mode = payload.policy_mode;
+  if (method === 'steps/subagentStart') next.counters.subagents_started += 1;
+  if (method === 'steps/sessionEnd') next.closed = true;
+
+  if (method === 'steps/skillRegister' && typeof payload.skill_id === 'string') {
+    const def = isObject(payload.definition) ? payload.definition : {};
+    const comp = isObject(payload.composition) ? payload.composition : {};
+    next.skills.registered[payload.skill_id] = {
+      digest: normaliseDigest(def.digest),
+      step_id: stepId,
+      declared_capabilities: stringList(payload.declared_capabilities),
+      composed_skills: stringList(comp.composed_skills),
+      approved: true,
+    };
+  }
+  if (method === 'steps/skillLoad' && typeof payload.skill_id === 'string' && !next.skills.loaded.includes(payload.skill_id)) {
+    next.skills.loaded.push(payload.skill_id);
+  }
+  if (method === 'steps/skillUnload' && typeof payload.skill_id === 'string') {
+    next.skills.loaded = next.skills.loaded.filter((s) => s !== payload.skill_id);
+  }
+
+  // Provenance: record each object once (first sighting wins), derive trust (§7.2), update the summary.
+  const found = collectProvenance(payload);
+  const maxRecords = options.maxProvenanceRecords ?? DEFAULT_MAX_PROVENANCE;
+  let stepUntrusted: TaintMark | null = null;
+  const summary = next.provenance.summary;
+  for (const f of found) {
+    const existing = next.provenance.records[f.provenance_id];
+    const rec = existing ?? recordFor(next, f, stepId, options);
+    if (!existing && Object.keys(next.provenance.records).length < maxRecords) next.provenance.records[f.provenance_id] = rec;
+    if (!existing) {
+      summary.entry_count += 1;
+      summary.entry_count_by_origin[f.origin] = (summary.entry_count_by_origin[f.origin] ?? 0) + 1;
+      if (!summary.origins_seen.includes(f.origin)) summary.origins_seen.push(f.origin);
+      if (summary.earliest_step_id_by_origin[f.origin] === undefined) summary.earliest_step_id_by_origin[f.origin] = stepId;
+      summary.max_lineage_depth = Math.max(summary.max_lineage_depth, rec.lineage_depth);
+    }
+    if (rec.trust !== 'trusted' && stepUntrusted === null) {
+      stepUntrusted = { step_id: stepId, step_index: next.step_index, turn_index: next.turn.index, turn_id: next.turn.id, provenance_id: f.provenance_id, origin: f.origin };
+    }
+  }
+  if (stepUntrusted) {
+    if (next.taint.earliest_untrusted === null) next.taint.earliest_untrusted = stepUntrusted;
+    next.taint.latest_untrusted = stepUntrusted;
+    next.taint.untrusted_steps += 1;
+  }
+
+  const recent: RecentStep = {
+    step_id: stepId,
+    index: next.step_index,
+    method,
+    turn_index: next.turn.index,
+    turn_id: next.turn.id,
+    timestamp,
+    provenance_ids: [...new Set(found.map((f) => f.provenance_id))],
+    untrusted: stepUntrusted !== null,
+  };
+  if (tool !== undefined) recent.tool = tool;
+  if (capability !== undefined) recent.capability = capability;
+  next.recent_steps.push(recent);
+  const keepSteps = options.recentSteps ?? DEFAULT_RECENT_STEPS;
+  if (next.recent_steps.length > keepSteps) next.recent_steps.splice(0, next.recent_steps.length - keepSteps);
+
+  if (method === 'steps/turnEnd') next.turn.open = false;
+  return next;
+}
+
+function recordFor(state: SessionState, f: FoundProvenance, stepId: string, options: SessionStateOptions): ProvenanceRecord {
+  const override = options.originTrust?.[f.origin];
+  // §7.2: agent_generated has the minimum trust of its lineage (no lineage → `unknown`); every other origin
+  // starts at its default (or the policy override) and still never rises above a lower-trust parent.
+  let trust: Trust =
+    f.origin === 'agent_generated'
+      ? f.derived_from.length === 0
+        ? 'unknown'
+        : 'trusted'
+      : override ?? (DEFAULT_ORIGIN_TRUST as Record<string, Trust>)[f.origin] ?? 'unknown';
+  if (f.origin === 'agent_generated' && override !== undefined) trust = minTrust(trust, override);
+  let depth = 0;
+  for (const parent of f.derived_from) {
+    const pr = state.provenance.records[parent];
+    // A parent we never saw cannot vouch for anything.
+    trust = minTrust(trust, pr ? pr.trust : 'unknown');
+    depth = Math.max(depth, (pr?.lineage_depth ?? 0) + 1);
+  }
+  const rec: ProvenanceRecord = {
+    origin: f.origin,
+    derived_from: f.derived_from,
+    trust,
+    step_id: stepId,
+    step_index: state.step_index,
+    turn_index: state.turn.index,
+    path: f.path,
+    lineage_depth: depth,
+  };
+  if (f.source_id !== undefined) rec.source_id = f.source_id;
+  return rec;
+}
+
+/** Transitive ancestors of a provenance id (cycle-safe, sorted). */
+export function lineageOf(state: SessionState, provenanceId: string): string[] {
+  const seen = new Set<string>();
+  const stack = [...(state.provenance.records[provenanceId]?.derived_from ?? [])];
+  while (stack.length > 0) {
+    const id = stack.pop()!;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    stack.push(...(state.provenance.records[id]?.derived_from ?? []));
+  }
+  return [...seen].sort();
+}
+
+/**
+ * Folds the decision delivered for a step into the state: deferral/ask/deny counters (the §6 deferral bound),
+ * the step's decision in recent_steps, and a denied skillRegister is no longer an approved registration.
+ */
+export function recordDecision(state: SessionState, step: { step_id: string; method: string; params?: Json }, decision: string): SessionState {
+  const next = clone(state);
+  if (decision === 'defer') next.counters.deferrals += 1;
+  if (decision === 'ask') next.counters.asks += 1;
+  if (decision === 'deny') next.counters.denials += 1;
+  const recent = next.recent_steps.find((s) => s.step_id === step.step_id);
+  if (recent) recent.decision = decision;
+  if (step.method === 'steps/skillRegister' && decision !== 'allow') {
+    for (const reg of Object.values(next.skills.registered)) if (reg.step_id === step.step_id) reg.approved = false;
+  }
+  if (step.method === 'steps/skillLoad' && decision !== 'allow') {
+    const payload = isObject(step.params) && isObject(step.params.payload) ? step.params.payload : {};
+    if (typeof payload.skill_id === 'string') next.skills.loaded = next.skills.loaded.filter((s) => s !== payload.skill_id);
+  }
+  return next;
+}
+
+/**
+ * Records an approver's grant (§9). Scope `session` appends to the intent extensions (kept apart from
+ * parser_provenance, §9.1); `this_request` grants stay in `approvals` for policies to match.
+ */
+export function recordApproval(state: SessionState, grant: ApprovalGrant): SessionState {
+  const next = clone(state);
+  next.approvals.push(clone(grant));
+  if (grant.scope === 'session' && grant.capabilities.length > 0) {
+    const ext: SessionState['intent_extensions'][number] = { capabilities: [...grant.capabilities], approver: grant.approver, ask_step_id: grant.ask_step_id };
+    if (grant.provenance !== undefined) ext.provenance = grant.provenance;
+    next.intent_extensions.push(ext);
+  }
+  return next;
+}
+
+/** Type guard for state read back from the store (fail closed: anything else is rebuilt by replay). */
+export function isSessionState(v: unknown): v is SessionState {
+  return isObject(v) && v.version === 1 && typeof v.session_id === 'string' && isObject(v.provenance) && isObject(v.counters);
+}

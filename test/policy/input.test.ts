@@ -1,0 +1,196 @@
+import { describe, expect, it } from 'vitest';
+import type { Json } from '../../src/store/types.ts';
+import {
+  advanceSessionState,
+  buildPolicyInput,
+  collectProvenance,
+  initialSessionState,
+  normaliseDigest,
+  recordApproval,
+  recordDecision,
+  type SessionState,
+} from '../../src/policy/index.ts';
+
+const SESSION = '5b0e3c1a-1111-4222-8333-444455556666';
+let n = 0;
+function params(payload: Json, extra: { turn_id?: string; timestamp?: string } = {}): Json {
+  n += 1;
+  return {
+    acs_version: '0.1.0',
+    request_id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+    timestamp: extra.timestamp ?? '2026-03-01T10:00:00Z',
+    metadata: { agent_id: 'agent-1', session_id: SESSION, ...(extra.turn_id ? { turn_id: extra.turn_id } : {}) },
+    payload,
+    signature: { algorithm: 'HMAC-SHA256', value: 'c2VjcmV0', key_id: 'k1' },
+  };
+}
+const prov = (id: string, origin: string, derived_from?: string[]): Json => ({ provenance_id: id, origin, ...(derived_from ? { derived_from } : {}) });
+
+function run(steps: [string, Json][], state = initialSessionState({ session_id: SESSION, agent_id: 'agent-1' })): SessionState {
+  return steps.reduce((s, [m, p]) => advanceSessionState(s, m, p), state);
+}
+
+describe('advanceSessionState', () => {
+  it('counts turns, steps and tool calls per turn and per tool', () => {
+    const s = run([
+      ['steps/sessionStart', params({})],
+      ['steps/turnStart', params({ turn_id: 't1' }, { turn_id: 't1' })],
+      ['steps/toolCallRequest', params({ tool: { name: 'shell' }, arguments: {} }, { turn_id: 't1' })],
+      ['steps/toolCallRequest', params({ tool: { name: 'http' }, arguments: {} }, { turn_id: 't1' })],
+      ['steps/turnEnd', params({ turn_id: 't1', outcome: 'completed' }, { turn_id: 't1' })],
+      ['steps/turnStart', params({ turn_id: 't2' }, { turn_id: 't2' })],
+      ['steps/toolCallRequest', params({ tool: { name: 'shell' }, arguments: {} }, { turn_id: 't2' })],
+    ]);
+    expect(s.turn).toEqual({ id: 't2', index: 2, step_count: 2, tool_call_count: 1, open: true });
+    expect(s.counters.tool_calls_total).toBe(3);
+    expect(s.counters.tool_calls_by_tool).toEqual({ shell: 2, http: 1 });
+    expect(s.counters.steps_total).toBe(7);
+    expect(s.counters.turns_total).toBe(2);
+    expect(s.counters.steps_by_method['steps/turnStart']).toBe(2);
+  });
+
+  it('does not mutate the state it is given', () => {
+    const s0 = initialSessionState({ session_id: SESSION, agent_id: 'agent-1' });
+    const copy = JSON.stringify(s0);
+    advanceSessionState(s0, 'steps/userMessage', params({ content: [{ type: 'text', value: 'hi', provenance: prov('p1', 'user_input') }] }));
+    expect(JSON.stringify(s0)).toBe(copy);
+  });
+
+  it('applies §7.2 default trust and the minimum over lineage for agent_generated data', () => {
+    const s = run([
+      ['steps/userMessage', params({ content: [{ type: 'text', value: 'hi', provenance: prov('u1', 'user_input') }] })],
+      ['steps/toolCallResult', params({ tool: { name: 'web' }, exit_status: 'success', outputs: [{ value: 'page', provenance: prov('t1', 'tool_output') }] })],
+      ['steps/agentResponse', params({ content: [{ type: 'text', value: 'a', provenance: prov('a1', 'agent_generated', ['u1']) }] })],
+      ['steps/agentResponse', params({ content: [{ type: 'text', value: 'b', provenance: prov('a2', 'agent_generated', ['u1', 't1']) }] })],
+      // Laundering through a summary of a summary keeps the lowest trust (lineage is transitive).
+      ['steps/postCompact', params({ summary: { value: 's', provenance: prov('c1', 'agent_generated', ['a2']) } })],
+      ['steps/agentResponse', params({ content: [{ type: 'text', value: 'c', provenance: prov('a3', 'agent_generated') }] })],
+      ['steps/agentResponse', params({ content: [{ type: 'text', value: 'd', provenance: prov('a4', 'agent_generated', ['never-seen']) }] })],
+      ['steps/userMessage', params({ content: [{ type: 'text', value: 'x', provenance: prov('u2', 'user_input', ['t1']) }] })],
+    ]);
+    const trust = Object.fromEntries(Object.entries(s.provenance.records).map(([k, v]) => [k, v.trust]));
+    expect(trust).toEqual({ u1: 'trusted', t1: 'untrusted', a1: 'trusted', a2: 'untrusted', c1: 'untrusted', a3: 'unknown', a4: 'unknown', u2: 'untrusted' });
+    expect(s.provenance.records.c1.lineage_depth).toBe(2);
+    expect(s.provenance.summary.max_lineage_depth).toBe(2);
+    expect(s.provenance.summary.origins_seen).toEqual(['user_input', 'tool_output', 'agent_generated']);
+    expect(s.provenance.summary.entry_count_by_origin).toEqual({ user_input: 2, tool_output: 1, agent_generated: 5 });
+  });
+
+  it('honours origin trust overrides', () => {
+    const s0 = initialSessionState({ session_id: SESSION, agent_id: 'agent-1' });
+    const s = advanceSessionState(s0, 'steps/knowledgeRetrieval', params({ query: { value: 'q', provenance: prov('q1', 'user_input') }, results: [{ value: 'r', provenance: prov('r1', 'retrieved') }] }), {
+      originTrust: { retrieved: 'trusted' },
+    });
+    expect(s.provenance.records.r1.trust).toBe('trusted');
+  });
+
+  it('keeps taint history: earliest and latest untrusted step with turn indexes', () => {
+    const s = run([
+      ['steps/turnStart', params({ turn_id: 't1' }, { turn_id: 't1' })],
+      ['steps/toolCallResult', params({ tool: { name: 'web' }, exit_status: 'success', outputs: [{ value: 'x', provenance: prov('w1', 'retrieved') }] }, { turn_id: 't1' })],
+      ['steps/turnStart', params({ turn_id: 't2' }, { turn_id: 't2' })],
+      ['steps/toolCallResult', params({ tool: { name: 'web' }, exit_status: 'success', outputs: [{ value: 'y', provenance: prov('w2', 'external') }] }, { turn_id: 't2' })],
+    ]);
+    expect(s.taint.earliest_untrusted).toMatchObject({ provenance_id: 'w1', turn_index: 1, turn_id: 't1', origin: 'retrieved' });
+    expect(s.taint.latest_untrusted).toMatchObject({ provenance_id: 'w2', turn_index: 2 });
+    expect(s.taint.untrusted_steps).toBe(2);
+    expect(s.recent_steps.map((r) => r.untrusted)).toEqual([false, true, false, true]);
+  });
+
+  it('fixes intent at sessionStart and counts later change attempts', () => {
+    const intent = { raw: 'fix the bug', parsed: ['filesystem.read', 'filesystem.write'], scope_mode: 'strict', parser_provenance: prov('ip', 'user_input') };
+    const s = run([
+      ['steps/sessionStart', params({ intent, policy_mode: 'moderate' })],
+      ['steps/agentTrigger', params({ trigger_type: 'user_message', intent: { parsed: ['network.egress'] } })],
+    ]);
+    expect(s.intent?.parsed).toEqual(['filesystem.read', 'filesystem.write']);
+    expect(s.intent?.scope_mode).toBe('strict');
+    expect(s.intent_change_attempts).toBe(1);
+    expect(s.policy_mode).toBe('moderate');
+  });
+
+  it('tracks skill registrations by normalised digest; a denied registration is not approved', () => {
+    let s = run([['steps/skillRegister', params({ skill_id: 'pdf', definition: { ref: 'r', digest: 'SHA-256:ABC' }, declared_capabilities: ['filesystem.read'] })]]);
+    expect(s.skills.registered.pdf).toMatchObject({ digest: 'sha256:abc', approved: true, declared_capabilities: ['filesystem.read'] });
+    s = recordDecision(s, { step_id: s.skills.registered.pdf.step_id, method: 'steps/skillRegister' }, 'deny');
+    expect(s.skills.registered.pdf.approved).toBe(false);
+    expect(s.counters.denials).toBe(1);
+    expect(normaliseDigest({ algorithm: 'SHA-256', value: 'ABC' })).toBe('sha256:abc');
+  });
+
+  it('is deterministic: the same steps give byte-identical state (replay)', () => {
+    const steps: [string, Json][] = [
+      ['steps/sessionStart', params({ intent: { parsed: ['a'] } })],
+      ['steps/turnStart', params({ turn_id: 't1' }, { turn_id: 't1' })],
+      ['steps/toolCallRequest', params({ tool: { name: 'shell' }, arguments: { cmd: { value: 'ls', provenance: prov('x1', 'user_input') } } }, { turn_id: 't1' })],
+    ];
+    expect(JSON.stringify(run(steps))).toBe(JSON.stringify(run(steps)));
+  });
+});
+
+describe('collectProvenance', () => {
+  it('finds provenance on arguments, content and outputs with RFC 6901 paths', () => {
+    const found = collectProvenance({
+      arguments: { 'a/b': { value: 1, provenance: prov('p1', 'user_input') }, 'c~d': { value: 2, provenance: prov('p2', 'tool_output', ['p1']) } },
+      content: [{ type: 'text', value: 'x', provenance: prov('p3', 'system') }],
+      registration_provenance: prov('p4', 'system'),
+      provenance: { not: 'a provenance object' },
+    });
+    expect(found.map((f) => [f.provenance_id, f.path])).toEqual([
+      ['p1', '/arguments/a~1b'],
+      ['p2', '/arguments/c~0d'],
+      ['p3', '/content/0'],
+      ['p4', ''],
+    ]);
+    expect(found[1].derived_from).toEqual(['p1']);
+  });
+});
+
+describe('buildPolicyInput', () => {
+  it('strips the signature and projects only referenced provenance with its lineage', () => {
+    let s = run([
+      ['steps/userMessage', params({ content: [{ type: 'text', value: 'hi', provenance: prov('u1', 'user_input') }] })],
+      ['steps/toolCallResult', params({ tool: { name: 'web' }, exit_status: 'success', outputs: [{ value: 'page', provenance: prov('t1', 'tool_output') }] })],
+      ['steps/agentResponse', params({ content: [{ type: 'text', value: 'a', provenance: prov('a1', 'agent_generated', ['t1']) }] })],
+      ['steps/userMessage', params({ content: [{ type: 'text', value: 'other', provenance: prov('u9', 'user_input') }] })],
+    ]);
+    const p = params({ tool: { name: 'email.send' }, capability: 'email.send', arguments: { body: { value: 'x', provenance: prov('b1', 'agent_generated', ['a1', 'u1']) } } });
+    s = advanceSessionState(s, 'steps/toolCallRequest', p);
+    const input = buildPolicyInput('steps/toolCallRequest', p, s, { modify_capable: true, ask_capable: false }, { now: '2026-03-01T10:00:00Z', policy_version: 'r1' });
+    expect((input.params as Record<string, Json>).signature).toBeUndefined();
+    expect((input.params as Record<string, Json>).payload).toEqual((p as Record<string, Json>).payload);
+    const session = input.session as Record<string, Record<string, Json>>;
+    expect(session.provenance.trust).toEqual({ b1: 'untrusted', a1: 'untrusted', t1: 'untrusted', u1: 'trusted' });
+    expect(session.provenance.lineage).toEqual({ b1: ['a1', 't1', 'u1'] });
+    expect(Object.keys(session.provenance.records as object).sort()).toEqual(['a1', 'b1', 't1', 'u1']);
+    expect(input.client).toEqual({ modify_capable: true, ask_capable: false });
+    expect(input.guardian).toEqual({ now: '2026-03-01T10:00:00Z', policy_version: 'r1' });
+    expect(session.turn).toEqual({ id: null, index: 0, step_count: 5, tool_call_count: 1 });
+  });
+
+  it('counts tool calls in the last minute and hour relative to the step timestamp', () => {
+    const at = (t: string): Json => params({ tool: { name: 'http' }, arguments: {} }, { timestamp: t });
+    const s = run([
+      ['steps/toolCallRequest', at('2026-03-01T08:59:59Z')],
+      ['steps/toolCallRequest', at('2026-03-01T09:59:30Z')],
+      ['steps/toolCallRequest', at('2026-03-01T10:00:00Z')],
+    ]);
+    const input = buildPolicyInput('steps/toolCallRequest', at('2026-03-01T10:00:00Z'), s, { modify_capable: true, ask_capable: true }, { now: 'x', policy_version: 'r' });
+    const counters = (input.session as Record<string, Record<string, Json>>).counters;
+    expect(counters.tool_calls_last_minute).toBe(2);
+    expect(counters.tool_calls_last_hour).toBe(2);
+    expect(counters.tool_calls_total).toBe(3);
+  });
+
+  it('exposes effective capabilities including session-scoped approver extensions', () => {
+    let s = run([['steps/sessionStart', params({ intent: { parsed: ['filesystem.read'], scope_mode: 'moderate' } })]]);
+    s = recordApproval(s, { ask_step_id: 'ask-1', approver: { type: 'human', id: 'alice' }, capabilities: ['network.egress'], scope: 'session', granted_at: '2026-03-01T10:00:00Z' });
+    s = recordApproval(s, { ask_step_id: 'ask-2', approver: { type: 'human', id: 'alice' }, capabilities: ['filesystem.delete'], scope: 'this_request', granted_at: '2026-03-01T10:00:00Z' });
+    const p = params({});
+    const input = buildPolicyInput('steps/turnStart', p, s, { modify_capable: true, ask_capable: true }, { now: 'x', policy_version: 'r' });
+    const session = input.session as Record<string, Record<string, Json>>;
+    expect(session.intent.effective_capabilities).toEqual(['filesystem.read', 'network.egress']);
+    expect(session.intent.parsed).toEqual(['filesystem.read']);
+    expect((session.approvals as unknown as Json[]).length).toBe(2);
+  });
+});
