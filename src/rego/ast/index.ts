@@ -2,13 +2,39 @@
 import { RegoError, RegoErrors } from '../errors.ts';
 import { parseMetadataBlocks } from './annotations.ts';
 import { MAX_NESTING_DEPTH, Parser, REGO_KEYWORDS } from './parser.ts';
-import type { Annotations, Body, Import, Module, Package, Rule } from './types.ts';
+import type { Annotations, Body, Import, Location, Module, Package, Rule } from './types.ts';
 
 export type * from './types.ts';
 export { MAX_NESTING_DEPTH, REGO_KEYWORDS };
 
 /** Upper bound on source size: bigger inputs are refused before lexing (fail fast on hostile input). */
 export const MAX_SOURCE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Limit on the nesting of the finished AST (counted in JSON levels: a term is about two). Long operator
+ * chains such as `1 + 1 + … + 1` parse iteratively but produce a deep tree, and every later stage walks
+ * the tree recursively; refusing absurd depth here keeps them from overflowing the stack.
+ */
+export const MAX_AST_DEPTH = 2000;
+
+function checkAstDepth(file: string, root: unknown): void {
+  const stack: [unknown, number][] = [[root, 0]];
+  while (stack.length) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (node === null || typeof node !== 'object') continue;
+    if (depth > MAX_AST_DEPTH) {
+      const loc = (node as { location?: Location }).location;
+      throw new RegoErrors([
+        new RegoError('rego_parse_error', `expression nested too deeply (limit ${MAX_AST_DEPTH} levels)`, loc ? { file: loc.file, row: loc.row, col: loc.col } : { file, row: 1, col: 1 }),
+      ]);
+    }
+    if (Array.isArray(node)) {
+      for (const x of node) stack.push([x, depth + 1]);
+    } else {
+      for (const [k, v] of Object.entries(node)) if (k !== 'location' && typeof v === 'object') stack.push([v, depth + 1]);
+    }
+  }
+}
 
 function guard<T>(file: string, text: string, fn: () => T): T {
   if (text.length > MAX_SOURCE_BYTES) {
@@ -70,6 +96,7 @@ export function parseModule(file: string, text: string): Module {
     }
     if (errors.length) throw new RegoErrors(errors);
 
+    checkAstDepth(file, rules);
     return { package: pkg, imports, rules, annotations: moduleAnnotations, comments: p.comments, file, regoVersion: 1 };
   });
 }
@@ -79,6 +106,8 @@ export function parseQuery(text: string, file = 'query'): Body {
   return guard(file, text, () => {
     const p = new Parser(file, text);
     if (p.atEnd()) p.error(p.currentToken(), 'found empty body');
-    return p.parseQueryBody();
+    const body = p.parseQueryBody();
+    checkAstDepth(file, body);
+    return body;
   });
 }

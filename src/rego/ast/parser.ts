@@ -943,7 +943,7 @@ export class Parser {
   /** A statement must begin on a new line after the previous one. */
   requireStatementBoundary(): void {
     const t = this.tok;
-    if (t.kind !== 'eof' && !t.nl) this.unexpected(t, 'expected end of statement (newline)');
+    if (t.kind !== 'eof' && !t.nl) this.unexpected(t, t.kind === 'ident' ? 'expected end of statement (newline)' : undefined);
   }
 
   parseQueryBody(): Body {
