@@ -1,0 +1,221 @@
+// The one storage suite, run against every driver (pglite.test.ts, postgres.test.ts).
+import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { computeEntryHash, computeRequestHash, type ContextEntryContent } from '../../src/chain/index.ts';
+import { HmacSha256 } from '../../src/crypto/hmac-sha256.ts';
+import { StoreError, verifyCheckpoint, type DurableStore, type NewContextEntry, type OpenStoreOptions } from '../../src/store/index.ts';
+
+const vectors = JSON.parse(readFileSync(new URL('../../../shared/acs/vectors/chain-vectors.json', import.meta.url), 'utf8'));
+
+export const checkpointKey = new HmacSha256(new Uint8Array(32).fill(7));
+
+/** A step as the pipeline hands it over: entry_id = step_id = request_id, request_hash over params. */
+export function stepEntry(sessionId: string, n: number, extra: Record<string, unknown> = {}): NewContextEntry {
+  const requestId = randomUUID();
+  const params = {
+    acs_version: '0.1.0', request_id: requestId, timestamp: `2026-11-29T10:00:${String(n % 60).padStart(2, '0')}Z`,
+    metadata: { session_id: sessionId, agent_id: 'agent-1' }, payload: { n, text: 'héllo \u0000 \ud83d\ude00', ...extra },
+  };
+  return {
+    content: { entry_id: requestId, step_id: requestId, step_type: 'steps/userMessage', request_hash: computeRequestHash(params), timestamp: params.timestamp },
+    params,
+  };
+}
+
+function newSession(store: DurableStore, overrides: Record<string, unknown> = {}): Promise<string> {
+  const id = randomUUID();
+  return store.createSession({ id, tenantId: null, agentId: 'agent-1', keyId: 'k1', hello: { v: 1 }, intent: null, state: { turns: 0 }, parentSessionId: null, ...overrides }).then(() => id);
+}
+
+async function expectStoreError(p: Promise<unknown>, code: StoreError['code']): Promise<void> {
+  const err = await p.then(() => null, (e: unknown) => e);
+  expect(err).toBeInstanceOf(StoreError);
+  expect((err as StoreError).code).toBe(code);
+}
+
+/** Checks seq 0..n-1 and the previous_hash links of a stored chain; returns its entries. */
+async function expectLinearChain(store: DurableStore, sessionId: string, n: number) {
+  const entries = await store.listContextEntries(sessionId, { limit: 10_000 });
+  expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: n }, (_, i) => i));
+  let previous: string | null = null;
+  for (const e of entries) {
+    expect(e.previousHash).toBe(previous);
+    expect(e.entryHash).toBe(computeEntryHash(e.content, previous));
+    previous = e.entryHash;
+  }
+  expect(await store.getChainHead(sessionId)).toEqual({ seq: n - 1, entryHash: previous });
+  return entries;
+}
+
+export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStoreOptions>) => Promise<DurableStore>): void {
+  describe(`storage suite on ${name}`, () => {
+    let store: DurableStore;
+    beforeAll(async () => {
+      store = await open({ checkpoints: { signer: checkpointKey, keyId: 'ckpt-1', everyEntries: 4, everyMs: 0 } });
+    });
+    afterAll(async () => {
+      await store?.close();
+    });
+
+    it('reports its driver and migrates idempotently', async () => {
+      expect(store.driver).toBe(name);
+      await store.migrate();
+      await store.migrate();
+    });
+
+    it('round-trips a session, including JSON that jsonb would refuse (U+0000) and non-BMP text', async () => {
+      const id = await newSession(store, { tenantId: 't1', state: { note: 'a\u0000b', emoji: '\ud83d\ude00', n: 1.5e-7, big: 12345678901234 }, parentSessionId: 'parent-1' });
+      const s = await store.getSession(id);
+      expect(s).toMatchObject({ id, tenantId: 't1', agentId: 'agent-1', keyId: 'k1', hello: { v: 1 }, intent: null, parentSessionId: 'parent-1', closedAt: null });
+      expect(s?.state).toEqual({ note: 'a\u0000b', emoji: '\ud83d\ude00', n: 1.5e-7, big: 12345678901234 });
+      expect(s?.createdAt).toBeInstanceOf(Date);
+      expect(await store.getSession(randomUUID())).toBeNull();
+    });
+
+    it('refuses a duplicate session id and bad ids with precise errors', async () => {
+      const id = await newSession(store);
+      await expectStoreError(store.createSession({ id, tenantId: null, agentId: 'x', keyId: null, hello: null, intent: null, state: null, parentSessionId: null }), 'conflict');
+      await expectStoreError(store.createSession({ id: '', tenantId: null, agentId: 'x', keyId: null, hello: null, intent: null, state: null, parentSessionId: null }), 'invalid_input');
+    });
+
+    it('patches session state and closes a session; unknown ids are not_found', async () => {
+      const id = await newSession(store);
+      await store.updateSessionState(id, { state: { turns: 3 }, intent: { goal: 'x' }, keyId: 'k2' });
+      const s = await store.getSession(id);
+      expect(s).toMatchObject({ state: { turns: 3 }, intent: { goal: 'x' }, keyId: 'k2', hello: { v: 1 } });
+      const at = new Date('2026-11-29T12:00:00.123Z');
+      await store.closeSession(id, at);
+      expect((await store.getSession(id))?.closedAt?.toISOString()).toBe(at.toISOString());
+      await expectStoreError(store.updateSessionState(randomUUID(), { state: {} }), 'not_found');
+      await expectStoreError(store.closeSession(randomUUID(), at), 'not_found');
+    });
+
+    it('reproduces the ACS §8.2 chain vectors through appends', async () => {
+      const sessionId = randomUUID();
+      const paramsFor = (entry: ContextEntryContent) => (entry.request_hash ? vectors.request_hash.params : { request_id: entry.step_id });
+      for (const [i, step] of vectors.chain.entries()) {
+        const appended = await store.appendContextEntry(sessionId, { content: step.entry, params: paramsFor(step.entry) });
+        expect(appended).toEqual({ seq: i, entryHash: step.entry_hash, previousHash: step.previous_hash });
+      }
+      const entries = await store.listContextEntries(sessionId);
+      expect(entries.map((e) => e.content)).toEqual(vectors.chain.map((s: { entry: unknown }) => s.entry));
+      expect(entries[1].params).toEqual(vectors.request_hash.params);
+    });
+
+    it('refuses an entry whose request_hash does not match its params, without failing its batch neighbours', async () => {
+      const sessionId = randomUUID();
+      const good = stepEntry(sessionId, 1);
+      const bad = stepEntry(sessionId, 2);
+      bad.content.request_hash = 'f'.repeat(64);
+      const results = await Promise.allSettled([store.appendContextEntry(sessionId, good), store.appendContextEntry(sessionId, bad), store.appendContextEntry(sessionId, stepEntry(sessionId, 3))]);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect(((results[1] as PromiseRejectedResult).reason as StoreError).code).toBe('invalid_input');
+      await expectLinearChain(store, sessionId, 2);
+      await expectStoreError(store.appendContextEntry(sessionId, { content: { entry_id: '', step_id: 'x', step_type: 'y' }, params: {} }), 'invalid_input');
+      await expectStoreError(store.appendContextEntry(sessionId, { content: { entry_id: 'a', step_id: 'x', step_type: 'y' }, params: { n: 10n } as never }), 'invalid_input');
+    });
+
+    it('keeps one linear chain under 200 concurrent appends to one session, first entry included', async () => {
+      const sessionId = randomUUID();
+      const appended = await Promise.all(Array.from({ length: 200 }, (_, i) => store.appendContextEntry(sessionId, stepEntry(sessionId, i))));
+      expect(new Set(appended.map((a) => a.seq)).size).toBe(200);
+      const entries = await expectLinearChain(store, sessionId, 200);
+      // Arrival order is chain order for one session.
+      expect(entries.map((e) => (e.params as { payload: { n: number } }).payload.n)).toEqual(Array.from({ length: 200 }, (_, i) => i));
+    });
+
+    it('keeps 24 interleaved sessions linear and pages by seq', async () => {
+      const ids = Array.from({ length: 24 }, () => randomUUID());
+      await Promise.all(Array.from({ length: 24 * 10 }, (_, i) => store.appendContextEntry(ids[i % 24], stepEntry(ids[i % 24], Math.floor(i / 24)))));
+      for (const id of ids) await expectLinearChain(store, id, 10);
+      const page = await store.listContextEntries(ids[0], { afterSeq: 3, limit: 4 });
+      expect(page.map((e) => e.seq)).toEqual([4, 5, 6, 7]);
+      expect(await store.getChainHead(randomUUID())).toBeNull();
+    });
+
+    it('records a decision once; a second or unknown one is refused', async () => {
+      const sessionId = randomUUID();
+      const a = await store.appendContextEntry(sessionId, stepEntry(sessionId, 0));
+      const result = { type: 'final', decision: 'allow', chain_hash: a.entryHash, signature: { algorithm: 'HMAC-SHA256', value: 'AA==', key_id: 'k' } };
+      await store.recordDecision(sessionId, a.seq, { result, bundleRevision: 'rev-7', evaluationDurationMs: 0.25 });
+      const [e] = await store.listContextEntries(sessionId);
+      expect(e).toMatchObject({ result, bundleRevision: 'rev-7', evaluationDurationMs: 0.25 });
+      await expectStoreError(store.recordDecision(sessionId, a.seq, { result: {}, bundleRevision: null, evaluationDurationMs: 1 }), 'conflict');
+      await expectStoreError(store.recordDecision(sessionId, 99, { result: {}, bundleRevision: null, evaluationDurationMs: 1 }), 'not_found');
+    });
+
+    it('remembers replay keys until they expire (ACS §10.3)', async () => {
+      const sessionId = randomUUID();
+      const soon = new Date(Date.now() + 60_000);
+      expect(await store.rememberReplayKey(sessionId, 'nonce', 'n-1', soon)).toBe(true);
+      expect(await store.rememberReplayKey(sessionId, 'nonce', 'n-1', soon)).toBe(false);
+      expect(await store.rememberReplayKey(sessionId, 'request_id', 'n-1', soon)).toBe(true);
+      expect(await store.rememberReplayKey(randomUUID(), 'nonce', 'n-1', soon)).toBe(true);
+      expect(await store.rememberReplayKey(sessionId, 'nonce', 'old', new Date(Date.now() - 1000))).toBe(true);
+      // An expired key may be used again, and is then live again.
+      expect(await store.rememberReplayKey(sessionId, 'nonce', 'old', soon)).toBe(true);
+      expect(await store.rememberReplayKey(sessionId, 'nonce', 'old', soon)).toBe(false);
+      const results = await Promise.all(Array.from({ length: 10 }, () => store.rememberReplayKey(sessionId, 'request_id', 'race', soon)));
+      expect(results.filter(Boolean)).toHaveLength(1);
+      await expectStoreError(store.rememberReplayKey(sessionId, 'bogus' as never, 'x', soon), 'invalid_input');
+    });
+
+    it('signs a checkpoint every N entries and on close', async () => {
+      const sessionId = await newSession(store);
+      for (let i = 0; i < 9; i++) await store.appendContextEntry(sessionId, stepEntry(sessionId, i));
+      await store.flush();
+      const head = await store.getChainHead(sessionId);
+      await store.closeSession(sessionId, new Date());
+      const cps = await store.listCheckpoints(sessionId);
+      expect(cps.map((c) => c.seq)).toEqual([3, 7, 8]);
+      expect(cps[2].headHash).toBe(head?.entryHash);
+      const entries = await store.listContextEntries(sessionId);
+      for (const cp of cps) {
+        expect(cp.headHash).toBe(entries[cp.seq].entryHash);
+        expect(await verifyCheckpoint(checkpointKey, cp)).toBe(true);
+        expect(await verifyCheckpoint(checkpointKey, { ...cp, headHash: entries[0].entryHash })).toBe(false);
+      }
+    });
+
+    it('stores policy bundles and activations', async () => {
+      const bytes = new Uint8Array([0, 1, 2, 255, 0, 7]);
+      const sha = 'a'.repeat(63) + String(Math.floor(Math.random() * 10));
+      await store.putPolicyBundle({ sha256: sha, revision: 'r1', manifest: { roots: ['acs'] }, bytes, source: 'test' });
+      await store.putPolicyBundle({ sha256: sha, revision: 'r1', manifest: { roots: ['acs'] }, bytes, source: 'test' });
+      const b = await store.getPolicyBundle(sha);
+      expect(b?.bytes).toEqual(bytes);
+      expect(b).toMatchObject({ revision: 'r1', manifest: { roots: ['acs'] }, source: 'test' });
+      await store.activatePolicyBundle(sha, 'tester');
+      expect(await store.getActivePolicyBundle()).toMatchObject({ bundleSha256: sha, revision: 'r1', activatedBy: 'tester' });
+      await expectStoreError(store.activatePolicyBundle('b'.repeat(64)), 'not_found');
+      await expectStoreError(store.putPolicyBundle({ sha256: 'nothex', revision: 'r', manifest: {}, bytes, source: null }), 'invalid_input');
+    });
+
+    it('prunes whole closed sessions only, keeping a signed head', async () => {
+      const closed = await newSession(store);
+      const open = await newSession(store);
+      for (let i = 0; i < 5; i++) {
+        await store.appendContextEntry(closed, stepEntry(closed, i));
+        await store.appendContextEntry(open, stepEntry(open, i));
+      }
+      await store.closeSession(closed, new Date('2020-01-01T00:00:00Z'));
+      const result = await store.pruneClosedSessions(new Date('2020-06-01T00:00:00Z'));
+      expect(result.sessions).toBeGreaterThanOrEqual(1);
+      expect(await store.listContextEntries(closed)).toEqual([]);
+      expect(await store.getSession(closed)).toBeNull();
+      const chain = await store.getChain(closed);
+      expect(chain?.prunedAt).toBeInstanceOf(Date);
+      expect((await store.listCheckpoints(closed)).some((c) => c.seq === 4 && c.headHash === chain?.headHash)).toBe(true);
+      expect(await store.listContextEntries(open)).toHaveLength(5);
+      await expectStoreError(store.appendContextEntry(closed, stepEntry(closed, 9)), 'conflict');
+    });
+
+    it('fails closed after close()', async () => {
+      const s = await open();
+      await s.close();
+      await expectStoreError(s.appendContextEntry(randomUUID(), stepEntry('x', 0)), 'unavailable');
+      await expectStoreError(s.getSession('x'), 'unavailable');
+    });
+  });
+}
