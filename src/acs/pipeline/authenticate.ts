@@ -1,7 +1,7 @@
 // Stage 3 — authentication (dispatch step 3): every request but system/ping carries a signature over the
 // canonical envelope (§10); missing, malformed or wrong → -32004, answered unsigned (no key relationship yet).
 import { AcsError, AcsErrorCode } from '../errors.ts';
-import { verifyEnvelope, type SignatureRegistry } from '../signing/index.ts';
+import { verifyEnvelope, type EnvelopeSignatures } from '../signing/index.ts';
 import type { AcsRequest } from '../types.ts';
 
 /** Who a verified request came from: the answer is signed for the same session and key_id. */
@@ -11,9 +11,9 @@ export interface Authenticated {
   algorithm: string;
 }
 
-export async function authenticateRequest(request: AcsRequest, registry: SignatureRegistry): Promise<Authenticated> {
+export async function authenticateRequest(request: AcsRequest, signatures: EnvelopeSignatures): Promise<Authenticated> {
   const sessionId = request.params.metadata.session_id;
-  const outcome = await verifyEnvelope(registry, request as unknown as Record<string, unknown>, 'params', sessionId);
+  const outcome = await verifyEnvelope(signatures, request as unknown as Record<string, unknown>, 'params', { sessionId, agentId: request.params.metadata.agent_id });
   if (!outcome.ok) throw new AcsError(AcsErrorCode.SignatureInvalid, outcome.reason, outcome.message);
   return { sessionId, keyId: outcome.signature.key_id, algorithm: outcome.signature.algorithm };
 }

@@ -1,7 +1,7 @@
 // The resolved configuration every stage reads. Built once by createGuardian().
 import type { PolicyEngine } from '../../policy/types.ts';
 import type { GuardianStore } from '../../store/types.ts';
-import type { SignatureRegistry } from '../signing/index.ts';
+import type { EnvelopeSignatures } from '../signing/index.ts';
 import type { AcsValidator } from '../validation/index.ts';
 
 export interface AuditEvent {
@@ -15,10 +15,8 @@ export interface AuditEvent {
 export interface GuardianOptions {
   store: GuardianStore;
   engine: PolicyEngine;
-  /** Verifiers (and signers) by §10.1 algorithm name; see hmacRegistry(ikm). */
-  signatures: SignatureRegistry;
-  /** Algorithm the Guardian signs its answers with; default HMAC-SHA256. */
-  signingAlgorithm?: string;
+  /** Request verification and answer signing: cryptoEnvelopeSignatures(createSignatureRegistry(…)). */
+  signatures: EnvelopeSignatures;
   /** §10.3 skew window in ms, advertised in ServerHello; default 300000. */
   skewWindowMs?: number;
   /** ACS versions spoken; default ['0.1.0']. */
@@ -45,9 +43,8 @@ export interface GuardianOptions {
 export interface GuardianConfig {
   store: GuardianStore;
   engine: PolicyEngine;
-  signatures: SignatureRegistry;
+  signatures: EnvelopeSignatures;
   validator: AcsValidator;
-  signingAlgorithm: string;
   skewWindowMs: number;
   supportedVersions: string[];
   profiles: string[];

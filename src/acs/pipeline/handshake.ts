@@ -70,6 +70,10 @@ export async function handleHello(config: GuardianConfig, request: AcsRequest, a
   if (await config.store.getSession(sessionId)) {
     throw new AcsError(AcsErrorCode.SessionRefused, 'renegotiation_not_supported', 'this session is already negotiated; ACS v0.1 has no renegotiation');
   }
+  const agentId = request.params.metadata.agent_id;
+  if (agentId.length === 0 || agentId.length > 512) {
+    throw new AcsError(AcsErrorCode.SessionRefused, 'agent_id_invalid', 'metadata.agent_id must be a non-empty string of at most 512 characters');
+  }
   const version = negotiateVersion(hello.acs_versions_supported, config.supportedVersions);
   if (version === null) {
     throw new AcsError(AcsErrorCode.UnsupportedVersion, 'no_common_version', `no common ACS major version; this Guardian speaks ${config.supportedVersions.join(', ')}`, {
@@ -87,7 +91,7 @@ export async function handleHello(config: GuardianConfig, request: AcsRequest, a
     methods_evaluated: methodsEvaluated(hello),
     selected_transport: transport,
     timeout_config: config.timeoutConfig,
-    signature_algorithms_supported: config.signatures.algorithms(),
+    signature_algorithms_supported: config.signatures.supportedAlgorithms(),
     on_decision_failure: config.onDecisionFailure,
     skew_window_ms: config.skewWindowMs,
     policy_requires_provenance: config.policyRequiresProvenance,
@@ -100,7 +104,7 @@ export async function handleHello(config: GuardianConfig, request: AcsRequest, a
     keyId: auth.keyId,
     hello: { client: hello, server } as unknown as Json,
     intent: null,
-    state: { deferrals: 0 },
+    state: null,
     parentSessionId: null,
     createdAt: now,
   });

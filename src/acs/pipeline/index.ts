@@ -16,7 +16,7 @@ import { advanceSession } from './advance.ts';
 import { handleHello } from './handshake.ts';
 import { handlePing } from './ping.ts';
 import { errorEnvelope, internalError, resultEnvelope } from './respond.ts';
-import { admitStep, lookupSession, negotiatedHello } from './session.ts';
+import { admitStep, lookupSession, negotiatedHello, sessionState } from './session.ts';
 import { recoverableId, validateEnvelope, validateMcpPayload, validateStepPayload } from './validate.ts';
 
 export type { AuditEvent, GuardianOptions } from './config.ts';
@@ -35,7 +35,6 @@ export function resolveConfig(options: GuardianOptions): GuardianConfig {
     engine: options.engine,
     signatures: options.signatures,
     validator: sharedValidator(),
-    signingAlgorithm: options.signingAlgorithm ?? 'HMAC-SHA256',
     skewWindowMs: options.skewWindowMs ?? 300_000,
     supportedVersions: options.supportedVersions ?? ['0.1.0'],
     profiles: options.profiles ?? ['acs-core'],
@@ -92,11 +91,12 @@ export function createGuardian(options: GuardianOptions): Guardian {
       // §8.2: the entry is written on arrival, before the verdict.
       const appended = await appendStepEntry(config, request);
       const permitted = routed.kind === 'step' ? routed.spec.permitted : MCP_PERMITTED;
-      const evaluated = await evaluateStep(config, request, fresh, appended.entryHash, permitted, routed.kind === 'mcp');
+      const prior = sessionState(fresh);
+      const evaluated = await evaluateStep(config, request, prior, permitted, routed.kind === 'mcp');
       const audit = (e: { code: string; detail: string }): void =>
         config.onAudit({ sessionId: fresh.id, requestId: request.params.request_id, method: request.method, ...e });
       for (const event of evaluated.auditEvents) audit(event);
-      await advanceSession(config, request, fresh, evaluated.decision, audit);
+      await advanceSession(config, request, fresh, prior, evaluated.state, evaluated.decision, audit);
       const durationMs = Math.max(0, Math.round(evaluated.durationMs));
       const envelope = await decided(request, auth, evaluated.decision, {
         chain_hash: appended.entryHash,

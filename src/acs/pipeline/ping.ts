@@ -18,7 +18,7 @@ export async function handlePing(config: GuardianConfig, request: AcsRequest): P
   let auth: Authenticated | null = null;
   if (request.params.signature !== undefined) {
     const sessionId = request.params.metadata.session_id;
-    const outcome = await verifyEnvelope(config.signatures, request as unknown as Record<string, unknown>, 'params', sessionId);
+    const outcome = await verifyEnvelope(config.signatures, request as unknown as Record<string, unknown>, 'params', { sessionId, agentId: request.params.metadata.agent_id });
     if (outcome.ok) auth = { sessionId, keyId: outcome.signature.key_id, algorithm: outcome.signature.algorithm };
   }
   return resultEnvelope(config, request.id, result, auth);

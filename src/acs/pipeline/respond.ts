@@ -9,9 +9,7 @@ import type { GuardianConfig } from './config.ts';
 
 async function sign<T extends Record<string, unknown>>(config: GuardianConfig, envelope: T, location: 'result' | 'error', auth: Authenticated | null): Promise<T> {
   if (!auth) return envelope;
-  const suite = config.signatures.get(config.signingAlgorithm);
-  if (!suite?.signer) throw new Error(`no signer registered for ${config.signingAlgorithm}`);
-  return signEnvelope(envelope, location, suite.signer, { sessionId: auth.sessionId, keyId: auth.keyId });
+  return signEnvelope(envelope, location, config.signatures, { sessionId: auth.sessionId, keyId: auth.keyId });
 }
 
 export async function resultEnvelope(config: GuardianConfig, id: JsonRpcId, result: AcsResult | ServerHello, auth: Authenticated | null): Promise<ResponseEnvelope> {

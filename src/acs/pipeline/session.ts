@@ -1,7 +1,8 @@
 // Stage 6/7 — session admission for steps, in dispatch order: session lookup (-32003) → replay (-32005) →
 // agent/key binding and closed session (signed DENY, not errors: an error would fall to the client's fail-open
 // posture, GUIDE §4) → method negotiated (-32003) → timestamp (-32006).
-import type { Json, SessionRecord } from '../../store/types.ts';
+import { initialSessionState, isSessionState, type SessionState } from '../../policy/index.ts';
+import type { SessionRecord } from '../../store/types.ts';
 import type { AcsDecision } from '../decisions/index.ts';
 import { AcsError, AcsErrorCode } from '../errors.ts';
 import type { AcsRequest, ServerHello } from '../types.ts';
@@ -10,27 +11,16 @@ import type { GuardianConfig } from './config.ts';
 import { checkTimestamp, rememberRequest } from './freshness.ts';
 import type { NegotiatedHello } from './handshake.ts';
 
-/** Guardian-held per-session state (SessionRecord.state). Policies read it through the policy input. */
-export interface SessionState {
-  deferrals: number;
-  /** The open turn (turnStart … turnEnd). */
-  turn_id?: string;
-  /** skillRegister decisions that were ALLOW: a later skillLoad must match (skill_id, digest). */
-  approved_skills?: { skill_id: string; digest: Json }[];
-  steps?: number;
-  [member: string]: Json | undefined;
-}
-
 export type Admission = { admitted: true; session: SessionRecord; hello: NegotiatedHello } | { admitted: false; refusal: AcsDecision };
 
 export function negotiatedHello(session: SessionRecord): NegotiatedHello {
   return session.hello as unknown as NegotiatedHello;
 }
 
+/** The policy session state (src/policy/session-state.ts) held in SessionRecord.state; created on first use. */
 export function sessionState(session: SessionRecord): SessionState {
-  const state = session.state;
-  if (state !== null && typeof state === 'object' && !Array.isArray(state)) return { deferrals: 0, ...(state as Record<string, Json>) } as SessionState;
-  return { deferrals: 0 };
+  if (isSessionState(session.state)) return session.state;
+  return initialSessionState({ session_id: session.id, agent_id: session.agentId, parent_session_id: session.parentSessionId, intent: session.intent });
 }
 
 export async function lookupSession(config: GuardianConfig, request: AcsRequest): Promise<SessionRecord> {

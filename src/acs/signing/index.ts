@@ -4,36 +4,66 @@
 // suites (src/crypto/) plug in without touching the pipeline.
 import { canonicalJson } from '../../chain/index.ts';
 import { HmacSha256 } from '../../crypto/hmac-sha256.ts';
-import type { EnvelopeSignature, Signer, SigningContext, Verifier } from '../../crypto/types.ts';
+import type { EnvelopeSignature, SignatureAlgorithm, SigningContext } from '../../crypto/types.ts';
 
-/** What the pipeline needs from a signature algorithm: a verifier always, a signer when the Guardian signs with it. */
-export interface SignatureSuite {
-  readonly algorithm: string;
-  readonly verifier: Verifier;
-  readonly signer?: Signer;
+/**
+ * What the pipeline needs for envelope signatures. `createSignatureRegistry()` from src/crypto (every §10.1
+ * algorithm, key files, per-agent allow-lists) is adapted by `cryptoEnvelopeSignatures`; the interface is kept
+ * this small so the pipeline never depends on key management.
+ */
+export interface EnvelopeSignatures {
+  /** Advertised in ServerHello.signature_algorithms_supported: only what is verified. */
+  supportedAlgorithms(): string[];
+  /** True only for a well-formed, accepted signature that verifies over `input`. Never throws. */
+  verify(signature: unknown, input: Uint8Array, ctx: { sessionId: string; agentId?: string }): Promise<boolean>;
+  /** Signs an answer for the session; `keyId` is the request's key_id, echoed on the answer (GUIDE §7). */
+  sign(input: Uint8Array, ctx: SigningContext): Promise<EnvelopeSignature>;
 }
 
-/** Signer/verifier registry keyed by ACS §10.1 algorithm name. */
-export class SignatureRegistry {
-  readonly #suites = new Map<string, SignatureSuite>();
-
-  register(suite: SignatureSuite): this {
-    this.#suites.set(suite.algorithm, suite);
-    return this;
-  }
-  get(algorithm: string): SignatureSuite | undefined {
-    return this.#suites.get(algorithm);
-  }
-  /** Advertised in ServerHello.signature_algorithms_supported: only what this registry verifies. */
-  algorithms(): string[] {
-    return [...this.#suites.keys()];
-  }
+/** The crypto registry's shape (src/crypto/registry.ts), structurally. */
+export interface CryptoSignatureRegistry {
+  supportedAlgorithms(): SignatureAlgorithm[];
+  verify(signature: unknown, input: Uint8Array | string, options: { sessionId: string; agentId?: string }): Promise<boolean>;
+  sign(algorithm: SignatureAlgorithm, input: Uint8Array | string, options: { sessionId: string; keyId?: string }): Promise<EnvelopeSignature>;
 }
 
-/** The ACS-Core baseline: HMAC-SHA256 with the per-session HKDF key (GUIDE §7). */
-export function hmacRegistry(ikm: Uint8Array): SignatureRegistry {
+/**
+ * Adapts the crypto registry. Answers are signed with `algorithm` (default the HMAC-SHA256 baseline) under the
+ * request's key_id when the keyring knows it; otherwise with the default key. For HMAC the key is derived from
+ * the IKM and session_id whatever the key_id (GUIDE §7), and key_id is outside the signed input, so the request's
+ * key_id is echoed.
+ */
+export function cryptoEnvelopeSignatures(registry: CryptoSignatureRegistry, algorithm: SignatureAlgorithm = 'HMAC-SHA256'): EnvelopeSignatures {
+  return {
+    supportedAlgorithms: () => registry.supportedAlgorithms(),
+    verify: (signature, input, ctx) => registry.verify(signature, input, ctx),
+    async sign(input, ctx) {
+      try {
+        return await registry.sign(algorithm, input, { sessionId: ctx.sessionId, keyId: ctx.keyId });
+      } catch {
+        const sig = await registry.sign(algorithm, input, { sessionId: ctx.sessionId });
+        return algorithm === 'HMAC-SHA256' ? { ...sig, key_id: ctx.keyId } : sig;
+      }
+    },
+  };
+}
+
+/** HMAC-SHA256 only, straight from an IKM (the ACS-Core baseline; used where no keyring is configured). */
+export function hmacEnvelopeSignatures(ikm: Uint8Array): EnvelopeSignatures {
   const hmac = new HmacSha256(ikm);
-  return new SignatureRegistry().register({ algorithm: hmac.algorithm, verifier: hmac, signer: hmac });
+  return {
+    supportedAlgorithms: () => ['HMAC-SHA256'],
+    async verify(signature, input, ctx) {
+      const sig = signature as Record<string, unknown> | null;
+      if (sig === null || typeof sig !== 'object' || sig.algorithm !== 'HMAC-SHA256' || typeof sig.key_id !== 'string') return false;
+      const bytes = decodeSignatureValue(sig.value);
+      return bytes !== null && hmac.verify(input, bytes, { sessionId: ctx.sessionId, keyId: sig.key_id });
+    },
+    async sign(input, ctx) {
+      const bytes = await hmac.sign(input, ctx);
+      return { algorithm: 'HMAC-SHA256', value: Buffer.from(bytes).toString('base64'), key_id: ctx.keyId };
+    },
+  };
 }
 
 export type SignatureLocation = 'params' | 'result' | 'error';
@@ -61,12 +91,12 @@ export function decodeSignatureValue(value: unknown): Uint8Array | null {
 
 export type VerifyOutcome = { ok: true; signature: EnvelopeSignature } | { ok: false; reason: string; message: string };
 
-/** Verifies the signature found at `<location>.signature`. Never throws. */
+/** Verifies the signature found at `<location>.signature`, with a precise reason on failure. Never throws. */
 export async function verifyEnvelope(
-  registry: SignatureRegistry,
+  signatures: EnvelopeSignatures,
   envelope: Record<string, unknown>,
   location: SignatureLocation,
-  sessionId: string,
+  ctx: { sessionId: string; agentId?: string },
 ): Promise<VerifyOutcome> {
   const member = envelope[location] as Record<string, unknown> | undefined;
   const sig = member?.signature as Record<string, unknown> | undefined;
@@ -74,20 +104,19 @@ export async function verifyEnvelope(
   if (sig === null || typeof sig !== 'object' || typeof sig.algorithm !== 'string' || typeof sig.key_id !== 'string' || typeof sig.value !== 'string') {
     return { ok: false, reason: 'signature_malformed', message: 'signature must be {algorithm, value, key_id} strings' };
   }
-  const suite = registry.get(sig.algorithm);
-  if (!suite) return { ok: false, reason: 'algorithm_unsupported', message: `signature algorithm ${sig.algorithm} is not supported here` };
-  const bytes = decodeSignatureValue(sig.value);
-  if (!bytes) return { ok: false, reason: 'signature_malformed', message: 'signature value is not standard padded base64' };
+  if (!signatures.supportedAlgorithms().includes(sig.algorithm)) {
+    return { ok: false, reason: 'algorithm_unsupported', message: `signature algorithm ${sig.algorithm} is not accepted here` };
+  }
+  if (decodeSignatureValue(sig.value) === null) return { ok: false, reason: 'signature_malformed', message: 'signature value is not standard padded base64' };
   let input: Uint8Array;
   try {
     input = signingInput(envelope, location);
   } catch {
     return { ok: false, reason: 'not_canonicalizable', message: 'the envelope cannot be canonicalised (RFC 8785)' };
   }
-  const ctx: SigningContext = { sessionId, keyId: sig.key_id };
   let valid = false;
   try {
-    valid = await suite.verifier.verify(input, bytes, ctx);
+    valid = await signatures.verify(sig, input, ctx);
   } catch {
     valid = false;
   }
@@ -99,11 +128,10 @@ export async function verifyEnvelope(
 export async function signEnvelope<T extends Record<string, unknown>>(
   envelope: T,
   location: SignatureLocation,
-  signer: Signer,
+  signatures: EnvelopeSignatures,
   ctx: SigningContext,
 ): Promise<T> {
-  const bytes = await signer.sign(signingInput(envelope, location), ctx);
+  const signature = await signatures.sign(signingInput(envelope, location), ctx);
   const member = envelope[location] as Record<string, unknown>;
-  const signature: EnvelopeSignature = { algorithm: signer.algorithm, value: Buffer.from(bytes).toString('base64'), key_id: ctx.keyId };
   return { ...envelope, [location]: { ...member, signature } };
 }
