@@ -69,6 +69,7 @@ export {
   loadKeyring,
   loadKeyFile,
   readKeyDirectory,
+  publicKeyFingerprint,
   type KeyringEntry,
   type KeyringEntrySummary,
   type KeyringSources,

@@ -5,7 +5,7 @@
 // to two different keys stops start-up with a message naming the file — never the secret.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { createPublicKey, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
 import {
   hybridComponents,
   isClassicalAlgorithm,
@@ -65,6 +65,8 @@ export interface KeyringEntrySummary {
   createdAt: string;
   agentId?: string;
   canSign: boolean;
+  /** publicKeyFingerprint(): identifies the key without revealing anything secret. */
+  fingerprint: string;
   source: string;
 }
 
@@ -233,28 +235,37 @@ export class Keyring {
       createdAt: e.createdAt.toISOString(),
       ...(e.agentId !== undefined ? { agentId: e.agentId } : {}),
       canSign: e.canSign,
+      fingerprint: publicKeyFingerprint(e),
       source: e.source,
     }));
   }
 }
 
+/**
+ * A short public identifier of the key: SHA-256 (hex, first 16 bytes) of the public key bytes (raw PQC key or
+ * SPKI DER; hybrids: both, PQC first). HMAC keys get "secret" — hashing a secret would only help guess it.
+ */
+export function publicKeyFingerprint(entry: KeyringEntry): string {
+  if (entry.material.kind === 'hmac') return 'secret';
+  return createHash('sha256').update(publicKeyHex(entry), 'hex').digest('hex').slice(0, 32);
+}
+
+function publicKeyHex(e: KeyringEntry): string {
+  const m = e.material;
+  switch (m.kind) {
+    case 'hmac':
+      return Buffer.from(m.ikm).toString('hex');
+    case 'pqc':
+      return Buffer.from(m.publicKey).toString('hex');
+    case 'classical':
+      return m.publicKey.export({ format: 'der', type: 'spki' }).toString('hex');
+    case 'hybrid':
+      return Buffer.from(m.pqc.publicKey).toString('hex') + m.classical.publicKey.export({ format: 'der', type: 'spki' }).toString('hex');
+  }
+}
+
 function samePublicMaterial(a: KeyringEntry, b: KeyringEntry): boolean {
-  const pub = (e: KeyringEntry): string => {
-    const m = e.material;
-    switch (m.kind) {
-      case 'hmac':
-        return Buffer.from(m.ikm).toString('hex');
-      case 'pqc':
-        return Buffer.from(m.publicKey).toString('hex');
-      case 'classical':
-        return m.publicKey.export({ format: 'der', type: 'spki' }).toString('hex');
-      case 'hybrid':
-        return (
-          Buffer.from(m.pqc.publicKey).toString('hex') + '|' + m.classical.publicKey.export({ format: 'der', type: 'spki' }).toString('hex')
-        );
-    }
-  };
-  return pub(a) === pub(b);
+  return publicKeyHex(a) === publicKeyHex(b);
 }
 
 /** Builds a keyring from a directory, config objects, the environment and an HMAC IKM (see KeyringSources). */
