@@ -1,0 +1,302 @@
+// OPA bundles (design/opa-wasm-abi.md §8.1): a gzipped tarball holding /.manifest, /policy.wasm,
+// /plan.json, /data.json (data files in subdirectories are mounted at their path) and the Rego sources.
+// Writing is deterministic: sorted entries, fixed tar metadata, gzip without timestamp.
+import { createHash } from 'node:crypto';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { parse as parseYaml } from 'yaml';
+import { readTar, TarFormatError, writeTar, type TarEntry } from './tar.ts';
+
+export interface BundleWasmEntry {
+  /** Query path served by the module, e.g. `acs/guardian/decision`. */
+  entrypoint: string;
+  /** Path of the module inside the bundle, e.g. `/policy.wasm`. */
+  module: string;
+  annotations?: unknown[];
+}
+
+export interface BundleManifest {
+  revision?: string;
+  roots?: string[];
+  wasm?: BundleWasmEntry[];
+  rego_version?: number;
+  file_rego_versions?: Record<string, number>;
+  metadata?: Record<string, unknown>;
+  [extra: string]: unknown;
+}
+
+export interface BundleSource {
+  /** Path inside the bundle, e.g. `/policies/acs.rego` (a leading `/` is added when missing). */
+  path: string;
+  text: string;
+}
+
+export interface WriteBundleInput {
+  manifest: BundleManifest;
+  wasm?: Uint8Array;
+  /** The IR plan (written as /plan.json). */
+  plan?: unknown;
+  /** The base document (written as /data.json). */
+  data?: unknown;
+  sources: BundleSource[];
+  /** `.signatures.json` content, when the bundle is signed. */
+  signatures?: BundleSignatures;
+}
+
+export interface BundleSignatures {
+  signatures: string[];
+  [extra: string]: unknown;
+}
+
+export interface BundleFile {
+  /** Normalised path with a leading `/`. */
+  path: string;
+  bytes: Uint8Array;
+}
+
+export interface Bundle {
+  manifest: BundleManifest;
+  /** `/policy.wasm` (or the module the manifest names first). */
+  wasm?: Uint8Array;
+  plan?: unknown;
+  /** Merged base document: every data.json/data.yaml mounted at its directory. */
+  data: Record<string, unknown>;
+  sources: BundleSource[];
+  signatures?: BundleSignatures;
+  /** Every file in the bundle, sorted by path (`.signatures.json` included). */
+  files: BundleFile[];
+}
+
+export interface BundleLimits {
+  /** Compressed size accepted. */
+  maxCompressedBytes: number;
+  /** Uncompressed tar size accepted (zip-bomb guard: decompression stops there). */
+  maxUncompressedBytes: number;
+  maxEntries: number;
+  maxEntryBytes: number;
+}
+
+export const DEFAULT_BUNDLE_LIMITS: BundleLimits = {
+  maxCompressedBytes: 64 * 1024 * 1024,
+  maxUncompressedBytes: 256 * 1024 * 1024,
+  maxEntries: 10_000,
+  maxEntryBytes: 128 * 1024 * 1024,
+};
+
+export class BundleError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BundleError';
+  }
+}
+
+const enc = new TextEncoder();
+const dec = new TextDecoder('utf-8', { fatal: true });
+
+/** `./a/b`, `a/b`, `/a/b` → `/a/b`; refuses `..` segments and empty names. */
+export function normaliseBundlePath(name: string): string {
+  let p = name.replace(/\\/g, '/');
+  while (p.startsWith('./')) p = p.slice(2);
+  p = '/' + p.replace(/^\/+/, '');
+  const segs = p.split('/').filter((s) => s !== '' && s !== '.');
+  if (segs.some((s) => s === '..')) throw new BundleError(`bundle path escapes the bundle root: ${name}`);
+  if (segs.length === 0) throw new BundleError(`empty bundle path: ${JSON.stringify(name)}`);
+  return '/' + segs.join('/');
+}
+
+function sha256Hex(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** Stable JSON (sorted object keys) so identical inputs give identical bytes. */
+function stableJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value && typeof value === 'object' && !(value instanceof Uint8Array)) {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(value).sort()) out[k] = sortKeys((value as Record<string, unknown>)[k]);
+    return out;
+  }
+  return value;
+}
+
+/**
+ * Content hash over the bundle's inputs (everything except the manifest's own revision): the default
+ * revision, so equal inputs give equal revisions.
+ */
+export function bundleContentHash(files: BundleFile[]): string {
+  const h = createHash('sha256');
+  for (const f of [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
+    h.update(f.path);
+    h.update('\0');
+    h.update(sha256Hex(f.bytes));
+    h.update('\n');
+  }
+  return h.digest('hex');
+}
+
+/** Build a deterministic .tar.gz bundle. */
+export function writeBundle(input: WriteBundleInput): Uint8Array {
+  const files = new Map<string, Uint8Array>();
+  const add = (path: string, bytes: Uint8Array): void => {
+    const p = normaliseBundlePath(path);
+    if (files.has(p)) throw new BundleError(`duplicate bundle file ${p}`);
+    files.set(p, bytes);
+  };
+  for (const s of input.sources) add(s.path, enc.encode(s.text));
+  if (input.wasm) add('/policy.wasm', input.wasm);
+  if (input.plan !== undefined) add('/plan.json', enc.encode(stableJson(input.plan)));
+  if (input.data !== undefined) add('/data.json', enc.encode(stableJson(input.data)));
+
+  const manifest: BundleManifest = { ...input.manifest };
+  if (manifest.revision === undefined) {
+    const inputs: BundleFile[] = [...files].map(([path, bytes]) => ({ path, bytes }));
+    inputs.push({ path: '/.manifest', bytes: enc.encode(stableJson({ ...manifest, revision: undefined })) });
+    manifest.revision = bundleContentHash(inputs);
+  }
+  add('/.manifest', enc.encode(stableJson(manifest)));
+  if (input.signatures) add('/.signatures.json', enc.encode(stableJson(input.signatures)));
+
+  const entries: TarEntry[] = [...files.keys()].sort().map((name) => ({ name, data: files.get(name) as Uint8Array }));
+  // Node's gzip header has mtime 0 and a fixed OS byte: the output depends on the input only.
+  return new Uint8Array(gzipSync(writeTar(entries), { level: 9 }));
+}
+
+function parseJsonFile(path: string, bytes: Uint8Array): unknown {
+  try {
+    return JSON.parse(dec.decode(bytes));
+  } catch (e) {
+    throw new BundleError(`${path}: invalid JSON: ${(e as Error).message}`);
+  }
+}
+
+function mountData(root: Record<string, unknown>, dir: string[], value: unknown, path: string): void {
+  if (dir.length === 0) {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      throw new BundleError(`${path}: root data document must be an object`);
+    }
+    mergeInto(root, value as Record<string, unknown>, path);
+    return;
+  }
+  let node = root;
+  for (let i = 0; i < dir.length - 1; i++) {
+    const k = dir[i];
+    const next = node[k];
+    if (next === undefined) node[k] = {};
+    else if (next === null || typeof next !== 'object' || Array.isArray(next)) throw new BundleError(`${path}: data conflict at ${dir.slice(0, i + 1).join('/')}`);
+    node = node[k] as Record<string, unknown>;
+  }
+  const last = dir[dir.length - 1];
+  const existing = node[last];
+  if (existing === undefined) node[last] = value;
+  else if (isPlainObject(existing) && isPlainObject(value)) mergeInto(existing, value, path);
+  else throw new BundleError(`${path}: data conflict at ${dir.join('/')}`);
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function mergeInto(target: Record<string, unknown>, src: Record<string, unknown>, path: string): void {
+  for (const [k, v] of Object.entries(src)) {
+    const cur = target[k];
+    if (cur === undefined) target[k] = v;
+    else if (isPlainObject(cur) && isPlainObject(v)) mergeInto(cur, v, path);
+    else throw new BundleError(`${path}: data conflict at key ${k}`);
+  }
+}
+
+/** Read an OPA bundle (ours or one built by `opa build`). Throws BundleError on malformed/oversized input. */
+export function readBundle(bytes: Uint8Array, limits: Partial<BundleLimits> = {}): Bundle {
+  const lim = { ...DEFAULT_BUNDLE_LIMITS, ...limits };
+  if (bytes.length > lim.maxCompressedBytes) throw new BundleError(`bundle too large (${bytes.length} bytes, limit ${lim.maxCompressedBytes})`);
+  let tar: Uint8Array;
+  try {
+    const raw = gunzipSync(bytes, { maxOutputLength: lim.maxUncompressedBytes });
+    // A plain Uint8Array view: entries are then copied out with slice() (Buffer.slice would alias).
+    tar = new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
+  } catch (e) {
+    if (e instanceof RangeError || (e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
+      throw new BundleError(`bundle too large when decompressed (limit ${lim.maxUncompressedBytes} bytes)`);
+    }
+    throw new BundleError(`bundle is not a valid gzip stream: ${(e as Error).message}`);
+  }
+  let entries: TarEntry[];
+  try {
+    entries = readTar(tar, { maxEntries: lim.maxEntries, maxEntryBytes: lim.maxEntryBytes, maxTotalBytes: lim.maxUncompressedBytes });
+  } catch (e) {
+    if (e instanceof TarFormatError) throw new BundleError(e.message);
+    throw e;
+  }
+
+  const files: BundleFile[] = [];
+  const seen = new Set<string>();
+  for (const e of entries) {
+    const path = normaliseBundlePath(e.name);
+    if (seen.has(path)) throw new BundleError(`duplicate file in bundle: ${path}`);
+    seen.add(path);
+    files.push({ path, bytes: e.data });
+  }
+  files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+
+  let manifest: BundleManifest = {};
+  let plan: unknown;
+  let signatures: BundleSignatures | undefined;
+  const data: Record<string, unknown> = {};
+  const sources: BundleSource[] = [];
+  const wasmFiles = new Map<string, Uint8Array>();
+  for (const f of files) {
+    const base = f.path.slice(f.path.lastIndexOf('/') + 1);
+    const dir = f.path.split('/').slice(1, -1);
+    if (f.path === '/.manifest') {
+      const m = parseJsonFile(f.path, f.bytes);
+      if (!isPlainObject(m)) throw new BundleError('/.manifest: must be a JSON object');
+      manifest = m as BundleManifest;
+    } else if (f.path === '/.signatures.json') {
+      const s = parseJsonFile(f.path, f.bytes);
+      if (!isPlainObject(s) || !Array.isArray(s.signatures)) throw new BundleError('/.signatures.json: expected {"signatures": [...]}');
+      signatures = s as BundleSignatures;
+    } else if (base === 'data.json') {
+      mountData(data, dir, parseJsonFile(f.path, f.bytes), f.path);
+    } else if (base === 'data.yaml' || base === 'data.yml') {
+      let v: unknown;
+      try {
+        v = parseYaml(dec.decode(f.bytes));
+      } catch (e) {
+        throw new BundleError(`${f.path}: invalid YAML: ${(e as Error).message}`);
+      }
+      mountData(data, dir, v ?? {}, f.path);
+    } else if (base === 'policy.wasm') {
+      wasmFiles.set(f.path, f.bytes);
+    } else if (base === 'plan.json') {
+      plan = parseJsonFile(f.path, f.bytes);
+    } else if (base.endsWith('.rego')) {
+      let text: string;
+      try {
+        text = dec.decode(f.bytes);
+      } catch {
+        throw new BundleError(`${f.path}: not valid UTF-8`);
+      }
+      sources.push({ path: f.path, text });
+    }
+  }
+  if (manifest.wasm !== undefined && !Array.isArray(manifest.wasm)) throw new BundleError('/.manifest: wasm must be a list');
+  for (const w of manifest.wasm ?? []) {
+    if (!w || typeof w.entrypoint !== 'string' || typeof w.module !== 'string') throw new BundleError('/.manifest: wasm entries need entrypoint and module');
+    if (!wasmFiles.has(normaliseBundlePath(w.module))) throw new BundleError(`/.manifest: wasm module ${w.module} not found in bundle`);
+  }
+  const named = manifest.wasm?.[0] ? wasmFiles.get(normaliseBundlePath(manifest.wasm[0].module)) : undefined;
+  const wasm = named ?? wasmFiles.get('/policy.wasm') ?? wasmFiles.values().next().value;
+
+  return {
+    manifest,
+    ...(wasm ? { wasm } : {}),
+    ...(plan !== undefined ? { plan } : {}),
+    data,
+    sources,
+    ...(signatures ? { signatures } : {}),
+    files,
+  };
+}
