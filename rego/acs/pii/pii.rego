@@ -1,0 +1,106 @@
+# PII and secrets: redact matches in data-bearing strings (RFC 6901 redactions), or deny for deny categories.
+package acs.pii
+
+import data.acs.lib
+
+cfg := lib.config.pii
+
+applies if input.method in cfg.methods
+
+applies if lib.is_mcp_tool_call
+
+# Every candidate match: {path, category, text}.
+candidates contains {"path": f.path, "category": category, "text": m} if {
+	applies
+	some f in lib.text_fields
+	some category, pattern in cfg.patterns
+	some m in regex.find_n(pattern, f.value, -1)
+}
+
+digits(s) := [to_number(d) | some d in regex.find_n(`[0-9]`, s, -1)]
+
+luhn_term(d, pos) := d if pos % 2 == 0
+
+luhn_term(d, pos) := d * 2 if {
+	pos % 2 == 1
+	d * 2 <= 9
+}
+
+luhn_term(d, pos) := (d * 2) - 9 if {
+	pos % 2 == 1
+	d * 2 > 9
+}
+
+# Luhn checksum over the digits, counted from the right.
+luhn_valid(s) if {
+	ds := digits(s)
+	n := count(ds)
+	n >= 13
+	total := sum([luhn_term(d, (n - 1) - i) | some i, d in ds])
+	total % 10 == 0
+}
+
+valid(c) if c.category != "credit_card"
+
+valid(c) if {
+	c.category == "credit_card"
+	luhn_valid(c.text)
+}
+
+matches contains c if {
+	some c in candidates
+	valid(c)
+}
+
+categories := {c.category | some c in matches}
+
+deny_categories := {c | some c in categories; c in cfg.deny_categories}
+
+paths := {c.path | some c in matches}
+
+redacted_value(path) := strings.replace_n(
+	{c.text: sprintf(cfg.replacement_format, [c.category]) | some c in matches; c.path == path},
+	[f.value | some f in lib.text_fields; f.path == path][0],
+)
+
+# METADATA
+# title: Secrets that must not pass
+# description: Deny a step carrying a deny-category secret (private keys by default); the value is never echoed.
+# custom:
+#   policy_id: acs.pii
+#   policy_name: PII and secrets
+#   rule_id: pii.deny
+#   reason_code: pii_detected
+findings contains {
+	"disposition": "deny",
+	"reason_code": "pii_detected",
+	"reasoning": sprintf("step carries %s", [concat(", ", sort(deny_categories))]),
+	"policy_id": "acs.pii",
+	"policy_name": "PII and secrets",
+	"rule_id": "pii.deny",
+	"paradigm": "pii",
+	"policy_data": {"categories": sort(categories), "paths": sort(paths)},
+} if count(deny_categories) > 0
+
+# METADATA
+# title: PII redaction
+# description: Modify the step, replacing each PII match in place (emails, phones, Luhn-valid cards, IBANs, national ids, API keys, tokens).
+# custom:
+#   policy_id: acs.pii
+#   policy_name: PII and secrets
+#   rule_id: pii.redact
+#   reason_code: pii_detected
+findings contains {
+	"disposition": "modify",
+	"reason_code": "pii_detected",
+	"reasoning": sprintf("redacted %s", [concat(", ", sort(categories))]),
+	"policy_id": "acs.pii",
+	"policy_name": "PII and secrets",
+	"rule_id": "pii.redact",
+	"paradigm": "pii",
+	"policy_data": {"categories": sort(categories), "paths": sort(paths)},
+	"modifications": {"redactions": [{"path": p, "replacement": redacted_value(p)} | some p in sort(paths)]},
+} if {
+	count(matches) > 0
+	count(deny_categories) == 0
+}
