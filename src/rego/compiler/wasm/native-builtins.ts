@@ -1,0 +1,23 @@
+// Builtins implemented natively in the runtime (pipeline.md): name → runtime export and arity.
+// Everything else is dispatched to the host via opa_builtinN and listed in builtins().
+export interface NativeBuiltin {
+  export: string;
+  arity: number;
+}
+
+const table: Array<[string, number]> = [
+  ['equal', 2], ['neq', 2], ['lt', 2], ['lte', 2], ['gt', 2], ['gte', 2],
+  ['plus', 2], ['minus', 2], ['mul', 2], ['div', 2], ['rem', 2],
+  ['abs', 1], ['round', 1], ['ceil', 1], ['floor', 1],
+  ['and', 2], ['or', 2], ['union', 1], ['intersection', 1],
+  ['internal.member_2', 2], ['internal.member_3', 3],
+  ['count', 1], ['sum', 1], ['product', 1], ['max', 1], ['min', 1], ['sort', 1],
+  ['is_number', 1], ['is_string', 1], ['is_boolean', 1], ['is_array', 1], ['is_set', 1], ['is_object', 1],
+  ['is_null', 1], ['type_name', 1],
+  ['object.get', 3], ['object.keys', 1],
+  ['array.concat', 2], ['array.slice', 3], ['array.reverse', 1],
+];
+
+export const NATIVE_BUILTINS: ReadonlyMap<string, NativeBuiltin> = new Map(
+  table.map(([name, arity]) => [name, { export: `bi_${name.replace(/\./g, '_')}`, arity }]),
+);

@@ -1,0 +1,368 @@
+// Builtins implemented natively (pipeline.md list): everything touching sets or exact numbers.
+// Return 0 for undefined; on a builtin/type error they record it via setError (strict mode aborts).
+import { opa_malloc } from "./alloc";
+import {
+  T_NULL, T_BOOL, T_NUMBER, T_STRING, T_ARRAY, T_OBJECT, T_SET, tagOf, lenOf, elemAt, entryKey, entryVal,
+  boolValue, rt_array, rt_array_append, rt_set, rt_set_add, setFind, objectGet, asciiString, utf8Count,
+} from "./value";
+import { rt_number_int, numFloat, numKind, numI64, numToF64, numToI64, numOk, numIsInteger, K_INT } from "./number";
+import { compareValues } from "./compare";
+import { rt_get } from "./ops";
+import { setError } from "./ops";
+
+const ERR_BUILTIN: i32 = 1;
+const ERR_TYPE: i32 = 2;
+
+@inline function isNum(v: usize): bool { return v != 0 && tagOf(v) == T_NUMBER; }
+@inline function isT(v: usize, t: u8): bool { return v != 0 && tagOf(v) == t; }
+
+// ---- comparison ----
+export function bi_equal(a: usize, b: usize): usize { return a == 0 || b == 0 ? 0 : boolValue(compareValues(a, b) == 0); }
+export function bi_neq(a: usize, b: usize): usize { return a == 0 || b == 0 ? 0 : boolValue(compareValues(a, b) != 0); }
+export function bi_lt(a: usize, b: usize): usize { return a == 0 || b == 0 ? 0 : boolValue(compareValues(a, b) < 0); }
+export function bi_lte(a: usize, b: usize): usize { return a == 0 || b == 0 ? 0 : boolValue(compareValues(a, b) <= 0); }
+export function bi_gt(a: usize, b: usize): usize { return a == 0 || b == 0 ? 0 : boolValue(compareValues(a, b) > 0); }
+export function bi_gte(a: usize, b: usize): usize { return a == 0 || b == 0 ? 0 : boolValue(compareValues(a, b) >= 0); }
+
+// ---- arithmetic ----
+function numArgs(name: string, a: usize, b: usize): bool {
+  if (a == 0 || b == 0) return false;
+  if (!isNum(a)) { setError(ERR_TYPE, name, ": operand 1 must be number but got ", typeNameOf(a)); return false; }
+  if (!isNum(b)) { setError(ERR_TYPE, name, ": operand 2 must be number but got ", typeNameOf(b)); return false; }
+  return true;
+}
+
+export function bi_plus(a: usize, b: usize): usize {
+  if (!numArgs("plus", a, b)) return 0;
+  if (numKind(a) == K_INT && numKind(b) == K_INT) {
+    const x = numI64(a), y = numI64(b);
+    const r = x + y;
+    if (((x ^ r) & (y ^ r)) >= 0) return rt_number_int(r);
+  }
+  return numFloat(numToF64(a) + numToF64(b));
+}
+
+export function bi_minus(a: usize, b: usize): usize {
+  if (a == 0 || b == 0) return 0;
+  if (isT(a, T_SET) && isT(b, T_SET)) {
+    const r = rt_set();
+    const n = lenOf(a);
+    for (let i: u32 = 0; i < n; i++) { const e = elemAt(a, i); if (setFind(b, e) < 0) rt_set_add(r, e); }
+    return r;
+  }
+  if (!numArgs("minus", a, b)) return 0;
+  if (numKind(a) == K_INT && numKind(b) == K_INT) {
+    const x = numI64(a), y = numI64(b);
+    const r = x - y;
+    if (((x ^ y) & (x ^ r)) >= 0) return rt_number_int(r);
+  }
+  return numFloat(numToF64(a) - numToF64(b));
+}
+
+export function bi_mul(a: usize, b: usize): usize {
+  if (!numArgs("mul", a, b)) return 0;
+  if (numKind(a) == K_INT && numKind(b) == K_INT) {
+    const x = numI64(a), y = numI64(b);
+    const ax = x < 0 ? -x : x, ay = y < 0 ? -y : y;
+    // exact when both fit in 31 bits, or the product's magnitude stays below 2^62
+    if (ax >= 0 && ay >= 0 && (ax < 0x7FFFFFFF && ay < 0x7FFFFFFF || (ay == 0 || ax <= 0x3FFFFFFFFFFFFFFF / ay)))
+      return rt_number_int(x * y);
+  }
+  return numFloat(numToF64(a) * numToF64(b));
+}
+
+export function bi_div(a: usize, b: usize): usize {
+  if (!numArgs("div", a, b)) return 0;
+  if (numToF64(b) == 0) return setError(ERR_BUILTIN, "div: divide by zero");
+  if (numKind(a) == K_INT && numKind(b) == K_INT) {
+    const x = numI64(a), y = numI64(b);
+    if (y != -1 && x % y == 0) return rt_number_int(x / y);
+  }
+  return numFloat(numToF64(a) / numToF64(b));
+}
+
+export function bi_rem(a: usize, b: usize): usize {
+  if (!numArgs("rem", a, b)) return 0;
+  if (!numIsInteger(a) || !numIsInteger(b)) return setError(ERR_BUILTIN, "rem: modulo on floating-point number");
+  const x = numToI64(a); const okA = numOk;
+  const y = numToI64(b); const okB = numOk;
+  if (okB && y == 0) return setError(ERR_BUILTIN, "rem: modulo by zero");
+  if (okA && okB) return y == -1 ? rt_number_int(0) : rt_number_int(x % y);
+  const fy = numToF64(b);
+  if (fy == 0) return setError(ERR_BUILTIN, "rem: modulo by zero");
+  return numFloat(numToF64(a) % fy);
+}
+
+export function bi_abs(a: usize): usize {
+  if (a == 0) return 0;
+  if (!isNum(a)) return setError(ERR_TYPE, "abs: operand 1 must be number but got ", typeNameOf(a));
+  if (numKind(a) == K_INT) { const x = numI64(a); if (x != i64.MIN_VALUE) return rt_number_int(x < 0 ? -x : x); }
+  if (numToF64(a) >= 0) return a;
+  return numFloat(-numToF64(a));
+}
+
+function rounding(name: string, a: usize, mode: i32): usize {
+  if (a == 0) return 0;
+  if (!isNum(a)) return setError(ERR_TYPE, name, ": operand 1 must be number but got ", typeNameOf(a));
+  if (numIsInteger(a)) return a;
+  const f = numToF64(a);
+  let r: f64;
+  if (mode == 0) r = f < 0 ? -Math.floor(-f + 0.5) : Math.floor(f + 0.5); // Go math.Round: half away from zero
+  else if (mode == 1) r = Math.ceil(f);
+  else r = Math.floor(f);
+  return numFloat(r);
+}
+export function bi_round(a: usize): usize { return rounding("round", a, 0); }
+export function bi_ceil(a: usize): usize { return rounding("ceil", a, 1); }
+export function bi_floor(a: usize): usize { return rounding("floor", a, 2); }
+
+// ---- sets ----
+function setArgs(name: string, a: usize, b: usize): bool {
+  if (a == 0 || b == 0) return false;
+  if (!isT(a, T_SET)) { setError(ERR_TYPE, name, ": operand 1 must be set but got ", typeNameOf(a)); return false; }
+  if (!isT(b, T_SET)) { setError(ERR_TYPE, name, ": operand 2 must be set but got ", typeNameOf(b)); return false; }
+  return true;
+}
+
+export function bi_and(a: usize, b: usize): usize {
+  if (!setArgs("and", a, b)) return 0;
+  const r = rt_set();
+  const n = lenOf(a);
+  for (let i: u32 = 0; i < n; i++) { const e = elemAt(a, i); if (setFind(b, e) >= 0) rt_set_add(r, e); }
+  return r;
+}
+
+export function bi_or(a: usize, b: usize): usize {
+  if (!setArgs("or", a, b)) return 0;
+  const r = rt_set();
+  for (let i: u32 = 0; i < lenOf(a); i++) rt_set_add(r, elemAt(a, i));
+  for (let i: u32 = 0; i < lenOf(b); i++) rt_set_add(r, elemAt(b, i));
+  return r;
+}
+
+export function bi_union(s: usize): usize {
+  if (s == 0) return 0;
+  if (!isT(s, T_SET)) return setError(ERR_TYPE, "union: operand 1 must be set of sets but got ", typeNameOf(s));
+  const r = rt_set();
+  for (let i: u32 = 0; i < lenOf(s); i++) {
+    const e = elemAt(s, i);
+    if (!isT(e, T_SET)) return setError(ERR_TYPE, "union: operand 1 must be set of sets");
+    for (let j: u32 = 0; j < lenOf(e); j++) rt_set_add(r, elemAt(e, j));
+  }
+  return r;
+}
+
+export function bi_intersection(s: usize): usize {
+  if (s == 0) return 0;
+  if (!isT(s, T_SET)) return setError(ERR_TYPE, "intersection: operand 1 must be set of sets but got ", typeNameOf(s));
+  const n = lenOf(s);
+  if (n == 0) return rt_set();
+  for (let i: u32 = 0; i < n; i++) if (!isT(elemAt(s, i), T_SET)) return setError(ERR_TYPE, "intersection: operand 1 must be set of sets");
+  const first = elemAt(s, 0);
+  const r = rt_set();
+  for (let j: u32 = 0; j < lenOf(first); j++) {
+    const e = elemAt(first, j);
+    let all = true;
+    for (let i: u32 = 1; i < n; i++) if (setFind(elemAt(s, i), e) < 0) { all = false; break; }
+    if (all) rt_set_add(r, e);
+  }
+  return r;
+}
+
+// ---- membership ----
+export function bi_internal_member_2(x: usize, c: usize): usize {
+  if (x == 0 || c == 0) return 0;
+  const t = tagOf(c);
+  if (t == T_SET) return boolValue(setFind(c, x) >= 0);
+  if (t == T_ARRAY) {
+    for (let i: u32 = 0; i < lenOf(c); i++) if (compareValues(elemAt(c, i), x) == 0) return boolValue(true);
+    return boolValue(false);
+  }
+  if (t == T_OBJECT) {
+    for (let i: u32 = 0; i < lenOf(c); i++) if (compareValues(entryVal(c, i), x) == 0) return boolValue(true);
+    return boolValue(false);
+  }
+  return boolValue(false);
+}
+
+export function bi_internal_member_3(k: usize, v: usize, c: usize): usize {
+  if (k == 0 || v == 0 || c == 0) return 0;
+  const t = tagOf(c);
+  if (t == T_ARRAY || t == T_OBJECT) {
+    const got = rt_get(c, k);
+    return boolValue(got != 0 && compareValues(got, v) == 0);
+  }
+  if (t == T_SET) {
+    // sets have no keys distinct from their members
+    const got = rt_get(c, k);
+    return boolValue(got != 0 && compareValues(got, v) == 0);
+  }
+  return boolValue(false);
+}
+
+// ---- aggregates ----
+export function bi_count(c: usize): usize {
+  if (c == 0) return 0;
+  const t = tagOf(c);
+  if (t == T_ARRAY || t == T_OBJECT || t == T_SET) return rt_number_int(<i64>lenOf(c));
+  if (t == T_STRING) return rt_number_int(<i64>utf8Count(c));
+  return setError(ERR_TYPE, "count: operand 1 must be one of {array, object, set, string} but got ", typeNameOf(c));
+}
+
+function numColl(name: string, c: usize): bool {
+  if (c == 0) return false;
+  const t = tagOf(c);
+  if (t != T_ARRAY && t != T_SET) { setError(ERR_TYPE, name, ": operand 1 must be one of {array, set} but got ", typeNameOf(c)); return false; }
+  for (let i: u32 = 0; i < lenOf(c); i++) if (!isNum(elemAt(c, i))) {
+    setError(ERR_TYPE, name, ": operand 1 must be one of {array, set} of numbers");
+    return false;
+  }
+  return true;
+}
+
+export function bi_sum(c: usize): usize {
+  if (!numColl("sum", c)) return 0;
+  let acc = rt_number_int(0);
+  for (let i: u32 = 0; i < lenOf(c); i++) { acc = bi_plus(acc, elemAt(c, i)); if (acc == 0) return 0; }
+  return acc;
+}
+
+export function bi_product(c: usize): usize {
+  if (!numColl("product", c)) return 0;
+  let acc = rt_number_int(1);
+  for (let i: u32 = 0; i < lenOf(c); i++) { acc = bi_mul(acc, elemAt(c, i)); if (acc == 0) return 0; }
+  return acc;
+}
+
+function extreme(name: string, c: usize, wantMax: bool): usize {
+  if (c == 0) return 0;
+  const t = tagOf(c);
+  if (t != T_ARRAY && t != T_SET) return setError(ERR_TYPE, name, ": operand 1 must be one of {array, set} but got ", typeNameOf(c));
+  const n = lenOf(c);
+  if (n == 0) return 0;
+  let best = elemAt(c, 0);
+  for (let i: u32 = 1; i < n; i++) {
+    const e = elemAt(c, i);
+    const cmp = compareValues(e, best);
+    if (wantMax ? cmp > 0 : cmp < 0) best = e;
+  }
+  return best;
+}
+export function bi_max(c: usize): usize { return extreme("max", c, true); }
+export function bi_min(c: usize): usize { return extreme("min", c, false); }
+
+export function bi_sort(c: usize): usize {
+  if (c == 0) return 0;
+  const t = tagOf(c);
+  if (t != T_ARRAY && t != T_SET) return setError(ERR_TYPE, "sort: operand 1 must be one of {array, set} but got ", typeNameOf(c));
+  const n = lenOf(c);
+  const r = rt_array(n);
+  for (let i: u32 = 0; i < n; i++) rt_array_append(r, elemAt(c, i));
+  if (t == T_SET) return r; // already sorted
+  // insertion sort for short arrays, merge sort otherwise (stable, O(n log n))
+  mergeSort(load<u32>(r, 12), n);
+  return r;
+}
+
+function mergeSort(base: usize, n: u32): void {
+  if (n < 2) return;
+  const tmp = opa_malloc(<usize>n << 2);
+  for (let width: u32 = 1; width < n; width <<= 1) {
+    for (let lo: u32 = 0; lo < n; lo += width << 1) {
+      const mid = lo + width < n ? lo + width : n;
+      const hi = lo + (width << 1) < n ? lo + (width << 1) : n;
+      let i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) {
+        const a = load<u32>(base + (<usize>i << 2)), b = load<u32>(base + (<usize>j << 2));
+        if (compareValues(b, a) < 0) { store<u32>(tmp + (<usize>k << 2), b); j++; }
+        else { store<u32>(tmp + (<usize>k << 2), a); i++; }
+        k++;
+      }
+      while (i < mid) { store<u32>(tmp + (<usize>k << 2), load<u32>(base + (<usize>i << 2))); i++; k++; }
+      while (j < hi) { store<u32>(tmp + (<usize>k << 2), load<u32>(base + (<usize>j << 2))); j++; k++; }
+    }
+    memory.copy(base, tmp, <usize>n << 2);
+  }
+}
+
+// ---- types ----
+export function typeNameOf(v: usize): string {
+  switch (tagOf(v)) {
+    case T_NULL: return "null";
+    case T_BOOL: return "boolean";
+    case T_NUMBER: return "number";
+    case T_STRING: return "string";
+    case T_ARRAY: return "array";
+    case T_OBJECT: return "object";
+    case T_SET: return "set";
+  }
+  return "unknown";
+}
+export function bi_is_number(v: usize): usize { return v == 0 ? 0 : boolValue(tagOf(v) == T_NUMBER); }
+export function bi_is_string(v: usize): usize { return v == 0 ? 0 : boolValue(tagOf(v) == T_STRING); }
+export function bi_is_boolean(v: usize): usize { return v == 0 ? 0 : boolValue(tagOf(v) == T_BOOL); }
+export function bi_is_array(v: usize): usize { return v == 0 ? 0 : boolValue(tagOf(v) == T_ARRAY); }
+export function bi_is_set(v: usize): usize { return v == 0 ? 0 : boolValue(tagOf(v) == T_SET); }
+export function bi_is_object(v: usize): usize { return v == 0 ? 0 : boolValue(tagOf(v) == T_OBJECT); }
+export function bi_is_null(v: usize): usize { return v == 0 ? 0 : boolValue(tagOf(v) == T_NULL); }
+export function bi_type_name(v: usize): usize { return v == 0 ? 0 : asciiString(typeNameOf(v)); }
+
+// ---- objects ----
+export function bi_object_get(obj: usize, key: usize, dflt: usize): usize {
+  if (obj == 0 || key == 0 || dflt == 0) return 0;
+  if (!isT(obj, T_OBJECT)) return setError(ERR_TYPE, "object.get: operand 1 must be object but got ", typeNameOf(obj));
+  if (isT(key, T_ARRAY)) {
+    // a path: walk nested objects/arrays/sets
+    let cur = obj;
+    for (let i: u32 = 0; i < lenOf(key); i++) {
+      cur = rt_get(cur, elemAt(key, i));
+      if (cur == 0) return dflt;
+    }
+    return cur;
+  }
+  const v = objectGet(obj, key);
+  return v != 0 ? v : dflt;
+}
+
+export function bi_object_keys(obj: usize): usize {
+  if (obj == 0) return 0;
+  if (!isT(obj, T_OBJECT)) return setError(ERR_TYPE, "object.keys: operand 1 must be object but got ", typeNameOf(obj));
+  const r = rt_set();
+  for (let i: u32 = 0; i < lenOf(obj); i++) rt_set_add(r, entryKey(obj, i));
+  return r;
+}
+
+// ---- arrays ----
+export function bi_array_concat(a: usize, b: usize): usize {
+  if (a == 0 || b == 0) return 0;
+  if (!isT(a, T_ARRAY)) return setError(ERR_TYPE, "array.concat: operand 1 must be array but got ", typeNameOf(a));
+  if (!isT(b, T_ARRAY)) return setError(ERR_TYPE, "array.concat: operand 2 must be array but got ", typeNameOf(b));
+  const r = rt_array(lenOf(a) + lenOf(b));
+  for (let i: u32 = 0; i < lenOf(a); i++) rt_array_append(r, elemAt(a, i));
+  for (let i: u32 = 0; i < lenOf(b); i++) rt_array_append(r, elemAt(b, i));
+  return r;
+}
+
+export function bi_array_slice(a: usize, start: usize, stop: usize): usize {
+  if (a == 0 || start == 0 || stop == 0) return 0;
+  if (!isT(a, T_ARRAY)) return setError(ERR_TYPE, "array.slice: operand 1 must be array but got ", typeNameOf(a));
+  if (!isNum(start) || !isNum(stop)) return setError(ERR_TYPE, "array.slice: operands 2 and 3 must be numbers");
+  let s = numToI64(start); if (!numOk) return setError(ERR_TYPE, "array.slice: operand 2 must be integer number");
+  let e = numToI64(stop); if (!numOk) return setError(ERR_TYPE, "array.slice: operand 3 must be integer number");
+  const n = <i64>lenOf(a);
+  if (s < 0) s = 0;
+  if (e > n) e = n;
+  if (s > e) s = e; // OPA clamps start to stop
+  const r = rt_array(<u32>(e - s));
+  for (let i = s; i < e; i++) rt_array_append(r, elemAt(a, <u32>i));
+  return r;
+}
+
+export function bi_array_reverse(a: usize): usize {
+  if (a == 0) return 0;
+  if (!isT(a, T_ARRAY)) return setError(ERR_TYPE, "array.reverse: operand 1 must be array but got ", typeNameOf(a));
+  const n = lenOf(a);
+  const r = rt_array(n);
+  for (let i: u32 = 0; i < n; i++) rt_array_append(r, elemAt(a, n - 1 - i));
+  return r;
+}

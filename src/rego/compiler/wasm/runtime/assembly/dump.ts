@@ -1,0 +1,118 @@
+// JSON (`opa_json_dump`) and Rego-syntax (`opa_value_dump`) serialisation, NUL-terminated. Two passes
+// (measure, then write) so the output is one exact-size allocation. Sets dump as arrays in JSON;
+// non-string object keys dump as their JSON text inside a string (OPA C runtime convention).
+import { opa_malloc } from "./alloc";
+import { T_NULL, T_BOOL, T_NUMBER, T_STRING, T_ARRAY, T_OBJECT, T_SET, tagOf, lenOf, strPtr, elemAt, entryKey, entryVal } from "./value";
+import { numberText, txtPtr, txtLen } from "./number";
+
+let out: usize = 0; // 0 while measuring
+let n: usize = 0;
+let rego = false;
+
+const HEX: usize = memory.data<u8>([48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 97, 98, 99, 100, 101, 102]);
+
+// `level` > 0 means the byte is part of a string nested `level` times (keys that are not strings).
+function put(b: u8, level: i32): void {
+  if (level == 0) {
+    if (out != 0) store<u8>(out + n, b);
+    n++;
+    return;
+  }
+  if (b == 0x22 || b == 0x5C) { put(0x5C, level - 1); put(b, level - 1); return; }
+  if (b < 0x20) {
+    if (b == 0x0A) { put(0x5C, level - 1); put(0x6E, level - 1); return; }
+    if (b == 0x0D) { put(0x5C, level - 1); put(0x72, level - 1); return; }
+    if (b == 0x09) { put(0x5C, level - 1); put(0x74, level - 1); return; }
+    put(0x5C, level - 1); put(0x75, level - 1); put(0x30, level - 1); put(0x30, level - 1);
+    put(load<u8>(HEX + (b >> 4)), level - 1); put(load<u8>(HEX + (b & 15)), level - 1);
+    return;
+  }
+  put(b, level - 1);
+}
+
+function putAscii(s: string, level: i32): void {
+  for (let i = 0; i < s.length; i++) put(<u8>s.charCodeAt(i), level);
+}
+
+function putString(v: usize, level: i32): void {
+  put(0x22, level);
+  const p = strPtr(v);
+  const len = lenOf(v);
+  if (level == 0) {
+    for (let i: u32 = 0; i < len; i++) {
+      const b = load<u8>(p + i);
+      if (b >= 0x20 && b != 0x22 && b != 0x5C) { if (out != 0) store<u8>(out + n, b); n++; }
+      else put(b, 1);
+    }
+  } else {
+    for (let i: u32 = 0; i < len; i++) put(load<u8>(p + i), level + 1);
+  }
+  put(0x22, level);
+}
+
+function putValue(v: usize, level: i32): void {
+  switch (tagOf(v)) {
+    case T_NULL: putAscii("null", level); return;
+    case T_BOOL: putAscii(load<u8>(v, 1) != 0 ? "true" : "false", level); return;
+    case T_NUMBER: {
+      numberText(v);
+      const p = txtPtr, l = txtLen;
+      for (let i: u32 = 0; i < l; i++) put(load<u8>(p + i), level);
+      return;
+    }
+    case T_STRING: putString(v, level); return;
+    case T_ARRAY: {
+      put(0x5B, level);
+      const len = lenOf(v);
+      for (let i: u32 = 0; i < len; i++) { if (i > 0) put(0x2C, level); putValue(elemAt(v, i), level); }
+      put(0x5D, level);
+      return;
+    }
+    case T_SET: {
+      const len = lenOf(v);
+      if (rego) {
+        if (len == 0) { putAscii("set()", level); return; }
+        put(0x7B, level);
+      } else put(0x5B, level);
+      for (let i: u32 = 0; i < len; i++) { if (i > 0) put(0x2C, level); putValue(elemAt(v, i), level); }
+      put(rego ? 0x7D : 0x5D, level);
+      return;
+    }
+    case T_OBJECT: {
+      put(0x7B, level);
+      const len = lenOf(v);
+      for (let i: u32 = 0; i < len; i++) {
+        if (i > 0) put(0x2C, level);
+        const k = entryKey(v, i);
+        if (rego || tagOf(k) == T_STRING) putValue(k, level);
+        else { put(0x22, level); putValue(k, level + 1); put(0x22, level); }
+        put(0x3A, level);
+        putValue(entryVal(v, i), level);
+      }
+      put(0x7D, level);
+      return;
+    }
+  }
+}
+
+function dump(v: usize, asRego: bool): usize {
+  rego = asRego;
+  if (v == 0) {
+    const p = opa_malloc(1);
+    store<u8>(p, 0);
+    return p;
+  }
+  out = 0; n = 0;
+  putValue(v, 0);
+  const size = n;
+  out = opa_malloc(size + 1);
+  n = 0;
+  putValue(v, 0);
+  store<u8>(out + size, 0);
+  const r = out;
+  out = 0;
+  return r;
+}
+
+export function opa_json_dump(v: usize): usize { return dump(v, false); }
+export function opa_value_dump(v: usize): usize { return dump(v, true); }

@@ -1,0 +1,47 @@
+// Compiles the AssemblyScript runtime (assembly/, unmanaged code only) to runtime.wasm, in-process with
+// assemblyscript/asc. Called once per install by scripts/build-runtime.mjs (design/wasm-toolchain.md (a)).
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { writeFile, mkdir } from 'node:fs/promises';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** @param {{log?: (m: string) => void, outFile?: string}} [opts] */
+export async function buildRuntime(opts = {}) {
+  const log = opts.log ?? (() => {});
+  const outFile = opts.outFile ?? join(here, 'runtime.wasm');
+  const asc = await import('assemblyscript/asc');
+  const started = Date.now();
+  const stdout = asc.createMemoryStream();
+  const stderr = asc.createMemoryStream();
+  let binary = null;
+  const { error } = await asc.main(
+    [
+      'assembly/index.ts',
+      '--baseDir', here,
+      '--outFile', 'runtime.wasm',
+      '--runtime', 'stub',
+      '--importMemory',
+      '--initialMemory', '1',
+      '--noAssert',
+      '--optimizeLevel', '3',
+      '--shrinkLevel', '0',
+      '--use', 'abort=assembly/alloc/asAbort',
+      '--disable', 'reference-types,gc,multi-value',
+    ],
+    {
+      stdout,
+      stderr,
+      writeFile(name, contents) {
+        if (name.endsWith('.wasm')) binary = contents;
+      },
+    },
+  );
+  if (error || !binary) {
+    throw new Error(`AssemblyScript runtime build failed: ${error ? error.message : 'no output'}\n${stderr.toString()}`);
+  }
+  await mkdir(dirname(outFile), { recursive: true });
+  await writeFile(outFile, binary);
+  log(`runtime.wasm ${binary.length} bytes in ${Date.now() - started} ms`);
+  return binary;
+}
