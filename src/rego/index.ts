@@ -1,0 +1,210 @@
+// The Rego toolchain as a library: sources → bundle (parse → compileModules → planEntrypoints →
+// linkPolicyWasm → writeBundle), bundle → loaded opa-wasm policy, and ad-hoc queries (conformance runner).
+import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
+import { parseModule, parseQuery } from './ast/index.ts';
+import type { Body, Module } from './ast/types.ts';
+import * as builtinsModule from './builtins/index.ts';
+import { readBundle, writeBundle, type Bundle, type BundleLimits, type BundleManifest } from './bundle/index.ts';
+import { compileModules, type CompiledProgram } from './compile/index.ts';
+import { linkPolicyWasm } from './compiler/wasm/index.ts';
+import { RegoError, RegoErrors } from './errors.ts';
+import type { Policy } from './ir/types.ts';
+import { planEntrypoints, planQueries } from './planner/index.ts';
+
+export { parseModule, parseQuery } from './ast/index.ts';
+export { readBundle, writeBundle } from './bundle/index.ts';
+export type { Bundle, BundleManifest } from './bundle/index.ts';
+export { RegoError, RegoErrors } from './errors.ts';
+
+export interface RegoSource {
+  /** File name used in locations and as the path inside the bundle. */
+  file: string;
+  text: string;
+}
+
+export interface CompileBundleOptions {
+  sources: RegoSource[];
+  /** `pkg/rule` paths, e.g. `acs/guardian/decision`. */
+  entrypoints: string[];
+  /** Base document stored as /data.json. */
+  data?: Record<string, unknown>;
+  /** Manifest revision; default: content hash of the bundle inputs. */
+  revision?: string;
+  /** Manifest roots; default `[""]` (the bundle owns everything), as `opa build` writes. */
+  roots?: string[];
+  /** Manifest metadata. */
+  metadata?: Record<string, unknown>;
+  /** OPA's strict builtin errors (builtin failures abort instead of being undefined). */
+  strictBuiltinErrors?: boolean;
+}
+
+export interface CompiledBundle {
+  /** The .tar.gz bytes. */
+  bundle: Uint8Array;
+  wasm: Uint8Array;
+  plan: Policy;
+  manifest: BundleManifest;
+  modules: Module[];
+}
+
+/** At most this many diagnostics are reported at once (OPA's default). */
+const MAX_ERRORS = 10;
+
+/** Parse every source, collecting parse errors across files. */
+export function parseSources(sources: RegoSource[]): Module[] {
+  const modules: Module[] = [];
+  const errors: RegoError[] = [];
+  for (const s of sources) {
+    try {
+      modules.push(parseModule(s.file, s.text));
+    } catch (e) {
+      if (!(e instanceof RegoErrors)) throw e;
+      errors.push(...e.errors);
+    }
+  }
+  if (errors.length) throw new RegoErrors(errors.slice(0, MAX_ERRORS));
+  return modules;
+}
+
+function checkEntrypoints(entrypoints: string[]): void {
+  if (entrypoints.length === 0) throw new RegoErrors([new RegoError('rego_compile_error', 'at least one entrypoint is required')]);
+  for (const ep of entrypoints) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*(\/[A-Za-z_][A-Za-z0-9_]*)*$/.test(ep)) {
+      throw new RegoErrors([new RegoError('rego_compile_error', `invalid entrypoint ${JSON.stringify(ep)}: expected a path like pkg/rule`)]);
+    }
+  }
+}
+
+/** Compile Rego sources into a deterministic OPA bundle holding the Wasm module, plan, data and sources. */
+export async function compileBundle(options: CompileBundleOptions): Promise<CompiledBundle> {
+  checkEntrypoints(options.entrypoints);
+  const modules = parseSources(options.sources);
+  const program = compileModules(modules);
+  const plan = planEntrypoints(program, options.entrypoints);
+  const wasm = await linkPolicyWasm(plan, { strictBuiltinErrors: options.strictBuiltinErrors ?? false });
+  const manifest: BundleManifest = {
+    ...(options.revision !== undefined ? { revision: options.revision } : {}),
+    roots: options.roots ?? [''],
+    wasm: options.entrypoints.map((entrypoint) => ({ entrypoint, module: '/policy.wasm' })),
+    rego_version: 1,
+    ...(options.metadata ? { metadata: options.metadata } : {}),
+  };
+  const bundle = writeBundle({
+    manifest,
+    wasm,
+    plan,
+    data: options.data ?? {},
+    sources: options.sources.map((s) => ({ path: s.file, text: s.text })),
+  });
+  // Read back the manifest so callers see the revision actually written (default: content hash).
+  return { bundle, wasm, plan, manifest: readBundle(bundle).manifest, modules };
+}
+
+/** Host builtin implementations as opa-wasm `customBuiltins` (the builtins stage provides them). */
+type CustomBuiltins = Record<string, (...args: unknown[]) => unknown>;
+
+/** What `createHostBuiltins` accepts; opaque here so this module does not depend on its internals. */
+export type HostBuiltinContextLike = object;
+
+function hostBuiltins(ctx?: HostBuiltinContextLike): CustomBuiltins {
+  // Looked up at run time: the builtins stage exports createHostBuiltins once its host library is ready.
+  const create = (builtinsModule as Record<string, unknown>)['createHostBuiltins'];
+  if (typeof create !== 'function') return {};
+  return (create as (c?: HostBuiltinContextLike) => CustomBuiltins)(ctx);
+}
+
+export interface LoadOptions {
+  /** Passed to createHostBuiltins (clock, strict mode, print sink…). */
+  builtinContext?: HostBuiltinContextLike;
+  /** Replace the bundle's data document. */
+  data?: Record<string, unknown>;
+  limits?: Partial<BundleLimits>;
+  /** Maximum Wasm memory in 64 KiB pages (default 1024 = 64 MiB). */
+  maxMemoryPages?: number;
+}
+
+export interface LoadedBundle {
+  policy: LoadedPolicy;
+  manifest: BundleManifest;
+  bundle: Bundle;
+  /** Entrypoint name → id, as the module exports them. */
+  entrypoints: Record<string, number>;
+}
+
+/** Instantiate a Wasm module, growing the initial memory when the module's static data needs it. */
+export async function instantiatePolicy(wasm: Uint8Array, builtins: CustomBuiltins, maxPages = 1024): Promise<LoadedPolicy> {
+  let initial = 5;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await loadPolicy(wasm, { initial, maximum: Math.max(initial, maxPages) }, builtins);
+    } catch (e) {
+      const needed = /smaller than initial (\d+)/.exec(String((e as Error)?.message ?? e));
+      if (attempt < 3 && needed && Number(needed[1]) > initial && Number(needed[1]) <= maxPages) {
+        initial = Number(needed[1]);
+        continue;
+      }
+      throw e;
+    }
+  }
+}
+
+/** Load a bundle's Wasm module with our host builtins and its data. */
+export async function loadBundle(bytes: Uint8Array, options: LoadOptions = {}): Promise<LoadedBundle> {
+  const bundle = readBundle(bytes, options.limits);
+  if (!bundle.wasm) throw new Error('bundle has no policy.wasm');
+  const policy = await instantiatePolicy(bundle.wasm, hostBuiltins(options.builtinContext), options.maxMemoryPages);
+  policy.setData(options.data ?? bundle.data);
+  return { policy, manifest: bundle.manifest, bundle, entrypoints: { ...(policy.entrypoints as Record<string, number>) } };
+}
+
+/** OPA result set: one object per result (`{result: v}` for entrypoints, the query's bindings for queries). */
+export type ResultSet = Record<string, unknown>[];
+
+/** Evaluate one entrypoint; returns OPA's result set (`[]` when undefined). */
+export function evaluateEntrypoint(loaded: LoadedBundle | LoadedPolicy, entrypoint: string, input?: unknown): ResultSet {
+  const policy = 'policy' in loaded ? loaded.policy : loaded;
+  return policy.evaluate(input, entrypoint) as ResultSet;
+}
+
+export interface CompileQueryOptions {
+  sources: RegoSource[];
+  /** A Rego query, e.g. `data.p.f(1) = x`. */
+  query: string;
+  strictBuiltinErrors?: boolean;
+  /** Plan name = opa-wasm entrypoint name (default `eval`). */
+  name?: string;
+}
+
+export interface CompiledQuery {
+  wasm: Uint8Array;
+  plan: Policy;
+  program: CompiledProgram;
+  body: Body;
+  /** The opa-wasm entrypoint to evaluate. */
+  entrypoint: string;
+}
+
+/** Compile an arbitrary query (binding every user variable) against the given modules. */
+export async function compileQuery(options: CompileQueryOptions): Promise<CompiledQuery> {
+  const modules = parseSources(options.sources);
+  const body = parseQuery(options.query, 'query');
+  const program = compileModules(modules);
+  const name = options.name ?? 'eval';
+  const plan = planQueries(program, [{ name, body }]);
+  const wasm = await linkPolicyWasm(plan, { strictBuiltinErrors: options.strictBuiltinErrors ?? false });
+  return { wasm, plan, program, body, entrypoint: name };
+}
+
+export interface EvaluateQueryOptions extends CompileQueryOptions {
+  data?: Record<string, unknown>;
+  input?: unknown;
+  builtinContext?: HostBuiltinContextLike;
+}
+
+/** Compile, load and evaluate a query once: the result set (bindings per result). */
+export async function evaluateQuery(options: EvaluateQueryOptions): Promise<ResultSet> {
+  const q = await compileQuery(options);
+  const policy = await instantiatePolicy(q.wasm, hostBuiltins(options.builtinContext));
+  policy.setData(options.data ?? {});
+  return policy.evaluate(options.input, q.entrypoint) as ResultSet;
+}
