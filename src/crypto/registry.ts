@@ -146,6 +146,7 @@ export function createSignatureRegistry(config: SignatureRegistryConfig = {}): S
     if (!entry) throw new SignatureRegistryError(keyId !== undefined ? `no key with key_id "${keyId}"` : `no active signing key for ${algorithm}`);
     if (entry.algorithm !== algorithm) throw new SignatureRegistryError(`key "${entry.keyId}" is a ${entry.algorithm} key, not ${algorithm}`);
     if (!entry.canSign) throw new SignatureRegistryError(`key "${entry.keyId}" has no private material (verification only)`);
+    if (entry.status !== 'active') throw new SignatureRegistryError(`key "${entry.keyId}" is retired (verification only)`);
     return entry;
   };
 
