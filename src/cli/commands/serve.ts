@@ -1,4 +1,65 @@
 import type { Command } from 'commander';
+import { CliError, ExitCode } from '../exit-codes.ts';
 
-/** Registers the `guardian serve` command(s). Not implemented yet: nothing is registered. */
-export function registerServeCommand(_program: Command): void {}
+interface ServeFlags {
+  port: string;
+  host: string;
+  dataDir: string;
+  stdio?: boolean;
+  bundle?: string;
+  skewWindowMs?: string;
+}
+
+/** `guardian serve [--port N] [--host H] [--data-dir DIR] [--stdio] [--bundle FILE] [--skew-window-ms MS]`. */
+export function registerServeCommand(program: Command): void {
+  program
+    .command('serve')
+    .description('Run the ACS Guardian: POST /acs over HTTP (default 127.0.0.1:8787), or Content-Length framed stdio')
+    .option('--port <n>', 'HTTP port (0 = ephemeral)', '8787')
+    .option('--host <h>', 'HTTP listen address', '127.0.0.1')
+    .option('--data-dir <dir>', 'PGlite database and dev HMAC key location (when DATABASE_URL is unset)', '.guardian')
+    .option('--stdio', 'serve ACS on stdin/stdout instead of HTTP')
+    .option('--bundle <file>', 'policy bundle (.tar.gz) or Wasm module; default bundles/acs.tar.gz, else rego/ compiled at start')
+    .option('--skew-window-ms <ms>', 'replay-protection timestamp window (ACS §10.3)', '300000')
+    .action(async (flags: ServeFlags) => {
+      const port = Number(flags.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port must be 0..65535 (got ${flags.port})`, ExitCode.Usage);
+      const skew = Number(flags.skewWindowMs);
+      if (!Number.isInteger(skew) || skew < 0) throw new CliError(`--skew-window-ms must be a non-negative integer`, ExitCode.Usage);
+      // Loaded lazily so other commands do not pay for the server's imports.
+      const { openGuardianRuntime, serveStdio, startHttpServer } = await import('../../server/index.ts');
+      let runtime;
+      try {
+        runtime = await openGuardianRuntime({ dataDir: flags.dataDir, bundlePath: flags.bundle, skewWindowMs: skew });
+      } catch (err) {
+        throw new CliError(`cannot start: ${err instanceof Error ? err.message : String(err)}`, ExitCode.Unavailable);
+      }
+      // In stdio mode stdout carries the protocol, so every human-readable line goes to stderr.
+      const say = (line: string): void => void process.stderr.write(line + '\n');
+      const { key } = runtime;
+      if (key.source === 'generated') say(`guardian: generated a development HMAC key at ${key.path} (fingerprint ${key.fingerprint}); share it with your agents, never commit it`);
+      else say(`guardian: HMAC key from ${key.source === 'env' ? 'GUARDIAN_HMAC_IKM' : key.path} (fingerprint ${key.fingerprint})`);
+      say(`guardian: policy ${runtime.policySource} (revision ${runtime.engine.revision})`);
+      if (flags.stdio) {
+        say('guardian: serving ACS on stdio (Content-Length framing)');
+        await serveStdio(runtime.guardian, process.stdin, process.stdout);
+        await runtime.close();
+        return;
+      }
+      let server;
+      try {
+        server = await startHttpServer(runtime.guardian, { host: flags.host, port, ready: runtime.ready });
+      } catch (err) {
+        await runtime.close();
+        throw new CliError(`cannot listen on ${flags.host}:${port}: ${err instanceof Error ? err.message : String(err)}`, ExitCode.Unavailable);
+      }
+      process.stdout.write(`guardian: listening on ${server.url}\n`);
+      await new Promise<void>((resolveStop) => {
+        const stop = (): void => resolveStop();
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
+      await server.close();
+      await runtime.close();
+    });
+}

@@ -1,0 +1,148 @@
+// App wiring for `guardian serve`: store (DATABASE_URL → Postgres, else PGlite under the data dir), signature
+// registry (HMAC IKM from GUARDIAN_HMAC_IKM, GUARDIAN_HMAC_IKM_FILE or a dev key generated once in the data
+// dir, plus any key files src/crypto loads), policy (bundles/acs.tar.gz, else rego/ compiled at start).
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { createSignatureRegistry, decodeBase64Strict, type SignatureRegistry } from '../crypto/index.ts';
+import { createWasmPolicyEngine } from '../policy/index.ts';
+import type { PolicyEngine } from '../policy/types.ts';
+import { openStore } from '../store/index.ts';
+import type { GuardianStore } from '../store/types.ts';
+import { createGuardian, type AuditEvent, type Guardian, type GuardianOptions } from '../acs/pipeline/index.ts';
+import { cryptoEnvelopeSignatures } from '../acs/signing/index.ts';
+
+export interface HmacKeyMaterial {
+  ikm: Uint8Array;
+  source: 'env' | 'file' | 'data-dir' | 'generated';
+  /** Where the key lives (file sources only). */
+  path?: string;
+  /** First 16 hex digits of SHA-256(IKM): identifies the key without revealing it. */
+  fingerprint: string;
+}
+
+const fingerprint = (ikm: Uint8Array): string => createHash('sha256').update(ikm).digest('hex').slice(0, 16);
+
+function decodeIkm(text: string, where: string): Uint8Array {
+  const ikm = decodeBase64Strict(text.trim());
+  if (!ikm) throw new Error(`${where}: HMAC IKM must be standard base64`);
+  if (ikm.length < 16) throw new Error(`${where}: HMAC IKM must be at least 16 bytes`);
+  return ikm;
+}
+
+/** GUARDIAN_HMAC_IKM (base64) → GUARDIAN_HMAC_IKM_FILE → <dataDir>/hmac-ikm.key (generated once, mode 0600). */
+export function resolveHmacKey(env: NodeJS.ProcessEnv, dataDir: string): HmacKeyMaterial {
+  if (env.GUARDIAN_HMAC_IKM) {
+    const ikm = decodeIkm(env.GUARDIAN_HMAC_IKM, 'GUARDIAN_HMAC_IKM');
+    return { ikm, source: 'env', fingerprint: fingerprint(ikm) };
+  }
+  if (env.GUARDIAN_HMAC_IKM_FILE) {
+    const ikm = decodeIkm(readFileSync(env.GUARDIAN_HMAC_IKM_FILE, 'utf8'), env.GUARDIAN_HMAC_IKM_FILE);
+    return { ikm, source: 'file', path: env.GUARDIAN_HMAC_IKM_FILE, fingerprint: fingerprint(ikm) };
+  }
+  const path = join(dataDir, 'hmac-ikm.key');
+  if (existsSync(path)) {
+    const ikm = decodeIkm(readFileSync(path, 'utf8'), path);
+    return { ikm, source: 'data-dir', path, fingerprint: fingerprint(ikm) };
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const ikm = new Uint8Array(randomBytes(32));
+  writeFileSync(path, Buffer.from(ikm).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+  return { ikm, source: 'generated', path, fingerprint: fingerprint(ikm) };
+}
+
+function regoSources(dir: string): { file: string; text: string }[] {
+  const out: { file: string; text: string }[] = [];
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith('.rego') && !e.name.endsWith('_test.rego')) out.push({ file: relative(dir, p), text: readFileSync(p, 'utf8') });
+    }
+  };
+  walk(dir);
+  return out.sort((a, b) => a.file.localeCompare(b.file));
+}
+
+/** bundles/acs.tar.gz (or `bundlePath`) if present, else compile `regoDir` (default rego/) at start. */
+export async function loadPolicyEngine(options: { bundlePath?: string; regoDir?: string; cwd?: string }): Promise<{ engine: PolicyEngine; source: string }> {
+  const cwd = options.cwd ?? process.cwd();
+  const bundlePath = resolve(cwd, options.bundlePath ?? 'bundles/acs.tar.gz');
+  if (existsSync(bundlePath)) {
+    return { engine: await createWasmPolicyEngine({ bundle: new Uint8Array(readFileSync(bundlePath)) }), source: bundlePath };
+  }
+  if (options.bundlePath) throw new Error(`policy bundle ${bundlePath} not found`);
+  const regoDir = resolve(cwd, options.regoDir ?? 'rego');
+  if (!existsSync(regoDir)) throw new Error(`no policy: neither ${bundlePath} nor ${regoDir} exists`);
+  // Loaded lazily: the Rego toolchain is only needed when no prebuilt bundle exists.
+  const rego = await import('../rego/index.ts');
+  const compiled = await rego.compileBundle({ sources: regoSources(regoDir), entrypoints: ['acs/decision'] });
+  return { engine: await createWasmPolicyEngine({ bundle: compiled.bundle }), source: `${regoDir} (compiled at start)` };
+}
+
+export interface GuardianRuntimeOptions extends Partial<Omit<GuardianOptions, 'store' | 'engine' | 'signatures'>> {
+  dataDir?: string;
+  databaseUrl?: string;
+  env?: NodeJS.ProcessEnv;
+  bundlePath?: string;
+  regoDir?: string;
+  cwd?: string;
+  /** Ready-made parts (tests, embedding); each replaces the corresponding default. */
+  store?: GuardianStore;
+  engine?: PolicyEngine;
+}
+
+export interface GuardianRuntime {
+  guardian: Guardian;
+  store: GuardianStore;
+  engine: PolicyEngine;
+  registry: SignatureRegistry;
+  key: HmacKeyMaterial;
+  policySource: string;
+  dataDir: string;
+  ready(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}): Promise<GuardianRuntime> {
+  const env = options.env ?? process.env;
+  const dataDir = resolve(options.cwd ?? process.cwd(), options.dataDir ?? '.guardian');
+  const key = resolveHmacKey(env, dataDir);
+  const registry = createSignatureRegistry({ hmacIkm: key.ikm, env: { ...env, GUARDIAN_HMAC_IKM: undefined } });
+  const ownsStore = !options.store;
+  const databaseUrl = options.databaseUrl ?? env.DATABASE_URL;
+  const store = options.store ?? (await openStore(databaseUrl ? { databaseUrl } : { dataDir }));
+  let engine: PolicyEngine;
+  let policySource: string;
+  try {
+    if (options.engine) {
+      engine = options.engine;
+      policySource = 'provided';
+    } else {
+      ({ engine, source: policySource } = await loadPolicyEngine(options));
+    }
+  } catch (err) {
+    if (ownsStore) await store.close().catch(() => {});
+    await registry.close().catch(() => {});
+    throw err;
+  }
+  const onAudit = options.onAudit ?? ((e: AuditEvent) => process.stderr.write(JSON.stringify({ audit: e }) + '\n'));
+  const guardian = createGuardian({ ...options, store, engine, signatures: cryptoEnvelopeSignatures(registry), onAudit });
+  return {
+    guardian,
+    store,
+    engine,
+    registry,
+    key,
+    policySource,
+    dataDir,
+    async ready() {
+      await store.getChainHead('00000000-0000-0000-0000-000000000000');
+      return true;
+    },
+    async close() {
+      if (ownsStore) await store.close();
+      await registry.close();
+    },
+  };
+}

@@ -1,0 +1,101 @@
+// HTTP transport: Hono app with POST /acs (one JSON-RPC message per request), GET /healthz, GET /readyz,
+// served by @hono/node-server. Every JSON-RPC answer is HTTP 200 with a JSON body, including errors: the
+// JSON-RPC error is the answer (a transport status would fall to the client's §6.4 failure posture).
+import { serve, type ServerType } from '@hono/node-server';
+import { Hono } from 'hono';
+import type { AddressInfo } from 'node:net';
+import { AcsError, AcsErrorCode } from '../acs/errors.ts';
+import type { Guardian } from '../acs/pipeline/index.ts';
+import { errorEnvelope } from '../acs/pipeline/respond.ts';
+
+export interface HttpAppOptions {
+  /** Readiness probe (store reachable, policy loaded). */
+  ready?: () => Promise<boolean>;
+}
+
+/** Reads a request body up to `limit` bytes; null when it is larger (the stream is cancelled early). */
+async function readLimited(body: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array | null> {
+  if (!body) return new Uint8Array(0);
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const c of chunks) {
+    out.set(c, offset);
+    offset += c.byteLength;
+  }
+  return out;
+}
+
+export function createHttpApp(guardian: Guardian, options: HttpAppOptions = {}): Hono {
+  const app = new Hono();
+  const limit = guardian.config.maxBodyBytes;
+  const json = (body: unknown, status = 200): Response =>
+    new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8' } });
+
+  app.post('/acs', async (c) => {
+    const declared = Number(c.req.header('content-length'));
+    const body = Number.isFinite(declared) && declared > limit ? null : await readLimited(c.req.raw.body, limit);
+    if (body === null) {
+      const err = new AcsError(AcsErrorCode.InvalidRequest, 'body_too_large', `messages larger than ${limit} bytes are refused`);
+      return json(await errorEnvelope(guardian.config, null, err, null));
+    }
+    return json(await guardian.handle(body, 'http'));
+  });
+  app.get('/healthz', () => json({ status: 'ok' }));
+  app.get('/readyz', async () => {
+    let ok = false;
+    try {
+      ok = options.ready ? await options.ready() : true;
+    } catch {
+      ok = false;
+    }
+    return json({ status: ok ? 'ready' : 'unavailable' }, ok ? 200 : 503);
+  });
+  app.all('/acs', () => json({ error: 'use POST /acs' }, 405));
+  app.notFound(() => json({ error: 'not found' }, 404));
+  // A bug must never surface as an HTML 500 page: answer -32603 in JSON-RPC form.
+  app.onError(() => json({ jsonrpc: '2.0', id: null, error: { code: AcsErrorCode.InternalError, message: 'Internal error' } }, 500));
+  return app;
+}
+
+export interface RunningHttpServer {
+  url: string;
+  host: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Listens on host:port (port 0 = ephemeral). Default 127.0.0.1:8787. */
+export async function startHttpServer(guardian: Guardian, options: HttpAppOptions & { host?: string; port?: number } = {}): Promise<RunningHttpServer> {
+  const app = createHttpApp(guardian, options);
+  const host = options.host ?? '127.0.0.1';
+  const server: ServerType = await new Promise((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, hostname: host, port: options.port ?? 8787 }, () => resolve(s));
+    s.once('error', reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${shownHost}:${port}/acs`,
+    host,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        const s = server as unknown as { close(cb: () => void): void; closeAllConnections?: () => void };
+        s.closeAllConnections?.();
+        s.close(() => resolve());
+      }),
+  };
+}
