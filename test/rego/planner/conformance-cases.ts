@@ -1,0 +1,91 @@
+// Loads OPA's conformance YAML cases for the planner's target topics and runs one through
+// parse → compile → plan → IR evaluation (ir-eval.ts).
+import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import { parseModule, parseQuery } from '../../../src/rego/ast/index.ts';
+import { compileModules } from '../../../src/rego/compile/index.ts';
+import { planQueries } from '../../../src/rego/planner/index.ts';
+import { RegoErrors } from '../../../src/rego/errors.ts';
+import { evalPlan, EvalError, key, fromJSON, RObj, type V } from './ir-eval.ts';
+
+export const TOPICS = [
+  'aggregates', 'arithmetic', 'assignments', 'comparisonexpr', 'completedoc', 'comprehensions', 'defaultkeyword',
+  'elsekeyword', 'every', 'functions', 'indexing', 'negation', 'objectget', 'partialobjectdoc', 'partialsetdoc',
+  'refheads', 'sets', 'eqexpr', 'virtualdocs', 'withkeyword', 'baseandvirtualdocs',
+];
+
+export interface Case {
+  note: string;
+  query: string;
+  modules?: string[];
+  data?: unknown;
+  input?: unknown;
+  input_term?: string;
+  want_result?: Record<string, unknown>[];
+  want_error_code?: string;
+  want_error?: string;
+  strict_error?: boolean;
+  sort_bindings?: boolean;
+  file: string;
+}
+
+const root = fileURLToPath(new URL('../../../../shared/rego-conformance/', import.meta.url));
+
+export function loadCases(): Case[] {
+  const out: Case[] = [];
+  for (const base of ['test/cases/testdata/v1', 'v1/test/cases/testdata/v1']) {
+    for (const topic of TOPICS) {
+      const dir = `${root}${base}/${topic}`;
+      if (!existsSync(dir)) continue;
+      for (const f of readdirSync(dir).sort()) {
+        if (!f.endsWith('.yaml')) continue;
+        const doc = parseYaml(readFileSync(`${dir}/${f}`, 'utf8')) as { cases: Omit<Case, 'file'>[] };
+        for (const c of doc.cases ?? []) out.push({ ...c, file: `${topic}/${f}` });
+      }
+    }
+  }
+  return out;
+}
+
+function termValue(text: string): V {
+  const body = parseQuery(`__x__ = ${text}`);
+  const prog = compileModules([]);
+  const policy = planQueries(prog, [{ name: 'q', body }]);
+  const [res] = evalPlan(policy, 'q', undefined, {}, { raw: true }) as RObj[];
+  return res.get('__x__')!;
+}
+
+export type Outcome = { ok: true } | { ok: false; detail: string };
+
+function canonical(v: unknown, sort: boolean): string {
+  const x = fromJSON(v);
+  if (sort && Array.isArray(x)) return key([...x].sort((a, b) => (key(a) < key(b) ? -1 : 1)));
+  return key(x);
+}
+
+export function runCase(c: Case): Outcome {
+  let results: Record<string, unknown>[];
+  try {
+    const modules = (c.modules ?? []).map((src, i) => parseModule(`module${i}.rego`, src));
+    const prog = compileModules(modules);
+    const body = parseQuery(c.query);
+    const policy = planQueries(prog, [{ name: 'q', body }]);
+    const input = c.input_term !== undefined ? termValue(c.input_term) : c.input;
+    results = evalPlan(policy, 'q', input, c.data ?? {}, { inputIsValue: c.input_term !== undefined }) as Record<string, unknown>[];
+  } catch (e) {
+    if (c.want_error_code && !c.strict_error) {
+      const msg = e instanceof RegoErrors || e instanceof EvalError ? e.message : String(e);
+      if (msg.includes(c.want_error_code) || (c.want_error && msg.includes(c.want_error))) return { ok: true };
+      return { ok: false, detail: `wrong error: ${msg}` };
+    }
+    return { ok: false, detail: `threw: ${e instanceof Error ? e.message : String(e)}` };
+  }
+  if (c.want_error_code && !c.strict_error) return { ok: false, detail: `expected error ${c.want_error_code}, got ${JSON.stringify(results)}` };
+  const want = c.want_result ?? [];
+  const got = results.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, canonical(v, !!c.sort_bindings)])));
+  const exp = want.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, canonical(v, !!c.sort_bindings)])));
+  const norm = (xs: Record<string, string>[]): string => JSON.stringify(xs.map((x) => JSON.stringify(Object.entries(x).sort())).sort());
+  if (norm(got) === norm(exp)) return { ok: true };
+  return { ok: false, detail: `got ${JSON.stringify(results)}\nwant ${JSON.stringify(want)}` };
+}
