@@ -1,0 +1,69 @@
+package acs.baseline_test
+
+import data.acs.baseline
+import data.acs.testlib
+
+test_rm_rf_root_is_denied if {
+	fs := baseline.findings with input as testlib.tool_call("shell", {"command": testlib.arg("rm -rf /", "p1", "user_input")})
+	"destructive_shell_command_blocked" in testlib.reason_codes(fs)
+}
+
+test_rm_rf_home_via_raw_command_is_denied if {
+	inp := testlib.step("steps/toolCallRequest", {"tool": {"name": "exec"}, "arguments": {}, "raw_command": "cd /tmp && rm -fr ~"}, testlib.empty_session, testlib.client_full)
+	fs := baseline.findings with input as inp
+	"destructive_shell_command_blocked" in testlib.reason_codes(fs)
+}
+
+test_other_destructive_commands_are_denied if {
+	every cmd in ["mkfs.ext4 /dev/sda1", "dd if=/dev/zero of=/dev/sda bs=1M", ":(){ :|:& };:", "sudo shutdown -h now", "git push origin main --force"] {
+		fs := baseline.findings with input as testlib.tool_call("bash", {"cmd": testlib.arg(cmd, "p1", "user_input")})
+		"destructive_shell_command_blocked" in testlib.reason_codes(fs)
+	}
+}
+
+test_harmless_commands_pass if {
+	every cmd in ["ls -la /workspace", "rm build/output.o", "git push origin main", "echo shutdown-notice"] {
+		fs := baseline.findings with input as testlib.tool_call("shell", {"command": testlib.arg(cmd, "p1", "user_input")})
+		not "destructive_shell_command_blocked" in testlib.reason_codes(fs)
+	}
+}
+
+test_commands_of_non_shell_tools_are_not_parsed if {
+	fs := baseline.findings with input as testlib.tool_call("notes.write", {"command": testlib.arg("rm -rf /", "p1", "user_input")})
+	count(fs) == 0
+}
+
+test_tool_denylist if {
+	fs := baseline.findings with input as testlib.tool_call("curl", {})
+		with data.acs_config.baseline.tool_denylist as ["curl"]
+	"tool_denied" in testlib.reason_codes(fs)
+}
+
+test_tool_allowlist if {
+	denied := baseline.findings with input as testlib.tool_call("curl", {})
+		with data.acs_config.baseline.tool_allowlist as ["read_file"]
+	"tool_not_allowed" in testlib.reason_codes(denied)
+	allowed := baseline.findings with input as testlib.tool_call("read_file", {})
+		with data.acs_config.baseline.tool_allowlist as ["read_file"]
+	count(allowed) == 0
+}
+
+test_mcp_method_denylist if {
+	inp := testlib.step("protocols/MCP/resources/read", {"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "file:///etc/passwd"}}, testlib.empty_session, testlib.client_full)
+	fs := baseline.findings with input as inp with data.acs_config.baseline.mcp_method_denylist as ["resources/read"]
+	"mcp_denied" in testlib.reason_codes(fs)
+}
+
+test_paths_outside_workspace_are_denied if {
+	every p in ["/etc/passwd", "~/.ssh/id_rsa", "/workspace/../etc/shadow", "../secrets", "/workspacefoo/x"] {
+		fs := baseline.findings with input as testlib.tool_call("read_file", {"path": testlib.arg(p, "p1", "user_input")})
+		"path_outside_workspace" in testlib.reason_codes(fs)
+	}
+}
+
+test_paths_inside_workspace_pass if {
+	every p in ["/workspace/src/main.ts", "/workspace", "src/index.ts", "/tmp/agent/out.txt"] {
+		fs := baseline.findings with input as testlib.tool_call("read_file", {"path": testlib.arg(p, "p1", "user_input")})
+		count(fs) == 0
+	}
+}

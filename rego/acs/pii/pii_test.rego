@@ -1,0 +1,57 @@
+package acs.pii_test
+
+import data.acs.pii
+import data.acs.testlib
+
+user_message(text) := testlib.step("steps/userMessage", {"content": [{"type": "text", "value": text, "provenance": testlib.prov("u1", "user_input")}]}, testlib.empty_session, testlib.client_full)
+
+test_email_is_redacted_in_place if {
+	fs := pii.findings with input as user_message("write to alice@example.com today")
+	some f in fs
+	f.disposition == "modify"
+	f.reason_code == "pii_detected"
+	f.modifications.redactions == [{"path": "/content/0/value", "replacement": "write to [REDACTED:email] today"}]
+}
+
+test_luhn_valid_card_is_redacted if {
+	fs := pii.findings with input as user_message("card 4111 1111 1111 1111 please")
+	some f in fs
+	"credit_card" in f.policy_data.categories
+	f.modifications.redactions[0].replacement == "card [REDACTED:credit_card] please"
+}
+
+test_luhn_invalid_number_is_not_a_card if {
+	fs := pii.findings with input as user_message("order 4111 1111 1111 1112 shipped")
+	count(fs) == 0
+}
+
+test_iban_phone_ssn_and_api_key_are_detected if {
+	every text in ["IBAN DE89 3704 0044 0532 0130 00", "call +44 20 7946 0958", "ssn 123-45-6789", "key AKIAIOSFODNN7EXAMPLE"] {
+		fs := pii.findings with input as user_message(text)
+		count(fs) == 1
+	}
+}
+
+test_private_key_is_denied if {
+	fs := pii.findings with input as user_message("-----BEGIN RSA PRIVATE KEY-----\nMIIE...")
+	some f in fs
+	f.disposition == "deny"
+	f.policy_data.categories == ["private_key"]
+}
+
+test_tool_arguments_are_redacted_by_pointer if {
+	fs := pii.findings with input as testlib.tool_call("http.post", {"body": testlib.arg("token sk-abcdefghijklmnopqrstuvwxyz123456", "u1", "user_input")})
+	some f in fs
+	f.modifications.redactions == [{"path": "/arguments/body/value", "replacement": "token [REDACTED:api_key]"}]
+}
+
+test_clean_text_passes if {
+	fs := pii.findings with input as user_message("refactor the parser please")
+	count(fs) == 0
+}
+
+test_other_methods_are_not_scanned if {
+	inp := testlib.step("steps/turnStart", {"turn_id": "alice@example.com"}, testlib.empty_session, testlib.client_full)
+	fs := pii.findings with input as inp
+	count(fs) == 0
+}
