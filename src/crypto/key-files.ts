@@ -56,7 +56,7 @@ export class KeyFileError extends Error {
   }
 }
 
-const KEY_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
+const KEY_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}$/;
 
 /** Key ids become file names, so they are restricted to a safe, printable alphabet. */
 export function isValidKeyId(keyId: unknown): keyId is string {
