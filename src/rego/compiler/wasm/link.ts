@@ -414,7 +414,7 @@ class FnGen {
       }
       case 'AssignIntStmt':
         // A fresh number rather than an in-place update: the old one may be aliased by other locals.
-        return this.set(s.stmt.target, this.call('rt_number_int', [m.i64.const(...i64Parts(BigInt(s.stmt.value)))]));
+        return this.set(s.stmt.target, this.call('rt_number_int', [m.i64.const(BigInt.asIntN(64, BigInt(s.stmt.value)))]));
       case 'MakeArrayStmt':
         return this.set(s.stmt.target, this.call('rt_array', [m.i32.const(Math.max(0, s.stmt.capacity | 0))]));
       case 'MakeObjectStmt':
@@ -478,9 +478,7 @@ class FnGen {
       }
       case 'NotStmt': {
         // The not-statement is undefined exactly when its block completes.
-        const outer = this.failLabel;
-        const inner = this.block(s.stmt.block);
-        return m.block(null, [inner, m.br(outer)]);
+        return this.block(s.stmt.block, [m.br(this.failLabel)]);
       }
       case 'ScanStmt':
         return this.scan(s.stmt.source, s.stmt.key, s.stmt.value, s.stmt.block);
@@ -624,10 +622,6 @@ class FnGen {
   }
 }
 
-function i64Parts(v: bigint): [number, number] {
-  const u = BigInt.asUintN(64, v);
-  return [Number(u & 0xffffffffn) | 0, Number(u >> 32n) | 0];
-}
 
 function compileFunc(ctx: Ctx, f: Func, index: number): void {
   const m = ctx.m;

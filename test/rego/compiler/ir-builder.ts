@@ -1,0 +1,136 @@
+// Small helpers for writing OPA-format IR plans by hand in tests (shape: src/rego/ir/types.ts).
+import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
+import type { Block, BuiltinFunc, Func, Operand, Policy, Stmt } from '../../../src/rego/ir/types.ts';
+import { linkPolicyWasm, type LinkOptions } from '../../../src/rego/compiler/wasm/index.ts';
+
+export const local = (value: number): Operand => ({ type: 'local', value });
+export const bool = (value: boolean): Operand => ({ type: 'bool', value });
+
+export function stmt<T extends Stmt['type']>(type: T, fields: Extract<Stmt, { type: T }>['stmt']): Stmt {
+  return { type, stmt: fields } as Stmt;
+}
+
+export class PolicyBuilder {
+  private readonly strings: string[] = ['result'];
+  private readonly files: string[] = [];
+  private readonly builtins: BuiltinFunc[] = [];
+  private readonly plans: { name: string; blocks: Block[] }[] = [];
+  private readonly funcs: Func[] = [];
+
+  /** string_index operand for s (interned). */
+  str(s: string): Operand {
+    return { type: 'string_index', value: this.strIndex(s) };
+  }
+
+  strIndex(s: string): number {
+    let i = this.strings.indexOf(s);
+    if (i < 0) i = this.strings.push(s) - 1;
+    return i;
+  }
+
+  file(name: string): number {
+    let i = this.files.indexOf(name);
+    if (i < 0) i = this.files.push(name) - 1;
+    return i;
+  }
+
+  builtin(name: string, args: number, result = true): this {
+    const decl: BuiltinFunc['decl'] = { type: 'function', args: Array(args).fill({ type: 'any' }) };
+    if (result) decl.result = { type: 'any' };
+    this.builtins.push({ name, decl });
+    this.builtins.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return this;
+  }
+
+  func(f: Func): this {
+    this.funcs.push(f);
+    return this;
+  }
+
+  /** A rule func `g0.data.<path>` with params (input, data), return local 2. */
+  rule(path: string, blocks: Block[]): this {
+    const segs = path.split('.');
+    return this.func({ name: `g0.data.${path}`, params: [0, 1], return: 2, path: ['g0', ...segs], blocks });
+  }
+
+  /** Entrypoint plan `name` binding `result` to the value of rule func `g0.data.<rulePath>`. */
+  entrypoint(name: string, rulePath: string): this {
+    this.plans.push({
+      name,
+      blocks: [
+        {
+          stmts: [
+            stmt('CallStmt', { func: `g0.data.${rulePath}`, args: [local(0), local(1)], result: 2 }),
+            stmt('MakeObjectStmt', { target: 3 }),
+            stmt('ObjectInsertStmt', { key: this.str('result'), value: local(2), object: 3 }),
+            stmt('ResultSetAddStmt', { value: 3 }),
+          ],
+        },
+      ],
+    });
+    return this;
+  }
+
+  plan(name: string, blocks: Block[]): this {
+    this.plans.push({ name, blocks });
+    return this;
+  }
+
+  build(): Policy {
+    return {
+      static: {
+        strings: this.strings.map((value) => ({ value })),
+        builtin_funcs: this.builtins,
+        files: this.files.map((value) => ({ value })),
+      },
+      plans: { plans: this.plans },
+      funcs: { funcs: this.funcs },
+    };
+  }
+}
+
+/** Block that returns local 2 (every func ends with one). */
+export const returnBlock = (src = 2): Block => ({ stmts: [stmt('ReturnLocalStmt', { source: src })] });
+
+export interface BothPaths {
+  fast: LoadedPolicy;
+  slow: LoadedPolicy;
+  wasm: Uint8Array;
+}
+
+/**
+ * Loads the module twice: as-is (ABI 1.3 → opa_eval fast path) and with `minorVersion` forced to 1 so the
+ * npm host drives the ctx-based slow path.
+ */
+export async function loadBoth(
+  policy: Policy,
+  options: LinkOptions = {},
+  customBuiltins: Record<string, (...args: any[]) => unknown> = {},
+  memory: WebAssembly.MemoryDescriptor = { initial: 5 },
+): Promise<BothPaths> {
+  const wasm = await linkPolicyWasm(policy, options);
+  const fast = await loadPolicy(wasm, memory, customBuiltins);
+  const slow = await loadPolicy(wasm, memory, customBuiltins);
+  (slow as unknown as { minorVersion: number }).minorVersion = 1;
+  return { fast, slow, wasm };
+}
+
+/** Evaluates on both paths, asserting identical results; returns the result set. */
+export function evalBoth(p: BothPaths, input?: unknown, entrypoint?: string | number): unknown {
+  const a = p.fast.evaluate(input, entrypoint);
+  const b = p.slow.evaluate(input, entrypoint);
+  const ja = JSON.stringify(a);
+  const jb = JSON.stringify(b);
+  if (ja !== jb) throw new Error(`fast and slow paths differ: ${ja} vs ${jb}`);
+  return a;
+}
+
+/** Runs fn and returns what it threw (opa-wasm throws abort messages as strings). */
+export function thrown(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (e) {
+    return e;
+  }
+  return undefined;
+}
