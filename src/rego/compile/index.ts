@@ -21,6 +21,8 @@ interface RawRule {
   path: string[];
   kind: RuleKind;
   keyTerm?: Term;
+  /** All ref elements after the rule set path (`a.b[x].c := v` → [x, "c"]). */
+  keyPath?: Term[];
   arity: number;
 }
 
@@ -66,9 +68,7 @@ function classify(m: Module, rule: Rule, errors: RegoError[]): RawRule | undefin
     return { module: m, rule, path, kind: 'partial_set', arity: 0 };
   }
   if (remaining.length === 0) return { module: m, rule, path, kind: 'complete', arity: 0 };
-  if (remaining.length === 1) return { module: m, rule, path, kind: 'partial_object', keyTerm: remaining[0], arity: 0 };
-  errors.push(new RegoError('rego_compile_error', 'rule heads with more than one variable reference element are not supported', where));
-  return undefined;
+  return { module: m, rule, path, kind: 'partial_object', keyTerm: remaining[0], keyPath: remaining, arity: 0 };
 }
 
 function ruleSetName(path: readonly string[]): string {
@@ -196,7 +196,8 @@ export function compileModules(modules: Module[], options: CompileOptions = {}):
       const rkey = key ? rw.rewriteTerm(key, scope) : undefined;
       const value = rule.head.value ?? (inheritedValue ? { type: 'boolean', value: true, location: rule.location } as Term : undefined);
       let rvalue = value ? rw.rewriteTerm(value, scope) : undefined;
-      const headTerms = [rkey, rvalue].filter((t): t is Term => !!t);
+      const rpath = keyTerm && raw.keyPath && raw.keyPath.length > 1 ? [rkey!, ...raw.keyPath.slice(1).map((t) => rw.rewriteTerm(t, scope))] : undefined;
+      const headTerms = [rkey, rvalue, ...(rpath ?? [])].filter((t): t is Term => !!t);
       const r = safety.reorder(body, argVars, headTerms);
       body = r.body;
       const finalKey = rkey ? safety.reorderTerm(rkey, r.bound) : undefined;
@@ -206,6 +207,7 @@ export function compileModules(modules: Module[], options: CompileOptions = {}):
         default: rule.default,
         args,
         key: finalKey,
+        keyPath: rpath?.map((t) => safety.reorderTerm(t, r.bound)),
         value: rvalue,
         body,
         location: rule.location ?? rule.head.location,

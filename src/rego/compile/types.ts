@@ -12,6 +12,8 @@ export interface CompiledRule {
   args: Term[];
   /** Partial set element or partial object key. */
   key?: Term;
+  /** Ref heads with several elements below the rule set path (`a.b[x].c := v` → [x, "c"]); `key` is the first. */
+  keyPath?: Term[];
   /** Complete/function value or partial object value. */
   value?: Term;
   body: Body;
