@@ -96,6 +96,7 @@ const entries: Entry[] = [
   ['replace', fn([tStr, tStr, tStr], tStr)],
   ['strings.replace_n', fn([objectOf(tStr, tStr), tStr], tStr)],
   ['split', s2(arrayOf(tStr))],
+  ['strings.split_n', fn([tStr, tStr, tNum], arrayOf(tStr))],
   ['substring', fn([tStr, tNum, tNum], tStr)],
   ['trim', s2(tStr)],
   ['trim_left', s2(tStr)],

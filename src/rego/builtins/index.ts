@@ -3,3 +3,19 @@
 // and the OPA capabilities document.
 export type { BuiltinDeclaration, FunctionType, OpaType } from './types.ts';
 export { builtinDecls, refusedBuiltins } from './declarations.ts';
+export {
+  createHostBuiltins,
+  hostBuiltinName,
+  hostImplementations,
+  opaWasmShadowedBuiltins,
+  exactJson,
+  HostBuiltinContext,
+  BuiltinError,
+  BuiltinTypeError,
+  type HostBuiltinFunction,
+  type HostBuiltinOptions,
+  type BeginEvaluationOptions,
+  type EvaluationInfo,
+  type JsonValue,
+} from './host/index.ts';
+export { capabilitiesDocument, regoFeatures, type CapabilitiesDocument, type CapabilitiesBuiltin } from './capabilities.ts';

@@ -1,0 +1,440 @@
+// Arrays, sets (as arrays), objects, JSON document surgery (json.filter/remove/patch), type tests,
+// graphs and walk.
+import type { HostImpls } from './registry.ts';
+import {
+  BuiltinError,
+  BuiltinTypeError,
+  arr,
+  int,
+  isObject,
+  obj,
+  operandError,
+  toSet,
+  typeName,
+  valuesEqual,
+  type JsonObject,
+  type JsonValue,
+} from './values.ts';
+
+const clone = <T>(v: T): T => structuredClone(v);
+
+/** Keys named by an array, a set (array) or an object (its keys). */
+function keyList(v: unknown, pos: number): JsonValue[] {
+  if (Array.isArray(v)) return v as JsonValue[];
+  if (isObject(v)) return Object.keys(v);
+  throw operandError(pos, 'one of {object, set, array}', v);
+}
+
+const keyString = (k: JsonValue): string | undefined => (typeof k === 'string' ? k : typeof k === 'number' ? String(k) : undefined);
+
+function unionObjects(a: JsonObject, b: JsonObject): JsonObject {
+  const out: JsonObject = { ...a };
+  for (const [k, v] of Object.entries(b)) {
+    out[k] = isObject(out[k]) && isObject(v) ? unionObjects(out[k] as JsonObject, v) : v;
+  }
+  return out;
+}
+
+// ---- JSON paths (json.filter, json.remove) --------------------------------------------------------
+
+type Segment = string;
+
+function parsePaths(v: unknown): Segment[][] {
+  if (!Array.isArray(v)) throw new BuiltinTypeError(`operand 2 must be one of {set, array} but got ${typeName(v)}`);
+  return v.map((p) => {
+    if (typeof p === 'string') return p.replace(/^\/+|\/+$/g, '') === '' ? [] : p.replace(/^\/+|\/+$/g, '').split('/');
+    if (Array.isArray(p)) return p.map((seg) => (typeof seg === 'string' ? seg : JSON.stringify(seg)));
+    throw new BuiltinTypeError(
+      `operand 2 must be one of {set, array} containing string paths or array of path segments but got ${typeName(p)}`,
+    );
+  });
+}
+
+interface PathTrie {
+  leaf: boolean;
+  children: Map<string, PathTrie>;
+}
+
+function buildTrie(paths: Segment[][]): PathTrie {
+  const root: PathTrie = { leaf: false, children: new Map() };
+  for (const path of paths) {
+    let node = root;
+    for (const seg of path) {
+      let next = node.children.get(seg);
+      if (!next) {
+        next = { leaf: false, children: new Map() };
+        node.children.set(seg, next);
+      }
+      node = next;
+    }
+    node.leaf = true;
+  }
+  return root;
+}
+
+function filterByTrie(v: JsonValue, node: PathTrie): JsonValue | undefined {
+  if (node.leaf) return v;
+  if (isObject(v)) {
+    const out: JsonObject = {};
+    for (const [seg, child] of node.children) {
+      if (Object.hasOwn(v, seg)) {
+        const f = filterByTrie(v[seg], child);
+        if (f !== undefined) out[seg] = f;
+      }
+    }
+    return out;
+  }
+  if (Array.isArray(v)) {
+    const out: JsonValue[] = [];
+    // Kept elements stay in their original order.
+    const picks = [...node.children.entries()]
+      .map(([seg, child]) => [Number(seg), child] as const)
+      .filter(([i]) => Number.isInteger(i) && i >= 0 && i < v.length)
+      .sort((x, y) => x[0] - y[0]);
+    for (const [i, child] of picks) {
+      const f = filterByTrie(v[i], child);
+      if (f !== undefined) out.push(f);
+    }
+    return out;
+  }
+  return undefined;
+}
+
+function removeByTrie(v: JsonValue, node: PathTrie): JsonValue | undefined {
+  if (node.leaf) return undefined;
+  if (isObject(v)) {
+    const out: JsonObject = {};
+    for (const [k, val] of Object.entries(v)) {
+      const child = node.children.get(k);
+      if (!child) out[k] = val;
+      else {
+        const r = removeByTrie(val, child);
+        if (r !== undefined) out[k] = r;
+      }
+    }
+    return out;
+  }
+  if (Array.isArray(v)) {
+    const out: JsonValue[] = [];
+    v.forEach((val, i) => {
+      const child = node.children.get(String(i));
+      if (!child) out.push(val);
+      else {
+        const r = removeByTrie(val, child);
+        if (r !== undefined) out.push(r);
+      }
+    });
+    return out;
+  }
+  return v;
+}
+
+// ---- json.patch (RFC 6902) -------------------------------------------------------------------------
+
+function pointer(v: unknown): string[] {
+  if (Array.isArray(v)) return v.map((s) => (typeof s === 'string' ? s : JSON.stringify(s)));
+  if (typeof v !== 'string') throw new BuiltinError(`patch path must be a string or an array, got ${typeName(v)}`);
+  if (v === '' || v === '/') return v === '' ? [] : [''];
+  const trimmed = v.startsWith('/') ? v.slice(1) : v;
+  return trimmed.split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+function arrayIndex(seg: string, len: number, allowEnd: boolean): number {
+  if (allowEnd && seg === '-') return len;
+  if (!/^(0|[1-9]\d*)$/.test(seg)) throw new BuiltinError(`invalid array index ${JSON.stringify(seg)}`);
+  const i = Number(seg);
+  if (i > len || (!allowEnd && i === len)) throw new BuiltinError(`array index ${i} out of range`);
+  return i;
+}
+
+function getAt(doc: JsonValue, path: string[]): JsonValue {
+  let cur = doc;
+  for (const seg of path) {
+    if (isObject(cur) && Object.hasOwn(cur, seg)) cur = cur[seg];
+    else if (Array.isArray(cur)) cur = cur[arrayIndex(seg, cur.length, false)];
+    else throw new BuiltinError(`path /${path.join('/')} does not exist`);
+  }
+  return cur;
+}
+
+/** Applies `f` to the parent container of `path`, returning the new document (copy-on-write). */
+function updateParent(doc: JsonValue, path: string[], f: (parent: JsonValue, last: string) => JsonValue): JsonValue {
+  if (path.length === 0) throw new BuiltinError('cannot modify the document root');
+  const [head, ...rest] = path;
+  if (rest.length === 0) return f(doc, head);
+  if (isObject(doc)) {
+    if (!Object.hasOwn(doc, head)) throw new BuiltinError(`path /${path.join('/')} does not exist`);
+    return { ...doc, [head]: updateParent(doc[head], rest, f) };
+  }
+  if (Array.isArray(doc)) {
+    const i = arrayIndex(head, doc.length, false);
+    const copy = [...doc];
+    copy[i] = updateParent(doc[i], rest, f);
+    return copy;
+  }
+  throw new BuiltinError(`path /${path.join('/')} does not exist`);
+}
+
+function addAt(doc: JsonValue, path: string[], value: JsonValue): JsonValue {
+  if (path.length === 0) return value;
+  return updateParent(doc, path, (parent, last) => {
+    if (isObject(parent)) return { ...parent, [last]: value };
+    if (Array.isArray(parent)) {
+      const copy = [...parent];
+      copy.splice(arrayIndex(last, parent.length, true), 0, value);
+      return copy;
+    }
+    throw new BuiltinError(`cannot add to a ${typeName(parent)}`);
+  });
+}
+
+function removeAt(doc: JsonValue, path: string[]): JsonValue {
+  return updateParent(doc, path, (parent, last) => {
+    if (isObject(parent)) {
+      if (!Object.hasOwn(parent, last)) throw new BuiltinError(`path /${path.join('/')} does not exist`);
+      const { [last]: _removed, ...rest } = parent;
+      return rest;
+    }
+    if (Array.isArray(parent)) {
+      const copy = [...parent];
+      copy.splice(arrayIndex(last, parent.length, false), 1);
+      return copy;
+    }
+    throw new BuiltinError(`cannot remove from a ${typeName(parent)}`);
+  });
+}
+
+function applyPatch(doc: JsonValue, patches: JsonValue[]): JsonValue {
+  let cur = doc;
+  for (const p of patches) {
+    if (!isObject(p)) throw new BuiltinError('patch must be an object');
+    const op = p.op;
+    const path = pointer(p.path);
+    switch (op) {
+      case 'add':
+        if (!Object.hasOwn(p, 'value')) throw new BuiltinError('add patch is missing "value"');
+        cur = addAt(cur, path, p.value);
+        break;
+      case 'remove':
+        cur = removeAt(cur, path);
+        break;
+      case 'replace':
+        if (!Object.hasOwn(p, 'value')) throw new BuiltinError('replace patch is missing "value"');
+        getAt(cur, path);
+        cur = path.length === 0 ? p.value : addAt(removeAt(cur, path), path, p.value);
+        break;
+      case 'move': {
+        const from = pointer(p.from);
+        const value = getAt(cur, from);
+        cur = addAt(removeAt(cur, from), path, value);
+        break;
+      }
+      case 'copy':
+        cur = addAt(cur, path, clone(getAt(cur, pointer(p.from))));
+        break;
+      case 'test':
+        if (!valuesEqual(getAt(cur, path), p.value ?? null)) throw new BuiltinError(`test failed at /${path.join('/')}`);
+        break;
+      default:
+        throw new BuiltinError(`unknown patch operation ${JSON.stringify(op)}`);
+    }
+  }
+  return cur;
+}
+
+// ---- object.subset ------------------------------------------------------------------------------
+
+function isSubset(sup: JsonValue, sub: JsonValue): boolean {
+  if (isObject(sup) && isObject(sub)) {
+    return Object.entries(sub).every(([k, v]) => {
+      if (!Object.hasOwn(sup, k)) return false;
+      const s = sup[k];
+      if (isObject(s) && isObject(v)) return isSubset(s, v);
+      return valuesEqual(s, v);
+    });
+  }
+  if (Array.isArray(sup) && Array.isArray(sub)) {
+    // OPA: `sub` must occur in `super` as a contiguous run. (Sets arrive as arrays, so set-subset
+    // is only right when the run is contiguous in OPA's sorted set order.)
+    if (sub.length === 0) return true;
+    for (let start = 0; start + sub.length <= sup.length; start++) {
+      if (sub.every((v, k) => valuesEqual(sup[start + k], v))) return true;
+    }
+    return false;
+  }
+  return false;
+}
+
+// ---- graphs -----------------------------------------------------------------------------------------
+
+function neighbours(graph: JsonObject, node: JsonValue): JsonValue[] | undefined {
+  const key = keyString(node);
+  if (key === undefined || !Object.hasOwn(graph, key)) return undefined;
+  const edges = graph[key];
+  if (Array.isArray(edges)) return edges;
+  if (edges === null) return [];
+  throw new BuiltinTypeError(`operand 1 must be object[any: array or set] but got object containing ${typeName(edges)}`);
+}
+
+function reachable(graph: JsonObject, initial: JsonValue[]): JsonValue[] {
+  const reached: JsonValue[] = [];
+  const seen = new Set<string>();
+  const queue = [...initial];
+  while (queue.length) {
+    const node = queue.shift()!;
+    const id = JSON.stringify(node);
+    if (seen.has(id)) continue;
+    const edges = neighbours(graph, node);
+    if (edges === undefined) continue;
+    seen.add(id);
+    reached.push(node);
+    queue.push(...edges);
+  }
+  return toSet(reached);
+}
+
+function reachablePaths(graph: JsonObject, initial: JsonValue[]): JsonValue[] {
+  const paths: JsonValue[][] = [];
+  const walkFrom = (node: JsonValue, path: JsonValue[], onPath: Set<string>) => {
+    const edges = neighbours(graph, node);
+    if (edges === undefined) {
+      if (path.length) paths.push(path);
+      return;
+    }
+    const here = [...path, node];
+    const live = edges.filter((e) => !onPath.has(JSON.stringify(e)));
+    if (live.length === 0 || edges.length === 0) {
+      paths.push(here);
+      return;
+    }
+    for (const e of edges) {
+      const id = JSON.stringify(e);
+      if (onPath.has(id)) {
+        paths.push(here);
+        continue;
+      }
+      walkFrom(e, here, new Set([...onPath, id]));
+    }
+  };
+  for (const start of initial) walkFrom(start, [], new Set([JSON.stringify(start)]));
+  return toSet(paths);
+}
+
+function walkValue(v: JsonValue, path: JsonValue[], out: JsonValue[]): void {
+  out.push([path, v]);
+  if (Array.isArray(v)) v.forEach((e, i) => walkValue(e, [...path, i], out));
+  else if (isObject(v)) for (const k of Object.keys(v).sort()) walkValue(v[k], [...path, k], out);
+}
+
+export const collectionBuiltins: HostImpls = {
+  'array.concat': ([a, b]) => [...arr(a, 1), ...arr(b, 2)],
+  'array.slice'([a, start, stop]) {
+    const xs = arr(a, 1);
+    const from = Math.max(0, int(start, 2));
+    const to = Math.min(xs.length, int(stop, 3));
+    return from >= to ? [] : xs.slice(from, to);
+  },
+  'array.reverse': ([a]) => [...arr(a, 1)].reverse(),
+  'array.flatten': ([a]) => arr(a, 1).flatMap((e) => (Array.isArray(e) ? e : [e])),
+  union([sets]) {
+    const outer = arr(sets, 1);
+    const all: JsonValue[] = [];
+    for (const s of outer) {
+      if (!Array.isArray(s)) throw new BuiltinTypeError(`operand 1 must be set of sets but got set containing ${typeName(s)}`);
+      all.push(...s);
+    }
+    return toSet(all);
+  },
+  intersection([sets]) {
+    const outer = arr(sets, 1);
+    for (const s of outer) if (!Array.isArray(s)) throw new BuiltinTypeError(`operand 1 must be set of sets but got set containing ${typeName(s)}`);
+    if (outer.length === 0) return [];
+    const [first, ...rest] = outer as JsonValue[][];
+    return toSet(first.filter((x) => rest.every((s) => s.some((y) => valuesEqual(x, y)))));
+  },
+
+  'object.get'([o, key, dflt]) {
+    const object = obj(o, 1);
+    // An array key is a path into nested objects/arrays.
+    const path = Array.isArray(key) ? (key as JsonValue[]) : [key as JsonValue];
+    let cur: JsonValue = object;
+    for (const seg of path) {
+      if (isObject(cur)) {
+        const k = keyString(seg);
+        if (k === undefined || !Object.hasOwn(cur, k)) return dflt;
+        cur = cur[k];
+      } else if (Array.isArray(cur) && typeof seg === 'number' && Number.isInteger(seg) && seg >= 0 && seg < cur.length) {
+        cur = cur[seg];
+      } else return dflt;
+    }
+    return cur;
+  },
+  'object.keys': ([o]) => toSet(Object.keys(obj(o, 1))),
+  'object.remove'([o, keys]) {
+    const object = obj(o, 1);
+    const drop = new Set(keyList(keys, 2).map(keyString));
+    return Object.fromEntries(Object.entries(object).filter(([k]) => !drop.has(k)));
+  },
+  'object.filter'([o, keys]) {
+    const object = obj(o, 1);
+    const keep = new Set(keyList(keys, 2).map(keyString));
+    return Object.fromEntries(Object.entries(object).filter(([k]) => keep.has(k)));
+  },
+  'object.union': ([a, b]) => unionObjects(obj(a, 1), obj(b, 2)),
+  'object.union_n'([list]) {
+    const objects = arr(list, 1);
+    let out: JsonObject = {};
+    for (const o of objects) {
+      if (!isObject(o)) throw new BuiltinTypeError(`operand 1 must be array of objects but got array containing ${typeName(o)}`);
+      out = unionObjects(out, o);
+    }
+    return out;
+  },
+  'object.subset'([sup, sub]) {
+    if (!Array.isArray(sup) && !isObject(sup)) throw operandError(1, 'one of {object, set, array}', sup);
+    if (!Array.isArray(sub) && !isObject(sub)) throw operandError(2, 'one of {object, set, array}', sub);
+    if (isObject(sup) !== isObject(sub)) {
+      throw new BuiltinTypeError('both arguments object.subset must be of the same type or array and set');
+    }
+    return isSubset(sup as JsonValue, sub as JsonValue);
+  },
+  'json.filter'([o, paths]) {
+    const object = obj(o, 1);
+    return filterByTrie(object, buildTrie(parsePaths(paths))) ?? {};
+  },
+  'json.remove'([o, paths]) {
+    const object = obj(o, 1);
+    return removeByTrie(object, buildTrie(parsePaths(paths))) ?? {};
+  },
+  'json.patch'([doc, patches]) {
+    const list = arr(patches, 2);
+    return applyPatch(doc as JsonValue, list);
+  },
+
+  // Type tests (sets arrive as arrays: is_set is always false on the host side).
+  is_number: ([x]) => typeof x === 'number',
+  is_string: ([x]) => typeof x === 'string',
+  is_boolean: ([x]) => typeof x === 'boolean',
+  is_array: ([x]) => Array.isArray(x),
+  is_set: () => false,
+  is_object: ([x]) => isObject(x),
+  is_null: ([x]) => x === null,
+  type_name: ([x]) => typeName(x),
+
+  'graph.reachable'([g, initial]) {
+    const graph = obj(g, 1);
+    if (!Array.isArray(initial)) throw operandError(2, 'one of {set, array}', initial);
+    return reachable(graph, initial as JsonValue[]);
+  },
+  'graph.reachable_paths'([g, initial]) {
+    const graph = obj(g, 1);
+    if (!Array.isArray(initial)) throw operandError(2, 'one of {set, array}', initial);
+    return reachablePaths(graph, initial as JsonValue[]);
+  },
+  walk([x]) {
+    const out: JsonValue[] = [];
+    walkValue(x as JsonValue, [], out);
+    return out;
+  },
+};
+

@@ -1,0 +1,70 @@
+// Printing values the way OPA does: Rego term syntax (`["a", 1]`, `{"k": true}`) and Go's
+// strconv.Quote for strings. Used by sprintf (%v of composites) and print.
+import { isObject, type JsonValue } from './values.ts';
+
+// Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space.
+const printable = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
+
+/** Go's strconv.Quote. */
+export function goQuote(s: string): string {
+  let out = '"';
+  for (const ch of s) {
+    const cp = ch.codePointAt(0)!;
+    switch (ch) {
+      case '"':
+        out += '\\"';
+        continue;
+      case '\\':
+        out += '\\\\';
+        continue;
+      case '\x07':
+        out += '\\a';
+        continue;
+      case '\b':
+        out += '\\b';
+        continue;
+      case '\f':
+        out += '\\f';
+        continue;
+      case '\n':
+        out += '\\n';
+        continue;
+      case '\r':
+        out += '\\r';
+        continue;
+      case '\t':
+        out += '\\t';
+        continue;
+      case '\v':
+        out += '\\v';
+        continue;
+    }
+    if (printable.test(ch)) out += ch;
+    else if (cp < 0x80) out += '\\x' + cp.toString(16).padStart(2, '0');
+    else if (cp < 0x10000) out += '\\u' + cp.toString(16).padStart(4, '0');
+    else out += '\\U' + cp.toString(16).padStart(8, '0');
+  }
+  return out + '"';
+}
+
+/** A JSON number as Go/OPA prints a json.Number (integers in full, no exponent for them). */
+export function numberText(n: number | bigint): string {
+  if (typeof n === 'bigint') return n.toString();
+  if (Number.isInteger(n) && Math.abs(n) < 1e21) return n.toFixed(0);
+  return String(n);
+}
+
+/** A value in Rego term syntax, as OPA's `Term.String()` prints it (object keys in sorted order). */
+export function regoText(v: unknown): string {
+  if (v === null || v === undefined) return 'null';
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  if (typeof v === 'number' || typeof v === 'bigint') return numberText(v);
+  if (typeof v === 'string') return goQuote(v);
+  if (Array.isArray(v)) return '[' + v.map(regoText).join(', ') + ']';
+  if (isObject(v)) {
+    const keys = Object.keys(v).sort();
+    if (keys.length === 0) return '{}';
+    return '{' + keys.map((k) => `${goQuote(k)}: ${regoText((v as Record<string, JsonValue>)[k])}`).join(', ') + '}';
+  }
+  return String(v);
+}

@@ -1,0 +1,181 @@
+// Regular-expression builtins with RE2 semantics (re2js), as OPA uses Go's regexp: linear-time
+// matching, no backreferences or lookaround, so policies cannot be made to backtrack forever.
+import { RE2JS } from 're2js';
+import type { HostImpls } from './registry.ts';
+import { BuiltinError, int, str } from './values.ts';
+
+/** Small LRU of compiled patterns: policies reuse a handful of literal patterns on every request. */
+class PatternCache<T> {
+  private readonly map = new Map<string, T>();
+  constructor(private readonly limit: number) {}
+  get(key: string, make: () => T): T {
+    const hit = this.map.get(key);
+    if (hit !== undefined) {
+      this.map.delete(key);
+      this.map.set(key, hit);
+      return hit;
+    }
+    const value = make();
+    this.map.set(key, value);
+    if (this.map.size > this.limit) this.map.delete(this.map.keys().next().value as string);
+    return value;
+  }
+}
+
+const regexCache = new PatternCache<RE2JS>(512);
+
+/** Compiles a Go/RE2 pattern; syntax errors become builtin errors with Go's wording. */
+export function compileRegex(pattern: string): RE2JS {
+  return regexCache.get(pattern, () => {
+    try {
+      return RE2JS.compile(pattern);
+    } catch (e) {
+      throw new BuiltinError((e as Error).message);
+    }
+  });
+}
+
+type Index = number[];
+
+function findAllIndex(re: RE2JS, s: string, n: number): Index[] {
+  return (re.re2().findAllSubmatchIndex(s, n) as Index[] | null) ?? [];
+}
+
+/** Go's Regexp.Split(s, -1). */
+function goRegexSplit(re: RE2JS, s: string): string[] {
+  if (s === '' && re.pattern() !== '') return [''];
+  const out: string[] = [];
+  let beg = 0;
+  let end = 0;
+  for (const m of findAllIndex(re, s, -1)) {
+    end = m[0];
+    if (m[1] !== 0) out.push(s.slice(beg, end));
+    beg = m[1];
+  }
+  if (end !== s.length) out.push(s.slice(beg));
+  return out;
+}
+
+/** Go's Regexp.Expand template syntax: `$1`, `${1}`, `$name`, `${name}`, `$$`. */
+function expand(template: string, s: string, m: Index, names: Record<string, number>): string {
+  let out = '';
+  for (let i = 0; i < template.length; i++) {
+    const c = template[i];
+    if (c !== '$' || i + 1 >= template.length) {
+      out += c;
+      continue;
+    }
+    if (template[i + 1] === '$') {
+      out += '$';
+      i++;
+      continue;
+    }
+    let name: string;
+    let next: number;
+    if (template[i + 1] === '{') {
+      const close = template.indexOf('}', i + 2);
+      const inner = close === -1 ? '' : template.slice(i + 2, close);
+      if (close === -1 || !/^[A-Za-z0-9_]+$/.test(inner)) {
+        out += c; // malformed: the '$' is literal
+        continue;
+      }
+      name = inner;
+      next = close;
+    } else {
+      const mm = /^[A-Za-z0-9_]+/.exec(template.slice(i + 1));
+      if (!mm) {
+        out += c;
+        continue;
+      }
+      name = mm[0];
+      next = i + mm[0].length;
+    }
+    let group = -1;
+    if (/^\d+$/.test(name)) group = Number(name);
+    else if (name in names) group = names[name];
+    if (group >= 0 && 2 * group + 1 < m.length && m[2 * group] >= 0) out += s.slice(m[2 * group], m[2 * group + 1]);
+    i = next;
+  }
+  return out;
+}
+
+/** Go's ReplaceAllString. */
+function goReplaceAll(re: RE2JS, s: string, template: string): string {
+  const names = re.namedGroups();
+  let out = '';
+  let last = 0;
+  for (const m of findAllIndex(re, s, -1)) {
+    out += s.slice(last, m[0]) + expand(template, s, m, names);
+    last = m[1];
+  }
+  return out + s.slice(last);
+}
+
+/** OPA's regex.template_match: regex fragments between delimiters, literal text elsewhere, anchored. */
+function templateToRegex(template: string, open: string, close: string): string {
+  let out = '^';
+  let i = 0;
+  while (i < template.length) {
+    const start = template.indexOf(open, i);
+    if (start === -1) {
+      out += RE2JS.quote(template.slice(i));
+      break;
+    }
+    out += RE2JS.quote(template.slice(i, start));
+    // Find the matching close delimiter, allowing nested delimiter pairs inside the fragment.
+    let depth = 0;
+    let j = start;
+    let end = -1;
+    while (j < template.length) {
+      if (template.startsWith(open, j)) {
+        depth++;
+        j += open.length;
+      } else if (template.startsWith(close, j)) {
+        depth--;
+        if (depth === 0) {
+          end = j;
+          break;
+        }
+        j += close.length;
+      } else j++;
+    }
+    if (end === -1) throw new BuiltinError(`unbalanced braces in template ${template}`);
+    out += '(' + template.slice(start + open.length, end) + ')';
+    i = end + close.length;
+  }
+  return out + '$';
+}
+
+export const regexBuiltins: HostImpls = {
+  'regex.match': ([p, s]) => compileRegex(str(p, 1)).test(str(s, 2)),
+  'regex.is_valid'([p]) {
+    if (typeof p !== 'string') return false;
+    try {
+      compileRegex(p);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  'regex.find_n'([p, s, n]) {
+    const re = compileRegex(str(p, 1));
+    const input = str(s, 2);
+    return findAllIndex(re, input, int(n, 3)).map((m) => input.slice(m[0], m[1]));
+  },
+  'regex.find_all_string_submatch_n'([p, s, n]) {
+    const re = compileRegex(str(p, 1));
+    const input = str(s, 2);
+    return findAllIndex(re, input, int(n, 3)).map((m) => {
+      const groups: string[] = [];
+      for (let g = 0; g < m.length; g += 2) groups.push(m[g] >= 0 ? input.slice(m[g], m[g + 1]) : '');
+      return groups;
+    });
+  },
+  'regex.split': ([p, s]) => goRegexSplit(compileRegex(str(p, 1)), str(s, 2)),
+  // Note OPA's operand order: regex.replace(s, pattern, value).
+  'regex.replace': ([s, p, v]) => goReplaceAll(compileRegex(str(p, 2)), str(s, 1), str(v, 3)),
+  'regex.template_match'([t, s, open, close]) {
+    const pattern = templateToRegex(str(t, 1), str(open, 3), str(close, 4));
+    return compileRegex(pattern).test(str(s, 2));
+  },
+};

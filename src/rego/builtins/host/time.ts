@@ -1,0 +1,627 @@
+// Time builtins with Go's semantics: nanoseconds since the epoch as exact BigInt (int64 range),
+// Go layout strings ("2006-01-02T15:04:05Z07:00"), IANA zones via Intl, Go's AddDate normalisation.
+import type { HostBuiltinContext } from './context.ts';
+import type { HostImpls } from './registry.ts';
+import { BuiltinError, BuiltinTypeError, int, operandError, str, typeName } from './values.ts';
+
+const NS = 1_000_000_000n;
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+
+/** Go's predefined layouts, accepted by name as OPA does. */
+export const namedLayouts: Record<string, string> = {
+  ANSIC: 'Mon Jan _2 15:04:05 2006',
+  UnixDate: 'Mon Jan _2 15:04:05 MST 2006',
+  RubyDate: 'Mon Jan 02 15:04:05 -0700 2006',
+  RFC822: '02 Jan 06 15:04 MST',
+  RFC822Z: '02 Jan 06 15:04 -0700',
+  RFC850: 'Monday, 02-Jan-06 15:04:05 MST',
+  RFC1123: 'Mon, 02 Jan 2006 15:04:05 MST',
+  RFC1123Z: 'Mon, 02 Jan 2006 15:04:05 -0700',
+  RFC3339: '2006-01-02T15:04:05Z07:00',
+  RFC3339Nano: '2006-01-02T15:04:05.999999999Z07:00',
+  Kitchen: '3:04PM',
+  Stamp: 'Jan _2 15:04:05',
+  StampMilli: 'Jan _2 15:04:05.000',
+  StampMicro: 'Jan _2 15:04:05.000000',
+  StampNano: 'Jan _2 15:04:05.000000000',
+  DateTime: '2006-01-02 15:04:05',
+  DateOnly: '2006-01-02',
+  TimeOnly: '15:04:05',
+};
+
+// ---- civil calendar (proleptic Gregorian, days since 1970-01-01) --------------------------------
+
+const floorDiv = (a: number, b: number): number => Math.floor(a / b);
+
+export function daysFromCivil(y: number, m: number, d: number): number {
+  const yy = m <= 2 ? y - 1 : y;
+  const era = floorDiv(yy, 400);
+  const yoe = yy - era * 400;
+  const doy = floorDiv(153 * (m + (m > 2 ? -3 : 9)) + 2, 5) + d - 1;
+  const doe = yoe * 365 + floorDiv(yoe, 4) - floorDiv(yoe, 100) + doy;
+  return era * 146097 + doe - 719468;
+}
+
+export function civilFromDays(z: number): [number, number, number] {
+  const zz = z + 719468;
+  const era = floorDiv(zz, 146097);
+  const doe = zz - era * 146097;
+  const yoe = floorDiv(doe - floorDiv(doe, 1460) + floorDiv(doe, 36524) - floorDiv(doe, 146096), 365);
+  const doy = doe - (365 * yoe + floorDiv(yoe, 4) - floorDiv(yoe, 100));
+  const mp = floorDiv(5 * doy + 2, 153);
+  const d = doy - floorDiv(153 * mp + 2, 5) + 1;
+  const m = mp < 10 ? mp + 3 : mp - 9;
+  return [era * 400 + yoe + (m <= 2 ? 1 : 0), m, d];
+}
+
+const isLeap = (y: number): boolean => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+const daysIn = (y: number, m: number): number => [31, isLeap(y) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m - 1];
+
+// ---- time zones ----------------------------------------------------------------------------------
+
+interface Zone {
+  name: string;
+  /** Offset from UTC in seconds and abbreviation at a given UTC instant (seconds). */
+  at(utcSec: number): { offset: number; abbr: string };
+}
+
+const UTC: Zone = { name: 'UTC', at: () => ({ offset: 0, abbr: 'UTC' }) };
+const zoneCache = new Map<string, Zone>();
+
+function fixedZone(offset: number, abbr: string): Zone {
+  return { name: abbr, at: () => ({ offset, abbr }) };
+}
+
+export function loadZone(name: string): Zone {
+  if (name === '' || name === 'UTC') return UTC;
+  const cached = zoneCache.get(name);
+  if (cached) return cached;
+  const iana = name === 'Local' ? Intl.DateTimeFormat().resolvedOptions().timeZone : name;
+  let parts: Intl.DateTimeFormat;
+  let short: Intl.DateTimeFormat;
+  try {
+    parts = new Intl.DateTimeFormat('en-US', {
+      timeZone: iana,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+      era: 'short',
+    });
+    short = new Intl.DateTimeFormat('en-US', { timeZone: iana, timeZoneName: 'short' });
+  } catch {
+    throw new BuiltinError(`unknown time zone ${name}`);
+  }
+  const zone: Zone = {
+    name,
+    at(utcSec) {
+      const ms = utcSec * 1000;
+      const p = Object.fromEntries(parts.formatToParts(ms).map((x) => [x.type, x.value]));
+      let year = Number(p.year);
+      if (p.era === 'BC' || p.era === 'B') year = 1 - year;
+      const local = daysFromCivil(year, Number(p.month), Number(p.day)) * 86400 + Number(p.hour) * 3600 + Number(p.minute) * 60 + Number(p.second);
+      const offset = local - Math.floor(utcSec);
+      const tzName = short.formatToParts(ms).find((x) => x.type === 'timeZoneName')?.value ?? name;
+      return { offset, abbr: /^[A-Z]{3,5}$/.test(tzName) ? tzName : goOffsetAbbr(offset) };
+    },
+  };
+  zoneCache.set(name, zone);
+  return zone;
+}
+
+/** Go prints zones without an abbreviation as "-0700"-style names. */
+function goOffsetAbbr(offset: number): string {
+  if (offset === 0) return 'UTC';
+  const sign = offset < 0 ? '-' : '+';
+  const a = Math.abs(offset);
+  const h = Math.floor(a / 3600);
+  const m = Math.floor((a % 3600) / 60);
+  return `${sign}${String(h).padStart(2, '0')}${m ? String(m).padStart(2, '0') : ''}`;
+}
+
+// ---- broken-down time ----------------------------------------------------------------------------
+
+interface Broken {
+  year: number;
+  month: number;
+  day: number;
+  hour: number;
+  minute: number;
+  second: number;
+  nanos: number;
+  weekday: number;
+  yday: number;
+  offset: number;
+  abbr: string;
+}
+
+function splitNs(ns: bigint): { sec: number; nanos: number } {
+  let sec = ns / NS;
+  let nanos = ns % NS;
+  if (nanos < 0n) {
+    nanos += NS;
+    sec -= 1n;
+  }
+  return { sec: Number(sec), nanos: Number(nanos) };
+}
+
+export function breakDown(ns: bigint, zone: Zone): Broken {
+  const { sec, nanos } = splitNs(ns);
+  const { offset, abbr } = zone.at(sec);
+  const local = sec + offset;
+  const days = floorDiv(local, 86400);
+  const sod = local - days * 86400;
+  const [year, month, day] = civilFromDays(days);
+  return {
+    year,
+    month,
+    day,
+    hour: floorDiv(sod, 3600),
+    minute: floorDiv(sod % 3600, 60),
+    second: sod % 60,
+    nanos,
+    weekday: (((days + 4) % 7) + 7) % 7,
+    yday: days - daysFromCivil(year, 1, 1) + 1,
+    offset,
+    abbr,
+  };
+}
+
+/** Nanoseconds for a local civil time in `zone` (offset resolved like Go: offset at the guessed instant). */
+function fromCivil(y: number, mo: number, d: number, h: number, mi: number, s: number, nanos: number, zone: Zone): bigint {
+  // Go normalises out-of-range months/days (AddDate relies on it).
+  const m0 = mo - 1;
+  const yn = y + floorDiv(m0, 12);
+  const mn = ((m0 % 12) + 12) % 12 + 1;
+  const local = (daysFromCivil(yn, mn, 1) + d - 1) * 86400 + h * 3600 + mi * 60 + s;
+  let offset = zone.at(local).offset;
+  // One correction step handles instants near a zone transition.
+  offset = zone.at(local - offset).offset;
+  return BigInt(local - offset) * NS + BigInt(nanos);
+}
+
+function checkRange(ns: bigint): bigint {
+  if (ns < INT64_MIN || ns > INT64_MAX) throw new BuiltinError('time outside of valid range');
+  return ns;
+}
+
+// ---- operands --------------------------------------------------------------------------------------
+
+/** A nanosecond operand: JSON number (possibly imprecise beyond 2^53) or exact bigint. */
+function nsOperand(v: unknown, pos: number): bigint {
+  if (typeof v === 'bigint') return v;
+  if (typeof v !== 'number') throw operandError(pos, 'number', v);
+  if (!Number.isFinite(v) || Math.abs(v) >= 2 ** 63) throw new BuiltinError('timestamp too big');
+  return BigInt(Math.trunc(v));
+}
+
+/** `ns` or `[ns, tz]` (time.date, time.clock, time.weekday, time.diff). */
+function timeOperand(v: unknown, pos: number): { ns: bigint; zone: Zone } {
+  if (Array.isArray(v)) {
+    if (v.length !== 2) throw new BuiltinTypeError(`operand ${pos} must be array of length 2 but got array of length ${v.length}`);
+    return { ns: nsOperand(v[0], pos), zone: loadZone(str(v[1], pos)) };
+  }
+  if (typeof v !== 'number' && typeof v !== 'bigint') throw operandError(pos, 'one of {number, array}', v);
+  return { ns: nsOperand(v, pos), zone: UTC };
+}
+
+// ---- Go layouts ------------------------------------------------------------------------------------
+
+type Tok =
+  | { t: 'lit'; s: string }
+  | { t: 'std'; s: string }
+  | { t: 'frac'; s: string; digits: number; optional: boolean };
+
+const STD_TOKENS = [
+  'January', 'Jan', 'Monday', 'Mon', 'MST',
+  '2006', '002', '01', '02', '03', '04', '05', '06', '__2', '_2', '15', '1', '2', '3', '4', '5',
+  'PM', 'pm',
+  '-07:00:00', '-070000', '-07:00', '-0700', '-07',
+  'Z07:00:00', 'Z070000', 'Z07:00', 'Z0700', 'Z07',
+];
+
+const layoutCache = new Map<string, Tok[]>();
+
+function tokenize(layout: string): Tok[] {
+  const cached = layoutCache.get(layout);
+  if (cached) return cached;
+  const toks: Tok[] = [];
+  let lit = '';
+  const flush = () => {
+    if (lit) toks.push({ t: 'lit', s: lit });
+    lit = '';
+  };
+  let i = 0;
+  outer: while (i < layout.length) {
+    const c = layout[i];
+    if ((c === '.' || c === ',') && (layout[i + 1] === '0' || layout[i + 1] === '9')) {
+      const digit = layout[i + 1];
+      let j = i + 1;
+      while (layout[j] === digit) j++;
+      if (!/[0-9]/.test(layout[j] ?? '')) {
+        flush();
+        toks.push({ t: 'frac', s: layout.slice(i, j), digits: j - i - 1, optional: digit === '9' });
+        i = j;
+        continue;
+      }
+    }
+    for (const std of STD_TOKENS) {
+      if (layout.startsWith(std, i)) {
+        // Go: "Jan"/"Mon" must not be followed by a lowercase letter ("Janet" is literal).
+        if ((std === 'Jan' || std === 'Mon') && /[a-z]/.test(layout[i + 3] ?? '')) continue;
+        // "_2006" is "_" followed by the year.
+        if (std === '_2' && layout.startsWith('_2006', i)) continue;
+        flush();
+        toks.push({ t: 'std', s: std });
+        i += std.length;
+        continue outer;
+      }
+    }
+    lit += c;
+    i++;
+  }
+  flush();
+  layoutCache.set(layout, toks);
+  return toks;
+}
+
+const pad2 = (n: number): string => String(n).padStart(2, '0');
+
+function formatOffset(offset: number, tok: string): string {
+  if (tok.startsWith('Z') && offset === 0) return 'Z';
+  const sign = offset < 0 ? '-' : '+';
+  const a = Math.abs(offset);
+  const hh = pad2(Math.floor(a / 3600));
+  const mm = pad2(Math.floor((a % 3600) / 60));
+  const ss = pad2(a % 60);
+  const body = tok.replace(/^[Z-]/, '');
+  switch (body) {
+    case '07:00:00':
+      return `${sign}${hh}:${mm}:${ss}`;
+    case '070000':
+      return `${sign}${hh}${mm}${ss}`;
+    case '07:00':
+      return `${sign}${hh}:${mm}`;
+    case '0700':
+      return `${sign}${hh}${mm}`;
+    default:
+      return `${sign}${hh}`;
+  }
+}
+
+export function formatTime(b: Broken, layout: string): string {
+  let out = '';
+  for (const tok of tokenize(layout)) {
+    if (tok.t === 'lit') {
+      out += tok.s;
+      continue;
+    }
+    if (tok.t === 'frac') {
+      let digits = String(b.nanos).padStart(9, '0').slice(0, tok.digits);
+      if (tok.optional) {
+        digits = digits.replace(/0+$/, '');
+        if (digits) out += tok.s[0] + digits;
+      } else out += tok.s[0] + digits;
+      continue;
+    }
+    const h12 = b.hour % 12 === 0 ? 12 : b.hour % 12;
+    switch (tok.s) {
+      case 'January': out += MONTHS[b.month - 1]; break;
+      case 'Jan': out += MONTHS[b.month - 1].slice(0, 3); break;
+      case 'Monday': out += DAYS[b.weekday]; break;
+      case 'Mon': out += DAYS[b.weekday].slice(0, 3); break;
+      case 'MST': out += b.abbr; break;
+      case '2006': out += b.year < 0 ? '-' + String(-b.year).padStart(4, '0') : String(b.year).padStart(4, '0'); break;
+      case '06': out += pad2(((b.year % 100) + 100) % 100); break;
+      case '01': out += pad2(b.month); break;
+      case '1': out += String(b.month); break;
+      case '02': out += pad2(b.day); break;
+      case '2': out += String(b.day); break;
+      case '_2': out += String(b.day).padStart(2, ' '); break;
+      case '002': out += String(b.yday).padStart(3, '0'); break;
+      case '__2': out += String(b.yday).padStart(3, ' '); break;
+      case '15': out += pad2(b.hour); break;
+      case '03': out += pad2(h12); break;
+      case '3': out += String(h12); break;
+      case '04': out += pad2(b.minute); break;
+      case '4': out += String(b.minute); break;
+      case '05': out += pad2(b.second); break;
+      case '5': out += String(b.second); break;
+      case 'PM': out += b.hour >= 12 ? 'PM' : 'AM'; break;
+      case 'pm': out += b.hour >= 12 ? 'pm' : 'am'; break;
+      default: out += formatOffset(b.offset, tok.s);
+    }
+  }
+  return out;
+}
+
+class ParseFailure extends Error {}
+
+/** Go's time.Parse(layout, value) → nanoseconds since the epoch (UTC unless the value has an offset). */
+export function parseTime(layout: string, value: string, defaultZone: Zone = UTC): bigint {
+  const toks = tokenize(layout);
+  let rest = value;
+  let year = 1;
+  let month = 1;
+  let day = 1;
+  let yday = -1;
+  let hour = 0;
+  let minute = 0;
+  let second = 0;
+  let nanos = 0;
+  let pm: boolean | undefined;
+  let offset: number | undefined;
+  const fail = (what: string): never => {
+    throw new ParseFailure(`parsing time ${JSON.stringify(value)} as ${JSON.stringify(layout)}: cannot parse ${JSON.stringify(rest)} as ${JSON.stringify(what)}`);
+  };
+  const num = (tok: string, fixed: number, maxDigits = fixed): number => {
+    const m = new RegExp(fixed ? `^\\d{${fixed}}` : `^\\d{1,${maxDigits}}`).exec(rest);
+    if (!m) fail(tok);
+    rest = rest.slice(m![0].length);
+    return Number(m![0]);
+  };
+  const lookup = (tok: string, names: string[]): number => {
+    const idx = names.findIndex((n) => rest.slice(0, n.length).toLowerCase() === n.toLowerCase());
+    if (idx === -1) fail(tok);
+    rest = rest.slice(names[idx].length);
+    return idx;
+  };
+  const fraction = (): void => {
+    const m = /^[.,](\d+)/.exec(rest);
+    if (m) {
+      nanos = Number(m[1].slice(0, 9).padEnd(9, '0'));
+      rest = rest.slice(m[0].length);
+    }
+  };
+  for (let k = 0; k < toks.length; k++) {
+    const tok = toks[k];
+    if (tok.t === 'lit') {
+      if (!rest.startsWith(tok.s)) fail(tok.s);
+      rest = rest.slice(tok.s.length);
+      continue;
+    }
+    if (tok.t === 'frac') {
+      if (tok.optional) fraction();
+      else {
+        const m = new RegExp(`^[.,](\\d{${tok.digits}})`).exec(rest);
+        if (!m) fail(tok.s);
+        nanos = Number(m![1].padEnd(9, '0').slice(0, 9));
+        rest = rest.slice(m![0].length);
+      }
+      continue;
+    }
+    switch (tok.s) {
+      case 'January': month = lookup(tok.s, MONTHS) + 1; break;
+      case 'Jan': month = lookup(tok.s, MONTHS.map((m) => m.slice(0, 3))) + 1; break;
+      case 'Monday': lookup(tok.s, DAYS); break;
+      case 'Mon': lookup(tok.s, DAYS.map((d) => d.slice(0, 3))); break;
+      case 'MST': {
+        const m = /^(UTC|GMT)([+-]\d{1,2})?|^[A-Z]{3,5}/.exec(rest);
+        if (!m) fail(tok.s);
+        offset = m![2] ? Number(m![2]) * 3600 : (offset ?? 0);
+        rest = rest.slice(m![0].length);
+        break;
+      }
+      case '2006': {
+        const m = /^\d{4}/.exec(rest);
+        if (!m) fail(tok.s);
+        year = Number(m![0]);
+        rest = rest.slice(4);
+        break;
+      }
+      case '06': {
+        const y = num(tok.s, 2);
+        year = y >= 69 ? 1900 + y : 2000 + y;
+        break;
+      }
+      case '01': month = num(tok.s, 2); break;
+      case '1': month = num(tok.s, 0, 2); break;
+      case '02': day = num(tok.s, 2); break;
+      case '_2':
+        if (rest.startsWith(' ')) rest = rest.slice(1);
+        day = num(tok.s, 0, 2);
+        break;
+      case '2': day = num(tok.s, 0, 2); break;
+      case '002': yday = num(tok.s, 3); break;
+      case '__2':
+        rest = rest.replace(/^ {1,2}/, '');
+        yday = num(tok.s, 0, 3);
+        break;
+      case '15': hour = num(tok.s, 0, 2); break;
+      case '03': hour = num(tok.s, 2); break;
+      case '3': hour = num(tok.s, 0, 2); break;
+      case '04': minute = num(tok.s, 2); break;
+      case '4': minute = num(tok.s, 0, 2); break;
+      case '05':
+      case '5':
+        second = tok.s === '05' ? num(tok.s, 2) : num(tok.s, 0, 2);
+        // Go accepts a fractional second after the seconds field even if the layout has none.
+        if (toks[k + 1]?.t !== 'frac') fraction();
+        break;
+      case 'PM':
+      case 'pm': {
+        const m = /^(AM|PM|am|pm)/.exec(rest);
+        if (!m) fail(tok.s);
+        pm = m![0].toUpperCase() === 'PM';
+        rest = rest.slice(2);
+        break;
+      }
+      default: {
+        if (tok.s.startsWith('Z') && rest.startsWith('Z')) {
+          offset = 0;
+          rest = rest.slice(1);
+          break;
+        }
+        const body = tok.s.slice(1);
+        const pattern = body
+          .replace('07', '(\\d{2})')
+          .replace(/:00:00$/, ':(\\d{2}):(\\d{2})')
+          .replace(/0000$/, '(\\d{2})(\\d{2})')
+          .replace(/:00$/, ':(\\d{2})')
+          .replace(/00$/, '(\\d{2})');
+        const m = new RegExp(`^([+-])${pattern}`).exec(rest);
+        if (!m) fail(tok.s);
+        const [hh, mm, ss] = [m![2], m![3], m![4]].map((x) => Number(x ?? 0));
+        offset = (m![1] === '-' ? -1 : 1) * (hh * 3600 + mm * 60 + ss);
+        rest = rest.slice(m![0].length);
+      }
+    }
+  }
+  if (rest !== '') throw new ParseFailure(`parsing time ${JSON.stringify(value)}: extra text: ${JSON.stringify(rest)}`);
+  if (pm !== undefined) {
+    if (hour > 12) throw new ParseFailure(`parsing time ${JSON.stringify(value)}: hour out of range`);
+    if (pm && hour < 12) hour += 12;
+    if (!pm && hour === 12) hour = 0;
+  }
+  if (yday >= 0) {
+    if (yday < 1 || yday > (isLeap(year) ? 366 : 365)) throw new ParseFailure(`parsing time ${JSON.stringify(value)}: day-of-year out of range`);
+    [, month, day] = civilFromDays(daysFromCivil(year, 1, 1) + yday - 1);
+  }
+  if (month < 1 || month > 12) throw new ParseFailure(`parsing time ${JSON.stringify(value)}: month out of range`);
+  if (day < 1 || day > daysIn(year, month)) throw new ParseFailure(`parsing time ${JSON.stringify(value)}: day out of range`);
+  if (hour > 23) throw new ParseFailure(`parsing time ${JSON.stringify(value)}: hour out of range`);
+  if (minute > 59) throw new ParseFailure(`parsing time ${JSON.stringify(value)}: minute out of range`);
+  if (second > 59) throw new ParseFailure(`parsing time ${JSON.stringify(value)}: second out of range`);
+  const zone = offset !== undefined ? fixedZone(offset, '') : defaultZone;
+  return fromCivil(year, month, day, hour, minute, second, nanos, zone);
+}
+
+function parseOrError(layout: string, value: string): bigint {
+  try {
+    return checkRange(parseTime(layout, value));
+  } catch (e) {
+    if (e instanceof ParseFailure) throw new BuiltinError(e.message);
+    throw e;
+  }
+}
+
+// ---- durations -------------------------------------------------------------------------------------
+
+const UNITS: Record<string, bigint> = { ns: 1n, us: 1000n, 'µs': 1000n, 'μs': 1000n, ms: 1_000_000n, s: NS, m: 60n * NS, h: 3600n * NS };
+
+/** Go's time.ParseDuration, exact. */
+export function parseDuration(s: string): bigint {
+  const bad = (): never => {
+    throw new BuiltinError(`time: invalid duration ${JSON.stringify(s)}`);
+  };
+  let rest = s;
+  let neg = false;
+  if (rest[0] === '-' || rest[0] === '+') {
+    neg = rest[0] === '-';
+    rest = rest.slice(1);
+  }
+  if (rest === '0') return 0n;
+  if (rest === '') bad();
+  let total = 0n;
+  while (rest !== '') {
+    const m = /^(\d*)(?:\.(\d*))?([^\d.]+)/.exec(rest);
+    if (!m || (m[1] === '' && (m[2] ?? '') === '')) bad();
+    const unit = UNITS[m![3]];
+    if (unit === undefined) throw new BuiltinError(`time: unknown unit ${JSON.stringify(m![3])} in duration ${JSON.stringify(s)}`);
+    const whole = BigInt(m![1] || '0');
+    const frac = m![2] ?? '';
+    let v = whole * unit;
+    if (frac) v += (BigInt(frac) * unit) / 10n ** BigInt(frac.length);
+    total += v;
+    if (total > INT64_MAX) bad();
+    rest = rest.slice(m![0].length);
+  }
+  return neg ? -total : total;
+}
+
+// ---- diff ------------------------------------------------------------------------------------------
+
+function diff(a: Broken, b: Broken): number[] {
+  let year = b.year - a.year;
+  let month = b.month - a.month;
+  let day = b.day - a.day;
+  let hour = b.hour - a.hour;
+  let min = b.minute - a.minute;
+  let sec = b.second - a.second;
+  if (sec < 0) {
+    sec += 60;
+    min--;
+  }
+  if (min < 0) {
+    min += 60;
+    hour--;
+  }
+  if (hour < 0) {
+    hour += 24;
+    day--;
+  }
+  if (day < 0) {
+    // Borrow the length of a's month (Go: 32 - Date(y, m, 32).Day()).
+    day += daysIn(a.year, a.month);
+    month--;
+  }
+  if (month < 0) {
+    month += 12;
+    year--;
+  }
+  return [year, month, day, hour, min, sec];
+}
+
+/** Exact integers beyond 2^53 stay bigint (the adapter sends them as raw JSON). */
+const nsResult = (ns: bigint): number | bigint => (ns >= BigInt(Number.MIN_SAFE_INTEGER) && ns <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(ns) : ns);
+
+export const timeBuiltins: HostImpls = {
+  'time.now_ns': (_args, ctx: HostBuiltinContext) => nsResult(ctx.evaluation().nowNs),
+  'time.parse_ns': ([layout, value]) => {
+    const l = str(layout, 1);
+    return nsResult(parseOrError(namedLayouts[l] ?? l, str(value, 2)));
+  },
+  'time.parse_rfc3339_ns': ([value]) => nsResult(parseOrError(namedLayouts.RFC3339, str(value, 1))),
+  'time.parse_duration_ns': ([value]) => nsResult(parseDuration(str(value, 1))),
+  'time.date'([x]) {
+    const { ns, zone } = timeOperand(x, 1);
+    const b = breakDown(ns, zone);
+    return [b.year, b.month, b.day];
+  },
+  'time.clock'([x]) {
+    const { ns, zone } = timeOperand(x, 1);
+    const b = breakDown(ns, zone);
+    return [b.hour, b.minute, b.second];
+  },
+  'time.weekday'([x]) {
+    const { ns, zone } = timeOperand(x, 1);
+    return DAYS[breakDown(ns, zone).weekday];
+  },
+  'time.add_date'([x, y, m, d]) {
+    const ns = nsOperand(x, 1);
+    const b = breakDown(ns, UTC);
+    const out = fromCivil(b.year + int(y, 2), b.month + int(m, 3), b.day + int(d, 4), b.hour, b.minute, b.second, b.nanos, UTC);
+    return nsResult(checkRange(out));
+  },
+  'time.diff'([x1, x2]) {
+    const t1 = timeOperand(x1, 1);
+    const t2 = timeOperand(x2, 2);
+    // Both in the first operand's location; the earlier one first.
+    let [a, b] = [t1.ns, t2.ns];
+    if (a > b) [a, b] = [b, a];
+    return diff(breakDown(a, t1.zone), breakDown(b, t1.zone));
+  },
+  'time.format'([x]) {
+    let ns: bigint;
+    let zone = UTC;
+    let layout = namedLayouts.RFC3339Nano;
+    if (Array.isArray(x)) {
+      if (x.length < 2 || x.length > 3) throw new BuiltinTypeError(`operand 1 must be array of length 2 or 3 but got array of length ${x.length}`);
+      ns = nsOperand(x[0], 1);
+      zone = loadZone(str(x[1], 1));
+      if (x.length === 3) {
+        const l = str(x[2], 1);
+        layout = namedLayouts[l] ?? l;
+      }
+    } else if (typeof x === 'number' || typeof x === 'bigint') ns = nsOperand(x, 1);
+    else throw new BuiltinTypeError(`operand 1 must be one of {number, array} but got ${typeName(x)}`);
+    return formatTime(breakDown(ns, zone), layout);
+  },
+};
