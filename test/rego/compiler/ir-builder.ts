@@ -1,7 +1,51 @@
 // Small helpers for writing OPA-format IR plans by hand in tests (shape: src/rego/ir/types.ts).
+import { createRequire } from 'node:module';
 import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import type { Block, BuiltinFunc, Func, Operand, Policy, Stmt } from '../../../src/rego/ir/types.ts';
 import { linkPolicyWasm, type LinkOptions } from '../../../src/rego/compiler/wasm/index.ts';
+
+// tsconfig has no DOM lib: describe the parts of the WebAssembly JS API the tests touch.
+export interface WasmMemoryDescriptor {
+  initial: number;
+  maximum?: number;
+}
+interface WasmDescriptor {
+  module?: string;
+  name: string;
+  kind: string;
+}
+interface WasmApi {
+  Module: {
+    new (bytes: Uint8Array): object;
+    exports(m: object): WasmDescriptor[];
+    imports(m: object): WasmDescriptor[];
+  };
+}
+export const Wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
+
+/** The instance's exports (opa-wasm types them loosely). */
+export function exportsOf(p: LoadedPolicy): Record<string, any> {
+  return (p.wasmInstance as unknown as { exports: Record<string, any> }).exports;
+}
+
+/** Reads the NUL-terminated UTF-8 string at addr in the policy's memory. */
+export function readCString(p: LoadedPolicy, addr: number): string {
+  const bytes = new Uint8Array((p.mem as unknown as { buffer: ArrayBuffer }).buffer, addr);
+  return new TextDecoder().decode(bytes.subarray(0, bytes.indexOf(0)));
+}
+
+/** Writes bytes into fresh module memory (opa_malloc) and returns the address. */
+export function writeBytes(p: LoadedPolicy, bytes: Uint8Array): number {
+  const ex = exportsOf(p);
+  const addr = ex.opa_malloc(bytes.length) as number;
+  new Uint8Array((p.mem as unknown as { buffer: ArrayBuffer }).buffer).set(bytes, addr);
+  return addr;
+}
+
+// loadPolicySync is only reachable through the CommonJS entry / default export.
+export const loadPolicySync = (createRequire(import.meta.url)('@open-policy-agent/opa-wasm') as {
+  loadPolicySync: (wasm: Uint8Array, memory?: WasmMemoryDescriptor, builtins?: object) => LoadedPolicy;
+}).loadPolicySync;
 
 export const local = (value: number): Operand => ({ type: 'local', value });
 export const bool = (value: boolean): Operand => ({ type: 'bool', value });
@@ -106,11 +150,11 @@ export async function loadBoth(
   policy: Policy,
   options: LinkOptions = {},
   customBuiltins: Record<string, (...args: any[]) => unknown> = {},
-  memory: WebAssembly.MemoryDescriptor = { initial: 5 },
+  memory: WasmMemoryDescriptor = { initial: 5 },
 ): Promise<BothPaths> {
   const wasm = await linkPolicyWasm(policy, options);
-  const fast = await loadPolicy(wasm, memory, customBuiltins);
-  const slow = await loadPolicy(wasm, memory, customBuiltins);
+  const fast = await loadPolicy(wasm, { ...memory }, customBuiltins);
+  const slow = await loadPolicy(wasm, { ...memory }, customBuiltins);
   (slow as unknown as { minorVersion: number }).minorVersion = 1;
   return { fast, slow, wasm };
 }

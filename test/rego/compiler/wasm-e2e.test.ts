@@ -1,8 +1,10 @@
 // End-to-end: hand-written OPA IR plans → linkPolicyWasm → unmodified @open-policy-agent/opa-wasm, on the
 // opa_eval fast path and the ctx slow path.
 import { describe, it, expect } from 'vitest';
-import opaWasm, { loadPolicy } from '@open-policy-agent/opa-wasm';
-import { PolicyBuilder, stmt, local, bool, returnBlock, loadBoth, evalBoth, thrown } from './ir-builder.ts';
+import { loadPolicy } from '@open-policy-agent/opa-wasm';
+import {
+  PolicyBuilder, stmt, local, bool, returnBlock, loadBoth, evalBoth, thrown, loadPolicySync, exportsOf, readCString, Wasm,
+} from './ir-builder.ts';
 
 describe('constants and input references', () => {
   it('returns a constant composite value built from IR statements', async () => {
@@ -50,8 +52,7 @@ describe('constants and input references', () => {
     expect(evalBoth(p, { user: { name: 'alice' } })).toEqual([{ result: 'alice' }]);
     expect(evalBoth(p, { user: 'alice' })).toEqual([]);
     expect(evalBoth(p, {})).toEqual([]);
-    // loadPolicySync is only reachable through the default export in ESM.
-    const sync = (opaWasm as unknown as { loadPolicySync: typeof loadPolicy }).loadPolicySync(p.wasm) as unknown as Awaited<ReturnType<typeof loadPolicy>>;
+    const sync = loadPolicySync(p.wasm);
     expect(sync.evaluate({ user: { name: 'bob' } }, 't/u')).toEqual([{ result: 'bob' }]);
   });
 });
@@ -558,7 +559,7 @@ describe('host interaction', () => {
     p.slow.setData({ big: Array.from({ length: 200 }, (_, i) => ({ i })) });
     const input = { user: 'alice', items: Array.from({ length: 50 }, (_, i) => `item-${i}`) };
     for (const pol of [p.fast, p.slow]) {
-      const exports = (pol.wasmInstance as WebAssembly.Instance).exports as { opa_heap_ptr_get: () => number };
+      const exports = exportsOf(pol);
       pol.evaluate(input);
       const heapAfterFirst = exports.opa_heap_ptr_get();
       const memAfterFirst = pol.mem.buffer.byteLength;
@@ -607,11 +608,8 @@ describe('host interaction', () => {
     expect(logged).toEqual(['ann', 'ann']);
     expect(evalBoth(p, { name: 'nobody' })).toEqual([]);
 
-    const inst = p.fast.wasmInstance as WebAssembly.Instance;
-    const ex = inst.exports as Record<string, (...a: number[]) => number>;
-    const addr = ex.opa_json_dump(ex.builtins());
-    const bytes = new Uint8Array(p.fast.mem.buffer, addr);
-    const text = new TextDecoder().decode(bytes.subarray(0, bytes.indexOf(0)));
+    const ex = exportsOf(p.fast);
+    const text = readCString(p.fast, ex.opa_json_dump(ex.builtins()));
     // ids are indexes into static.builtin_funcs (sorted: custom.greet, custom.log, plus, sprintf)
     expect(JSON.parse(text)).toEqual({ 'custom.greet': 0, 'custom.log': 1, sprintf: 3 });
   });
@@ -621,8 +619,8 @@ describe('host interaction', () => {
     b.rule('t.x', [{ stmts: [stmt('CallStmt', { func: 'custom.x', args: [local(0)], result: 2 })] }, returnBlock()]);
     b.entrypoint('t/x', 't.x');
     const { wasm } = await loadBoth(b.build(), {}, { 'custom.x': () => 1 });
-    const mod = new WebAssembly.Module(wasm);
-    const exports = WebAssembly.Module.exports(mod).map((e) => `${e.kind}:${e.name}`).sort();
+    const mod = new Wasm.Module(wasm);
+    const exports = Wasm.Module.exports(mod).map((e) => `${e.kind}:${e.name}`).sort();
     expect(exports).toEqual(
       [
         'function:builtins', 'function:entrypoints', 'function:eval', 'function:opa_eval', 'function:opa_eval_ctx_get_result',
@@ -634,10 +632,10 @@ describe('host interaction', () => {
         'function:opa_value_remove_path', 'global:opa_wasm_abi_minor_version', 'global:opa_wasm_abi_version', 'memory:memory',
       ].sort(),
     );
-    const imports = WebAssembly.Module.imports(mod).map((i) => `${i.module}.${i.name}`).sort();
+    const imports = Wasm.Module.imports(mod).map((i) => `${i.module}.${i.name}`).sort();
     expect(imports).toEqual(['env.memory', 'env.opa_abort', 'env.opa_builtin1']);
     const pol = await loadPolicy(wasm, undefined, { 'custom.x': () => 1 });
-    const g = (pol.wasmInstance as WebAssembly.Instance).exports as Record<string, WebAssembly.Global>;
+    const g = exportsOf(pol);
     expect([g.opa_wasm_abi_version.value, g.opa_wasm_abi_minor_version.value]).toEqual([1, 3]);
   });
 });
