@@ -282,9 +282,10 @@ class Engine implements WasmPolicyEngine {
     const id = this.entrypointIds.get(entrypoint);
     if (id === undefined) throw new PolicyEvaluationError('unknown_entrypoint', `entrypoint ${entrypoint} is not in the policy module (has: ${this.entrypoints.join(', ') || 'none'})`);
 
+    // `undefined` input means "no input document" (policy tests); anything else must serialise to JSON.
     let text: string | undefined;
     try {
-      text = JSON.stringify(input);
+      text = input === undefined ? '' : JSON.stringify(input);
     } catch (err) {
       throw new PolicyEvaluationError('input_not_serialisable', `input is not JSON-serialisable: ${describeThrown(err)}`);
     }
@@ -303,7 +304,7 @@ class Engine implements WasmPolicyEngine {
     try {
       // An ArrayBuffer is passed through as raw JSON bytes (no second stringify inside opa-wasm).
       const buffer = encoded.buffer.slice(encoded.byteOffset, encoded.byteOffset + encoded.byteLength) as ArrayBuffer;
-      resultSet = instance.evaluate(buffer, id);
+      resultSet = instance.evaluate(input === undefined ? undefined : buffer, id);
     } catch (err) {
       const durationMs = performance.now() - started;
       this.deadline = Infinity;

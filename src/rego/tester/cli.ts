@@ -1,4 +1,35 @@
 import type { Command } from 'commander';
+import { CliError, ExitCode } from '../../cli/exit-codes.ts';
+import { formatPolicyTestReport, PolicyTestSetupError, runPolicyTests } from './runner.ts';
 
-/** Adds `guardian policy test` to the `policy` command group. Stub until the test runner lands. */
-export function addPolicyTestCommand(_policy: Command): void {}
+/** Adds `guardian policy test <paths...>` to the `policy` command group (like `opa test`). */
+export function addPolicyTestCommand(policy: Command): void {
+  policy
+    .command('test')
+    .description('Run Rego unit tests (test_* rules; todo_test_* are reported as skipped) through the Wasm compiler')
+    .argument('<paths...>', 'directories or .rego/data.json files')
+    .option('-v, --verbose', 'print every test and failure details')
+    .option('--run <regex>', 'only run tests whose full name (data.pkg.test_x) matches')
+    .option('--timeout <ms>', 'per-test evaluation bound in milliseconds', '10000')
+    .action(async (paths: string[], opts: { verbose?: boolean; run?: string; timeout: string }) => {
+      let run: RegExp | undefined;
+      if (opts.run !== undefined) {
+        try {
+          run = new RegExp(opts.run);
+        } catch (err) {
+          throw new CliError(`--run: invalid regular expression: ${(err as Error).message}`, ExitCode.Usage);
+        }
+      }
+      const timeoutMs = Number(opts.timeout);
+      if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new CliError('--timeout: expected a positive number of milliseconds', ExitCode.Usage);
+      let report;
+      try {
+        report = await runPolicyTests({ paths, ...(run ? { run } : {}), timeoutMs });
+      } catch (err) {
+        if (err instanceof PolicyTestSetupError) throw new CliError(err.message, err.kind === 'compile' ? ExitCode.CompileError : ExitCode.Usage);
+        throw err;
+      }
+      process.stdout.write(formatPolicyTestReport(report, { verbose: opts.verbose === true }) + '\n');
+      if (report.failed > 0) process.exitCode = ExitCode.Failed;
+    });
+}

@@ -1,0 +1,253 @@
+// `guardian policy test`: like `opa test`. Discovers `test_*` rules (and `todo_test_*`, reported as skipped)
+// in every .rego file under the given paths, compiles the whole set once through our compiler with one
+// entrypoint per test rule, and evaluates each through opa-wasm with the data.json files found alongside.
+// A test passes when its rule evaluates to `true`; undefined, any other value or a runtime error fails it.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import { parseModule } from '../ast/index.ts';
+import type { Module, Rule, Term } from '../ast/types.ts';
+import { compileModules } from '../compile/index.ts';
+import { planEntrypoints } from '../planner/index.ts';
+import { linkPolicyWasm } from '../compiler/wasm/index.ts';
+import { RegoError, RegoErrors } from '../errors.ts';
+import { createWasmPolicyEngine, PolicyEvaluationError, type HostBuiltinFactory } from '../../policy/engine.ts';
+import type { Json } from '../../store/types.ts';
+
+export type TestStatus = 'pass' | 'fail' | 'error' | 'skip';
+
+export interface PolicyTestResult {
+  /** `data.<package>.<rule>`. */
+  name: string;
+  /** Entrypoint form `<package path>/<rule>`. */
+  entrypoint: string;
+  file: string;
+  row: number;
+  status: TestStatus;
+  durationMs: number;
+  /** Why it failed: the value it produced, or the evaluation error. */
+  message?: string;
+}
+
+export interface PolicyTestReport {
+  results: PolicyTestResult[];
+  passed: number;
+  failed: number;
+  skipped: number;
+  /** Wall time of parse + compile + link. */
+  compileMs: number;
+}
+
+export interface PolicyTestOptions {
+  /** Files or directories; directories are searched recursively for *.rego and data.json. */
+  paths: string[];
+  /** Only tests whose full name (`data.pkg.test_x`) matches run. */
+  run?: RegExp;
+  /** Per-test evaluation bound (default 10 s). */
+  timeoutMs?: number;
+  /** Host builtins (default: the project's builtin library). */
+  hostBuiltins?: HostBuiltinFactory;
+}
+
+/** The sources could not be read, parsed or compiled; `errors` carry file:row:col. */
+export class PolicyTestSetupError extends Error {
+  constructor(
+    message: string,
+    readonly kind: 'usage' | 'compile',
+  ) {
+    super(message);
+    this.name = 'PolicyTestSetupError';
+  }
+}
+
+interface SourceSet {
+  modules: { file: string; text: string }[];
+  data: Json;
+}
+
+function collect(paths: string[]): SourceSet {
+  const modules: { file: string; text: string }[] = [];
+  const data: { [key: string]: Json } = {};
+  for (const root of paths) {
+    let st;
+    try {
+      st = statSync(root);
+    } catch {
+      throw new PolicyTestSetupError(`${root}: no such file or directory`, 'usage');
+    }
+    const files: string[] = [];
+    const walk = (dir: string): void => {
+      for (const name of readdirSync(dir).sort()) {
+        if (name.startsWith('.') || name === 'node_modules') continue;
+        const p = join(dir, name);
+        if (statSync(p).isDirectory()) walk(p);
+        else files.push(p);
+      }
+    };
+    if (st.isDirectory()) walk(root);
+    else files.push(root);
+    for (const f of files) {
+      if (f.endsWith('.rego')) modules.push({ file: f, text: readFileSync(f, 'utf8') });
+      else if (f.endsWith(`${sep}data.json`) || f === 'data.json') {
+        // OPA mounts <root>/a/b/data.json at data.a.b.
+        const rel = st.isDirectory() ? relative(root, f) : 'data.json';
+        const segments = rel.split(sep).slice(0, -1);
+        let parsed: Json;
+        try {
+          parsed = JSON.parse(readFileSync(f, 'utf8')) as Json;
+        } catch (err) {
+          throw new PolicyTestSetupError(`${f}: invalid JSON: ${(err as Error).message}`, 'usage');
+        }
+        mount(data, segments, parsed, f);
+      }
+    }
+  }
+  return { modules, data };
+}
+
+function mount(root: { [key: string]: Json }, segments: string[], value: Json, file: string): void {
+  if (segments.length === 0) {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new PolicyTestSetupError(`${file}: root data must be an object`, 'usage');
+    merge(root, value, file);
+    return;
+  }
+  let node = root;
+  for (const seg of segments.slice(0, -1)) {
+    const next = node[seg];
+    if (next === undefined) node[seg] = {};
+    else if (next === null || typeof next !== 'object' || Array.isArray(next)) throw new PolicyTestSetupError(`${file}: conflicts with data at ${seg}`, 'usage');
+    node = node[seg] as { [key: string]: Json };
+  }
+  const last = segments[segments.length - 1];
+  node[last] = node[last] === undefined ? value : mergeValues(node[last], value, file);
+}
+
+function mergeValues(a: Json, b: Json, file: string): Json {
+  if (a !== null && typeof a === 'object' && !Array.isArray(a) && b !== null && typeof b === 'object' && !Array.isArray(b)) {
+    const out = { ...a };
+    merge(out, b, file);
+    return out;
+  }
+  throw new PolicyTestSetupError(`${file}: data conflicts with another data file`, 'usage');
+}
+
+function merge(target: { [key: string]: Json }, source: { [key: string]: Json }, file: string): void {
+  for (const [k, v] of Object.entries(source)) target[k] = target[k] === undefined ? v : mergeValues(target[k], v, file);
+}
+
+function termString(t: Term): string | undefined {
+  const v = (t as { type: string; value: unknown }).value;
+  return typeof v === 'string' ? v : undefined;
+}
+
+function packagePath(m: Module): string[] {
+  return m.package.path.slice(1).map((t) => termString(t) ?? '?');
+}
+
+interface DiscoveredTest {
+  name: string;
+  entrypoint: string;
+  file: string;
+  row: number;
+  todo: boolean;
+}
+
+function testName(rule: Rule): string | undefined {
+  if (rule.head.args && rule.head.args.length > 0) return undefined;
+  if (rule.head.reference.length !== 1) return undefined;
+  const name = termString(rule.head.reference[0]);
+  return name && (name.startsWith('test_') || name.startsWith('todo_test_')) ? name : undefined;
+}
+
+function formatRegoErrors(err: unknown): string {
+  if (err instanceof RegoErrors) return err.errors.map((e) => e.format()).join('\n');
+  if (err instanceof RegoError) return err.format();
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Discovers, compiles and runs the Rego tests under `paths`. */
+export async function runPolicyTests(options: PolicyTestOptions): Promise<PolicyTestReport> {
+  const started = performance.now();
+  const sources = collect(options.paths);
+  if (sources.modules.length === 0) throw new PolicyTestSetupError(`no .rego files under ${options.paths.join(', ')}`, 'usage');
+  let modules: Module[];
+  try {
+    modules = sources.modules.map((m) => parseModule(m.file, m.text));
+  } catch (err) {
+    throw new PolicyTestSetupError(formatRegoErrors(err), 'compile');
+  }
+
+  const tests: DiscoveredTest[] = [];
+  const seen = new Set<string>();
+  for (const m of modules) {
+    const pkg = packagePath(m);
+    for (const rule of m.rules) {
+      const name = testName(rule);
+      if (!name) continue;
+      const full = `data.${[...pkg, name].join('.')}`;
+      if (seen.has(full)) continue;
+      seen.add(full);
+      tests.push({ name: full, entrypoint: [...pkg, name].join('/'), file: m.file, row: rule.location?.row ?? rule.head.location?.row ?? 0, todo: name.startsWith('todo_test_') });
+    }
+  }
+  const selected = tests.filter((t) => !options.run || options.run.test(t.name));
+  const runnable = selected.filter((t) => !t.todo);
+
+  const results: PolicyTestResult[] = [];
+  let compileMs = 0;
+  if (runnable.length > 0) {
+    let wasm: Uint8Array;
+    try {
+      const program = compileModules(modules);
+      const plan = planEntrypoints(program, runnable.map((t) => t.entrypoint));
+      wasm = await linkPolicyWasm(plan);
+    } catch (err) {
+      throw new PolicyTestSetupError(formatRegoErrors(err), 'compile');
+    }
+    compileMs = performance.now() - started;
+    const engine = await createWasmPolicyEngine({
+      bundle: { wasm, data: sources.data },
+      entrypoint: runnable[0].entrypoint,
+      timeoutMs: options.timeoutMs ?? 10_000,
+      ...(options.hostBuiltins ? { hostBuiltins: options.hostBuiltins } : {}),
+    });
+    for (const t of runnable) {
+      const base = { name: t.name, entrypoint: t.entrypoint, file: t.file, row: t.row };
+      const t0 = performance.now();
+      try {
+        const { value } = await engine.evaluateValue(undefined, { entrypoint: t.entrypoint, now: new Date() });
+        const durationMs = performance.now() - t0;
+        if (value === true) results.push({ ...base, status: 'pass', durationMs });
+        else results.push({ ...base, status: 'fail', durationMs, message: value === undefined ? 'test rule is undefined' : `test rule produced ${JSON.stringify(value)}` });
+      } catch (err) {
+        const msg = err instanceof PolicyEvaluationError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
+        results.push({ ...base, status: 'error', durationMs: performance.now() - t0, message: msg });
+      }
+    }
+  } else compileMs = performance.now() - started;
+  for (const t of selected.filter((s) => s.todo)) results.push({ name: t.name, entrypoint: t.entrypoint, file: t.file, row: t.row, status: 'skip', durationMs: 0 });
+
+  results.sort((a, b) => (a.file === b.file ? a.row - b.row : a.file < b.file ? -1 : 1));
+  return {
+    results,
+    passed: results.filter((r) => r.status === 'pass').length,
+    failed: results.filter((r) => r.status === 'fail' || r.status === 'error').length,
+    skipped: results.filter((r) => r.status === 'skip').length,
+    compileMs,
+  };
+}
+
+const LABEL: Record<TestStatus, string> = { pass: 'PASS', fail: 'FAIL', error: 'ERROR', skip: 'SKIPPED' };
+
+/** Text report: failures (all results with `verbose`), each with file:line; last line `N passed, N failed`. */
+export function formatPolicyTestReport(report: PolicyTestReport, options: { verbose?: boolean } = {}): string {
+  const lines: string[] = [];
+  for (const r of report.results) {
+    const shown = options.verbose || r.status === 'fail' || r.status === 'error';
+    if (!shown) continue;
+    lines.push(`${LABEL[r.status]}: ${r.name} (${r.file}:${r.row}) ${r.durationMs.toFixed(2)}ms`);
+    if (r.message && (options.verbose || r.status !== 'pass')) lines.push(`  ${r.message}`);
+  }
+  if (report.skipped > 0) lines.push(`${report.skipped} skipped`);
+  lines.push(`${report.passed} passed, ${report.failed} failed`);
+  return lines.join('\n');
+}
