@@ -7,7 +7,7 @@ import { parseModule, parseQuery } from '../../../src/rego/ast/index.ts';
 import { compileModules } from '../../../src/rego/compile/index.ts';
 import { planQueries } from '../../../src/rego/planner/index.ts';
 import { RegoErrors } from '../../../src/rego/errors.ts';
-import { evalPlan, EvalError, key, fromJSON, RObj, type V } from './ir-eval.ts';
+import { evalPlan, EvalError, key, fromJSON, toJSON, RObj, type V } from './ir-eval.ts';
 
 export const TOPICS = [
   'aggregates', 'arithmetic', 'assignments', 'comparisonexpr', 'completedoc', 'comprehensions', 'defaultkeyword',
@@ -54,6 +54,11 @@ function termValue(text: string): V {
   const policy = planQueries(prog, [{ name: 'q', body }]);
   const [res] = evalPlan(policy, 'q', undefined, {}, { raw: true }) as RObj[];
   return res.get('__x__')!;
+}
+
+/** An `input_term` (Rego term text) as the JSON opa-wasm accepts (sets become arrays). */
+export function inputTermJSON(text: string): unknown {
+  return toJSON(termValue(text));
 }
 
 export type Outcome = { ok: true } | { ok: false; detail: string };
