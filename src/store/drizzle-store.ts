@@ -20,7 +20,12 @@ export interface StoreDriver {
   /** Applies migrations/ (idempotent, safe when several processes start at once). */
   migrate(): Promise<void>;
   close(): Promise<void>;
-  /** Raw SQL on a connection drizzle does not share (see engineering notes on postgres.js serializers). */
+  /**
+   * Runs `work` in one transaction (commit on return, rollback on throw). Drivers own this so a lost
+   * connection ends in a rejected promise and a discarded connection, never a leaked or poisoned one.
+   */
+  transaction<T>(work: (tx: StoreDatabase) => Promise<T>): Promise<T>;
+  /** Raw SQL for operators and tests. */
   query(sqlText: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
   /** Concurrent append transactions (PGlite has one connection: 1). */
   readonly appendConcurrency: number;
@@ -269,7 +274,7 @@ export class DrizzleGuardianStore implements DurableStore {
     const ids = [...new Set(batch.map((b) => b.key))].sort();
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.#db.transaction(async (tx) => {
+        return await this.#d.transaction(async (tx) => {
           // Upsert = create the head on a session's first entry AND row-lock it, in one statement: two
           // writers can never both see "no head" (the first-append race of a bare SELECT … FOR UPDATE).
           const heads = await tx.insert(chainHeads)
@@ -509,7 +514,7 @@ export class DrizzleGuardianStore implements DurableStore {
           continue;
         }
       }
-      await this.#db.transaction(async (tx) => {
+      await this.#d.transaction(async (tx) => {
         const deleted = await tx.delete(contextEntries).where(eq(contextEntries.sessionId, id)).returning({ seq: contextEntries.seq });
         entries += deleted.length;
         await tx.delete(replayKeys).where(eq(replayKeys.sessionId, id));

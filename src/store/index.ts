@@ -12,6 +12,8 @@ export interface OpenStoreOptions extends StoreOptions {
   schema?: string;
   /** Postgres only: connection pool size (default 10). */
   poolSize?: number;
+  /** Postgres only: application_name of the connections (default "acs-guardian"). */
+  applicationName?: string;
   /** PGlite: data directory root; the database lives in `<dataDir>/pgdata`. */
   dataDir?: string;
   /** PGlite in memory (tests); implied when neither databaseUrl nor dataDir is given. */
@@ -22,7 +24,7 @@ export interface OpenStoreOptions extends StoreOptions {
 
 export async function openStore(options: OpenStoreOptions = {}): Promise<DurableStore> {
   const driver = options.databaseUrl
-    ? await openPostgresDriver({ databaseUrl: options.databaseUrl, schema: options.schema, poolSize: options.poolSize })
+    ? await openPostgresDriver({ databaseUrl: options.databaseUrl, schema: options.schema, poolSize: options.poolSize, applicationName: options.applicationName })
     : await openPgliteDriver({ dataDir: options.inMemory ? undefined : options.dataDir });
   const store = new DrizzleGuardianStore(driver, options);
   if (!options.skipMigrations) {

@@ -49,6 +49,9 @@ export async function openPgliteDriver(options: PgliteDriverOptions = {}): Promi
     name: 'pglite',
     db,
     appendConcurrency: 1,
+    transaction(work) {
+      return db.transaction((tx) => work(tx as unknown as StoreDatabase));
+    },
     async migrate() {
       await migrate(drizzle(pg), { migrationsFolder: MIGRATIONS_FOLDER });
     },

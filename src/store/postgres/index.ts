@@ -1,8 +1,12 @@
-// Postgres driver (postgres.js). Several Guardian processes may share one database: appends serialise on
-// chain-head row locks, migrations on an advisory lock.
-import postgres from 'postgres';
-import { drizzle } from 'drizzle-orm/postgres-js';
-import { migrate } from 'drizzle-orm/postgres-js/migrator';
+// Postgres driver (node-postgres). Several Guardian processes may share one database: appends serialise
+// on chain-head row locks, migrations on an advisory lock.
+//
+// Not postgres.js: in 3.4.9 a backend that dies inside a transaction makes its ROLLBACK write to a null
+// socket from a setImmediate, an uncatchable TypeError that takes the process down
+// (porsager/postgres#1208). A Guardian must turn a lost database into errors, never into a crash.
+import pg from 'pg';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import type { StoreDatabase, StoreDriver } from '../drizzle-store.ts';
 import { MIGRATIONS_FOLDER } from '../migrations-folder.ts';
 
@@ -12,60 +16,87 @@ export interface PostgresDriverOptions {
   schema?: string;
   /** Pool size for appends and queries (default 10). */
   poolSize?: number;
+  /** application_name of the connections (default "acs-guardian"): tells replicas apart in pg_stat_activity. */
+  applicationName?: string;
 }
 
 /** Any 64-bit key shared by every Guardian process: "migrations in progress". */
-const MIGRATION_LOCK_KEY = 7_418_550_112_001n;
-
-function clientOptions(options: PostgresDriverOptions, max: number): postgres.Options<Record<string, postgres.PostgresType>> {
-  return {
-    max,
-    onnotice: () => {},
-    connect_timeout: 10,
-    idle_timeout: 60,
-    ...(options.schema ? { connection: { search_path: options.schema } } : {}),
-  };
-}
+const MIGRATION_LOCK_KEY = '7418550112001';
 
 export async function openPostgresDriver(options: PostgresDriverOptions): Promise<StoreDriver> {
   if (options.schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(options.schema)) {
     throw new TypeError('schema must be a lowercase SQL identifier');
   }
-  // drizzle rewrites its client's json/timestamp serializers, so raw SQL gets its own client.
-  const main = postgres(options.databaseUrl, clientOptions(options, options.poolSize ?? 10));
-  const raw = postgres(options.databaseUrl, clientOptions(options, 2));
-  const db = drizzle(main) as unknown as StoreDatabase;
+  const pool = new pg.Pool({
+    connectionString: options.databaseUrl,
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: 10_000,
+    idleTimeoutMillis: 60_000,
+    // A black-holed connection (no RST) must fail the request instead of hanging it.
+    query_timeout: 30_000,
+    keepAlive: true,
+    application_name: options.applicationName ?? 'acs-guardian',
+    ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+  });
+  // A connection that dies reports to the query using it; these listeners only keep the 'error' events of
+  // idle or checked-out clients from becoming uncaught exceptions (pg-pool detaches its own on checkout).
+  pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
+  const db = drizzle(pool) as unknown as StoreDatabase;
   let closed = false;
+
   return {
     name: 'postgres',
     db,
     appendConcurrency: Math.max(1, Math.min(4, (options.poolSize ?? 10) - 2)),
+    async transaction(work) {
+      const client = await pool.connect();
+      let failure: unknown;
+      try {
+        await client.query('begin');
+        const result = await work(drizzle(client) as unknown as StoreDatabase);
+        await client.query('commit');
+        return result;
+      } catch (err) {
+        failure = err;
+        // A dead connection cannot roll back; the server already did when it lost the session.
+        await client.query('rollback').catch(() => {});
+        throw err;
+      } finally {
+        // pg-pool discards a client that is no longer queryable; a failed one is not reused either way.
+        client.release(failure instanceof Error && !(failure as { code?: unknown }).code ? failure : undefined);
+      }
+    },
     async migrate() {
       // One connection holds the advisory lock for the whole run: replicas starting together migrate once.
-      const lockClient = postgres(options.databaseUrl, clientOptions(options, 1));
+      const client = await pool.connect();
+      let failure: Error | undefined;
       try {
-        if (options.schema) await lockClient.unsafe(`create schema if not exists "${options.schema}"`);
-        await lockClient`select pg_advisory_lock(${MIGRATION_LOCK_KEY.toString()}::bigint)`;
+        if (options.schema) await client.query(`create schema if not exists "${options.schema}"`);
+        await client.query(`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`);
         try {
-          await migrate(drizzle(lockClient), {
+          await migrate(drizzle(client), {
             migrationsFolder: MIGRATIONS_FOLDER,
             ...(options.schema ? { migrationsSchema: options.schema } : {}),
           });
         } finally {
-          await lockClient`select pg_advisory_unlock(${MIGRATION_LOCK_KEY.toString()}::bigint)`;
+          await client.query(`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`).catch(() => {});
         }
+      } catch (err) {
+        failure = err instanceof Error ? err : new Error(String(err));
+        throw err;
       } finally {
-        await lockClient.end({ timeout: 5 });
+        client.release(failure);
       }
     },
     async close() {
       if (closed) return;
       closed = true;
-      await Promise.all([main.end({ timeout: 5 }), raw.end({ timeout: 5 })]);
+      await pool.end();
     },
     async query(sqlText, params = []) {
-      const rows = await raw.unsafe(sqlText, params as postgres.ParameterOrJSON<never>[]);
-      return [...rows] as Record<string, unknown>[];
+      const result = await pool.query(sqlText, params);
+      return result.rows as Record<string, unknown>[];
     },
   };
 }

@@ -1,0 +1,95 @@
+// Exactly-once appends across processes, and behaviour when Postgres drops the connection mid-append.
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyChain } from '../../src/audit/index.ts';
+import { openStore, StoreError, type DurableStore } from '../../src/store/index.ts';
+import { TEST_DATABASE_URL, dropSchema, uniqueSchema } from './postgres-schema.ts';
+import { stepEntry } from './storage-suite.ts';
+
+const run = promisify(execFile);
+const schema = uniqueSchema('store_concurrency');
+const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
+const worker = fileURLToPath(new URL('./fixtures/append-worker.ts', import.meta.url));
+
+let store: DurableStore;
+beforeAll(async () => {
+  store = await openStore({ databaseUrl: TEST_DATABASE_URL, schema, applicationName: `guardian-test-${schema}` });
+});
+afterAll(async () => {
+  await store?.close();
+  await dropSchema(schema);
+});
+
+describe('two processes on one Postgres', () => {
+  it('hammering the same sessions yields linear chains with no duplicate seq', async () => {
+    const ids = Array.from({ length: 8 }, () => randomUUID());
+    const perSession = 25;
+    const outputs = await Promise.all(['A', 'B'].map((label) =>
+      run(tsx, [worker, TEST_DATABASE_URL, schema, ids.join(','), String(perSession), label], { timeout: 120_000 })));
+    const appended = outputs.flatMap((o) => (JSON.parse(o.stdout.trim()) as { appended: { sessionId: string; seq: number; entryHash: string; requestId: string }[] }).appended);
+    expect(appended).toHaveLength(2 * ids.length * perSession);
+    for (const sessionId of ids) {
+      const entries = await store.listContextEntries(sessionId, { limit: 1000 });
+      expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: 2 * perSession }, (_, i) => i));
+      // What each process was told matches what is stored, entry for entry.
+      const told = new Map(appended.filter((a) => a.sessionId === sessionId).map((a) => [a.seq, a]));
+      expect(told.size).toBe(2 * perSession);
+      for (const e of entries) {
+        expect(told.get(e.seq)).toMatchObject({ entryHash: e.entryHash, requestId: e.content.entry_id });
+      }
+      const writers = new Set(entries.map((e) => (e.params as { payload: { writer: string } }).payload.writer));
+      expect(writers).toEqual(new Set(['A', 'B']));
+      expect((await verifyChain(store, sessionId)).ok).toBe(true);
+    }
+  });
+});
+
+describe('Postgres connection loss', () => {
+  it('fails the in-flight append with nothing half-written, then reconnects', async () => {
+    const sessionId = randomUUID();
+    for (let i = 0; i < 3; i++) await store.appendContextEntry(sessionId, stepEntry(sessionId, i));
+    const admin = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
+    const blocker = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {}, connection: { search_path: schema } });
+    try {
+      // Another transaction holds an uncommitted row at seq 3: our append gets as far as locking and
+      // updating the head, then waits on the entry insert — mid-transaction — when its connection dies.
+      const reserved = await blocker.reserve();
+      await reserved`begin`;
+      await reserved`insert into context_entries (session_id, seq, entry_id, step_id, step_type, content_jcs, entry_hash, params_jcs)
+                     values (${sessionId}, 3, 'x', 'x', 'x', '{}', ${'0'.repeat(64)}, '{}')`;
+      const pending = store.appendContextEntry(sessionId, stepEntry(sessionId, 3)).then(() => null, (e: unknown) => e);
+      const app = `guardian-test-${schema}`;
+      for (let i = 0; i < 200; i++) {
+        const [w] = await admin`select count(*)::int as n from pg_stat_activity where application_name = ${app} and wait_event_type = 'Lock'`;
+        if (w.n > 0) break;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      const killed = await admin`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${app}`;
+      expect(killed.length).toBeGreaterThan(0);
+      const err = await pending;
+      expect(err).toBeInstanceOf(StoreError);
+      expect((err as StoreError).code).toBe('unavailable');
+      await reserved`rollback`;
+      reserved.release();
+    } finally {
+      await Promise.all([admin.end({ timeout: 5 }), blocker.end({ timeout: 5 })]);
+    }
+    // Nothing of the failed transaction remains: the head still points at seq 2.
+    expect((await store.getChainHead(sessionId))?.seq).toBe(2);
+    expect((await verifyChain(store, sessionId)).ok).toBe(true);
+    // The pool reconnects on its own.
+    const next = await store.appendContextEntry(sessionId, stepEntry(sessionId, 4));
+    expect(next.seq).toBe(3);
+    expect((await verifyChain(store, sessionId)).ok).toBe(true);
+  });
+
+  it('reports an unreachable database as unavailable, not a crash', async () => {
+    const err = await openStore({ databaseUrl: 'postgres://postgres@127.0.0.1:1/test' }).then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(StoreError);
+    expect((err as StoreError).code).toBe('unavailable');
+  });
+});
