@@ -178,3 +178,34 @@ export function thrown(fn: () => unknown): unknown {
   }
   return undefined;
 }
+
+/**
+ * Evaluates entrypoint `ep` through the module's exports like the host's slow path, but parses the input
+ * with opa_value_parse (Rego syntax allowed) and returns the raw JSON text of the result set, so exact
+ * number text and set results can be asserted.
+ */
+export function evalRaw(p: LoadedPolicy, inputText: string, ep = 0): string {
+  const ex = exportsOf(p);
+  ex.opa_heap_ptr_set(p.dataHeapPtr);
+  const bytes = new TextEncoder().encode(inputText);
+  const addr = writeBytes(p, bytes);
+  const input = ex.opa_value_parse(addr, bytes.length) as number;
+  if (input === 0) throw new Error(`input does not parse: ${inputText}`);
+  const ctx = ex.opa_eval_ctx_new();
+  ex.opa_eval_ctx_set_input(ctx, input);
+  ex.opa_eval_ctx_set_data(ctx, p.dataAddr);
+  ex.opa_eval_ctx_set_entrypoint(ctx, ep);
+  ex.eval(ctx);
+  return readCString(p, ex.opa_json_dump(ex.opa_eval_ctx_get_result(ctx)));
+}
+
+/** Parses text with opa_json_parse (or opa_value_parse) and dumps it again; null if it does not parse. */
+export function roundTrip(p: LoadedPolicy, text: string, mode: 'json' | 'value' = 'json', dump: 'json' | 'value' = 'json'): string | null {
+  const ex = exportsOf(p);
+  ex.opa_heap_ptr_set(p.dataHeapPtr);
+  const bytes = new TextEncoder().encode(text);
+  const addr = writeBytes(p, bytes);
+  const v = (mode === 'json' ? ex.opa_json_parse(addr, bytes.length) : ex.opa_value_parse(addr, bytes.length)) as number;
+  if (v === 0) return null;
+  return readCString(p, dump === 'json' ? ex.opa_json_dump(v) : ex.opa_value_dump(v));
+}

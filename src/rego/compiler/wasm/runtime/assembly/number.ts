@@ -45,7 +45,61 @@ export function numFloat(f: f64): usize {
 const STRTOD_MAX: u32 = 512;
 const STRTOD_BUF: usize = memory.data(<i32>(16 + STRTOD_MAX * 2), 16);
 
+// Exact powers of ten representable in f64 (Clinger's fast path).
+const POW10: usize = memory.data<f64>([1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22]);
+
+/**
+ * Decimal text → nearest f64. Up to 15 significant digits with a decimal exponent within ±22 is exact
+ * (one correctly rounded multiply/divide of exact operands, Clinger 1990); the rest goes through
+ * AssemblyScript's strtod, which may be off by an ulp.
+ */
 export function parseF64(ptr: usize, len: u32): f64 {
+  let i: u32 = 0;
+  let neg = false;
+  if (i < len && load<u8>(ptr) == 0x2D) { neg = true; i++; }
+  let mant: u64 = 0;
+  let digits: i32 = 0;
+  let exp: i32 = 0;
+  let seenDot = false;
+  let fast = true;
+  for (; i < len; i++) {
+    const c = load<u8>(ptr + i);
+    if (c == 0x2E) { seenDot = true; continue; }
+    if (c == 0x65 || c == 0x45) break;
+    if (c < 0x30 || c > 0x39) { fast = false; break; }
+    if (mant == 0 && c == 0x30) { if (seenDot) exp--; continue; }
+    if (digits < 19) { mant = mant * 10 + <u64>(c - 0x30); digits++; if (seenDot) exp--; }
+    else { fast = false; if (!seenDot) exp++; }
+  }
+  if (fast && i < len) {
+    // exponent part
+    i++;
+    let eneg = false;
+    if (i < len && (load<u8>(ptr + i) == 0x2D || load<u8>(ptr + i) == 0x2B)) { eneg = load<u8>(ptr + i) == 0x2D; i++; }
+    let e: i32 = 0;
+    for (; i < len; i++) {
+      const c = load<u8>(ptr + i);
+      if (c < 0x30 || c > 0x39) { fast = false; break; }
+      if (e < 100000) e = e * 10 + <i32>(c - 0x30);
+    }
+    exp += eneg ? -e : e;
+  }
+  if (fast && digits <= 15) {
+    let f = <f64>mant;
+    if (mant == 0) return neg ? -0.0 : 0.0;
+    if (exp >= 0 && exp <= 22) { f *= load<f64>(POW10 + (<usize>exp << 3)); return neg ? -f : f; }
+    if (exp < 0 && exp >= -22) { f /= load<f64>(POW10 + (<usize>(-exp) << 3)); return neg ? -f : f; }
+    // mantissa has room: shift part of the exponent into it exactly
+    if (exp > 22 && exp <= 22 + 15 - digits) {
+      f *= load<f64>(POW10 + (<usize>(exp - 22) << 3));
+      f *= 1e22;
+      return neg ? -f : f;
+    }
+  }
+  return strtodText(ptr, len);
+}
+
+function strtodText(ptr: usize, len: u32): f64 {
   let n = len;
   if (n > STRTOD_MAX) n = STRTOD_MAX; // absurdly long literal: approximate by its prefix
   const s = STRTOD_BUF + 16;

@@ -1,0 +1,179 @@
+// Native builtins of the runtime, each called from a generated plan with arguments taken from input
+// (Rego syntax, so sets can be passed) and results read as raw JSON text.
+import { describe, it, expect, beforeAll } from 'vitest';
+import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
+import { PolicyBuilder, stmt, local, returnBlock, loadBoth, evalRaw, thrown, type BothPaths } from './ir-builder.ts';
+import { NATIVE_BUILTINS } from '../../../src/rego/compiler/wasm/index.ts';
+
+/** One entrypoint per builtin: result := f(input[0], ..., input[n-1]). */
+function builtinPolicy(names: string[], file?: string) {
+  const b = new PolicyBuilder();
+  const f = file ? b.file(file) : undefined;
+  for (const name of [...names].sort()) b.builtin(name, NATIVE_BUILTINS.get(name)?.arity ?? 1);
+  for (const name of names) {
+    const arity = NATIVE_BUILTINS.get(name)!.arity;
+    const path = `b.${name.replace(/\./g, '_')}`;
+    const stmts = [];
+    const args = [];
+    for (let i = 0; i < arity; i++) {
+      stmts.push(stmt('MakeNumberIntStmt', { value: i, target: 10 + i }));
+      stmts.push(stmt('DotStmt', { source: local(0), key: local(10 + i), target: 20 + i }));
+      args.push(local(20 + i));
+    }
+    stmts.push(stmt('CallStmt', { func: name, args, result: 3, file: f, row: 3, col: 5 }));
+    stmts.push(stmt('AssignVarOnceStmt', { source: local(3), target: 2 }));
+    b.rule(path, [{ stmts }, returnBlock()]);
+    b.entrypoint(name, path);
+  }
+  return b.build();
+}
+
+const names = [...NATIVE_BUILTINS.keys()];
+let both: BothPaths;
+let p: LoadedPolicy;
+const call = (name: string, args: string): string => {
+  const rs = evalRaw(p, args, p.entrypoints[name]);
+  const m = /^\[\{"result":(.*)\}\]$/.exec(rs);
+  if (rs === '[]') return 'undefined';
+  if (!m) throw new Error(`unexpected result set ${rs}`);
+  return m[1];
+};
+
+beforeAll(async () => {
+  both = await loadBoth(builtinPolicy(names));
+  p = both.fast;
+});
+
+const cases: Array<[string, string, string]> = [
+  // comparison: numbers by value, total order across types
+  ['equal', '[1, 1.0]', 'true'],
+  ['equal', '[12345678901234567890123, 12345678901234567890124]', 'false'],
+  ['equal', '[12345678901234567890123, 12345678901234567890123]', 'true'],
+  ['lt', '[12345678901234567890123, 12345678901234567890124]', 'true'],
+  ['lt', '[-12345678901234567890124, -12345678901234567890123]', 'true'],
+  ['gt', '[12345678901234567890123, 9223372036854775807]', 'true'],
+  ['lt', '[9007199254740993, 9007199254740994]', 'true'],
+  ['neq', '[{1,2}, {2,1}]', 'false'],
+  ['gt', '[{1}, [1]]', 'true'],
+  ['lt', '[null, false]', 'true'],
+  ['lte', '["a", "a"]', 'true'],
+  ['gte', '[[1,2], [1]]', 'true'],
+  ['lt', '[{"a":1}, {"a":2}]', 'true'],
+  // arithmetic
+  ['plus', '[1, 2]', '3'],
+  ['plus', '[0.1, 0.2]', '0.30000000000000004'],
+  ['plus', '[9007199254740993, 1]', '9007199254740994'],
+  ['plus', '["a", 1]', 'undefined'],
+  ['minus', '[5, 7]', '-2'],
+  ['minus', '[{1,2,3}, {2}]', '[1,3]'],
+  ['minus', '[{1}, 1]', 'undefined'],
+  ['mul', '[1.5, 2]', '3'],
+  ['mul', '[3, -4]', '-12'],
+  ['mul', '[1e20, 10]', '1e+21'],
+  ['mul', '[3037000500, 3037000500]', '9223372037000250000'],
+  ['div', '[6, 3]', '2'],
+  ['div', '[7, 2]', '3.5'],
+  ['div', '[1, 3]', '0.3333333333333333'],
+  ['div', '[1, 10000000]', '1e-7'],
+  ['div', '[1, 0]', 'undefined'],
+  ['rem', '[7, 3]', '1'],
+  ['rem', '[-7, 3]', '-1'],
+  ['rem', '[7.5, 2]', 'undefined'],
+  ['rem', '[1, 0]', 'undefined'],
+  ['abs', '[-3]', '3'],
+  ['abs', '[-2.5]', '2.5'],
+  ['round', '[2.5]', '3'],
+  ['round', '[-2.5]', '-3'],
+  ['round', '[2.4]', '2'],
+  ['ceil', '[1.2]', '2'],
+  ['floor', '[-1.2]', '-2'],
+  // sets
+  ['and', '[{1,2,3}, {2,3,4}]', '[2,3]'],
+  ['or', '[{1,2}, {"a"}]', '[1,2,"a"]'],
+  ['union', '[{{1,2},{3},set()}]', '[1,2,3]'],
+  ['intersection', '[{{1,2,3},{2,3},{3,2,9}}]', '[2,3]'],
+  ['intersection', '[set()]', '[]'],
+  ['and', '[[1], {1}]', 'undefined'],
+  // membership
+  ['internal.member_2', '[2, [1,2]]', 'true'],
+  ['internal.member_2', '[3, {1,2}]', 'false'],
+  ['internal.member_2', '[1, {"a":1}]', 'true'],
+  ['internal.member_2', '[1, "1"]', 'false'],
+  ['internal.member_3', '[0, "a", ["a"]]', 'true'],
+  ['internal.member_3', '["k", 1, {"k":1}]', 'true'],
+  ['internal.member_3', '["k", 2, {"k":1}]', 'false'],
+  // aggregates
+  ['count', '["héllo"]', '5'],
+  ['count', '[{1,2}]', '2'],
+  ['count', '[1]', 'undefined'],
+  ['sum', '[[1, 2.5]]', '3.5'],
+  ['sum', '[{1, 2}]', '3'],
+  ['sum', '[[1, "a"]]', 'undefined'],
+  ['product', '[[2, 3, 4]]', '24'],
+  ['max', '[[1, "a", null]]', '"a"'],
+  ['min', '[[3, 1, 2]]', '1'],
+  ['max', '[[]]', 'undefined'],
+  ['sort', '[[3, 1, "b", null, 2.5]]', '[null,1,2.5,3,"b"]'],
+  ['sort', '[{3, 1}]', '[1,3]'],
+  ['sort', '["x"]', 'undefined'],
+  // types
+  ['is_number', '["x"]', 'false'],
+  ['is_number', '[1.5]', 'true'],
+  ['is_string', '["x"]', 'true'],
+  ['is_boolean', '[false]', 'true'],
+  ['is_array', '[{1}]', 'false'],
+  ['is_set', '[{1}]', 'true'],
+  ['is_object', '[{}]', 'true'],
+  ['is_null', '[null]', 'true'],
+  ['type_name', '[{1}]', '"set"'],
+  ['type_name', '[{}]', '"object"'],
+  ['type_name', '[1]', '"number"'],
+  // objects and arrays
+  ['object.get', '[{"a":{"b":1}}, ["a","b"], 0]', '1'],
+  ['object.get', '[{"a":1}, "z", "d"]', '"d"'],
+  ['object.get', '[{"a":1}, "a", "d"]', '1'],
+  ['object.get', '[{"a":[5,6]}, ["a", 1], 0]', '6'],
+  ['object.keys', '[{"b":1,"a":2}]', '["a","b"]'],
+  ['array.concat', '[[1], [2,3]]', '[1,2,3]'],
+  ['array.slice', '[[1,2,3,4], 1, 3]', '[2,3]'],
+  ['array.slice', '[[1,2,3,4], -1, 10]', '[1,2,3,4]'],
+  ['array.slice', '[[1,2,3,4], 3, 1]', '[]'],
+  ['array.reverse', '[[1,2,3]]', '[3,2,1]'],
+];
+
+describe('native builtins', () => {
+  it.each(cases)('%s(%s) = %s', (name, args, want) => {
+    expect(call(name, args)).toBe(want);
+  });
+
+  it('every native builtin is callable from a plan and none is listed as a host builtin', () => {
+    expect(Object.keys(p.entrypoints).sort()).toEqual([...names].sort());
+    const ex = (p.wasmInstance as unknown as { exports: Record<string, any> }).exports;
+    const addr = ex.opa_json_dump(ex.builtins());
+    const bytes = new Uint8Array((p.mem as unknown as { buffer: ArrayBuffer }).buffer, addr, 3);
+    expect(new TextDecoder().decode(bytes.subarray(0, 2))).toBe('{}');
+  });
+
+  it('native results agree between the fast and the slow path', () => {
+    expect(both.fast.evaluate([0.1, 0.2], 'plus')).toEqual(both.slow.evaluate([0.1, 0.2], 'plus'));
+    expect(both.fast.evaluate([[3, 1, 2]], 'sort')).toEqual([{ result: [1, 2, 3] }]);
+    expect(both.slow.evaluate([[3, 1, 2]], 'sort')).toEqual([{ result: [1, 2, 3] }]);
+  });
+});
+
+describe('strict builtin errors', () => {
+  it('abort with eval_builtin_error / eval_type_error and the statement location', async () => {
+    const strict = await loadBoth(builtinPolicy(['div', 'plus', 'rem'], 'calc.rego'), { strictBuiltinErrors: true });
+    for (const pol of [strict.fast, strict.slow]) {
+      expect(thrown(() => pol.evaluate([1, 0], 'div'))).toBe('calc.rego:3:5: eval_builtin_error: div: divide by zero');
+      expect(thrown(() => pol.evaluate(['a', 1], 'plus'))).toBe(
+        'calc.rego:3:5: eval_type_error: plus: operand 1 must be number but got string',
+      );
+      expect(thrown(() => pol.evaluate([1, 0], 'rem'))).toBe('calc.rego:3:5: eval_builtin_error: rem: modulo by zero');
+      expect(pol.evaluate([6, 3], 'div')).toEqual([{ result: 2 }]);
+    }
+    const lax = await loadBoth(builtinPolicy(['div'], 'calc.rego'));
+    expect(lax.fast.evaluate([1, 0], 'div')).toEqual([]);
+    expect(lax.slow.evaluate([1, 0], 'div')).toEqual([]);
+  });
+});

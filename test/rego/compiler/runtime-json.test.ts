@@ -1,0 +1,94 @@
+// The runtime's JSON / Rego-term parser and serialisers, driven through the module's ABI exports.
+import { describe, it, expect, beforeAll } from 'vitest';
+import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
+import { PolicyBuilder, stmt, returnBlock, loadBoth, roundTrip, exportsOf, writeBytes, readCString } from './ir-builder.ts';
+
+let p: LoadedPolicy;
+
+beforeAll(async () => {
+  const b = new PolicyBuilder();
+  b.rule('t.x', [{ stmts: [stmt('AssignVarOnceStmt', { source: b.str('x'), target: 2 })] }, returnBlock()]);
+  b.entrypoint('t/x', 't.x');
+  p = (await loadBoth(b.build())).fast;
+});
+
+describe('JSON round trips', () => {
+  it('sorts object keys and keeps scalars', () => {
+    expect(roundTrip(p, ' {"b" : 1, "a":[true,false,null,"x", {}, []]} ')).toBe('{"a":[true,false,null,"x",{},[]],"b":1}');
+    expect(roundTrip(p, '{"a":1,"a":2}')).toBe('{"a":2}');
+    expect(roundTrip(p, '"plain"')).toBe('"plain"');
+  });
+
+  it('decodes unicode escapes and surrogate pairs to UTF-8 and dumps UTF-8 raw', () => {
+    expect(roundTrip(p, '"h\\u00e9llo \\u2713 \\ud834\\udd1e"')).toBe('"héllo ✓ 𝄞"');
+    expect(roundTrip(p, '"héllo ✓ 𝄞"')).toBe('"héllo ✓ 𝄞"');
+    // a lone surrogate becomes U+FFFD, as Go does
+    expect(roundTrip(p, '"\\ud834x"')).toBe('"\uFFFDx"');
+    expect(roundTrip(p, '{"ключ":"значение"}')).toBe('{"ключ":"значение"}');
+  });
+
+  it('escapes quotes, backslashes and control characters', () => {
+    const out = roundTrip(p, '"\\"\\\\\\/\\b\\f\\n\\r\\t\\u0001"');
+    expect(out).toBe('"\\"\\\\/\\u0008\\u000c\\n\\r\\t\\u0001"');
+    expect(JSON.parse(out!)).toBe('"\\/\b\f\n\r\t\u0001');
+  });
+
+  it('keeps number literals exactly, including integers beyond 2^53 and decimals', () => {
+    for (const n of ['0', '-1', '9007199254740993', '123456789012345678901234567890', '-98765432109876543210', '1.50', '1e400', '-2.5E-3', '0.1']) {
+      expect(roundTrip(p, `[${n}]`)).toBe(`[${n}]`);
+    }
+  });
+
+  it('rejects malformed JSON', () => {
+    for (const bad of [
+      '', ' ', '{"a":1,}', '[1 2]', '[1,]', '01', '1.', '.5', '-', '1e', '"\\x"', 'tru', 'nul', '"unterminated',
+      '"tab\there"', '1 2', 'NaN', "'single'", '{a:1}', '{"a" 1}', '{1:2}', '{1,2}', 'set()', '[', '{"a":[}',
+      '"\\u12G4"',
+    ]) {
+      expect(roundTrip(p, bad), bad).toBeNull();
+    }
+  });
+
+  it('limits nesting depth to 1000', () => {
+    const nest = (n: number) => '['.repeat(n) + ']'.repeat(n);
+    expect(roundTrip(p, nest(1000))).toBe(nest(1000));
+    expect(roundTrip(p, nest(1001))).toBeNull();
+    expect(roundTrip(p, '{"a":'.repeat(1001) + '1' + '}'.repeat(1001))).toBeNull();
+  });
+});
+
+describe('Rego term syntax (opa_value_parse / opa_value_dump)', () => {
+  it('parses sets and dumps them as sorted arrays in JSON, as sets in Rego syntax', () => {
+    expect(roundTrip(p, '{3, 1, "a", 1}', 'value')).toBe('[1,3,"a"]');
+    expect(roundTrip(p, '{3, 1, "a", 1}', 'value', 'value')).toBe('{1,3,"a"}');
+    expect(roundTrip(p, 'set()', 'value', 'value')).toBe('set()');
+    expect(roundTrip(p, 'set( )', 'value')).toBe('[]');
+    expect(roundTrip(p, '{}', 'value', 'value')).toBe('{}');
+  });
+
+  it('dumps non-string keys as their JSON text (escaped, also when nested)', () => {
+    expect(roundTrip(p, '{1: "a", "b": 2}', 'value')).toBe('{"1":"a","b":2}');
+    expect(roundTrip(p, '{[1, "x"]: true}', 'value')).toBe('{"[1,\\"x\\"]":true}');
+    expect(roundTrip(p, '{{"a": "q\\""}: 1}', 'value')).toBe('{"{\\"a\\":\\"q\\\\\\"\\"}":1}');
+    expect(JSON.parse(roundTrip(p, '{{"a": "q\\""}: 1}', 'value')!)).toEqual({ '{"a":"q\\""}': 1 });
+    expect(roundTrip(p, '{1: "a", {2}: 3}', 'value', 'value')).toBe('{1:"a",{2}:3}');
+  });
+});
+
+describe('data update ABI', () => {
+  it('opa_value_add_path / opa_value_remove_path upsert and delete nested keys', () => {
+    const ex = exportsOf(p);
+    ex.opa_heap_ptr_set(p.dataHeapPtr);
+    const parse = (t: string) => {
+      const bytes = new TextEncoder().encode(t);
+      return ex.opa_json_parse(writeBytes(p, bytes), bytes.length) as number;
+    };
+    const base = parse('{"a":{"b":123}}');
+    expect(ex.opa_value_add_path(base, parse('["a","x","y"]'), parse('{"foo":"bar"}'))).toBe(0);
+    expect(readCString(p, ex.opa_json_dump(base))).toBe('{"a":{"b":123,"x":{"y":{"foo":"bar"}}}}');
+    expect(ex.opa_value_remove_path(base, parse('["a","b"]'))).toBe(0);
+    expect(readCString(p, ex.opa_json_dump(base))).toBe('{"a":{"x":{"y":{"foo":"bar"}}}}');
+    expect(ex.opa_value_add_path(parse('[1]'), parse('["a"]'), parse('1'))).toBe(2);
+    expect(ex.opa_value_add_path(base, parse('[]'), parse('1'))).toBe(3);
+  });
+});
