@@ -71,6 +71,7 @@ interface Zone {
 
 const UTC: Zone = { name: 'UTC', at: () => ({ offset: 0, abbr: 'UTC' }) };
 const zoneCache = new Map<string, Zone>();
+const ABBR_LOCALES = ['en-US', 'en-GB', 'en-IN', 'en-AU', 'en-NZ', 'en-ZA', 'en-CA', 'en-IE'];
 
 function fixedZone(offset: number, abbr: string): Zone {
   return { name: abbr, at: () => ({ offset, abbr }) };
@@ -82,7 +83,7 @@ export function loadZone(name: string): Zone {
   if (cached) return cached;
   const iana = name === 'Local' ? Intl.DateTimeFormat().resolvedOptions().timeZone : name;
   let parts: Intl.DateTimeFormat;
-  let short: Intl.DateTimeFormat;
+  let shortNames: Intl.DateTimeFormat[];
   try {
     parts = new Intl.DateTimeFormat('en-US', {
       timeZone: iana,
@@ -95,7 +96,8 @@ export function loadZone(name: string): Zone {
       second: 'numeric',
       era: 'short',
     });
-    short = new Intl.DateTimeFormat('en-US', { timeZone: iana, timeZoneName: 'short' });
+    // Abbreviations ("EST", "CET", "IST") are locale data: each English locale knows its region's.
+    shortNames = ABBR_LOCALES.map((locale) => new Intl.DateTimeFormat(locale, { timeZone: iana, timeZoneName: 'short' }));
   } catch {
     throw new BuiltinError(`unknown time zone ${name}`);
   }
@@ -108,8 +110,11 @@ export function loadZone(name: string): Zone {
       if (p.era === 'BC' || p.era === 'B') year = 1 - year;
       const local = daysFromCivil(year, Number(p.month), Number(p.day)) * 86400 + Number(p.hour) * 3600 + Number(p.minute) * 60 + Number(p.second);
       const offset = local - Math.floor(utcSec);
-      const tzName = short.formatToParts(ms).find((x) => x.type === 'timeZoneName')?.value ?? name;
-      return { offset, abbr: /^[A-Z]{3,5}$/.test(tzName) ? tzName : goOffsetAbbr(offset) };
+      for (const f of shortNames) {
+        const tzName = f.formatToParts(ms).find((x) => x.type === 'timeZoneName')?.value ?? '';
+        if (/^[A-Z]{3,5}$/.test(tzName) && !/^(GMT|UTC)$/.test(tzName)) return { offset, abbr: tzName };
+      }
+      return { offset, abbr: offset === 0 ? 'UTC' : goOffsetAbbr(offset) };
     },
   };
   zoneCache.set(name, zone);
