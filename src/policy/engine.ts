@@ -14,13 +14,14 @@ import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import type { Json } from '../store/types.ts';
+import { createHostBuiltins, HostBuiltinContext } from '../rego/builtins/index.ts';
 import type { PolicyEngine, PolicyEvaluation, PolicyInput, RawPolicyDecision } from './types.ts';
 import { BundleFormatError, isWasmModule, readWasmBundle, type BundleManifest, type WasmBundleParts } from './bundle-files.ts';
 
 export type { BundleManifest, WasmBundleParts } from './bundle-files.ts';
 
 /** A host builtin as opa-wasm calls it: JSON-decoded arguments in, JSON value (or undefined) out. */
-export type HostBuiltin = (...args: Json[]) => Json | undefined;
+export type HostBuiltin = (...args: Json[]) => unknown;
 
 /** What the engine tells host builtins about the evaluation in progress (time.now_ns and friends). */
 export interface EvaluationClock {
@@ -46,7 +47,7 @@ export interface WasmPolicyEngineOptions {
   recycleMemoryPages?: number;
   /** Overrides the revision (default: manifest `revision`, else `sha256:` of module + data). */
   revision?: string;
-  /** Host builtins; default: `createHostBuiltins` from src/rego/builtins. */
+  /** Host builtins; default: `projectHostBuiltins` (createHostBuiltins from src/rego/builtins). */
   hostBuiltins?: HostBuiltinFactory;
 }
 
@@ -119,19 +120,14 @@ interface LoadedModule {
   initialPages: number;
 }
 
-async function defaultHostBuiltins(): Promise<HostBuiltinFactory> {
-  // Resolved lazily so the engine module loads even where the builtin library is absent (e.g. a host that
-  // only runs builtin-free policies); a module that needs a missing builtin is refused at load time.
-  const specifier = '../rego/builtins/index.ts';
-  try {
-    const mod = (await import(specifier)) as { createHostBuiltins?: (ctx?: unknown) => Record<string, HostBuiltin> };
-    const create = mod.createHostBuiltins;
-    if (typeof create !== 'function') return () => ({});
-    return (clock) => create({ now: () => clock.now() });
-  } catch {
-    return () => ({});
-  }
-}
+/**
+ * The project's builtin library, with `time.now_ns` pinned to the evaluation's `now` (OPA: one clock
+ * reading per evaluation; replay passes the recorded time, so time-based rules decide identically).
+ */
+export const projectHostBuiltins: HostBuiltinFactory = (clock) => {
+  const context = new HostBuiltinContext({ clock: () => BigInt(clock.now().getTime()) * 1_000_000n });
+  return createHostBuiltins(context) as Record<string, HostBuiltin>;
+};
 
 function describeThrown(err: unknown): string {
   if (typeof err === 'string') return err;
@@ -362,7 +358,7 @@ export async function createWasmPolicyEngine(options: WasmPolicyEngineOptions): 
     positive(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs'),
     Math.floor(positive(options.maxMemoryPages, DEFAULT_MAX_MEMORY_PAGES, 'maxMemoryPages')),
     Math.floor(positive(options.recycleMemoryPages, DEFAULT_RECYCLE_MEMORY_PAGES, 'recycleMemoryPages')),
-    options.hostBuiltins ?? (await defaultHostBuiltins()),
+    options.hostBuiltins ?? projectHostBuiltins,
   );
   await engine.install(options.bundle, options.revision);
   return engine;

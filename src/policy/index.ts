@@ -10,6 +10,7 @@ export {
   type HostBuiltin,
   type HostBuiltinFactory,
   type EvaluationClock,
+  projectHostBuiltins,
 } from './engine.ts';
 export { readWasmBundle, readBundleFiles, BundleFormatError, type BundleManifest, type WasmBundleParts } from './bundle-files.ts';
 export {
