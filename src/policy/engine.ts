@@ -39,7 +39,7 @@ export interface WasmPolicyEngineOptions {
   entrypoint?: string;
   /** Inputs whose JSON serialisation exceeds this are rejected before evaluation (default 1 MiB). */
   maxInputBytes?: number;
-  /** Evaluation deadline (default 100 ms); see the header comment for how it is enforced. */
+  /** Evaluation deadline (default 250 ms); see the header comment for how it is enforced. */
   timeoutMs?: number;
   /** Hard cap on the module's linear memory, in 64 KiB pages (default 2048 = 128 MiB). */
   maxMemoryPages?: number;
@@ -47,6 +47,8 @@ export interface WasmPolicyEngineOptions {
   recycleMemoryPages?: number;
   /** Overrides the revision (default: manifest `revision`, else `sha256:` of module + data). */
   revision?: string;
+  /** Evaluations of the default entrypoint on `{}` at load, so the first real request is not cold (default 2). */
+  warmupRuns?: number;
   /** Host builtins; default: `projectHostBuiltins` (createHostBuiltins from src/rego/builtins). */
   hostBuiltins?: HostBuiltinFactory;
 }
@@ -93,7 +95,7 @@ const SDK_JS_BUILTINS = new Set(['sprintf', 'json.is_valid', 'regex.split', 'yam
 
 const DEFAULT_ENTRYPOINT = 'acs/decision';
 const DEFAULT_MAX_INPUT_BYTES = 1024 * 1024;
-const DEFAULT_TIMEOUT_MS = 100;
+const DEFAULT_TIMEOUT_MS = 250;
 const DEFAULT_MAX_MEMORY_PAGES = 2048;
 const DEFAULT_RECYCLE_MEMORY_PAGES = 512;
 const PAGE_BYTES = 64 * 1024;
@@ -194,6 +196,7 @@ class Engine implements WasmPolicyEngine {
     private readonly maxMemoryPages: number,
     private readonly recycleMemoryPages: number,
     private readonly hostBuiltinFactory: HostBuiltinFactory,
+    private readonly warmupRuns: number,
   ) {
     const clock: EvaluationClock = { now: () => this.evaluationNow };
     const raw = this.hostBuiltinFactory(clock);
@@ -224,6 +227,19 @@ class Engine implements WasmPolicyEngine {
     const { instance, initialPages } = await this.instantiate(resolved.module, resolved.data);
     this.checkBuiltins(instance);
     const ids = new Map<string, number>(Object.entries(instance.entrypoints as Record<string, number>));
+    // Warm-up: V8 compiles Wasm lazily and tiers up in the background, so a cold first evaluation of a
+    // realistic library costs tens of ms. Run the default entrypoint on a dummy input before serving.
+    const warmId = ids.get(this.defaultEntrypoint);
+    if (this.warmupRuns > 0 && warmId !== undefined) {
+      const dummy = new TextEncoder().encode('{}').buffer as ArrayBuffer;
+      for (let i = 0; i < this.warmupRuns; i++) {
+        try {
+          instance.evaluate(dummy, warmId);
+        } catch {
+          // A policy may reject the dummy input; only the compilation side effect matters.
+        }
+      }
+    }
     this.current = { ...resolved, initialPages };
     this.instance = instance;
     this.entrypointIds = ids;
@@ -359,6 +375,7 @@ export async function createWasmPolicyEngine(options: WasmPolicyEngineOptions): 
     Math.floor(positive(options.maxMemoryPages, DEFAULT_MAX_MEMORY_PAGES, 'maxMemoryPages')),
     Math.floor(positive(options.recycleMemoryPages, DEFAULT_RECYCLE_MEMORY_PAGES, 'recycleMemoryPages')),
     options.hostBuiltins ?? projectHostBuiltins,
+    Math.max(0, Math.floor(options.warmupRuns ?? 2)),
   );
   await engine.install(options.bundle, options.revision);
   return engine;
