@@ -152,7 +152,9 @@ export function compileModules(modules: Module[], options: CompileOptions = {}):
     if (!d || d.decl.variadic) return undefined;
     return d.decl.result === undefined ? undefined : (d.decl.args?.length ?? 0);
   };
-  const safety = new SafetyChecker({ arity: arityOf, errors });
+  const isFunction = (name: string): boolean =>
+    name.startsWith('data.') ? groups.get(name.split('.').slice(1).join('/'))?.[0].kind === 'function' : builtinDecls.has(name);
+  const safety = new SafetyChecker({ arity: arityOf, isFunction, errors });
 
   const ruleSets = new Map<string, RuleSet>();
   const moduleGlobals = new Map<Module, Map<string, RefTerm>>();
@@ -283,7 +285,9 @@ export function compileQuery(program: CompiledProgram, body: Body): { body: Body
     if (!d || d.decl.variadic) return undefined;
     return d.decl.result === undefined ? undefined : (d.decl.args?.length ?? 0);
   };
-  const safety = new SafetyChecker({ arity: arityOf, errors });
+  const isFunction = (name: string): boolean =>
+    name.startsWith('data.') ? program.ruleSetsByPath.get(name.split('.').slice(1).join('/'))?.kind === 'function' : builtinDecls.has(name);
+  const safety = new SafetyChecker({ arity: arityOf, isFunction, errors });
   const r = safety.reorder(rewritten, new Set(), []);
   const checker = new CallChecker({ ruleSetsByPath: program.ruleSetsByPath, errors, builtinsUsed: new Set() });
   checker.body(r.body, 0);

@@ -8,6 +8,8 @@ import { MAX_DEPTH } from './rewrite.ts';
 export interface SafetyContext {
   /** Arity of builtins and Rego functions by call operator name (`count`, `data.pkg.f`). */
   arity(name: string): number | undefined;
+  /** Builtin or Rego function name (`count`, `data.pkg.f`). */
+  isFunction(name: string): boolean;
   errors: RegoError[];
 }
 
@@ -278,7 +280,12 @@ export class SafetyChecker {
       }
       return a;
     }
-    for (const w of e.with) this.analyzeTerm(w.value, 'value', bound, outer, a);
+    for (const w of e.with) {
+      // `with f as count`: a function reference, not a variable.
+      const fnName = w.value.type === 'var' ? w.value.value : opName(w.value);
+      if (fnName !== undefined && !bound.has(fnName) && this.ctx.isFunction(fnName)) continue;
+      this.analyzeTerm(w.value, 'value', bound, outer, a);
+    }
     switch (x.type) {
       case 'term':
         this.analyzeTerm(x.term, 'value', bound, outer, a);

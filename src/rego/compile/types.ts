@@ -35,8 +35,6 @@ export interface RuleSet {
 }
 
 export interface CompileOptions {
-  /** Builtins allowed in addition to the default table check (names); unused names are refused. */
-  allowNondeterministic?: boolean;
   /** Maximum errors collected before stopping (OPA: 10). */
   maxErrors?: number;
 }

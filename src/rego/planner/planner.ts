@@ -21,20 +21,47 @@ type Cont = () => void;
 
 /** A mock installed by `with f as g` (function or builtin replaced by a function name or a value). */
 interface FunctionMock {
+  /** Replacement function: a builtin name or `data.pkg.f`. */
   fn?: string;
+  /** Ground replacement value, planned inline at each call. */
   value?: Term;
+  /** Non-ground replacement value: stored by a WithStmt under `data[MOCK_ROOT][dataKey]` so re-planned funcs can read it. */
+  dataKey?: string;
 }
 
 interface Generation {
   id: number;
   trie: TrieNode;
   mocks: ReadonlyMap<string, FunctionMock>;
+  /** Same trie without function mocks: replacement functions run unmocked (OPA: a mock never calls another mock). */
+  unmocked?: Generation;
 }
+
+/** Reserved data key for non-ground `with f as <value>` mocks (cannot come from JSON-ish Rego paths in practice). */
+const MOCK_ROOT = '\u0000mock';
 
 const INPUT: Local = 0;
 const DATA: Local = 1;
 const MAX_PLAN_DEPTH = 2000;
-const MAX_STATEMENTS = 2_000_000;
+/** Bound on plan size: CPS planning duplicates continuations per data-trie branch; hostile policies stop here. */
+const MAX_STATEMENTS = 1_000_000;
+
+function isGroundTerm(t: Term): boolean {
+  switch (t.type) {
+    case 'null':
+    case 'boolean':
+    case 'number':
+    case 'string':
+      return true;
+    case 'array':
+    case 'set':
+      return t.value.every(isGroundTerm);
+    case 'object':
+      return t.value.every(([k, v]) => isGroundTerm(k) && isGroundTerm(v));
+    default:
+      return false;
+  }
+}
 
 const loc = (l: Location | undefined): { row?: number; col?: number } => (l ? { row: l.row, col: l.col } : {});
 
@@ -87,6 +114,17 @@ export class PolicyBuilder {
 
   newGeneration(trie: TrieNode, mocks: ReadonlyMap<string, FunctionMock>): Generation {
     return { id: this.nextGen++, trie, mocks };
+  }
+
+  withoutMocks(gen: Generation): Generation {
+    if (gen.mocks.size === 0) return gen;
+    if (!gen.unmocked) gen.unmocked = this.newGeneration(gen.trie, new Map());
+    return gen.unmocked;
+  }
+
+  private mockKeys = 0;
+  mockKey(): string {
+    return String(this.mockKeys++);
   }
 
   /** IR function name for a rule set in a generation, planning it on first use. */
@@ -488,7 +526,11 @@ export class FuncPlanner {
     let mocks = this.gen.mocks;
     if (fnMocks.length) {
       const m = new Map(mocks);
-      for (const f of fnMocks) m.set(f.name, this.mockFor(f.w.value));
+      for (const f of fnMocks) {
+        const mock = this.mockFor(f.w.value);
+        if (mock.dataKey !== undefined) dataOrInput.push({ w: f.w, local: DATA, path: [MOCK_ROOT, mock.dataKey] });
+        m.set(f.name, mock);
+      }
       mocks = m;
     }
     const newGen = trie !== this.gen.trie || mocks !== this.gen.mocks ? this.pb.newGeneration(trie, mocks) : undefined;
@@ -558,7 +600,8 @@ export class FuncPlanner {
         } else if (builtinDecls.has(name)) return { fn: name };
       }
     }
-    return { value };
+    if (isGroundTerm(value)) return { value };
+    return { dataKey: this.pb.mockKey() };
   }
 
   // ---- calls -------------------------------------------------------------------------------------
@@ -577,7 +620,7 @@ export class FuncPlanner {
     if (arity !== undefined && args.length === arity + 1) {
       const out = args[arity];
       this.planCall(op, args.slice(0, arity), (res) => {
-        const decl = name ? builtinDecls.get(this.resolveMock(name).fn ?? name) : undefined;
+        const decl = name ? builtinDecls.get(this.gen.mocks.get(name)?.fn ?? name) : undefined;
         if (decl?.relation) {
           const src = this.toLocal(res);
           const k = this.newLocal();
@@ -607,16 +650,6 @@ export class FuncPlanner {
     return d.decl.args?.length ?? 0;
   }
 
-  private resolveMock(name: string): FunctionMock {
-    let m = this.gen.mocks.get(name);
-    const seen = new Set<string>();
-    while (m?.fn && this.gen.mocks.has(m.fn) && !seen.has(m.fn) && m.fn !== name) {
-      seen.add(m.fn);
-      m = this.gen.mocks.get(m.fn);
-    }
-    return m ?? {};
-  }
-
   /** Plan a call (builtin or Rego function) and pass its result operand on. */
   private planCall(op: RefTerm, args: Term[], cont: (res: Operand) => void): void {
     let name = operatorName(op);
@@ -624,16 +657,23 @@ export class FuncPlanner {
     const mock = this.gen.mocks.get(name);
     if (mock?.value) {
       const value = mock.value;
+      // Arguments are still evaluated: an undefined argument makes the call undefined.
       this.planValues(args, 0, [], () => this.planValue(value, cont));
       return;
     }
+    if (mock?.dataKey !== undefined) {
+      const k = mock.dataKey;
+      this.planValues(args, 0, [], () => this.baseDoc([this.strOp(MOCK_ROOT), this.strOp(k)], (l) => cont({ type: 'local', value: l })));
+      return;
+    }
+    const viaMock = mock?.fn !== undefined;
     if (mock?.fn) name = mock.fn;
     this.planValues(args, 0, [], (ops) => {
       const result = this.newLocal();
       if (name!.startsWith('data.')) {
         const rs = this.pb.program.ruleSetsByPath.get(name!.split('.').slice(1).join('/'));
         if (!rs || rs.kind !== 'function') throw planError(`undefined function ${name}`, op.location ?? this.where);
-        const fname = this.pb.ruleSetFunc(this.gen, rs);
+        const fname = this.pb.ruleSetFunc(viaMock ? this.pb.withoutMocks(this.gen) : this.gen, rs);
         this.emit({
           type: 'CallStmt',
           stmt: { func: fname, args: [{ type: 'local', value: INPUT }, { type: 'local', value: DATA }, ...ops], result },

@@ -156,6 +156,10 @@ const builtins: Record<string, (...a: V[]) => V | undefined> = {
     }
     return false;
   },
+  'numbers.range': (a, b) => { const out: V[] = []; for (let x = a as number; x <= (b as number); x++) out.push(x); return out; },
+  'object.union_n': (xs) => { const o = new RObj(); for (const x of xs as V[]) for (const [, [k, v]] of (x as RObj).items) o.set(k, v); return o; },
+  'array.reverse': (a) => [...(a as V[])].reverse(),
+  'time.now_ns': () => 123456789,
   'object.get': (o, k, d) => {
     if (!(o instanceof RObj)) return undefined;
     const path = Array.isArray(k) ? k : [k];
