@@ -177,3 +177,40 @@ describe('strict builtin errors', () => {
     expect(lax.slow.evaluate([1, 0], 'div')).toEqual([]);
   });
 });
+
+describe('number text', () => {
+  // Deterministic xorshift so failures reproduce.
+  let seed = 0x9e3779b9;
+  const rnd = () => {
+    seed ^= seed << 13;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    return seed >>> 0;
+  };
+  const randomDouble = (): number => {
+    const view = new DataView(new ArrayBuffer(8));
+    for (;;) {
+      view.setUint32(0, rnd());
+      view.setUint32(4, rnd());
+      const x = view.getFloat64(0);
+      if (Number.isFinite(x)) return x;
+    }
+  };
+
+  it('parses decimal text to the nearest double and prints floats like Go/JS (shortest, closest)', () => {
+    const samples: number[] = [0.1, 0.2, 0.3, 1 / 3, 2 / 3, 1e-7, 1.5e-7, 123.456, 5e-324, 1.7976931348623157e308, 2 ** 53 + 2, 1e21, 1e20];
+    for (let i = 0; i < 1500; i++) samples.push(randomDouble());
+    for (let i = 0; i < 500; i++) samples.push(Number(`${rnd() % 100000}.${rnd()}${rnd()}`) * 10 ** ((rnd() % 40) - 20));
+    for (const x of samples) {
+      const text = JSON.stringify(x);
+      // x + 0 goes through the runtime's parser (literal text → f64) and float formatter
+      expect(call('plus', `[${text}, 0]`), text).toBe(JSON.stringify(x + 0));
+    }
+  });
+
+  it('parses long decimal literals (more than 19 digits) to the nearest double', () => {
+    for (const text of ['0.1000000000000000055511151231257827', '3.14159265358979323846264338327950288', '123456789012345678901234.5']) {
+      expect(call('plus', `[${text}, 0]`)).toBe(JSON.stringify(Number(text)));
+    }
+  });
+});

@@ -24,6 +24,7 @@ export async function buildRuntime(opts = {}) {
       '--importMemory',
       '--initialMemory', '1',
       '--noAssert',
+      '--disableWarning',
       '--optimizeLevel', '3',
       '--shrinkLevel', '0',
       '--use', 'abort=assembly/alloc/asAbort',
