@@ -1,0 +1,62 @@
+// The engine host over modules produced by our own Rego compiler (compileBundle), with the project's
+// host builtins: runtime errors, the pinned clock, bundle data and revisions.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { compileBundle } from '../../src/rego/index.ts';
+import { createWasmPolicyEngine, PolicyEvaluationError, type WasmPolicyEngine } from '../../src/policy/index.ts';
+
+const SOURCE = `package acs
+
+default decision := {"decision": "allow", "reasoning": "default"}
+
+decision := {"decision": "deny", "reasoning": sprintf("over limit %d", [data.acs_config.limit])} if input.n > data.acs_config.limit
+
+conflict := 1 if input.a
+
+conflict := 2 if input.b
+
+now_ns := time.now_ns()
+
+year := time.date(time.now_ns())[0]
+
+quotient := input.x / input.y
+`;
+
+describe('engine over compiled Rego', () => {
+  let engine: WasmPolicyEngine;
+  beforeAll(async () => {
+    const compiled = await compileBundle({
+      sources: [{ file: 'acs.rego', text: SOURCE }],
+      entrypoints: ['acs/decision', 'acs/conflict', 'acs/now_ns', 'acs/year', 'acs/quotient'],
+      data: { acs_config: { limit: 3 } },
+      revision: 'compiled-1',
+    });
+    engine = await createWasmPolicyEngine({ bundle: compiled.bundle, timeoutMs: 10_000 });
+  }, 120_000);
+
+  it('evaluates the decision entrypoint with bundle data', async () => {
+    const base = { method: 'm', params: {}, session: {}, client: { modify_capable: true, ask_capable: true }, guardian: { now: 'x', policy_version: 'v' } };
+    expect((await engine.evaluate({ ...base, params: { n: 1 } } as never)).decision).toEqual({ decision: 'allow', reasoning: 'default' });
+    const denied = await engine.evaluateValue({ n: 5 });
+    expect(denied.value).toEqual({ decision: 'deny', reasoning: 'over limit 3' });
+    expect(engine.revision).toBe('compiled-1');
+  });
+
+  it('turns eval_conflict_error into policy_error with the Rego location, and keeps serving', async () => {
+    const err = await engine.evaluateValue({ a: true, b: true }, { entrypoint: 'acs/conflict' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PolicyEvaluationError);
+    expect((err as PolicyEvaluationError).code).toBe('policy_error');
+    expect((err as PolicyEvaluationError).message).toMatch(/acs\.rego:\d+:\d+: eval_conflict_error/);
+    expect((await engine.evaluateValue({ a: true }, { entrypoint: 'acs/conflict' })).value).toBe(1);
+  });
+
+  it('pins time.now_ns to the evaluation time it is given (replay)', async () => {
+    const now = new Date('2031-07-04T12:00:00.000Z');
+    expect((await engine.evaluateValue({}, { entrypoint: 'acs/now_ns', now })).value).toBe(now.getTime() * 1_000_000);
+    expect((await engine.evaluateValue({}, { entrypoint: 'acs/year', now })).value).toBe(2031);
+  });
+
+  it('leaves a builtin error undefined (OPA default, non-strict)', async () => {
+    expect((await engine.evaluateValue({ x: 1, y: 0 }, { entrypoint: 'acs/quotient' })).value).toBeUndefined();
+    expect((await engine.evaluateValue({ x: 6, y: 3 }, { entrypoint: 'acs/quotient' })).value).toBe(2);
+  });
+});
