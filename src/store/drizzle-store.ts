@@ -248,8 +248,9 @@ export class DrizzleGuardianStore implements DurableStore {
       throw toStoreError(err, 'closeSession');
     }
     if (found.length === 0) throw new StoreError('not_found', `no session ${id}`);
-    // A closed chain gets a final signed head, so a later truncation or rewrite is detectable.
-    await this.#appends.idle();
+    // A closed chain gets a final signed head, so a later truncation or rewrite is detectable. The head
+    // is read from the database: appends the caller awaited are committed (no global queue wait, which
+    // could starve under load).
     if (this.#options.checkpoints) await this.checkpoint(id);
   }
 

@@ -1,0 +1,82 @@
+// Durable chain appends per second, 64 sessions × 16 concurrent clients, on both drivers, with group commit
+// and without it (one transaction per append); then `audit verify` speed over what was written.
+// Run: `npm run bench store` (or `node --import tsx bench/store.ts`). BENCH_SECONDS (default 3) per run;
+// TEST_DATABASE_URL / DATABASE_URL for Postgres (default postgres://postgres@127.0.0.1:5432/test).
+import { randomUUID } from 'node:crypto';
+import { verifyAllChains } from '../src/audit/index.ts';
+import { computeRequestHash } from '../src/chain/index.ts';
+import { openStore, type DurableStore, type NewContextEntry } from '../src/store/index.ts';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 3);
+const databaseUrl = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const SESSIONS = 64;
+const CLIENTS = 16;
+
+function entryFor(sessionId: string, n: number): NewContextEntry {
+  const requestId = randomUUID();
+  const params = {
+    acs_version: '0.1.0', request_id: requestId, timestamp: new Date().toISOString(),
+    metadata: { agent_id: 'bench-agent', session_id: sessionId, turn_id: 't1' },
+    payload: { tool: { name: 'Bash' }, arguments: { command: { value: `echo ${n}` } }, note: 'x'.repeat(500) },
+    signature: { algorithm: 'HMAC-SHA256', key_id: 'default', value: 'A'.repeat(44) },
+  };
+  return { content: { entry_id: requestId, step_id: requestId, step_type: 'steps/toolCallRequest', request_hash: computeRequestHash(params), timestamp: params.timestamp }, params };
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN;
+}
+
+async function hammer(store: DurableStore, sessions: string[]): Promise<{ perSec: number; n: number; p50: number; p99: number }> {
+  const latencies: number[] = [];
+  const deadline = performance.now() + seconds * 1000;
+  let n = 0;
+  await Promise.all(Array.from({ length: CLIENTS }, async (_, client) => {
+    let i = client;
+    while (performance.now() < deadline) {
+      const sessionId = sessions[(i += 7) % sessions.length];
+      const t = performance.now();
+      await store.appendContextEntry(sessionId, entryFor(sessionId, n++));
+      latencies.push(performance.now() - t);
+    }
+  }));
+  const start = deadline - seconds * 1000;
+  latencies.sort((a, b) => a - b);
+  return { perSec: latencies.length / ((performance.now() - start) / 1000), n: latencies.length, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
+}
+
+async function run(label: string, open: (maxBatch: number) => Promise<DurableStore>): Promise<void> {
+  for (const [mode, maxBatch] of [['group commit', 256], ['one transaction per append', 1]] as const) {
+    const store = await open(maxBatch);
+    try {
+      const sessions = Array.from({ length: SESSIONS }, () => randomUUID());
+      // Warm-up: create every chain head and the statement caches.
+      await Promise.all(sessions.map((s) => store.appendContextEntry(s, entryFor(s, -1))));
+      const r = await hammer(store, sessions);
+      console.log(`${label.padEnd(9)} ${mode.padEnd(27)} ${r.perSec.toFixed(0).padStart(6)} appends/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  (${r.n} appends, ${SESSIONS} sessions × ${CLIENTS} clients)`);
+      if (maxBatch > 1) {
+        const t = performance.now();
+        const summary = await verifyAllChains(store);
+        const s = (performance.now() - t) / 1000;
+        if (summary.broken) throw new Error(`${summary.broken} chains broken after the benchmark`);
+        console.log(`${label.padEnd(9)} audit verify                ${(summary.entries / s).toFixed(0).padStart(6)} entries/s  (${summary.entries} entries, ${summary.chains} chains)`);
+      }
+    } finally {
+      await store.close();
+    }
+  }
+}
+
+const schema = `bench_store_${process.pid}`;
+await run('pglite', (maxBatch) => openStore({ inMemory: true, maxBatch }));
+try {
+  const probe = await openStore({ databaseUrl, schema, poolSize: 2 });
+  const settings = await probe.query("select current_setting('fsync') as fsync, current_setting('synchronous_commit') as sync, version() as v");
+  console.log(`postgres: fsync=${settings[0].fsync} synchronous_commit=${settings[0].sync} (${String(settings[0].v).split(' on ')[0]})`);
+  await probe.close();
+  await run('postgres', (maxBatch) => openStore({ databaseUrl, schema, maxBatch }));
+} finally {
+  const cleanup = await openStore({ databaseUrl, poolSize: 1, skipMigrations: true });
+  await cleanup.query(`drop schema if exists "${schema}" cascade`);
+  await cleanup.close();
+}
