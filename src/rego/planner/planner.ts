@@ -19,6 +19,13 @@ type PTerm = Term | LocalTerm;
 
 type Cont = () => void;
 
+interface PlanState {
+  cur: Stmt[];
+  vars: Map<string, Local>;
+  where: Location | undefined;
+  gen: Generation;
+}
+
 /** A mock installed by `with f as g` (function or builtin replaced by a function name or a value). */
 interface FunctionMock {
   /** Replacement function: a builtin name or `data.pkg.f`. */
@@ -44,7 +51,7 @@ const INPUT: Local = 0;
 const DATA: Local = 1;
 const MAX_PLAN_DEPTH = 2000;
 /** Bound on plan size: CPS planning duplicates continuations per data-trie branch; hostile policies stop here. */
-const MAX_STATEMENTS = 1_000_000;
+const MAX_STATEMENTS = 300_000;
 
 function isGroundTerm(t: Term): boolean {
   switch (t.type) {
@@ -386,12 +393,44 @@ export class FuncPlanner {
 
   // ---- bodies and expressions ------------------------------------------------------------------------
 
+  /** Where planning stands: the block being filled, the var scope and the generation. */
+  private capture(): PlanState {
+    // No copy: every construct that resumes a continuation more than once does so from separate
+    // blocks, and `block()` gives each block its own scope map, so a captured map is never shared.
+    return { cur: this.cur, vars: this.vars, where: this.where, gen: this.gen };
+  }
+
+  private restore(st: PlanState): void {
+    this.cur = st.cur;
+    this.vars = st.vars;
+    this.where = st.where;
+    this.gen = st.gen;
+  }
+
+  /**
+   * Plan expressions one after another. Each expression's continuation only records where planning
+   * stands (one state per branch it opened); the next expression is then planned in every recorded
+   * state. Same output as nesting the continuations, but the JS stack stays flat for long bodies.
+   */
   private planBody(body: Body, i: number, cont: Cont): void {
-    if (i >= body.length) {
-      cont();
-      return;
+    const outer = this.capture();
+    let states: PlanState[] = [this.capture()];
+    try {
+      for (let j = i; j < body.length; j++) {
+        const next: PlanState[] = [];
+        for (const st of states) {
+          this.restore(st);
+          this.planExpr(body[j], () => next.push(this.capture()));
+        }
+        states = next;
+      }
+      for (const st of states) {
+        this.restore(st);
+        cont();
+      }
+    } finally {
+      this.restore(outer);
     }
-    this.deeper(() => this.planExpr(body[i], () => this.planBody(body, i + 1, cont)));
   }
 
   private planExpr(e: Expr, cont: Cont): void {
@@ -891,12 +930,26 @@ export class FuncPlanner {
 
   // ---- values ------------------------------------------------------------------------------------
 
+  /** Plan several values in order (breadth-first over branches, like planBody, to keep the stack flat). */
   private planValues(ts: PTerm[], i: number, acc: Operand[], cont: (ops: Operand[]) => void): void {
-    if (i >= ts.length) {
-      cont(acc);
-      return;
+    const outer = this.capture();
+    let states: { st: PlanState; ops: Operand[] }[] = [{ st: this.capture(), ops: acc }];
+    try {
+      for (let j = i; j < ts.length; j++) {
+        const next: { st: PlanState; ops: Operand[] }[] = [];
+        for (const s of states) {
+          this.restore(s.st);
+          this.planValue(ts[j], (op) => next.push({ st: this.capture(), ops: [...s.ops, op] }));
+        }
+        states = next;
+      }
+      for (const s of states) {
+        this.restore(s.st);
+        cont(s.ops);
+      }
+    } finally {
+      this.restore(outer);
     }
-    this.planValue(ts[i], (op) => this.planValues(ts, i + 1, [...acc, op], cont));
   }
 
   private planValue(t: PTerm, cont: (op: Operand) => void): void {
