@@ -7,6 +7,7 @@ import type { Block, Func, Operand, Plan, Policy, Stmt, StmtLocation } from '../
 import { StaticData, type StaticValue } from './static-data.ts';
 import { loadRuntimeWasm } from './runtime.ts';
 import { NATIVE_BUILTINS } from './native-builtins.ts';
+import { hostBuiltinName } from '../../builtins/index.ts';
 
 export interface LinkOptions {
   /** Abort on builtin errors (`eval_builtin_error`/`eval_type_error`) instead of making the expression undefined. */
@@ -37,7 +38,6 @@ const FEATURES =
   binaryen.Features.BulkMemory |
   binaryen.Features.BulkMemoryOpt;
 
-const MAX_STATIC_PAGES = 5; // the npm host creates 5 pages by default; a larger import minimum fails to link
 const TABLE = 'opa_policy_funcs';
 const i32 = binaryen.i32;
 const none = binaryen.none;
@@ -160,8 +160,10 @@ function link(m: binaryen.Module, policy: Policy, options: LinkOptions): Uint8Ar
   }
 
   // builtins(): {name: id} of host builtins; entrypoints(): {plan name: index}.
+  // Builtins that opa-wasm implements itself (and prefers over customBuiltins) are listed under the
+  // alias our host builtins also register (builtins/host: hostBuiltinName), so OPA semantics apply.
   const builtinsObj: { [k: string]: StaticValue } = {};
-  for (const [name, b] of hostBuiltins) builtinsObj[name] = b.id;
+  for (const [name, b] of hostBuiltins) builtinsObj[hostBuiltinName(name)] = b.id;
   const entrypointsObj: { [k: string]: StaticValue } = {};
   plans.forEach((p, i) => {
     entrypointsObj[p.name] = i;
@@ -243,18 +245,15 @@ function runtimeStaticEnd(m: binaryen.Module): number {
 }
 
 function installStaticData(m: binaryen.Module, data: StaticData, memoryInternal: string, heapBase: number): void {
-  const pages = Math.ceil(heapBase / 65536);
-  if (pages > MAX_STATIC_PAGES) {
-    throw new WasmLinkError(
-      `policy static data needs ${pages} memory pages; the OPA host provides ${MAX_STATIC_PAGES} at instantiation`,
-    );
-  }
+  // Beyond 5 pages the npm host's default memory is too small: callers must pass a larger `initial`
+  // (src/rego/index.ts instantiatePolicy retries with the size named in the LinkError).
+  const pages = Math.max(Math.ceil(heapBase / 65536), 1);
   const segments: binaryen.MemorySegment[] = [];
   for (const info of dataSegments(m)) {
     segments.push({ offset: m.i32.const(info.offset), data: new Uint8Array(info.data), passive: info.passive });
   }
   segments.push({ offset: m.i32.const(data.base), data: data.bytes(), passive: false });
-  m.setMemory(Math.max(1, pages), -1, null, segments, false, false, memoryInternal);
+  m.setMemory(pages, -1, null, segments, false, false, memoryInternal);
   m.addMemoryImport(memoryInternal, 'env', 'memory');
 }
 
