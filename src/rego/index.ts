@@ -3,7 +3,7 @@
 import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { parseModule, parseQuery } from './ast/index.ts';
 import type { Body, Module } from './ast/types.ts';
-import * as builtinsModule from './builtins/index.ts';
+import { createHostBuiltins, HostBuiltinContext, type HostBuiltinOptions } from './builtins/index.ts';
 import { readBundle, writeBundle, type Bundle, type BundleLimits, type BundleManifest } from './bundle/index.ts';
 import { compileModules, type CompiledProgram } from './compile/index.ts';
 import { linkPolicyWasm } from './compiler/wasm/index.ts';
@@ -101,16 +101,14 @@ export async function compileBundle(options: CompileBundleOptions): Promise<Comp
 }
 
 /** Host builtin implementations as opa-wasm `customBuiltins` (the builtins stage provides them). */
-type CustomBuiltins = Record<string, (...args: unknown[]) => unknown>;
+export type CustomBuiltins = Record<string, (...args: unknown[]) => unknown>;
 
-/** What `createHostBuiltins` accepts; opaque here so this module does not depend on its internals. */
-export type HostBuiltinContextLike = object;
+/** What `createHostBuiltins` accepts: a shared context (clock, strict mode, print sink) or its options. */
+export type HostBuiltinContextLike = HostBuiltinContext | HostBuiltinOptions;
 
-function hostBuiltins(ctx?: HostBuiltinContextLike): CustomBuiltins {
-  // Looked up at run time: the builtins stage exports createHostBuiltins once its host library is ready.
-  const create = (builtinsModule as Record<string, unknown>)['createHostBuiltins'];
-  if (typeof create !== 'function') return {};
-  return (create as (c?: HostBuiltinContextLike) => CustomBuiltins)(ctx);
+/** Our host builtins as opa-wasm `customBuiltins`. */
+export function hostBuiltins(ctx?: HostBuiltinContextLike): CustomBuiltins {
+  return createHostBuiltins(ctx) as CustomBuiltins;
 }
 
 export interface LoadOptions {
@@ -173,6 +171,11 @@ export interface CompileQueryOptions {
   strictBuiltinErrors?: boolean;
   /** Plan name = opa-wasm entrypoint name (default `eval`). */
   name?: string;
+  /**
+   * A Rego term used as `input` (`with input as <term>` on every query expression): lets the input
+   * hold values JSON cannot carry, such as sets (OPA's `input_term` in its test cases).
+   */
+  inputTerm?: string;
 }
 
 export interface CompiledQuery {
@@ -188,6 +191,14 @@ export interface CompiledQuery {
 export async function compileQuery(options: CompileQueryOptions): Promise<CompiledQuery> {
   const modules = parseSources(options.sources);
   const body = parseQuery(options.query, 'query');
+  if (options.inputTerm !== undefined) {
+    const termBody = parseQuery(options.inputTerm, 'input_term');
+    const only = termBody[0];
+    if (termBody.length !== 1 || only.terms.type !== 'term' || only.negated || only.with.length) {
+      throw new RegoErrors([new RegoError('rego_parse_error', 'input term must be a single term', only?.location)]);
+    }
+    for (const expr of body) expr.with.push({ target: { type: 'ref', value: [{ type: 'var', value: 'input' }] }, value: only.terms.term });
+  }
   const program = compileModules(modules);
   const name = options.name ?? 'eval';
   const plan = planQueries(program, [{ name, body }]);

@@ -1,4 +1,267 @@
+// `guardian policy build|eval|inspect` (docs/bundles.md): compile Rego to an OPA bundle with our Wasm
+// toolchain, evaluate a bundle's entrypoint through opa-wasm, and show what a bundle holds.
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
 import type { Command } from 'commander';
+import { parse as parseYaml } from 'yaml';
+import { CliError, ExitCode } from '../exit-codes.ts';
+import { compileBundle, evaluateEntrypoint, loadBundle, readBundle, RegoErrors, type RegoSource } from '../../rego/index.ts';
+import { BundleError } from '../../rego/bundle/index.ts';
+import { addPolicyTestCommand } from '../../rego/tester/cli.ts';
+import { addPolicyCapabilitiesCommand } from '../../rego/builtins/cli.ts';
 
-/** Registers the `guardian policy` command(s). Not implemented yet: nothing is registered. */
-export function registerPolicyCommands(_program: Command): void {}
+interface BuildOptions {
+  entrypoint: string[];
+  output: string;
+  revision?: string;
+  data?: string;
+  quiet?: boolean;
+}
+
+interface EvalOptions {
+  bundle: string;
+  entrypoint: string;
+  input?: string;
+}
+
+interface InspectOptions {
+  bundle: string;
+  json?: boolean;
+}
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+function progress(opts: { quiet?: boolean }, line: string): void {
+  if (!opts.quiet) process.stderr.write(`${line}\n`);
+}
+
+/** Rego files and data files below `dir`; data files are mounted at their directory (OPA's loader). */
+function walk(dir: string, out: string[]): void {
+  for (const name of readdirSync(dir).sort()) {
+    if (name.startsWith('.')) continue;
+    const p = join(dir, name);
+    const st = statSync(p);
+    if (st.isDirectory()) walk(p, out);
+    else out.push(p);
+  }
+}
+
+function toBundlePath(p: string): string {
+  return p.split(sep).join('/');
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function mergeData(target: Record<string, unknown>, mount: string[], value: unknown, file: string): void {
+  let node = target;
+  for (const k of mount) {
+    if (node[k] === undefined) node[k] = {};
+    const next = node[k];
+    if (!isObject(next)) throw new CliError(`${file}: data conflict at ${mount.join('/')}`, ExitCode.Usage);
+    node = next;
+  }
+  if (!isObject(value)) throw new CliError(`${file}: data file must hold an object`, ExitCode.Usage);
+  for (const [k, v] of Object.entries(value)) {
+    if (node[k] !== undefined && !(isObject(node[k]) && isObject(v))) throw new CliError(`${file}: data conflict at key ${k}`, ExitCode.Usage);
+    if (isObject(node[k]) && isObject(v)) mergeData(node, [k], v, file);
+    else node[k] = v;
+  }
+}
+
+function readDataFile(file: string): unknown {
+  let text: string;
+  try {
+    text = file === '-' ? readFileSync(0, 'utf8') : readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new CliError(`cannot read ${file}: ${(e as Error).message}`, ExitCode.Usage);
+  }
+  try {
+    return file.endsWith('.yaml') || file.endsWith('.yml') ? parseYaml(text) : JSON.parse(text);
+  } catch (e) {
+    throw new CliError(`${file}: invalid ${file.endsWith('.json') || file === '-' ? 'JSON' : 'YAML'}: ${(e as Error).message}`, ExitCode.Usage);
+  }
+}
+
+function gatherInputs(paths: string[]): { sources: RegoSource[]; data: Record<string, unknown> } {
+  const sources: RegoSource[] = [];
+  const data: Record<string, unknown> = {};
+  for (const arg of paths) {
+    let st;
+    try {
+      st = statSync(arg);
+    } catch {
+      throw new CliError(`no such file or directory: ${arg}`, ExitCode.Usage);
+    }
+    if (st.isDirectory()) {
+      const files: string[] = [];
+      walk(arg, files);
+      for (const f of files) {
+        const rel = toBundlePath(relative(arg, f));
+        const base = rel.slice(rel.lastIndexOf('/') + 1);
+        if (f.endsWith('.rego')) sources.push({ file: rel, text: readFileSync(f, 'utf8') });
+        else if (base === 'data.json' || base === 'data.yaml' || base === 'data.yml') {
+          mergeData(data, rel.split('/').slice(0, -1), readDataFile(f), f);
+        }
+      }
+    } else {
+      sources.push({ file: toBundlePath(relative(process.cwd(), arg)) || arg, text: readFileSync(arg, 'utf8') });
+    }
+  }
+  const seen = new Set<string>();
+  for (const s of sources) {
+    if (seen.has(s.file)) throw new CliError(`two sources map to the same bundle path ${s.file}`, ExitCode.Usage);
+    seen.add(s.file);
+  }
+  return { sources, data };
+}
+
+function printRegoErrors(e: RegoErrors): never {
+  for (const err of e.errors) process.stderr.write(`${err.format()}\n`);
+  throw new CliError(`${e.errors.length} error${e.errors.length === 1 ? '' : 's'} occurred`, ExitCode.CompileError);
+}
+
+async function build(paths: string[], opts: BuildOptions): Promise<void> {
+  if (!opts.entrypoint?.length) throw new CliError('at least one entrypoint is required (-e pkg/rule)', ExitCode.Usage);
+  const { sources, data } = gatherInputs(paths);
+  if (sources.length === 0) throw new CliError('no .rego files found', ExitCode.Usage);
+  if (opts.data) mergeData(data, [], readDataFile(opts.data), opts.data);
+  progress(opts, `compiling ${sources.length} module${sources.length === 1 ? '' : 's'} for ${opts.entrypoint.join(', ')}`);
+  const t0 = Date.now();
+  let result;
+  try {
+    result = await compileBundle({
+      sources,
+      entrypoints: opts.entrypoint,
+      data,
+      ...(opts.revision !== undefined ? { revision: opts.revision } : {}),
+    });
+  } catch (e) {
+    if (e instanceof RegoErrors) printRegoErrors(e);
+    throw e;
+  }
+  writeFileSync(opts.output, result.bundle);
+  progress(opts, `linked policy.wasm (${result.wasm.length} bytes) in ${Date.now() - t0} ms`);
+  progress(opts, `wrote ${opts.output} (${result.bundle.length} bytes, revision ${result.manifest.revision})`);
+}
+
+function readBundleFile(path: string): Uint8Array {
+  try {
+    return new Uint8Array(readFileSync(path));
+  } catch (e) {
+    throw new CliError(`cannot read bundle ${path}: ${(e as Error).message}`, ExitCode.Usage);
+  }
+}
+
+async function evaluate(opts: EvalOptions): Promise<void> {
+  const bytes = readBundleFile(opts.bundle);
+  const input = opts.input !== undefined ? readDataFile(opts.input) : undefined;
+  let loaded;
+  try {
+    loaded = await loadBundle(bytes);
+  } catch (e) {
+    if (e instanceof BundleError) throw new CliError(`bundle refused: ${e.message}`, ExitCode.Failed);
+    throw new CliError(`bundle does not load: ${e instanceof Error ? e.message : String(e)}`, ExitCode.Failed);
+  }
+  if (!(opts.entrypoint in loaded.entrypoints)) {
+    throw new CliError(`entrypoint ${opts.entrypoint} not in bundle (has: ${Object.keys(loaded.entrypoints).join(', ') || 'none'})`, ExitCode.Usage);
+  }
+  let result;
+  try {
+    result = evaluateEntrypoint(loaded, opts.entrypoint, input);
+  } catch (e) {
+    throw new CliError(`evaluation failed: ${e instanceof Error ? e.message : String(e)}`, ExitCode.Failed);
+  }
+  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+}
+
+/** The builtins the Wasm module dispatches to the host (its `builtins()` export). */
+async function hostDispatchedBuiltins(wasm: Uint8Array): Promise<string[]> {
+  const { instantiatePolicy } = await import('../../rego/index.ts');
+  const policy = await instantiatePolicy(wasm, {});
+  const exp = (policy.wasmInstance as unknown as { exports: Record<string, (...a: number[]) => number> }).exports;
+  const addr = exp.opa_json_dump(exp.builtins());
+  const mem = new Uint8Array(policy.mem.buffer);
+  let end = addr;
+  while (mem[end] !== 0) end++;
+  return Object.keys(JSON.parse(new TextDecoder().decode(mem.subarray(addr, end))) as Record<string, number>).sort();
+}
+
+async function inspect(opts: InspectOptions): Promise<void> {
+  let bundle;
+  try {
+    bundle = readBundle(readBundleFile(opts.bundle));
+  } catch (e) {
+    if (e instanceof BundleError) throw new CliError(`bundle refused: ${e.message}`, ExitCode.Failed);
+    throw e;
+  }
+  const plan = bundle.plan as { static?: { builtin_funcs?: { name: string }[] } } | undefined;
+  const builtins = (plan?.static?.builtin_funcs ?? []).map((b) => b.name).sort();
+  let hostBuiltins: string[] | undefined;
+  if (bundle.wasm) {
+    try {
+      hostBuiltins = await hostDispatchedBuiltins(bundle.wasm);
+    } catch {
+      hostBuiltins = undefined; // a module that does not instantiate is reported by eval, not here
+    }
+  }
+  const entrypoints = (bundle.manifest.wasm ?? []).map((w) => w.entrypoint);
+  const report = {
+    manifest: bundle.manifest,
+    entrypoints,
+    builtins,
+    ...(hostBuiltins ? { host_builtins: hostBuiltins } : {}),
+    signed: bundle.signatures !== undefined,
+    files: bundle.files.map((f) => ({ path: f.path, size: f.bytes.length })),
+  };
+  if (opts.json) {
+    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    return;
+  }
+  const lines = [
+    `revision:    ${bundle.manifest.revision ?? '(none)'}`,
+    `roots:       ${(bundle.manifest.roots ?? ['']).map((r) => JSON.stringify(r)).join(', ')}`,
+    `signed:      ${report.signed ? 'yes' : 'no'}`,
+    `entrypoints: ${entrypoints.join(', ') || '(none)'}`,
+    `builtins:    ${builtins.join(', ') || '(none)'}`,
+    ...(hostBuiltins ? [`host builtins: ${hostBuiltins.join(', ') || '(none)'}`] : []),
+    'files:',
+    ...report.files.map((f) => `  ${f.path} (${f.size} bytes)`),
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** Registers `guardian policy …`. */
+export function registerPolicyCommands(program: Command): void {
+  const policy = program.command('policy').description('Build, evaluate and inspect Rego policy bundles (Rego v1 → Wasm)');
+
+  policy
+    .command('build')
+    .description('compile Rego files/directories into an OPA bundle (.tar.gz with policy.wasm, plan.json, data.json, sources)')
+    .argument('<paths...>', '.rego files or directories (directories: every .rego file, and data.json/data.yaml mounted at its directory)')
+    .option('-e, --entrypoint <pkg/rule>', 'entrypoint to compile (repeatable)', collect, [])
+    .option('-o, --output <file>', 'bundle file to write', 'bundle.tar.gz')
+    .option('--revision <revision>', 'manifest revision (default: content hash of the bundle inputs)')
+    .option('--data <file>', 'JSON/YAML base document merged at the root of data')
+    .option('-q, --quiet', 'no progress lines')
+    .action(async (paths: string[], opts: BuildOptions) => build(paths, opts));
+
+  policy
+    .command('eval')
+    .description("evaluate a bundle's entrypoint with opa-wasm and print the result set JSON")
+    .requiredOption('-b, --bundle <file>', 'bundle .tar.gz')
+    .requiredOption('-e, --entrypoint <pkg/rule>', 'entrypoint to evaluate')
+    .option('-i, --input <file>', "input JSON/YAML file, or '-' for stdin")
+    .action(async (opts: EvalOptions) => evaluate(opts));
+
+  policy
+    .command('inspect')
+    .description('show a bundle: manifest, entrypoints, builtins used, files')
+    .requiredOption('-b, --bundle <file>', 'bundle .tar.gz')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: InspectOptions) => inspect(opts));
+
+  addPolicyTestCommand(policy);
+  addPolicyCapabilitiesCommand(policy);
+}
