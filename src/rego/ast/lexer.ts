@@ -50,7 +50,8 @@ function isDigit(c: string): boolean {
 export function lex(file: string, text: string): LexResult {
   const tokens: Token[] = [];
   const comments: Comment[] = [];
-  let i = 0;
+  // A UTF-8 byte order mark at the very start is not part of the source.
+  let i = text.charCodeAt(0) === 0xfeff ? 1 : 0;
   let row = 1;
   let lineStart = 0;
   let ws = false;
