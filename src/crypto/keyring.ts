@@ -183,6 +183,12 @@ export function readKeyDirectory(dir: string): { file: KeyFileJson; source: stri
 
 export class Keyring {
   readonly #entries = new Map<string, KeyringEntry>();
+  #version = 0;
+
+  /** Increases on every change, so callers can cache what they derive from the keyring. */
+  get version(): number {
+    return this.#version;
+  }
 
   constructor(entries: Iterable<KeyringEntry> = []) {
     for (const e of entries) this.add(e);
@@ -204,6 +210,7 @@ export class Keyring {
       }
     }
     this.#entries.set(entry.keyId, entry);
+    this.#version++;
   }
 
   get(keyId: string): KeyringEntry | undefined {

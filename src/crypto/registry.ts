@@ -128,11 +128,24 @@ export function createSignatureRegistry(config: SignatureRegistryConfig = {}): S
   const verifiable = (alg: SignatureAlgorithm): boolean => keyring.entries().some((e) => e.algorithm === alg);
   const signable = (alg: SignatureAlgorithm): boolean => keyring.entries().some((e) => e.algorithm === alg && e.canSign && e.status === 'active');
 
+  // verify() consults the accepted list on every request: cache it per agent until the keyring changes.
+  const acceptedCache = new Map<string | undefined, SignatureAlgorithm[]>();
+  let cachedVersion = -1;
   const acceptedAlgorithms = (agentId?: string): SignatureAlgorithm[] => {
+    if (cachedVersion !== keyring.version) {
+      acceptedCache.clear();
+      cachedVersion = keyring.version;
+    }
     const policy = agentId !== undefined ? config.agents?.[agentId] : undefined;
-    return SIGNATURE_ALGORITHMS.filter(
-      (a) => verifiable(a) && (!accepted || accepted.has(a)) && (!policy?.algorithms || policy.algorithms.includes(a)),
-    );
+    const cacheKey = policy ? agentId : undefined;
+    let list = acceptedCache.get(cacheKey);
+    if (!list) {
+      list = SIGNATURE_ALGORITHMS.filter(
+        (a) => verifiable(a) && (!accepted || accepted.has(a)) && (!policy?.algorithms || policy.algorithms.includes(a)),
+      );
+      acceptedCache.set(cacheKey, list);
+    }
+    return [...list];
   };
 
   const resolveSigningKey = (algorithm: SignatureAlgorithm, keyId: string | undefined): KeyringEntry => {
