@@ -277,11 +277,38 @@ class Engine implements WasmPolicyEngine {
     if (missing.length > 0) throw new PolicyLoadError(`policy module needs host builtins this engine does not provide: ${missing.join(', ')}`);
   }
 
-  private async recycle(): Promise<void> {
-    this.instance = undefined;
-    this.recycles++;
-    const { instance } = await this.instantiate(this.current.module, this.current.data, this.current.initialPages);
-    this.instance = instance;
+  private recycling: Promise<void> | undefined;
+
+  /** Re-creates the instance from the compiled module; concurrent callers share one re-instantiation. */
+  private recycle(): Promise<void> {
+    if (!this.recycling) {
+      this.recycles++;
+      const module = this.current;
+      this.recycling = this.instantiate(module.module, module.data, module.initialPages)
+        .then(({ instance }) => {
+          // A bundle swapped in meanwhile already brought its own instance.
+          if (this.current === module) this.instance = instance;
+        })
+        .finally(() => {
+          this.recycling = undefined;
+        });
+    }
+    return this.recycling;
+  }
+
+  /** Takes a failed (or bloated) instance out of service; a no-op if it was already replaced. */
+  private retire(failed: LoadedPolicy): Promise<void> {
+    if (this.instance === failed) this.instance = undefined;
+    return this.instance ? Promise.resolve() : this.recycle();
+  }
+
+  /** The instance to evaluate on, waiting for a pending re-instantiation. */
+  private async ready(): Promise<LoadedPolicy> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      if (this.instance) return this.instance;
+      await this.recycle();
+    }
+    throw new PolicyEvaluationError('module_aborted', 'policy instance could not be re-created');
   }
 
   async replaceBundle(bundle: Uint8Array | WasmBundleParts, options?: { revision?: string }): Promise<void> {
@@ -291,8 +318,7 @@ class Engine implements WasmPolicyEngine {
 
   async evaluateValue(input: unknown, options?: { entrypoint?: string; now?: Date }): Promise<{ value: Json | undefined; durationMs: number }> {
     const entrypoint = options?.entrypoint ?? this.defaultEntrypoint;
-    const id = this.entrypointIds.get(entrypoint);
-    if (id === undefined) throw new PolicyEvaluationError('unknown_entrypoint', `entrypoint ${entrypoint} is not in the policy module (has: ${this.entrypoints.join(', ') || 'none'})`);
+    if (!this.entrypointIds.has(entrypoint)) throw new PolicyEvaluationError('unknown_entrypoint', `entrypoint ${entrypoint} is not in the policy module (has: ${this.entrypoints.join(', ') || 'none'})`);
 
     // `undefined` input means "no input document" (policy tests); anything else must serialise to JSON.
     let text: string | undefined;
@@ -307,8 +333,10 @@ class Engine implements WasmPolicyEngine {
       throw new PolicyEvaluationError('input_too_large', `input is ${encoded.byteLength} bytes, limit ${this.maxInputBytes}`);
     }
 
-    if (!this.instance) await this.recycle();
-    const instance = this.instance!;
+    const instance = await this.ready();
+    // Entrypoint id read after the await: a bundle swap may have happened meanwhile.
+    const id = this.entrypointIds.get(entrypoint);
+    if (id === undefined) throw new PolicyEvaluationError('unknown_entrypoint', `entrypoint ${entrypoint} is not in the policy module`);
     this.evaluationNow = options?.now ?? new Date();
     const started = performance.now();
     this.deadline = started + this.timeoutMs;
@@ -320,7 +348,7 @@ class Engine implements WasmPolicyEngine {
     } catch (err) {
       const durationMs = performance.now() - started;
       this.deadline = Infinity;
-      await this.recycle();
+      await this.retire(instance);
       if (err instanceof DeadlineExceeded) {
         throw new PolicyEvaluationError('timeout', `evaluation of ${entrypoint} exceeded ${this.timeoutMs} ms (stopped at ${durationMs.toFixed(1)} ms)`);
       }
@@ -333,7 +361,7 @@ class Engine implements WasmPolicyEngine {
     }
     const durationMs = performance.now() - started;
     this.deadline = Infinity;
-    if ((instance.mem as WasmMemoryView).buffer.byteLength > this.recycleMemoryPages * PAGE_BYTES) await this.recycle();
+    if ((instance.mem as WasmMemoryView).buffer.byteLength > this.recycleMemoryPages * PAGE_BYTES) await this.retire(instance);
     if (durationMs > this.timeoutMs) {
       throw new PolicyEvaluationError('timeout', `evaluation of ${entrypoint} took ${durationMs.toFixed(1)} ms, limit ${this.timeoutMs} ms`);
     }

@@ -148,6 +148,24 @@ describe('createWasmPolicyEngine over a real OPA-ABI module', () => {
     expect((await engine.evaluate(input)).revision).toBe('b');
   });
 
+  it('keeps concurrent callers consistent while aborting evaluations force re-instantiation', async () => {
+    const engine = await createWasmPolicyEngine({ bundle: wasm, entrypoint: 'echo', maxMemoryPages: 64, hostBuiltins: echoBuiltin });
+    const kinds = Array.from({ length: 30 }, (_, i) => (i % 3 === 0 ? 'oom' : i % 3 === 1 ? 'abort' : 'echo'));
+    const outcomes = await Promise.all(
+      kinds.map((k, i) =>
+        engine.evaluateValue({ i }, { entrypoint: k }).then(
+          (r) => ({ k, ok: true as const, value: r.value, i }),
+          (e: PolicyEvaluationError) => ({ k, ok: false as const, code: e.code, i }),
+        ),
+      ),
+    );
+    for (const o of outcomes) {
+      if (o.k === 'echo') expect(JSON.stringify(o)).toBe(JSON.stringify({ k: o.k, ok: true, value: { i: o.i }, i: o.i }));
+      else expect(o).toMatchObject({ ok: false, code: o.k === 'oom' ? 'module_aborted' : 'policy_error' });
+    }
+    expect((await engine.evaluateValue({ after: true })).value).toEqual({ after: true });
+  });
+
   it('rejects a non-object decision from the decision entrypoint', async () => {
     const engine = await createWasmPolicyEngine({ bundle: wasm, entrypoint: 'builtin', hostBuiltins: () => ({ 'test.echo': () => 'allow' }) });
     const err = await rejection(engine.evaluate(input));
