@@ -170,7 +170,7 @@ describe('system/ping (§11)', () => {
     const req = await stranger.buildRequest('system/ping', { echo: { n: 1 } });
     const { signature: _s, ...unsigned } = req.params;
     const a = await h.post(JSON.stringify({ ...req, params: unsigned }));
-    const result = (a as { result: Record<string, unknown> }).result;
+    const result = (a as unknown as { result: Record<string, unknown> }).result;
     expect(result.decision).toBe('allow');
     expect(result.payload).toMatchObject({ status: 'ok', echo: { n: 1 } });
     expect(result.chain_hash).toBeUndefined();

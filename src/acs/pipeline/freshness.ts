@@ -11,7 +11,8 @@ import type { AcsRequest } from '../types.ts';
 export async function rememberRequest(store: GuardianStore, request: AcsRequest, now: Date, skewWindowMs: number): Promise<void> {
   const { session_id } = request.params.metadata;
   const claimed = Date.parse(request.params.timestamp);
-  const base = Number.isFinite(claimed) ? Math.max(now.getTime(), claimed) : now.getTime();
+  // The store expires keys against the wall clock, so the wall clock joins the Guardian clock here.
+  const base = Math.max(Date.now(), now.getTime(), Number.isFinite(claimed) ? claimed : 0);
   const expiresAt = new Date(base + 2 * Math.max(skewWindowMs, 1000));
   const fresh = await store.rememberReplayKey(session_id, 'request_id', request.params.request_id, expiresAt);
   if (!fresh) {

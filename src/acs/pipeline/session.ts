@@ -47,6 +47,11 @@ export async function admitStep(config: GuardianConfig, request: AcsRequest, aut
   }
   const hello = negotiatedHello(session);
   const server: ServerHello = hello.server;
+  // §3 forward compatibility: a version is accepted only on the negotiated major. The §17 registry fixes no code
+  // for a mismatch after the handshake, so it is a signed DENY (vector vae2037ee96435463).
+  if (request.params.acs_version.split('.')[0] !== server.negotiated_version.split('.')[0]) {
+    return { admitted: false, refusal: { decision: 'deny', reasoning: `acs_version ${request.params.acs_version} does not share the negotiated major version ${server.negotiated_version}.`, reason_codes: ['acs_version_mismatch'] } };
+  }
   if (!server.methods_evaluated.includes(request.method)) {
     throw new AcsError(AcsErrorCode.CapabilityNotNegotiated, 'method_not_negotiated', `${request.method} is not in this session's methods_evaluated`, { method: request.method });
   }
