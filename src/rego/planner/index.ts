@@ -1,5 +1,5 @@
 // Planner entry points: compiled Rego → OPA IR `Policy` in the exact shape of `opa build -t plan`.
-import type { Body, Location } from '../ast/types.ts';
+import type { Body } from '../ast/types.ts';
 import { compileQuery } from '../compile/index.ts';
 import type { CompiledProgram } from '../compile/types.ts';
 import { dataRef } from '../compile/terms.ts';
@@ -26,9 +26,7 @@ export function planEntrypoints(program: CompiledProgram, entrypoints: string[])
     const pb = new PolicyBuilder(program);
     const plans = entrypoints.map((ep) => {
       const path = ep.split('/').filter((s) => s.length > 0);
-      const where: Location = { file: '', row: 0, col: 0 };
       const fp = new FuncPlanner(pb, pb.base);
-      void where;
       return { name: ep, blocks: [fp.planEntrypoint(dataRef(path))] };
     });
     return pb.build(plans);

@@ -70,7 +70,6 @@ function isGroundTerm(t: Term): boolean {
   }
 }
 
-const loc = (l: Location | undefined): { row?: number; col?: number } => (l ? { row: l.row, col: l.col } : {});
 
 function isIntLiteral(s: string): boolean {
   if (!/^-?\d+$/.test(s)) return false;
@@ -293,6 +292,8 @@ export class FuncPlanner {
       for (const r of rs.rules) {
         const chain: CompiledRule[] = [];
         for (let x: CompiledRule | undefined = r; x; x = x.else) chain.push(x);
+        // `first`: a lone definition resets lresult itself; in an else chain the reset precedes the
+        // chain and every branch runs only while lresult is still undefined.
         const bodyBlock = (x: CompiledRule, first: boolean): Block =>
           this.block(() =>
             this.at(x.location, () => {
@@ -312,7 +313,7 @@ export class FuncPlanner {
               this.at(r.location, () => {
                 // Reset outside the chain so a failing first branch still leaves lresult undefined.
                 this.emit({ type: 'ResetLocalStmt', stmt: { target: lresult } });
-                this.emit({ type: 'BlockStmt', stmt: { blocks: chain.map((x, i) => bodyBlock(x, false && i === 0)) } });
+                this.emit({ type: 'BlockStmt', stmt: { blocks: chain.map((x) => bodyBlock(x, false)) } });
               }),
             ),
           );
