@@ -45,6 +45,13 @@ export function defineTamperSuite(name: string, open: (extra: Partial<OpenStoreO
       expect((await verifyChain(store, sessionId, { ...verifyOptions, pageSize: 5 })).ok).toBe(true);
     });
 
+    it('says when checkpoint signatures could not be checked (no key for them)', async () => {
+      const sessionId = await chainOf(4);
+      const report = await verifyChain(store, sessionId);
+      expect(report).toMatchObject({ ok: true, checkpoints: 1, checkpointsVerified: 0 });
+      expect(report.warnings).toEqual([expect.stringContaining('signature not checked')]);
+    });
+
     it('names an edited entry content', async () => {
       const sessionId = await chainOf();
       await store.query(`update context_entries set content_jcs = replace(content_jcs, '"steps/userMessage"', '"steps/agentResponse"'), step_type = 'steps/agentResponse' where session_id = $1 and seq = 5`, [sessionId]);
