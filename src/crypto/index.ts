@@ -87,7 +87,7 @@ export {
   type GenerateKeyOptions,
 } from './key-files.ts';
 export { writeKeyFiles, retireKeyFile, type WrittenKeyFiles } from './key-store.ts';
-export { PqcWorkerPool, defaultPoolSize, type PqcWorkerPoolOptions } from './worker-pool.ts';
+export { PqcWorkerPool, PqcPoolSaturatedError, defaultPoolSize, type PqcWorkerPoolOptions } from './worker-pool.ts';
 
 /**
  * The ACS §10 signed input: RFC 8785 JCS of the whole envelope with the `signature` member removed from

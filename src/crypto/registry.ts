@@ -37,7 +37,7 @@ export interface SignatureRegistryConfig extends KeyringSources {
    */
   hmacAcceptAnyKeyId?: boolean;
   /** Run ML-DSA/SLH-DSA in worker threads (default true, size max(1, min(4, cores−1))); false = in-thread. */
-  workerPool?: boolean | { size?: number };
+  workerPool?: boolean | { size?: number; maxInFlight?: number };
 }
 
 export interface SignOptions {

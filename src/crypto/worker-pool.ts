@@ -9,6 +9,19 @@ import type { PqcAlgorithm } from './algorithms.ts';
 export interface PqcWorkerPoolOptions {
   /** Number of worker threads; default max(1, min(4, cores − 1)). */
   size?: number;
+  /**
+   * Most jobs waiting or running at once (default 4096). Beyond it new jobs reject at once with
+   * PqcPoolSaturatedError instead of queueing without bound (a flood of SLH-DSA requests must not exhaust memory).
+   */
+  maxInFlight?: number;
+}
+
+/** Thrown when the pool already holds `maxInFlight` jobs. */
+export class PqcPoolSaturatedError extends Error {
+  constructor(limit: number) {
+    super(`PQC worker pool saturated (${limit} jobs in flight)`);
+    this.name = 'PqcPoolSaturatedError';
+  }
 }
 
 interface PendingJob {
@@ -35,6 +48,7 @@ export function defaultPoolSize(): number {
 
 export class PqcWorkerPool {
   readonly size: number;
+  readonly maxInFlight: number;
   readonly #slots: (Slot | undefined)[];
   #nextId = 1;
   #closed = false;
@@ -43,6 +57,9 @@ export class PqcWorkerPool {
     const size = options.size ?? defaultPoolSize();
     if (!Number.isInteger(size) || size < 1 || size > 64) throw new Error(`worker pool size must be an integer 1..64, got ${size}`);
     this.size = size;
+    const max = options.maxInFlight ?? 4096;
+    if (!Number.isInteger(max) || max < 1) throw new Error(`worker pool maxInFlight must be a positive integer, got ${max}`);
+    this.maxInFlight = max;
     this.#slots = new Array<Slot | undefined>(size).fill(undefined);
   }
 
@@ -78,6 +95,7 @@ export class PqcWorkerPool {
 
   async #run(job: { op: 'sign' | 'verify'; algorithm: PqcAlgorithm; key: Uint8Array; input: Uint8Array; signature?: Uint8Array }): Promise<WorkerReply> {
     if (this.#closed) throw new Error('PQC worker pool closed');
+    if (this.inFlight >= this.maxInFlight) throw new PqcPoolSaturatedError(this.maxInFlight);
     const slot = this.#pickSlot();
     const id = this.#nextId++;
     const reply = await new Promise<WorkerReply>((resolve, reject) => {

@@ -48,7 +48,7 @@ beforeAll(async () => {
       signed.set(alg, await registry.sign(alg, input, { sessionId, keyId: alg === 'HMAC-SHA256' ? undefined : keyIdOf(alg, 'a') }));
     }),
   );
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await registry?.close();

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSignatureRegistry, generateKeyFile, PqcWorkerPool, type PqcAlgorithm } from '../../src/crypto/index.ts';
+import { createSignatureRegistry, generateKeyFile, PqcPoolSaturatedError, PqcWorkerPool, type PqcAlgorithm } from '../../src/crypto/index.ts';
 import { generatePqcKeyPair, signPqc, verifyPqc, type PqcKeyPair } from '../../src/crypto/pqc.ts';
 
 const msg = (i: number) => new TextEncoder().encode(`{"request_id":"r-${i}","payload":{"n":${i}}}`);
@@ -35,7 +35,7 @@ describe('worker and main thread agree on every PQC algorithm', () => {
         const local = signPqc(alg, k.signingKey, msg(3));
         expect(await pool.verify(alg, k.publicKey, msg(3), local)).toBe(true);
       }
-    });
+    }, 240_000);
   }
 });
 
@@ -97,7 +97,20 @@ describe('failure and shutdown', () => {
     await expect(p.sign('ML-DSA-87', k.signingKey, msg(0))).rejects.toThrow(/closed/);
   });
 
+  it('rejects at once beyond maxInFlight instead of queueing without bound', async () => {
+    const p = new PqcWorkerPool({ size: 1, maxInFlight: 2 });
+    const k = keys.get('ML-DSA-44')!;
+    const first = [p.sign('ML-DSA-44', k.signingKey, msg(1)), p.sign('ML-DSA-44', k.signingKey, msg(2))];
+    await expect(p.sign('ML-DSA-44', k.signingKey, msg(3))).rejects.toThrow(PqcPoolSaturatedError);
+    const sigs = await Promise.all(first);
+    expect(verifyPqc('ML-DSA-44', k.publicKey, msg(2), sigs[1])).toBe(true);
+    // Capacity frees up once jobs finish.
+    expect(verifyPqc('ML-DSA-44', k.publicKey, msg(3), await p.sign('ML-DSA-44', k.signingKey, msg(3)))).toBe(true);
+    await p.close();
+  });
+
   it('refuses nonsensical pool sizes', () => {
+    expect(() => new PqcWorkerPool({ maxInFlight: 0 })).toThrow(/maxInFlight/);
     expect(() => new PqcWorkerPool({ size: 0 })).toThrow(/1\.\.64/);
     expect(() => new PqcWorkerPool({ size: 1.5 })).toThrow(/1\.\.64/);
   });
