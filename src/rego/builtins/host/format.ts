@@ -4,9 +4,12 @@ import { isObject, type JsonValue } from './values.ts';
 
 // Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space.
 const printable = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
+const SIMPLE = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
 /** Go's strconv.Quote. */
 export function goQuote(s: string): string {
+  // Fast path: printable ASCII without quotes or backslashes needs no escaping.
+  if (SIMPLE.test(s)) return '"' + s + '"';
   let out = '"';
   for (const ch of s) {
     const cp = ch.codePointAt(0)!;

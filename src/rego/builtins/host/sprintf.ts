@@ -211,6 +211,18 @@ function formatOne(a: GoArg, verb: string, spec: Spec): string {
   return out ?? `%!${verb}(${goTypeName(a)}=${plainText(a)})`;
 }
 
+/** A width/precision at `i`: digits, or `*` taking the next operand. */
+function readNumber(format: string, i: number, args: GoArg[], argi: number): { value?: number; i: number; argi: number } {
+  if (format[i] === '*') {
+    const a = args[argi];
+    return { value: a && a.kind === 'int' ? Number(a.v) : undefined, i: i + 1, argi: argi + 1 };
+  }
+  let j = i;
+  let n = 0;
+  while (j < format.length && format.charCodeAt(j) >= 48 && format.charCodeAt(j) <= 57) n = n * 10 + (format.charCodeAt(j++) - 48);
+  return { value: j > i ? n : undefined, i: j, argi };
+}
+
 /** Go's fmt.Sprintf over OPA-converted operands. */
 export function goSprintf(format: string, values: unknown[]): string {
   const args = values.map(toGoArg);
@@ -218,13 +230,13 @@ export function goSprintf(format: string, values: unknown[]): string {
   let argi = 0;
   let i = 0;
   while (i < format.length) {
-    const c = format[i];
-    if (c !== '%') {
-      out += c;
-      i++;
-      continue;
+    const pct = format.indexOf('%', i);
+    if (pct === -1) {
+      out += format.slice(i);
+      break;
     }
-    i++;
+    out += format.slice(i, pct);
+    i = pct + 1;
     const spec: Spec = { minus: false, plus: false, sharp: false, space: false, zero: false };
     for (; i < format.length; i++) {
       const f = format[i];
@@ -235,21 +247,15 @@ export function goSprintf(format: string, values: unknown[]): string {
       else if (f === '0') spec.zero = !spec.minus;
       else break;
     }
-    const readNum = (): number | undefined => {
-      if (format[i] === '*') {
-        i++;
-        const a = args[argi++];
-        return a && a.kind === 'int' ? Number(a.v) : undefined;
-      }
-      const m = /^\d+/.exec(format.slice(i));
-      if (!m) return undefined;
-      i += m[0].length;
-      return Number(m[0]);
-    };
-    spec.width = readNum();
+    const width = readNumber(format, i, args, argi);
+    spec.width = width.value;
+    i = width.i;
+    argi = width.argi;
     if (format[i] === '.') {
-      i++;
-      spec.prec = readNum() ?? 0;
+      const prec = readNumber(format, i + 1, args, argi);
+      spec.prec = prec.value ?? 0;
+      i = prec.i;
+      argi = prec.argi;
     }
     if (i >= format.length) {
       out += '%!(NOVERB)';

@@ -65,17 +65,32 @@ const daysIn = (y: number, m: number): number => [31, isLeap(y) ? 29 : 28, 31, 3
 
 interface Zone {
   name: string;
-  /** Offset from UTC in seconds and abbreviation at a given UTC instant (seconds). */
-  at(utcSec: number): { offset: number; abbr: string };
+  /** Offset from UTC in seconds at a given UTC instant (seconds). */
+  offset(utcSec: number): number;
+  /** Abbreviation ("EST", "CET") at a given UTC instant, for the MST layout token. */
+  abbr(utcSec: number): string;
 }
 
-const UTC: Zone = { name: 'UTC', at: () => ({ offset: 0, abbr: 'UTC' }) };
+const UTC: Zone = { name: 'UTC', offset: () => 0, abbr: () => 'UTC' };
 const zoneCache = new Map<string, Zone>();
 const ABBR_LOCALES = ['en-US', 'en-GB', 'en-IN', 'en-AU', 'en-NZ', 'en-ZA', 'en-CA', 'en-IE'];
 
-function fixedZone(offset: number, abbr: string): Zone {
-  return { name: abbr, at: () => ({ offset, abbr }) };
+/** A zone with one fixed offset (parsed "-07:00"). A class: created per parse on a hot path. */
+class FixedZone implements Zone {
+  constructor(
+    private readonly seconds: number,
+    readonly name: string,
+  ) {}
+  offset(): number {
+    return this.seconds;
+  }
+  abbr(): string {
+    return this.name || goOffsetAbbr(this.seconds);
+  }
 }
+
+/** Zone offsets only change on quarter-hour boundaries: cache per 15-minute bucket. */
+const OFFSET_CACHE_LIMIT = 4096;
 
 export function loadZone(name: string): Zone {
   if (name === '' || name === 'UTC') return UTC;
@@ -101,20 +116,31 @@ export function loadZone(name: string): Zone {
   } catch {
     throw new BuiltinError(`unknown time zone ${name}`);
   }
+  const offsets = new Map<number, number>();
   const zone: Zone = {
     name,
-    at(utcSec) {
-      const ms = utcSec * 1000;
+    offset(utcSec) {
+      const bucket = Math.floor(utcSec / 900);
+      const hit = offsets.get(bucket);
+      if (hit !== undefined) return hit;
+      const ms = bucket * 900_000;
       const p = Object.fromEntries(parts.formatToParts(ms).map((x) => [x.type, x.value]));
       let year = Number(p.year);
       if (p.era === 'BC' || p.era === 'B') year = 1 - year;
       const local = daysFromCivil(year, Number(p.month), Number(p.day)) * 86400 + Number(p.hour) * 3600 + Number(p.minute) * 60 + Number(p.second);
-      const offset = local - Math.floor(utcSec);
+      const offset = local - bucket * 900;
+      if (offsets.size >= OFFSET_CACHE_LIMIT) offsets.clear();
+      offsets.set(bucket, offset);
+      return offset;
+    },
+    abbr(utcSec) {
+      const ms = utcSec * 1000;
       for (const f of shortNames) {
         const tzName = f.formatToParts(ms).find((x) => x.type === 'timeZoneName')?.value ?? '';
-        if (/^[A-Z]{3,5}$/.test(tzName) && !/^(GMT|UTC)$/.test(tzName)) return { offset, abbr: tzName };
+        if (/^[A-Z]{3,5}$/.test(tzName) && !/^(GMT|UTC)$/.test(tzName)) return tzName;
       }
-      return { offset, abbr: offset === 0 ? 'UTC' : goOffsetAbbr(offset) };
+      const offset = zone.offset(utcSec);
+      return offset === 0 ? 'UTC' : goOffsetAbbr(offset);
     },
   };
   zoneCache.set(name, zone);
@@ -144,7 +170,8 @@ interface Broken {
   weekday: number;
   yday: number;
   offset: number;
-  abbr: string;
+  /** Computed on demand (Intl lookups are slow): only the MST layout token needs it. */
+  abbr: () => string;
 }
 
 function splitNs(ns: bigint): { sec: number; nanos: number } {
@@ -159,7 +186,7 @@ function splitNs(ns: bigint): { sec: number; nanos: number } {
 
 export function breakDown(ns: bigint, zone: Zone): Broken {
   const { sec, nanos } = splitNs(ns);
-  const { offset, abbr } = zone.at(sec);
+  const offset = zone.offset(sec);
   const local = sec + offset;
   const days = floorDiv(local, 86400);
   const sod = local - days * 86400;
@@ -175,7 +202,7 @@ export function breakDown(ns: bigint, zone: Zone): Broken {
     weekday: (((days + 4) % 7) + 7) % 7,
     yday: days - daysFromCivil(year, 1, 1) + 1,
     offset,
-    abbr,
+    abbr: () => zone.abbr(sec),
   };
 }
 
@@ -186,9 +213,9 @@ function fromCivil(y: number, mo: number, d: number, h: number, mi: number, s: n
   const yn = y + floorDiv(m0, 12);
   const mn = ((m0 % 12) + 12) % 12 + 1;
   const local = (daysFromCivil(yn, mn, 1) + d - 1) * 86400 + h * 3600 + mi * 60 + s;
-  let offset = zone.at(local).offset;
+  let offset = zone.offset(local);
   // One correction step handles instants near a zone transition.
-  offset = zone.at(local - offset).offset;
+  offset = zone.offset(local - offset);
   return BigInt(local - offset) * NS + BigInt(nanos);
 }
 
@@ -322,7 +349,7 @@ export function formatTime(b: Broken, layout: string): string {
       case 'Jan': out += MONTHS[b.month - 1].slice(0, 3); break;
       case 'Monday': out += DAYS[b.weekday]; break;
       case 'Mon': out += DAYS[b.weekday].slice(0, 3); break;
-      case 'MST': out += b.abbr; break;
+      case 'MST': out += b.abbr(); break;
       case '2006': out += b.year < 0 ? '-' + String(-b.year).padStart(4, '0') : String(b.year).padStart(4, '0'); break;
       case '06': out += pad2(((b.year % 100) + 100) % 100); break;
       case '01': out += pad2(b.month); break;
@@ -349,10 +376,85 @@ export function formatTime(b: Broken, layout: string): string {
 
 class ParseFailure extends Error {}
 
+const offsetPatterns = new Map<string, RegExp>();
+/** Regex for a numeric zone-offset token ("-07:00", "Z0700", …): sign, hours, minutes?, seconds?. */
+function offsetPattern(tok: string): RegExp {
+  let re = offsetPatterns.get(tok);
+  if (!re) {
+    const body = tok
+      .slice(1)
+      .replace('07', '(\\d{2})')
+      .replace(/:00:00$/, ':(\\d{2}):(\\d{2})')
+      .replace(/0000$/, '(\\d{2})(\\d{2})')
+      .replace(/:00$/, ':(\\d{2})')
+      .replace(/00$/, '(\\d{2})');
+    re = new RegExp(`^([+-])${body}`);
+    offsetPatterns.set(tok, re);
+  }
+  return re;
+}
+
+const SHORT_MONTHS = MONTHS.map((m) => m.slice(0, 3));
+const SHORT_DAYS = DAYS.map((d) => d.slice(0, 3));
+
+/** The unparsed rest of a time value (a class, not closures: hot path, see bench/builtins.ts). */
+class ValueCursor {
+  rest: string;
+  constructor(
+    readonly value: string,
+    readonly layout: string,
+  ) {
+    this.rest = value;
+  }
+
+  fail(what: string): never {
+    throw new ParseFailure(
+      `parsing time ${JSON.stringify(this.value)} as ${JSON.stringify(this.layout)}: cannot parse ${JSON.stringify(this.rest)} as ${JSON.stringify(what)}`,
+    );
+  }
+
+  /** Exactly `fixed` digits, or (fixed = 0) 1..maxDigits digits. */
+  num(tok: string, fixed: number, maxDigits = fixed): number {
+    const want = fixed || maxDigits;
+    const rest = this.rest;
+    let n = 0;
+    let k = 0;
+    while (k < want && k < rest.length) {
+      const ch = rest.charCodeAt(k);
+      if (ch < 48 || ch > 57) break;
+      n = n * 10 + (ch - 48);
+      k++;
+    }
+    if (k === 0 || (fixed && k !== fixed)) this.fail(tok);
+    this.rest = rest.slice(k);
+    return n;
+  }
+
+  /** Case-insensitive match of one of `names`; returns its index. */
+  lookup(tok: string, names: string[]): number {
+    for (let i = 0; i < names.length; i++) {
+      const n = names[i];
+      if (this.rest.slice(0, n.length).toLowerCase() === n.toLowerCase()) {
+        this.rest = this.rest.slice(n.length);
+        return i;
+      }
+    }
+    return this.fail(tok);
+  }
+
+  /** An optional `.123` / `,123` fraction of a second, as nanoseconds. */
+  fraction(): number | undefined {
+    const m = /^[.,](\d+)/.exec(this.rest);
+    if (!m) return undefined;
+    this.rest = this.rest.slice(m[0].length);
+    return Number(m[1].slice(0, 9).padEnd(9, '0'));
+  }
+}
+
 /** Go's time.Parse(layout, value) → nanoseconds since the epoch (UTC unless the value has an offset). */
 export function parseTime(layout: string, value: string, defaultZone: Zone = UTC): bigint {
   const toks = tokenize(layout);
-  let rest = value;
+  const c = new ValueCursor(value, layout);
   let year = 1;
   let month = 1;
   let day = 1;
@@ -363,123 +465,94 @@ export function parseTime(layout: string, value: string, defaultZone: Zone = UTC
   let nanos = 0;
   let pm: boolean | undefined;
   let offset: number | undefined;
-  const fail = (what: string): never => {
-    throw new ParseFailure(`parsing time ${JSON.stringify(value)} as ${JSON.stringify(layout)}: cannot parse ${JSON.stringify(rest)} as ${JSON.stringify(what)}`);
-  };
-  const num = (tok: string, fixed: number, maxDigits = fixed): number => {
-    const m = new RegExp(fixed ? `^\\d{${fixed}}` : `^\\d{1,${maxDigits}}`).exec(rest);
-    if (!m) fail(tok);
-    rest = rest.slice(m![0].length);
-    return Number(m![0]);
-  };
-  const lookup = (tok: string, names: string[]): number => {
-    const idx = names.findIndex((n) => rest.slice(0, n.length).toLowerCase() === n.toLowerCase());
-    if (idx === -1) fail(tok);
-    rest = rest.slice(names[idx].length);
-    return idx;
-  };
-  const fraction = (): void => {
-    const m = /^[.,](\d+)/.exec(rest);
-    if (m) {
-      nanos = Number(m[1].slice(0, 9).padEnd(9, '0'));
-      rest = rest.slice(m[0].length);
-    }
-  };
   for (let k = 0; k < toks.length; k++) {
     const tok = toks[k];
     if (tok.t === 'lit') {
-      if (!rest.startsWith(tok.s)) fail(tok.s);
-      rest = rest.slice(tok.s.length);
+      if (!c.rest.startsWith(tok.s)) c.fail(tok.s);
+      c.rest = c.rest.slice(tok.s.length);
       continue;
     }
     if (tok.t === 'frac') {
-      if (tok.optional) fraction();
+      if (tok.optional) nanos = c.fraction() ?? nanos;
       else {
-        const m = new RegExp(`^[.,](\\d{${tok.digits}})`).exec(rest);
-        if (!m) fail(tok.s);
-        nanos = Number(m![1].padEnd(9, '0').slice(0, 9));
-        rest = rest.slice(m![0].length);
+        const digits = c.rest.slice(1, 1 + tok.digits);
+        if (!/^[.,]/.test(c.rest) || digits.length !== tok.digits || !/^\d+$/.test(digits)) c.fail(tok.s);
+        nanos = Number(digits.padEnd(9, '0').slice(0, 9));
+        c.rest = c.rest.slice(1 + tok.digits);
       }
       continue;
     }
     switch (tok.s) {
-      case 'January': month = lookup(tok.s, MONTHS) + 1; break;
-      case 'Jan': month = lookup(tok.s, MONTHS.map((m) => m.slice(0, 3))) + 1; break;
-      case 'Monday': lookup(tok.s, DAYS); break;
-      case 'Mon': lookup(tok.s, DAYS.map((d) => d.slice(0, 3))); break;
+      case 'January': month = c.lookup(tok.s, MONTHS) + 1; break;
+      case 'Jan': month = c.lookup(tok.s, SHORT_MONTHS) + 1; break;
+      case 'Monday': c.lookup(tok.s, DAYS); break;
+      case 'Mon': c.lookup(tok.s, SHORT_DAYS); break;
       case 'MST': {
-        const m = /^(UTC|GMT)([+-]\d{1,2})?|^[A-Z]{3,5}/.exec(rest);
-        if (!m) fail(tok.s);
+        const m = /^(UTC|GMT)([+-]\d{1,2})?|^[A-Z]{3,5}/.exec(c.rest);
+        if (!m) c.fail(tok.s);
         offset = m![2] ? Number(m![2]) * 3600 : (offset ?? 0);
-        rest = rest.slice(m![0].length);
+        c.rest = c.rest.slice(m![0].length);
         break;
       }
       case '2006': {
-        const m = /^\d{4}/.exec(rest);
-        if (!m) fail(tok.s);
+        const m = /^\d{4}/.exec(c.rest);
+        if (!m) c.fail(tok.s);
         year = Number(m![0]);
-        rest = rest.slice(4);
+        c.rest = c.rest.slice(4);
         break;
       }
       case '06': {
-        const y = num(tok.s, 2);
+        const y = c.num(tok.s, 2);
         year = y >= 69 ? 1900 + y : 2000 + y;
         break;
       }
-      case '01': month = num(tok.s, 2); break;
-      case '1': month = num(tok.s, 0, 2); break;
-      case '02': day = num(tok.s, 2); break;
+      case '01': month = c.num(tok.s, 2); break;
+      case '1': month = c.num(tok.s, 0, 2); break;
+      case '02': day = c.num(tok.s, 2); break;
       case '_2':
-        if (rest.startsWith(' ')) rest = rest.slice(1);
-        day = num(tok.s, 0, 2);
+        if (c.rest.startsWith(' ')) c.rest = c.rest.slice(1);
+        day = c.num(tok.s, 0, 2);
         break;
-      case '2': day = num(tok.s, 0, 2); break;
-      case '002': yday = num(tok.s, 3); break;
+      case '2': day = c.num(tok.s, 0, 2); break;
+      case '002': yday = c.num(tok.s, 3); break;
       case '__2':
-        rest = rest.replace(/^ {1,2}/, '');
-        yday = num(tok.s, 0, 3);
+        c.rest = c.rest.replace(/^ {1,2}/, '');
+        yday = c.num(tok.s, 0, 3);
         break;
-      case '15': hour = num(tok.s, 0, 2); break;
-      case '03': hour = num(tok.s, 2); break;
-      case '3': hour = num(tok.s, 0, 2); break;
-      case '04': minute = num(tok.s, 2); break;
-      case '4': minute = num(tok.s, 0, 2); break;
+      case '15': hour = c.num(tok.s, 0, 2); break;
+      case '03': hour = c.num(tok.s, 2); break;
+      case '3': hour = c.num(tok.s, 0, 2); break;
+      case '04': minute = c.num(tok.s, 2); break;
+      case '4': minute = c.num(tok.s, 0, 2); break;
       case '05':
       case '5':
-        second = tok.s === '05' ? num(tok.s, 2) : num(tok.s, 0, 2);
+        second = tok.s === '05' ? c.num(tok.s, 2) : c.num(tok.s, 0, 2);
         // Go accepts a fractional second after the seconds field even if the layout has none.
-        if (toks[k + 1]?.t !== 'frac') fraction();
+        if (toks[k + 1]?.t !== 'frac') nanos = c.fraction() ?? nanos;
         break;
       case 'PM':
       case 'pm': {
-        const m = /^(AM|PM|am|pm)/.exec(rest);
-        if (!m) fail(tok.s);
+        const m = /^(AM|PM|am|pm)/.exec(c.rest);
+        if (!m) c.fail(tok.s);
         pm = m![0].toUpperCase() === 'PM';
-        rest = rest.slice(2);
+        c.rest = c.rest.slice(2);
         break;
       }
       default: {
-        if (tok.s.startsWith('Z') && rest.startsWith('Z')) {
+        if (tok.s.startsWith('Z') && c.rest.startsWith('Z')) {
           offset = 0;
-          rest = rest.slice(1);
+          c.rest = c.rest.slice(1);
           break;
         }
-        const body = tok.s.slice(1);
-        const pattern = body
-          .replace('07', '(\\d{2})')
-          .replace(/:00:00$/, ':(\\d{2}):(\\d{2})')
-          .replace(/0000$/, '(\\d{2})(\\d{2})')
-          .replace(/:00$/, ':(\\d{2})')
-          .replace(/00$/, '(\\d{2})');
-        const m = new RegExp(`^([+-])${pattern}`).exec(rest);
-        if (!m) fail(tok.s);
+        const m = offsetPattern(tok.s).exec(c.rest);
+        if (!m) c.fail(tok.s);
         const [hh, mm, ss] = [m![2], m![3], m![4]].map((x) => Number(x ?? 0));
         offset = (m![1] === '-' ? -1 : 1) * (hh * 3600 + mm * 60 + ss);
-        rest = rest.slice(m![0].length);
+        c.rest = c.rest.slice(m![0].length);
       }
     }
   }
-  if (rest !== '') throw new ParseFailure(`parsing time ${JSON.stringify(value)}: extra text: ${JSON.stringify(rest)}`);
+  if (c.rest !== '') throw new ParseFailure(`parsing time ${JSON.stringify(value)}: extra text: ${JSON.stringify(c.rest)}`);
   if (pm !== undefined) {
     if (hour > 12) throw new ParseFailure(`parsing time ${JSON.stringify(value)}: hour out of range`);
     if (pm && hour < 12) hour += 12;
@@ -494,7 +567,7 @@ export function parseTime(layout: string, value: string, defaultZone: Zone = UTC
   if (hour > 23) throw new ParseFailure(`parsing time ${JSON.stringify(value)}: hour out of range`);
   if (minute > 59) throw new ParseFailure(`parsing time ${JSON.stringify(value)}: minute out of range`);
   if (second > 59) throw new ParseFailure(`parsing time ${JSON.stringify(value)}: second out of range`);
-  const zone = offset !== undefined ? fixedZone(offset, '') : defaultZone;
+  const zone = offset !== undefined ? new FixedZone(offset, '') : defaultZone;
   return fromCivil(year, month, day, hour, minute, second, nanos, zone);
 }
 
