@@ -20,10 +20,52 @@ interface RawRule {
   rule: Rule;
   path: string[];
   kind: RuleKind;
-  keyTerm?: Term;
   /** All ref elements after the rule set path (`a.b[x].c := v` → [x, "c"]). */
   keyPath?: Term[];
+  /** A `contains` rule whose set lives at `keyPath` inside the rule set's object. */
+  multi?: boolean;
   arity: number;
+}
+
+/**
+ * General ref heads (OPA v1): a rule set with variable path elements (`p[q].r := 1`) owns the whole
+ * subtree below its path, so rules at deeper ground paths (`p.a.r := 0`, `p.b contains "x"`) become
+ * definitions of that object at their remaining path; overlaps are checked when the object is built
+ * (eval_conflict_error), as in OPA.
+ */
+function mergeIntoDynamic(groups: Map<string, RawRule[]>, errors: RegoError[]): void {
+  const dynamic = [...groups.values()].filter((g) => g[0].kind === 'partial_object').map((g) => g[0].path);
+  if (!dynamic.length) return;
+  const keys = [...groups.keys()].sort((a, b) => b.split('/').length - a.split('/').length);
+  for (const k of keys) {
+    const g = groups.get(k)!;
+    const path = g[0].path;
+    let owner: string[] | undefined;
+    for (const d of dynamic) {
+      if (d.length < path.length && d.every((seg, i) => path[i] === seg) && (!owner || d.length > owner.length)) owner = d;
+    }
+    if (!owner) continue;
+    const target = groups.get(pathKey(owner))!;
+    const extra: Term[] = path.slice(owner.length).map((seg) => ({ type: 'string', value: seg, location: g[0].rule.head.location }));
+    for (const r of g) {
+      if (r.kind === 'function') {
+        errors.push(new RegoError('rego_compile_error', `function ${ruleSetName(r.path)} conflicts with rule ${ruleSetName(owner)}`, r.rule.location));
+        continue;
+      }
+      if (r.rule.else) {
+        errors.push(new RegoError('rego_compile_error', `else is not supported on rules inside the general reference ${ruleSetName(owner)}`, r.rule.location));
+        continue;
+      }
+      target.push({
+        ...r,
+        path: owner,
+        kind: 'partial_object',
+        keyPath: [...extra, ...(r.keyPath ?? [])],
+        multi: r.multi || r.kind === 'partial_set',
+      });
+    }
+    groups.delete(k);
+  }
 }
 
 function packagePath(m: Module): string[] {
@@ -61,14 +103,12 @@ function classify(m: Module, rule: Rule, errors: RegoError[]): RawRule | undefin
     return { module: m, rule, path, kind: 'function', arity: rule.head.args!.length };
   }
   if (rule.head.kind === 'multi') {
-    if (remaining.length) {
-      errors.push(new RegoError('rego_compile_error', 'multi-value rule reference must be ground except for the contains key', where));
-      return undefined;
-    }
+    // `p[q] contains r`: an object whose leaves are sets.
+    if (remaining.length) return { module: m, rule, path, kind: 'partial_object', keyPath: remaining, multi: true, arity: 0 };
     return { module: m, rule, path, kind: 'partial_set', arity: 0 };
   }
   if (remaining.length === 0) return { module: m, rule, path, kind: 'complete', arity: 0 };
-  return { module: m, rule, path, kind: 'partial_object', keyTerm: remaining[0], keyPath: remaining, arity: 0 };
+  return { module: m, rule, path, kind: 'partial_object', keyPath: remaining, arity: 0 };
 }
 
 function ruleSetName(path: readonly string[]): string {
@@ -96,6 +136,7 @@ export function compileModules(modules: Module[], options: CompileOptions = {}):
     if (g) g.push(r);
     else groups.set(k, [r]);
   }
+  mergeIntoDynamic(groups, errors);
   for (const [, g] of groups) {
     const kinds = new Set(g.map((r) => r.kind));
     const name = ruleSetName(g[0].path);
@@ -191,32 +232,36 @@ export function compileModules(modules: Module[], options: CompileOptions = {}):
     const args = raw.kind === 'function' ? rw.declareArgs(raw.rule.head.args ?? [], argScope) : [];
     const argVars = new Set<string>();
     for (const a of args) forEachVar(a, (v) => argVars.add(v.value));
-    const one = (rule: Rule, keyTerm: Term | undefined, inheritedValue: boolean): CompiledRule => {
+    const one = (rule: Rule, keyPath: Term[] | undefined, inheritedValue: boolean): CompiledRule => {
       const scope: ScopeHandle = rw.newScope(argScope);
       let body: Body = rw.rewriteBody(rule.body, scope);
-      const key = raw.kind === 'partial_set' ? rule.head.key : keyTerm;
-      const rkey = key ? rw.rewriteTerm(key, scope) : undefined;
-      const value = rule.head.value ?? (inheritedValue ? { type: 'boolean', value: true, location: rule.location } as Term : undefined);
+      const multi = raw.kind === 'partial_set' || raw.multi === true;
+      // For partial sets and `contains` leaves the head key is the element.
+      const element = multi ? rule.head.key : undefined;
+      const relement = element ? rw.rewriteTerm(element, scope) : undefined;
+      const rpath = keyPath?.map((t) => rw.rewriteTerm(t, scope));
+      const value = multi ? undefined : rule.head.value ?? (inheritedValue ? ({ type: 'boolean', value: true, location: rule.location } as Term) : undefined);
       let rvalue = value ? rw.rewriteTerm(value, scope) : undefined;
-      const rpath = keyTerm && raw.keyPath && raw.keyPath.length > 1 ? [rkey!, ...raw.keyPath.slice(1).map((t) => rw.rewriteTerm(t, scope))] : undefined;
-      const headTerms = [rkey, rvalue, ...(rpath ?? [])].filter((t): t is Term => !!t);
+      const headTerms = [relement, rvalue, ...(rpath ?? [])].filter((t): t is Term => !!t);
       const r = safety.reorder(body, argVars, headTerms);
       body = r.body;
-      const finalKey = rkey ? safety.reorderTerm(rkey, r.bound) : undefined;
       rvalue = rvalue ? safety.reorderTerm(rvalue, r.bound) : undefined;
+      const finalPath = rpath?.map((t) => safety.reorderTerm(t, r.bound));
+      const finalElement = relement ? safety.reorderTerm(relement, r.bound) : undefined;
       return {
         kind: raw.kind,
         default: rule.default,
         args,
-        key: finalKey,
-        keyPath: rpath?.map((t) => safety.reorderTerm(t, r.bound)),
+        key: raw.kind === 'partial_set' ? finalElement : finalPath?.[0],
+        keyPath: finalPath,
+        element: raw.kind === 'partial_object' && multi ? finalElement : undefined,
         value: rvalue,
         body,
         location: rule.location ?? rule.head.location,
         file: raw.module.file,
       };
     };
-    const top = one(raw.rule, raw.keyTerm, raw.kind !== 'partial_set');
+    const top = one(raw.rule, raw.keyPath, true);
     let cur = top;
     for (let e = raw.rule.else; e; e = e.else) {
       cur.else = one(e, undefined, true);

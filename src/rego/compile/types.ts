@@ -12,8 +12,10 @@ export interface CompiledRule {
   args: Term[];
   /** Partial set element or partial object key. */
   key?: Term;
-  /** Ref heads with several elements below the rule set path (`a.b[x].c := v` → [x, "c"]); `key` is the first. */
+  /** Partial objects: the head's ref elements below the rule set path (`a.b[x].c := v` → [x, "c"]); `key` is the first. */
   keyPath?: Term[];
+  /** Partial objects whose leaf at `keyPath` is a set (`p[q] contains r`): the element added. */
+  element?: Term;
   /** Complete/function value or partial object value. */
   value?: Term;
   body: Body;

@@ -276,6 +276,9 @@ export class FuncPlanner {
               this.planBody(r.body, 0, () => {
                 if (rs.kind === 'partial_set') {
                   this.planValue(r.key!, (k) => this.emit({ type: 'SetAddStmt', stmt: { set: ret, value: k } }));
+                } else if (r.element) {
+                  const el = r.element;
+                  this.planValues(r.keyPath!, 0, [], (ks) => this.planValue(el, (v) => this.insertNested(ret, ks, v, true)));
                 } else if (r.keyPath && r.keyPath.length > 1) {
                   this.planValues(r.keyPath, 0, [], (ks) => this.planValue(valueOf(r), (v) => this.insertNested(ret, ks, v)));
                 } else {
@@ -343,23 +346,29 @@ export class FuncPlanner {
     return { name, params, return: ret, blocks, path: [`g${this.gen.id}`, ...rs.path] };
   }
 
-  /** `obj[k1][k2]…[kn] = v`, creating intermediate objects (general ref heads `a.b[x].c := v`). */
-  private insertNested(obj: Local, keys: Operand[], value: Operand): void {
+  /**
+   * `obj[k1][k2]…[kn] = v`, creating intermediate objects (general ref heads `a.b[x].c := v`);
+   * with `setLeaf`, `obj[k1]…[kn]` is a set and `v` is added to it (`p[q] contains r`).
+   */
+  private insertNested(obj: Local, keys: Operand[], value: Operand, setLeaf = false): void {
     let cur = obj;
-    for (let i = 0; i < keys.length - 1; i++) {
+    const steps = setLeaf ? keys.length : keys.length - 1;
+    for (let i = 0; i < steps; i++) {
+      const leaf = setLeaf && i === keys.length - 1;
       const t = this.newLocal();
       this.emit({ type: 'ResetLocalStmt', stmt: { target: t } });
       const get = this.block(() => this.emit({ type: 'DotStmt', stmt: { source: { type: 'local', value: cur }, key: keys[i], target: t } }));
       const create = this.block(() => {
         this.emit({ type: 'IsUndefinedStmt', stmt: { source: t } });
-        this.emit({ type: 'MakeObjectStmt', stmt: { target: t } });
+        this.emit(leaf ? { type: 'MakeSetStmt', stmt: { target: t } } : { type: 'MakeObjectStmt', stmt: { target: t } });
         this.emit({ type: 'ObjectInsertStmt', stmt: { object: cur, key: keys[i], value: { type: 'local', value: t } } });
       });
       this.emit({ type: 'BlockStmt', stmt: { blocks: [get, create] } });
-      this.emit({ type: 'IsObjectStmt', stmt: { source: { type: 'local', value: t } } });
+      this.emit(leaf ? { type: 'IsSetStmt', stmt: { source: { type: 'local', value: t } } } : { type: 'IsObjectStmt', stmt: { source: { type: 'local', value: t } } });
       cur = t;
     }
-    this.emit({ type: 'ObjectInsertOnceStmt', stmt: { object: cur, key: keys[keys.length - 1], value } });
+    if (setLeaf) this.emit({ type: 'SetAddStmt', stmt: { set: cur, value } });
+    else this.emit({ type: 'ObjectInsertOnceStmt', stmt: { object: cur, key: keys[keys.length - 1], value } });
   }
 
   // ---- queries -----------------------------------------------------------------------------------

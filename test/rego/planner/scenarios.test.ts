@@ -27,6 +27,22 @@ by.team[u.team].members[u.name] := true if { some u in users }
     expect(run(src, 't/by')).toEqual({ team: { x: { members: { a: true } }, y: { members: { b: true } } } });
   });
 
+  it('general ref heads own their subtree: deeper ground rules merge in, set leaves, conflicts', () => {
+    const src = `package t
+roles[r.name].perms[p] := true if { some r in input.roles; some p in r.perms }
+roles.guest.perms.read := true
+roles.admin.level := 9
+tags[k] contains v if { some k, vs in input.tags; some v in vs }
+tags.extra contains "x"
+`;
+    const input = { roles: [{ name: 'admin', perms: ['write'] }], tags: { a: ['1', '2'] } };
+    expect(run(src, 't/roles', input)).toEqual({ admin: { perms: { write: true }, level: 9 }, guest: { perms: { read: true } } });
+    expect(run(src, 't/tags', input)).toEqual({ a: ['1', '2'], extra: ['x'] });
+    const conflict = `package t
+p[k].v := i if { some i, k in ["a", "b", "a"] }`;
+    expect(() => run(conflict, 't/p')).toThrow(/eval_conflict_error/);
+  });
+
   it('some k, v in object and membership expressions', () => {
     const src = `package t
 o := {"a": 1, "b": 2, "c": 3}
