@@ -51,7 +51,7 @@ async function toEnvelope(r: AbstractRequest, sessionId: string, signatureState 
     // Signed over the envelope with metadata.session_id removed, then sent with it.
     const { session_id: _s, ...meta } = envelope.params.metadata;
     const subset = await signEnvelope({ ...envelope, params: { ...envelope.params, metadata: meta } }, 'params', sigs, { sessionId, keyId: 'k1' });
-    return { ...envelope, params: { ...envelope.params, signature: subset.params.signature } } as AcsRequest;
+    return { ...envelope, params: { ...envelope.params, signature: (subset.params as { signature?: unknown }).signature } } as unknown as AcsRequest;
   }
   return (await signEnvelope(envelope, 'params', sigs, { sessionId, keyId: 'k1' })) as unknown as AcsRequest;
 }
