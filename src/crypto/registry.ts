@@ -121,7 +121,9 @@ export function createSignatureRegistry(config: SignatureRegistryConfig = {}): S
     try {
       return await pool.verify(alg, key, input, sig);
     } catch {
-      return false;
+      // Pool saturated or a worker died: verify here rather than refuse a valid signature (verification costs
+      // milliseconds, unlike SLH-DSA signing, so briefly blocking beats a spurious SIGNATURE_INVALID).
+      return verifyPqc(alg, key, input, sig);
     }
   };
 

@@ -109,6 +109,18 @@ describe('failure and shutdown', () => {
     await p.close();
   });
 
+  it('a saturated pool still verifies correctly (falls back to the calling thread)', async () => {
+    const file = generateKeyFile('ML-DSA-65', { keyId: 'sat' });
+    const registry = createSignatureRegistry({ keys: [file], workerPool: { size: 1, maxInFlight: 1 } });
+    const sig = await registry.sign('ML-DSA-65', msg(0), { sessionId: 's' });
+    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => registry.verify(sig, msg(i % 2), { sessionId: 's' })));
+    expect(results).toEqual([true, false, true, false, true, false]);
+    // Signing, in contrast, refuses when saturated.
+    const signs = await Promise.allSettled([registry.sign('ML-DSA-65', msg(1), { sessionId: 's' }), registry.sign('ML-DSA-65', msg(2), { sessionId: 's' })]);
+    expect(signs.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
+    await registry.close();
+  });
+
   it('refuses nonsensical pool sizes', () => {
     expect(() => new PqcWorkerPool({ maxInFlight: 0 })).toThrow(/maxInFlight/);
     expect(() => new PqcWorkerPool({ size: 0 })).toThrow(/1\.\.64/);
