@@ -90,7 +90,7 @@ function link(m: binaryen.Module, policy: Policy, options: LinkOptions): Uint8Ar
   // Static data goes right after the runtime's data (__heap_base, which the runtime's start function
   // stores into rt_heap_base; we read it from that start function's constant).
   const heapBaseGlobal = rt('rt_heap_base');
-  const runtimeDataEnd = runtimeStaticEnd(m);
+  const runtimeDataEnd = runtimeStaticEnd(m, heapBaseGlobal);
   const data = new StaticData(align(runtimeDataEnd, 8));
 
   const strings = (policy.static?.strings ?? []).map((s) => s.value);
@@ -226,21 +226,33 @@ function dataSegments(m: binaryen.Module): DataSegmentInfo[] {
   return out;
 }
 
-function runtimeStaticEnd(m: binaryen.Module): number {
+/** The constant a `global.set $global (i32.const N)` inside expr stores, or 0. */
+function constStoredTo(expr: number, global: string): number {
+  const info = binaryen.getExpressionInfo(expr) as { id: number; children?: number[]; name?: string; value?: number };
+  if (info.id === binaryen.BlockId) {
+    for (const c of info.children ?? []) {
+      const v = constStoredTo(c, global);
+      if (v) return v;
+    }
+    return 0;
+  }
+  if (info.id === binaryen.GlobalSetId && info.name === global && info.value !== undefined) {
+    const value = binaryen.getExpressionInfo(info.value) as { id: number; value?: number };
+    if (value.id === binaryen.ConstId && typeof value.value === 'number') return value.value;
+  }
+  return 0;
+}
+
+function runtimeStaticEnd(m: binaryen.Module, heapBaseGlobal: string): number {
   let end = 8;
   for (const info of dataSegments(m)) {
     if (info.passive) continue;
     end = Math.max(end, info.offset + info.data.byteLength);
   }
-  // The runtime's start function also holds __heap_base as a constant; never go below it.
+  // The runtime's start function stores __heap_base (which also covers zero-filled static buffers that
+  // have no data segment) into rt_heap_base; never go below it.
   const start = m.getStart();
-  if (start) {
-    const text = m.emitText();
-    const name = binaryen.getFunctionInfo(start).name;
-    const at = text.indexOf(`(func $${name}\n`);
-    const k = at >= 0 ? /\(i32\.const (\d+)\)/.exec(text.slice(at, at + 400)) : null;
-    if (k) end = Math.max(end, Number(k[1]));
-  }
+  if (start) end = Math.max(end, constStoredTo(binaryen.getFunctionInfo(start).body, heapBaseGlobal));
   return end;
 }
 
