@@ -409,6 +409,41 @@ describe('locations', () => {
   });
 });
 
+describe('every node is located', () => {
+  it('terms, exprs, heads, rules, withs, imports and the package all carry file/row/col', () => {
+    const m = parseModule(
+      'all.rego',
+      [
+        'package a.b',
+        'import data.lib as l',
+        'default d := {"k": [1, {2}]}',
+        'f(x) := y if { y := x + count([z | some z in input.zs]) }',
+        'p contains v if { some k, v in input.o; not k == "x" with input as {} }',
+        'q[k] := {a: b | some a, b in input.m} if { k := "key"; every e in input.es { e > 0 } }',
+        'r := 1 if false else := 2',
+        's if { some u, w; u := 1; w := -u }',
+      ].join('\n'),
+    );
+    const missing: string[] = [];
+    const visit = (node: unknown, path: string): void => {
+      if (Array.isArray(node)) return node.forEach((x, i) => visit(x, `${path}[${i}]`));
+      if (!node || typeof node !== 'object') return;
+      const o = node as Record<string, unknown>;
+      // ExprTerms (an expression's `terms`) are not nodes of their own: the Expr carries the location.
+      const needs = 'type' in o ? !path.endsWith('.terms') : 'index' in o || 'head' in o || 'reference' in o || ('target' in o && 'value' in o);
+      if (needs) {
+        const loc = o.location as { file?: string; row?: number; col?: number } | undefined;
+        if (!loc || loc.file !== 'all.rego' || !(loc.row! >= 1) || !(loc.col! >= 1)) missing.push(path);
+      }
+      for (const [k, v] of Object.entries(o)) if (k !== 'location') visit(v, `${path}.${k}`);
+    };
+    visit(m.rules, 'rules');
+    visit(m.imports, 'imports');
+    visit(m.package, 'package');
+    expect(missing).toEqual([]);
+  });
+});
+
 describe('errors', () => {
   it('unexpected } token', () => {
     expect(parseError('package p\np if { x := 1 }}')).toBe('p.rego:2:16: rego_parse_error: unexpected } token');
