@@ -4,7 +4,7 @@
 // other), wildcards become unique generated vars.
 import type { Body, Expr, ExprTerms, Location, RefTerm, Term, VarTerm, With } from '../ast/types.ts';
 import { RegoError } from '../errors.ts';
-import { forEachVar, refTerm } from './terms.ts';
+import { refTerm } from './terms.ts';
 
 /** Maximum AST nesting we walk; deeper input gets a compile error instead of a stack overflow. */
 export const MAX_DEPTH = 400;
@@ -231,13 +231,4 @@ export class Rewriter {
 /** Opaque scope handle so callers outside this file cannot poke at scopes. */
 export interface ScopeHandle {
   readonly __scope: unique symbol;
-}
-
-/** Vars of a term, as VarTerms (first occurrence per name). */
-export function varTermsOf(t: Term): VarTerm[] {
-  const seen = new Map<string, VarTerm>();
-  forEachVar(t, (v) => {
-    if (!seen.has(v.value)) seen.set(v.value, v);
-  });
-  return [...seen.values()];
 }

@@ -1,18 +1,11 @@
 // Small structural helpers over the Rego AST shared by the compile stage and the planner.
 import type { Body, Expr, Location, RefTerm, Term, VarTerm } from '../ast/types.ts';
 
-/** Prefix of compiler-generated variable names; such vars are never bound in query results. */
-export const GENERATED_PREFIX = '__';
-
-export function isGeneratedVar(name: string): boolean {
-  return name.startsWith(GENERATED_PREFIX) || name.startsWith('$') || name === '_';
-}
-
-export function varTerm(name: string, location?: Location): VarTerm {
+function varTerm(name: string, location?: Location): VarTerm {
   return { type: 'var', value: name, location };
 }
 
-export function stringTerm(value: string, location?: Location): Term {
+function stringTerm(value: string, location?: Location): Term {
   return { type: 'string', value, location };
 }
 
@@ -25,27 +18,7 @@ export function dataRef(path: readonly string[], location?: Location): RefTerm {
   return refTerm([varTerm('data', location), ...path.map((p) => stringTerm(p, location))], location);
 }
 
-/** True when the term contains no variables, refs, calls or comprehensions. */
-export function isGround(t: Term): boolean {
-  switch (t.type) {
-    case 'null':
-    case 'boolean':
-    case 'number':
-    case 'string':
-      return true;
-    case 'array':
-    case 'set':
-      return t.value.every(isGround);
-    case 'object':
-      return t.value.every(([k, v]) => isGround(k) && isGround(v));
-    default:
-      return false;
-  }
-}
 
-export function isScalar(t: Term): boolean {
-  return t.type === 'null' || t.type === 'boolean' || t.type === 'number' || t.type === 'string';
-}
 
 /** Dotted name of a call operator (`array.concat`, `data.pkg.f`), or undefined if it has non-string parts. */
 export function operatorName(op: RefTerm): string | undefined {
@@ -59,18 +32,6 @@ export function operatorName(op: RefTerm): string | undefined {
   return parts.join('.');
 }
 
-/** The `data` path of a ref whose elements are all strings (`data.a.b` → ["a","b"]), else undefined. */
-export function dataRefPath(t: Term): string[] | undefined {
-  if (t.type !== 'ref') return undefined;
-  const [head, ...rest] = t.value;
-  if (head?.type !== 'var' || head.value !== 'data') return undefined;
-  const out: string[] = [];
-  for (const e of rest) {
-    if (e.type !== 'string') return undefined;
-    out.push(e.value);
-  }
-  return out;
-}
 
 /** Visit every var occurring in a term (including inside comprehensions), depth-first. */
 export function forEachVar(t: Term, fn: (v: VarTerm) => void, depth = 0): void {
@@ -109,7 +70,7 @@ export function forEachVar(t: Term, fn: (v: VarTerm) => void, depth = 0): void {
   }
 }
 
-export function forEachVarInExpr(e: Expr, fn: (v: VarTerm) => void, depth = 0): void {
+function forEachVarInExpr(e: Expr, fn: (v: VarTerm) => void, depth = 0): void {
   const x = e.terms;
   switch (x.type) {
     case 'term':
@@ -142,13 +103,4 @@ export function forEachVarInBody(b: Body, fn: (v: VarTerm) => void, depth = 0): 
   for (const e of b) forEachVarInExpr(e, fn, depth);
 }
 
-export function varsOf(t: Term): Set<string> {
-  const s = new Set<string>();
-  forEachVar(t, (v) => s.add(v.value));
-  return s;
-}
 
-/** Location of a term or expression, falling back to the given default. */
-export function locOf(x: { location?: Location } | undefined, fallback?: Location): Location | undefined {
-  return x?.location ?? fallback;
-}

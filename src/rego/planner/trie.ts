@@ -63,10 +63,3 @@ export function withoutPath(root: TrieNode, path: readonly string[]): TrieNode {
   }
   return { children, ruleSet: root.ruleSet };
 }
-
-/** True when the subtree holds any non-function rule set or function (functions give `{}` in extents). */
-export function hasRules(n: TrieNode): boolean {
-  if (n.ruleSet) return true;
-  for (const c of n.children.values()) if (hasRules(c)) return true;
-  return false;
-}
