@@ -42,7 +42,8 @@ type Segment = string;
 function parsePaths(v: unknown): Segment[][] {
   if (!Array.isArray(v)) throw new BuiltinTypeError(`operand 2 must be one of {set, array} but got ${typeName(v)}`);
   return v.map((p) => {
-    if (typeof p === 'string') return p.replace(/^\/+|\/+$/g, '') === '' ? [] : p.replace(/^\/+|\/+$/g, '').split('/');
+    // OPA: "" is the empty path; otherwise leading slashes are dropped, then split, then ~1 / ~0 unescaped.
+    if (typeof p === 'string') return p === '' ? [] : p.replace(/^\/+/, '').split('/').map((seg) => seg.replace(/~1/g, '/').replace(/~0/g, '~'));
     if (Array.isArray(p)) return p.map((seg) => (typeof seg === 'string' ? seg : JSON.stringify(seg)));
     throw new BuiltinTypeError(
       `operand 2 must be one of {set, array} containing string paths or array of path segments but got ${typeName(p)}`,
@@ -58,6 +59,8 @@ interface PathTrie {
 function buildTrie(paths: Segment[][]): PathTrie {
   const root: PathTrie = { leaf: false, children: new Map() };
   for (const path of paths) {
+    // OPA skips empty paths (they select and remove nothing).
+    if (path.length === 0) continue;
     let node = root;
     for (const seg of path) {
       let next = node.children.get(seg);
@@ -97,7 +100,8 @@ function filterByTrie(v: JsonValue, node: PathTrie): JsonValue | undefined {
     }
     return out;
   }
-  return undefined;
+  // A scalar under a deeper filter path is kept as it is (OPA's Object.Filter).
+  return v;
 }
 
 function removeByTrie(v: JsonValue, node: PathTrie): JsonValue | undefined {
@@ -408,7 +412,13 @@ export const collectionBuiltins: HostImpls = {
   },
   'json.patch'([doc, patches]) {
     const list = arr(patches, 2);
-    return applyPatch(doc as JsonValue, list);
+    // OPA: a patch that cannot be applied makes the result undefined, even with strict errors.
+    try {
+      return applyPatch(doc as JsonValue, list);
+    } catch (e) {
+      if (e instanceof BuiltinError) return undefined;
+      throw e;
+    }
   },
 
   // Type tests (sets arrive as arrays: is_set is always false on the host side).

@@ -202,7 +202,9 @@ export const globBuiltins: HostImpls = {
       seps = [];
       for (const d of delimiters) {
         if (typeof d !== 'string') throw new BuiltinTypeError(`operand 2 must be array of strings but got array containing ${typeName(d)}`);
-        seps.push(...Array.from(d));
+        // OPA: each delimiter is exactly one rune.
+        if (Array.from(d).length !== 1) throw new BuiltinTypeError('operand 2 must be array of runes but got array containing string');
+        seps.push(d);
       }
       // OPA: an empty delimiter list means the default, ".".
       if (delimiters.length === 0) seps = ['.'];

@@ -175,7 +175,14 @@ export const regexBuiltins: HostImpls = {
   // Note OPA's operand order: regex.replace(s, pattern, value).
   'regex.replace': ([s, p, v]) => goReplaceAll(compileRegex(str(p, 2)), str(s, 1), str(v, 3)),
   'regex.template_match'([t, s, open, close]) {
-    const pattern = templateToRegex(str(t, 1), str(open, 3), str(close, 4));
+    const template = str(t, 1);
+    str(s, 2);
+    const start = str(open, 3);
+    const end = str(close, 4);
+    // OPA counts bytes here (Go len); both messages report the start delimiter's length, as OPA does.
+    if (Buffer.byteLength(start) !== 1) throw new BuiltinError(`start delimiter has to be exactly one character long but is ${Buffer.byteLength(start)} long`);
+    if (Buffer.byteLength(end) !== 1) throw new BuiltinError(`end delimiter has to be exactly one character long but is ${Buffer.byteLength(start)} long`);
+    const pattern = templateToRegex(template, start, end);
     return compileRegex(pattern).test(str(s, 2));
   },
 };

@@ -1,7 +1,7 @@
 // String builtins with Go's semantics: positions and lengths count Unicode code points (runes),
 // not UTF-16 units, as OPA does.
 import type { HostImpls } from './registry.ts';
-import { BuiltinError, BuiltinTypeError, int, isObject, num, operandError, str, stringList, typeName } from './values.ts';
+import { BuiltinError, BuiltinTypeError, int, isObject, num, operandError, str, stringList } from './values.ts';
 
 const runes = (s: string): string[] => Array.from(s);
 
@@ -94,7 +94,7 @@ function stringOrStrings(v: unknown, pos: number): string[] {
 export const stringBuiltins: HostImpls = {
   concat([delim, list]) {
     const d = str(delim, 1);
-    if (!Array.isArray(list)) throw operandError(2, 'one of {array, set}', list);
+    if (!Array.isArray(list)) throw operandError(2, 'one of {set, array}', list);
     return stringList(list, 2).join(d);
   },
   contains: ([s, sub]) => str(s, 1).includes(str(sub, 2)),
@@ -102,17 +102,17 @@ export const stringBuiltins: HostImpls = {
   endswith: ([s, p]) => str(s, 1).endsWith(str(p, 2)),
   indexof([s, sub]) {
     const base = runes(str(s, 1));
-    return runeIndexOf(base, runes(str(sub, 2)));
+    const search = str(sub, 2);
+    if (search === '') throw new BuiltinError('empty search character');
+    return runeIndexOf(base, runes(search));
   },
   indexof_n([s, sub]) {
     const base = runes(str(s, 1));
-    const search = runes(str(sub, 2));
+    if (str(sub, 2) === '') throw new BuiltinError('empty search character');
+    const search = runes(sub as string);
     const out: number[] = [];
     // Overlapping occurrences, as OPA reports them.
-    for (let i = runeIndexOf(base, search); i !== -1; i = runeIndexOf(base, search, i + 1)) {
-      out.push(i);
-      if (search.length === 0 && i >= base.length) break;
-    }
+    for (let i = runeIndexOf(base, search); i !== -1; i = runeIndexOf(base, search, i + 1)) out.push(i);
     return out;
   },
   lower: ([s]) => str(s, 1).toLowerCase(),
@@ -124,7 +124,7 @@ export const stringBuiltins: HostImpls = {
     const pairs: [string, string][] = [];
     for (const key of Object.keys(patterns).sort()) {
       const v = patterns[key];
-      if (typeof v !== 'string') throw new BuiltinTypeError(`operand 1 must be object[string: string] but got object containing ${typeName(v)}`);
+      if (typeof v !== 'string') throw new BuiltinTypeError('operand 1 non-string value found in pattern object');
       pairs.push([key, v]);
     }
     return replaceMany(input, pairs);
