@@ -22,6 +22,9 @@ export interface GuardianFacts {
 
 type JsonObject = { [key: string]: Json };
 
+/** Ancestors projected per referenced provenance id (nearest first). */
+export const MAX_PROJECTED_ANCESTORS = 32;
+
 function isObject(v: unknown): v is JsonObject {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
@@ -63,7 +66,9 @@ export function sessionProjection(state: SessionState, params: Json): JsonObject
   };
   for (const id of referenced) {
     project(id);
-    const ancestors = lineageOf(state, id);
+    // Bounded: trust already folds the whole lineage in (minimum at record time); the projection only
+    // names the nearest ancestors for citation, so a long derivation chain cannot blow the input up.
+    const ancestors = lineageOf(state, id, MAX_PROJECTED_ANCESTORS);
     lineage[id] = ancestors;
     for (const a of ancestors) project(a);
   }

@@ -5,6 +5,7 @@ import {
   buildPolicyInput,
   collectProvenance,
   initialSessionState,
+  lineageOf,
   normaliseDigest,
   recordApproval,
   recordDecision,
@@ -118,6 +119,33 @@ describe('advanceSessionState', () => {
     expect(normaliseDigest({ algorithm: 'SHA-256', value: 'ABC' })).toBe('sha256:abc');
   });
 
+  it('caps provenance records by evicting the oldest; data derived from an evicted id is not trusted', () => {
+    let s = initialSessionState({ session_id: SESSION, agent_id: 'agent-1' });
+    for (let i = 0; i < 15; i++) {
+      s = advanceSessionState(s, 'steps/userMessage', params({ content: [{ type: 'text', value: 'x', provenance: prov(`u${i}`, 'user_input') }] }), { maxProvenanceRecords: 10 });
+    }
+    const ids = Object.keys(s.provenance.records);
+    expect(ids.length).toBeLessThanOrEqual(10);
+    expect(s.provenance.record_count).toBe(ids.length);
+    expect(ids).toContain('u14');
+    expect(ids).not.toContain('u0');
+    expect(s.provenance.summary.entry_count).toBe(15);
+    s = advanceSessionState(s, 'steps/agentResponse', params({ content: [{ type: 'text', value: 'a', provenance: prov('a0', 'agent_generated', ['u0']) }, { type: 'text', value: 'b', provenance: prov('a14', 'agent_generated', ['u14']) }] }), { maxProvenanceRecords: 10 });
+    expect(s.provenance.records.a0.trust).toBe('unknown');
+    expect(s.provenance.records.a14.trust).toBe('trusted');
+  });
+
+  it('recordDecision and recordApproval leave the given state untouched', () => {
+    const s0 = run([['steps/skillRegister', params({ skill_id: 'k', definition: { digest: 'sha256:aa' } })]]);
+    const before = JSON.stringify(s0);
+    const stepId = s0.recent_steps[0].step_id;
+    const s1 = recordDecision(s0, { step_id: stepId, method: 'steps/skillRegister' }, 'deny');
+    recordApproval(s1, { ask_step_id: 'x', approver: { type: 'human', id: 'a' }, capabilities: ['c'], scope: 'session', granted_at: 't' });
+    expect(JSON.stringify(s0)).toBe(before);
+    expect(s1.recent_steps[0].decision).toBe('deny');
+    expect(s1.skills.registered.k.approved).toBe(false);
+  });
+
   it('is deterministic: the same steps give byte-identical state (replay)', () => {
     const steps: [string, Json][] = [
       ['steps/sessionStart', params({ intent: { parsed: ['a'] } })],
@@ -162,6 +190,7 @@ describe('buildPolicyInput', () => {
     const session = input.session as Record<string, Record<string, Json>>;
     expect(session.provenance.trust).toEqual({ b1: 'untrusted', a1: 'untrusted', t1: 'untrusted', u1: 'trusted' });
     expect(session.provenance.lineage).toEqual({ b1: ['a1', 't1', 'u1'] });
+    expect((session.provenance.lineage as Record<string, Json>).b1).toEqual(lineageOf(s, 'b1'));
     expect(Object.keys(session.provenance.records as object).sort()).toEqual(['a1', 'b1', 't1', 'u1']);
     expect(input.client).toEqual({ modify_capable: true, ask_capable: false });
     expect(input.guardian).toEqual({ now: '2026-03-01T10:00:00Z', policy_version: 'r1' });
