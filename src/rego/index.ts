@@ -4,7 +4,7 @@ import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { parseModule, parseQuery } from './ast/index.ts';
 import type { Body, Module } from './ast/types.ts';
 import { createHostBuiltins, HostBuiltinContext, type HostBuiltinOptions } from './builtins/index.ts';
-import { readBundle, writeBundle, type Bundle, type BundleLimits, type BundleManifest } from './bundle/index.ts';
+import { BundleError, readBundle, writeBundle, type Bundle, type BundleLimits, type BundleManifest } from './bundle/index.ts';
 import { compileModules, type CompiledProgram } from './compile/index.ts';
 import { linkPolicyWasm } from './compiler/wasm/index.ts';
 import { RegoError, RegoErrors } from './errors.ts';
@@ -12,7 +12,7 @@ import type { Policy } from './ir/types.ts';
 import { planEntrypoints, planQueries } from './planner/index.ts';
 
 export { parseModule, parseQuery } from './ast/index.ts';
-export { readBundle, writeBundle } from './bundle/index.ts';
+export { BundleError, readBundle, writeBundle } from './bundle/index.ts';
 export type { Bundle, BundleManifest } from './bundle/index.ts';
 export { RegoError, RegoErrors } from './errors.ts';
 
@@ -149,7 +149,7 @@ export async function instantiatePolicy(wasm: Uint8Array, builtins: CustomBuilti
 /** Load a bundle's Wasm module with our host builtins and its data. */
 export async function loadBundle(bytes: Uint8Array, options: LoadOptions = {}): Promise<LoadedBundle> {
   const bundle = readBundle(bytes, options.limits);
-  if (!bundle.wasm) throw new Error('bundle has no policy.wasm');
+  if (!bundle.wasm) throw new BundleError('bundle has no policy.wasm');
   const policy = await instantiatePolicy(bundle.wasm, hostBuiltins(options.builtinContext), options.maxMemoryPages);
   policy.setData(options.data ?? bundle.data);
   return { policy, manifest: bundle.manifest, bundle, entrypoints: { ...(policy.entrypoints as Record<string, number>) } };
