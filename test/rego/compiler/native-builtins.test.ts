@@ -214,3 +214,36 @@ describe('number text', () => {
     }
   });
 });
+
+describe('exact integer arithmetic beyond 64 bits', () => {
+  let seed = 12345;
+  const rnd = () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed;
+  };
+  const randomInt = (): bigint => {
+    const digits = 1 + (rnd() % 40);
+    let s = String(1 + (rnd() % 9));
+    for (let i = 1; i < digits; i++) s += String(rnd() % 10);
+    return rnd() % 2 ? -BigInt(s) : BigInt(s);
+  };
+
+  it('plus, minus and mul agree with BigInt on random integers up to 40 digits', () => {
+    const edge = [0n, 1n, -1n, 9223372036854775807n, -9223372036854775808n, 10n ** 18n, -(10n ** 18n), 10n ** 19n - 1n];
+    const values = [...edge, ...Array.from({ length: 60 }, randomInt)];
+    for (let i = 0; i < values.length; i++) {
+      const a = values[i];
+      const b = values[(i * 7 + 3) % values.length];
+      const args = `[${a}, ${b}]`;
+      expect(call('plus', args), `${a} + ${b}`).toBe(String(a + b));
+      expect(call('minus', args), `${a} - ${b}`).toBe(String(a - b));
+      expect(call('mul', args), `${a} * ${b}`).toBe(String(a * b));
+    }
+  });
+
+  it('sum and product stay exact past 2^63', () => {
+    const xs = [9223372036854775807n, 9223372036854775807n, 12345678901234567890123n];
+    expect(call('sum', `[[${xs.join(',')}]]`)).toBe(String(xs.reduce((x, y) => x + y)));
+    expect(call('product', `[[${xs.join(',')}]]`)).toBe(String(xs.reduce((x, y) => x * y)));
+  });
+});

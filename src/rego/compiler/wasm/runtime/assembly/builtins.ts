@@ -9,6 +9,7 @@ import { rt_number_int, numFloat, numKind, numI64, numToF64, numToI64, numOk, nu
 import { compareValues } from "./compare";
 import { rt_get } from "./ops";
 import { setError } from "./ops";
+import { bigOperands, bigAdd, bigSub, bigMul } from "./bigint";
 
 const ERR_BUILTIN: i32 = 1;
 const ERR_TYPE: i32 = 2;
@@ -39,6 +40,7 @@ export function bi_plus(a: usize, b: usize): usize {
     const r = x + y;
     if (((x ^ r) & (y ^ r)) >= 0) return rt_number_int(r);
   }
+  if (bigOperands(a, b)) return bigAdd();
   return numFloat(numToF64(a) + numToF64(b));
 }
 
@@ -56,6 +58,7 @@ export function bi_minus(a: usize, b: usize): usize {
     const r = x - y;
     if (((x ^ y) & (x ^ r)) >= 0) return rt_number_int(r);
   }
+  if (bigOperands(a, b)) return bigSub();
   return numFloat(numToF64(a) - numToF64(b));
 }
 
@@ -68,6 +71,7 @@ export function bi_mul(a: usize, b: usize): usize {
     if (ax >= 0 && ay >= 0 && (ax < 0x7FFFFFFF && ay < 0x7FFFFFFF || (ay == 0 || ax <= 0x3FFFFFFFFFFFFFFF / ay)))
       return rt_number_int(x * y);
   }
+  if (bigOperands(a, b)) { const r = bigMul(); if (r != 0) return r; }
   return numFloat(numToF64(a) * numToF64(b));
 }
 
