@@ -14,6 +14,8 @@ export interface PqcWorkerPoolOptions {
    * PqcPoolSaturatedError instead of queueing without bound (a flood of SLH-DSA requests must not exhaust memory).
    */
   maxInFlight?: number;
+  /** Worker script; default ./pq-worker.mjs. Tests use it to inject a worker that dies. */
+  workerUrl?: URL;
 }
 
 /** Thrown when the pool already holds `maxInFlight` jobs. */
@@ -49,6 +51,7 @@ export function defaultPoolSize(): number {
 export class PqcWorkerPool {
   readonly size: number;
   readonly maxInFlight: number;
+  readonly #workerUrl: URL;
   readonly #slots: (Slot | undefined)[];
   #nextId = 1;
   #closed = false;
@@ -60,6 +63,7 @@ export class PqcWorkerPool {
     const max = options.maxInFlight ?? 4096;
     if (!Number.isInteger(max) || max < 1) throw new Error(`worker pool maxInFlight must be a positive integer, got ${max}`);
     this.maxInFlight = max;
+    this.#workerUrl = options.workerUrl ?? new URL('./pq-worker.mjs', import.meta.url);
     this.#slots = new Array<Slot | undefined>(size).fill(undefined);
   }
 
@@ -122,7 +126,7 @@ export class PqcWorkerPool {
   }
 
   #spawn(index: number): Slot {
-    const worker = new Worker(new URL('./pq-worker.mjs', import.meta.url));
+    const worker = new Worker(this.#workerUrl);
     worker.unref();
     const slot: Slot = { worker, pending: new Map() };
     worker.on('message', (reply: WorkerReply) => {

@@ -88,6 +88,20 @@ describe('failure and shutdown', () => {
     expect(verifyPqc('ML-DSA-44', k.publicKey, msg(5), await pool.sign('ML-DSA-44', k.signingKey, msg(5)))).toBe(true);
   });
 
+  it('a worker that dies fails its in-flight jobs and is replaced for the next ones', async () => {
+    const p = new PqcWorkerPool({ size: 1, workerUrl: new URL('./fixtures/dying-pq-worker.mjs', import.meta.url) });
+    const k = keys.get('ML-DSA-44')!;
+    expect(verifyPqc('ML-DSA-44', k.publicKey, msg(1), await p.sign('ML-DSA-44', k.signingKey, msg(1)))).toBe(true);
+    const poison = new Uint8Array([0xff, 1, 2]);
+    const doomed = [p.sign('ML-DSA-44', k.signingKey, poison), p.sign('ML-DSA-44', k.signingKey, msg(2))];
+    const settled = await Promise.allSettled(doomed);
+    expect(settled.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(String((settled[0] as PromiseRejectedResult).reason)).toMatch(/PQC worker exited with code 3/);
+    expect(p.inFlight).toBe(0);
+    expect(verifyPqc('ML-DSA-44', k.publicKey, msg(4), await p.sign('ML-DSA-44', k.signingKey, msg(4)))).toBe(true);
+    await p.close();
+  });
+
   it('close() rejects in-flight jobs and later calls', async () => {
     const p = new PqcWorkerPool({ size: 1 });
     const k = keys.get('ML-DSA-87')!;
