@@ -10,10 +10,11 @@ const STD = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const URL_PADDED = /^(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2}==|[A-Za-z0-9_-]{3}=)?$/;
 const URL_RAW = /^(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2,3})?$/;
 
-/** Go's base64.StdEncoding.DecodeString is strict: padding required, no whitespace. */
+/** Go's base64.StdEncoding.DecodeString: padding required; only CR and LF are skipped. */
 function decodeStd(s: string): Buffer {
-  if (!STD.test(s)) throw new BuiltinError(`illegal base64 data at input byte ${firstBad(s, /[A-Za-z0-9+/=]/)}`);
-  return Buffer.from(s, 'base64');
+  const text = s.replace(/[\r\n]/g, '');
+  if (!STD.test(text)) throw new BuiltinError(`illegal base64 data at input byte ${firstBad(text, /[A-Za-z0-9+/=]/)}`);
+  return Buffer.from(text, 'base64');
 }
 
 function firstBad(s: string, ok: RegExp): number {
@@ -30,7 +31,8 @@ export function goJsonMarshal(v: unknown, indent?: { prefix: string; indent: str
   const sorted = sortKeys(v);
   const text = indent ? JSON.stringify(sorted, null, indent.indent || undefined) : JSON.stringify(sorted);
   let out = htmlEscape(text ?? 'null');
-  if (indent && indent.prefix) out = out.split('\n').join('\n' + indent.prefix);
+  // OPA prefixes every line, the first one included (MarshalIndent skips the first; OPA adds it).
+  if (indent && indent.prefix) out = indent.prefix + out.split('\n').join('\n' + indent.prefix);
   return out;
 }
 
@@ -72,15 +74,17 @@ function queryUnescape(s: string): string {
   return Buffer.from(bytes).toString('utf8');
 }
 
-function stringValues(v: unknown, key: string): string[] {
+const encodeObjectError = 'operand 1 values must be string, array[string], or set[string]';
+
+function stringValues(v: unknown): string[] {
   if (typeof v === 'string') return [v];
   if (Array.isArray(v)) {
     return v.map((e) => {
-      if (typeof e !== 'string') throw new BuiltinTypeError(`operand 1 must be object[string: string, array[string] or set[string]] but got ${typeName(e)} at key ${key}`);
+      if (typeof e !== 'string') throw new BuiltinTypeError(encodeObjectError);
       return e;
     });
   }
-  throw new BuiltinTypeError(`operand 1 must be object[string: string, array[string] or set[string]] but got ${typeName(v)} at key ${key}`);
+  throw new BuiltinTypeError(encodeObjectError);
 }
 
 // JSON numbers that a double cannot hold exactly (long digit runs) would lose precision in
@@ -100,7 +104,7 @@ const yamlOptions = { version: '1.1' as const, uniqueKeys: false };
 export const encodingBuiltins: HostImpls = {
   'base64.encode': ([s]) => utf8(str(s, 1)).toString('base64'),
   'base64.decode': ([s]) => decodeStd(str(s, 1)).toString('utf8'),
-  'base64.is_valid': ([s]) => typeof s === 'string' && STD.test(s),
+  'base64.is_valid': ([s]) => typeof s === 'string' && STD.test(s.replace(/[\r\n]/g, '')),
   'base64url.encode': ([s]) => {
     const raw = utf8(str(s, 1)).toString('base64url');
     return raw + '='.repeat((4 - (raw.length % 4)) % 4);
@@ -126,7 +130,7 @@ export const encodingBuiltins: HostImpls = {
     const object = obj(o, 1);
     const parts: string[] = [];
     for (const k of Object.keys(object).sort()) {
-      for (const v of stringValues(object[k], k)) parts.push(`${queryEscape(k)}=${queryEscape(v)}`);
+      for (const v of stringValues(object[k])) parts.push(`${queryEscape(k)}=${queryEscape(v)}`);
     }
     return parts.join('&');
   },
@@ -145,10 +149,14 @@ export const encodingBuiltins: HostImpls = {
   'json.marshal': ([v]) => goJsonMarshal(v),
   'json.marshal_with_options'([v, o]) {
     const opts = obj(o, 2);
-    for (const [k, val] of Object.entries(opts)) {
-      if (k === 'pretty' && typeof val !== 'boolean') throw new BuiltinTypeError(`operand 2 "pretty" must be boolean but got ${typeName(val)}`);
-      if ((k === 'indent' || k === 'prefix') && typeof val !== 'string') throw new BuiltinTypeError(`operand 2 "${k}" must be string but got ${typeName(val)}`);
-      if (!['pretty', 'indent', 'prefix'].includes(k)) throw new BuiltinTypeError(`operand 2 object contains unknown key "${k}"`);
+    // OPA checks the keys in sorted order and reports the first problem.
+    for (const k of Object.keys(opts).sort()) {
+      const val = opts[k];
+      if (k === 'pretty') {
+        if (typeof val !== 'boolean') throw new BuiltinTypeError(`operand 2 key ${k} failed cast to bool`);
+      } else if (k === 'indent' || k === 'prefix') {
+        if (typeof val !== 'string') throw new BuiltinTypeError(`operand 2 key ${k} failed cast to string: operand 1 must be string but got ${typeName(val)}`);
+      } else throw new BuiltinTypeError(`operand 2 object contained unknown key ${k}`);
     }
     const pretty = (opts.pretty as boolean | undefined) ?? ('indent' in opts || 'prefix' in opts);
     if (!pretty) return goJsonMarshal(v);
