@@ -21,7 +21,8 @@
  *   // Responses: sign the JCS of the response envelope without result.signature, then put the result at result.signature.
  *   result.signature = await registry.sign('HMAC-SHA256', envelopeSigningInput(response), { sessionId, keyId });
  *   //   keyId optional: default = HMAC key "default" / newest active key of the algorithm. Throws
- *   //   SignatureRegistryError when no such key exists (a configuration error, not a client error).
+ *   //   SignatureRegistryError when no such key exists, or it is retired / verify-only (a configuration error,
+ *   //   not a client error); PqcPoolSaturatedError when the PQC pool already holds maxInFlight jobs.
  *
  *   // Audit checkpoints signed with ML-DSA-65 while responses use HMAC:
  *   const checkpointSigner = registry.signer('ML-DSA-65');   // types.ts Signer + Verifier, with .keyId
