@@ -3,6 +3,7 @@
 import { describe, it, expect } from 'vitest';
 import { loadPolicy } from '@open-policy-agent/opa-wasm';
 import { createHostBuiltins } from '../../../src/rego/builtins/index.ts';
+import { linkPolicyWasm } from '../../../src/rego/compiler/wasm/index.ts';
 import {
   PolicyBuilder, stmt, local, bool, returnBlock, loadBoth, evalBoth, thrown, loadPolicySync, exportsOf, readCString, Wasm,
 } from './ir-builder.ts';
@@ -236,6 +237,38 @@ describe('conflicts and runtime errors', () => {
     }
   });
 
+  it('survives an input too large for the memory limit on both paths', async () => {
+    const b = new PolicyBuilder();
+    b.rule('t.ok', [{ stmts: [stmt('AssignVarOnceStmt', { source: b.str('fine'), target: 2 })] }, returnBlock()]);
+    b.entrypoint('t/ok', 't.ok');
+    const p = await loadBoth(b.build(), {}, {}, { initial: 5, maximum: 32 });
+    const huge = { blob: 'x'.repeat(3 * 1024 * 1024) };
+    // slow path: the module's allocator refuses; fast path: the host cannot grow memory for the input
+    expect(thrown(() => p.slow.evaluate(huge))).toBe('opa_malloc: failed: cannot grow memory');
+    expect(thrown(() => p.fast.evaluate(huge))).toBeInstanceOf(Error);
+    expect(evalBoth(p, { small: true })).toEqual([{ result: 'fine' }]);
+  });
+
+  it('aborts on malformed raw input on the fast path', async () => {
+    const b = new PolicyBuilder();
+    b.rule('t.ok', [{ stmts: [stmt('AssignVarOnceStmt', { source: b.str('fine'), target: 2 })] }, returnBlock()]);
+    b.entrypoint('t/ok', 't.ok');
+    const p = await loadBoth(b.build());
+    expect(thrown(() => p.fast.evaluate(new TextEncoder().encode('{"a": ').buffer))).toBe('opa_eval: failed to parse input');
+    expect(p.fast.evaluate({})).toEqual([{ result: 'fine' }]);
+  });
+
+  it('links policies whose static data exceeds the 5 default pages (host passes a larger initial memory)', async () => {
+    const b = new PolicyBuilder();
+    const big = 'y'.repeat(400 * 1024);
+    b.rule('t.big', [{ stmts: [stmt('AssignVarOnceStmt', { source: b.str(big), target: 2 })] }, returnBlock()]);
+    b.entrypoint('t/big', 't.big');
+    const wasm = await linkPolicyWasm(b.build());
+    expect(String(await loadPolicy(wasm).catch((e: unknown) => e))).toMatch(/smaller than initial/);
+    const pol = await loadPolicy(wasm, { initial: 8 });
+    expect(pol.evaluate({})[0].result.length).toBe(big.length);
+  });
+
   it('rejects an unknown entrypoint id with a clear abort', async () => {
     const b = new PolicyBuilder();
     b.rule('t.ok', [{ stmts: [stmt('AssignVarOnceStmt', { source: b.str('fine'), target: 2 })] }, returnBlock()]);
@@ -377,6 +410,28 @@ describe('control flow', () => {
     const p = await loadBoth(b.build());
     expect(evalBoth(p, { y: 1 })).toEqual([{ result: { y: 1 } }]);
     expect(evalBoth(p, { missing: 1 })).toEqual([{ result: 'reached' }]);
+  });
+
+  it('a BreakStmt leaving a WithStmt body restores the replaced local', async () => {
+    const b = new PolicyBuilder();
+    b.rule('t.wb', [
+      {
+        stmts: [
+          stmt('WithStmt', {
+            local: 0,
+            path: [b.strIndex('a')],
+            value: b.str('replaced'),
+            block: { stmts: [stmt('BlockStmt', { blocks: [{ stmts: [stmt('BreakStmt', { index: 2 })] }] })] },
+          }),
+          stmt('AssignVarOnceStmt', { source: b.str('not reached'), target: 2 }),
+        ],
+      },
+      { stmts: [stmt('IsUndefinedStmt', { source: 2 }), stmt('AssignVarOnceStmt', { source: local(0), target: 2 })] },
+      returnBlock(),
+    ]);
+    b.entrypoint('t/wb', 't.wb');
+    const p = await loadBoth(b.build());
+    expect(evalBoth(p, { a: 1 })).toEqual([{ result: { a: 1 } }]);
   });
 
   it('CallDynamicStmt dispatches on a runtime path and is undefined for unknown rules', async () => {

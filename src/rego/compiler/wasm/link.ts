@@ -295,6 +295,8 @@ class FnGen {
   readonly vars: number[] = [];
   private readonly labels: string[] = [];
   private labelSeq = 0;
+  // Active WithStmts: a BreakStmt that leaves one must restore its local and memo frame first.
+  private readonly withFrames: { labelDepth: number; local: number; saved: number }[] = [];
 
   constructor(
     readonly ctx: Ctx,
@@ -483,9 +485,16 @@ class FnGen {
         return m.block(null, (s.stmt.blocks ?? []).map((b) => this.block(b)));
       case 'BreakStmt': {
         const depth = s.stmt.index;
-        const label = this.labels[this.labels.length - 1 - depth];
+        const target = this.labels.length - 1 - depth;
+        const label = this.labels[target];
         if (label === undefined) throw new WasmLinkError(`BreakStmt index ${depth} exceeds block nesting`);
-        return m.br(label);
+        const restores: Ref[] = [];
+        for (let i = this.withFrames.length - 1; i >= 0; i--) {
+          const f = this.withFrames[i];
+          if (f.labelDepth <= target) break;
+          restores.push(this.set(f.local, m.local.get(f.saved, i32)), this.call('rt_memo_pop', [], none));
+        }
+        return restores.length ? m.block(null, [...restores, m.br(label)]) : m.br(label);
       }
       case 'NotStmt': {
         // The not-statement is undefined exactly when its block completes.
@@ -560,8 +569,11 @@ class FnGen {
         i32,
       );
     }
-    // ok = 1 only when the body completes; the local is restored on both paths.
+    // ok = 1 only when the body completes; the local is restored on both paths (and by BreakStmts
+    // that leave the body, see stmt()).
+    this.withFrames.push({ labelDepth: this.labels.length, local, saved });
     const inner = this.block(body, [m.local.set(ok, m.i32.const(1))]);
+    this.withFrames.pop();
     return m.block(null, [
       m.local.set(saved, this.get(local)),
       m.local.set(ok, m.i32.const(0)),
