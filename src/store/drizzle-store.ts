@@ -1,7 +1,7 @@
 // The GuardianStore over Drizzle, written once for both drivers (src/store/pglite, src/store/postgres).
 import { and, asc, desc, eq, gt, isNotNull, lt, sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { canonicalJson, computeEntryHash, computeRequestHash, type ContextEntryContent } from '../chain/index.ts';
+import { canonicalJson, computeEntryHash, sha256Hex, type ContextEntryContent } from '../chain/index.ts';
 import { type CheckpointPolicy, signCheckpoint } from './checkpoints.ts';
 import { StoreError, isRetryableConflict, sqlStateOf, toStoreError } from './errors.ts';
 import { GroupCommitQueue, type QueuedItem } from './group-commit.ts';
@@ -89,7 +89,8 @@ function prepareAppend(entry: NewContextEntry): PreparedAppend {
       throw new StoreError('invalid_input', 'request_hash must be 64 lowercase hex digits');
     }
     // ACS §8.2: request_hash is over params as received; refuse a pair that `audit verify` would reject.
-    if (computeRequestHash(entry.params) !== content.request_hash) {
+    // sha256Hex(JCS(params)) is computeRequestHash(params); the JCS text is already at hand.
+    if (sha256Hex(paramsJcs) !== content.request_hash) {
       throw new StoreError('invalid_input', 'request_hash does not match SHA-256(JCS(params))');
     }
   }
@@ -333,6 +334,8 @@ export class DrizzleGuardianStore implements DurableStore {
     if (every > 0 && (appended.seq + 1) % every === 0) {
       this.#uncheckpointed.delete(sessionId);
       this.#track(this.#writeCheckpoint(sessionId, appended.seq, appended.entryHash));
+    } else if ((policy.everyMs ?? 10_000) <= 0) {
+      // No time-based checkpoints: nothing to remember (the map would otherwise grow with every session).
     } else if (!this.#uncheckpointed.has(sessionId)) {
       this.#uncheckpointed.set(sessionId, { seq: appended.seq, headHash: appended.entryHash, since: Date.now() });
     } else {

@@ -178,6 +178,22 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
       }
     });
 
+    it('signs an idle head after everyMs, without waiting for N entries', async () => {
+      const timed = await open({ checkpoints: { signer: checkpointKey, keyId: 'ckpt-t', everyEntries: 0, everyMs: 100 } });
+      try {
+        const sessionId = randomUUID();
+        await timed.appendContextEntry(sessionId, stepEntry(sessionId, 0));
+        const head = await timed.appendContextEntry(sessionId, stepEntry(sessionId, 1));
+        expect(await timed.listCheckpoints(sessionId)).toEqual([]);
+        for (let i = 0; i < 100 && (await timed.listCheckpoints(sessionId)).length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+        const cps = await timed.listCheckpoints(sessionId);
+        expect(cps).toHaveLength(1);
+        expect(cps[0]).toMatchObject({ seq: 1, headHash: head.entryHash, keyId: 'ckpt-t', algorithm: 'HMAC-SHA256' });
+      } finally {
+        await timed.close();
+      }
+    });
+
     it('stores policy bundles and activations', async () => {
       const bytes = new Uint8Array([0, 1, 2, 255, 0, 7]);
       const sha = 'a'.repeat(63) + String(Math.floor(Math.random() * 10));
