@@ -296,3 +296,25 @@ describe('checkpoint signer', () => {
     expect(responses.keyId).toBe('default');
   });
 });
+
+describe('round trips over arbitrary inputs (property)', () => {
+  it('HMAC-SHA256, ECDSA-P256 and ML-DSA-44: any input verifies; flipping any input bit is refused', async () => {
+    const r = createSignatureRegistry({ keys: keyFiles.filter((k) => k.algorithm === 'ECDSA-P256' || k.algorithm === 'ML-DSA-44'), hmacIkm: ikm, workerPool: false });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom<SignatureAlgorithm>('HMAC-SHA256', 'ECDSA-P256', 'ML-DSA-44'),
+        fc.uint8Array({ minLength: 1, maxLength: 512 }),
+        fc.nat(),
+        fc.string({ minLength: 1, maxLength: 40 }),
+        async (alg, bytes, bit, session) => {
+          const sig = await r.sign(alg, bytes, { sessionId: session });
+          expect(await r.verify(sig, bytes, { sessionId: session })).toBe(true);
+          const flipped = Uint8Array.from(bytes);
+          flipped[(bit >> 3) % flipped.length] ^= 1 << (bit & 7);
+          expect(await r.verify(sig, flipped, { sessionId: session })).toBe(false);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});
