@@ -246,8 +246,13 @@ function dataPrefix(t: RefTerm): string[] | undefined {
   return out;
 }
 
+interface DepNode {
+  children: Map<string, DepNode>;
+  ruleSet?: RuleSet;
+}
+
 /** Rule sets a rule set depends on (refs to data paths that hit or contain rules, and calls). */
-export function dependencies(rs: RuleSet, all: readonly RuleSet[]): RuleSet[] {
+function dependencies(rs: RuleSet, root: DepNode): RuleSet[] {
   const prefixes: string[][] = [];
   const visitTerm = (t: Term, depth: number): void => {
     if (depth > MAX_DEPTH) return;
@@ -306,16 +311,24 @@ export function dependencies(rs: RuleSet, all: readonly RuleSet[]): RuleSet[] {
   for (const r of rules) {
     for (let x: CompiledRule | undefined = r; x; x = x.else) {
       visitBody(x.body, 0);
-      for (const t of [x.key, x.value, ...x.args]) if (t) visitTerm(t, 0);
+      for (const t of [x.key, x.value, x.element, ...(x.keyPath ?? []), ...x.args]) if (t) visitTerm(t, 0);
     }
   }
   const out = new Set<RuleSet>();
   for (const p of prefixes) {
-    for (const other of all) {
-      const n = Math.min(p.length, other.path.length);
-      let same = true;
-      for (let i = 0; i < n; i++) if (p[i] !== other.path[i]) same = false;
-      if (same) out.add(other);
+    // Rule sets on the path (the ref reads them) and below its end (the ref reads their extent).
+    let n: DepNode | undefined = root;
+    for (const seg of p) {
+      if (n.ruleSet) out.add(n.ruleSet);
+      n = n.children.get(seg);
+      if (!n) break;
+    }
+    if (!n) continue;
+    const stack: DepNode[] = [n];
+    while (stack.length) {
+      const x = stack.pop()!;
+      if (x.ruleSet) out.add(x.ruleSet);
+      for (const c of x.children.values()) stack.push(c);
     }
   }
   return [...out];
@@ -323,28 +336,47 @@ export function dependencies(rs: RuleSet, all: readonly RuleSet[]): RuleSet[] {
 
 /** `rego_recursion_error: rule data.p.q is recursive: data.p.q -> data.p.r -> data.p.q` */
 export function checkRecursion(all: readonly RuleSet[], errors: RegoError[]): void {
+  const root: DepNode = { children: new Map() };
+  for (const rs of all) {
+    let n = root;
+    for (const seg of rs.path) {
+      let c = n.children.get(seg);
+      if (!c) n.children.set(seg, (c = { children: new Map() }));
+      n = c;
+    }
+    n.ruleSet = rs;
+  }
   const deps = new Map<RuleSet, RuleSet[]>();
-  for (const rs of all) deps.set(rs, dependencies(rs, all));
+  for (const rs of all) deps.set(rs, dependencies(rs, root));
   const state = new Map<RuleSet, 'visiting' | 'done'>();
-  const stack: RuleSet[] = [];
   const name = (rs: RuleSet): string => ['data', ...rs.path].join('.');
   const reported = new Set<RuleSet>();
-  const visit = (rs: RuleSet): void => {
-    state.set(rs, 'visiting');
-    stack.push(rs);
-    for (const d of deps.get(rs) ?? []) {
+  // Iterative DFS: long rule chains must not exhaust the JS stack.
+  for (const start of all) {
+    if (state.has(start)) continue;
+    const stack: { rs: RuleSet; next: number }[] = [{ rs: start, next: 0 }];
+    state.set(start, 'visiting');
+    while (stack.length) {
+      const top = stack[stack.length - 1];
+      const ds = deps.get(top.rs) ?? [];
+      if (top.next >= ds.length) {
+        state.set(top.rs, 'done');
+        stack.pop();
+        continue;
+      }
+      const d = ds[top.next++];
       const s = state.get(d);
       if (s === 'visiting') {
-        const cycle = stack.slice(stack.indexOf(d));
         if (!reported.has(d)) {
           reported.add(d);
-          const chain = [...cycle, d].map(name).join(' -> ');
+          const from = stack.findIndex((f) => f.rs === d);
+          const chain = [...stack.slice(from).map((f) => f.rs), d].map(name).join(' -> ');
           errors.push(new RegoError('rego_recursion_error', `rule ${name(d)} is recursive: ${chain}`, d.location));
         }
-      } else if (s === undefined) visit(d);
+      } else if (s === undefined) {
+        state.set(d, 'visiting');
+        stack.push({ rs: d, next: 0 });
+      }
     }
-    stack.pop();
-    state.set(rs, 'done');
-  };
-  for (const rs of all) if (!state.has(rs)) visit(rs);
+  }
 }

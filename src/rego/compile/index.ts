@@ -117,6 +117,16 @@ function ruleSetName(path: readonly string[]): string {
 
 /** Compile parsed modules into a program the planner can lower to IR. */
 export function compileModules(modules: Module[], options: CompileOptions = {}): CompiledProgram {
+  try {
+    return compileModulesUnguarded(modules, options);
+  } catch (e) {
+    // Every walk is depth-bounded; this keeps "an error, never a crash" for pathological rule chains.
+    if (e instanceof RangeError) throw new RegoErrors([new RegoError('rego_compile_error', 'policy too deeply nested to compile')]);
+    throw e;
+  }
+}
+
+function compileModulesUnguarded(modules: Module[], options: CompileOptions): CompiledProgram {
   const maxErrors = options.maxErrors ?? MAX_ERRORS;
   const errors: RegoError[] = [];
   const flush = (): void => {

@@ -140,12 +140,22 @@ export class PolicyBuilder {
     if (known) return known;
     const name = `g${gen.id}.data.${rs.path.join('.')}`;
     this.funcNames.set(key, name);
-    const fp = new FuncPlanner(this, gen, rs.location);
-    this.funcs.push(fp.planRuleSet(rs, name));
+    // Planned later from a worklist, so long chains of rules do not nest planner calls on the JS stack.
+    this.pending.push({ gen, rs, name });
     return name;
   }
 
+  private readonly pending: { gen: Generation; rs: RuleSet; name: string }[] = [];
+
+  private drain(): void {
+    for (let job = this.pending.shift(); job; job = this.pending.shift()) {
+      const fp = new FuncPlanner(this, job.gen, job.rs.location);
+      this.funcs.push(fp.planRuleSet(job.rs, job.name));
+    }
+  }
+
   build(plans: { name: string; blocks: Block[] }[]): Policy {
+    this.drain();
     const names = [...this.builtins].sort();
     const builtin_funcs = names.map((name) => {
       const d = builtinDecls.get(name);

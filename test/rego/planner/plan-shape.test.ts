@@ -136,6 +136,15 @@ r := v if { v := s with data.t.q as 5 }`, ['t/r']);
     expect(allStmts(p.funcs!.funcs[0].blocks).filter((s) => s.type === 'CallStmt')).toHaveLength(n - 1);
   });
 
+  it('long chains of rules compile and plan without deep recursion', () => {
+    const n = 3000;
+    const src = 'package t\n' + Array.from({ length: n }, (_, i) => (i === n - 1 ? `r${i} := 1` : `r${i} := r${i + 1} + 1`)).join('\n');
+    const p = plan(src, ['t/r0']);
+    expect(p.funcs!.funcs).toHaveLength(n);
+    const cyclic = src.replace(`r${n - 1} := 1`, `r${n - 1} := r0`);
+    expect(() => plan(cyclic, ['t/r0'])).toThrow(/rego_recursion_error: rule data\.t\.r\d+ is recursive/);
+  });
+
   it('combinatorial plans are refused with a compile error instead of exhausting memory', () => {
     const iters = Array.from({ length: 12 }, (_, i) => `  data.pkg[k${i}]`).join('\n');
     const mods = [`package t\np contains 1 if {\n${iters}\n}`, ...Array.from({ length: 6 }, (_, i) => `package pkg.c${i}\nr := 1`)];
