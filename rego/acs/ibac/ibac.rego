@@ -156,3 +156,31 @@ findings contains {
 	"paradigm": "ibac",
 	"policy_data": {"excess_capabilities": sort(subagent_excess), "authorized_capabilities": sort(authorized)},
 } if count(subagent_excess) > 0
+
+restated_intent := lib.payload.intent if {
+	input.method in {"steps/sessionStart", "steps/agentTrigger"}
+	is_object(lib.payload.intent)
+}
+
+# METADATA
+# title: Intent is immutable
+# description: Once established, Intent.parsed changes only through an approver's extension (§8.4); a later step that tries to set a different one is denied.
+# custom:
+#   policy_id: acs.ibac
+#   policy_name: Intent-based access control
+#   rule_id: ibac.intent_immutable
+#   reason_code: ibac_intent_immutable
+findings contains {
+	"disposition": "deny",
+	"reason_code": "ibac_intent_immutable",
+	"reasoning": "the session intent is already established and cannot be changed by a later step",
+	"policy_id": "acs.ibac",
+	"policy_name": "Intent-based access control",
+	"rule_id": "ibac.intent_immutable",
+	"paradigm": "ibac",
+	"policy_data": {"established_step_id": intent.established_step_id, "attempted_capabilities": sort({c | some c in object.get(restated_intent, "parsed", [])})},
+} if {
+	is_object(intent)
+	intent.established_step_id != input.params.request_id
+	{c | some c in object.get(restated_intent, "parsed", [])} != {c | some c in intent.parsed}
+}

@@ -68,3 +68,25 @@ test_subagent_intent_exceeding_parent_is_denied if {
 	some f in fs
 	f.policy_data.excess_capabilities == ["network.egress"]
 }
+
+intent_session(established) := {
+	"id": "sess-1",
+	"intent": {"parsed": ["filesystem.read"], "scope_mode": "moderate", "effective_capabilities": ["filesystem.read"], "established_step_id": established},
+	"turn": {"id": "t1", "index": 1, "step_count": 1, "tool_call_count": 0},
+	"approvals": [],
+}
+
+test_changing_an_established_intent_is_denied if {
+	inp := testlib.step("steps/agentTrigger", {"trigger_type": "user_message", "intent": {"parsed": ["filesystem.read", "network.egress"]}}, intent_session("earlier-step"), testlib.client_full)
+	fs := ibac.findings with input as inp
+	some f in fs
+	f.reason_code == "ibac_intent_immutable"
+	f.policy_data.attempted_capabilities == ["filesystem.read", "network.egress"]
+}
+
+test_the_establishing_step_and_a_restatement_pass if {
+	establishing := testlib.step("steps/sessionStart", {"intent": {"parsed": ["filesystem.read"]}}, intent_session("00000000-0000-4000-8000-000000000001"), testlib.client_full)
+	count(ibac.findings) == 0 with input as establishing
+	same := testlib.step("steps/agentTrigger", {"trigger_type": "user_message", "intent": {"parsed": ["filesystem.read"]}}, intent_session("earlier-step"), testlib.client_full)
+	count(ibac.findings) == 0 with input as same
+}

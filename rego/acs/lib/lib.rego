@@ -108,3 +108,10 @@ text_fields contains {"path": sprintf("/results/%d/value", [i]), "value": r.valu
 text_fields contains {"path": "/summary/value", "value": payload.summary.value} if is_string(payload.summary.value)
 
 text_fields contains {"path": "/raw_command", "value": payload.raw_command} if is_string(payload.raw_command)
+
+# Wrapped MCP responses (e.g. a tools/call result) carry text content under result.content[].text.
+text_fields contains {"path": sprintf("/result/content/%d/text", [i]), "value": c.text} if {
+	is_mcp
+	some i, c in payload.result.content
+	is_string(c.text)
+}

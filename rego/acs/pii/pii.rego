@@ -7,7 +7,7 @@ cfg := lib.config.pii
 
 applies if input.method in cfg.methods
 
-applies if lib.is_mcp_tool_call
+applies if lib.is_mcp
 
 # Every candidate match: {path, category, text}.
 candidates contains {"path": f.path, "category": category, "text": m} if {

@@ -55,3 +55,10 @@ test_other_methods_are_not_scanned if {
 	fs := pii.findings with input as inp
 	count(fs) == 0
 }
+
+test_wrapped_mcp_results_are_scanned if {
+	inp := testlib.step("protocols/MCP/tools/call", {"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": "owner: bob@example.com"}]}}, testlib.empty_session, testlib.client_full)
+	fs := pii.findings with input as inp
+	some f in fs
+	f.modifications.redactions == [{"path": "/result/content/0/text", "replacement": "owner: [REDACTED:email]"}]
+}
