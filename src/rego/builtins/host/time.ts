@@ -11,7 +11,7 @@ const INT64_MAX = 2n ** 63n - 1n;
 const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 
-/** Go's predefined layouts, accepted by name as OPA does. */
+/** Go's layout constants that OPA accepts by name (time.parse_ns, time.format). */
 export const namedLayouts: Record<string, string> = {
   ANSIC: 'Mon Jan _2 15:04:05 2006',
   UnixDate: 'Mon Jan _2 15:04:05 MST 2006',
@@ -23,14 +23,6 @@ export const namedLayouts: Record<string, string> = {
   RFC1123Z: 'Mon, 02 Jan 2006 15:04:05 -0700',
   RFC3339: '2006-01-02T15:04:05Z07:00',
   RFC3339Nano: '2006-01-02T15:04:05.999999999Z07:00',
-  Kitchen: '3:04PM',
-  Stamp: 'Jan _2 15:04:05',
-  StampMilli: 'Jan _2 15:04:05.000',
-  StampMicro: 'Jan _2 15:04:05.000000',
-  StampNano: 'Jan _2 15:04:05.000000000',
-  DateTime: '2006-01-02 15:04:05',
-  DateOnly: '2006-01-02',
-  TimeOnly: '15:04:05',
 };
 
 // ---- civil calendar (proleptic Gregorian, days since 1970-01-01) --------------------------------
@@ -226,22 +218,38 @@ function checkRange(ns: bigint): bigint {
 
 // ---- operands --------------------------------------------------------------------------------------
 
-/** A nanosecond operand: JSON number (possibly imprecise beyond 2^53) or exact bigint. */
+/** A nanosecond operand: must be an integer within int64 (OPA: otherwise "timestamp too big"). */
 function nsOperand(v: unknown, pos: number): bigint {
-  if (typeof v === 'bigint') return v;
+  if (typeof v === 'bigint') {
+    if (v < INT64_MIN || v > INT64_MAX) throw new BuiltinError('timestamp too big');
+    return v;
+  }
   if (typeof v !== 'number') throw operandError(pos, 'number', v);
-  if (!Number.isFinite(v) || Math.abs(v) >= 2 ** 63) throw new BuiltinError('timestamp too big');
-  return BigInt(Math.trunc(v));
+  if (!Number.isInteger(v) || Math.abs(v) >= 2 ** 63) throw new BuiltinError('timestamp too big');
+  return BigInt(v);
 }
 
-/** `ns` or `[ns, tz]` (time.date, time.clock, time.weekday, time.diff). */
-function timeOperand(v: unknown, pos: number): { ns: bigint; zone: Zone } {
+const TIME_OPERAND = 'either number (ns) or [number (ns), string (tz)]';
+
+/**
+ * OPA's time operand: `ns`, `[ns]`, `[ns, tz]` or `[ns, tz, layout]` (the layout is only used by
+ * time.format). Errors always name "operand 1", even for time.diff's second operand, as OPA's do.
+ */
+function timeOperand(v: unknown, _pos: number): { ns: bigint; zone: Zone; layout: string } {
+  const pos = 1;
   if (Array.isArray(v)) {
-    if (v.length !== 2) throw new BuiltinTypeError(`operand ${pos} must be array of length 2 but got array of length ${v.length}`);
-    return { ns: nsOperand(v[0], pos), zone: loadZone(str(v[1], pos)) };
+    if (v.length === 0) throw new BuiltinTypeError(`operand ${pos} must be ${TIME_OPERAND} but got array`);
+    const ns = nsOperandChecked(v[0]);
+    const zone = v.length > 1 ? loadZone(str(v[1], 1)) : UTC;
+    const layout = v.length > 2 ? str(v[2], 1) : '';
+    return { ns, zone, layout };
   }
-  if (typeof v !== 'number' && typeof v !== 'bigint') throw operandError(pos, 'one of {number, array}', v);
-  return { ns: nsOperand(v, pos), zone: UTC };
+  if (typeof v !== 'number' && typeof v !== 'bigint') throw new BuiltinTypeError(`operand ${pos} must be ${TIME_OPERAND} but got ${typeName(v)}`);
+  return { ns: nsOperand(v, pos), zone: UTC, layout: '' };
+}
+
+function nsOperandChecked(v: unknown): bigint {
+  return nsOperand(v, 1);
 }
 
 // ---- Go layouts ------------------------------------------------------------------------------------
@@ -654,7 +662,8 @@ export const timeBuiltins: HostImpls = {
   'time.now_ns': (_args, ctx: HostBuiltinContext) => nsResult(ctx.evaluation().nowNs),
   'time.parse_ns': ([layout, value]) => {
     const l = str(layout, 1);
-    return nsResult(parseOrError(namedLayouts[l] ?? l, str(value, 2)));
+    const v = str(value, 2);
+    return nsResult(parseOrError(Object.hasOwn(namedLayouts, l) ? namedLayouts[l] : l, v));
   },
   'time.parse_rfc3339_ns': ([value]) => nsResult(parseOrError(namedLayouts.RFC3339, str(value, 1))),
   'time.parse_duration_ns': ([value]) => nsResult(parseDuration(str(value, 1))),
@@ -673,9 +682,13 @@ export const timeBuiltins: HostImpls = {
     return DAYS[breakDown(ns, zone).weekday];
   },
   'time.add_date'([x, y, m, d]) {
-    const ns = nsOperand(x, 1);
-    const b = breakDown(ns, UTC);
-    const out = fromCivil(b.year + int(y, 2), b.month + int(m, 3), b.day + int(d, 4), b.hour, b.minute, b.second, b.nanos, UTC);
+    const { ns, zone } = timeOperand(x, 1);
+    const years = int(y, 2);
+    const months = int(m, 3);
+    const days = int(d, 4);
+    // Go's AddDate works on the civil date in the operand's location, then normalises.
+    const b = breakDown(ns, zone);
+    const out = fromCivil(b.year + years, b.month + months, b.day + days, b.hour, b.minute, b.second, b.nanos, zone);
     return nsResult(checkRange(out));
   },
   'time.diff'([x1, x2]) {
@@ -687,19 +700,9 @@ export const timeBuiltins: HostImpls = {
     return diff(breakDown(a, t1.zone), breakDown(b, t1.zone));
   },
   'time.format'([x]) {
-    let ns: bigint;
-    let zone = UTC;
-    let layout = namedLayouts.RFC3339Nano;
-    if (Array.isArray(x)) {
-      if (x.length < 2 || x.length > 3) throw new BuiltinTypeError(`operand 1 must be array of length 2 or 3 but got array of length ${x.length}`);
-      ns = nsOperand(x[0], 1);
-      zone = loadZone(str(x[1], 1));
-      if (x.length === 3) {
-        const l = str(x[2], 1);
-        layout = namedLayouts[l] ?? l;
-      }
-    } else if (typeof x === 'number' || typeof x === 'bigint') ns = nsOperand(x, 1);
-    else throw new BuiltinTypeError(`operand 1 must be one of {number, array} but got ${typeName(x)}`);
-    return formatTime(breakDown(ns, zone), layout);
+    const { ns, zone, layout } = timeOperand(x, 1);
+    // Default RFC3339Nano; a Go constant name, or else a literal layout.
+    const l = layout === '' ? namedLayouts.RFC3339Nano : Object.hasOwn(namedLayouts, layout) ? namedLayouts[layout] : layout;
+    return formatTime(breakDown(ns, zone), l);
   },
 };
