@@ -52,16 +52,25 @@ function shift(v: unknown, pos: number): bigint {
 
 const bin = (f: (a: bigint, b: bigint) => bigint) => (args: unknown[]) => exactInt(f(BigInt(int(args[0], 1)), BigInt(int(args[1], 2))));
 
+/** numbers.range operands: OPA's BigIntOperand wording. */
+function rangeInt(v: unknown, pos: number): number {
+  if (typeof v !== 'number') throw operandError(pos, 'integer', v);
+  return int(v, pos);
+}
+
 export const numberBuiltins: HostImpls = {
   abs: ([x]) => Math.abs(num(x, 1)),
   ceil: ([x]) => Math.ceil(num(x, 1)),
   floor: ([x]) => Math.floor(num(x, 1)),
   round: ([x]) => goRound(num(x, 1)),
-  'numbers.range': ([a, b]) => range(int(a, 1), int(b, 2), 1),
+  'numbers.range': ([a, b]) => range(rangeInt(a, 1), rangeInt(b, 2), 1),
   'numbers.range_step'([a, b, s]) {
-    const step = int(s, 3);
-    if (step <= 0) throw new BuiltinError('step must be a positive number above zero');
-    return range(int(a, 1), int(b, 2), step);
+    const from = rangeInt(a, 1);
+    const to = rangeInt(b, 2);
+    const step = rangeInt(s, 3);
+    // OPA repeats the builtin name inside this message.
+    if (step <= 0) throw new BuiltinError('numbers.range_step: step must be a positive integer');
+    return range(from, to, step);
   },
   to_number([x]) {
     if (x === null) return 0;
