@@ -78,9 +78,9 @@ export class PolicyBuilder {
     return i;
   }
 
-  builtin(name: string, args: number, result = true): this {
+  builtin(name: string, args: number, result: boolean | 'set' = true): this {
     const decl: BuiltinFunc['decl'] = { type: 'function', args: Array(args).fill({ type: 'any' }) };
-    if (result) decl.result = { type: 'any' };
+    if (result) decl.result = result === 'set' ? { type: 'set', of: { type: 'any' } } : { type: 'any' };
     this.builtins.push({ name, decl });
     this.builtins.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     return this;

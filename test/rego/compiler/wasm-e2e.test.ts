@@ -672,6 +672,41 @@ describe('host interaction', () => {
     expect(JSON.parse(text)).toEqual({ 'custom.greet': 0, 'custom.log': 1, 'guardian.sprintf': 3 });
   });
 
+  it('turns the array a set-returning host builtin hands back into a set', async () => {
+    const b = new PolicyBuilder().builtin('custom.tags', 0, 'set').builtin('custom.list', 0);
+    b.rule('t.tags', [
+      {
+        stmts: [
+          stmt('CallStmt', { func: 'custom.tags', args: [], result: 3 }),
+          stmt('CallStmt', { func: 'custom.list', args: [], result: 4 }),
+          stmt('MakeSetStmt', { target: 5 }),
+          stmt('SetAddStmt', { value: b.str('a'), set: 5 }),
+          stmt('SetAddStmt', { value: b.str('b'), set: 5 }),
+          stmt('MakeObjectStmt', { target: 2 }),
+          stmt('ObjectInsertStmt', { key: b.str('tags'), value: local(3), object: 2 }),
+          stmt('ObjectInsertStmt', { key: b.str('list'), value: local(4), object: 2 }),
+        ],
+      },
+      {
+        stmts: [
+          stmt('EqualStmt', { a: local(3), b: local(5) }),
+          stmt('ObjectInsertStmt', { key: b.str('tags_is_set'), value: bool(true), object: 2 }),
+        ],
+      },
+      {
+        stmts: [
+          stmt('IsSetStmt', { source: local(4) }),
+          stmt('ObjectInsertStmt', { key: b.str('list_is_set'), value: bool(true), object: 2 }),
+        ],
+      },
+      returnBlock(),
+    ]);
+    b.entrypoint('t/tags', 't.tags');
+    const custom = { 'custom.tags': () => ['b', 'a', 'b'], 'custom.list': () => ['b', 'a', 'b'] };
+    const p = await loadBoth(b.build(), {}, custom);
+    expect(evalBoth(p, {})).toEqual([{ result: { list: ['b', 'a', 'b'], tags: ['a', 'b'], tags_is_set: true } }]);
+  });
+
   it('exports exactly the ABI 1.3 surface and imports only env.memory, opa_abort and used opa_builtinN', async () => {
     const b = new PolicyBuilder().builtin('custom.x', 1);
     b.rule('t.x', [{ stmts: [stmt('CallStmt', { func: 'custom.x', args: [local(0)], result: 2 })] }, returnBlock()]);

@@ -44,6 +44,14 @@ const none = binaryen.none;
 
 type Ref = number;
 
+interface HostBuiltin {
+  id: number;
+  argc: number;
+  isVoid: boolean;
+  /** Declared to return a set: the host hands back a JSON array, converted back to a set. */
+  returnsSet: boolean;
+}
+
 interface Ctx {
   m: binaryen.Module;
   rt: (name: string) => string;
@@ -52,7 +60,7 @@ interface Ctx {
   strings: string[];
   files: string[];
   funcNames: Map<string, { wasm: string; func: Func; index: number }>;
-  hostBuiltins: Map<string, { id: number; argc: number; isVoid: boolean }>;
+  hostBuiltins: Map<string, HostBuiltin>;
   strict: boolean;
   mappingAddr: number;
   hasTable: boolean;
@@ -99,11 +107,12 @@ function link(m: binaryen.Module, policy: Policy, options: LinkOptions): Uint8Ar
   const funcs = policy.funcs?.funcs ?? [];
 
   // Host builtins: every builtin the plan declares that the runtime does not implement natively.
-  const hostBuiltins = new Map<string, { id: number; argc: number; isVoid: boolean }>();
+  const hostBuiltins = new Map<string, HostBuiltin>();
   (policy.static?.builtin_funcs ?? []).forEach((b, id) => {
     if (NATIVE_BUILTINS.has(b.name)) return;
     const argc = b.decl?.args?.length ?? 0;
-    hostBuiltins.set(b.name, { id, argc, isVoid: b.decl?.result === undefined });
+    const result = b.decl?.result as { type?: unknown } | undefined;
+    hostBuiltins.set(b.name, { id, argc, isVoid: result === undefined, returnsSet: result?.type === 'set' });
   });
 
   const funcNames = new Map<string, { wasm: string; func: Func; index: number }>();
@@ -617,8 +626,9 @@ class FnGen {
       if (args.length !== host.argc) {
         throw new WasmLinkError(`builtin ${s.func} called with ${args.length} arguments, declared ${host.argc}`);
       }
-      const call = m.call(`opa_builtin${host.argc}`, [m.i32.const(host.id), m.i32.const(0), ...args], i32);
+      let call = m.call(`opa_builtin${host.argc}`, [m.i32.const(host.id), m.i32.const(0), ...args], i32);
       if (host.isVoid) return m.drop(call);
+      if (host.returnsSet) call = this.call('rt_to_set', [call]);
       return m.block(null, [this.set(s.result, call), this.failIfZero(this.get(s.result))]);
     }
     throw new WasmLinkError(`call to unknown function ${s.func} (not an IR func, native builtin or static.builtin_funcs entry)`);

@@ -2,7 +2,7 @@
 import { opa_malloc, allocZ, abortAt } from "./alloc";
 import {
   T_NUMBER, T_STRING, T_ARRAY, T_OBJECT, T_SET, tagOf, lenOf, elemAt, entryKey, entryVal, objectGet, objectFind,
-  rt_object, rt_object_insert, rt_set_add, shallowCopyObject, utf8Count, setFind, objectRemove,
+  rt_object, rt_object_insert, rt_set, rt_set_add, shallowCopyObject, utf8Count, setFind, objectRemove,
 } from "./value";
 import { rt_number_int, numToI64, numOk } from "./number";
 import { compareValues } from "./compare";
@@ -224,4 +224,16 @@ export function rt_err_check(prefix: usize): void {
   o += putAscii(p + o, errC);
   store<u8>(p + o, 0);
   abortAt(p);
+}
+
+/**
+ * Host builtins declared to return a set get it back as a JSON array (opa-wasm JSON-roundtrips values):
+ * turn it back into a set so Rego semantics (equality, membership) hold.
+ */
+export function rt_to_set(v: usize): usize {
+  if (v == 0 || tagOf(v) != T_ARRAY) return v;
+  const s = rt_set();
+  const n = lenOf(v);
+  for (let i: u32 = 0; i < n; i++) rt_set_add(s, elemAt(v, i));
+  return s;
 }
