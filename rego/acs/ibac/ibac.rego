@@ -178,9 +178,12 @@ findings contains {
 	"policy_name": "Intent-based access control",
 	"rule_id": "ibac.intent_immutable",
 	"paradigm": "ibac",
-	"policy_data": {"established_step_id": intent.established_step_id, "attempted_capabilities": sort({c | some c in object.get(restated_intent, "parsed", [])})},
+	"policy_data": {"established_step_id": intent.established_step_id, "attempted_capabilities": sort(attempted_capabilities)},
 } if {
 	is_object(intent)
 	intent.established_step_id != input.params.request_id
-	{c | some c in object.get(restated_intent, "parsed", [])} != {c | some c in intent.parsed}
+	attempted_capabilities != {c | some c in intent.parsed}
 }
+
+# Defined only on a step that carries an intent (a comprehension over an undefined value would be empty).
+attempted_capabilities := {c | some c in object.get(restated_intent, "parsed", [])} if restated_intent

@@ -90,3 +90,9 @@ test_the_establishing_step_and_a_restatement_pass if {
 	same := testlib.step("steps/agentTrigger", {"trigger_type": "user_message", "intent": {"parsed": ["filesystem.read"]}}, intent_session("earlier-step"), testlib.client_full)
 	count(ibac.findings) == 0 with input as same
 }
+
+test_steps_without_an_intent_do_not_trip_immutability if {
+	inp := testlib.step("steps/toolCallRequest", {"tool": {"name": "read_file"}, "arguments": {}}, intent_session("earlier-step"), testlib.client_full)
+	fs := ibac.findings with input as inp
+	not "ibac_intent_immutable" in testlib.reason_codes(fs)
+}
