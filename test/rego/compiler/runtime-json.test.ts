@@ -92,3 +92,30 @@ describe('data update ABI', () => {
     expect(ex.opa_value_add_path(base, parse('[]'), parse('1'))).toBe(3);
   });
 });
+
+describe('allocator and opa_eval', () => {
+  it('refuses allocations beyond its own 1 GiB heap cap with a clear abort, without growing memory', () => {
+    const ex = exportsOf(p);
+    const before = (p.mem as unknown as { buffer: ArrayBuffer }).buffer.byteLength;
+    let err: unknown;
+    try {
+      ex.opa_malloc(2 ** 30 + 1);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBe('opa_malloc: failed: allocation exceeds the 1 GiB heap limit');
+    expect((p.mem as unknown as { buffer: ArrayBuffer }).buffer.byteLength).toBe(before);
+    expect(p.evaluate({})).toEqual([{ result: 'x' }]);
+  });
+
+  it('opa_eval dumps the result set as JSON (format 0) or Rego syntax (format 1) and parses Rego input', () => {
+    const ex = exportsOf(p);
+    const input = new TextEncoder().encode('{"s": {2, 1}}');
+    const inputAddr = p.dataHeapPtr;
+    new Uint8Array((p.mem as unknown as { buffer: ArrayBuffer }).buffer).set(input, inputAddr);
+    const heap = inputAddr + input.length;
+    expect(readCString(p, ex.opa_eval(0, 0, p.dataAddr, inputAddr, input.length, heap, 0))).toBe('[{"result":"x"}]');
+    expect(readCString(p, ex.opa_eval(0, 0, p.dataAddr, inputAddr, input.length, heap, 1))).toBe('{{"result":"x"}}');
+    expect(readCString(p, ex.opa_eval(0, 0, p.dataAddr, 0, 0, heap, 0))).toBe('[{"result":"x"}]');
+  });
+});
