@@ -4,7 +4,7 @@
 // and judged by the corpus's expected verdict and code. Which members are covered and why the others are not
 // is listed in docs/conformance.md.
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AcsClient } from '../../src/client/index.ts';
 import { signEnvelope, hmacEnvelopeSignatures } from '../../src/acs/signing/index.ts';
 import type { AcsRequest, ResponseEnvelope } from '../../src/acs/types.ts';
@@ -63,13 +63,19 @@ function verdictOf(answer: ResponseEnvelope): { verdict: string; code: number | 
   return { verdict: result.decision ?? 'allow', code: null };
 }
 
+// Every member's Guardian clock is 2026-09-09T12:00:00Z; one Guardian serves all members, each in its own session.
+const CLOCK = '2026-09-09T12:00:00Z';
+let shared: Harness;
+beforeAll(async () => {
+  shared = await startHarness({ now: () => new Date(CLOCK) });
+});
+afterAll(async () => {
+  await shared.close();
+});
+
 async function withGuardian(clock: string, run: (h: Harness, sessionId: string) => Promise<void>): Promise<void> {
-  const h = await startHarness({ now: () => new Date(clock) });
-  try {
-    await run(h, crypto.randomUUID());
-  } finally {
-    await h.close();
-  }
+  expect(clock).toBe(CLOCK);
+  await run(shared, crypto.randomUUID());
 }
 
 async function handshake(h: Harness, sessionId: string, clock: string): Promise<void> {
@@ -87,7 +93,7 @@ describe('ACS-Core vectors: single requests after a handshake', () => {
   for (const id of ['v0577dc8ccd4d7e47', 'vb87b86b4930665ca', 'vf80a81054d3f0862', 'vd67cd207a4eb6798', 'va6d6e952d417c5a1', 'vb10df32610db1173']) {
     const v = load(id);
     it(`${id}: ${v.expected.verdict}${v.expected.code ? ' ' + v.expected.code : ''}`, async () => {
-      const clock = v.payload.guardian_clock ?? v.payload.request!.timestamp;
+      const clock = v.payload.guardian_clock ?? CLOCK;
       await withGuardian(clock, async (h, sessionId) => {
         await handshake(h, sessionId, clock);
         expectVerdict(v, await h.post(JSON.stringify(await toEnvelope(v.payload.request!, sessionId, v.payload.signature_state))));
@@ -100,7 +106,7 @@ describe('ACS-Core vectors: handshakes', () => {
   for (const id of ['v412653087b92cb07', 'v78927805373a6c06']) {
     const v = load(id);
     it(`${id}: ${v.expected.verdict}${v.expected.code ? ' ' + v.expected.code : ''}`, async () => {
-      await withGuardian(v.payload.request!.timestamp, async (h, sessionId) => {
+      await withGuardian(CLOCK, async (h, sessionId) => {
         expectVerdict(v, await h.post(JSON.stringify(await toEnvelope(v.payload.request!, sessionId))));
       });
     });
@@ -112,7 +118,7 @@ describe('ACS-Core vectors: sequences (last step judged, earlier steps must be a
     const v = load(id);
     it(`${id}: ${v.expected.verdict}${v.expected.code ? ' ' + v.expected.code : ''}`, async () => {
       const steps = v.payload.steps!;
-      const clock = steps[0].request.timestamp;
+      const clock = CLOCK;
       await withGuardian(clock, async (h, sessionId) => {
         if (steps[0].request.method !== 'handshake/hello') await handshake(h, sessionId, clock);
         const answers: ResponseEnvelope[] = [];

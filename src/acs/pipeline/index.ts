@@ -70,43 +70,45 @@ export function createGuardian(options: GuardianOptions): Guardian {
   const config = resolveConfig(options);
   const locks = new SessionLocks();
 
-  async function decided(request: AcsRequest, auth: Authenticated, decision: AcsDecision, extra: Partial<AcsResult> = {}): Promise<ResponseEnvelope> {
-    const session = await config.store.getSession(request.params.metadata.session_id);
-    const version = session ? negotiatedHello(session).server.negotiated_version : config.supportedVersions[0];
+  async function decided(request: AcsRequest, auth: Authenticated, decision: AcsDecision, version: string, extra: Partial<AcsResult> = {}): Promise<ResponseEnvelope> {
     const result: AcsResult = { type: 'final', acs_version: version, request_id: request.params.request_id, ...decision, ...extra };
     return resultEnvelope(config, request.id, result, auth);
   }
 
   async function handleStep(request: AcsRequest, auth: Authenticated, routed: ReturnType<typeof routeMethod>): Promise<ResponseEnvelope> {
-    const session = await lookupSession(config, request);
-    return locks.run(session.id, async () => {
-      const fresh = (await config.store.getSession(session.id)) ?? session;
-      const admission = await admitStep(config, request, auth, fresh);
-      if (!admission.admitted) return decided(request, auth, admission.refusal);
+    return locks.run(request.params.metadata.session_id, async () => {
+      // Read once, under the lock: the session is authoritative for everything below.
+      const session = await lookupSession(config, request);
+      const version = negotiatedHello(session).server.negotiated_version;
+      const admission = await admitStep(config, request, auth, session);
+      if (!admission.admitted) return decided(request, auth, admission.refusal, version);
       if (routed.kind === 'step') validateStepPayload(request, routed.spec, config.validator);
       else if (routed.kind === 'mcp') validateMcpPayload(request, routed.mcpMethod);
       const mismatch = await checkChainHint(config, request);
-      if (mismatch) return decided(request, auth, mismatch);
+      if (mismatch) return decided(request, auth, mismatch, version);
 
       // §8.2: the entry is written on arrival, before the verdict.
       const appended = await appendStepEntry(config, request);
       const permitted = routed.kind === 'step' ? routed.spec.permitted : MCP_PERMITTED;
-      const prior = sessionState(fresh);
+      const prior = sessionState(session);
       const evaluated = await evaluateStep(config, request, prior, permitted, routed.kind === 'mcp');
       const audit = (e: { code: string; detail: string }): void =>
-        config.onAudit({ sessionId: fresh.id, requestId: request.params.request_id, method: request.method, ...e });
+        config.onAudit({ sessionId: session.id, requestId: request.params.request_id, method: request.method, ...e });
       for (const event of evaluated.auditEvents) audit(event);
-      await advanceSession(config, request, fresh, prior, evaluated.state, evaluated.decision, audit);
       const durationMs = Math.max(0, Math.round(evaluated.durationMs));
-      const envelope = await decided(request, auth, evaluated.decision, {
+      const envelope = await decided(request, auth, evaluated.decision, version, {
         chain_hash: appended.entryHash,
         metadata: { evaluator: 'deterministic', evaluator_version: config.evaluatorVersion, evaluation_duration_ms: durationMs },
       });
-      await config.store.recordDecision(fresh.id, appended.seq, {
-        result: (envelope as { result: unknown }).result as never,
-        bundleRevision: evaluated.revision,
-        evaluationDurationMs: durationMs,
-      });
+      // Both writes finish before the answer leaves: the state the next step sees, and the delivered decision.
+      await Promise.all([
+        advanceSession(config, request, session, prior, evaluated.state, evaluated.decision, audit),
+        config.store.recordDecision(session.id, appended.seq, {
+          result: (envelope as { result: unknown }).result as never,
+          bundleRevision: evaluated.revision,
+          evaluationDurationMs: durationMs,
+        }),
+      ]);
       return envelope;
     });
   }
@@ -148,7 +150,7 @@ export function createGuardian(options: GuardianOptions): Guardian {
             decision: 'deny',
             reasoning: 'The Guardian could not record or evaluate this step; denied (fail closed).',
             reason_codes: ['store_unavailable'],
-          });
+          }, config.supportedVersions[0]);
         } catch {
           return internalError(id);
         }
