@@ -51,6 +51,21 @@ function parsePaths(v: unknown): Segment[][] {
   });
 }
 
+const isIndex = (seg: string): boolean => /^(0|[1-9]\d*)$/.test(seg);
+
+/** How a path segment names an element of a set: strings by themselves, other values by their JSON. */
+const setKey = (e: JsonValue): string => (typeof e === 'string' ? e : JSON.stringify(e));
+
+/**
+ * Sets reach host builtins as (sorted) arrays. A path segment under an array that is not an index
+ * can only mean a set element (OPA addresses set members by value), so such arrays are treated as
+ * sets.
+ */
+const namesSetMembers = (segments: Iterable<string>): boolean => {
+  for (const seg of segments) if (!isIndex(seg)) return true;
+  return false;
+};
+
 interface PathTrie {
   leaf: boolean;
   children: Map<string, PathTrie>;
@@ -88,6 +103,16 @@ function filterByTrie(v: JsonValue, node: PathTrie): JsonValue | undefined {
     return out;
   }
   if (Array.isArray(v)) {
+    if (namesSetMembers(node.children.keys())) {
+      const kept: JsonValue[] = [];
+      for (const e of v) {
+        const child = node.children.get(setKey(e));
+        if (!child) continue;
+        const f = filterByTrie(e, child);
+        if (f !== undefined) kept.push(f);
+      }
+      return toSet(kept);
+    }
     const out: JsonValue[] = [];
     // Kept elements stay in their original order.
     const picks = [...node.children.entries()]
@@ -119,15 +144,17 @@ function removeByTrie(v: JsonValue, node: PathTrie): JsonValue | undefined {
     return out;
   }
   if (Array.isArray(v)) {
+    const asSet = namesSetMembers(node.children.keys());
     const out: JsonValue[] = [];
     v.forEach((val, i) => {
-      const child = node.children.get(String(i));
+      const child = node.children.get(asSet ? setKey(val) : String(i));
       if (!child) out.push(val);
       else {
         const r = removeByTrie(val, child);
         if (r !== undefined) out.push(r);
       }
     });
+    if (asSet) return toSet(out);
     return out;
   }
   return v;
@@ -151,11 +178,19 @@ function arrayIndex(seg: string, len: number, allowEnd: boolean): number {
   return i;
 }
 
+/** Position of `seg` in an array: an index, or (set semantics) the member it names. */
+function elementAt(arr: JsonValue[], seg: string, path: string[]): number {
+  if (isIndex(seg) || seg === '-') return arrayIndex(seg, arr.length, false);
+  const i = arr.findIndex((e) => setKey(e) === seg);
+  if (i === -1) throw new BuiltinError(`path /${path.join('/')} does not exist`);
+  return i;
+}
+
 function getAt(doc: JsonValue, path: string[]): JsonValue {
   let cur = doc;
   for (const seg of path) {
     if (isObject(cur) && Object.hasOwn(cur, seg)) cur = cur[seg];
-    else if (Array.isArray(cur)) cur = cur[arrayIndex(seg, cur.length, false)];
+    else if (Array.isArray(cur)) cur = cur[elementAt(cur, seg, path)];
     else throw new BuiltinError(`path /${path.join('/')} does not exist`);
   }
   return cur;
@@ -171,10 +206,10 @@ function updateParent(doc: JsonValue, path: string[], f: (parent: JsonValue, las
     return { ...doc, [head]: updateParent(doc[head], rest, f) };
   }
   if (Array.isArray(doc)) {
-    const i = arrayIndex(head, doc.length, false);
+    const i = elementAt(doc, head, path);
     const copy = [...doc];
     copy[i] = updateParent(doc[i], rest, f);
-    return copy;
+    return isIndex(head) ? copy : toSet(copy);
   }
   throw new BuiltinError(`path /${path.join('/')} does not exist`);
 }
@@ -184,6 +219,11 @@ function addAt(doc: JsonValue, path: string[], value: JsonValue): JsonValue {
   return updateParent(doc, path, (parent, last) => {
     if (isObject(parent)) return { ...parent, [last]: value };
     if (Array.isArray(parent)) {
+      if (!isIndex(last) && last !== '-') {
+        // Set member: OPA requires the path segment to name the value being added.
+        if (setKey(value) !== last) throw new BuiltinError(`set member ${last} does not match the added value`);
+        return toSet([...parent, value]);
+      }
       const copy = [...parent];
       copy.splice(arrayIndex(last, parent.length, true), 0, value);
       return copy;
@@ -201,7 +241,7 @@ function removeAt(doc: JsonValue, path: string[]): JsonValue {
     }
     if (Array.isArray(parent)) {
       const copy = [...parent];
-      copy.splice(arrayIndex(last, parent.length, false), 1);
+      copy.splice(elementAt(parent, last, path), 1);
       return copy;
     }
     throw new BuiltinError(`cannot remove from a ${typeName(parent)}`);
