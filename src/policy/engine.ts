@@ -232,6 +232,9 @@ class Engine implements WasmPolicyEngine {
     const warmId = ids.get(this.defaultEntrypoint);
     if (this.warmupRuns > 0 && warmId !== undefined) {
       const dummy = new TextEncoder().encode('{}').buffer as ArrayBuffer;
+      // Bounded like a real evaluation (generously: the code is still cold), so a module that spins in
+      // host builtins cannot hang the load.
+      this.deadline = performance.now() + Math.max(1000, 10 * this.timeoutMs);
       for (let i = 0; i < this.warmupRuns; i++) {
         try {
           instance.evaluate(dummy, warmId);
@@ -239,6 +242,7 @@ class Engine implements WasmPolicyEngine {
           // A policy may reject the dummy input; only the compilation side effect matters.
         }
       }
+      this.deadline = Infinity;
     }
     this.current = { ...resolved, initialPages };
     this.instance = instance;
@@ -353,8 +357,9 @@ class Engine implements WasmPolicyEngine {
         throw new PolicyEvaluationError('timeout', `evaluation of ${entrypoint} exceeded ${this.timeoutMs} ms (stopped at ${durationMs.toFixed(1)} ms)`);
       }
       const msg = describeThrown(err);
-      // opa_abort messages from compiled Rego read `<file>:<row>:<col>: <code>: <message>`.
-      if (typeof err === 'string' && /: (eval_[a-z_]+|rego_[a-z_]+): /.test(msg)) {
+      // opa_abort messages from compiled Rego read `<file>:<row>:<col>: <code>: <message>`; strict host
+      // builtins throw `eval_builtin_error: <name>: <message>`.
+      if (/(^|: )(eval_[a-z_]+|rego_[a-z_]+): /.test(msg)) {
         throw new PolicyEvaluationError('policy_error', msg);
       }
       throw new PolicyEvaluationError('module_aborted', `policy module aborted: ${msg}`);

@@ -166,6 +166,25 @@ describe('createWasmPolicyEngine over a real OPA-ABI module', () => {
     expect((await engine.evaluateValue({ after: true })).value).toEqual({ after: true });
   });
 
+  it('bounds the load-time warm-up of a default entrypoint that never finishes', async () => {
+    const started = Date.now();
+    const engine = await createWasmPolicyEngine({ bundle: wasm, entrypoint: 'spin', timeoutMs: 20, hostBuiltins: echoBuiltin });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect((await rejection(engine.evaluateValue({ x: 1 }))).code).toBe('timeout');
+  });
+
+  it('classifies a strict host builtin error as a policy error', async () => {
+    const strict: HostBuiltinFactory = () => ({
+      'test.echo': () => {
+        throw new Error('eval_builtin_error: test.echo: boom');
+      },
+    });
+    const engine = await createWasmPolicyEngine({ bundle: wasm, entrypoint: 'builtin', hostBuiltins: strict });
+    const err = await rejection(engine.evaluateValue({ x: 1 }));
+    expect(err.code).toBe('policy_error');
+    expect(err.message).toContain('test.echo: boom');
+  });
+
   it('rejects a non-object decision from the decision entrypoint', async () => {
     const engine = await createWasmPolicyEngine({ bundle: wasm, entrypoint: 'builtin', hostBuiltins: () => ({ 'test.echo': () => 'allow' }) });
     const err = await rejection(engine.evaluate(input));
