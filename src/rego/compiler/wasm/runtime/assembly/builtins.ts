@@ -5,7 +5,7 @@ import {
   T_NULL, T_BOOL, T_NUMBER, T_STRING, T_ARRAY, T_OBJECT, T_SET, tagOf, lenOf, elemAt, entryKey, entryVal,
   boolValue, rt_array, rt_array_append, rt_set, rt_set_add, setFind, objectGet, asciiString, utf8Count,
 } from "./value";
-import { rt_number_int, numFloat, numKind, numI64, numToF64, numToI64, numOk, numIsInteger, K_INT } from "./number";
+import { rt_number_int, numFloat, numKind, numI64, numToF64, numToI64, numOk, numIsInteger, numFromText, K_INT, K_BIG } from "./number";
 import { compareValues } from "./compare";
 import { rt_get } from "./ops";
 import { setError } from "./ops";
@@ -101,6 +101,11 @@ export function bi_abs(a: usize): usize {
   if (a == 0) return 0;
   if (!isNum(a)) return setError(ERR_TYPE, "abs: operand 1 must be number but got ", typeNameOf(a));
   if (numKind(a) == K_INT) { const x = numI64(a); if (x != i64.MIN_VALUE) return rt_number_int(x < 0 ? -x : x); }
+  if (numKind(a) == K_BIG) {
+    // big integer literal: drop the sign from its text, keeping it exact
+    const p = load<u32>(a, 16), l = load<u32>(a, 4);
+    return l > 0 && load<u8>(p) == 0x2D ? numFromText(p + 1, l - 1) : a;
+  }
   if (numToF64(a) >= 0) return a;
   return numFloat(-numToF64(a));
 }
