@@ -5,8 +5,9 @@ import { join, relative, sep } from 'node:path';
 import type { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { CliError, ExitCode } from '../exit-codes.ts';
-import { compileBundle, evaluateEntrypoint, loadBundle, readBundle, RegoErrors, type RegoSource } from '../../rego/index.ts';
-import { BundleError } from '../../rego/bundle/index.ts';
+import type { RegoSource } from '../../rego/index.ts';
+import { RegoErrors } from '../../rego/errors.ts';
+import { BundleError, readBundle } from '../../rego/bundle/index.ts';
 import { addPolicyTestCommand } from '../../rego/tester/cli.ts';
 import { addPolicyCapabilitiesCommand } from '../../rego/builtins/cli.ts';
 
@@ -129,6 +130,8 @@ async function build(paths: string[], opts: BuildOptions): Promise<void> {
   if (opts.data) mergeData(data, [], readDataFile(opts.data), opts.data);
   progress(opts, `compiling ${sources.length} module${sources.length === 1 ? '' : 's'} for ${opts.entrypoint.join(', ')}`);
   const t0 = Date.now();
+  // Loaded on demand: the toolchain (binaryen, opa-wasm) is heavy and other commands do not need it.
+  const { compileBundle } = await import('../../rego/index.ts');
   let result;
   try {
     result = await compileBundle({
@@ -157,6 +160,7 @@ function readBundleFile(path: string): Uint8Array {
 async function evaluate(opts: EvalOptions): Promise<void> {
   const bytes = readBundleFile(opts.bundle);
   const input = opts.input !== undefined ? readDataFile(opts.input) : undefined;
+  const { evaluateEntrypoint, loadBundle } = await import('../../rego/index.ts');
   let loaded;
   try {
     loaded = await loadBundle(bytes);
