@@ -671,8 +671,8 @@ export class FuncPlanner {
       this.unify(args[0], args[1], cont);
       return;
     }
-    if (name === 'print' || name === 'internal.print') {
-      cont();
+    if (name === 'print') {
+      this.planPrint(args, cont);
       return;
     }
     const arity = this.arityOf(name, op);
@@ -696,6 +696,26 @@ export class FuncPlanner {
       this.emit({ type: 'NotEqualStmt', stmt: { a: res, b: { type: 'bool', value: false } } });
       cont();
     });
+  }
+
+  /**
+   * OPA lowers `print(a, b)` to `internal.print([{x | x = a}, {x | x = b}])`: each operand becomes a set
+   * so an undefined operand prints as `<undefined>` instead of stopping the rule. Void: never fails.
+   */
+  private planPrint(args: Term[], cont: Cont): void {
+    const sets: Operand[] = args.map((a) => {
+      const set = this.newLocal();
+      this.emit({ type: 'MakeSetStmt', stmt: { target: set } });
+      const blk = this.block(() => this.planValue(a, (v) => this.emit({ type: 'SetAddStmt', stmt: { set, value: v } })));
+      this.emit({ type: 'BlockStmt', stmt: { blocks: [blk] } });
+      return { type: 'local', value: set };
+    });
+    const arr = this.newLocal();
+    this.emit({ type: 'MakeArrayStmt', stmt: { capacity: sets.length, target: arr } });
+    for (const op of sets) this.emit({ type: 'ArrayAppendStmt', stmt: { array: arr, value: op } });
+    this.pb.useBuiltin('internal.print');
+    this.emit({ type: 'CallStmt', stmt: { func: 'internal.print', args: [{ type: 'local', value: arr }], result: this.newLocal() } });
+    cont();
   }
 
   private arityOf(name: string | undefined, op: RefTerm): number | undefined {

@@ -90,6 +90,9 @@ function elems(v: V): V[] {
   throw new Undefined('not a collection');
 }
 
+/** Lines printed by `print` during evaluations (test inspection). */
+export const printed: string[] = [];
+
 const builtins: Record<string, (...a: V[]) => V | undefined> = {
   equal: (a, b) => compare(a, b) === 0,
   neq: (a, b) => compare(a, b) !== 0,
@@ -160,6 +163,10 @@ const builtins: Record<string, (...a: V[]) => V | undefined> = {
   'object.union_n': (xs) => { const o = new RObj(); for (const x of xs as V[]) for (const [, [k, v]] of (x as RObj).items) o.set(k, v); return o; },
   'array.reverse': (a) => [...(a as V[])].reverse(),
   'time.now_ns': () => 123456789,
+  'internal.print': (ops) => {
+    printed.push((ops as V[]).map((x) => (x instanceof RSet && x.items.size ? [...x.items.values()].map((v) => (typeof v === 'string' ? v : key(v))).join(' ') : '<undefined>')).join(' '));
+    return null;
+  },
   'object.get': (o, k, d) => {
     if (!(o instanceof RObj)) return undefined;
     const path = Array.isArray(k) ? k : [k];

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parseModule, parseQuery } from '../../../src/rego/ast/index.ts';
 import { compileModules } from '../../../src/rego/compile/index.ts';
 import { planEntrypoints, planQueries } from '../../../src/rego/planner/index.ts';
-import { evalPlan } from './ir-eval.ts';
+import { evalPlan, printed } from './ir-eval.ts';
 
 function run(src: string | string[], entry: string, input?: unknown, data: unknown = {}): unknown {
   const mods = (Array.isArray(src) ? src : [src]).map((s, i) => parseModule(`m${i}.rego`, s));
@@ -158,6 +158,17 @@ xs := [1, 2]`;
       ]),
     );
     expect(res).toHaveLength(2);
+  });
+
+  it('print never fails the rule and shows undefined operands', () => {
+    printed.length = 0;
+    const src = `package t
+p if {
+  print("user", input.user, input.missing)
+  true
+}`;
+    expect(run(src, 't/p', { user: 'alice' })).toBe(true);
+    expect(printed).toEqual(['user alice <undefined>']);
   });
 
   it('walk relation iterates paths', () => {

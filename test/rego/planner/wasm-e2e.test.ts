@@ -7,10 +7,10 @@ import { planEntrypoints } from '../../../src/rego/planner/index.ts';
 import { linkPolicyWasm } from '../../../src/rego/compiler/wasm/index.ts';
 import { createHostBuiltins } from '../../../src/rego/builtins/host/index.ts';
 
-async function load(src: string | string[], entrypoints: string[], data: Record<string, unknown> = {}) {
+async function load(src: string | string[], entrypoints: string[], data: Record<string, unknown> = {}, lines: string[] = []) {
   const mods = (Array.isArray(src) ? src : [src]).map((s, i) => parseModule(`m${i}.rego`, s));
   const wasm = await linkPolicyWasm(planEntrypoints(compileModules(mods), entrypoints));
-  const policy = await loadPolicy(wasm, undefined, createHostBuiltins() as never);
+  const policy = await loadPolicy(wasm, undefined, createHostBuiltins({ print: (line: string) => lines.push(line) }) as never);
   policy.setData(data as never);
   return (entry: string, input?: unknown): unknown => {
     const rs = policy.evaluate(input as never, entry) as { result: unknown }[];
@@ -78,6 +78,21 @@ level := "high" if { count(input.users) > 2 } else := "low" if { count(input.use
     expect(ev('t/all_adults', { users: [{ age: 20 }] })).toBe(true);
     expect(ev('t/level', input)).toBe('low');
     expect(ev('t/level', { users: [] })).toBe('none');
+  }, 60_000);
+
+  it('print goes to the host print sink and never fails the rule', async () => {
+    const lines: string[] = [];
+    const ev = await load(
+      `package t
+p if {
+  print("user", input.user, input.missing)
+}`,
+      ['t/p'],
+      {},
+      lines,
+    );
+    expect(ev('t/p', { user: 'alice' })).toBe(true);
+    expect(lines).toEqual(['user alice <undefined>']);
   }, 60_000);
 
   it('conflicting complete rule values abort with eval_conflict_error', async () => {
