@@ -31,7 +31,7 @@ function mutate(value: unknown, path: number[], replacement: unknown): unknown {
   const keys = Array.isArray(value) ? value.map((_, i) => i) : Object.keys(value);
   if (keys.length === 0) return replacement;
   const key = keys[path[0] % keys.length];
-  const copy: Record<string | number, unknown> = Array.isArray(value) ? [...value] : { ...(value as object) };
+  const copy = (Array.isArray(value) ? [...value] : { ...(value as object) }) as Record<string | number, unknown>;
   copy[key as never] = mutate((value as Record<string | number, unknown>)[key as never], path.slice(1), replacement);
   return copy;
 }

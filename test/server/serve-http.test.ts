@@ -1,0 +1,61 @@
+// `guardian serve` over HTTP as a real child process: ephemeral port, dev HMAC key generated once into the data
+// dir (its location and fingerprint printed, never the key), a signed decision answered over POST /acs.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AcsClient, httpTransport } from '../../src/client/index.ts';
+import { decodeBase64Strict } from '../../src/crypto/index.ts';
+import { buildDecisionModule } from '../acs/fixtures/decision-module.ts';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+let dir: string;
+let child: ChildProcessWithoutNullStreams;
+let stdout = '';
+let stderr = '';
+let url = '';
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'acs-serve-'));
+  writeFileSync(join(dir, 'policy.wasm'), await buildDecisionModule({ constant: { decision: 'allow', reasoning: 'cli fixture' } }));
+  const env = { ...process.env, DATABASE_URL: '' };
+  delete env.GUARDIAN_HMAC_IKM;
+  child = spawn(process.execPath, [join(ROOT, 'bin/guardian.mjs'), 'serve', '--port', '0', '--data-dir', join(dir, 'data'), '--bundle', join(dir, 'policy.wasm')], { cwd: dir, env });
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  // Start-up (tsx transform of the CLI, PGlite initdb) takes tens of seconds on a loaded 2-core machine.
+  url = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(stdout);
+      if (m) resolve(m[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`guardian exited with ${code}: ${stderr}`)));
+  });
+}, 300_000);
+afterAll(async () => {
+  if (child.exitCode === null) {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('guardian serve (HTTP, child process)', () => {
+  it('prints where it listens and the generated dev key location, and answers signed decisions with the dev key', async () => {
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/acs$/);
+    const keyPath = join(dir, 'data', 'hmac-ikm.key');
+    expect(stderr).toContain(keyPath);
+    const keyText = readFileSync(keyPath, 'utf8').trim();
+    expect(stderr + stdout).not.toContain(keyText);
+    const c = new AcsClient({ transport: httpTransport(url), ikm: decodeBase64Strict(keyText)!, agentId: 'cli-agent' });
+    await c.hello({ methods_implemented: ['steps/userMessage'] });
+    const out = await c.step('steps/userMessage', { content: [{ type: 'text', value: 'hi' }] });
+    expect(out.failure).toBeUndefined();
+    expect(out.result?.reasoning).toBe('cli fixture');
+    const health = await fetch(url.replace('/acs', '/healthz'));
+    expect(health.status).toBe(200);
+    expect((await fetch(url.replace('/acs', '/readyz'))).status).toBe(200);
+  });
+});
