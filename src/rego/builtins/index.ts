@@ -9,6 +9,7 @@ export {
   hostImplementations,
   opaWasmShadowedBuiltins,
   exactJson,
+  BUILTIN_ERROR_MARKER,
   HostBuiltinContext,
   BuiltinError,
   BuiltinTypeError,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { builtinDecls, createHostBuiltins, hostImplementations } from '../../../src/rego/builtins/index.ts';
+import { BUILTIN_ERROR_MARKER, builtinDecls, createHostBuiltins, hostImplementations } from '../../../src/rego/builtins/index.ts';
 import { allCaseTables, type Case } from './cases.ts';
 import { call } from './call.ts';
 
@@ -73,6 +73,12 @@ describe('strict and non-strict builtin errors', () => {
     const fns = createHostBuiltins({ strict: true });
     expect(() => fns['div'](1, 0)).toThrow(new Error('eval_builtin_error: div: divide by zero'));
     expect(() => fns['upper'](1)).toThrow(new Error('eval_type_error: upper: operand 1 must be string but got number'));
+  });
+
+  it("strictErrors 'marker': the error comes back as a marker object for the module to abort with its location", () => {
+    const fns = createHostBuiltins({ strict: true, strictErrors: 'marker' });
+    expect(fns['upper'](1)).toEqual({ [BUILTIN_ERROR_MARKER]: 'eval_type_error: upper: operand 1 must be string but got number' });
+    expect(fns['upper']('a')).toBe('A');
   });
 
   it('unexpected exceptions inside an implementation are builtin errors too (fail closed, no crash)', () => {

@@ -23,6 +23,12 @@ export interface BeginEvaluationOptions {
 export interface HostBuiltinOptions {
   /** OPA's strict builtin errors: builtin failures abort evaluation instead of being undefined. */
   strict?: boolean;
+  /**
+   * How a strict-mode failure reaches the module. 'throw' (default): a JS Error aborts evaluation
+   * (no source location). 'marker': the builtin returns `{[BUILTIN_ERROR_MARKER]: "<code>: <name>: <msg>"}`
+   * so a module that checks host results can abort with `opa_abort("<file>:<row>:<col>: " + message)`.
+   */
+  strictErrors?: 'throw' | 'marker';
   /** Where print/trace output goes. Default: one JSON line on stderr. */
   print?: (line: string, evaluation: EvaluationInfo) => void;
   /** Nanosecond wall clock. Default: Date.now() refined with process.hrtime. */
@@ -56,6 +62,7 @@ function toNs(now: bigint | number | Date): bigint {
  */
 export class HostBuiltinContext {
   readonly strict: boolean;
+  readonly strictErrors: 'throw' | 'marker';
   private readonly printSink: (line: string, evaluation: EvaluationInfo) => void;
   private readonly clock: () => bigint;
   private readonly errorSink?: (builtin: string, error: BuiltinError) => void;
@@ -66,6 +73,7 @@ export class HostBuiltinContext {
 
   constructor(options: HostBuiltinOptions = {}) {
     this.strict = options.strict ?? false;
+    this.strictErrors = options.strictErrors ?? 'throw';
     this.printSink = options.print ?? defaultPrint;
     this.clock = options.clock ?? defaultClock;
     this.errorSink = options.onError;

@@ -76,6 +76,12 @@ function encodeResult(v: unknown): unknown {
   return new TextEncoder().encode(exactJson(v)).buffer;
 }
 
+/**
+ * Key of the object a strict-mode host builtin returns instead of throwing when the context's
+ * `strictErrors` is 'marker' (no OPA builtin returns an object with this key).
+ */
+export const BUILTIN_ERROR_MARKER = '$guardian_builtin_error';
+
 export type HostBuiltinFunction = (...args: unknown[]) => unknown;
 
 /**
@@ -93,7 +99,11 @@ export function createHostBuiltins(ctx?: HostBuiltinContext | HostBuiltinOptions
         result = impl(args, context);
       } catch (e) {
         const err = e instanceof BuiltinError ? e : new BuiltinError(e instanceof Error ? e.message : String(e));
-        if (context.strict) throw new Error(`${err.code}: ${name}: ${err.message}`);
+        if (context.strict) {
+          const message = `${err.code}: ${name}: ${err.message}`;
+          if (context.strictErrors === 'marker') return { [BUILTIN_ERROR_MARKER]: message };
+          throw new Error(message);
+        }
         context.reportSuppressed(name, err);
         return undefined;
       }
