@@ -131,6 +131,8 @@ export const stringCases: Case[] = [
   ok('lower', ['AbÇ'], 'abç'),
   err('lower', [1], 'operand 1 must be string but got number'),
   ok('upper', ['abç'], 'ABÇ'),
+  ok('upper', ['straße'], 'STRAßE', 'Go maps rune by rune: ß has no single-rune upper case'),
+  ok('lower', ['ΟΔΟΣ'], 'οδοσ', 'no context-sensitive final sigma in Go'),
   err('upper', [{}], 'operand 1 must be string but got object'),
   ok('replace', ['a.b.c', '.', '/'], 'a/b/c'),
   ok('replace', ['abc', '', '-'], '-a-b-c-', 'Go inserts around every rune'),

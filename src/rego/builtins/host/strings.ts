@@ -34,6 +34,22 @@ const inCutset = (cutset: string) => {
   return (r: string) => set.has(r);
 };
 
+/**
+ * Go's strings.ToUpper/ToLower use simple (one rune → one rune) case mapping; JS applies full and
+ * context-sensitive mappings ("ß" → "SS", final sigma). Map rune by rune and keep runes whose
+ * mapping is not a single rune.
+ */
+function goCase(s: string, upper: boolean): string {
+  if (/^[\x00-\x7f]*$/.test(s)) return upper ? s.toUpperCase() : s.toLowerCase();
+  let out = '';
+  for (const ch of s) {
+    // U+0130 (İ): JS lowercases to "i" + combining dot; Go's simple mapping gives "i".
+    const m = !upper && ch === '\u0130' ? 'i' : upper ? ch.toUpperCase() : ch.toLowerCase();
+    out += m.length === ch.length || Array.from(m).length === 1 ? m : ch;
+  }
+  return out;
+}
+
 /** Go's strings.Split: an empty separator splits into runes. */
 export function goSplit(s: string, sep: string): string[] {
   if (sep === '') return runes(s);
@@ -115,8 +131,8 @@ export const stringBuiltins: HostImpls = {
     for (let i = runeIndexOf(base, search); i !== -1; i = runeIndexOf(base, search, i + 1)) out.push(i);
     return out;
   },
-  lower: ([s]) => str(s, 1).toLowerCase(),
-  upper: ([s]) => str(s, 1).toUpperCase(),
+  lower: ([s]) => goCase(str(s, 1), false),
+  upper: ([s]) => goCase(str(s, 1), true),
   replace: ([s, old, repl]) => goReplaceAll(str(s, 1), str(old, 2), str(repl, 3)),
   'strings.replace_n'([patterns, s]) {
     if (!isObject(patterns)) throw operandError(1, 'object', patterns);
