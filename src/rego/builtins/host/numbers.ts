@@ -77,8 +77,11 @@ export const numberBuiltins: HostImpls = {
     if (typeof x === 'boolean') return x ? 1 : 0;
     if (typeof x === 'number') return x;
     if (typeof x === 'string') {
+      if (/^(inf|infinity|nan)$/.test(x.replace(/^[+-]+/, '').toLowerCase())) throw operandError(1, 'valid number string', x);
       if (!/^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/.test(x)) throw new BuiltinError(`strconv.ParseFloat: parsing ${JSON.stringify(x)}: invalid syntax`);
-      return Number(x);
+      const n = Number(x);
+      if (!Number.isFinite(n)) throw new BuiltinError(`strconv.ParseFloat: parsing ${JSON.stringify(x)}: value out of range`);
+      return n;
     }
     throw operandError(1, 'one of {null, boolean, number, string}', x);
   },
