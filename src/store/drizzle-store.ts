@@ -109,6 +109,22 @@ function sleep(ms: number): Promise<void> {
 
 type EntryRow = typeof contextEntries.$inferSelect;
 
+interface PendingDecision {
+  sessionId: string;
+  seq: number;
+  resultJcs: string;
+  bundleRevision: string | null;
+  evaluationDurationMs: number;
+}
+
+type DecisionOutcome = 'recorded' | 'exists' | 'missing';
+
+/** Rows of `db.execute()`: node-postgres and PGlite both answer `{ rows }`. */
+function rowsOf(result: unknown): Record<string, unknown>[] {
+  const rows = (result as { rows?: unknown }).rows;
+  return Array.isArray(rows) ? (rows as Record<string, unknown>[]) : [];
+}
+
 function toEntryRecord(row: EntryRow): ContextEntryRecord {
   return {
     sessionId: row.sessionId,
@@ -144,6 +160,7 @@ export class DrizzleGuardianStore implements DurableStore {
   readonly #d: StoreDriver;
   readonly #db: StoreDatabase;
   readonly #appends: GroupCommitQueue<PreparedAppend, AppendedEntry>;
+  readonly #decisions: GroupCommitQueue<PendingDecision, DecisionOutcome>;
   readonly #options: StoreOptions;
   readonly #maxRetries: number;
   /** Heads appended by this process and not yet checkpointed (for the time-based checkpoint). */
@@ -160,6 +177,7 @@ export class DrizzleGuardianStore implements DurableStore {
     this.#options = options;
     this.#maxRetries = options.maxRetries ?? 8;
     this.#appends = new GroupCommitQueue((batch) => this.#commitAppends(batch), options.maxBatch ?? 256, driver.appendConcurrency);
+    this.#decisions = new GroupCommitQueue((batch) => this.#commitDecisions(batch), options.maxBatch ?? 256, driver.appendConcurrency);
     const everyMs = options.checkpoints?.everyMs ?? 10_000;
     if (options.checkpoints && everyMs > 0) {
       this.#checkpointTimer = setInterval(() => this.#checkpointStale(everyMs), Math.max(50, Math.floor(everyMs / 2)));
@@ -180,6 +198,7 @@ export class DrizzleGuardianStore implements DurableStore {
     this.#closed = true;
     if (this.#checkpointTimer) clearInterval(this.#checkpointTimer);
     await this.#appends.idle();
+    await this.#decisions.idle();
     await this.#checkpointStale(0);
     await this.flush();
     await this.#d.close();
@@ -349,22 +368,51 @@ export class DrizzleGuardianStore implements DurableStore {
     this.#assertOpen();
     const resultJcs = jcsOf(decision.result, 'result');
     if (!Number.isFinite(decision.evaluationDurationMs)) throw new StoreError('invalid_input', 'evaluationDurationMs must be a finite number');
-    let updated: { seq: number }[];
+    if (!Number.isInteger(seq) || seq < 0) throw new StoreError('invalid_input', 'seq must be a non-negative integer');
+    const outcome = await this.#decisions.enqueue(`${sessionId}#${seq}`, {
+      sessionId, seq, resultJcs, bundleRevision: decision.bundleRevision ?? null, evaluationDurationMs: decision.evaluationDurationMs,
+    });
+    if (outcome === 'recorded') return;
+    // Decisions are write-once: what was delivered to the agent cannot be replaced afterwards.
+    throw outcome === 'exists'
+      ? new StoreError('conflict', `a decision is already recorded for ${sessionId}#${seq}`)
+      : new StoreError('not_found', `no entry ${sessionId}#${seq}`);
+  }
+
+  /** Group commit for decisions too: one UPDATE … FROM (VALUES …) per batch, itself atomic. */
+  async #commitDecisions(all: QueuedItem<PendingDecision, DecisionOutcome>[]): Promise<DecisionOutcome[]> {
+    // The same entry twice in one batch: only the first may write (an UPDATE … FROM would pick either).
+    const firstOf = new Map<string, number>();
+    all.forEach((b, i) => firstOf.has(b.key) || firstOf.set(b.key, i));
+    const batch = all.filter((b, i) => firstOf.get(b.key) === i);
+    const values = sql.join(batch.map(({ value: d }) =>
+      sql`(${d.sessionId}::text, ${d.seq}::integer, ${d.resultJcs}::text, ${d.bundleRevision}::text, ${d.evaluationDurationMs}::double precision)`), sql`, `);
+    let updated: Set<string>;
+    let existing: Set<string>;
     try {
-      updated = await this.#db.update(contextEntries)
-        .set({ resultJcs, bundleRevision: decision.bundleRevision, evaluationDurationMs: decision.evaluationDurationMs })
-        .where(and(eq(contextEntries.sessionId, sessionId), eq(contextEntries.seq, seq), sql`${contextEntries.resultJcs} is null`))
-        .returning({ seq: contextEntries.seq });
+      const result = await this.#db.execute(sql`
+        update context_entries as e
+           set result_jcs = v.result_jcs, bundle_revision = v.bundle_revision, evaluation_duration_ms = v.ms
+          from (values ${values}) as v(session_id, seq, result_jcs, bundle_revision, ms)
+         where e.session_id = v.session_id and e.seq = v.seq and e.result_jcs is null
+        returning e.session_id, e.seq`);
+      updated = new Set(rowsOf(result).map((r) => `${String(r.session_id)}#${Number(r.seq)}`));
+      const missing = batch.filter((b) => !updated.has(b.key));
+      existing = new Set();
+      if (missing.length > 0) {
+        const probe = await this.#db.execute(sql`
+          select e.session_id, e.seq from context_entries as e
+            join (values ${sql.join(missing.map(({ value: d }) => sql`(${d.sessionId}::text, ${d.seq}::integer)`), sql`, `)}) as v(session_id, seq)
+              on e.session_id = v.session_id and e.seq = v.seq`);
+        existing = new Set(rowsOf(probe).map((r) => `${String(r.session_id)}#${Number(r.seq)}`));
+      }
     } catch (err) {
       throw toStoreError(err, 'recordDecision');
     }
-    if (updated.length === 1) return;
-    const exists = await this.#db.select({ seq: contextEntries.seq }).from(contextEntries)
-      .where(and(eq(contextEntries.sessionId, sessionId), eq(contextEntries.seq, seq))).limit(1);
-    // Decisions are write-once: what was delivered to the agent cannot be replaced afterwards.
-    throw exists.length
-      ? new StoreError('conflict', `a decision is already recorded for ${sessionId}#${seq}`)
-      : new StoreError('not_found', `no entry ${sessionId}#${seq}`);
+    return all.map((b, i) => {
+      const outcome: DecisionOutcome = updated.has(b.key) ? 'recorded' : existing.has(b.key) ? 'exists' : 'missing';
+      return outcome === 'recorded' && firstOf.get(b.key) !== i ? 'exists' : outcome;
+    });
   }
 
   async getChainHead(sessionId: string): Promise<{ seq: number; entryHash: string } | null> {
@@ -467,6 +515,7 @@ export class DrizzleGuardianStore implements DurableStore {
 
   async flush(): Promise<void> {
     await this.#appends.idle();
+    await this.#decisions.idle();
     while (this.#background.size > 0) await Promise.all([...this.#background]);
   }
 

@@ -143,6 +143,20 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
       expect(e).toMatchObject({ result, bundleRevision: 'rev-7', evaluationDurationMs: 0.25 });
       await expectStoreError(store.recordDecision(sessionId, a.seq, { result: {}, bundleRevision: null, evaluationDurationMs: 1 }), 'conflict');
       await expectStoreError(store.recordDecision(sessionId, 99, { result: {}, bundleRevision: null, evaluationDurationMs: 1 }), 'not_found');
+      await expectStoreError(store.recordDecision(sessionId, -1, { result: {}, bundleRevision: null, evaluationDurationMs: 1 }), 'invalid_input');
+    });
+
+    it('records exactly one of two racing decisions for one entry, and batches decisions of many entries', async () => {
+      const sessionId = randomUUID();
+      const appended = await Promise.all(Array.from({ length: 20 }, (_, i) => store.appendContextEntry(sessionId, stepEntry(sessionId, i))));
+      const race = await Promise.allSettled([0, 1].map((k) => store.recordDecision(sessionId, 0, { result: { k }, bundleRevision: null, evaluationDurationMs: k })));
+      expect(race.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      expect(((race.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason as StoreError).code).toBe('conflict');
+      await Promise.all(appended.slice(1).map((a) => store.recordDecision(sessionId, a.seq, { result: { seq: a.seq }, bundleRevision: `r${a.seq}`, evaluationDurationMs: a.seq / 2 })));
+      const entries = await store.listContextEntries(sessionId);
+      const winner = (entries[0].result as { k: number }).k;
+      expect(entries[0].evaluationDurationMs).toBe(winner);
+      for (const e of entries.slice(1)) expect(e).toMatchObject({ result: { seq: e.seq }, bundleRevision: `r${e.seq}`, evaluationDurationMs: e.seq / 2 });
     });
 
     it('remembers replay keys until they expire (ACS §10.3)', async () => {
@@ -184,11 +198,10 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
         const sessionId = randomUUID();
         await timed.appendContextEntry(sessionId, stepEntry(sessionId, 0));
         const head = await timed.appendContextEntry(sessionId, stepEntry(sessionId, 1));
-        expect(await timed.listCheckpoints(sessionId)).toEqual([]);
-        for (let i = 0; i < 100 && (await timed.listCheckpoints(sessionId)).length === 0; i++) await new Promise((r) => setTimeout(r, 50));
-        const cps = await timed.listCheckpoints(sessionId);
-        expect(cps).toHaveLength(1);
-        expect(cps[0]).toMatchObject({ seq: 1, headHash: head.entryHash, keyId: 'ckpt-t', algorithm: 'HMAC-SHA256' });
+        const signedHead = async () => (await timed.listCheckpoints(sessionId)).find((c) => c.seq === 1);
+        for (let i = 0; i < 200 && !(await signedHead()); i++) await new Promise((r) => setTimeout(r, 50));
+        expect(await signedHead()).toMatchObject({ seq: 1, headHash: head.entryHash, keyId: 'ckpt-t', algorithm: 'HMAC-SHA256' });
+        expect(await verifyCheckpoint(checkpointKey, (await signedHead())!)).toBe(true);
       } finally {
         await timed.close();
       }
