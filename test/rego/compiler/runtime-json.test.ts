@@ -19,6 +19,22 @@ describe('JSON round trips', () => {
     expect(roundTrip(p, '"plain"')).toBe('"plain"');
   });
 
+  it('sorts large unsorted objects with duplicate keys (last one wins)', () => {
+    const keys = Array.from({ length: 5000 }, (_, i) => `k${(i * 7919) % 5000}`);
+    const text = '{' + keys.map((k, i) => `${JSON.stringify(k)}:${i}`).join(',') + ',"k1":"dup","k0":"dup0"}';
+    const expected: Record<string, unknown> = {};
+    keys.forEach((k, i) => (expected[k] = i));
+    expected.k1 = 'dup';
+    expected.k0 = 'dup0';
+    const sorted = Object.keys(expected).sort((a, b) => (Buffer.compare(Buffer.from(a), Buffer.from(b))));
+    const want = '{' + sorted.map((k) => `${JSON.stringify(k)}:${JSON.stringify(expected[k])}`).join(',') + '}';
+    expect(roundTrip(p, text)).toBe(want);
+    // number keys (Rego syntax) sort numerically and dump as their JSON text
+    const numeric = Object.keys(expected).map((k) => Number(k.slice(1))).sort((a, b) => a - b);
+    const wantNumeric = '{' + numeric.map((n) => `"${n}":${JSON.stringify(expected[`k${n}`])}`).join(',') + '}';
+    expect(roundTrip(p, text.replace(/"k(\d+)"/g, '$1'), 'value')).toBe(wantNumeric);
+  });
+
   it('decodes unicode escapes and surrogate pairs to UTF-8 and dumps UTF-8 raw', () => {
     expect(roundTrip(p, '"h\\u00e9llo \\u2713 \\ud834\\udd1e"')).toBe('"héllo ✓ 𝄞"');
     expect(roundTrip(p, '"héllo ✓ 𝄞"')).toBe('"héllo ✓ 𝄞"');

@@ -2,7 +2,7 @@
 // (`opa_value_parse`: sets `{1,2}` / `set()`, non-string object keys). Numbers keep their text; strings
 // without escapes point into the source buffer (the bump allocator never reuses it).
 import { opa_malloc } from "./alloc";
-import { NULL_VALUE, TRUE_VALUE, FALSE_VALUE, rt_string, rt_array, rt_array_append, rt_object, rt_object_insert, rt_set, rt_set_add } from "./value";
+import { NULL_VALUE, TRUE_VALUE, FALSE_VALUE, rt_string, rt_array, rt_array_append, rt_object, rt_set, rt_set_add, objectFromPairs } from "./value";
 import { numFromText } from "./number";
 
 const MAX_DEPTH: i32 = 1000;
@@ -195,14 +195,26 @@ function parseBrace(): usize {
   if (failed) return 0;
   skipWs();
   if (peek() == 0x3A) {
-    const obj = rt_object();
+    // Collect pairs, then sort once (objectFromPairs): inserting one at a time is quadratic for large
+    // documents whose keys are not in order.
+    let cap: u32 = 8;
+    let pairs = opa_malloc(<usize>cap << 3);
+    let n: u32 = 0;
     let key = first;
     while (true) {
       // at ':'
       pos++;
       const v = parseValue();
       if (failed) return 0;
-      rt_object_insert(obj, key, v);
+      if (n == cap) {
+        const np = opa_malloc(<usize>cap << 4);
+        memory.copy(np, pairs, <usize>cap << 3);
+        pairs = np;
+        cap <<= 1;
+      }
+      store<u32>(pairs + (<usize>n << 3), <u32>key);
+      store<u32>(pairs + (<usize>n << 3), <u32>v, 4);
+      n++;
       skipWs();
       const c = peek();
       if (c == 0x7D) { pos++; break; }
@@ -219,7 +231,7 @@ function parseBrace(): usize {
       if (peek() != 0x3A) return fail();
     }
     depth--;
-    return obj;
+    return objectFromPairs(pairs, n);
   }
   if (!regoMode) return fail();
   const set = rt_set();

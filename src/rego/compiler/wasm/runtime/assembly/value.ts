@@ -194,3 +194,49 @@ export function utf8Count(v: usize): u32 {
   for (let i: u32 = 0; i < n; i++) if ((load<u8>(p + i) & 0xC0) != 0x80) c++;
   return c;
 }
+
+/**
+ * Object from n (key, value) pairs in arbitrary order (u32 pairs at `pairs`, consumed): stable merge
+ * sort by key, later duplicates win (JSON last-key-wins). O(n log n) where one insert at a time would
+ * be O(n²) memmoves for large unsorted documents.
+ */
+export function objectFromPairs(pairs: usize, n: u32): usize {
+  if (n > 1) {
+    const tmp = opa_malloc(<usize>n << 3);
+    let src = pairs, dst = tmp;
+    for (let width: u32 = 1; width < n; width <<= 1) {
+      for (let lo: u32 = 0; lo < n; lo += width << 1) {
+        const mid = lo + width < n ? lo + width : n;
+        const hi = lo + (width << 1) < n ? lo + (width << 1) : n;
+        let i = lo, j = mid, k = lo;
+        while (i < mid && j < hi) {
+          // take from the left run unless the right key is strictly smaller (stability)
+          if (compareValues(load<u32>(src + (<usize>j << 3)), load<u32>(src + (<usize>i << 3))) < 0) {
+            store<u64>(dst + (<usize>k << 3), load<u64>(src + (<usize>j << 3))); j++;
+          } else {
+            store<u64>(dst + (<usize>k << 3), load<u64>(src + (<usize>i << 3))); i++;
+          }
+          k++;
+        }
+        while (i < mid) { store<u64>(dst + (<usize>k << 3), load<u64>(src + (<usize>i << 3))); i++; k++; }
+        while (j < hi) { store<u64>(dst + (<usize>k << 3), load<u64>(src + (<usize>j << 3))); j++; k++; }
+      }
+      const t = src; src = dst; dst = t;
+    }
+    pairs = src;
+  }
+  // dedupe: keep the last of each run of equal keys
+  let m: u32 = 0;
+  for (let i: u32 = 0; i < n; i++) {
+    const k = load<u32>(pairs + (<usize>i << 3));
+    if (i + 1 < n && compareValues(k, load<u32>(pairs + ((<usize>i + 1) << 3))) == 0) continue;
+    store<u64>(pairs + (<usize>m << 3), load<u64>(pairs + (<usize>i << 3)));
+    m++;
+  }
+  const v = opa_malloc(16);
+  store<u32>(v, <u32>T_OBJECT);
+  store<u32>(v, m, 4);
+  store<u32>(v, n, 8);
+  store<u32>(v, n > 0 ? <u32>pairs : 0, 12);
+  return v;
+}
