@@ -2,6 +2,7 @@
 // matching, no backreferences or lookaround, so policies cannot be made to backtrack forever.
 import { RE2JS } from 're2js';
 import type { HostImpls } from './registry.ts';
+import { goQuote } from './format.ts';
 import { BuiltinError, int, str } from './values.ts';
 
 /** Small LRU of compiled patterns: policies reuse a handful of literal patterns on every request. */
@@ -111,39 +112,31 @@ function goReplaceAll(re: RE2JS, s: string, template: string): string {
   return out + s.slice(last);
 }
 
-/** OPA's regex.template_match: regex fragments between delimiters, literal text elsewhere, anchored. */
+/** OPA's regex.template_match: regex fragments between (single-character) delimiters, literal text elsewhere, anchored. */
 function templateToRegex(template: string, open: string, close: string): string {
-  let out = '^';
-  let i = 0;
-  while (i < template.length) {
-    const start = template.indexOf(open, i);
-    if (start === -1) {
-      out += RE2JS.quote(template.slice(i));
-      break;
+  // First-level delimiter positions; a close before any open, or an unclosed open, is unbalanced.
+  const idxs: number[] = [];
+  let level = 0;
+  let start = 0;
+  for (let i = 0; i < template.length; i++) {
+    const c = template[i];
+    if (c === open) {
+      if (++level === 1) start = i;
+    } else if (c === close) {
+      if (--level === 0) idxs.push(start, i + 1);
+      else if (level < 0) throw new BuiltinError(`unbalanced braces in ${goQuote(template)}`);
     }
-    out += RE2JS.quote(template.slice(i, start));
-    // Find the matching close delimiter, allowing nested delimiter pairs inside the fragment.
-    let depth = 0;
-    let j = start;
-    let end = -1;
-    while (j < template.length) {
-      if (template.startsWith(open, j)) {
-        depth++;
-        j += open.length;
-      } else if (template.startsWith(close, j)) {
-        depth--;
-        if (depth === 0) {
-          end = j;
-          break;
-        }
-        j += close.length;
-      } else j++;
-    }
-    if (end === -1) throw new BuiltinError(`unbalanced braces in template ${template}`);
-    out += '(' + template.slice(start + open.length, end) + ')';
-    i = end + close.length;
   }
-  return out + '$';
+  if (level !== 0) throw new BuiltinError(`unbalanced braces in ${goQuote(template)}`);
+  let out = '^';
+  let end = 0;
+  for (let i = 0; i < idxs.length; i += 2) {
+    const fragment = template.slice(idxs[i] + 1, idxs[i + 1] - 1);
+    compileRegex(`^${fragment}$`); // each fragment must be a valid regex on its own
+    out += RE2JS.quote(template.slice(end, idxs[i])) + '(' + fragment + ')';
+    end = idxs[i + 1];
+  }
+  return out + RE2JS.quote(template.slice(end)) + '$';
 }
 
 export const regexBuiltins: HostImpls = {
