@@ -3,7 +3,7 @@
 // sizes and p50/p99 per scenario for (a) advanceSessionState + buildPolicyInput and (b) engine.evaluate.
 // Run: `npm run bench policy` (or `npx tsx bench/policy.ts`). BENCH_ITERATIONS scales the sample (default 2000).
 import type { Json } from '../src/store/types.ts';
-import { advanceSessionState, buildPolicyInput, createWasmPolicyEngine, initialSessionState, type SessionState } from '../src/policy/index.ts';
+import { advanceSessionState, buildPolicyInput, createPolicyEnginePool, createWasmPolicyEngine, initialSessionState, type PolicyInput, type SessionState } from '../src/policy/index.ts';
 import { buildLibraryBundle } from '../src/policy/library.ts';
 
 const iterations = Number(process.env.BENCH_ITERATIONS ?? 2000);
@@ -84,3 +84,34 @@ for (const sc of scenarios) {
   );
 }
 console.log(`policy: ${iterations} iterations per scenario, instance recycles ${engine.instanceRecycles}`);
+
+// The same decisions through the worker pool (hard pre-emption, off the event loop): latency of one
+// decision at a time, and throughput with 32 decisions in flight, against the in-process engine.
+const inputs: PolicyInput[] = scenarios.map((sc) =>
+  buildPolicyInput(sc.method, sc.params, advanceSessionState(base, sc.method, sc.params), client, { now: '2026-11-29T12:00:00.000Z', policy_version: engine.revision }),
+);
+const pool = await createPolicyEnginePool({ bundle: built.bundle, size: 2, timeoutMs: 5_000 });
+for (let i = 0; i < 200; i++) await pool.evaluate(inputs[i % inputs.length]);
+async function latency(run: (inp: PolicyInput) => Promise<unknown>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < iterations; i++) {
+    const t = performance.now();
+    await run(inputs[i % inputs.length]);
+    out.push(performance.now() - t);
+  }
+  return out.sort((a, b) => a - b);
+}
+async function throughput(run: (inp: PolicyInput) => Promise<unknown>): Promise<number> {
+  const total = iterations * 2;
+  let next = 0;
+  const t = performance.now();
+  await Promise.all(Array.from({ length: 32 }, async () => {
+    while (next < total) await run(inputs[next++ % inputs.length]);
+  }));
+  return total / ((performance.now() - t) / 1000);
+}
+const inProc = await latency((inp) => engine.evaluate(inp));
+const pooled = await latency((inp) => pool.evaluate(inp));
+console.log(`policy: mixed scenarios, one at a time: in-process p50 ${percentile(inProc, 50).toFixed(3)} ms p99 ${percentile(inProc, 99).toFixed(3)} ms | worker pool (2) p50 ${percentile(pooled, 50).toFixed(3)} ms p99 ${percentile(pooled, 99).toFixed(3)} ms`);
+console.log(`policy: 32 in flight: in-process ${(await throughput((inp) => engine.evaluate(inp))).toFixed(0)} decisions/s | worker pool (2) ${(await throughput((inp) => pool.evaluate(inp))).toFixed(0)} decisions/s`);
+await pool.close();
