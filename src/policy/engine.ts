@@ -9,7 +9,8 @@
 // A tight loop in pure Wasm that never calls a host builtin and never allocates runs to completion before
 // (3) rejects it; Rego evaluation always terminates (no unbounded recursion), so that is a documented
 // latency bound, not a hang. After any abort the instance is re-created from the compiled module, so a
-// module that trapped or ran out of memory never serves another request.
+// module that trapped or ran out of memory never serves another request. For hard pre-emption use the
+// worker-thread pool (./pool/pool.ts), which terminates a worker that overruns.
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
