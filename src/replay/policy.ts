@@ -1,0 +1,123 @@
+// Which policy a replay evaluates against: a bundle revision from the store's registry (by sha256 or by
+// manifest revision), a bundle file (.tar.gz or bare Wasm), a directory of Rego sources compiled on the fly,
+// or "recorded" (every step against the revision that decided it: the determinism check).
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createWasmPolicyEngine, type PolicyEngine } from '../policy/index.ts';
+import { DECISION_ENTRYPOINT, readLibrary } from '../policy/library.ts';
+import { compileBundle, RegoErrors } from '../rego/index.ts';
+import type { DurableStore } from '../store/types.ts';
+import { ReplayError } from './errors.ts';
+
+export const RECORDED = 'recorded';
+
+/** Gives the engine for a step; null when the step's policy is unavailable (reported, not fatal). */
+export interface ReplayPolicy {
+  /** For reports: `registry revision X`, `file bundles/v2.tar.gz (revision Y)`, `recorded revisions`. */
+  readonly description: string;
+  /** True for the determinism check (each step against its own recorded revision). */
+  readonly recorded: boolean;
+  engineFor(recordedRevision: string | null): Promise<PolicyEngine | null>;
+  /** Revisions actually used so far. */
+  revisions(): string[];
+}
+
+export interface ResolvePolicyOptions {
+  /** Base for relative paths (default process.cwd()). */
+  cwd?: string;
+  /** Accept file and directory targets (the CLI does; the HTTP API does not unless configured). */
+  allowPaths?: boolean;
+  /** Evaluation deadline per step (default 2000 ms: replay is offline, a busy host must not turn into denials). */
+  timeoutMs?: number;
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+
+async function engineFromBundle(bytes: Uint8Array, timeoutMs: number, revision?: string): Promise<PolicyEngine> {
+  try {
+    return await createWasmPolicyEngine({ bundle: bytes, timeoutMs, warmupRuns: 1, ...(revision ? { revision } : {}) });
+  } catch (err) {
+    throw new ReplayError('policy_invalid', `policy bundle does not load: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** Registry lookup: a sha256 (exact) or a manifest revision (the newest bundle stored under it). */
+export async function loadRegistryBundle(store: DurableStore, ref: string): Promise<{ sha256: string; revision: string; bytes: Uint8Array } | null> {
+  if (HEX64.test(ref)) {
+    const byHash = await store.getPolicyBundle(ref);
+    if (byHash) return byHash;
+  }
+  // No store call looks bundles up by revision; the registry table is read directly (read-only).
+  const rows = await store.query('select sha256 from policy_bundles where revision = $1 order by created_at desc limit 1', [ref]);
+  const sha = rows[0]?.sha256;
+  if (typeof sha !== 'string') return null;
+  return store.getPolicyBundle(sha);
+}
+
+/** Compiles a directory of Rego sources (and its data.json files) into a bundle with the ACS entrypoint. */
+export async function compileRegoDir(dir: string): Promise<Uint8Array> {
+  const lib = readLibrary(dir);
+  if (lib.sources.length === 0) throw new ReplayError('policy_invalid', `${dir} holds no .rego sources`);
+  try {
+    const compiled = await compileBundle({ sources: lib.sources, entrypoints: [DECISION_ENTRYPOINT], data: lib.data });
+    return compiled.bundle;
+  } catch (err) {
+    if (err instanceof RegoErrors) throw new ReplayError('policy_invalid', `Rego sources in ${dir} do not compile: ${err.message}`);
+    throw new ReplayError('policy_invalid', `Rego sources in ${dir} do not compile: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+function fixedPolicy(engine: PolicyEngine, description: string): ReplayPolicy {
+  return {
+    description,
+    recorded: false,
+    engineFor: async () => engine,
+    revisions: () => [engine.revision],
+  };
+}
+
+/** Replays each step against the revision recorded for it, loaded from the registry once per revision. */
+function recordedPolicy(store: DurableStore, timeoutMs: number): ReplayPolicy {
+  const cache = new Map<string, Promise<PolicyEngine | null>>();
+  return {
+    description: 'recorded revisions (determinism check)',
+    recorded: true,
+    engineFor(revision) {
+      if (revision === null) return Promise.resolve(null);
+      let engine = cache.get(revision);
+      if (!engine) {
+        engine = loadRegistryBundle(store, revision).then((b) => (b ? engineFromBundle(b.bytes, timeoutMs, b.revision) : null));
+        cache.set(revision, engine);
+      }
+      return engine;
+    },
+    revisions: () => [...cache.keys()].sort(),
+  };
+}
+
+/**
+ * Resolves `--against`: "recorded", an existing file or directory (when allowed), else a registry
+ * reference (sha256 or revision). A PolicyEngine may be passed directly (API users, tests).
+ */
+export async function resolveReplayPolicy(store: DurableStore, against: string | PolicyEngine, options: ResolvePolicyOptions = {}): Promise<ReplayPolicy> {
+  const timeoutMs = options.timeoutMs ?? 2000;
+  if (typeof against !== 'string') return fixedPolicy(against, `engine (revision ${against.revision})`);
+  const ref = against.trim();
+  if (ref.length === 0) throw new ReplayError('invalid_selection', '--against must name a revision, a bundle file or a Rego directory');
+  if (ref === RECORDED) return recordedPolicy(store, timeoutMs);
+  const path = resolve(options.cwd ?? process.cwd(), ref);
+  const looksLikePath = ref.includes('/') || ref.startsWith('.') || ref.endsWith('.tar.gz') || ref.endsWith('.wasm');
+  if (existsSync(path) && (looksLikePath || !(await loadRegistryBundle(store, ref)))) {
+    if (!options.allowPaths) throw new ReplayError('policy_path_refused', 'file and directory policies are not accepted here; name a registry revision');
+    if (statSync(path).isDirectory()) {
+      const engine = await engineFromBundle(await compileRegoDir(path), timeoutMs);
+      return fixedPolicy(engine, `Rego directory ${ref} (compiled, revision ${engine.revision})`);
+    }
+    const engine = await engineFromBundle(new Uint8Array(readFileSync(path)), timeoutMs);
+    return fixedPolicy(engine, `bundle file ${ref} (revision ${engine.revision})`);
+  }
+  const bundle = await loadRegistryBundle(store, ref);
+  if (!bundle) throw new ReplayError('policy_not_found', `no policy revision ${JSON.stringify(ref)} in the registry, and no such file or directory`);
+  const engine = await engineFromBundle(bundle.bytes, timeoutMs, bundle.revision);
+  return fixedPolicy(engine, `registry revision ${bundle.revision} (sha256 ${bundle.sha256.slice(0, 12)}…)`);
+}
