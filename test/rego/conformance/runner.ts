@@ -6,7 +6,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
-import { compileQuery, hostBuiltins, instantiatePolicy, type ResultSet } from '../../../src/rego/index.ts';
+import { compileBundle, compileQuery, hostBuiltins, instantiatePolicy, type ResultSet } from '../../../src/rego/index.ts';
 import { RegoErrors } from '../../../src/rego/errors.ts';
 import { HostBuiltinContext } from '../../../src/rego/builtins/index.ts';
 
@@ -36,7 +36,7 @@ export interface KnownFailure {
 
 export type Outcome =
   | { status: 'pass' }
-  | { status: 'fail'; stage: 'parse' | 'compile' | 'eval' | 'compare' | 'paths-differ'; detail: string };
+  | { status: 'fail'; stage: 'parse' | 'compile' | 'eval' | 'compare' | 'paths-differ' | 'entrypoint'; detail: string };
 
 function yamlFiles(dir: string, out: string[] = []): string[] {
   for (const name of readdirSync(dir).sort()) {
@@ -129,6 +129,32 @@ async function evaluateOn(path: 'fast' | 'slow', wasm: Uint8Array, c: Conformanc
 export interface RunOptions {
   /** Evaluate on both opa-wasm paths and require identical results (default true). */
   bothPaths?: boolean;
+  /**
+   * For queries of the form `data.a.b = x`, also build the entrypoint `a/b` the way production bundles
+   * are built (planEntrypoints, result bound to `result`) and require the same answer (default true).
+   */
+  entrypointPath?: boolean;
+}
+
+/** `data.a.b.c = x` → `a/b/c` (the entrypoint form `opa build -e` uses), else undefined. */
+export function entrypointOf(query: string): string | undefined {
+  const m = /^data\.([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*=\s*x$/.exec(query.trim());
+  return m ? m[1].replace(/\./g, '/') : undefined;
+}
+
+/** The entrypoint build of a `data.a.b = x` case, as a result set over `x`. */
+async function runViaEntrypoint(c: ConformanceCase, entrypoint: string): Promise<{ ok: true; rs: ResultSet } | { ok: false; error: unknown }> {
+  try {
+    const built = await compileBundle({
+      sources: (c.modules ?? []).map((text, i) => ({ file: `test-${i}.rego`, text })),
+      entrypoints: [entrypoint],
+      strictBuiltinErrors: c.strict_error === true,
+    });
+    const rs = await evaluateOn('fast', built.wasm, c, entrypoint);
+    return { ok: true, rs: rs.map((row) => ({ x: row.result })) };
+  } catch (error) {
+    return { ok: false, error };
+  }
 }
 
 /** Compile and evaluate one case; never throws. */
@@ -182,6 +208,15 @@ export async function runCase(c: ConformanceCase, options: RunOptions = {}): Pro
   const got = normaliseResultSet(fast, c.sort_bindings === true);
   if (canonical(want) !== canonical(got)) {
     return { status: 'fail', stage: 'compare', detail: `want ${want.join(' ').slice(0, 1000)}\n got ${got.join(' ').slice(0, 1000)}`, results: fast };
+  }
+  const ep = options.entrypointPath !== false && c.input_term === undefined ? entrypointOf(c.query) : undefined;
+  if (ep) {
+    const viaEp = await runViaEntrypoint(c, ep);
+    if (!viaEp.ok) return { status: 'fail', stage: 'entrypoint', detail: `entrypoint ${ep} failed: ${errorText(viaEp.error).message.slice(0, 1000)}` };
+    const gotEp = normaliseResultSet(viaEp.rs, c.sort_bindings === true);
+    if (canonical(want) !== canonical(gotEp)) {
+      return { status: 'fail', stage: 'entrypoint', detail: `entrypoint ${ep}: want ${want.join(' ').slice(0, 1000)}\n got ${gotEp.join(' ').slice(0, 1000)}` };
+    }
   }
   return { status: 'pass', results: fast };
 }
