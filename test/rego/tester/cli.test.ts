@@ -1,0 +1,73 @@
+// `guardian policy test` through commander, in-process: output, exit codes, option validation.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { addPolicyTestCommand } from '../../../src/rego/tester/index.ts';
+import { CliError, ExitCode } from '../../../src/cli/exit-codes.ts';
+
+function program(): Command {
+  const root = new Command().exitOverride();
+  addPolicyTestCommand(root.command('policy').exitOverride());
+  return root;
+}
+
+async function run(args: string[]): Promise<{ out: string; exitCode: number | undefined; error?: unknown }> {
+  let out = '';
+  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    out += String(chunk);
+    return true;
+  });
+  process.exitCode = undefined;
+  let error: unknown;
+  try {
+    await program().parseAsync(['node', 'guardian', 'policy', 'test', ...args]);
+  } catch (err) {
+    error = err;
+  } finally {
+    spy.mockRestore();
+  }
+  const exitCode = process.exitCode as number | undefined;
+  process.exitCode = undefined;
+  return { out, exitCode, error };
+}
+
+describe('guardian policy test', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+  function fixture(files: Record<string, string>): string {
+    const d = mkdtempSync(join(tmpdir(), 'policy-cli-'));
+    dirs.push(d);
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(d, name), text);
+    return d;
+  }
+
+  it('prints failures with file:line, ends with the summary line and exits 1', async () => {
+    const d = fixture({ 'a_test.rego': 'package a\n\ntest_ok if true\n\ntest_bad if false\n' });
+    const r = await run([d]);
+    expect(r.error).toBeUndefined();
+    expect(r.exitCode).toBe(ExitCode.Failed);
+    expect(r.out).toContain(`FAIL: data.a.test_bad (${join(d, 'a_test.rego')}:5)`);
+    expect(r.out.trim().split('\n').at(-1)).toBe('1 passed, 1 failed');
+  });
+
+  it('exits 0 when everything passes and lists passes with -v', async () => {
+    const d = fixture({ 'a_test.rego': 'package a\n\ntest_ok if true\n' });
+    const r = await run([d, '-v']);
+    expect(r.exitCode ?? 0).toBe(0);
+    expect(r.out).toContain('PASS: data.a.test_ok');
+  });
+
+  it('reports compile errors with the compile-error exit code, and bad --run as usage', async () => {
+    const d = fixture({ 'a_test.rego': 'package a\n\ntest_x if { y }\n' });
+    const r = await run([d]);
+    expect(r.error).toBeInstanceOf(CliError);
+    expect((r.error as CliError).exitCode).toBe(ExitCode.CompileError);
+    expect((r.error as CliError).message).toMatch(/a_test\.rego:3:\d+/);
+    const u = await run([d, '--run', '(']);
+    expect((u.error as CliError).exitCode).toBe(ExitCode.Usage);
+  });
+});
