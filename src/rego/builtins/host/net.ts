@@ -1,7 +1,7 @@
 // CIDR builtins over IPv4 and IPv6 (addresses as BigInt), with Go's net.ParseCIDR strictness.
 import { isIP } from 'node:net';
 import type { HostImpls } from './registry.ts';
-import { BuiltinError, BuiltinTypeError, operandError, str, typeName } from './values.ts';
+import { BuiltinError, str } from './values.ts';
 
 /** Largest set net.cidr_expand builds (a /8 would be 16M strings). */
 export const MAX_CIDR_EXPANSION = 65_536;
@@ -10,6 +10,8 @@ interface Net {
   v6: boolean;
   base: bigint;
   prefix: number;
+  /** How OPA prints this network when it is not merged (a bare IPv4 keeps its host bits). */
+  display?: string;
 }
 
 const bits = (v6: boolean): number => (v6 ? 128 : 32);
@@ -81,63 +83,93 @@ function formatIp(v6: boolean, value: bigint): string {
 
 const formatCidr = (n: Net): string => `${formatIp(n.v6, n.base)}/${n.prefix}`;
 
-/** The CIDR or plain IP operand of net.cidr_contains (an IP is a /32 or /128). */
-function cidrOrIp(s: string): Net {
-  if (s.includes('/')) return parseCidr(s);
-  const ip = parseIp(s);
-  if (!ip) throw new BuiltinError(`invalid IP address: ${s}`);
-  return { v6: ip.v6, base: ip.value, prefix: bits(ip.v6) };
+/** An IPv4-mapped IPv6 address (::ffff:a.b.c.d) as IPv4, as Go's IPNet.Contains treats it. */
+function unmapped(ip: { v6: boolean; value: bigint }): { v6: boolean; value: bigint } {
+  if (ip.v6 && ip.value >> 32n === 0xffffn) return { v6: false, value: ip.value & 0xffffffffn };
+  return ip;
 }
 
-/** Merge adjacent and nested networks into the smallest covering list (OPA's net.cidr_merge). */
-function mergeNets(nets: Net[]): Net[] {
+/** Go's IP.DefaultMask: the classful prefix of an IPv4 address. */
+function defaultPrefix(v4: bigint): number {
+  const first = Number(v4 >> 24n);
+  return first < 0x80 ? 8 : first < 0xc0 ? 16 : 24;
+}
+
+/** An element of net.cidr_merge: a CIDR, or a bare IPv4 address with its classful mask (OPA). */
+function mergeElement(e: unknown): Net {
+  if (typeof e !== 'string') throw new BuiltinError('element must be string');
+  const ip = parseIp(e);
+  if (!ip) return parseCidr(e);
+  if (ip.v6) throw new BuiltinError('IPv6 invalid: needs prefix length');
+  const prefix = defaultPrefix(ip.value);
+  return { v6: false, base: ip.value & mask(false, prefix), prefix, display: `${e}/${prefix}` };
+}
+
+/** The largest CIDR blocks exactly covering [first, last]. */
+function rangeToCidrs(v6: boolean, first: bigint, lastIp: bigint): Net[] {
+  const width = bits(v6);
   const out: Net[] = [];
+  let cur = first;
+  while (cur <= lastIp) {
+    let size = 0;
+    // Grow the block while it stays aligned and inside the range.
+    while (size < width) {
+      const next = size + 1;
+      const blockMask = (1n << BigInt(next)) - 1n;
+      if ((cur & blockMask) !== 0n || cur + blockMask > lastIp) break;
+      size = next;
+    }
+    out.push({ v6, base: cur, prefix: width - size });
+    cur += 1n << BigInt(size);
+  }
+  return out;
+}
+
+/** OPA's net.cidr_merge: merge overlapping and adjacent ranges; untouched networks keep their form. */
+function mergeNets(nets: Net[]): string[] {
+  const out: string[] = [];
   for (const v6 of [false, true]) {
-    let list = nets.filter((n) => n.v6 === v6).sort((a, b) => (a.base < b.base ? -1 : a.base > b.base ? 1 : a.prefix - b.prefix));
-    // Drop networks contained in a previous one.
-    const kept: Net[] = [];
-    for (const n of list) {
-      const prev = kept[kept.length - 1];
-      if (prev && n.base >= prev.base && last(n) <= last(prev)) continue;
-      kept.push(n);
-    }
-    list = kept;
-    // Repeatedly join sibling pairs (x/p and its buddy) into x/(p-1).
-    let changed = true;
-    while (changed) {
-      changed = false;
-      const next: Net[] = [];
-      for (let i = 0; i < list.length; i++) {
-        const a = list[i];
-        const b = list[i + 1];
-        if (b && a.prefix === b.prefix && a.prefix > 0) {
-          const parent = { v6, prefix: a.prefix - 1, base: a.base & mask(v6, a.prefix - 1) };
-          if (parent.base === a.base && last(parent) === last(b)) {
-            next.push(parent);
-            i++;
-            changed = true;
-            continue;
-          }
-        }
-        next.push(a);
+    const ranges = nets
+      .filter((n) => n.v6 === v6)
+      .map((n) => ({ first: n.base, last: last(n), net: n as Net | undefined }))
+      .sort((a, b) => (a.last < b.last ? -1 : a.last > b.last ? 1 : a.first < b.first ? -1 : a.first > b.first ? 1 : 0));
+    for (let i = ranges.length - 1; i > 0; i--) {
+      if (ranges[i].first - 1n <= ranges[i - 1].last) {
+        const first = ranges[i - 1].first < ranges[i].first ? ranges[i - 1].first : ranges[i].first;
+        ranges[i - 1] = { first, last: ranges[i].last, net: undefined };
+        ranges.splice(i, 1);
       }
-      list = next;
     }
-    out.push(...list);
+    for (const r of ranges) {
+      if (r.net) out.push(r.net.display ?? formatCidr(r.net));
+      else out.push(...rangeToCidrs(v6, r.first, r.last).map(formatCidr));
+    }
   }
   return out;
 }
 
 export const netBuiltins: HostImpls = {
+  // OPA names "operand 1" for both operands of these two builtins.
   'net.cidr_contains'([a, b]) {
     const outer = parseCidr(str(a, 1));
-    const inner = cidrOrIp(str(b, 2));
+    const text = str(b, 1);
+    const ip = parseIp(text);
+    if (ip) {
+      const addr = outer.v6 ? ip : unmapped(ip);
+      return addr.v6 === outer.v6 && addr.value >= outer.base && addr.value <= last(outer);
+    }
+    let inner: Net;
+    try {
+      inner = parseCidr(text);
+    } catch {
+      throw new BuiltinError(`not a valid textual representation of an IP address or CIDR: ${text}`);
+    }
     if (outer.v6 !== inner.v6) return false;
     return inner.base >= outer.base && last(inner) <= last(outer);
   },
   'net.cidr_intersects'([a, b]) {
     const x = parseCidr(str(a, 1));
-    const y = parseCidr(str(b, 2));
+    const y = parseCidr(str(b, 1));
     if (x.v6 !== y.v6) return false;
     return x.base <= last(y) && y.base <= last(x);
   },
@@ -151,12 +183,8 @@ export const netBuiltins: HostImpls = {
     }
   },
   'net.cidr_merge'([list]) {
-    if (!Array.isArray(list)) throw operandError(1, 'one of {array, set}', list);
-    const nets = list.map((e) => {
-      if (typeof e !== 'string') throw new BuiltinTypeError(`operand 1 must be array of strings but got array containing ${typeName(e)}`);
-      return cidrOrIp(e);
-    });
-    return mergeNets(nets).map(formatCidr).sort();
+    if (!Array.isArray(list)) throw new BuiltinError('operand must be an array');
+    return mergeNets(list.map(mergeElement)).sort();
   },
   'net.cidr_expand'([a]) {
     const n = parseCidr(str(a, 1));
