@@ -95,3 +95,39 @@ test_overlapping_modifications_are_refused if {
 	acs.overlaps("", "/x")
 	not acs.overlaps("/arguments/a", "/arguments/ab")
 }
+
+modify_finding(rule_id, mods) := {
+	"disposition": "modify", "reason_code": "test_modify", "reasoning": rule_id,
+	"policy_id": "acs.test", "policy_name": "Test", "rule_id": rule_id, "paradigm": "test",
+	"policy_data": {}, "modifications": mods,
+}
+
+test_overlapping_redaction_and_override_are_denied if {
+	fs := {
+		modify_finding("t.redact", {"redactions": [{"path": "/arguments/body/value", "replacement": "x"}]}),
+		modify_finding("t.override", {"parameter_overrides": {"body": "y"}}),
+	}
+	d := acs.decision with input as testlib.tool_call("read_file", {}) with data.acs.pii.findings as fs
+	d.decision == "deny"
+	"modification_conflict" in d.reason_codes
+}
+
+test_disjoint_redaction_and_override_merge if {
+	fs := {
+		modify_finding("t.redact", {"redactions": [{"path": "/arguments/body/value", "replacement": "x"}]}),
+		modify_finding("t.override", {"parameter_overrides": {"subject": "y"}}),
+	}
+	d := acs.decision with input as testlib.tool_call("read_file", {}) with data.acs.pii.findings as fs
+	d.decision == "modify"
+	d.modifications == {"redactions": [{"path": "/arguments/body/value", "replacement": "x"}], "parameter_overrides": {"subject": "y"}}
+}
+
+test_modified_content_is_exclusive if {
+	fs := {
+		modify_finding("t.content", {"modified_content": "replaced"}),
+		modify_finding("t.redact", {"redactions": [{"path": "/content/0/value", "replacement": "x"}]}),
+	}
+	d := acs.decision with input as testlib.tool_call("read_file", {}) with data.acs.pii.findings as fs
+	d.decision == "deny"
+	"modification_conflict" in d.reason_codes
+}
