@@ -311,13 +311,12 @@ function isSubset(sup: JsonValue, sub: JsonValue): boolean {
 
 // ---- graphs -----------------------------------------------------------------------------------------
 
+/** A node's edge list: undefined when the node is not in the graph; non-collections have no edges (OPA). */
 function neighbours(graph: JsonObject, node: JsonValue): JsonValue[] | undefined {
   const key = keyString(node);
   if (key === undefined || !Object.hasOwn(graph, key)) return undefined;
   const edges = graph[key];
-  if (Array.isArray(edges)) return edges;
-  if (edges === null) return [];
-  throw new BuiltinTypeError(`operand 1 must be object[any: array or set] but got object containing ${typeName(edges)}`);
+  return Array.isArray(edges) ? edges : [];
 }
 
 function reachable(graph: JsonObject, initial: JsonValue[]): JsonValue[] {
@@ -326,41 +325,45 @@ function reachable(graph: JsonObject, initial: JsonValue[]): JsonValue[] {
   const queue = [...initial];
   while (queue.length) {
     const node = queue.shift()!;
-    const id = JSON.stringify(node);
-    if (seen.has(id)) continue;
     const edges = neighbours(graph, node);
     if (edges === undefined) continue;
-    seen.add(id);
-    reached.push(node);
-    queue.push(...edges);
+    for (const e of edges) if (!seen.has(JSON.stringify(e))) queue.push(e);
+    const id = JSON.stringify(node);
+    if (!seen.has(id)) {
+      seen.add(id);
+      reached.push(node);
+    }
   }
   return toSet(reached);
 }
 
+/** OPA's pathBuilder: extend `path` with `root`; a path ends at a leaf, a cycle, or a node outside the graph. */
+function buildPaths(graph: JsonObject, root: JsonValue, path: JsonValue[], out: JsonValue[][], reached: Set<string>): void {
+  const edges = neighbours(graph, root);
+  if (edges === undefined) {
+    out.push(path);
+    return;
+  }
+  const here = [...path, root];
+  if (edges.length === 0) {
+    out.push(here);
+    return;
+  }
+  const seen = new Set(reached).add(JSON.stringify(root));
+  for (const e of edges) {
+    if (seen.has(JSON.stringify(e))) out.push(here);
+    else buildPaths(graph, e, here, out, seen);
+  }
+}
+
 function reachablePaths(graph: JsonObject, initial: JsonValue[]): JsonValue[] {
   const paths: JsonValue[][] = [];
-  const walkFrom = (node: JsonValue, path: JsonValue[], onPath: Set<string>) => {
+  for (const node of initial) {
     const edges = neighbours(graph, node);
-    if (edges === undefined) {
-      if (path.length) paths.push(path);
-      return;
-    }
-    const here = [...path, node];
-    const live = edges.filter((e) => !onPath.has(JSON.stringify(e)));
-    if (live.length === 0 || edges.length === 0) {
-      paths.push(here);
-      return;
-    }
-    for (const e of edges) {
-      const id = JSON.stringify(e);
-      if (onPath.has(id)) {
-        paths.push(here);
-        continue;
-      }
-      walkFrom(e, here, new Set([...onPath, id]));
-    }
-  };
-  for (const start of initial) walkFrom(start, [], new Set([JSON.stringify(start)]));
+    if (edges === undefined) continue;
+    if (edges.length === 0) paths.push([node]);
+    for (const e of edges) buildPaths(graph, e, [node], paths, new Set([JSON.stringify(node)]));
+  }
   return toSet(paths);
 }
 
@@ -473,12 +476,12 @@ export const collectionBuiltins: HostImpls = {
 
   'graph.reachable'([g, initial]) {
     const graph = obj(g, 1);
-    if (!Array.isArray(initial)) throw operandError(2, 'one of {set, array}', initial);
+    if (!Array.isArray(initial)) throw operandError(2, '{array, set}', initial);
     return reachable(graph, initial as JsonValue[]);
   },
   'graph.reachable_paths'([g, initial]) {
     const graph = obj(g, 1);
-    if (!Array.isArray(initial)) throw operandError(2, 'one of {set, array}', initial);
+    if (!Array.isArray(initial)) throw operandError(2, '{array, set}', initial);
     return reachablePaths(graph, initial as JsonValue[]);
   },
   walk([x]) {

@@ -83,39 +83,89 @@ function seededUuid(ctx: HostBuiltinContext, key: string): string {
 
 // ---- units ---------------------------------------------------------------------------------------------
 
-const SI: Record<string, number> = { '': 1, m: 1e-3, k: 1e3, K: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };
-const IEC: Record<string, number> = { ki: 2 ** 10, mi: 2 ** 20, gi: 2 ** 30, ti: 2 ** 40, pi: 2 ** 50, ei: 2 ** 60 };
-
-function splitAmount(s: string, name: string): { amount: number; unit: string } {
-  const text = s.replace(/"/g, '').trim();
-  const m = /^([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z]*)$/.exec(text);
-  if (!m) throw new BuiltinError(text === '' ? 'no amount provided' : `could not parse ${name === 'units.parse_bytes' ? 'byte amount' : 'amount'} to a number`);
-  return { amount: Number(m[1]), unit: m[2] };
-}
-
-function parseUnits(s: string): number {
-  const { amount, unit } = splitAmount(s, 'units.parse');
-  const iec = IEC[unit.toLowerCase()];
-  if (iec !== undefined && unit.length === 2 && unit[1] === 'i') return amount * iec;
-  const si = SI[unit];
-  if (si === undefined) throw new BuiltinError(`unknown unit ${JSON.stringify(unit)}`);
-  return amount * si;
-}
-
-function parseBytes(s: string): number | bigint {
-  const { amount, unit } = splitAmount(s, 'units.parse_bytes');
-  let u = unit.toLowerCase();
-  if (u.endsWith('b')) u = u.slice(0, -1);
-  let factor: bigint;
-  if (u === '') factor = 1n;
-  else if (u.endsWith('i') && IEC[u] !== undefined) factor = BigInt(IEC[u]);
-  else if (u.length === 1 && 'kmgtpe'.includes(u)) factor = 1000n ** BigInt('kmgtpe'.indexOf(u) + 1);
-  else throw new BuiltinError(`byte unit ${JSON.stringify(unit)} not recognized`);
-  if (Number.isInteger(amount)) {
-    const v = BigInt(amount) * factor;
-    return v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+/** OPA's extractNumAndUnit: the leading number (digits, '.', signs, an exponent) and the unit after it. */
+function splitAmount(s: string): { num: string; unit: string; exponentTooLarge: boolean } {
+  let i = 0;
+  for (; i < s.length; i++) {
+    const c = s[i];
+    if (/[0-9.+-]/.test(c)) continue;
+    if (c === 'e' || c === 'E') {
+      const next = s[i + 1];
+      if (next === undefined || !/[0-9+-]/.test(next)) break;
+      if (next === '+' || next === '-') i++;
+      const digits = /^\d*/.exec(s.slice(i + 1))![0].length;
+      if (digits > 6) return { num: '', unit: '', exponentTooLarge: true };
+      continue;
+    }
+    break;
   }
-  return Math.floor(amount * Number(factor));
+  return { num: s.slice(0, i), unit: s.slice(i), exponentTooLarge: false };
+}
+
+/** A decimal literal as an exact fraction n / d (big.Rat SetString). */
+function parseRational(num: string): { n: bigint; d: bigint } | undefined {
+  const m = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(num);
+  if (!m || (m[2] === '' && (m[3] ?? '') === '')) return undefined;
+  const frac = m[3] ?? '';
+  let n = BigInt((m[2] || '0') + frac) * (m[1] === '-' ? -1n : 1n);
+  let d = 10n ** BigInt(frac.length);
+  const exp = Number(m[4] ?? 0);
+  if (exp > 0) n *= 10n ** BigInt(exp);
+  else if (exp < 0) d *= 10n ** BigInt(-exp);
+  return { n, d };
+}
+
+const SI_UNITS: Record<string, [bigint, bigint]> = {
+  '': [1n, 1n], m: [1n, 1000n], k: [1000n, 1n], K: [1000n, 1n], M: [10n ** 6n, 1n], g: [10n ** 9n, 1n], G: [10n ** 9n, 1n],
+  t: [10n ** 12n, 1n], T: [10n ** 12n, 1n], p: [10n ** 15n, 1n], P: [10n ** 15n, 1n], e: [10n ** 18n, 1n], E: [10n ** 18n, 1n],
+  ki: [1n << 10n, 1n], Ki: [1n << 10n, 1n], mi: [1n << 20n, 1n], Mi: [1n << 20n, 1n], gi: [1n << 30n, 1n], Gi: [1n << 30n, 1n],
+  ti: [1n << 40n, 1n], Ti: [1n << 40n, 1n], pi: [1n << 50n, 1n], Pi: [1n << 50n, 1n], ei: [1n << 60n, 1n], Ei: [1n << 60n, 1n],
+};
+
+const BYTE_UNITS: Record<string, bigint> = {
+  '': 1n, kb: 1000n, k: 1000n, mb: 10n ** 6n, m: 10n ** 6n, gb: 10n ** 9n, g: 10n ** 9n, tb: 10n ** 12n, t: 10n ** 12n,
+  pb: 10n ** 15n, p: 10n ** 15n, eb: 10n ** 18n, e: 10n ** 18n,
+  kib: 1n << 10n, ki: 1n << 10n, mib: 1n << 20n, mi: 1n << 20n, gib: 1n << 30n, gi: 1n << 30n,
+  tib: 1n << 40n, ti: 1n << 40n, pib: 1n << 50n, pi: 1n << 50n, eib: 1n << 60n, ei: 1n << 60n,
+};
+
+const exact = (v: bigint): number | bigint => (v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v);
+
+/** units.parse: SI (m = milli, M = mega) and binary units, exact; non-integers with 10 decimals like OPA. */
+function parseUnits(raw: string): number | bigint {
+  // OPA's messages carry the builtin name themselves.
+  const fail = (msg: string): never => {
+    throw new BuiltinError(`units.parse: ${msg}`);
+  };
+  const s = raw.replace(/"/g, '');
+  if (s.includes(' ')) fail('spaces not allowed in resource strings');
+  const { num, unit: rawUnit, exponentTooLarge } = splitAmount(s);
+  if (exponentTooLarge) fail('exponent too large');
+  if (num === '') fail('no amount provided');
+  const unit = rawUnit.length > 1 ? rawUnit[0] + rawUnit.slice(1).toLowerCase() : rawUnit;
+  const factor = SI_UNITS[unit];
+  if (!factor) fail(`unit ${unit} not recognized`);
+  const r = parseRational(num) ?? fail('could not parse amount to a number');
+  const n = r.n * factor[0];
+  const d = r.d * factor[1];
+  if (n % d === 0n) return exact(n / d);
+  return Number((Number(n) / Number(d)).toFixed(10));
+}
+
+/** units.parse_bytes: case-insensitive byte units, truncated to an exact integer. */
+function parseBytes(raw: string): number | bigint {
+  const fail = (msg: string): never => {
+    throw new BuiltinError(`units.parse_bytes: ${msg}`);
+  };
+  const s = raw.toLowerCase().replace(/"/g, '');
+  if (s.includes(' ')) fail('spaces not allowed in resource strings');
+  const { num, unit, exponentTooLarge } = splitAmount(s);
+  if (exponentTooLarge) fail('exponent too large');
+  if (num === '') fail('no byte amount provided');
+  const factor = BYTE_UNITS[unit];
+  if (factor === undefined) fail(`byte unit ${unit} not recognized`);
+  const r = parseRational(num) ?? fail('could not parse byte amount to a number');
+  return exact((r.n * factor) / r.d);
 }
 
 // ---- print ---------------------------------------------------------------------------------------------
