@@ -57,7 +57,7 @@ describe('host builtins through Wasm', () => {
       'eval_type_error: upper: operand 1 must be string but got number',
     );
     await expect(value('x := semver.compare(input.v, "1.0.0")', { input: { v: 'one' }, ctx, strict: true })).rejects.toThrow(
-      'eval_builtin_error: semver.compare: operand 1: string "one" is not a valid SemVer',
+      'eval_builtin_error: semver.compare: operand 1: string one is not a valid SemVer',
     );
   });
 

@@ -12,7 +12,7 @@ const SEMVER =
 
 function parseSemver(s: string, pos: number): { core: bigint[]; pre: string[] } {
   const m = SEMVER.exec(s);
-  if (!m) throw new BuiltinError(`operand ${pos}: string ${JSON.stringify(s)} is not a valid SemVer`);
+  if (!m) throw new BuiltinError(`operand ${pos}: string ${s} is not a valid SemVer`);
   return { core: [BigInt(m[1]), BigInt(m[2]), BigInt(m[3])], pre: m[4] ? m[4].split('.') : [] };
 }
 
