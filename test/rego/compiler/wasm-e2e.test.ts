@@ -3,7 +3,7 @@
 import { describe, it, expect } from 'vitest';
 import { loadPolicy } from '@open-policy-agent/opa-wasm';
 import { createHostBuiltins } from '../../../src/rego/builtins/index.ts';
-import { linkPolicyWasm } from '../../../src/rego/compiler/wasm/index.ts';
+import { linkPolicyWasm, WasmLinkError } from '../../../src/rego/compiler/wasm/index.ts';
 import {
   PolicyBuilder, stmt, local, bool, returnBlock, loadBoth, evalBoth, thrown, loadPolicySync, exportsOf, readCString, Wasm,
 } from './ir-builder.ts';
@@ -730,5 +730,34 @@ describe('host interaction', () => {
     const pol = await loadPolicy(wasm, undefined, { 'custom.x': () => 1 });
     const g = exportsOf(pol);
     expect([g.opa_wasm_abi_version.value, g.opa_wasm_abi_minor_version.value]).toEqual([1, 3]);
+  });
+});
+
+describe('malformed plans', () => {
+  async function linkError(mutate: (b: PolicyBuilder) => void): Promise<unknown> {
+    const b = new PolicyBuilder();
+    mutate(b);
+    return linkPolicyWasm(b.build()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+  }
+
+  it('reject unknown functions, bad operands, deep breaks and over-long host calls with WasmLinkError naming the func', async () => {
+    const cases: Array<[(b: PolicyBuilder) => void, RegExp]> = [
+      [(b) => b.rule('t.x', [{ stmts: [stmt('CallStmt', { func: 'no.such', args: [], result: 3 })] }, returnBlock()]), /IR func "g0\.data\.t\.x": call to unknown function no\.such/],
+      [(b) => b.rule('t.x', [{ stmts: [stmt('AssignVarStmt', { source: { type: 'string_index', value: 99 }, target: 3 })] }, returnBlock()]), /string_index 99 out of range/],
+      [(b) => b.rule('t.x', [{ stmts: [stmt('BreakStmt', { index: 5 })] }, returnBlock()]), /BreakStmt index 5 exceeds block nesting/],
+      [(b) => b.builtin('custom.five', 5).rule('t.x', [{ stmts: [stmt('CallStmt', { func: 'custom.five', args: [local(0), local(0), local(0), local(0), local(0)], result: 3 })] }, returnBlock()]), /too many built-in call arguments: custom\.five/],
+      [(b) => b.rule('t.x', [{ stmts: [{ type: 'FancyStmt', stmt: {} } as never] }, returnBlock()]), /unsupported IR statement FancyStmt/],
+      [(b) => b.rule('t.x', [{ stmts: [{ type: 'DotStmt' } as never] }, returnBlock()]), /malformed statement/],
+      [(b) => b.rule('t.x', [{ stmts: [stmt('MakeNumberRefStmt', { index: b.strIndex('12abc'), target: 3 })] }, returnBlock()]), /invalid number literal "12abc"/],
+      [(b) => b.rule('t.x', [{ stmts: [stmt('CallStmt', { func: 'g0.data.t.x', args: [local(0)], result: 3 })] }, returnBlock()]), /call to g0\.data\.t\.x with 1 arguments, expected 2/],
+    ];
+    for (const [mutate, re] of cases) {
+      const err = await linkError(mutate);
+      expect(err, String(re)).toBeInstanceOf(WasmLinkError);
+      expect((err as Error).message).toMatch(re);
+    }
   });
 });

@@ -160,6 +160,9 @@ class FnGen {
 
   stmt(s: Stmt): Ref {
     const m = this.m;
+    if (s === null || typeof s !== 'object' || s.stmt === null || typeof s.stmt !== 'object') {
+      throw new WasmLinkError(`malformed statement ${JSON.stringify(s)?.slice(0, 80)}`);
+    }
     switch (s.type) {
       case 'NopStmt':
         return m.nop();
@@ -418,8 +421,28 @@ class FnGen {
 }
 
 
+/** Runs fn, reporting any failure as a WasmLinkError that names the IR function or plan. */
+function inContext(what: string, fn: () => void): void {
+  try {
+    fn();
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    throw new WasmLinkError(`${what}: ${msg}`);
+  }
+}
+
 export function compileFunc(ctx: Ctx, f: Func, index: number): void {
+  inContext(`IR func ${JSON.stringify(f?.name)}`, () => compileFuncUnchecked(ctx, f, index));
+}
+
+export function compilePlan(ctx: Ctx, p: Plan, index: number): void {
+  inContext(`plan ${JSON.stringify(p?.name)}`, () => compilePlanUnchecked(ctx, p, index));
+}
+
+function compileFuncUnchecked(ctx: Ctx, f: Func, index: number): void {
   const m = ctx.m;
+  if (!Array.isArray(f.params) || f.params.length < 2) throw new WasmLinkError('params must list at least input and data');
+  if (!Array.isArray(f.blocks)) throw new WasmLinkError('blocks missing');
   const gen = new FnGen(ctx, f.params.length, f.params.length > 2);
   f.params.forEach((p, i) => gen.bindParam(p, i));
   const body: Ref[] = [];
@@ -441,8 +464,9 @@ export function compileFunc(ctx: Ctx, f: Func, index: number): void {
   m.addFunction(ctx.funcNames.get(f.name)!.wasm, params, i32, gen.vars, m.block(null, body, none));
 }
 
-export function compilePlan(ctx: Ctx, p: Plan, index: number): void {
+function compilePlanUnchecked(ctx: Ctx, p: Plan, index: number): void {
   const m = ctx.m;
+  if (!Array.isArray(p.blocks)) throw new WasmLinkError('blocks missing');
   // Plan functions: (input, data, result set); IR locals 0 and 1 are input and data.
   const gen = new FnGen(ctx, 3, false);
   gen.bindParam(0, 0);
