@@ -88,9 +88,17 @@ describe('print and trace', () => {
     const call = builtins(ctx);
     ctx.beginEvaluation({ requestId: 'req-42' });
     call('internal.print', [['hello'], [{ b: [1, 'x'], a: null }], []]);
+    call('internal.print', [['x'], [1, 2]]);
     call('print', 'p', 1.5, true);
     expect(call('trace', 'tracing')).toBe(true);
-    expect(lines.map(([l]) => l)).toEqual(['hello {"a": null, "b": [1, "x"]} <undefined>', 'p 1.5 true', 'tracing']);
+    expect(lines.map(([l]) => l)).toEqual([
+      'hello {"a": null, "b": [1, "x"]} <undefined>',
+      // One line per combination of operand values (OPA's cross product).
+      'x 1',
+      'x 2',
+      'p 1.5 true',
+      'tracing',
+    ]);
     expect(lines.every(([, ev]) => ev.requestId === 'req-42')).toBe(true);
   });
 });

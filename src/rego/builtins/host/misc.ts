@@ -170,10 +170,21 @@ function parseBytes(raw: string): number | bigint {
 
 // ---- print ---------------------------------------------------------------------------------------------
 
-/** OPA's print formatting: strings raw, other values in Rego syntax, undefined operands as <undefined>. */
-function printOperand(values: unknown): string {
-  if (!Array.isArray(values) || values.length === 0) return '<undefined>';
-  return values.map((v) => (typeof v === 'string' ? v : regoText(v))).join(' ');
+/** One printed operand: strings raw, other values in Rego syntax (OPA's print). */
+const printText = (v: unknown): string => (typeof v === 'string' ? v : regoText(v));
+
+/**
+ * OPA's internal.print: each operand is the set of its values; one line per combination of values
+ * (cross product), `<undefined>` for an operand without values.
+ */
+function printLines(operands: unknown[]): string[] {
+  let lines: string[][] = [[]];
+  for (const op of operands) {
+    const values = Array.isArray(op) ? op : [];
+    const texts = values.length === 0 ? ['<undefined>'] : values.map(printText);
+    lines = lines.flatMap((prefix) => texts.map((t) => [...prefix, t]));
+  }
+  return lines.map((parts) => parts.join(' '));
 }
 
 export const miscBuiltins: HostImpls = {
@@ -200,12 +211,11 @@ export const miscBuiltins: HostImpls = {
   'units.parse': ([s]) => parseUnits(str(s, 1)),
   'units.parse_bytes': ([s]) => parseBytes(str(s, 1)),
   'internal.print'([operands], ctx) {
-    const list = Array.isArray(operands) ? operands : [];
-    ctx.print(list.map(printOperand).join(' '));
+    for (const line of printLines(Array.isArray(operands) ? operands : [])) ctx.print(line);
     return null;
   },
   print(args, ctx) {
-    ctx.print(args.map((v) => (typeof v === 'string' ? v : regoText(v))).join(' '));
+    ctx.print(args.map(printText).join(' '));
     return null;
   },
   trace([s], ctx) {
