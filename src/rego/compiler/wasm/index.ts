@@ -1,4 +1,15 @@
 // Wasm backend: links an OPA IR plan (src/rego/ir/types.ts) into an OPA-ABI 1.3 module
-// (design/opa-wasm-abi.md) loadable by @open-policy-agent/opa-wasm.
+// (design/opa-wasm-abi.md) that the unmodified @open-policy-agent/opa-wasm loads.
+//
+//   const wasm = await linkPolicyWasm(policy, { strictBuiltinErrors: false });
+//   const p = await loadPolicy(wasm, { initial: 5 }, createHostBuiltins());
+//
+// - Runtime: runtime/assembly (AssemblyScript, built once to runtime/runtime.wasm by `npm install`,
+//   or on first use). Values: tagged structs; objects/sets sorted in OPA's total order.
+// - Builtins in NATIVE_BUILTINS run inside the module; every other builtin of `static.builtin_funcs` is
+//   called through opa_builtinN and listed by builtins() (opa-wasm-shadowed names under `guardian.*`,
+//   see builtins/host hostBuiltinName).
+// - Runtime errors abort via opa_abort with `<file>:<row>:<col>: <code>: <message>`; opa-wasm throws
+//   that string. Link errors throw WasmLinkError.
 export { linkPolicyWasm, WasmLinkError, type LinkOptions } from './link.ts';
 export { NATIVE_BUILTINS, type NativeBuiltin } from './native-builtins.ts';
