@@ -65,11 +65,12 @@ function regoSources(dir: string): { file: string; text: string }[] {
 }
 
 /** bundles/acs.tar.gz (or `bundlePath`) if present, else compile `regoDir` (default rego/) at start. */
-export async function loadPolicyEngine(options: { bundlePath?: string; regoDir?: string; cwd?: string }): Promise<{ engine: PolicyEngine; source: string }> {
+export async function loadPolicyEngine(options: { bundlePath?: string; regoDir?: string; cwd?: string; evaluationTimeoutMs?: number }): Promise<{ engine: PolicyEngine; source: string }> {
+  const timeoutMs = options.evaluationTimeoutMs;
   const cwd = options.cwd ?? process.cwd();
   const bundlePath = resolve(cwd, options.bundlePath ?? 'bundles/acs.tar.gz');
   if (existsSync(bundlePath)) {
-    return { engine: await createWasmPolicyEngine({ bundle: new Uint8Array(readFileSync(bundlePath)) }), source: bundlePath };
+    return { engine: await createWasmPolicyEngine({ bundle: new Uint8Array(readFileSync(bundlePath)), timeoutMs }), source: bundlePath };
   }
   if (options.bundlePath) throw new Error(`policy bundle ${bundlePath} not found`);
   const regoDir = resolve(cwd, options.regoDir ?? 'rego');
@@ -77,7 +78,7 @@ export async function loadPolicyEngine(options: { bundlePath?: string; regoDir?:
   // Loaded lazily: the Rego toolchain is only needed when no prebuilt bundle exists.
   const rego = await import('../rego/index.ts');
   const compiled = await rego.compileBundle({ sources: regoSources(regoDir), entrypoints: ['acs/decision'] });
-  return { engine: await createWasmPolicyEngine({ bundle: compiled.bundle }), source: `${regoDir} (compiled at start)` };
+  return { engine: await createWasmPolicyEngine({ bundle: compiled.bundle, timeoutMs }), source: `${regoDir} (compiled at start)` };
 }
 
 export interface GuardianRuntimeOptions extends Partial<Omit<GuardianOptions, 'store' | 'engine' | 'signatures'>> {
@@ -87,6 +88,8 @@ export interface GuardianRuntimeOptions extends Partial<Omit<GuardianOptions, 's
   bundlePath?: string;
   regoDir?: string;
   cwd?: string;
+  /** Policy evaluation deadline in ms (engine default 100); a late evaluation is DENY evaluation_failed. */
+  evaluationTimeoutMs?: number;
   /** Ready-made parts (tests, embedding); each replaces the corresponding default. */
   store?: GuardianStore;
   engine?: PolicyEngine;

@@ -8,9 +8,10 @@ interface ServeFlags {
   stdio?: boolean;
   bundle?: string;
   skewWindowMs?: string;
+  evalTimeoutMs?: string;
 }
 
-/** `guardian serve [--port N] [--host H] [--data-dir DIR] [--stdio] [--bundle FILE] [--skew-window-ms MS]`. */
+/** `guardian serve [--port N] [--host H] [--data-dir DIR] [--stdio] [--bundle FILE] [--skew-window-ms MS] [--eval-timeout-ms MS]`. */
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
@@ -21,16 +22,19 @@ export function registerServeCommand(program: Command): void {
     .option('--stdio', 'serve ACS on stdin/stdout instead of HTTP')
     .option('--bundle <file>', 'policy bundle (.tar.gz) or Wasm module; default bundles/acs.tar.gz, else rego/ compiled at start')
     .option('--skew-window-ms <ms>', 'replay-protection timestamp window (ACS §10.3)', '300000')
+    .option('--eval-timeout-ms <ms>', 'policy evaluation deadline; a late evaluation is denied (fail closed)', '100')
     .action(async (flags: ServeFlags) => {
       const port = Number(flags.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port must be 0..65535 (got ${flags.port})`, ExitCode.Usage);
       const skew = Number(flags.skewWindowMs);
       if (!Number.isInteger(skew) || skew < 0) throw new CliError(`--skew-window-ms must be a non-negative integer`, ExitCode.Usage);
+      const evalTimeout = Number(flags.evalTimeoutMs);
+      if (!Number.isFinite(evalTimeout) || evalTimeout <= 0) throw new CliError(`--eval-timeout-ms must be a positive number`, ExitCode.Usage);
       // Loaded lazily so other commands do not pay for the server's imports.
       const { openGuardianRuntime, serveStdio, startHttpServer } = await import('../../server/index.ts');
       let runtime;
       try {
-        runtime = await openGuardianRuntime({ dataDir: flags.dataDir, bundlePath: flags.bundle, skewWindowMs: skew });
+        runtime = await openGuardianRuntime({ dataDir: flags.dataDir, bundlePath: flags.bundle, skewWindowMs: skew, evaluationTimeoutMs: evalTimeout });
       } catch (err) {
         throw new CliError(`cannot start: ${err instanceof Error ? err.message : String(err)}`, ExitCode.Unavailable);
       }
