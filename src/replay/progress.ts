@@ -50,6 +50,7 @@ export function progressBar(sink: ProgressSink, options: { quietMs?: number; pla
     },
     done() {
       if (drawn) sink.write('\n');
+      drawn = false;
     },
   };
 }

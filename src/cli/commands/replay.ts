@@ -1,4 +1,104 @@
+import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { CliError, ExitCode } from '../exit-codes.ts';
+import type { StoreLocationFlags } from '../../store/config.ts';
+import { openStoreForCli, withStoreLocation } from './db.ts';
 
-/** Registers the `guardian replay` command(s). Not implemented yet: nothing is registered. */
-export function registerReplayCommand(_program: Command): void {}
+interface ReplayFlags extends StoreLocationFlags {
+  against: string;
+  session?: string[];
+  agent?: string;
+  since?: string;
+  until?: string;
+  method?: string[];
+  decision?: string[];
+  decidedBy?: string;
+  format: string;
+  out?: string;
+  failOnDiff?: boolean;
+  maxSteps: string;
+  modifyCapable: string;
+  askCapable: string;
+  maxDeferrals?: string;
+  progress?: boolean;
+}
+
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+
+function flagBoolean(name: string, v: string): boolean {
+  if (v === 'true') return true;
+  if (v === 'false') return false;
+  throw new CliError(`${name} must be true or false`, ExitCode.Usage);
+}
+
+/**
+ * `guardian replay --against <revision|file|dir|recorded> [--session ID]… [--agent ID] [--since/--until ISO]
+ * [--method M]… [--decision D]… [--decided-by REV] [--format table|json|md|html] [--out FILE] [--fail-on-diff]`.
+ * Exit 0 when the replay completed (1 with --fail-on-diff and a difference, or any tampered entry or
+ * non-determinism), 2 on bad usage, 4 when the store or policy is unavailable.
+ */
+export function registerReplayCommand(program: Command): void {
+  withStoreLocation(
+    program.command('replay').description('Replay recorded steps against a policy revision, bundle file or Rego directory and report what would change'),
+  )
+    .requiredOption('--against <policy>', 'registry revision or sha256, bundle file (.tar.gz/.wasm), Rego directory, or "recorded" (determinism check)')
+    .option('--session <id>', 'only this session (repeatable)', collect)
+    .option('--agent <id>', 'only sessions of this agent')
+    .option('--since <iso>', 'only steps recorded at or after this time')
+    .option('--until <iso>', 'only steps recorded at or before this time')
+    .option('--method <m>', 'only steps of this method (repeatable, or comma-separated)', collect)
+    .option('--decision <d>', 'only steps whose recorded decision is this (repeatable)', collect)
+    .option('--decided-by <rev>', 'only steps decided by this bundle revision')
+    .option('--format <f>', 'table | json | md | html', 'table')
+    .option('--out <file>', 'write the report to a file instead of stdout')
+    .option('--fail-on-diff', 'exit 1 when any selected step differs, is tampered, or is non-deterministic')
+    .option('--max-steps <n>', 'steps listed in the report (the summary counts all)', '10000')
+    .option('--modify-capable <bool>', 'assume clients could apply MODIFY, as the live Guardian was configured', 'true')
+    .option('--ask-capable <bool>', 'assume clients could relay ASK, as the live Guardian was configured', 'true')
+    .option('--max-deferrals <n>', 'the live per-session deferral bound (default 3)')
+    .option('--no-progress', 'no progress bar on stderr')
+    .action(async (flags: ReplayFlags) => {
+      // Loaded lazily so other commands do not pay for the policy engine and Rego toolchain imports.
+      const replay = await import('../../replay/index.ts');
+      const format = flags.format as (typeof replay.REPORT_FORMATS)[number];
+      if (!replay.REPORT_FORMATS.includes(format)) throw new CliError(`--format must be one of ${replay.REPORT_FORMATS.join(', ')}`, ExitCode.Usage);
+      const maxSteps = Number(flags.maxSteps);
+      if (!Number.isInteger(maxSteps) || maxSteps < 0) throw new CliError('--max-steps must be a non-negative integer', ExitCode.Usage);
+      const maxDeferrals = flags.maxDeferrals === undefined ? undefined : Number(flags.maxDeferrals);
+      if (maxDeferrals !== undefined && (!Number.isInteger(maxDeferrals) || maxDeferrals < 0)) throw new CliError('--max-deferrals must be a non-negative integer', ExitCode.Usage);
+      const client = { modifyCapable: flagBoolean('--modify-capable', flags.modifyCapable), askCapable: flagBoolean('--ask-capable', flags.askCapable) };
+      let selection;
+      try {
+        selection = replay.parseSelection({ session: flags.session, agent: flags.agent, since: flags.since, until: flags.until, method: flags.method, decision: flags.decision, decidedBy: flags.decidedBy });
+      } catch (err) {
+        if (err instanceof replay.ReplayError) throw new CliError(err.message, ExitCode.Usage);
+        throw err;
+      }
+      const store = await openStoreForCli(flags);
+      const bar = flags.progress === false ? null : replay.progressBar(process.stderr);
+      try {
+        let policy;
+        try {
+          policy = await replay.resolveReplayPolicy(store, flags.against, { allowPaths: true });
+        } catch (err) {
+          if (err instanceof replay.ReplayError) throw new CliError(err.message, err.code === 'policy_invalid' ? ExitCode.CompileError : ExitCode.Unavailable);
+          throw err;
+        }
+        const report = await replay.runReplay({
+          store, policy, selection, client, maxReportedSteps: maxSteps,
+          ...(maxDeferrals !== undefined ? { maxDeferralsPerSession: maxDeferrals } : {}),
+          ...(bar ? { onProgress: bar.onProgress } : {}),
+        });
+        bar?.done();
+        const text = replay.renderReport(report, format);
+        if (flags.out) writeFileSync(flags.out, text);
+        else process.stdout.write(text);
+        const s = report.summary;
+        if (flags.out) process.stderr.write(`replay: ${s.compared} compared, ${s.changed} changed, ${s.tampered} tampered, ${s.nondeterministic} non-deterministic → ${flags.out}\n`);
+        if (flags.failOnDiff && (s.changed > 0 || s.tampered > 0 || s.nondeterministic > 0)) process.exitCode = ExitCode.Failed;
+      } finally {
+        bar?.done();
+        await store.close();
+      }
+    });
+}
