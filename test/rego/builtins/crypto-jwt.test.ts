@@ -30,7 +30,8 @@ const rsaPem = rsa.publicKey.export({ type: 'spki', format: 'pem' }) as string;
 describe('crypto.x509.parse_certificates', () => {
   it('parses a PEM certificate into Go x509.Certificate fields', () => {
     const [cert] = call('crypto.x509.parse_certificates', certPem) as Record<string, unknown>[];
-    expect(cert.SerialNumber).toBe('4660');
+    expect(cert.SerialNumber).toBe(4660);
+    expect((cert.Subject as { Names: unknown[] }).Names).toContainEqual({ Type: [2, 5, 4, 3], Value: 'guardian.test' });
     expect(cert.Subject).toMatchObject({ CommonName: 'guardian.test', Country: ['DE'], Organization: ['ACS Guardian Test'], OrganizationalUnit: ['Builtins'] });
     expect(cert.Issuer).toMatchObject({ CommonName: 'guardian.test' });
     expect(cert.DNSNames).toEqual(['guardian.test', '*.guardian.test']);

@@ -17,6 +17,19 @@ function certificateBlobs(input: string): Buffer[] {
   return [Buffer.from(input, 'base64')];
 }
 
+const OIDS: Record<string, number[]> = {
+  C: [2, 5, 4, 6],
+  O: [2, 5, 4, 10],
+  OU: [2, 5, 4, 11],
+  CN: [2, 5, 4, 3],
+  L: [2, 5, 4, 7],
+  ST: [2, 5, 4, 8],
+  street: [2, 5, 4, 9],
+  postalCode: [2, 5, 4, 17],
+  serialNumber: [2, 5, 4, 5],
+  emailAddress: [1, 2, 840, 113549, 1, 9, 1],
+};
+
 /** Distinguished name as Go's pkix.Name fields (the subset X509Certificate exposes). */
 function pkixName(dn: string): Record<string, unknown> {
   const fields: Record<string, string[]> = {};
@@ -37,7 +50,8 @@ function pkixName(dn: string): Record<string, unknown> {
   for (const [short, long] of map) if (fields[short]) out[long] = fields[short];
   if (fields.serialNumber) out.SerialNumber = fields.serialNumber[0];
   if (fields.CN) out.CommonName = fields.CN[0];
-  out.Names = Object.entries(fields).flatMap(([type, values]) => values.map((value) => ({ Type: type, Value: value })));
+  // Go's pkix.AttributeTypeAndValue: the attribute type as its ASN.1 OID.
+  out.Names = Object.entries(fields).flatMap(([type, values]) => values.map((value) => ({ Type: OIDS[type] ?? type, Value: value })));
   return out;
 }
 
@@ -61,7 +75,8 @@ export function certificateObject(cert: X509Certificate): Record<string, unknown
   return {
     Raw: cert.raw.toString('base64'),
     Version: 3,
-    SerialNumber: BigInt('0x' + cert.serialNumber).toString(10),
+    // Go marshals *big.Int as a JSON number; kept exact (bigint) beyond 2^53.
+    SerialNumber: exactInteger(BigInt('0x' + cert.serialNumber)),
     Issuer: pkixName(cert.issuer),
     Subject: pkixName(cert.subject),
     NotBefore: new Date(cert.validFrom).toISOString().replace('.000Z', 'Z'),
@@ -72,6 +87,8 @@ export function certificateObject(cert: X509Certificate): Record<string, unknown
     ...subjectAltNames(cert.subjectAltName),
   };
 }
+
+const exactInteger = (v: bigint): number | bigint => (v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v);
 
 export function parseCertificates(input: string): X509Certificate[] {
   return certificateBlobs(input).map((blob) => {
