@@ -88,3 +88,30 @@ export async function storeSnapshot(store: DurableStore): Promise<string> {
   const bundles = await store.query('select sha256 from policy_bundles order by sha256');
   return JSON.stringify({ entries, sessions, heads, bundles });
 }
+
+/**
+ * A quick history for API and CLI tests: two sessions recorded through the real Guardian under a constant
+ * ALLOW module registered as `allow-all`; a constant DENY module is registered as `deny-all`.
+ */
+export async function recordConstantHistory(store: DurableStore): Promise<{ sessions: string[]; steps: number }> {
+  const { buildDecisionModule } = await import('../acs/fixtures/decision-module.ts');
+  const allow = await buildDecisionModule({ constant: { decision: 'allow', reasoning: 'allow-all', reason_codes: [], policy_references: [{ policy_id: 'const', rule_id: 'const.allow' }] } });
+  const deny = await buildDecisionModule({ constant: { decision: 'deny', reasoning: 'deny-all <b>&</b>', reason_codes: ['denied_<i>by</i>_constant|x'], policy_references: [{ policy_id: 'const', rule_id: 'const.deny<script>alert(1)</script>' }] } });
+  await registerBundle(store, allow, 'allow-all');
+  await registerBundle(store, deny, 'deny-all');
+  const recorder = await startRecorder(store, await createWasmPolicyEngine({ bundle: allow, revision: 'allow-all' }));
+  const sessions: string[] = [];
+  try {
+    for (const agent of ['agent-x', 'agent-y']) {
+      const c = recorder.client(agent);
+      await c.hello({ methods_implemented: ['steps/sessionStart', 'steps/toolCallRequest'] });
+      await c.step('steps/sessionStart', {});
+      await c.step('steps/toolCallRequest', { tool: { name: '<script>alert(1)</script>' }, arguments: {} });
+      await c.step('steps/toolCallRequest', { tool: { name: 'read_file' }, arguments: { path: { value: '/workspace/a' } } });
+      sessions.push(c.sessionId);
+    }
+  } finally {
+    await recorder.close();
+  }
+  return { sessions, steps: 6 };
+}
