@@ -50,7 +50,7 @@ export async function openPgliteDriver(options: PgliteDriverOptions = {}): Promi
     db,
     appendConcurrency: 1,
     transaction(work) {
-      return db.transaction((tx) => work(tx as unknown as StoreDatabase));
+      return pg.transaction((tx) => work(async (sqlText, params = []) => (await tx.query<Record<string, unknown>>(sqlText, params)).rows));
     },
     async migrate() {
       await migrate(drizzle(pg), { migrationsFolder: MIGRATIONS_FOLDER });

@@ -54,7 +54,7 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
       let failure: unknown;
       try {
         await client.query('begin');
-        const result = await work(drizzle(client) as unknown as StoreDatabase);
+        const result = await work(async (sqlText, params = []) => (await client.query(sqlText, params)).rows as Record<string, unknown>[]);
         await client.query('commit');
         return result;
       } catch (err) {
