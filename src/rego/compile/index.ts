@@ -146,7 +146,6 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
     if (g) g.push(r);
     else groups.set(k, [r]);
   }
-  mergeIntoDynamic(groups, errors);
   for (const [, g] of groups) {
     const kinds = new Set(g.map((r) => r.kind));
     const name = ruleSetName(g[0].path);
@@ -162,6 +161,9 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
     const arities = new Set(g.filter((r) => r.kind === 'function').map((r) => r.arity));
     if (arities.size > 1) errors.push(new RegoError('rego_compile_error', `conflicting rules ${name} found: function arity mismatch`, g[1].rule.location));
   }
+  // After the per-path checks: merged rules keep their own kinds' checks (a ground default may live
+  // inside a general-ref object).
+  mergeIntoDynamic(groups, errors);
   // Rule vs rule/package path conflicts: a rule's document cannot also have children.
   const pkgPaths = modules.map(packagePath);
   const rulePaths = [...groups.values()].map((g) => g[0]);
@@ -287,8 +289,10 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
       path: first.path,
       kind: first.kind,
       arity: first.arity,
-      rules: compiled.filter((x) => !x.raw.rule.default).map((x) => x.c),
-      defaultRule: compiled.find((x) => x.raw.rule.default)?.c,
+      // General-ref objects keep merged defaults among their rules (flagged `default`): each fills its
+      // own path only when no other rule defined it.
+      rules: first.kind === 'partial_object' ? compiled.map((x) => x.c) : compiled.filter((x) => !x.raw.rule.default).map((x) => x.c),
+      defaultRule: first.kind === 'partial_object' ? undefined : compiled.find((x) => x.raw.rule.default)?.c,
       location: first.rule.location ?? first.rule.head.location,
     });
     if (errors.length >= maxErrors) break;

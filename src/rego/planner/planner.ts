@@ -280,6 +280,7 @@ export class FuncPlanner {
     if (rs.kind === 'partial_set' || rs.kind === 'partial_object') {
       blocks.push(this.block(() => this.emit(rs.kind === 'partial_set' ? { type: 'MakeSetStmt', stmt: { target: ret } } : { type: 'MakeObjectStmt', stmt: { target: ret } })));
       for (const r of rs.rules) {
+        if (r.default) continue;
         blocks.push(
           this.block(() =>
             this.at(r.location, () =>
@@ -296,6 +297,28 @@ export class FuncPlanner {
                     this.planValue(valueOf(r), (v) => this.emit({ type: 'ObjectInsertOnceStmt', stmt: { object: ret, key: k, value: v } })),
                   );
                 }
+              }),
+            ),
+          ),
+        );
+      }
+      // Defaults merged into a general-ref object: fill their path only if no rule defined it.
+      for (const d of rs.rules) {
+        if (!d.default || !d.keyPath) continue;
+        blocks.push(
+          this.block(() =>
+            this.at(d.location, () =>
+              this.planValues(d.keyPath!, 0, [], (ks) => {
+                const probe = this.block(() => {
+                  let cur = ret;
+                  for (const k of ks) {
+                    const t = this.newLocal();
+                    this.emit({ type: 'DotStmt', stmt: { source: { type: 'local', value: cur }, key: k, target: t } });
+                    cur = t;
+                  }
+                });
+                this.emit({ type: 'NotStmt', stmt: { block: probe } });
+                this.planValue(valueOf(d), (v) => this.insertNested(ret, ks, v));
               }),
             ),
           ),

@@ -38,6 +38,13 @@ tags.extra contains "x"
     const input = { roles: [{ name: 'admin', perms: ['write'] }], tags: { a: ['1', '2'] } };
     expect(run(src, 't/roles', input)).toEqual({ admin: { perms: { write: true }, level: 9 }, guest: { perms: { read: true } } });
     expect(run(src, 't/tags', input)).toEqual({ a: ['1', '2'], extra: ['x'] });
+    const defaults = `package t
+p[x].r := 1 if { some x in input.xs }
+default p.a.r := 0
+default p.b.r := 5
+`;
+    expect(run(defaults, 't/p', { xs: ['a'] })).toEqual({ a: { r: 1 }, b: { r: 5 } });
+    expect(run(defaults, 't/p', { xs: [] })).toEqual({ a: { r: 0 }, b: { r: 5 } });
     const conflict = `package t
 p[k].v := i if { some i, k in ["a", "b", "a"] }`;
     expect(() => run(conflict, 't/p')).toThrow(/eval_conflict_error/);
