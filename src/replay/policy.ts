@@ -62,8 +62,8 @@ export async function compileRegoDir(dir: string): Promise<Uint8Array> {
     const compiled = await compileBundle({ sources: lib.sources, entrypoints: [DECISION_ENTRYPOINT], data: lib.data });
     return compiled.bundle;
   } catch (err) {
-    if (err instanceof RegoErrors) throw new ReplayError('policy_invalid', `Rego sources in ${dir} do not compile: ${err.message}`);
-    throw new ReplayError('policy_invalid', `Rego sources in ${dir} do not compile: ${err instanceof Error ? err.message : String(err)}`);
+    if (err instanceof RegoErrors) throw new ReplayError('policy_compile_error', `Rego sources in ${dir} do not compile: ${err.message}`);
+    throw new ReplayError('policy_compile_error', `Rego sources in ${dir} do not compile: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 

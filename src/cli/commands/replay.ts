@@ -34,8 +34,9 @@ function flagBoolean(name: string, v: string): boolean {
 /**
  * `guardian replay --against <revision|file|dir|recorded> [--session ID]… [--agent ID] [--since/--until ISO]
  * [--method M]… [--decision D]… [--decided-by REV] [--format table|json|md|html] [--out FILE] [--fail-on-diff]`.
- * Exit 0 when the replay completed (1 with --fail-on-diff and a difference, or any tampered entry or
- * non-determinism), 2 on bad usage, 4 when the store or policy is unavailable.
+ * Exit 0 when the replay completed (1 with --fail-on-diff and a difference, a tampered entry or non-determinism;
+ * 1 also when the named revision is not in the registry), 2 on bad usage or an unusable bundle file, 3 when a
+ * Rego directory does not compile, 4 when the store is unavailable.
  */
 export function registerReplayCommand(program: Command): void {
   withStoreLocation(
@@ -81,7 +82,10 @@ export function registerReplayCommand(program: Command): void {
         try {
           policy = await replay.resolveReplayPolicy(store, flags.against, { allowPaths: true });
         } catch (err) {
-          if (err instanceof replay.ReplayError) throw new CliError(err.message, err.code === 'policy_invalid' ? ExitCode.CompileError : ExitCode.Unavailable);
+          if (err instanceof replay.ReplayError) {
+            const code = err.code === 'policy_compile_error' ? ExitCode.CompileError : err.code === 'policy_invalid' ? ExitCode.Usage : ExitCode.Failed;
+            throw new CliError(err.message, code);
+          }
           throw err;
         }
         const report = await replay.runReplay({
