@@ -2,7 +2,7 @@
 // assemblyscript/asc. Called once per install by scripts/build-runtime.mjs (design/wasm-toolchain.md (a)).
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import { writeFile, mkdir } from 'node:fs/promises';
+import { writeFile, mkdir, rename } from 'node:fs/promises';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -42,7 +42,10 @@ export async function buildRuntime(opts = {}) {
     throw new Error(`AssemblyScript runtime build failed: ${error ? error.message : 'no output'}\n${stderr.toString()}`);
   }
   await mkdir(dirname(outFile), { recursive: true });
-  await writeFile(outFile, binary);
+  // write-then-rename: parallel test workers may rebuild at the same time and must never read a torn file
+  const tmp = `${outFile}.${process.pid}.tmp`;
+  await writeFile(tmp, binary);
+  await rename(tmp, outFile);
   log(`runtime.wasm ${binary.length} bytes in ${Date.now() - started} ms`);
   return binary;
 }
