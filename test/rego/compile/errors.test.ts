@@ -1,7 +1,8 @@
 // Compile-stage diagnostics: one test per error class, checking OPA's code, message and location.
 import { describe, expect, it } from 'vitest';
 import { parseModule } from '../../../src/rego/ast/index.ts';
-import { compileModules } from '../../../src/rego/compile/index.ts';
+import { compileModules, compileQuery } from '../../../src/rego/compile/index.ts';
+import { parseQuery } from '../../../src/rego/ast/index.ts';
 import { RegoErrors, type RegoError } from '../../../src/rego/errors.ts';
 
 function errorsOf(...sources: string[]): RegoError[] {
@@ -121,6 +122,33 @@ q := 1
 p if { q with nosuch as 1 }`);
     expect(e.code).toBe('rego_compile_error');
     expect(e.message).toMatch(/with keyword target/);
+  });
+
+  it('queries are checked like rule bodies', () => {
+    const prog = compileModules([parseModule('p0.rego', 'package t\nf(x) := x')]);
+    const err = (q: string): string => {
+      try {
+        compileQuery(prog, parseQuery(q, 'query.rego'));
+      } catch (e) {
+        if (e instanceof RegoErrors) return e.errors.map((x) => x.format()).join('\n');
+      }
+      return 'no error';
+    };
+    expect(err('x > 1')).toBe('query.rego:1:1: rego_unsafe_var_error: var x is unsafe');
+    expect(err('data.t.g(1, y)')).toMatch(/rego_compile_error: undefined function data\.t\.g/);
+    expect(err('data.t.f(1, 2, 3)')).toMatch(/rego_type_error: data\.t\.f: arity mismatch/);
+    const ok = compileQuery(prog, parseQuery('y := data.t.f(1); some i; z = [y][i]'));
+    expect(ok.vars.map((v) => v.name).sort()).toEqual(['i', 'y', 'z']);
+  });
+
+  it('function mocks and data/input targets are accepted by with', () => {
+    expect(() =>
+      compileModules([parseModule('p0.rego', `package t
+f(x) := x
+g(x) := 2 * x
+p := y if { y := f(1) with f as g with count as g with input.a as 1 with data.t.q as 2 }
+q := 1`)]),
+    ).not.toThrow();
   });
 
   it('collects at most 10 errors, each with a location', () => {
