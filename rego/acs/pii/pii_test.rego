@@ -26,7 +26,7 @@ test_luhn_invalid_number_is_not_a_card if {
 }
 
 test_iban_phone_ssn_and_api_key_are_detected if {
-	every text in ["IBAN DE89 3704 0044 0532 0130 00", "call +44 20 7946 0958", "ssn 123-45-6789", "key AKIAIOSFODNN7EXAMPLE"] {
+	every text in ["IBAN DE89 3704 0044 0532 0130 00", "call +44 20 7946 0958", "ssn 123-45-6789", "nino AB 12 34 56 C", "key AKIAIOSFODNN7EXAMPLE"] {
 		fs := pii.findings with input as user_message(text)
 		count(fs) == 1
 	}
