@@ -134,8 +134,13 @@ export class CallChecker {
       const name = operatorName(target);
       if (head.value === 'data' && name !== undefined) {
         const path = name.split('.').slice(1);
-        const rs = this.ctx.ruleSetsByPath.get(path.join('/'));
-        if (rs?.kind === 'function') return;
+        // OPA: a with target may replace a whole rule (or a subtree of rules), never part of one.
+        for (let k = 1; k < path.length; k++) {
+          if (this.ctx.ruleSetsByPath.has(path.slice(0, k).join('/'))) {
+            this.err('rego_compile_error', 'with keyword cannot partially replace virtual document(s)', target.location ? target : w);
+            return;
+          }
+        }
       }
       return;
     }

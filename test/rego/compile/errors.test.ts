@@ -141,6 +141,13 @@ p if { q with nosuch as 1 }`);
     expect(ok.vars.map((v) => v.name).sort()).toEqual(['i', 'y', 'z']);
   });
 
+  it('with cannot replace part of a virtual document', () => {
+    const e = one(`package t
+p := {"a": 1}
+q := x if { x := p with data.t.p.a as 2 }`);
+    expect(e.format()).toMatch(/^p0\.rego:3:\d+: rego_compile_error: with keyword cannot partially replace virtual document\(s\)$/);
+  });
+
   it('function mocks and data/input targets are accepted by with', () => {
     expect(() =>
       compileModules([parseModule('p0.rego', `package t
