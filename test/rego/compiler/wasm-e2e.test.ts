@@ -707,6 +707,28 @@ describe('host interaction', () => {
     expect(evalBoth(p, {})).toEqual([{ result: { list: ['b', 'a', 'b'], tags: ['a', 'b'], tags_is_set: true } }]);
   });
 
+  it('does not call a host builtin with an undefined argument (the call is undefined)', async () => {
+    const b = new PolicyBuilder().builtin('custom.echo', 1);
+    b.rule('t.e', [
+      {
+        stmts: [
+          stmt('DotStmt', { source: local(0), key: b.str('x'), target: 3 }),
+          stmt('AssignVarStmt', { source: local(0), target: 3 }),
+          stmt('ResetLocalStmt', { target: 3 }),
+          stmt('CallStmt', { func: 'custom.echo', args: [local(3)], result: 4 }),
+          stmt('AssignVarOnceStmt', { source: local(4), target: 2 }),
+        ],
+      },
+      { stmts: [stmt('IsUndefinedStmt', { source: 2 }), stmt('AssignVarOnceStmt', { source: b.str('undefined call'), target: 2 })] },
+      returnBlock(),
+    ]);
+    b.entrypoint('t/e', 't.e');
+    const calls: unknown[] = [];
+    const p = await loadBoth(b.build(), {}, { 'custom.echo': (x: unknown) => (calls.push(x), x) });
+    expect(evalBoth(p, { x: 1 })).toEqual([{ result: 'undefined call' }]);
+    expect(calls).toEqual([]);
+  });
+
   it('exports exactly the ABI 1.3 surface and imports only env.memory, opa_abort and used opa_builtinN', async () => {
     const b = new PolicyBuilder().builtin('custom.x', 1);
     b.rule('t.x', [{ stmts: [stmt('CallStmt', { func: 'custom.x', args: [local(0)], result: 2 })] }, returnBlock()]);

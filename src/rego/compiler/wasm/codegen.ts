@@ -177,9 +177,10 @@ class FnGen {
         const src = this.temp();
         return m.block(null, [
           m.local.set(src, this.operand(s.stmt.source)),
+          // conflict: both defined and different (rt_equal is 0 when either side is undefined)
           m.if(
             m.i32.and(
-              m.i32.ne(this.get(s.stmt.target), m.i32.const(0)),
+              m.i32.and(m.i32.ne(this.get(s.stmt.target), m.i32.const(0)), m.i32.ne(m.local.get(src, i32), m.i32.const(0))),
               m.i32.eqz(this.call('rt_equal', [this.get(s.stmt.target), m.local.get(src, i32)])),
             ),
             this.abort(`${this.location(s.stmt)}: ${msg}`),
@@ -293,13 +294,12 @@ class FnGen {
 
   returnValue(v: Ref): Ref {
     const m = this.m;
-    if (this.memoIndex < 0) return m.return(v);
+    // Returning from inside WithStmts must drop their memo frames (the locals die with the call).
+    const pops = this.withFrames.map(() => this.call('rt_memo_pop', [], none));
+    if (this.memoIndex < 0 && pops.length === 0) return m.return(v);
     const t = this.temp();
-    return m.block(null, [
-      m.local.set(t, v),
-      this.call('rt_memo_put', [m.i32.const(this.memoIndex), m.local.get(t, i32)], none),
-      m.return(m.local.get(t, i32)),
-    ]);
+    const put = this.memoIndex < 0 ? [] : [this.call('rt_memo_put', [m.i32.const(this.memoIndex), m.local.get(t, i32)], none)];
+    return m.block(null, [m.local.set(t, v), ...pops, ...put, m.return(m.local.get(t, i32))]);
   }
 
   scan(source: number, key: number, value: number, body: Block): Ref {
@@ -391,10 +391,12 @@ class FnGen {
       if (args.length !== host.argc) {
         throw new WasmLinkError(`builtin ${s.func} called with ${args.length} arguments, declared ${host.argc}`);
       }
+      // An undefined argument makes the call undefined (the host could not even serialise it).
+      const guards = (s.args ?? []).filter((a) => a.type === 'local').map((a) => this.failIfZero(this.get(a.value)));
       let call = m.call(`opa_builtin${host.argc}`, [m.i32.const(host.id), m.i32.const(0), ...args], i32);
-      if (host.isVoid) return m.drop(call);
+      if (host.isVoid) return m.block(null, [...guards, m.drop(call)]);
       if (host.returnsSet) call = this.call('rt_to_set', [call]);
-      return m.block(null, [this.set(s.result, call), this.failIfZero(this.get(s.result))]);
+      return m.block(null, [...guards, this.set(s.result, call), this.failIfZero(this.get(s.result))]);
     }
     throw new WasmLinkError(`call to unknown function ${s.func} (not an IR func, native builtin or static.builtin_funcs entry)`);
   }
