@@ -1,0 +1,417 @@
+// One Guardian replica's view of the bundle lifecycle: it owns the PolicySlot the Guardian evaluates with,
+// follows the activations recorded in the store (Postgres LISTEN/NOTIFY when a URL is given, polling always as
+// the fallback; PGlite: polling plus an in-process signal), heartbeats its revision into lifecycle_replicas,
+// evaluates the shadow candidate and stores its differences. Activation = verify signature → load + warm +
+// smoke-test locally → record in the store → swap; any failure leaves the old version in force and says why.
+import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import postgres from 'postgres';
+import type { DurableStore } from '../store/types.ts';
+import { LifecycleError } from './errors.ts';
+import { BundleRegistry, ensureLifecycleTables, type ActivationEntry, type RegisteredBundle } from './registry.ts';
+import { verifyBundleSignature, type BundleVerificationConfig, type SignatureCheck } from './signing.ts';
+import { loadVersion, PolicySlot, type EngineSettings, type LoadedVersion, type ShadowDifference, type ShadowStats } from './slot.ts';
+import { readBundle } from '../rego/bundle/index.ts';
+
+export const NOTIFY_CHANNEL = 'guardian_policy_bundles';
+
+// Nodes sharing one store object in a process (PGlite, tests) hear each other's activations at once.
+const localSignals = new WeakMap<DurableStore, EventEmitter>();
+function signalOf(store: DurableStore): EventEmitter {
+  let e = localSignals.get(store);
+  if (!e) {
+    e = new EventEmitter();
+    e.setMaxListeners(0);
+    localSignals.set(store, e);
+  }
+  return e;
+}
+
+export interface LifecycleNodeOptions {
+  store: DurableStore;
+  /** Default: hostname + random suffix. */
+  replicaId?: string;
+  engine?: EngineSettings;
+  /** Signature verification; when keys are configured every activation needs a valid signature. */
+  verification?: BundleVerificationConfig;
+  /** Polling fallback interval (default 1000 ms). */
+  pollIntervalMs?: number;
+  /** Heartbeat interval (default 2000 ms). */
+  heartbeatMs?: number;
+  /** postgres://… to LISTEN on (the store's own database); omit for polling only. */
+  listenUrl?: string;
+  /** Used when the store has no active bundle yet: registered and activated as `startup`. */
+  initialBundle?: { bytes: Uint8Array; source: string };
+  /** Receives one line per event (activation, refusal); default silent. */
+  log?: (line: string) => void;
+}
+
+export interface ActivationResult {
+  sha256: string;
+  revision: string;
+  previousRevision: string | null;
+  smokeCases: number;
+  signature: SignatureCheck['status'];
+  durationMs: number;
+}
+
+export interface ReplicaStatus {
+  replicaId: string;
+  hostname: string | null;
+  revision: string | null;
+  bundleSha256: string | null;
+  shadowRevision: string | null;
+  lastSync: Date | null;
+  lastError: string | null;
+  heartbeatAt: Date;
+  stale: boolean;
+}
+
+export interface LocalStatus {
+  replicaId: string;
+  revision: string;
+  sha256: string;
+  swaps: number;
+  lastSync: Date | null;
+  lastError: string | null;
+  shadow: ShadowStats;
+}
+
+export class LifecycleNode {
+  readonly registry: BundleRegistry;
+  readonly replicaId: string;
+  #slot: PolicySlot | undefined;
+  #lastActivationId = 0;
+  #lastSync: Date | null = null;
+  #lastError: string | null = null;
+  #syncing: Promise<void> = Promise.resolve();
+  #timers: NodeJS.Timeout[] = [];
+  #listener: postgres.Sql | undefined;
+  #onSignal = (): void => void this.sync().catch(() => {});
+  #pendingDiffs = new Set<Promise<unknown>>();
+  #statusExtra: Record<string, unknown> = {};
+
+  constructor(readonly options: LifecycleNodeOptions) {
+    this.registry = new BundleRegistry(options.store);
+    this.replicaId = options.replicaId ?? `${hostname()}-${randomUUID().slice(0, 8)}`;
+  }
+
+  /** The engine to hand to createGuardian (valid after start()). */
+  get engine(): PolicySlot {
+    if (!this.#slot) throw new Error('lifecycle node not started');
+    return this.#slot;
+  }
+
+  get store(): DurableStore {
+    return this.options.store;
+  }
+
+  #log(line: string): void {
+    this.options.log?.(`lifecycle[${this.replicaId}]: ${line}`);
+  }
+
+  /** Loads the active version (or the initial bundle), then follows activations. */
+  async start(): Promise<PolicySlot> {
+    await ensureLifecycleTables(this.store);
+    const active = await this.registry.active();
+    let version: LoadedVersion;
+    if (active) {
+      version = await this.#loadChecked(await this.registry.bytes(active.sha256));
+      this.#lastActivationId = active.id;
+    } else if (this.options.initialBundle) {
+      const { record, bundle } = await this.registry.register(this.options.initialBundle.bytes, this.options.initialBundle.source);
+      await verifyBundleSignature(bundle, this.options.verification);
+      version = await loadVersion(this.options.initialBundle.bytes, this.options.engine, bundle);
+      await this.store.activatePolicyBundle(record.sha256, `startup:${this.replicaId}`);
+      this.#lastActivationId = (await this.registry.active())?.id ?? 0;
+    } else {
+      throw new LifecycleError('not_found', 'no active policy bundle in the store and no initial bundle given');
+    }
+    this.#slot = new PolicySlot(version);
+    this.#slot.onShadowDifference = (d) => this.#storeDifference(d);
+    this.#lastSync = new Date();
+    await this.#syncShadow();
+    await this.heartbeat();
+
+    const poll = setInterval(() => void this.sync().catch(() => {}), this.options.pollIntervalMs ?? 1000);
+    const beat = setInterval(() => void this.heartbeat().catch(() => {}), this.options.heartbeatMs ?? 2000);
+    poll.unref();
+    beat.unref();
+    this.#timers.push(poll, beat);
+    signalOf(this.store).on('activation', this.#onSignal);
+    if (this.options.listenUrl) {
+      try {
+        this.#listener = postgres(this.options.listenUrl, { max: 1, onnotice: () => {} });
+        await this.#listener.listen(NOTIFY_CHANNEL, () => this.#onSignal());
+      } catch (e) {
+        // Polling still converges; LISTEN only makes it faster.
+        this.#log(`LISTEN unavailable, polling only: ${(e as Error).message}`);
+        await this.#listener?.end({ timeout: 1 }).catch(() => {});
+        this.#listener = undefined;
+      }
+    }
+    return this.#slot;
+  }
+
+  async stop(): Promise<void> {
+    for (const t of this.#timers) clearInterval(t);
+    this.#timers = [];
+    signalOf(this.store).off('activation', this.#onSignal);
+    await this.#syncing.catch(() => {});
+    await Promise.allSettled([...this.#pendingDiffs]);
+    await this.#listener?.end({ timeout: 1 }).catch(() => {});
+    this.#listener = undefined;
+  }
+
+  /** Extra per-replica status (e.g. bundle-service pollers) included in the heartbeat. */
+  setStatusDetail(key: string, value: unknown): void {
+    this.#statusExtra[key] = value;
+  }
+
+  async #loadChecked(bytes: Uint8Array): Promise<LoadedVersion> {
+    let bundle;
+    try {
+      bundle = readBundle(bytes);
+    } catch (e) {
+      throw new LifecycleError('invalid_bundle', (e as Error).message);
+    }
+    await verifyBundleSignature(bundle, this.options.verification);
+    return loadVersion(bytes, this.options.engine, bundle);
+  }
+
+  /** Verifies, loads and smoke-tests `ref` here, records the activation, swaps, and signals the fleet. */
+  async activate(ref: string, by: string): Promise<ActivationResult> {
+    const started = performance.now();
+    let target: RegisteredBundle | undefined;
+    try {
+      target = await this.registry.resolve(ref);
+      const bytes = await this.registry.bytes(target.sha256);
+      const bundle = readBundle(bytes);
+      const sig = await verifyBundleSignature(bundle, this.options.verification);
+      const version = await loadVersion(bytes, this.options.engine, bundle);
+      await this.store.activatePolicyBundle(target.sha256, by);
+      const activation = await this.registry.active();
+      const previous = this.#install(version, activation?.id);
+      await this.registry.audit(by, 'activate', `${target.revision} ${target.sha256}`, 'ok');
+      await this.#notify();
+      const result: ActivationResult = {
+        sha256: target.sha256, revision: version.revision, previousRevision: previous?.revision ?? null,
+        smokeCases: version.smokeCases, signature: sig.status, durationMs: performance.now() - started,
+      };
+      this.#log(`activated ${result.revision} (${result.sha256.slice(0, 12)}) by ${by} in ${result.durationMs.toFixed(1)} ms`);
+      return result;
+    } catch (e) {
+      const reason = e instanceof Error ? e.message : String(e);
+      await this.registry.audit(by, 'activate', target ? `${target.revision} ${target.sha256}` : ref, 'refused', reason).catch(() => {});
+      this.#log(`activation of ${ref} refused: ${reason}`);
+      throw e;
+    }
+  }
+
+  /** Registers bytes (content-addressed) and optionally activates them. */
+  async push(bytes: Uint8Array, options: { source: string | null; activate?: boolean; by: string }): Promise<{ record: RegisteredBundle; activation?: ActivationResult }> {
+    const { record, bundle } = await this.registry.register(bytes, options.source);
+    await this.registry.audit(options.by, 'push', `${record.revision} ${record.sha256}`, 'ok', options.source ?? undefined);
+    if (!options.activate) {
+      // Early feedback: a bundle that would be refused at activation is flagged now (it stays registered).
+      await verifyBundleSignature(bundle, this.options.verification);
+      return { record };
+    }
+    return { record, activation: await this.activate(record.sha256, options.by) };
+  }
+
+  /** Re-activates the bundle that was active before the current one. */
+  async rollback(by: string): Promise<ActivationResult> {
+    const target = await findRollbackTarget(this.registry);
+    return this.activate(target.sha256, by);
+  }
+
+  /** Starts (ref) or stops (null) shadow evaluation fleet-wide. */
+  async setShadow(ref: string | null, by: string): Promise<{ revision: string | null; sha256: string | null }> {
+    if (ref === null) {
+      await this.registry.setShadowTarget(null, by);
+      await this.registry.audit(by, 'shadow-stop', null, 'ok');
+      this.#slot?.setShadow(undefined);
+      await this.#notify();
+      return { revision: null, sha256: null };
+    }
+    const target = await this.registry.resolve(ref);
+    try {
+      const version = await this.#loadChecked(await this.registry.bytes(target.sha256));
+      await this.registry.setShadowTarget(target.sha256, by);
+      this.#slot?.setShadow(version);
+    } catch (e) {
+      await this.registry.audit(by, 'shadow', `${target.revision} ${target.sha256}`, 'refused', (e as Error).message).catch(() => {});
+      throw e;
+    }
+    await this.registry.audit(by, 'shadow', `${target.revision} ${target.sha256}`, 'ok');
+    await this.#notify();
+    return { revision: target.revision, sha256: target.sha256 };
+  }
+
+  #install(version: LoadedVersion, activationId: number | undefined): LoadedVersion | undefined {
+    if (activationId !== undefined && activationId > this.#lastActivationId) this.#lastActivationId = activationId;
+    this.#lastSync = new Date();
+    this.#lastError = null;
+    if (!this.#slot) return undefined;
+    if (this.#slot.current.sha256 === version.sha256) return this.#slot.current;
+    return this.#slot.swap(version);
+  }
+
+  async #notify(): Promise<void> {
+    signalOf(this.store).emit('activation');
+    if (this.store.driver === 'postgres') await this.store.query('SELECT pg_notify($1, $2)', [NOTIFY_CHANNEL, this.replicaId]).catch(() => {});
+  }
+
+  /** Brings this replica to the store's active version and shadow target (serialised; safe to call any time). */
+  sync(): Promise<void> {
+    const run = this.#syncing.then(() => this.#syncOnce());
+    this.#syncing = run.catch(() => {});
+    return run;
+  }
+
+  async #syncOnce(): Promise<void> {
+    if (!this.#slot) return;
+    let active: ActivationEntry | null;
+    try {
+      active = await this.registry.active();
+    } catch (e) {
+      this.#lastError = `store unreachable: ${(e as Error).message}`;
+      return;
+    }
+    if (active && active.id > this.#lastActivationId) {
+      if (active.sha256 === this.#slot.current.sha256) this.#install(this.#slot.current, active.id);
+      else {
+        try {
+          const version = await this.#loadChecked(await this.registry.bytes(active.sha256));
+          const prev = this.#install(version, active.id);
+          this.#log(`synced to ${version.revision} (was ${prev?.revision})`);
+        } catch (e) {
+          // The old version stays in force; the activation id is remembered so a bad bundle is not retried forever.
+          this.#lastActivationId = active.id;
+          this.#lastError = `activation ${active.id} (${active.revision}) refused here: ${(e as Error).message}`;
+          this.#log(this.#lastError);
+        }
+      }
+    } else this.#lastSync = new Date();
+    await this.#syncShadow();
+    await this.heartbeat().catch(() => {});
+  }
+
+  async #syncShadow(): Promise<void> {
+    if (!this.#slot) return;
+    let target: string | null;
+    try {
+      target = await this.registry.shadowTarget();
+    } catch {
+      return;
+    }
+    if ((this.#slot.shadow?.sha256 ?? null) === target) return;
+    if (target === null) return this.#slot.setShadow(undefined);
+    try {
+      this.#slot.setShadow(await this.#loadChecked(await this.registry.bytes(target)));
+    } catch (e) {
+      this.#lastError = `shadow ${target.slice(0, 12)} refused: ${(e as Error).message}`;
+    }
+  }
+
+  #storeDifference(d: ShadowDifference): void {
+    const shadow = this.#slot?.shadow;
+    if (!shadow) return;
+    const p = this.store
+      .query(
+        'INSERT INTO lifecycle_shadow_diffs (replica_id, method, enforcing_revision, shadow_revision, shadow_sha256, enforcing, shadow, shadow_error, at) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8, $9)',
+        [this.replicaId, d.method, d.enforcingRevision, d.shadowRevision, shadow.sha256, JSON.stringify(d.enforcing), JSON.stringify(d.shadow), d.shadowError ?? null, d.at.toISOString()],
+      )
+      .catch((e: unknown) => this.#log(`could not store a shadow difference: ${(e as Error).message}`))
+      .finally(() => this.#pendingDiffs.delete(p));
+    this.#pendingDiffs.add(p);
+  }
+
+  /** Waits until every stored shadow difference so far is written (tests, reports). */
+  async flushShadow(): Promise<void> {
+    await new Promise((r) => setImmediate(r));
+    await Promise.allSettled([...this.#pendingDiffs]);
+  }
+
+  async heartbeat(): Promise<void> {
+    if (!this.#slot) return;
+    const cur = this.#slot.current;
+    await this.store.query(
+      `INSERT INTO lifecycle_replicas (replica_id, hostname, revision, bundle_sha256, shadow_revision, last_sync, last_error, heartbeat_at, status)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, now(), $8::jsonb)
+       ON CONFLICT (replica_id) DO UPDATE SET revision = EXCLUDED.revision, bundle_sha256 = EXCLUDED.bundle_sha256,
+         shadow_revision = EXCLUDED.shadow_revision, last_sync = EXCLUDED.last_sync, last_error = EXCLUDED.last_error,
+         heartbeat_at = now(), status = EXCLUDED.status`,
+      [this.replicaId, hostname(), cur.revision, cur.sha256, this.#slot.shadow?.revision ?? null, this.#lastSync?.toISOString() ?? null, this.#lastError, JSON.stringify(this.#statusExtra)],
+    );
+  }
+
+  local(): LocalStatus {
+    const slot = this.engine;
+    return { replicaId: this.replicaId, revision: slot.revision, sha256: slot.current.sha256, swaps: slot.swaps, lastSync: this.#lastSync, lastError: this.#lastError, shadow: slot.shadowStats };
+  }
+
+  /** Every replica that heartbeats into this store; `stale` when silent for 3 heartbeat intervals. */
+  async replicas(): Promise<ReplicaStatus[]> {
+    return listReplicas(this.store, 3 * (this.options.heartbeatMs ?? 2000));
+  }
+}
+
+export async function listReplicas(store: DurableStore, staleAfterMs = 6000): Promise<ReplicaStatus[]> {
+  await ensureLifecycleTables(store);
+  const rows = await store.query('SELECT replica_id, hostname, revision, bundle_sha256, shadow_revision, last_sync, last_error, heartbeat_at, now() AS db_now FROM lifecycle_replicas ORDER BY replica_id');
+  const d = (v: unknown): Date | null => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v)));
+  const s = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+  return rows.map((r) => {
+    const heartbeatAt = d(r.heartbeat_at) ?? new Date(0);
+    const now = d(r.db_now) ?? new Date();
+    return {
+      replicaId: String(r.replica_id), hostname: s(r.hostname), revision: s(r.revision), bundleSha256: s(r.bundle_sha256),
+      shadowRevision: s(r.shadow_revision), lastSync: d(r.last_sync), lastError: s(r.last_error), heartbeatAt,
+      stale: now.getTime() - heartbeatAt.getTime() > staleAfterMs,
+    };
+  });
+}
+
+/** The bundle active before the current one (the newest earlier activation of a different bundle). */
+export async function findRollbackTarget(registry: BundleRegistry): Promise<ActivationEntry> {
+  const history = await registry.activations(1000);
+  if (history.length === 0) throw new LifecycleError('nothing_to_roll_back', 'no activation recorded');
+  const target = history.find((a) => a.sha256 !== history[0].sha256);
+  if (!target) throw new LifecycleError('nothing_to_roll_back', `only ${history[0].revision} was ever active`);
+  return target;
+}
+
+export interface ShadowReport {
+  shadowRevision: string | null;
+  shadowSha256: string | null;
+  differences: number;
+  byMethod: { method: string; enforcing: string | null; shadow: string | null; count: number }[];
+  samples: { method: string; enforcingRevision: string; enforcing: unknown; shadow: unknown; shadowError: string | null; at: Date }[];
+}
+
+/** Differences stored for the current shadow target (or a given sha256), grouped by method and decisions. */
+export async function shadowReport(store: DurableStore, sha256?: string, sampleLimit = 20): Promise<ShadowReport> {
+  const registry = new BundleRegistry(store);
+  const target = sha256 ?? (await registry.shadowTarget());
+  if (!target) return { shadowRevision: null, shadowSha256: null, differences: 0, byMethod: [], samples: [] };
+  const rev = (await store.getPolicyBundle(target))?.revision ?? null;
+  const groups = await store.query(
+    `SELECT method, enforcing->>'decision' AS enforcing, shadow->>'decision' AS shadow, count(*)::int AS n
+       FROM lifecycle_shadow_diffs WHERE shadow_sha256 = $1 GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1`,
+    [target],
+  );
+  const samples = await store.query('SELECT method, enforcing_revision, enforcing, shadow, shadow_error, at FROM lifecycle_shadow_diffs WHERE shadow_sha256 = $1 ORDER BY id DESC LIMIT $2', [target, sampleLimit]);
+  const parse = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v);
+  const byMethod = groups.map((g) => ({ method: String(g.method), enforcing: g.enforcing === null ? null : String(g.enforcing), shadow: g.shadow === null ? null : String(g.shadow), count: Number(g.n) }));
+  return {
+    shadowRevision: rev,
+    shadowSha256: target,
+    differences: byMethod.reduce((a, b) => a + b.count, 0),
+    byMethod,
+    samples: samples.map((s) => ({ method: String(s.method), enforcingRevision: String(s.enforcing_revision), enforcing: parse(s.enforcing), shadow: parse(s.shadow), shadowError: s.shadow_error === null ? null : String(s.shadow_error), at: s.at instanceof Date ? s.at : new Date(String(s.at)) })),
+  };
+}

@@ -1,0 +1,140 @@
+// The bundle registry: every bundle ever loaded, content-addressed by the SHA-256 of its .tar.gz bytes, with its
+// manifest revision and where it came from (store.putPolicyBundle). Activations are the store's append-only
+// `policy_activations`; the lifecycle's own tables (replica heartbeats, shadow target, shadow differences,
+// admin audit) are created here with CREATE TABLE IF NOT EXISTS because src/store/ belongs to another engineer.
+import { sha256Hex } from '../chain/index.ts';
+import { BundleError, readBundle, type Bundle } from '../rego/bundle/index.ts';
+import type { DurableStore, Json } from '../store/types.ts';
+import { LifecycleError } from './errors.ts';
+
+export interface RegisteredBundle {
+  sha256: string;
+  revision: string;
+  source: string | null;
+  createdAt: Date;
+}
+
+export interface ActivationEntry {
+  id: number;
+  sha256: string;
+  revision: string;
+  activatedBy: string | null;
+  activatedAt: Date;
+}
+
+const LIFECYCLE_DDL = [
+  `CREATE TABLE IF NOT EXISTS lifecycle_replicas (
+     replica_id text PRIMARY KEY, hostname text, started_at timestamptz NOT NULL DEFAULT now(),
+     revision text, bundle_sha256 text, shadow_revision text, last_sync timestamptz, last_error text,
+     heartbeat_at timestamptz NOT NULL DEFAULT now(), status jsonb)`,
+  `CREATE TABLE IF NOT EXISTS lifecycle_shadow (
+     id int PRIMARY KEY CHECK (id = 1), bundle_sha256 text, set_by text, set_at timestamptz NOT NULL DEFAULT now())`,
+  `CREATE TABLE IF NOT EXISTS lifecycle_shadow_diffs (
+     id bigserial PRIMARY KEY, replica_id text NOT NULL, method text NOT NULL, enforcing_revision text NOT NULL,
+     shadow_revision text NOT NULL, shadow_sha256 text NOT NULL, enforcing jsonb, shadow jsonb, shadow_error text,
+     at timestamptz NOT NULL DEFAULT now())`,
+  `CREATE TABLE IF NOT EXISTS lifecycle_audit (
+     id bigserial PRIMARY KEY, actor text NOT NULL, action text NOT NULL, target text, outcome text NOT NULL,
+     detail text, at timestamptz NOT NULL DEFAULT now())`,
+];
+
+const ensured = new WeakSet<DurableStore>();
+
+/** Creates the lifecycle tables once per store handle (idempotent; safe across replicas). */
+export async function ensureLifecycleTables(store: DurableStore): Promise<void> {
+  if (ensured.has(store)) return;
+  for (const ddl of LIFECYCLE_DDL) {
+    try {
+      await store.query(ddl);
+    } catch (e) {
+      // Two replicas racing on CREATE TABLE IF NOT EXISTS can hit a unique violation on the catalog.
+      if (!/already exists|duplicate key/.test((e as Error).message)) throw e;
+    }
+  }
+  ensured.add(store);
+}
+
+function parseOrRefuse(bytes: Uint8Array): Bundle {
+  try {
+    return readBundle(bytes);
+  } catch (e) {
+    throw new LifecycleError('invalid_bundle', e instanceof BundleError ? e.message : `unreadable bundle: ${(e as Error).message}`);
+  }
+}
+
+const asDate = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
+
+export class BundleRegistry {
+  constructor(readonly store: DurableStore) {}
+
+  /** Stores the bundle (idempotent: same bytes, same sha256). Returns what was stored and the parsed bundle. */
+  async register(bytes: Uint8Array, source: string | null): Promise<{ record: RegisteredBundle; bundle: Bundle }> {
+    const bundle = parseOrRefuse(bytes);
+    const sha256 = sha256Hex(bytes);
+    const revision = typeof bundle.manifest.revision === 'string' && bundle.manifest.revision !== '' ? bundle.manifest.revision : `sha256:${sha256}`;
+    await this.store.putPolicyBundle({ sha256, revision, manifest: bundle.manifest as Json, bytes, source });
+    const stored = await this.store.getPolicyBundle(sha256);
+    return { record: { sha256, revision, source: stored?.source ?? source, createdAt: stored?.createdAt ?? new Date() }, bundle };
+  }
+
+  async list(): Promise<RegisteredBundle[]> {
+    const rows = await this.store.query('SELECT sha256, revision, source, created_at FROM policy_bundles ORDER BY created_at, sha256');
+    return rows.map((r) => ({ sha256: String(r.sha256), revision: String(r.revision), source: r.source === null ? null : String(r.source), createdAt: asDate(r.created_at) }));
+  }
+
+  /** `ref` = full sha256, a unique sha256 prefix (≥ 8 hex digits), or a manifest revision (newest bundle with it). */
+  async resolve(ref: string): Promise<RegisteredBundle> {
+    const all = await this.list();
+    const exact = all.find((b) => b.sha256 === ref);
+    if (exact) return exact;
+    if (/^[0-9a-f]{8,63}$/.test(ref)) {
+      const byPrefix = all.filter((b) => b.sha256.startsWith(ref));
+      if (byPrefix.length === 1) return byPrefix[0];
+      if (byPrefix.length > 1) throw new LifecycleError('ambiguous', `sha256 prefix ${ref} matches ${byPrefix.length} bundles`);
+    }
+    const byRevision = all.filter((b) => b.revision === ref);
+    if (byRevision.length > 0) return byRevision[byRevision.length - 1];
+    throw new LifecycleError('not_found', `no registered bundle with revision or sha256 ${JSON.stringify(ref)}`);
+  }
+
+  async bytes(sha256: string): Promise<Uint8Array> {
+    const rec = await this.store.getPolicyBundle(sha256);
+    if (!rec) throw new LifecycleError('not_found', `bundle ${sha256} is not in the registry`);
+    return rec.bytes;
+  }
+
+  async activations(limit = 100): Promise<ActivationEntry[]> {
+    const rows = await this.store.query('SELECT id, bundle_sha256, revision, activated_by, activated_at FROM policy_activations ORDER BY id DESC LIMIT $1', [limit]);
+    return rows.map((r) => ({ id: Number(r.id), sha256: String(r.bundle_sha256), revision: String(r.revision), activatedBy: r.activated_by === null ? null : String(r.activated_by), activatedAt: asDate(r.activated_at) }));
+  }
+
+  /** The newest activation (id lets replicas detect a re-activation of the same bundle). */
+  async active(): Promise<ActivationEntry | null> {
+    return (await this.activations(1))[0] ?? null;
+  }
+
+  async shadowTarget(): Promise<string | null> {
+    await ensureLifecycleTables(this.store);
+    const rows = await this.store.query('SELECT bundle_sha256 FROM lifecycle_shadow WHERE id = 1');
+    return rows[0]?.bundle_sha256 ? String(rows[0].bundle_sha256) : null;
+  }
+
+  async setShadowTarget(sha256: string | null, by: string): Promise<void> {
+    await ensureLifecycleTables(this.store);
+    await this.store.query(
+      'INSERT INTO lifecycle_shadow (id, bundle_sha256, set_by, set_at) VALUES (1, $1, $2, now()) ON CONFLICT (id) DO UPDATE SET bundle_sha256 = EXCLUDED.bundle_sha256, set_by = EXCLUDED.set_by, set_at = now()',
+      [sha256, by],
+    );
+  }
+
+  async audit(actor: string, action: string, target: string | null, outcome: 'ok' | 'refused', detail?: string): Promise<void> {
+    await ensureLifecycleTables(this.store);
+    await this.store.query('INSERT INTO lifecycle_audit (actor, action, target, outcome, detail) VALUES ($1, $2, $3, $4, $5)', [actor, action, target, outcome, detail ?? null]);
+  }
+
+  async auditLog(limit = 100): Promise<{ actor: string; action: string; target: string | null; outcome: string; detail: string | null; at: Date }[]> {
+    await ensureLifecycleTables(this.store);
+    const rows = await this.store.query('SELECT actor, action, target, outcome, detail, at FROM lifecycle_audit ORDER BY id DESC LIMIT $1', [limit]);
+    return rows.map((r) => ({ actor: String(r.actor), action: String(r.action), target: r.target === null ? null : String(r.target), outcome: String(r.outcome), detail: r.detail === null ? null : String(r.detail), at: asDate(r.at) }));
+  }
+}
