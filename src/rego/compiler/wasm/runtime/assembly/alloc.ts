@@ -48,8 +48,14 @@ export function opa_malloc(size: usize): usize {
   if (end > HEAP_CAP) abortWith("opa_malloc: failed: heap limit of 1 GiB exceeded");
   const cur = (<usize>memory.size()) << 16;
   if (end > cur) {
-    const pages = <i32>((end - cur + 0xffff) >> 16);
-    if (memory.grow(pages) < 0) abortWith("opa_malloc: failed: cannot grow memory");
+    const need = <i32>((end - cur + 0xffff) >> 16);
+    // Grow geometrically (fewer, cheaper grows for big evaluations), capped at 64 MiB per step and at
+    // the heap cap; fall back to the exact need when the host's maximum refuses the larger step.
+    const curPages = memory.size();
+    let step = curPages < 1024 ? curPages : 1024;
+    if (step < need) step = need;
+    if ((<usize>(curPages + step)) << 16 > HEAP_CAP) step = need;
+    if (memory.grow(step) < 0 && (step == need || memory.grow(need) < 0)) abortWith("opa_malloc: failed: cannot grow memory");
   }
   heapPtr = end;
   return p;
