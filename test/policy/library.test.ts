@@ -2,7 +2,8 @@
 // with inputs built from real session state.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Json } from '../../src/store/types.ts';
-import { parseSources } from '../../src/rego/index.ts';
+import { readFileSync } from 'node:fs';
+import { parseSources, readBundle } from '../../src/rego/index.ts';
 import {
   advanceSessionState,
   buildPolicyInput,
@@ -12,7 +13,7 @@ import {
   type SessionState,
   type WasmPolicyEngine,
 } from '../../src/policy/index.ts';
-import { buildLibraryBundle, findingLiterals, readLibrary, ruleAnnotations } from '../../src/policy/library.ts';
+import { buildLibraryBundle, DEFAULT_BUNDLE_PATH, findingLiterals, readLibrary, ruleAnnotations } from '../../src/policy/library.ts';
 
 const SESSION = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
 let seq = 0;
@@ -43,6 +44,17 @@ describe('library annotations', () => {
         reason_code: a!.reason_code,
       });
     }
+  });
+});
+
+describe('bundles/acs.tar.gz', () => {
+  it('was built from the current rego/ sources and data (rebuild: npx tsx scripts/build-bundle.ts)', () => {
+    const bundle = readBundle(new Uint8Array(readFileSync(DEFAULT_BUNDLE_PATH)));
+    const lib = readLibrary();
+    const strip = (p: string) => p.replace(/^\//, '');
+    expect(Object.fromEntries(bundle.sources.map((s) => [strip(s.path), s.text]))).toEqual(Object.fromEntries(lib.sources.map((s) => [s.file, s.text])));
+    expect(bundle.data).toEqual(lib.data);
+    expect(bundle.manifest.wasm).toEqual([{ entrypoint: 'acs/decision', module: '/policy.wasm' }]);
   });
 });
 
