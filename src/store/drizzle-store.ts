@@ -122,11 +122,6 @@ interface PendingDecision {
 
 type DecisionOutcome = 'recorded' | 'exists' | 'missing';
 
-/** Rows of `db.execute()`: node-postgres and PGlite both answer `{ rows }`. */
-function rowsOf(result: unknown): Record<string, unknown>[] {
-  const rows = (result as { rows?: unknown }).rows;
-  return Array.isArray(rows) ? (rows as Record<string, unknown>[]) : [];
-}
 
 function toEntryRecord(row: EntryRow): ContextEntryRecord {
   return {
@@ -402,32 +397,35 @@ export class DrizzleGuardianStore implements DurableStore {
       : new StoreError('not_found', `no entry ${sessionId}#${seq}`);
   }
 
-  /** Group commit for decisions too: one UPDATE … FROM (VALUES …) per batch, itself atomic. */
+  /** Group commit for decisions too: one UPDATE … FROM unnest(…) per batch, itself atomic. */
   async #commitDecisions(all: QueuedItem<PendingDecision, DecisionOutcome>[]): Promise<DecisionOutcome[]> {
     // The same entry twice in one batch: only the first may write (an UPDATE … FROM would pick either).
     const firstOf = new Map<string, number>();
     all.forEach((b, i) => firstOf.has(b.key) || firstOf.set(b.key, i));
     const batch = all.filter((b, i) => firstOf.get(b.key) === i);
-    const values = sql.join(batch.map(({ value: d }) =>
-      sql`(${d.sessionId}::text, ${d.seq}::integer, ${d.resultJcs}::text, ${d.bundleRevision}::text, ${d.evaluationDurationMs}::double precision)`), sql`, `);
     let updated: Set<string>;
     let existing: Set<string>;
+    const keyOf = (r: Record<string, unknown>) => `${String(r.session_id)}#${Number(r.seq)}`;
     try {
-      const result = await this.#db.execute(sql`
-        update context_entries as e
-           set result_jcs = v.result_jcs, bundle_revision = v.bundle_revision, evaluation_duration_ms = v.ms
-          from (values ${values}) as v(session_id, seq, result_jcs, bundle_revision, ms)
-         where e.session_id = v.session_id and e.seq = v.seq and e.result_jcs is null
-        returning e.session_id, e.seq`);
-      updated = new Set(rowsOf(result).map((r) => `${String(r.session_id)}#${Number(r.seq)}`));
+      const rows = await this.#d.query(
+        `update context_entries as e
+            set result_jcs = v.result_jcs, bundle_revision = v.bundle_revision, evaluation_duration_ms = v.ms
+           from unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::double precision[]) as v(session_id, seq, result_jcs, bundle_revision, ms)
+          where e.session_id = v.session_id and e.seq = v.seq and e.result_jcs is null
+         returning e.session_id, e.seq`,
+        [batch.map((b) => b.value.sessionId), batch.map((b) => b.value.seq), batch.map((b) => b.value.resultJcs),
+          batch.map((b) => b.value.bundleRevision), batch.map((b) => b.value.evaluationDurationMs)],
+      );
+      updated = new Set(rows.map(keyOf));
       const missing = batch.filter((b) => !updated.has(b.key));
       existing = new Set();
       if (missing.length > 0) {
-        const probe = await this.#db.execute(sql`
-          select e.session_id, e.seq from context_entries as e
-            join (values ${sql.join(missing.map(({ value: d }) => sql`(${d.sessionId}::text, ${d.seq}::integer)`), sql`, `)}) as v(session_id, seq)
-              on e.session_id = v.session_id and e.seq = v.seq`);
-        existing = new Set(rowsOf(probe).map((r) => `${String(r.session_id)}#${Number(r.seq)}`));
+        const probe = await this.#d.query(
+          `select e.session_id, e.seq from context_entries as e
+             join unnest($1::text[], $2::integer[]) as v(session_id, seq) on e.session_id = v.session_id and e.seq = v.seq`,
+          [missing.map((b) => b.value.sessionId), missing.map((b) => b.value.seq)],
+        );
+        existing = new Set(probe.map(keyOf));
       }
     } catch (err) {
       throw toStoreError(err, 'recordDecision');
