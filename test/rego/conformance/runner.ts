@@ -179,14 +179,24 @@ export async function runCase(c: ConformanceCase, options: RunOptions = {}): Pro
     fast = await evaluateOn('fast', compiled.wasm, c, compiled.entrypoint);
   } catch (e) {
     const outcome = checkWantedError(c, e, 'eval');
-    if (outcome.status === 'pass' && options.bothPaths !== false) {
+    if (outcome.status !== 'pass') return outcome;
+    if (options.bothPaths !== false) {
       // The slow path must fail the same way.
       try {
         await evaluateOn('slow', compiled.wasm, c, compiled.entrypoint);
         return { status: 'fail', stage: 'paths-differ', detail: 'fast path raised an error, slow path did not' };
       } catch (e2) {
-        return checkWantedError(c, e2, 'eval');
+        const slowOutcome = checkWantedError(c, e2, 'eval');
+        if (slowOutcome.status !== 'pass') return slowOutcome;
       }
+    }
+    // The production build (entrypoint) must raise the wanted error as well.
+    const ep = options.entrypointPath !== false && c.input_term === undefined ? entrypointOf(c.query) : undefined;
+    if (ep) {
+      const viaEp = await runViaEntrypoint(c, ep);
+      if (viaEp.ok) return { status: 'fail', stage: 'entrypoint', detail: `entrypoint ${ep} returned ${canonical(viaEp.rs).slice(0, 500)} instead of the wanted error` };
+      const epOutcome = checkWantedError(c, viaEp.error, 'eval');
+      if (epOutcome.status !== 'pass') return { status: 'fail', stage: 'entrypoint', detail: `entrypoint ${ep}: ${epOutcome.detail}` };
     }
     return outcome;
   }
