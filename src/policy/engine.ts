@@ -17,9 +17,25 @@ import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import type { Json } from '../store/types.ts';
 import { createHostBuiltins, HostBuiltinContext } from '../rego/builtins/index.ts';
 import type { PolicyEngine, PolicyEvaluation, PolicyInput, RawPolicyDecision } from './types.ts';
-import { BundleFormatError, isWasmModule, readWasmBundle, type BundleManifest, type WasmBundleParts } from './bundle-files.ts';
+import { BundleError, readBundle, type BundleManifest } from '../rego/bundle/index.ts';
 
-export type { BundleManifest, WasmBundleParts } from './bundle-files.ts';
+export type { BundleManifest } from '../rego/bundle/index.ts';
+
+/** The parts of a bundle the engine uses. */
+export interface WasmBundleParts {
+  /** The OPA-ABI Wasm module (`/policy.wasm`). */
+  wasm: Uint8Array;
+  /** Base document `data`; `{}` when absent. */
+  data?: Json;
+  manifest?: BundleManifest;
+}
+
+const WASM_MAGIC = [0x00, 0x61, 0x73, 0x6d];
+
+/** True when the bytes are a bare Wasm module rather than a bundle tarball. */
+function isWasmModule(bytes: Uint8Array): boolean {
+  return WASM_MAGIC.every((b, i) => bytes[i] === b);
+}
 
 /** A host builtin as opa-wasm calls it: JSON-decoded arguments in, JSON value (or undefined) out. */
 export type HostBuiltin = (...args: Json[]) => unknown;
@@ -141,17 +157,22 @@ function describeThrown(err: unknown): string {
   return String(err);
 }
 
-async function resolveBundle(bundle: Uint8Array | WasmBundleParts, entrypoint: string, revisionOverride?: string): Promise<Omit<LoadedModule, 'initialPages'>> {
+async function resolveBundle(bundle: Uint8Array | WasmBundleParts, revisionOverride?: string): Promise<Omit<LoadedModule, 'initialPages'>> {
   let parts: { wasm: Uint8Array; data: Json; manifest: BundleManifest };
   if (bundle instanceof Uint8Array) {
     if (isWasmModule(bundle)) parts = { wasm: bundle, data: {}, manifest: {} };
     else {
+      // The shared bundle reader (size limits, nested data mounts, manifest checks).
+      let read;
       try {
-        parts = await readWasmBundle(bundle, entrypoint);
+        read = readBundle(bundle);
       } catch (err) {
-        if (err instanceof BundleFormatError) throw new PolicyLoadError(err.message);
+        if (err instanceof BundleError) throw new PolicyLoadError(`policy bundle is unusable: ${err.message}`);
         throw err;
       }
+      if (!read.wasm) throw new PolicyLoadError('policy bundle has no Wasm module (build it with an entrypoint)');
+      if (!isWasmModule(read.wasm)) throw new PolicyLoadError('policy bundle: the module is not WebAssembly');
+      parts = { wasm: read.wasm, data: read.data as Json, manifest: read.manifest };
     }
   } else {
     parts = { wasm: bundle.wasm, data: bundle.data ?? {}, manifest: bundle.manifest ?? {} };
@@ -224,7 +245,7 @@ class Engine implements WasmPolicyEngine {
   }
 
   async install(bundle: Uint8Array | WasmBundleParts, revision?: string): Promise<void> {
-    const resolved = await resolveBundle(bundle, this.defaultEntrypoint, revision);
+    const resolved = await resolveBundle(bundle, revision);
     const { instance, initialPages } = await this.instantiate(resolved.module, resolved.data);
     this.checkBuiltins(instance);
     const ids = new Map<string, number>(Object.entries(instance.entrypoints as Record<string, number>));

@@ -10,9 +10,10 @@ export {
   type HostBuiltin,
   type HostBuiltinFactory,
   type EvaluationClock,
+  type WasmBundleParts,
   projectHostBuiltins,
 } from './engine.ts';
-export { readWasmBundle, readBundleFiles, BundleFormatError, type BundleManifest, type WasmBundleParts } from './bundle-files.ts';
+export type { BundleManifest } from '../rego/bundle/index.ts';
 export {
   initialSessionState,
   advanceSessionState,
