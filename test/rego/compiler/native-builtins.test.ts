@@ -243,6 +243,19 @@ describe('exact integer arithmetic beyond 64 bits', () => {
     }
   });
 
+  it('div is exact when the divisor divides, rem agrees with BigInt (truncated, sign of the dividend)', () => {
+    for (let i = 0; i < 40; i++) {
+      const b = randomInt() || 7n;
+      const c = randomInt();
+      const a = b * c;
+      expect(call('div', `[${a}, ${b}]`), `${a} / ${b}`).toBe(String(c));
+      const x = randomInt();
+      expect(call('rem', `[${x}, ${b}]`), `${x} % ${b}`).toBe(String(x % b));
+    }
+    expect(call('div', '[12345678901234567890123, 0]')).toBe('undefined');
+    expect(call('rem', '[12345678901234567890123, 0]')).toBe('undefined');
+  });
+
   it('sum and product stay exact past 2^63', () => {
     const xs = [9223372036854775807n, 9223372036854775807n, 12345678901234567890123n];
     expect(call('sum', `[[${xs.join(',')}]]`)).toBe(String(xs.reduce((x, y) => x + y)));

@@ -127,3 +127,58 @@ function normalise(acc: usize, n: u32): void {
     carry = s / 10;
   }
 }
+
+// ---- long division (decimal schoolbook) ----
+let qBuf: usize = 0;
+let qLen: u32 = 0;
+let rBuf: usize = 0;
+let rLen: u32 = 0;
+
+/** |a| / |b| into qBuf/qLen (with leading zeros) and rBuf/rLen (normalised); b must be non-zero. */
+function magDivide(): void {
+  qBuf = opa_malloc(<usize>aLen + 1);
+  rBuf = opa_malloc(<usize>bLen + 2);
+  rLen = 0;
+  for (let i: u32 = 0; i < aLen; i++) {
+    // r = r*10 + next digit
+    if (rLen == 1 && load<u8>(rBuf) == 0x30) rLen = 0;
+    store<u8>(rBuf + rLen, load<u8>(aPtr + i));
+    rLen++;
+    let q: u8 = 0;
+    while (magCmp(rBuf, rLen, bPtr, bLen) >= 0) {
+      // r -= b, right aligned, then drop leading zeros
+      let borrow: i32 = 0;
+      let j = <i32>bLen - 1;
+      for (let k = <i32>rLen - 1; k >= 0; k--, j--) {
+        let d = <i32>load<u8>(rBuf + <usize>k) - 0x30 - borrow;
+        if (j >= 0) d -= <i32>load<u8>(bPtr + <usize>j) - 0x30;
+        if (d < 0) { d += 10; borrow = 1; } else borrow = 0;
+        store<u8>(rBuf + <usize>k, <u8>(0x30 + d));
+      }
+      let z: u32 = 0;
+      while (z + 1 < rLen && load<u8>(rBuf + z) == 0x30) z++;
+      if (z > 0) { memory.copy(rBuf, rBuf + z, rLen - z); rLen -= z; }
+      q++;
+    }
+    store<u8>(qBuf + 1 + i, 0x30 + q);
+  }
+  if (rLen == 0) { store<u8>(rBuf, 0x30); rLen = 1; }
+  qLen = aLen;
+}
+
+/** Exact quotient when b divides a (0 otherwise, or when b is zero). */
+export function bigDivExact(): usize {
+  if (bLen == 1 && load<u8>(bPtr) == 0x30) return 0;
+  magDivide();
+  if (!(rLen == 1 && load<u8>(rBuf) == 0x30)) return 0;
+  return finish(qBuf, qBuf + 1, qBuf + 1 + qLen, aNeg != bNeg);
+}
+
+/** Truncated remainder (sign of the dividend, as Go's big.Int Rem); 0 when b is zero. */
+export function bigRem(): usize {
+  if (bLen == 1 && load<u8>(bPtr) == 0x30) return 0;
+  magDivide();
+  const buf = opa_malloc(<usize>rLen + 1);
+  memory.copy(buf + 1, rBuf, rLen);
+  return finish(buf, buf + 1, buf + 1 + rLen, aNeg);
+}

@@ -9,7 +9,7 @@ import { rt_number_int, numFloat, numKind, numI64, numToF64, numToI64, numOk, nu
 import { compareValues } from "./compare";
 import { rt_get } from "./ops";
 import { setError } from "./ops";
-import { bigOperands, bigAdd, bigSub, bigMul } from "./bigint";
+import { bigOperands, bigAdd, bigSub, bigMul, bigDivExact, bigRem } from "./bigint";
 
 const ERR_BUILTIN: i32 = 1;
 const ERR_TYPE: i32 = 2;
@@ -82,6 +82,10 @@ export function bi_div(a: usize, b: usize): usize {
     const x = numI64(a), y = numI64(b);
     if (y != -1 && x % y == 0) return rt_number_int(x / y);
   }
+  if ((numKind(a) != K_INT || numKind(b) != K_INT) && bigOperands(a, b)) {
+    const q = bigDivExact();
+    if (q != 0) return q;
+  }
   return numFloat(numToF64(a) / numToF64(b));
 }
 
@@ -92,6 +96,7 @@ export function bi_rem(a: usize, b: usize): usize {
   const y = numToI64(b); const okB = numOk;
   if (okB && y == 0) return setError(ERR_BUILTIN, "rem: modulo by zero");
   if (okA && okB) return y == -1 ? rt_number_int(0) : rt_number_int(x % y);
+  if (bigOperands(a, b)) { const r = bigRem(); if (r != 0) return r; }
   const fy = numToF64(b);
   if (fy == 0) return setError(ERR_BUILTIN, "rem: modulo by zero");
   return numFloat(numToF64(a) % fy);
