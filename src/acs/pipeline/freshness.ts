@@ -14,14 +14,15 @@ export async function rememberRequest(store: GuardianStore, request: AcsRequest,
   // The store expires keys against the wall clock, so the wall clock joins the Guardian clock here.
   const base = Math.max(Date.now(), now.getTime(), Number.isFinite(claimed) ? claimed : 0);
   const expiresAt = new Date(base + 2 * Math.max(skewWindowMs, 1000));
-  const fresh = await store.rememberReplayKey(session_id, 'request_id', request.params.request_id, expiresAt);
+  // Both keys are recorded together (one round trip on a pooled store); either one seen before is a replay.
+  const [fresh, freshNonce] = await Promise.all([
+    store.rememberReplayKey(session_id, 'request_id', request.params.request_id, expiresAt),
+    request.params.nonce !== undefined ? store.rememberReplayKey(session_id, 'nonce', request.params.nonce, expiresAt) : Promise.resolve(true),
+  ]);
   if (!fresh) {
     throw new AcsError(AcsErrorCode.ReplayDetected, 'duplicate_request_id', `request_id ${request.params.request_id} was already used in this session`);
   }
-  if (request.params.nonce !== undefined) {
-    const freshNonce = await store.rememberReplayKey(session_id, 'nonce', request.params.nonce, expiresAt);
-    if (!freshNonce) throw new AcsError(AcsErrorCode.ReplayDetected, 'duplicate_nonce', 'nonce was already used in this session');
-  }
+  if (!freshNonce) throw new AcsError(AcsErrorCode.ReplayDetected, 'duplicate_nonce', 'nonce was already used in this session');
 }
 
 export function checkTimestamp(request: AcsRequest, now: Date, skewWindowMs: number): void {

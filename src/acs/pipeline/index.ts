@@ -8,7 +8,7 @@ import { MCP_PERMITTED, routeMethod } from '../methods.ts';
 import type { AcsRequest, AcsResult, JsonRpcId, ResponseEnvelope, TransportKind } from '../types.ts';
 import { sharedValidator } from '../validation/index.ts';
 import { authenticateRequest, type Authenticated } from './authenticate.ts';
-import { appendStepEntry, checkChainHint } from './chain.ts';
+import { appendStepEntry, checkChainHint, readHeadForHint } from './chain.ts';
 import type { AuditEvent, GuardianConfig, GuardianOptions } from './config.ts';
 import { decodeMessage } from './decode.ts';
 import { evaluateStep } from './evaluate.ts';
@@ -78,13 +78,16 @@ export function createGuardian(options: GuardianOptions): Guardian {
   async function handleStep(request: AcsRequest, auth: Authenticated, routed: ReturnType<typeof routeMethod>): Promise<ResponseEnvelope> {
     return locks.run(request.params.metadata.session_id, async () => {
       // Read once, under the lock: the session is authoritative for everything below.
+      // The head is only compared after admission; reading it alongside saves a round trip (read-only).
+      const head = readHeadForHint(config, request);
+      head.catch(() => undefined);
       const session = await lookupSession(config, request);
       const version = negotiatedHello(session).server.negotiated_version;
       const admission = await admitStep(config, request, auth, session);
       if (!admission.admitted) return decided(request, auth, admission.refusal, version);
       if (routed.kind === 'step') validateStepPayload(request, routed.spec, config.validator);
       else if (routed.kind === 'mcp') validateMcpPayload(request, routed.mcpMethod);
-      const mismatch = await checkChainHint(config, request);
+      const mismatch = checkChainHint(request, await head);
       if (mismatch) return decided(request, auth, mismatch, version);
 
       // §8.2: the entry is written on arrival, before the verdict.
