@@ -279,11 +279,17 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
     }
     tally.s.sessions++;
     let prior = initialReplayState(session);
-    let next: Promise<ContextEntryRecord[]> | null = store.listContextEntries(session.id, { afterSeq: -1, limit: pageSize });
+    // A page read that is abandoned (cancel, early stop) must not become an unhandled rejection.
+    const read = (afterSeq: number): Promise<ContextEntryRecord[]> => {
+      const p = store.listContextEntries(session.id, { afterSeq, limit: pageSize });
+      p.catch(() => undefined);
+      return p;
+    };
+    let next: Promise<ContextEntryRecord[]> | null = read(-1);
     while (next) {
       const page: ContextEntryRecord[] = await next;
       // Prefetch the following page while this one is evaluated (the cursor is the last seq seen).
-      next = page.length === pageSize ? store.listContextEntries(session.id, { afterSeq: page[page.length - 1].seq, limit: pageSize }) : null;
+      next = page.length === pageSize ? read(page[page.length - 1].seq) : null;
       for (const entry of page) {
         cancelled();
         tally.s.entriesScanned++;
@@ -311,6 +317,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
           && (sel.decidedBy === undefined || entry.bundleRevision === sel.decidedBy)
           && (!sel.since || at >= sel.since)
           && (!sel.until || at <= sel.until);
+        if (selected) tally.s.selected++;
         const request = requestOf(method, entry.params);
         const routed = routeStep(method);
         if (!routed.ok) {
@@ -327,7 +334,6 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
         prior = state;
         tally.s.entriesEvaluated++;
         if (!selected) continue;
-        tally.s.selected++;
         const replayed = decisionView(evaluated.decision);
         if (!recorded || !replayed) {
           emit({ ...base, status: 'unrecorded', replayed, replayedRevision: evaluated.revision });
