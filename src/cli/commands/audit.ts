@@ -1,10 +1,11 @@
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { once } from 'node:events';
 import type { Command } from 'commander';
 import { CliError, ExitCode } from '../exit-codes.ts';
 import { exportSession, verifyAllChains, verifyChain, type ChainReport, type CheckpointSignatureCheck } from '../../audit/index.ts';
 import { checkpointSigningInput } from '../../store/checkpoints.ts';
-import { storeOptionsFrom, type StoreLocationFlags } from '../../store/config.ts';
+import { DEFAULT_DATA_DIR, storeOptionsFrom, type StoreLocationFlags } from '../../store/config.ts';
 import { openStore } from '../../store/index.ts';
 import { createSignatureRegistry, type SignatureRegistry } from '../../crypto/index.ts';
 import { openStoreForCli, withStoreLocation } from './db.ts';
@@ -13,10 +14,32 @@ interface KeyFlags {
   keyDir?: string;
 }
 
-/** Checkpoint signatures are checked with the deployment's keys (GUARDIAN_HMAC_IKM, GUARDIAN_KEY_DIR, --key-dir). */
-function openRegistry(flags: KeyFlags): SignatureRegistry {
+/**
+ * The HMAC IKM `guardian serve` signs with, looked up the same way but never generated:
+ * GUARDIAN_HMAC_IKM (base64) → GUARDIAN_HMAC_IKM_FILE → <data dir>/hmac-ikm.key.
+ */
+function servedHmacIkm(dataDir: string): Uint8Array | undefined {
+  const fromText = (text: string, where: string): Uint8Array => {
+    const ikm = Buffer.from(text.trim(), 'base64');
+    if (ikm.length < 16 || !/^[A-Za-z0-9+/]+={0,2}$/.test(text.trim())) throw new CliError(`${where}: HMAC IKM must be base64 of at least 16 bytes`, ExitCode.Unavailable);
+    return new Uint8Array(ikm);
+  };
+  if (process.env.GUARDIAN_HMAC_IKM) return fromText(process.env.GUARDIAN_HMAC_IKM, 'GUARDIAN_HMAC_IKM');
+  const file = process.env.GUARDIAN_HMAC_IKM_FILE || join(dataDir, 'hmac-ikm.key');
+  if (!existsSync(file)) return undefined;
+  return fromText(readFileSync(file, 'utf8'), file);
+}
+
+/** Checkpoint signatures are checked with the deployment's keys (HMAC IKM as above, GUARDIAN_KEY_DIR, --key-dir). */
+function openRegistry(flags: KeyFlags & StoreLocationFlags): SignatureRegistry {
+  const hmacIkm = servedHmacIkm(flags.dataDir ?? (process.env.GUARDIAN_DATA_DIR || DEFAULT_DATA_DIR));
   try {
-    return createSignatureRegistry({ env: process.env, ...(flags.keyDir ? { dir: flags.keyDir } : {}), workerPool: false });
+    return createSignatureRegistry({
+      env: { ...process.env, GUARDIAN_HMAC_IKM: undefined },
+      ...(hmacIkm ? { hmacIkm } : {}),
+      ...(flags.keyDir ? { dir: flags.keyDir } : {}),
+      workerPool: false,
+    });
   } catch (err) {
     throw new CliError(`cannot load keys: ${err instanceof Error ? err.message : String(err)}`, ExitCode.Unavailable);
   }
@@ -58,7 +81,7 @@ export function registerAuditCommands(program: Command): void {
   withStoreLocation(audit.command('verify').description('Recompute hash chains and check signed checkpoints; exit 1 on a break'))
     .option('--session <id>', 'verify one session')
     .option('--all', 'verify every chain')
-    .option('--key-dir <dir>', 'key files for checkpoint signatures (default GUARDIAN_KEY_DIR; HMAC from GUARDIAN_HMAC_IKM)')
+    .option('--key-dir <dir>', 'key files for checkpoint signatures (default GUARDIAN_KEY_DIR); the HMAC key is the one `serve` uses (GUARDIAN_HMAC_IKM, GUARDIAN_HMAC_IKM_FILE, <data dir>/hmac-ikm.key)')
     .option('--json', 'one JSON report per line')
     .action(async (flags: StoreLocationFlags & KeyFlags & { session?: string; all?: boolean; json?: boolean }) => {
       if (Boolean(flags.session) === Boolean(flags.all)) throw new CliError('give exactly one of --session ID or --all', ExitCode.Usage);
@@ -135,7 +158,7 @@ export function registerAuditCommands(program: Command): void {
     .requiredOption('--before <date>', 'ISO 8601 date; sessions closed before it are pruned')
     .action(async (flags: StoreLocationFlags & { before: string }) => {
       const before = parseDate(flags.before);
-      const registry = openRegistry({});
+      const registry = openRegistry(flags);
       let signer: ReturnType<SignatureRegistry['signer']> | undefined;
       try {
         signer = registry.signer(registry.signingAlgorithms().includes('ML-DSA-65') ? 'ML-DSA-65' : 'HMAC-SHA256');
