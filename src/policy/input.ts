@@ -72,6 +72,7 @@ export function sessionProjection(state: SessionState, params: Json): JsonObject
     lineage[id] = ancestors;
     for (const a of ancestors) project(a);
   }
+  const currentStepId = isObject(params) && typeof params.request_id === 'string' ? params.request_id : undefined;
   const stamp = isObject(params) && typeof params.timestamp === 'string' ? Date.parse(params.timestamp) : NaN;
   const nowMs = Number.isFinite(stamp) ? stamp : 0;
   const minute = windowCounts(state, nowMs, 60_000);
@@ -110,7 +111,8 @@ export function sessionProjection(state: SessionState, params: Json): JsonObject
     provenance: { summary: state.provenance.summary as unknown as Json, trust, lineage, records },
     taint: state.taint as unknown as Json,
     recent_steps: state.recent_steps as unknown as Json,
-    approvals: state.approvals as unknown as Json,
+    // Session-scoped grants, pending ones, and this_request grants consumed by this very step.
+    approvals: state.approvals.filter((g) => g.scope === 'session' || g.consumed_by === undefined || g.consumed_by === currentStepId) as unknown as Json,
     skills: state.skills as unknown as Json,
   };
 }

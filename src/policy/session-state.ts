@@ -68,6 +68,8 @@ export interface ApprovalGrant {
   tool?: string;
   granted_at: string;
   provenance?: Json;
+  /** A `this_request` grant serves exactly the next tool call (the retried request): that step's id. */
+  consumed_by?: string;
 }
 
 export interface IntentState {
@@ -358,6 +360,8 @@ export function advanceSessionState(state: SessionState, method: string, params:
     const key = tool ?? '';
     next.counters.tool_calls_by_tool[key] = (next.counters.tool_calls_by_tool[key] ?? 0) + 1;
     next.recent_tool_calls.push({ step_id: stepId, tool: key, at_ms: timestampMs(timestamp) });
+    // §9.1 scope this_request: pending grants apply to this call only, never to later ones.
+    next.approvals = next.approvals.map((g) => (g.scope === 'this_request' && g.consumed_by === undefined ? { ...g, consumed_by: stepId } : g));
     const keep = options.recentToolCalls ?? DEFAULT_RECENT_TOOL_CALLS;
     if (next.recent_tool_calls.length > keep) next.recent_tool_calls.splice(0, next.recent_tool_calls.length - keep);
   }

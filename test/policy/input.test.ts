@@ -211,6 +211,23 @@ describe('buildPolicyInput', () => {
     expect(counters.tool_calls_total).toBe(3);
   });
 
+  it('lets a this_request grant serve only the next tool call', () => {
+    let s = run([['steps/sessionStart', params({ intent: { parsed: ['filesystem.read'] } })]]);
+    s = recordApproval(s, { ask_step_id: 'ask-1', approver: { type: 'human', id: 'alice' }, capabilities: ['filesystem.delete'], scope: 'this_request', granted_at: 't' });
+    s = recordApproval(s, { ask_step_id: 'ask-2', approver: { type: 'human', id: 'alice' }, capabilities: ['network.egress'], scope: 'session', granted_at: 't' });
+    const client = { modify_capable: true, ask_capable: true };
+    const facts = { now: 'x', policy_version: 'r' };
+    const approvalsOf = (input: { session: Json }) => ((input.session as Record<string, Json>).approvals as { ask_step_id: string }[]).map((g) => g.ask_step_id).sort();
+    const pending = params({ content: [] });
+    expect(approvalsOf(buildPolicyInput('steps/userMessage', pending, advanceSessionState(s, 'steps/userMessage', pending), client, facts))).toEqual(['ask-1', 'ask-2']);
+    const first = params({ tool: { name: 'delete_file' }, arguments: {} });
+    s = advanceSessionState(s, 'steps/toolCallRequest', first);
+    expect(approvalsOf(buildPolicyInput('steps/toolCallRequest', first, s, client, facts))).toEqual(['ask-1', 'ask-2']);
+    const second = params({ tool: { name: 'delete_file' }, arguments: {} });
+    s = advanceSessionState(s, 'steps/toolCallRequest', second);
+    expect(approvalsOf(buildPolicyInput('steps/toolCallRequest', second, s, client, facts))).toEqual(['ask-2']);
+  });
+
   it('exposes effective capabilities including session-scoped approver extensions', () => {
     let s = run([['steps/sessionStart', params({ intent: { parsed: ['filesystem.read'], scope_mode: 'moderate' } })]]);
     s = recordApproval(s, { ask_step_id: 'ask-1', approver: { type: 'human', id: 'alice' }, capabilities: ['network.egress'], scope: 'session', granted_at: '2026-03-01T10:00:00Z' });
