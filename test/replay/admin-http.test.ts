@@ -3,7 +3,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createReplayAdminRoutes } from '../../src/replay/index.ts';
+import { createReplayAdminRoutes, resolveReplayPolicy, runReplay } from '../../src/replay/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { DurableStore } from '../../src/store/types.ts';
 import { recordConstantHistory, storeSnapshot } from './fixtures.ts';
@@ -93,6 +93,18 @@ describe('createReplayAdminRoutes (app.request)', () => {
     expect((await app.request('/replay/nope')).status).toBe(404);
     expect((await app.request('/replay/nope/report')).status).toBe(404);
   }, 120_000);
+});
+
+describe('cancellation', () => {
+  it('an aborted signal stops the replay with a cancelled error', async () => {
+    const policy = await resolveReplayPolicy(store, 'deny-all');
+    await expect(runReplay({ store, policy, signal: AbortSignal.abort() })).rejects.toMatchObject({ code: 'cancelled' });
+    const controller = new AbortController();
+    let seen = 0;
+    const run = runReplay({ store, policy, concurrency: 1, pageSize: 1, onStep: () => (++seen === 2 ? controller.abort() : undefined), signal: controller.signal });
+    await expect(run).rejects.toMatchObject({ code: 'cancelled' });
+    expect(seen).toBe(2);
+  });
 });
 
 describe('createReplayAdminRoutes over real HTTP, mounted under /admin', () => {
