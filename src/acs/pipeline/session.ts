@@ -1,6 +1,6 @@
 // Stage 6/7 — session admission for steps, in dispatch order: session lookup (-32003) → replay (-32005) →
-// agent/key binding and closed session (signed DENY, not errors: an error would fall to the client's fail-open
-// posture, GUIDE §4) → method negotiated (-32003) → timestamp (-32006).
+// agent/key binding, closed session and acs_version major (signed DENY, not errors: an error would fall to the
+// client's fail-open posture, GUIDE §4) → method negotiated (-32003) → timestamp (-32006).
 import { initialSessionState, isSessionState, type SessionState } from '../../policy/index.ts';
 import type { SessionRecord } from '../../store/types.ts';
 import type { AcsDecision } from '../decisions/index.ts';
