@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { CliError, ExitCode } from '../../cli/exit-codes.ts';
-import { formatPolicyTestReport, PolicyTestSetupError, runPolicyTests } from './runner.ts';
 
 /** Adds `guardian policy test <paths...>` to the `policy` command group (like `opa test`). */
 export function addPolicyTestCommand(policy: Command): void {
@@ -22,6 +21,8 @@ export function addPolicyTestCommand(policy: Command): void {
       }
       const timeoutMs = Number(opts.timeout);
       if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new CliError('--timeout: expected a positive number of milliseconds', ExitCode.Usage);
+      // Loaded on use: the runner pulls in the whole compiler, which every other CLI command would pay for.
+      const { formatPolicyTestReport, PolicyTestSetupError, runPolicyTests } = await import('./runner.ts');
       let report;
       try {
         report = await runPolicyTests({ paths, ...(run ? { run } : {}), timeoutMs });
