@@ -89,7 +89,7 @@ async function bench(driver: 'pglite' | 'postgres', bundle: Uint8Array): Promise
       store, policy, maxReportedSteps: 1000, pageSize: 500,
       onProgress: (p) => {
         peak = Math.max(peak, process.memoryUsage().rss);
-        if (p.total && p.processed / p.total >= nextMark) {
+        while (p.total && p.processed / p.total >= nextMark) {
           const m = process.memoryUsage();
           samples.push(`${Math.round((p.processed / p.total) * 100)}%: rss ${(m.rss / 2 ** 20).toFixed(0)} heap ${(m.heapUsed / 2 ** 20).toFixed(0)} MiB`);
           nextMark += 0.2;

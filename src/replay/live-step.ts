@@ -24,7 +24,7 @@ export interface LiveSettings {
 }
 
 function refuse(): never {
-  throw new ReplayError('invalid_selection', 'replay never writes to the store or signs answers');
+  throw new ReplayError('write_refused', 'replay never writes to the store or signs answers');
 }
 
 /**

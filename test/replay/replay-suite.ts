@@ -1,6 +1,7 @@
 // The replay suite, run on PGlite and on Postgres: history recorded under v1 through the real Guardian (HTTP
 // server + SDK client), replayed against v2 (registry, file, directory), against v1 and against the recorded
 // revisions, with selections, tampering, a time-dependent policy, and a check that nothing was written.
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +10,8 @@ import { computeRequestHash } from '../../src/chain/index.ts';
 import { createWasmPolicyEngine } from '../../src/policy/index.ts';
 import type { DurableStore } from '../../src/store/types.ts';
 import { resolveReplayPolicy, runReplay, type ReplayReport, type ReplayStep } from '../../src/replay/index.ts';
-import { buildPolicyVersions, engineOf, registerBundle, startRecorder, storeSnapshot, type PolicyVersions, type Recorder } from './fixtures.ts';
+import { AcsClient, httpTransport } from '../../src/client/index.ts';
+import { buildPolicyVersions, engineOf, IKM, registerBundle, startRecorder, storeSnapshot, type PolicyVersions, type Recorder } from './fixtures.ts';
 
 interface Recorded {
   /** session id → [method, recorded decision][] in chain order */
@@ -245,6 +247,7 @@ decision := {
       }
     }, 120_000);
 
+
     it('small pages walk the chain with a cursor and give the same report', async () => {
       const policy = await resolveReplayPolicy(store, 'v2');
       const paged = await runReplay({ store, policy, selection: ab(), pageSize: 1, concurrency: 1 });
@@ -252,6 +255,29 @@ decision := {
       const progress: number[] = [];
       await runReplay({ store, policy, selection: ab(), pageSize: 2, onProgress: (p) => progress.push(p.processed) });
       expect(progress.at(-1)).toBe(8);
+    }, 120_000);
+
+    // Runs last: it records more history, which the whole-store counts above do not expect.
+    it('a subagent session starts from the intent it was created with; the determinism check holds across both chains', async () => {
+      const intent = { description: 'read the notes', parsed: ['filesystem.read'], scope_mode: 'strict' };
+      const parent = recorder.client('agent-parent');
+      await parent.hello({ methods_implemented: [...METHODS, 'steps/subagentStart'] });
+      await parent.step('steps/sessionStart', { intent });
+      const childId = randomUUID();
+      expect((await parent.step('steps/subagentStart', {
+        subagent_session_id: childId, parent_session_id: parent.sessionId, intent_derivation: 'inherit_full', subagent_agent_id: 'agent-child',
+      })).decision).toBe('allow');
+      const child = new AcsClient({ transport: httpTransport(recorder.server.url), ikm: IKM, agentId: 'agent-child', sessionId: childId, now: () => recorder.clock.now });
+      const read = await child.step('steps/toolCallRequest', { tool: { name: 'read_file' }, arguments: { path: { value: '/workspace/notes.md' } } });
+      const shell = await child.step('steps/toolCallRequest', SHELL('ls'));
+      expect(read.decision).toBe('allow');
+      // Outside the inherited intent: IBAC does not allow it (the child's state must carry the intent).
+      expect(shell.decision).not.toBe('allow');
+      const report = await runReplay({ store, policy: await resolveReplayPolicy(store, 'recorded'), selection: { sessionIds: [parent.sessionId, childId] }, reportUnchanged: true });
+      expect(report.summary.sessions).toBe(2);
+      expect(report.summary.compared).toBe(4);
+      expect(report.summary.nondeterministic).toBe(0);
+      expect(report.steps.find((s) => s.sessionId === childId && s.seq === 1)?.replayed?.decision).toBe(shell.decision);
     }, 120_000);
   });
 }
