@@ -88,7 +88,8 @@ function plain(text: string): string {
 }
 
 function textTable(headers: string[], rows: string[][]): string {
-  const widths = headers.map((h, i) => Math.min(60, Math.max(h.length, ...rows.map((r) => plain(r[i]).length))));
+  // The last column (the change) is never cut: it is what the reader is looking for.
+  const widths = headers.map((h, i) => Math.min(i === headers.length - 1 ? Infinity : 60, Math.max(h.length, ...rows.map((r) => plain(r[i]).length))));
   const fmt = (cells: string[]): string => cells.map((c, i) => {
     const t = plain(c);
     return (t.length > widths[i] ? t.slice(0, widths[i] - 1) + '…' : t).padEnd(widths[i]);
