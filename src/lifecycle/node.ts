@@ -186,6 +186,7 @@ export class LifecycleNode {
     const started = performance.now();
     let target: RegisteredBundle | undefined;
     try {
+      const before = this.#slot ? null : await this.registry.active();
       target = await this.registry.resolve(ref);
       const bytes = await this.registry.bytes(target.sha256);
       const bundle = readBundle(bytes);
@@ -197,7 +198,7 @@ export class LifecycleNode {
       await this.registry.audit(by, 'activate', `${target.revision} ${target.sha256}`, 'ok');
       await this.#notify();
       const result: ActivationResult = {
-        sha256: target.sha256, revision: version.revision, previousRevision: previous?.revision ?? null,
+        sha256: target.sha256, revision: version.revision, previousRevision: previous?.revision ?? before?.revision ?? null,
         smokeCases: version.smokeCases, signature: sig.status, durationMs: performance.now() - started,
       };
       this.#log(`activated ${result.revision} (${result.sha256.slice(0, 12)}) by ${by} in ${result.durationMs.toFixed(1)} ms`);

@@ -18,7 +18,7 @@ let node: LifecycleNode;
 
 beforeAll(async () => {
   server = createServer((req, res) => {
-    seen.push({ ifNoneMatch: req.headers['if-none-match'], prefer: req.headers.prefer });
+    seen.push({ ifNoneMatch: req.headers['if-none-match'], prefer: req.headers.prefer as string | undefined });
     const h = handlers.shift();
     if (!h) {
       res.statusCode = 500;
