@@ -41,4 +41,5 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Durable
 export { StoreError, type StoreErrorCode } from './errors.ts';
 export { checkpointSigningInput, signCheckpoint, verifyCheckpoint, type CheckpointPolicy, type CheckpointClaim } from './checkpoints.ts';
 export type { StoreOptions } from './drizzle-store.ts';
+export { storeOptionsFrom, describeStoreLocation, DEFAULT_DATA_DIR, type StoreLocationFlags } from './config.ts';
 export type * from './types.ts';
