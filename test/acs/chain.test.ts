@@ -90,7 +90,7 @@ describe('session lifecycle', () => {
     expect((await h.store.getSession(c.sessionId))?.closedAt).not.toBeNull();
   });
 
-  it('subagentStart opens a separate chain for the subagent session (no second handshake); a denied spawn opens none', async () => {
+  it('subagentStart opens a separate chain for the subagent session (no second handshake); subagentStop checks its final head; a denied spawn opens none', async () => {
     const parent = h.client();
     await parent.hello({ methods_implemented: ALL_STEPS });
     await parent.step('steps/sessionStart', { intent: { parsed: ['filesystem.read'] } });
@@ -108,6 +108,14 @@ describe('session lifecycle', () => {
     expect(childSession?.intent).toMatchObject({ parsed: ['filesystem.read'] });
     const parentEntries = await h.store.listContextEntries(parent.sessionId);
     expect(parentEntries.some((e) => e.entryHash === first.result?.chain_hash)).toBe(false);
+
+    const childEnd = await child.step('steps/sessionEnd', { reason: 'completed' });
+    const stopOk = await parent.step('steps/subagentStop', { subagent_session_id: childId, outcome: 'completed', final_chain_hash: childEnd.result!.chain_hash! });
+    expect(stopOk.decision).toBe('allow');
+    expect(h.audits.some((a) => a.sessionId === parent.sessionId && a.code === 'subagent_chain_mismatch')).toBe(false);
+    const stopBad = await parent.step('steps/subagentStop', { subagent_session_id: childId, outcome: 'completed', final_chain_hash: 'e'.repeat(64) });
+    expect(stopBad.decision).toBe('allow');
+    expect(h.audits.some((a) => a.sessionId === parent.sessionId && a.code === 'subagent_chain_mismatch')).toBe(true);
 
     const deniedId = randomUUID();
     const denied = await parent.step('steps/subagentStart', { subagent_session_id: deniedId, want: { decision: 'deny', reasoning: 'no subagents' } });

@@ -43,5 +43,13 @@ export async function advanceSession(
       });
     }
   }
+  // subagentStop is ALLOW-only; a reported final_chain_hash that is not the subagent chain's head is an integrity
+  // event to audit. Omission means the framework keeps no chain, not a failure (hooks.md).
+  if (method === 'steps/subagentStop' && typeof payload.final_chain_hash === 'string' && typeof payload.subagent_session_id === 'string') {
+    const head = await config.store.getChainHead(payload.subagent_session_id);
+    if (head?.entryHash !== payload.final_chain_hash) {
+      audit({ code: 'subagent_chain_mismatch', detail: `final_chain_hash ${payload.final_chain_hash} ≠ head ${head?.entryHash ?? '(no chain)'}` });
+    }
+  }
   if (method === 'steps/sessionEnd') await config.store.closeSession(session.id, config.now());
 }
