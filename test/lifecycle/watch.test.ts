@@ -1,0 +1,81 @@
+// Development loops: a rebuilt bundle dropped into the watched directory goes live; a broken one is reported
+// and the old one kept; watchAndBuild compiles Rego sources into the bundle file the watcher follows.
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LifecycleNode, watchAndBuild, watchBundleDirectory } from '../../src/lifecycle/index.ts';
+import { openStore } from '../../src/store/index.ts';
+import type { DurableStore } from '../../src/store/types.ts';
+import { constantBundle } from './fixtures.ts';
+
+let dir: string;
+let store: DurableStore;
+let node: LifecycleNode;
+
+async function until(cond: () => boolean, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'bundle-watch-'));
+  store = await openStore({ inMemory: true });
+  node = new LifecycleNode({ store, pollIntervalMs: 60_000, initialBundle: { bytes: await constantBundle('w-0'), source: 'test' } });
+  await node.start();
+});
+afterAll(async () => {
+  await node.stop();
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('directory watch', () => {
+  it('a rebuilt bundle goes live; a broken one is refused with the reason and the old one stays', async () => {
+    const bundles = join(dir, 'bundles');
+    mkdirSync(bundles);
+    const events: { outcome: string; detail: string }[] = [];
+    const w = watchBundleDirectory(bundles, node, { file: 'acs.tar.gz', intervalMs: 200, debounceMs: 50, onEvent: (e) => events.push(e) });
+    try {
+      writeFileSync(join(bundles, 'acs.tar.gz'), await constantBundle('w-1'));
+      await until(() => node.engine.revision === 'w-1');
+      expect(node.engine.revision).toBe('w-1');
+      writeFileSync(join(bundles, 'acs.tar.gz'), 'half-written garbage');
+      await until(() => events.some((e) => e.outcome === 'refused'));
+      expect(events.find((e) => e.outcome === 'refused')?.detail).toMatch(/gzip/);
+      expect(node.engine.revision).toBe('w-1');
+      writeFileSync(join(bundles, 'acs.tar.gz'), await constantBundle('w-2'));
+      await until(() => node.engine.revision === 'w-2');
+      expect(node.engine.revision).toBe('w-2');
+      const last = (await node.registry.activations(1))[0];
+      expect(last.activatedBy).toMatch(/^watch:.*acs\.tar\.gz$/);
+    } finally {
+      w.close();
+    }
+  });
+
+  it('watchAndBuild compiles Rego on change into the watched bundle, which is activated', async () => {
+    const src = join(dir, 'rego');
+    const bundles = join(dir, 'built');
+    mkdirSync(src);
+    mkdirSync(bundles);
+    const rule = (d: string) => `package acs\n\ndecision := {"decision": "${d}", "reasoning": "built ${d}"}\n`;
+    writeFileSync(join(src, 'acs.rego'), rule('allow'));
+    const builds: { ok: boolean }[] = [];
+    const b = watchAndBuild(src, { entrypoints: ['acs/decision'], out: join(bundles, 'acs.tar.gz'), debounceMs: 50, onBuild: (e) => builds.push(e) });
+    const w = watchBundleDirectory(bundles, node, { file: 'acs.tar.gz', intervalMs: 200, debounceMs: 50 });
+    try {
+      await b.build();
+      expect(builds[0]).toMatchObject({ ok: true });
+      await until(() => node.engine.current.engine.manifest.wasm?.[0]?.entrypoint === 'acs/decision' && node.engine.revision !== 'w-2');
+      const first = node.engine.revision;
+      expect((await node.engine.evaluate({ method: 'x', params: {}, session: {}, client: { modify_capable: true, ask_capable: true }, guardian: { now: '', policy_version: '' } })).decision).toEqual({ decision: 'allow', reasoning: 'built allow' });
+      writeFileSync(join(src, 'acs.rego'), rule('deny'));
+      await until(() => node.engine.revision !== first, 60_000);
+      expect((await node.engine.evaluate({ method: 'x', params: {}, session: {}, client: { modify_capable: true, ask_capable: true }, guardian: { now: '', policy_version: '' } })).decision).toEqual({ decision: 'deny', reasoning: 'built deny' });
+    } finally {
+      b.close();
+      w.close();
+    }
+  }, 120_000);
+});
