@@ -12,3 +12,4 @@ export {
 export { BundleServicePoller, backoffDelay, type BundleServicePollerOptions, type BundleSourceStatus } from './bundle-service.ts';
 export { watchBundleDirectory, watchAndBuild, type DirectoryWatch, type WatchBundleDirectoryOptions, type WatchAndBuildOptions } from './watch.ts';
 export { verificationFromEnv } from './config.ts';
+export { startLifecycleRuntime, isDurableStore, type LifecycleRuntime, type LifecycleRuntimeOptions } from './runtime.ts';

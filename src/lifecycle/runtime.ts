@@ -1,0 +1,155 @@
+// Lifecycle wiring for `guardian serve` (src/server/app.ts calls this): one LifecycleNode per process on the
+// Guardian's store, its PolicySlot as the Guardian's engine, the admin app (mount under /admin; replay routes
+// under /admin/replay when src/replay exists), and the configured bundle-service poller and directory watcher.
+// Environment:
+//   GUARDIAN_ADMIN_TOKEN                      admin API bearer token (absent → admin API disabled)
+//   GUARDIAN_REPLICA_ID                       replica name in /admin/status (default hostname-random)
+//   GUARDIAN_BUNDLE_SERVICE_URL               OPA bundle service resource URL to poll
+//   GUARDIAN_BUNDLE_SERVICE_TOKEN             bearer token sent to the bundle service
+//   GUARDIAN_BUNDLE_SERVICE_LONG_POLL_S       long polling timeout (seconds; 0/absent = short polling)
+//   GUARDIAN_BUNDLE_SERVICE_MIN_DELAY_S / _MAX_DELAY_S   short polling delay range (default 60 / 120)
+//   GUARDIAN_BUNDLE_WATCH_DIR                 directory whose newest *.tar.gz is activated on change (development)
+//   GUARDIAN_BUNDLE_VERIFY_*                  signature verification (src/lifecycle/config.ts)
+//   DATABASE_URL                              also used to LISTEN for activations
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import type { Hono } from 'hono';
+import { writeBundle } from '../rego/bundle/index.ts';
+import type { DurableStore, GuardianStore } from '../store/types.ts';
+import { sha256Hex } from '../chain/index.ts';
+import { BundleServicePoller } from './bundle-service.ts';
+import { verificationFromEnv } from './config.ts';
+import { LifecycleNode } from './node.ts';
+import type { PolicySlot } from './slot.ts';
+import { watchBundleDirectory, type DirectoryWatch } from './watch.ts';
+
+export interface LifecycleRuntimeOptions {
+  store: GuardianStore;
+  env?: Readonly<Record<string, string | undefined>>;
+  cwd?: string;
+  /** Initial bundle when the store has none active: this file (default bundles/acs.tar.gz), else regoDir compiled. */
+  bundlePath?: string;
+  regoDir?: string;
+  evaluationTimeoutMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface LifecycleRuntime {
+  node: LifecycleNode;
+  engine: PolicySlot;
+  /** Admin sub-app: mount with `app.route('/admin', runtime.admin)`. */
+  admin: Hono;
+  pollers: BundleServicePoller[];
+  close(): Promise<void>;
+}
+
+export function isDurableStore(store: GuardianStore): store is DurableStore {
+  const s = store as Partial<DurableStore>;
+  return typeof s.putPolicyBundle === 'function' && typeof s.query === 'function' && typeof s.activatePolicyBundle === 'function';
+}
+
+function regoSources(dir: string): { file: string; text: string }[] {
+  const out: { file: string; text: string }[] = [];
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith('.rego') && !e.name.endsWith('_test.rego')) out.push({ file: relative(dir, p), text: readFileSync(p, 'utf8') });
+    }
+  };
+  walk(dir);
+  return out.sort((a, b) => (a.file < b.file ? -1 : 1));
+}
+
+/** A bare Wasm module (`serve --bundle policy.wasm`) wrapped as a bundle; the revision the engine gives it unwrapped. */
+function wrapBareWasm(bytes: Uint8Array): Uint8Array {
+  if (!(bytes[0] === 0x00 && bytes[1] === 0x61 && bytes[2] === 0x73 && bytes[3] === 0x6d)) return bytes;
+  const revision = 'sha256:' + createHash('sha256').update(bytes).update('{}').digest('hex');
+  return writeBundle({ manifest: { revision, wasm: [{ entrypoint: 'acs/decision', module: '/policy.wasm' }] }, wasm: bytes, data: {}, sources: [] });
+}
+
+async function initialBundle(options: LifecycleRuntimeOptions): Promise<{ bytes: Uint8Array; source: string } | undefined> {
+  const cwd = options.cwd ?? process.cwd();
+  const path = resolve(cwd, options.bundlePath ?? 'bundles/acs.tar.gz');
+  if (existsSync(path)) return { bytes: wrapBareWasm(new Uint8Array(readFileSync(path))), source: `file:${path}` };
+  if (options.bundlePath) throw new Error(`policy bundle ${path} not found`);
+  const regoDir = resolve(cwd, options.regoDir ?? 'rego');
+  if (!existsSync(regoDir)) return undefined;
+  const rego = await import('../rego/index.ts');
+  const dataPath = join(regoDir, 'data.json');
+  const data = existsSync(dataPath) ? (JSON.parse(readFileSync(dataPath, 'utf8')) as Record<string, unknown>) : undefined;
+  const compiled = await rego.compileBundle({ sources: regoSources(regoDir), entrypoints: ['acs/decision'], ...(data ? { data } : {}) });
+  return { bytes: compiled.bundle, source: `rego:${regoDir}` };
+}
+
+/** Starts the lifecycle on a durable store; the returned engine is what the Guardian evaluates with. */
+export async function startLifecycleRuntime(options: LifecycleRuntimeOptions): Promise<LifecycleRuntime> {
+  if (!isDurableStore(options.store)) throw new Error('the bundle lifecycle needs a durable store (openStore)');
+  const env = options.env ?? process.env;
+  const store = options.store;
+  const num = (v: string | undefined, d: number): number => (v !== undefined && v !== '' && Number.isFinite(Number(v)) ? Number(v) : d);
+  const node = new LifecycleNode({
+    store,
+    ...(env.GUARDIAN_REPLICA_ID ? { replicaId: env.GUARDIAN_REPLICA_ID } : {}),
+    engine: options.evaluationTimeoutMs ? { timeoutMs: options.evaluationTimeoutMs } : {},
+    verification: verificationFromEnv(env),
+    ...(store.driver === 'postgres' && env.DATABASE_URL ? { listenUrl: env.DATABASE_URL } : {}),
+    log: options.log,
+  });
+  // An explicit --bundle is what the operator asked to serve: activate it (verified, smoke-tested) unless it
+  // already is; otherwise the store's active version wins and the default bundle only seeds an empty store.
+  const active = await store.getActivePolicyBundle();
+  if (options.bundlePath) {
+    const explicit = await initialBundle(options);
+    if (explicit && active?.bundleSha256 !== sha256Hex(explicit.bytes)) await node.push(explicit.bytes, { source: explicit.source, activate: true, by: 'serve --bundle' });
+  } else if (!active) {
+    const seed = await initialBundle(options);
+    if (seed) node.options.initialBundle = seed;
+  }
+  const engine = await node.start();
+  const pollers: BundleServicePoller[] = [];
+  if (env.GUARDIAN_BUNDLE_SERVICE_URL) {
+    const p = new BundleServicePoller({
+      name: 'bundle-service',
+      url: env.GUARDIAN_BUNDLE_SERVICE_URL,
+      longPollSeconds: num(env.GUARDIAN_BUNDLE_SERVICE_LONG_POLL_S, 0),
+      minDelayMs: num(env.GUARDIAN_BUNDLE_SERVICE_MIN_DELAY_S, 60) * 1000,
+      maxDelayMs: num(env.GUARDIAN_BUNDLE_SERVICE_MAX_DELAY_S, 120) * 1000,
+      ...(env.GUARDIAN_BUNDLE_SERVICE_TOKEN ? { headers: { authorization: `Bearer ${env.GUARDIAN_BUNDLE_SERVICE_TOKEN}` } } : {}),
+      onBundle: async (bytes, meta) => {
+        const r = await node.push(bytes, { source: meta.source, activate: true, by: 'bundle-service' });
+        return { revision: r.activation?.revision ?? r.record.revision };
+      },
+      onStatus: (s) => node.setStatusDetail('bundle_service', { ...s }),
+    });
+    p.start();
+    pollers.push(p);
+  }
+  let watcher: DirectoryWatch | undefined;
+  if (env.GUARDIAN_BUNDLE_WATCH_DIR) {
+    watcher = watchBundleDirectory(env.GUARDIAN_BUNDLE_WATCH_DIR, node, {
+      onEvent: (e) => options.log?.(`bundle watch: ${e.file}: ${e.outcome} ${e.detail}`),
+    });
+  }
+  const mount: Record<string, Hono> = {};
+  try {
+    const replay = (await import('../replay/http.ts')) as { createReplayAdminRoutes?: (deps: { store: DurableStore }) => Hono };
+    if (typeof replay.createReplayAdminRoutes === 'function') mount['/replay'] = replay.createReplayAdminRoutes({ store });
+  } catch {
+    // Replay is optional: the admin API works without it.
+  }
+  const { createAdminApp } = await import('../admin/index.ts');
+  const admin = createAdminApp({ node, env, sources: () => pollers.map((p) => ({ ...p.status })), mount });
+  return {
+    node,
+    engine,
+    admin,
+    pollers,
+    async close() {
+      watcher?.close();
+      await Promise.all(pollers.map((p) => p.stop()));
+      await node.stop();
+    },
+  };
+}
