@@ -11,6 +11,7 @@ import { openStore } from '../store/index.ts';
 import type { GuardianStore } from '../store/types.ts';
 import { createGuardian, type AuditEvent, type Guardian, type GuardianOptions } from '../acs/pipeline/index.ts';
 import { cryptoEnvelopeSignatures } from '../acs/signing/index.ts';
+import { isDurableStore, startLifecycleRuntime, type LifecycleRuntime } from '../lifecycle/index.ts';
 
 export interface HmacKeyMaterial {
   ikm: Uint8Array;
@@ -103,6 +104,8 @@ export interface GuardianRuntime {
   key: HmacKeyMaterial;
   policySource: string;
   dataDir: string;
+  /** Bundle lifecycle (registry, activation, fleet sync, admin app to mount at /admin); absent with a provided engine. */
+  lifecycle?: LifecycleRuntime;
   ready(): Promise<boolean>;
   close(): Promise<void>;
 }
@@ -117,10 +120,16 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
   const store = options.store ?? (await openStore(databaseUrl ? { databaseUrl } : { dataDir }));
   let engine: PolicyEngine;
   let policySource: string;
+  let lifecycle: LifecycleRuntime | undefined;
   try {
     if (options.engine) {
       engine = options.engine;
       policySource = 'provided';
+    } else if (isDurableStore(store) && env.GUARDIAN_LIFECYCLE !== 'off') {
+      // docs/bundle-lifecycle.md: the engine is the lifecycle's swappable slot (activations, fleet sync, shadow).
+      lifecycle = await startLifecycleRuntime({ store, env, cwd: options.cwd, bundlePath: options.bundlePath, regoDir: options.regoDir, evaluationTimeoutMs: options.evaluationTimeoutMs, log: (l) => void process.stderr.write(l + '\n') });
+      engine = lifecycle.engine;
+      policySource = `bundle registry (${lifecycle.engine.current.sha256.slice(0, 12)}, replica ${lifecycle.node.replicaId})`;
     } else {
       ({ engine, source: policySource } = await loadPolicyEngine(options));
     }
@@ -139,11 +148,13 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
     key,
     policySource,
     dataDir,
+    ...(lifecycle ? { lifecycle } : {}),
     async ready() {
       await store.getChainHead('00000000-0000-0000-0000-000000000000');
       return true;
     },
     async close() {
+      await lifecycle?.close();
       if (ownsStore) await store.close();
       await registry.close();
     },
