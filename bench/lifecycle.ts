@@ -1,0 +1,113 @@
+// Bundle lifecycle figures: activation latency (verify → load → warm → smoke → record → swap) for a ~1 MB
+// bundle, p50/p99, and evaluation throughput during a burst of swaps vs steady state (in-process, the slot
+// the Guardian evaluates with). Run: `npm run bench lifecycle` (or `node --import tsx bench/lifecycle.ts`).
+// BENCH_ACTIVATIONS (default 30), BENCH_SECONDS (default 3) per throughput window.
+import { performance } from 'node:perf_hooks';
+import { LifecycleNode } from '../src/lifecycle/index.ts';
+import { writeBundle } from '../src/rego/bundle/index.ts';
+import { openStore } from '../src/store/index.ts';
+import type { PolicyInput } from '../src/policy/types.ts';
+import { buildDecisionModule } from '../test/acs/fixtures/decision-module.ts';
+
+const ACTIVATIONS = Number(process.env.BENCH_ACTIVATIONS ?? 30);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+
+const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN;
+
+async function megabyteBundle(revision: string): Promise<Uint8Array> {
+  const wasm = await buildDecisionModule({ constant: { decision: 'allow', reasoning: revision } });
+  // ~1 MB of data: 14 000 roles with members (incompressible-ish ids so the gzip stays near 1 MB).
+  const roles: Record<string, string[]> = {};
+  let seed = revision.length * 7919;
+  const rnd = (): string => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed.toString(36);
+  };
+  for (let i = 0; i < 14000; i++) roles[`role_${i}_${rnd()}`] = Array.from({ length: 8 }, () => `${rnd()}${rnd()}`);
+  return writeBundle({
+    manifest: { revision, wasm: [{ entrypoint: 'acs/decision', module: '/policy.wasm' }] },
+    wasm,
+    data: { roles },
+    sources: [{ path: '/smoke.json', text: JSON.stringify({ cases: [{ name: 'allows', input: {}, expect: { decision: 'allow' } }] }) }],
+  });
+}
+
+const input: PolicyInput = { method: 'steps/toolCallRequest', params: { tool: { name: 'x' } }, session: {}, client: { modify_capable: true, ask_capable: true }, guardian: { now: new Date().toISOString(), policy_version: '' } };
+
+async function throughput(node: LifecycleNode, seconds: number, during?: () => Promise<void>): Promise<{ evals: number; perSec: number; failures: number; maxGapMs: number }> {
+  let evals = 0;
+  let failures = 0;
+  let stop = false;
+  let last = performance.now();
+  let maxGapMs = 0;
+  const loop = async (): Promise<void> => {
+    while (!stop) {
+      try {
+        await node.engine.evaluate(input);
+        evals++;
+        const now = performance.now();
+        maxGapMs = Math.max(maxGapMs, now - last);
+        last = now;
+      } catch {
+        failures++;
+      }
+      if (evals % 50 === 0) await new Promise((r) => setImmediate(r));
+    }
+  };
+  const t0 = performance.now();
+  const workers = [loop(), loop(), loop(), loop()];
+  if (during) await during();
+  else await new Promise((r) => setTimeout(r, seconds * 1000));
+  stop = true;
+  await Promise.all(workers);
+  const elapsed = (performance.now() - t0) / 1000;
+  return { evals, perSec: evals / elapsed, failures, maxGapMs };
+}
+
+async function main(): Promise<void> {
+  const store = await openStore({ inMemory: true });
+  const a = await megabyteBundle('bench-a');
+  const b = await megabyteBundle('bench-b');
+  console.log(`bundle size: ${(a.length / 1024).toFixed(0)} KiB compressed`);
+  const node = new LifecycleNode({ store, pollIntervalMs: 60_000, initialBundle: { bytes: a, source: 'bench' } });
+  await node.start();
+  const shaA = node.engine.current.sha256;
+  const shaB = (await node.push(b, { source: 'bench', by: 'bench' })).record.sha256;
+
+  const latencies: number[] = [];
+  const cpu0 = process.cpuUsage();
+  for (let i = 0; i < ACTIVATIONS; i++) {
+    const t = performance.now();
+    await node.activate(i % 2 === 0 ? shaB : shaA, 'bench');
+    latencies.push(performance.now() - t);
+  }
+  const cpu = process.cpuUsage(cpu0);
+  latencies.sort((x, y) => x - y);
+  console.log(`activation latency (~1 MB bundle, ${ACTIVATIONS} activations): p50 ${pct(latencies, 0.5).toFixed(1)} ms, p99 ${pct(latencies, 0.99).toFixed(1)} ms, max ${latencies[latencies.length - 1].toFixed(1)} ms, cpu ${((cpu.user + cpu.system) / 1000 / ACTIVATIONS).toFixed(1)} ms/activation`);
+
+  const steady = await throughput(node, SECONDS);
+  console.log(`steady state: ${steady.perSec.toFixed(0)} evaluations/s (${steady.evals} in ${SECONDS} s, ${steady.failures} failed, longest pause ${steady.maxGapMs.toFixed(1)} ms)`);
+  // A burst of 10 activations 200 ms apart (a CI pipeline pushing a series of bundles).
+  let spaced = 0;
+  const paced = await throughput(node, SECONDS, async () => {
+    for (let i = 0; i < 10; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      await node.activate(i % 2 === 0 ? shaB : shaA, 'bench');
+      spaced++;
+    }
+  });
+  console.log(`burst of ${spaced} swaps 200 ms apart: ${paced.perSec.toFixed(0)} evaluations/s (${paced.evals} evaluations, ${paced.failures} failed, longest pause ${paced.maxGapMs.toFixed(1)} ms) = ${((paced.perSec / steady.perSec) * 100).toFixed(0)}% of steady state`);
+  let swaps = 0;
+  const burst = await throughput(node, SECONDS, async () => {
+    const end = performance.now() + SECONDS * 1000;
+    while (performance.now() < end) {
+      await node.activate(swaps % 2 === 0 ? shaB : shaA, 'bench');
+      swaps++;
+    }
+  });
+  console.log(`back-to-back swaps for ${SECONDS} s: ${burst.perSec.toFixed(0)} evaluations/s (${burst.evals} evaluations, ${swaps} swaps, ${burst.failures} failed, longest pause ${burst.maxGapMs.toFixed(1)} ms) = ${((burst.perSec / steady.perSec) * 100).toFixed(0)}% of steady state`);
+  await node.stop();
+  await store.close();
+}
+
+await main();
