@@ -5,7 +5,8 @@
 // Shadow mode: a second engine evaluates the same input after the enforcing answer is settled (setImmediate,
 // off the critical path); differences are counted and handed to a sink, never enforced.
 import { isDeepStrictEqual } from 'node:util';
-import { createWasmPolicyEngine, type WasmPolicyEngine, type WasmPolicyEngineOptions } from '../policy/engine.ts';
+import { createWasmPolicyEngine, type WasmBundleParts, type WasmPolicyEngine, type WasmPolicyEngineOptions } from '../policy/engine.ts';
+import type { Json } from '../store/types.ts';
 import type { PolicyEngine, PolicyEvaluation, PolicyInput } from '../policy/types.ts';
 import { readBundle, BundleError, type Bundle } from '../rego/bundle/index.ts';
 import { sha256Hex } from '../chain/index.ts';
@@ -52,7 +53,10 @@ export async function loadVersion(bytes: Uint8Array, settings: EngineSettings = 
   const cases = readSmokeCases(bundle);
   let engine: WasmPolicyEngine;
   try {
-    engine = await createWasmPolicyEngine({ ...settings, bundle: bytes });
+    // One parse: hand the engine the parts already read (a multi-module bundle lets the engine pick by entrypoint).
+    const single = bundle.wasm !== undefined && (bundle.manifest.wasm?.length ?? 0) <= 1;
+    const source = single ? { wasm: bundle.wasm as Uint8Array, data: bundle.data as Json, manifest: bundle.manifest as WasmBundleParts['manifest'] } : bytes;
+    engine = await createWasmPolicyEngine({ ...settings, bundle: source });
   } catch (e) {
     throw new LifecycleError('load_failed', `bundle does not load: ${(e as Error).message}`);
   }
