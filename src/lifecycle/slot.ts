@@ -40,7 +40,12 @@ export interface ShadowStats {
   evaluated: number;
   differences: number;
   errors: number;
+  /** Shadow evaluations dropped because too many were pending (the candidate is slower than the load). */
+  skipped: number;
 }
+
+/** Pending shadow evaluations allowed before new ones are skipped (bounded memory under load). */
+const MAX_PENDING_SHADOW = 1000;
 
 /** Loads a bundle into a fresh engine and runs its smoke cases; throws LifecycleError (nothing is kept on failure). */
 export async function loadVersion(bytes: Uint8Array, settings: EngineSettings = {}, parsed?: Bundle): Promise<LoadedVersion> {
@@ -67,8 +72,9 @@ export async function loadVersion(bytes: Uint8Array, settings: EngineSettings = 
 export class PolicySlot implements PolicyEngine {
   #current: LoadedVersion;
   #shadow: LoadedVersion | undefined;
-  #stats: ShadowStats = { revision: null, sha256: null, evaluated: 0, differences: 0, errors: 0 };
+  #stats: ShadowStats = { revision: null, sha256: null, evaluated: 0, differences: 0, errors: 0, skipped: 0 };
   #swaps = 0;
+  #pendingShadow = 0;
   /** Receives every shadow difference (the lifecycle node stores them). */
   onShadowDifference: ((d: ShadowDifference) => void) | undefined;
 
@@ -102,7 +108,7 @@ export class PolicySlot implements PolicyEngine {
 
   setShadow(version: LoadedVersion | undefined): void {
     this.#shadow = version;
-    this.#stats = { revision: version?.revision ?? null, sha256: version?.sha256 ?? null, evaluated: 0, differences: 0, errors: 0 };
+    this.#stats = { revision: version?.revision ?? null, sha256: version?.sha256 ?? null, evaluated: 0, differences: 0, errors: 0, skipped: 0 };
   }
 
   async evaluate(input: PolicyInput, options?: { entrypoint?: string; now?: Date }): Promise<PolicyEvaluation> {
@@ -112,7 +118,11 @@ export class PolicySlot implements PolicyEngine {
     const result = await version.engine.evaluate(input, options);
     if (shadow && shadow.sha256 !== version.sha256) {
       const stats = this.#stats;
-      setImmediate(() => void this.#runShadow(shadow, stats, input, options, result));
+      if (this.#pendingShadow >= MAX_PENDING_SHADOW) stats.skipped++;
+      else {
+        this.#pendingShadow++;
+        setImmediate(() => void this.#runShadow(shadow, stats, input, options, result).finally(() => this.#pendingShadow--));
+      }
     }
     return result;
   }

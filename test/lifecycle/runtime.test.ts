@@ -1,0 +1,59 @@
+// `openGuardianRuntime` with the lifecycle: the --bundle is activated at start, the admin app (mounted under
+// /admin next to POST /acs) activates a new bundle over real HTTP and the next ACS step is decided by it; a
+// restart on the same data directory resumes the activated version.
+import { serve, type ServerType } from '@hono/node-server';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AcsClient, httpTransport } from '../../src/client/index.ts';
+import { openGuardianRuntime } from '../../src/server/app.ts';
+import { createHttpApp } from '../../src/server/http.ts';
+import { constantBundle } from './fixtures.ts';
+
+const IKM = Buffer.from(Array.from({ length: 32 }, (_, i) => (i * 3) & 255));
+let dir: string;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'lifecycle-runtime-'));
+  writeFileSync(join(dir, 'v1.tar.gz'), await constantBundle('rt-1'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('guardian runtime with the bundle lifecycle', () => {
+  it('--bundle activates at start; POST /admin/bundles?activate=true switches the policy deciding POST /acs; a restart resumes it', async () => {
+    const env = { GUARDIAN_HMAC_IKM: IKM.toString('base64'), GUARDIAN_ADMIN_TOKEN: 'rt-token', GUARDIAN_REPLICA_ID: 'rt-replica' };
+    let runtime = await openGuardianRuntime({ dataDir: join(dir, 'data'), bundlePath: join(dir, 'v1.tar.gz'), env });
+    expect(runtime.lifecycle).toBeDefined();
+    expect(runtime.engine.revision).toBe('rt-1');
+    const app = createHttpApp(runtime.guardian);
+    app.route('/admin', runtime.lifecycle!.admin);
+    const server = await new Promise<ServerType>((resolve) => {
+      const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
+    });
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const c = new AcsClient({ transport: httpTransport(`${base}/acs`), ikm: IKM, agentId: 'rt-agent' });
+      await c.hello({ methods_implemented: ['steps/sessionStart', 'steps/toolCallRequest'] });
+      expect((await c.step('steps/sessionStart', {})).result?.reasoning).toBe('decided by rt-1');
+      expect((await fetch(`${base}/admin/status`)).status).toBe(401);
+      const res = await fetch(`${base}/admin/bundles?activate=true`, { method: 'POST', headers: { authorization: 'Bearer rt-token', 'x-guardian-actor': 'ops' }, body: Buffer.from(await constantBundle('rt-2')) });
+      expect(res.status).toBe(201);
+      expect((await c.step('steps/toolCallRequest', { tool: { name: 'x' }, arguments: {} })).result?.reasoning).toBe('decided by rt-2');
+      const status = (await (await fetch(`${base}/admin/status`, { headers: { authorization: 'Bearer rt-token' } })).json()) as { replicas: { replicaId: string; revision: string }[] };
+      expect(status.replicas).toEqual([expect.objectContaining({ replicaId: 'rt-replica', revision: 'rt-2' })]);
+      const entries = await (runtime.store as import('../../src/store/types.ts').DurableStore).listContextEntries(c.sessionId);
+      expect(entries.map((e) => e.bundleRevision)).toEqual(['rt-1', 'rt-2']);
+    } finally {
+      await new Promise((r) => server.close(r));
+      await runtime.close();
+    }
+    // Restart without --bundle: the activated version, not a default, is served.
+    runtime = await openGuardianRuntime({ dataDir: join(dir, 'data'), cwd: dir, env });
+    try {
+      expect(runtime.engine.revision).toBe('rt-2');
+    } finally {
+      await runtime.close();
+    }
+  }, 120_000);
+});
