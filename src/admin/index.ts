@@ -18,7 +18,7 @@ export interface AdminAppOptions {
   sources?: () => BundleSourceStatus[];
   /** Largest accepted bundle upload (default 64 MiB). */
   maxBundleBytes?: number;
-  /** Extra routes mounted under the admin app (e.g. replay under /replay), behind the same token. */
+  /** Extra sub-apps mounted on the admin app at the given path (replay at "/": its routes start with /replay), behind the same token. */
   mount?: Record<string, Hono>;
 }
 

@@ -135,7 +135,8 @@ export async function startLifecycleRuntime(options: LifecycleRuntimeOptions): P
   const mount: Record<string, Hono> = {};
   try {
     const replay = (await import('../replay/http.ts')) as { createReplayAdminRoutes?: (deps: { store: DurableStore }) => Hono };
-    if (typeof replay.createReplayAdminRoutes === 'function') mount['/replay'] = replay.createReplayAdminRoutes({ store });
+    // Its routes already start with /replay: mounted at the admin root they answer under /admin/replay.
+    if (typeof replay.createReplayAdminRoutes === 'function') mount['/'] = replay.createReplayAdminRoutes({ store });
   } catch {
     // Replay is optional: the admin API works without it.
   }

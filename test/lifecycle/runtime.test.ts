@@ -42,6 +42,11 @@ describe('guardian runtime with the bundle lifecycle', () => {
       expect((await c.step('steps/toolCallRequest', { tool: { name: 'x' }, arguments: {} })).result?.reasoning).toBe('decided by rt-2');
       const status = (await (await fetch(`${base}/admin/status`, { headers: { authorization: 'Bearer rt-token' } })).json()) as { replicas: { replicaId: string; revision: string }[] };
       expect(status.replicas).toEqual([expect.objectContaining({ replicaId: 'rt-replica', revision: 'rt-2' })]);
+      // Replay's admin routes ride on the same app and token.
+      const replay = await fetch(`${base}/admin/replay`, { headers: { authorization: 'Bearer rt-token' } });
+      expect(replay.status).toBe(200);
+      expect(await replay.json()).toEqual({ jobs: [] });
+      expect((await fetch(`${base}/admin/replay`)).status).toBe(401);
       const entries = await (runtime.store as import('../../src/store/types.ts').DurableStore).listContextEntries(c.sessionId);
       expect(entries.map((e) => e.bundleRevision)).toEqual(['rt-1', 'rt-2']);
     } finally {
