@@ -181,8 +181,19 @@ export class LifecycleNode {
     return loadVersion(bytes, this.options.engine, bundle);
   }
 
+  /** Runs `fn` after every earlier activation/sync of this node (one at a time: the newest activation wins). */
+  #exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#syncing.then(fn);
+    this.#syncing = run.then(() => {}, () => {});
+    return run;
+  }
+
   /** Verifies, loads and smoke-tests `ref` here, records the activation, swaps, and signals the fleet. */
-  async activate(ref: string, by: string): Promise<ActivationResult> {
+  activate(ref: string, by: string): Promise<ActivationResult> {
+    return this.#exclusive(() => this.#activate(ref, by));
+  }
+
+  async #activate(ref: string, by: string): Promise<ActivationResult> {
     const started = performance.now();
     let target: RegisteredBundle | undefined;
     try {
@@ -193,8 +204,9 @@ export class LifecycleNode {
       const sig = await verifyBundleSignature(bundle, this.options.verification);
       const version = await loadVersion(bytes, this.options.engine, bundle);
       await this.store.activatePolicyBundle(target.sha256, by);
-      const activation = await this.registry.active();
-      const previous = this.#install(version, activation?.id);
+      // Our own row (the newest for this bundle), not whatever is newest: another replica may have activated since.
+      const own = await this.store.query('SELECT max(id) AS id FROM policy_activations WHERE bundle_sha256 = $1', [target.sha256]);
+      const previous = this.#install(version, own[0]?.id == null ? undefined : Number(own[0].id));
       await this.registry.audit(by, 'activate', `${target.revision} ${target.sha256}`, 'ok');
       await this.#notify();
       const result: ActivationResult = {
@@ -253,7 +265,9 @@ export class LifecycleNode {
   }
 
   #install(version: LoadedVersion, activationId: number | undefined): LoadedVersion | undefined {
-    if (activationId !== undefined && activationId > this.#lastActivationId) this.#lastActivationId = activationId;
+    // Never go back to an older activation than one already installed (another replica may activate meanwhile).
+    if (activationId !== undefined && activationId < this.#lastActivationId) return this.#slot?.current;
+    if (activationId !== undefined) this.#lastActivationId = activationId;
     this.#lastSync = new Date();
     this.#lastError = null;
     if (!this.#slot) return undefined;
@@ -268,9 +282,7 @@ export class LifecycleNode {
 
   /** Brings this replica to the store's active version and shadow target (serialised; safe to call any time). */
   sync(): Promise<void> {
-    const run = this.#syncing.then(() => this.#syncOnce());
-    this.#syncing = run.catch(() => {});
-    return run;
+    return this.#exclusive(() => this.#syncOnce());
   }
 
   async #syncOnce(): Promise<void> {

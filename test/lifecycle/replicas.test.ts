@@ -111,3 +111,28 @@ describe('replicas sharing a PGlite store', () => {
     expect(rows.find((r) => r.replicaId === 'p-strict')?.lastError).toMatch(/refused here/);
   });
 });
+
+describe('concurrent activations on one replica', () => {
+  let store: DurableStore;
+  let node: LifecycleNode;
+  beforeAll(async () => {
+    store = await openStore({ inMemory: true });
+    node = new LifecycleNode({ store, pollIntervalMs: 60_000, initialBundle: { bytes: await constantBundle('cc-0'), source: 'test' } });
+    await node.start();
+  });
+  afterAll(async () => {
+    await node.stop();
+    await store.close();
+  });
+
+  it('activations issued at once are applied one at a time; the replica ends on the newest recorded activation', async () => {
+    const shas: string[] = [];
+    for (let i = 1; i <= 5; i++) shas.push((await node.push(await constantBundle(`cc-${i}`), { source: 'test', by: 't' })).record.sha256);
+    const results = await Promise.all(shas.map((sha) => node.activate(sha, 't')));
+    expect(results.map((r) => r.revision)).toEqual(['cc-1', 'cc-2', 'cc-3', 'cc-4', 'cc-5']);
+    expect(results.map((r) => r.previousRevision)).toEqual(['cc-0', 'cc-1', 'cc-2', 'cc-3', 'cc-4']);
+    expect((await node.registry.active())?.revision).toBe('cc-5');
+    await node.sync();
+    expect(node.engine.revision).toBe('cc-5');
+  });
+});
