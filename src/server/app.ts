@@ -117,7 +117,10 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
   const registry = createSignatureRegistry({ hmacIkm: key.ikm, env: { ...env, GUARDIAN_HMAC_IKM: undefined } });
   const ownsStore = !options.store;
   const databaseUrl = options.databaseUrl ?? env.DATABASE_URL;
-  const store = options.store ?? (await openStore(databaseUrl ? { databaseUrl } : { dataDir }));
+  // Signed checkpoints make a truncated tail or a consistently rewritten chain detectable by `audit verify`.
+  const checkpointSigner = registry.signer('HMAC-SHA256');
+  const checkpoints = { signer: checkpointSigner, keyId: checkpointSigner.keyId };
+  const store = options.store ?? (await openStore(databaseUrl ? { databaseUrl, checkpoints } : { dataDir, checkpoints }));
   let engine: PolicyEngine;
   let policySource: string;
   let lifecycle: LifecycleRuntime | undefined;
