@@ -108,6 +108,43 @@ async function main(): Promise<void> {
   console.log(`back-to-back swaps for ${SECONDS} s: ${burst.perSec.toFixed(0)} evaluations/s (${burst.evals} evaluations, ${swaps} swaps, ${burst.failures} failed, longest pause ${burst.maxGapMs.toFixed(1)} ms) = ${((burst.perSec / steady.perSec) * 100).toFixed(0)}% of steady state`);
   await node.stop();
   await store.close();
+  await fleet(a, b);
+}
+
+/** Two replicas on one Postgres: time from an activation on A until B serves it (LISTEN/NOTIFY path). */
+async function fleet(a: Uint8Array, b: Uint8Array): Promise<void> {
+  const url = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const schema = `bench_lifecycle_${process.pid}`;
+  let s1;
+  let s2;
+  try {
+    s1 = await openStore({ databaseUrl: url, schema, poolSize: 2 });
+    s2 = await openStore({ databaseUrl: url, schema, poolSize: 2 });
+  } catch (e) {
+    console.log(`fleet convergence: skipped (Postgres unavailable: ${(e as Error).message})`);
+    return;
+  }
+  const n1 = new LifecycleNode({ store: s1, replicaId: 'bench-1', listenUrl: url, pollIntervalMs: 10_000, initialBundle: { bytes: a, source: 'bench' } });
+  await n1.start();
+  const n2 = new LifecycleNode({ store: s2, replicaId: 'bench-2', listenUrl: url, pollIntervalMs: 10_000 });
+  await n2.start();
+  const shaA = n1.engine.current.sha256;
+  const shaB = (await n1.push(b, { source: 'bench', by: 'bench' })).record.sha256;
+  const lags: number[] = [];
+  for (let i = 0; i < 10; i++) {
+    const sha = i % 2 === 0 ? shaB : shaA;
+    await n1.activate(sha, 'bench');
+    const t = performance.now();
+    while (n2.engine.current.sha256 !== sha && performance.now() - t < 15_000) await new Promise((r) => setTimeout(r, 2));
+    lags.push(performance.now() - t);
+  }
+  lags.sort((x, y) => x - y);
+  console.log(`fleet convergence on Postgres (second replica serving the activation after the first recorded it, ~1 MB bundle, 10 activations): p50 ${pct(lags, 0.5).toFixed(0)} ms, max ${lags[lags.length - 1].toFixed(0)} ms`);
+  await n1.stop();
+  await n2.stop();
+  await s1.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await s1.close();
+  await s2.close();
 }
 
 await main();
