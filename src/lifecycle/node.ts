@@ -44,6 +44,8 @@ export interface LifecycleNodeOptions {
   listenUrl?: string;
   /** Used when the store has no active bundle yet: registered and activated as `startup`. */
   initialBundle?: { bytes: Uint8Array; source: string };
+  /** Shadow differences stored per shadow target and replica (default 10 000); counting continues beyond it. */
+  maxStoredDifferences?: number;
   /** Receives one line per event (activation, refusal); default silent. */
   log?: (line: string) => void;
 }
@@ -91,6 +93,7 @@ export class LifecycleNode {
   #listener: postgres.Sql | undefined;
   #onSignal = (): void => void this.sync().catch(() => {});
   #pendingDiffs = new Set<Promise<unknown>>();
+  #storedDiffs = { sha256: '', count: 0 };
   #statusExtra: Record<string, unknown> = {};
 
   constructor(readonly options: LifecycleNodeOptions) {
@@ -333,6 +336,9 @@ export class LifecycleNode {
   #storeDifference(d: ShadowDifference): void {
     const shadow = this.#slot?.shadow;
     if (!shadow) return;
+    if (this.#storedDiffs.sha256 !== shadow.sha256) this.#storedDiffs = { sha256: shadow.sha256, count: 0 };
+    if (this.#storedDiffs.count >= (this.options.maxStoredDifferences ?? 10_000)) return;
+    this.#storedDiffs.count++;
     const p = this.store
       .query(
         'INSERT INTO lifecycle_shadow_diffs (replica_id, method, enforcing_revision, shadow_revision, shadow_sha256, enforcing, shadow, shadow_error, at) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8, $9)',

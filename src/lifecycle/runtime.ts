@@ -118,6 +118,12 @@ export async function startLifecycleRuntime(options: LifecycleRuntimeOptions): P
       maxDelayMs: num(env.GUARDIAN_BUNDLE_SERVICE_MAX_DELAY_S, 120) * 1000,
       ...(env.GUARDIAN_BUNDLE_SERVICE_TOKEN ? { headers: { authorization: `Bearer ${env.GUARDIAN_BUNDLE_SERVICE_TOKEN}` } } : {}),
       onBundle: async (bytes, meta) => {
+        // Every replica polls: the first to download a change activates it, the others just follow.
+        const active = await node.registry.active();
+        if (active?.sha256 === sha256Hex(bytes)) {
+          await node.sync();
+          return { revision: active.revision };
+        }
         const r = await node.push(bytes, { source: meta.source, activate: true, by: 'bundle-service' });
         return { revision: r.activation?.revision ?? r.record.revision };
       },
