@@ -17,13 +17,23 @@ interface BuildOptions {
   revision?: string;
   data?: string;
   quiet?: boolean;
+  strictBuiltinErrors?: boolean;
 }
 
 interface EvalOptions {
   bundle: string;
   entrypoint: string;
   input?: string;
+  strictBuiltinErrors?: boolean;
 }
+
+interface CheckOptions {
+  strict?: boolean;
+  format: string;
+}
+
+/** Manifest metadata key recording that the bundle was built with strict builtin errors. */
+const STRICT_BUILTIN_ERRORS_METADATA = 'strict_builtin_errors';
 
 interface InspectOptions {
   bundle: string;
@@ -139,6 +149,8 @@ async function build(paths: string[], opts: BuildOptions): Promise<void> {
       entrypoints: opts.entrypoint,
       data,
       ...(opts.revision !== undefined ? { revision: opts.revision } : {}),
+      // Recorded in the manifest so engines loading the bundle create their host builtins in strict mode too.
+      ...(opts.strictBuiltinErrors ? { strictBuiltinErrors: true, metadata: { [STRICT_BUILTIN_ERRORS_METADATA]: true } } : {}),
     });
   } catch (e) {
     if (e instanceof RegoErrors) printRegoErrors(e);
@@ -161,9 +173,17 @@ async function evaluate(opts: EvalOptions): Promise<void> {
   const bytes = readBundleFile(opts.bundle);
   const input = opts.input !== undefined ? readDataFile(opts.input) : undefined;
   const { evaluateEntrypoint, loadBundle } = await import('../../rego/index.ts');
+  let manifestStrict = false;
+  try {
+    manifestStrict = readBundle(bytes).manifest.metadata?.[STRICT_BUILTIN_ERRORS_METADATA] === true;
+  } catch {
+    // an unreadable bundle is reported by loadBundle below
+  }
+  // Strict when asked for, or when the bundle was built strict (its Wasm already aborts on native builtin errors).
+  const strict = opts.strictBuiltinErrors === true || manifestStrict;
   let loaded;
   try {
-    loaded = await loadBundle(bytes);
+    loaded = await loadBundle(bytes, { builtinContext: { strict } });
   } catch (e) {
     if (e instanceof BundleError) throw new CliError(`bundle refused: ${e.message}`, ExitCode.Failed);
     throw new CliError(`bundle does not load: ${e instanceof Error ? e.message : String(e)}`, ExitCode.Failed);
@@ -236,6 +256,31 @@ async function inspect(opts: InspectOptions): Promise<void> {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
+async function check(paths: string[], opts: CheckOptions): Promise<void> {
+  if (opts.format !== 'text' && opts.format !== 'json') throw new CliError(`--format must be text or json, not ${JSON.stringify(opts.format)}`, ExitCode.Usage);
+  const { sources } = gatherInputs(paths);
+  if (sources.length === 0) throw new CliError('no .rego files found', ExitCode.Usage);
+  const { checkPolicies, formatFinding } = await import('../../rego/check/index.ts');
+  const result = checkPolicies(sources);
+  if (opts.format === 'json') {
+    const where = (l: { file: string; row: number; col: number } | undefined) => (l ? { file: l.file, row: l.row, col: l.col } : {});
+    const report = {
+      modules: result.modules,
+      errors: result.errors.map((e) => ({ ...where(e.location), code: e.code, message: e.message })),
+      findings: result.findings.map((f) => ({ ...where(f.location), code: f.code, message: f.message })),
+    };
+    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  } else {
+    for (const e of result.errors) process.stdout.write(`${e.format()}\n`);
+    for (const f of result.findings) process.stdout.write(`${formatFinding(f)}\n`);
+  }
+  const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+  const summary = `${plural(result.modules, 'module')} checked: ${plural(result.errors.length, 'error')}, ${plural(result.findings.length, 'lint finding')}`;
+  if (result.errors.length) throw new CliError(summary, ExitCode.CompileError);
+  if (opts.strict && result.findings.length) throw new CliError(summary, ExitCode.Failed);
+  if (opts.format === 'text') process.stderr.write(`${summary}\n`);
+}
+
 /** Registers `guardian policy …`. */
 export function registerPolicyCommands(program: Command): void {
   const policy = program.command('policy').description('Build, evaluate and inspect Rego policy bundles (Rego v1 → Wasm)');
@@ -249,6 +294,7 @@ export function registerPolicyCommands(program: Command): void {
     .option('--revision <revision>', 'manifest revision (default: content hash of the bundle inputs)')
     .option('--data <file>', 'JSON/YAML base document merged at the root of data')
     .option('-q, --quiet', 'no progress lines')
+    .option('--strict-builtin-errors', 'builtin failures abort evaluation (eval_builtin_error/eval_type_error) instead of being undefined; recorded in the manifest metadata')
     .action(async (paths: string[], opts: BuildOptions) => build(paths, opts));
 
   policy
@@ -257,7 +303,16 @@ export function registerPolicyCommands(program: Command): void {
     .requiredOption('-b, --bundle <file>', 'bundle .tar.gz')
     .requiredOption('-e, --entrypoint <pkg/rule>', 'entrypoint to evaluate')
     .option('-i, --input <file>', "input JSON/YAML file, or '-' for stdin")
+    .option('--strict-builtin-errors', 'host builtin failures abort evaluation instead of being undefined (default: as the bundle manifest says)')
     .action(async (opts: EvalOptions) => evaluate(opts));
+
+  policy
+    .command('check')
+    .description('parse, compile and lint Rego files (no Wasm): unused vars, shadowed builtins, deprecated syntax, refused builtins')
+    .argument('<paths...>', '.rego files or directories')
+    .option('--strict', 'exit 1 when there are lint findings')
+    .option('--format <format>', 'text or json', 'text')
+    .action(async (paths: string[], opts: CheckOptions) => check(paths, opts));
 
   policy
     .command('inspect')
