@@ -22,6 +22,25 @@ export interface AdminAppOptions {
   mount?: Record<string, Hono>;
 }
 
+/** Reads a body up to `limit` bytes (chunked uploads too); null once it is larger (the stream is cancelled). */
+async function readLimited(body: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array | null> {
+  if (!body) return new Uint8Array(0);
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+  }
+  return new Uint8Array(Buffer.concat(chunks));
+}
+
 const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
 
 /** Constant-time token check. */
@@ -88,8 +107,8 @@ export function createAdminApp(options: AdminAppOptions): Hono {
     const max = options.maxBundleBytes ?? 64 * 1024 * 1024;
     const declared = Number(c.req.header('content-length'));
     if (Number.isFinite(declared) && declared > max) return json({ error: 'too_large', reason: `bundle larger than ${max} bytes` }, 413);
-    const body = new Uint8Array(await c.req.arrayBuffer());
-    if (body.length > max) return json({ error: 'too_large', reason: `bundle larger than ${max} bytes` }, 413);
+    const body = await readLimited(c.req.raw.body, max);
+    if (body === null) return json({ error: 'too_large', reason: `bundle larger than ${max} bytes` }, 413);
     const activate = c.req.query('activate') === 'true' || c.req.query('activate') === '1';
     try {
       const r = await node.push(body, { source: c.req.query('source') ?? 'admin-api', activate, by: actor(c) });

@@ -91,6 +91,22 @@ describe('admin API', () => {
     ]);
   });
 
+  it('uploads over the size limit are refused with 413, with or without Content-Length', async () => {
+    const app = createAdminApp({ node, token: TOKEN, maxBundleBytes: 1024 });
+    const big = new Uint8Array(4096);
+    let res = await app.request('/bundles', { method: 'POST', headers: { ...auth(), 'content-length': '4096' }, body: big });
+    expect(res.status).toBe(413);
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < 4; i++) controller.enqueue(new Uint8Array(512));
+        controller.close();
+      },
+    });
+    res = await app.request('/bundles', { method: 'POST', headers: auth(), body: stream, duplex: 'half' } as RequestInit);
+    expect(res.status).toBe(413);
+    expect(await res.json()).toEqual({ error: 'too_large', reason: 'bundle larger than 1024 bytes' });
+  });
+
   it('refusals are precise: unknown revision 404, corrupt upload 400, failing smoke test 422 (old version kept)', async () => {
     let res = await fetch(`${base}/bundles/does-not-exist/activate`, { method: 'POST', headers: auth() });
     expect(res.status).toBe(404);
