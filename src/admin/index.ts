@@ -96,6 +96,22 @@ export function createAdminApp(options: AdminAppOptions): Hono {
       return fail(e);
     }
   });
+  app.get('/bundles/:ref', async (c) => {
+    try {
+      return json(await node.registry.describe(c.req.param('ref')));
+    } catch (e) {
+      return fail(e);
+    }
+  });
+  app.get('/bundles/:ref/download', async (c) => {
+    try {
+      const rec = await node.registry.resolve(c.req.param('ref'));
+      const bytes = await node.registry.bytes(rec.sha256);
+      return new Response(bytes, { headers: { 'content-type': 'application/gzip', etag: `"${rec.sha256}"` } });
+    } catch (e) {
+      return fail(e);
+    }
+  });
   app.get('/activations', async () => {
     try {
       return json({ activations: await node.registry.activations(), audit: await node.registry.auditLog() });

@@ -14,6 +14,13 @@ export interface RegisteredBundle {
   createdAt: Date;
 }
 
+export interface BundleDescription extends RegisteredBundle {
+  manifest: Json;
+  signed: boolean;
+  files: { path: string; bytes: number; sha256: string }[];
+  sources: { path: string; text: string }[];
+}
+
 export interface ActivationEntry {
   id: number;
   sha256: string;
@@ -95,6 +102,21 @@ export class BundleRegistry {
     const byRevision = all.filter((b) => b.revision === ref);
     if (byRevision.length > 0) return byRevision[byRevision.length - 1];
     throw new LifecycleError('not_found', `no registered bundle with revision or sha256 ${JSON.stringify(ref)}`);
+  }
+
+  /** A registered bundle with its manifest, its files (path, size, sha256) and its Rego sources. */
+  async describe(ref: string): Promise<BundleDescription> {
+    const rec = await this.resolve(ref);
+    const stored = await this.store.getPolicyBundle(rec.sha256);
+    if (!stored) throw new LifecycleError('not_found', `bundle ${rec.sha256} is not in the registry`);
+    const bundle = parseOrRefuse(stored.bytes);
+    return {
+      ...rec,
+      manifest: stored.manifest,
+      signed: bundle.signatures !== undefined,
+      files: bundle.files.map((f) => ({ path: f.path, bytes: f.bytes.length, sha256: sha256Hex(f.bytes) })),
+      sources: bundle.sources.map((src) => ({ path: src.path, text: src.text })),
+    };
   }
 
   async bytes(sha256: string): Promise<Uint8Array> {

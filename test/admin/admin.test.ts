@@ -69,6 +69,13 @@ describe('admin API', () => {
     const list = (await (await fetch(`${base}/bundles`, { headers: auth() })).json()) as { bundles: { revision: string }[] };
     expect(list.bundles.map((b) => b.revision)).toEqual(['adm-0', 'adm-1', 'adm-2']);
 
+    const described = (await (await fetch(`${base}/bundles/adm-2`, { headers: auth() })).json()) as { revision: string; signed: boolean; files: { path: string }[]; manifest: { revision: string } };
+    expect(described).toMatchObject({ revision: 'adm-2', signed: false, manifest: { revision: 'adm-2' } });
+    expect(described.files.map((f) => f.path)).toEqual(['/.manifest', '/data.json', '/policy.wasm']);
+    const download = await fetch(`${base}/bundles/${pushed.record.sha256.slice(0, 10)}/download`, { headers: auth() });
+    expect(Buffer.from(await download.arrayBuffer()).equals(Buffer.from(v1))).toBe(true);
+    expect(download.headers.get('etag')).toBe(`"${pushed.record.sha256}"`);
+
     res = await fetch(`${base}/rollback`, { method: 'POST', headers: auth('carol') });
     expect(((await res.json()) as { revision: string }).revision).toBe('adm-1');
 
