@@ -1,8 +1,6 @@
 // Loads OPA's conformance YAML cases for the planner's target topics and runs one through
 // parse → compile → plan → IR evaluation (ir-eval.ts).
-import { readdirSync, readFileSync, existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { parse as parseYaml } from 'yaml';
+import { loadCases as loadAllCases, type ConformanceCase } from '../conformance/runner.ts';
 import { parseModule, parseQuery } from '../../../src/rego/ast/index.ts';
 import { compileModules } from '../../../src/rego/compile/index.ts';
 import { planQueries } from '../../../src/rego/planner/index.ts';
@@ -15,37 +13,11 @@ export const TOPICS = [
   'refheads', 'sets', 'eqexpr', 'virtualdocs', 'withkeyword', 'baseandvirtualdocs',
 ];
 
-export interface Case {
-  note: string;
-  query: string;
-  modules?: string[];
-  data?: unknown;
-  input?: unknown;
-  input_term?: string;
-  want_result?: Record<string, unknown>[];
-  want_error_code?: string;
-  want_error?: string;
-  strict_error?: boolean;
-  sort_bindings?: boolean;
-  file: string;
-}
+export type Case = ConformanceCase;
 
-const root = fileURLToPath(new URL('../../../../shared/rego-conformance/', import.meta.url));
-
+/** The cases of the planner's target topics (the topic is the YAML file's directory). */
 export function loadCases(): Case[] {
-  const out: Case[] = [];
-  for (const base of ['test/cases/testdata/v1', 'v1/test/cases/testdata/v1']) {
-    for (const topic of TOPICS) {
-      const dir = `${root}${base}/${topic}`;
-      if (!existsSync(dir)) continue;
-      for (const f of readdirSync(dir).sort()) {
-        if (!f.endsWith('.yaml')) continue;
-        const doc = parseYaml(readFileSync(`${dir}/${f}`, 'utf8')) as { cases: Omit<Case, 'file'>[] };
-        for (const c of doc.cases ?? []) out.push({ ...c, file: `${topic}/${f}` });
-      }
-    }
-  }
-  return out;
+  return loadAllCases().filter((c) => TOPICS.includes(c.file.split(/[\\/]/).at(-2) ?? ''));
 }
 
 function termValue(text: string): V {
