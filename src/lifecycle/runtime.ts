@@ -8,7 +8,8 @@
 //   GUARDIAN_BUNDLE_SERVICE_TOKEN             bearer token sent to the bundle service
 //   GUARDIAN_BUNDLE_SERVICE_LONG_POLL_S       long polling timeout (seconds; 0/absent = short polling)
 //   GUARDIAN_BUNDLE_SERVICE_MIN_DELAY_S / _MAX_DELAY_S   short polling delay range (default 60 / 120)
-//   GUARDIAN_BUNDLE_WATCH_DIR                 directory whose newest *.tar.gz is activated on change (development)
+//   GUARDIAN_BUNDLE_WATCH_DIR                 directory whose newest *.tar.gz is activated on change; default on
+//                                             PGlite without --bundle: bundles/acs.tar.gz (GUARDIAN_BUNDLE_WATCH=off)
 //   GUARDIAN_BUNDLE_VERIFY_*                  signature verification (src/lifecycle/config.ts)
 //   DATABASE_URL                              also used to LISTEN for activations
 import { createHash } from 'node:crypto';
@@ -133,8 +134,12 @@ export async function startLifecycleRuntime(options: LifecycleRuntimeOptions): P
     pollers.push(p);
   }
   let watcher: DirectoryWatch | undefined;
-  if (env.GUARDIAN_BUNDLE_WATCH_DIR) {
-    watcher = watchBundleDirectory(env.GUARDIAN_BUNDLE_WATCH_DIR, node, {
+  // Development default: on PGlite without an explicit --bundle, a rebuilt bundles/acs.tar.gz goes live.
+  const devDir = resolve(options.cwd ?? process.cwd(), 'bundles');
+  const watchDir = env.GUARDIAN_BUNDLE_WATCH_DIR || (store.driver === 'pglite' && !options.bundlePath && env.GUARDIAN_BUNDLE_WATCH !== 'off' && existsSync(join(devDir, 'acs.tar.gz')) ? devDir : undefined);
+  if (watchDir) {
+    watcher = watchBundleDirectory(watchDir, node, {
+      ...(env.GUARDIAN_BUNDLE_WATCH_DIR ? {} : { file: 'acs.tar.gz' }),
       onEvent: (e) => options.log?.(`bundle watch: ${e.file}: ${e.outcome} ${e.detail}`),
     });
   }

@@ -19,6 +19,11 @@ export interface WatchBundleDirectoryOptions {
   /** Polling fallback (default 1000 ms): fs.watch misses events on some filesystems. */
   intervalMs?: number;
   onEvent?: (e: { file: string; outcome: 'activated' | 'refused' | 'unchanged'; detail: string }) => void;
+  /**
+   * Activate the file present when watching starts, if it differs from the active version (default false: only
+   * changes made while watching go live, so a restart does not undo an activation made through the registry).
+   */
+  activateExisting?: boolean;
 }
 
 /** Activates the newest bundle in `dir` whenever its content changes; a bad bundle is reported, the old one kept. */
@@ -52,6 +57,10 @@ export function watchBundleDirectory(dir: string, node: LifecycleNode, options: 
     }
   };
   const scan = (): Promise<void> => (running = running.then(scanOnce, scanOnce));
+  if (!options.activateExisting) {
+    const existing = pick();
+    if (existing) lastSha = sha256Hex(new Uint8Array(readFileSync(existing)));
+  }
   let watcher: FSWatcher | undefined;
   try {
     watcher = watch(root, { persistent: false }, () => {

@@ -54,6 +54,23 @@ describe('directory watch', () => {
     }
   });
 
+  it('a file already present when watching starts is not activated (a restart keeps the registry\'s choice) unless activateExisting', async () => {
+    const pre = join(dir, 'pre');
+    mkdirSync(pre);
+    writeFileSync(join(pre, 'acs.tar.gz'), await constantBundle('w-pre'));
+    const before = node.engine.revision;
+    const w = watchBundleDirectory(pre, node, { file: 'acs.tar.gz', intervalMs: 100, debounceMs: 20 });
+    await w.scan();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(node.engine.revision).toBe(before);
+    w.close();
+    const w2 = watchBundleDirectory(pre, node, { file: 'acs.tar.gz', intervalMs: 100, debounceMs: 20, activateExisting: true });
+    await w2.scan();
+    expect(node.engine.revision).toBe('w-pre');
+    w2.close();
+    await node.activate(before, 'tester');
+  });
+
   it('watchAndBuild compiles Rego on change into the watched bundle, which is activated', async () => {
     const src = join(dir, 'rego');
     const bundles = join(dir, 'built');
@@ -62,8 +79,8 @@ describe('directory watch', () => {
     const rule = (d: string) => `package acs\n\ndecision := {"decision": "${d}", "reasoning": "built ${d}"}\n`;
     writeFileSync(join(src, 'acs.rego'), rule('allow'));
     const builds: { ok: boolean }[] = [];
-    const b = watchAndBuild(src, { entrypoints: ['acs/decision'], out: join(bundles, 'acs.tar.gz'), debounceMs: 50, onBuild: (e) => builds.push(e) });
     const w = watchBundleDirectory(bundles, node, { file: 'acs.tar.gz', intervalMs: 200, debounceMs: 50 });
+    const b = watchAndBuild(src, { entrypoints: ['acs/decision'], out: join(bundles, 'acs.tar.gz'), debounceMs: 50, onBuild: (e) => builds.push(e) });
     try {
       await b.build();
       expect(builds[0]).toMatchObject({ ok: true });
