@@ -1,98 +1,239 @@
 // bench/server.ts — the ACS front door end to end: SDK client → HTTP POST /acs → validate → verify HMAC →
-// session/replay → chain append → Wasm policy → sign → answer. Store: Postgres when BENCH_DATABASE_URL is set,
-// else PGlite in memory. Policy: bundles/acs.tar.gz (the compiled rego/ library).
-// Env: BENCH_STEPS (sequential steps, default 300), BENCH_SESSIONS × BENCH_STEPS_PER_SESSION for the
-// concurrent run (default 8 × 50).
+// session/replay → chain append → Wasm policy → sign → answer. Policy: bundles/acs.tar.gz (the compiled rego/ library).
+//
+// Phases (each runs for BENCH_SECONDS, default 5, then stops by itself; everything listens on 127.0.0.1 only):
+//   1. latency: handshake, ping, sequential toolCallRequest (BENCH_STEPS, default 200) on the durable store;
+//   2. bare Hono echo of the same signed toolCallRequest payload (the HTTP ceiling of this machine);
+//   3. the whole pipeline with storage bypassed (an in-process Map store below; nothing durable);
+//   4. durable steps/toolCallRequest across BENCH_SESSIONS sessions (default 64) with 16 and 64 concurrent clients.
+// Store for 1 and 4: Postgres when BENCH_DATABASE_URL is set, else PGlite in memory; BENCH_STORE=both runs
+// phase 4 on both (Postgres from BENCH_DATABASE_URL). The load generator shares this process and its cores.
+import { serve, type ServerType } from '@hono/node-server';
+import { Hono } from 'hono';
+import { loadavg } from 'node:os';
+import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { AcsClient, httpTransport } from '../src/client/index.ts';
 import { createSignatureRegistry } from '../src/crypto/index.ts';
-import { createGuardian } from '../src/acs/pipeline/index.ts';
+import { createGuardian, type Guardian } from '../src/acs/pipeline/index.ts';
 import { cryptoEnvelopeSignatures } from '../src/acs/signing/index.ts';
 import { loadPolicyEngine } from '../src/server/app.ts';
 import { startHttpServer } from '../src/server/http.ts';
 import { openStore } from '../src/store/index.ts';
+import { computeEntryHash } from '../src/chain/index.ts';
+import type { AppendedEntry, GuardianStore, Json, NewContextEntry, SessionRecord } from '../src/store/types.ts';
 
-const STEPS = Number(process.env.BENCH_STEPS ?? 300);
-const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 8);
-const PER_SESSION = Number(process.env.BENCH_STEPS_PER_SESSION ?? 50);
+const STEPS = Number(process.env.BENCH_STEPS ?? 200);
+const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 64);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CLIENTS = (process.env.BENCH_CLIENTS ?? '16,64').split(',').map(Number);
+const DB_URL = process.env.BENCH_DATABASE_URL;
 const ikm = new Uint8Array(32).fill(7);
 
+const load = (): string => loadavg().map((l) => l.toFixed(2)).join(' ');
 const pct = (xs: number[], p: number): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
 const fmt = (xs: number[]): string => `p50 ${pct(xs, 50).toFixed(2)} ms  p95 ${pct(xs, 95).toFixed(2)} ms  p99 ${pct(xs, 99).toFixed(2)} ms  (n=${xs.length})`;
 
-const store = await openStore(process.env.BENCH_DATABASE_URL ? { databaseUrl: process.env.BENCH_DATABASE_URL, schema: `bench_server_${process.pid}` } : { inMemory: true });
-const registry = createSignatureRegistry({ hmacIkm: ikm, workerPool: false });
+/** Storage bypassed: the GuardianStore contract in process memory (no durability, bench only). */
+function mapStore(): GuardianStore {
+  const sessions = new Map<string, SessionRecord>();
+  const heads = new Map<string, { seq: number; entryHash: string }>();
+  const replay = new Set<string>();
+  return {
+    migrate: async () => {},
+    close: async () => {},
+    createSession: async (s) => {
+      if (sessions.has(s.id)) throw new Error(`session ${s.id} exists`);
+      sessions.set(s.id, { ...s, createdAt: s.createdAt ?? new Date(), closedAt: null });
+    },
+    getSession: async (id) => {
+      const s = sessions.get(id);
+      return s ? structuredClone(s) : null;
+    },
+    updateSessionState: async (id, patch) => {
+      const s = sessions.get(id);
+      if (!s) throw new Error(`no session ${id}`);
+      Object.assign(s, JSON.parse(JSON.stringify(patch)) as Partial<SessionRecord>);
+    },
+    closeSession: async (id, at) => {
+      const s = sessions.get(id);
+      if (s && s.closedAt === null) s.closedAt = at;
+    },
+    appendContextEntry: async (sessionId: string, entry: NewContextEntry): Promise<AppendedEntry> => {
+      const head = heads.get(sessionId);
+      const previousHash = head?.entryHash ?? null;
+      const seq = (head?.seq ?? -1) + 1;
+      const entryHash = computeEntryHash(entry.content, previousHash);
+      heads.set(sessionId, { seq, entryHash });
+      return { seq, entryHash, previousHash };
+    },
+    recordDecision: async (_s: string, _q: number, d: { result: Json }) => void JSON.stringify(d.result),
+    getChainHead: async (id) => heads.get(id) ?? null,
+    listContextEntries: async () => [],
+    rememberReplayKey: async (sessionId, kind, value) => {
+      const key = `${sessionId}\u0000${kind}\u0000${value}`;
+      if (replay.has(key)) return false;
+      replay.add(key);
+      return true;
+    },
+  };
+}
+
 const { engine, source } = await loadPolicyEngine({});
-const guardian = createGuardian({ store, engine, signatures: cryptoEnvelopeSignatures(registry) });
-const server = await startHttpServer(guardian, { port: 0 });
-console.log(`store ${store.driver}, policy ${source}`);
+const registry = createSignatureRegistry({ hmacIkm: ikm, workerPool: false });
+const signatures = cryptoEnvelopeSignatures(registry);
+console.log(`policy ${source}; load average at start ${load()}`);
 
 const METHODS = ['steps/sessionStart', 'steps/userMessage', 'steps/toolCallRequest', 'system/ping'];
 const tool = { tool: { name: 'shell' }, arguments: { command: { value: 'ls -la /tmp' } } };
-const newClient = (): AcsClient => new AcsClient({ transport: httpTransport(server.url), ikm, agentId: 'bench' });
 
-// Warm-up (JIT, Wasm, connection pool).
-{
-  const c = newClient();
-  await c.hello({ methods_implemented: METHODS });
-  for (let i = 0; i < 30; i++) await c.step('steps/toolCallRequest', tool);
+/** Runs `clients` workers for SECONDS; each worker cycles over its share of `sessions`. Returns steps/s. */
+async function closedLoop(sessions: AcsClient[], clients: number, seconds = SECONDS): Promise<{ rate: number; latencies: number[] }> {
+  const latencies: number[] = [];
+  const deadline = performance.now() + seconds * 1000;
+  let done = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: clients }, async (_, w) => {
+      // Worker w drives sessions w, w+clients, … (a session is never driven by two workers at once).
+      const mine = sessions.filter((_, i) => i % clients === w);
+      if (mine.length === 0) return;
+      for (let i = 0; performance.now() < deadline; i++) {
+        const t = performance.now();
+        const out = await mine[i % mine.length].step('steps/toolCallRequest', tool);
+        if (out.failure) throw new Error(`step failed: ${out.failure.reason} ${out.failure.detail}`);
+        latencies.push(performance.now() - t);
+        done++;
+      }
+    }),
+  );
+  return { rate: done / ((performance.now() - t0) / 1000), latencies };
 }
 
-const hello: number[] = [];
-for (let i = 0; i < 30; i++) {
-  const c = newClient();
-  const t = performance.now();
-  await c.hello({ methods_implemented: METHODS });
-  hello.push(performance.now() - t);
-}
-console.log(`handshake/hello            ${fmt(hello)}`);
-
-const ping: number[] = [];
-const pc = newClient();
-for (let i = 0; i < 200; i++) {
-  const t = performance.now();
-  await pc.ping(i);
-  ping.push(performance.now() - t);
-}
-console.log(`system/ping                ${fmt(ping)}`);
-
-const seq: number[] = [];
-const evalMs: number[] = [];
-const c = newClient();
-await c.hello({ methods_implemented: METHODS });
-await c.step('steps/sessionStart', {});
-for (let i = 0; i < STEPS; i++) {
-  const t = performance.now();
-  const out = await c.step('steps/toolCallRequest', tool);
-  seq.push(performance.now() - t);
-  if (out.failure) throw new Error(`step failed: ${out.failure.detail}`);
-  evalMs.push(out.result?.metadata?.evaluation_duration_ms ?? 0);
-}
-console.log(`toolCallRequest sequential ${fmt(seq)}`);
-console.log(`  of which policy eval     ${fmt(evalMs)} (result.metadata, whole ms)`);
-
-const clients = await Promise.all(
-  Array.from({ length: SESSIONS }, async () => {
-    const k = newClient();
+async function openSessions(url: string, count: number): Promise<AcsClient[]> {
+  const out: AcsClient[] = [];
+  for (let i = 0; i < count; i++) {
+    const k = new AcsClient({ transport: httpTransport(url), ikm, agentId: 'bench' });
     await k.hello({ methods_implemented: METHODS });
-    return k;
-  }),
-);
-const t0 = performance.now();
-await Promise.all(
-  clients.map(async (k) => {
-    for (let i = 0; i < PER_SESSION; i++) {
-      const out = await k.step('steps/toolCallRequest', tool);
-      if (out.failure) throw new Error(`step failed: ${out.failure.detail}`);
-    }
-  }),
-);
-const elapsed = (performance.now() - t0) / 1000;
-console.log(`concurrent ${SESSIONS} sessions × ${PER_SESSION} steps: ${(SESSIONS * PER_SESSION / elapsed).toFixed(0)} steps/s (${elapsed.toFixed(2)} s)`);
+    await k.step('steps/sessionStart', {});
+    out.push(k);
+  }
+  return out;
+}
 
-await server.close();
-await store.close();
+async function throughput(label: string, guardian: Guardian): Promise<Record<number, number>> {
+  const server = await startHttpServer(guardian, { host: '127.0.0.1', port: 0 });
+  const sessions = await openSessions(server.url, SESSIONS);
+  await closedLoop(sessions, 16, 1); // warm-up: JIT, Wasm instances, connection pool
+  const rates: Record<number, number> = {};
+  for (const clients of CLIENTS) {
+    const { rate, latencies } = await closedLoop(sessions, clients);
+    rates[clients] = rate;
+    console.log(`${label.padEnd(26)} ${SESSIONS} sessions, ${String(clients).padStart(2)} clients: ${rate.toFixed(0).padStart(5)} steps/s  ${fmt(latencies)}  load ${load()}`);
+  }
+  await server.close();
+  return rates;
+}
+
+// ---- 2. bare Hono echo of the same payload: the HTTP + client ceiling.
+async function echoRate(clients: number): Promise<number> {
+  const app = new Hono();
+  app.post('/acs', async (c) => new Response(await c.req.text(), { headers: { 'content-type': 'application/json; charset=utf-8' } }));
+  const server: ServerType = await new Promise((resolve) => {
+    const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/acs`;
+  // The client signs a real request each time, as in the pipeline runs; the echo answer is parsed, not verified.
+  const signer = new AcsClient({ transport: async () => '{}', ikm, agentId: 'bench' });
+  const deadline = performance.now() + SECONDS * 1000;
+  let done = 0;
+  const t0 = performance.now();
+  const send = httpTransport(url);
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (performance.now() < deadline) {
+        const message = JSON.stringify(await signer.buildRequest('steps/toolCallRequest', tool));
+        JSON.parse(await send(message));
+        done++;
+      }
+    }),
+  );
+  const rate = done / ((performance.now() - t0) / 1000);
+  await new Promise<void>((resolve) => {
+    (server as unknown as { closeAllConnections(): void }).closeAllConnections();
+    server.close(() => resolve());
+  });
+  return rate;
+}
+
+// ---- 1. latency on the durable store.
+{
+  const store = await openStore(DB_URL ? { databaseUrl: DB_URL, schema: `bench_server_${process.pid}` } : { inMemory: true });
+  const guardian = createGuardian({ store, engine, signatures });
+  const server = await startHttpServer(guardian, { host: '127.0.0.1', port: 0 });
+  const newClient = (): AcsClient => new AcsClient({ transport: httpTransport(server.url), ikm, agentId: 'bench' });
+  const w = newClient();
+  await w.hello({ methods_implemented: METHODS });
+  for (let i = 0; i < 30; i++) await w.step('steps/toolCallRequest', tool);
+  const hello: number[] = [];
+  for (let i = 0; i < 30; i++) {
+    const c = newClient();
+    const t = performance.now();
+    await c.hello({ methods_implemented: METHODS });
+    hello.push(performance.now() - t);
+  }
+  console.log(`[${store.driver}] handshake/hello            ${fmt(hello)}`);
+  const ping: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    const t = performance.now();
+    await w.ping(i);
+    ping.push(performance.now() - t);
+  }
+  console.log(`[${store.driver}] system/ping                ${fmt(ping)}`);
+  const seq: number[] = [];
+  const evalMs: number[] = [];
+  const c = newClient();
+  await c.hello({ methods_implemented: METHODS });
+  await c.step('steps/sessionStart', {});
+  for (let i = 0; i < STEPS; i++) {
+    const t = performance.now();
+    const out = await c.step('steps/toolCallRequest', tool);
+    seq.push(performance.now() - t);
+    if (out.failure) throw new Error(`step failed: ${out.failure.detail}`);
+    evalMs.push(out.result?.metadata?.evaluation_duration_ms ?? 0);
+  }
+  console.log(`[${store.driver}] toolCallRequest sequential ${fmt(seq)}`);
+  console.log(`[${store.driver}]   of which policy eval     ${fmt(evalMs)} (result.metadata, whole ms)`);
+  await server.close();
+  await store.close();
+}
+
+// ---- 2 + 3: the ratio pipeline(storage bypassed) / bare echo, at the same concurrency.
+const echo: Record<number, number> = {};
+for (const clients of CLIENTS) {
+  echo[clients] = await echoRate(clients);
+  console.log(`${'bare Hono echo'.padEnd(26)} ${String(clients).padStart(2)} clients: ${echo[clients].toFixed(0).padStart(5)} req/s  load ${load()}`);
+}
+const bypass = await throughput('pipeline, storage bypassed', createGuardian({ store: mapStore(), engine, signatures }));
+for (const clients of CLIENTS) console.log(`ratio pipeline(bypassed)/echo at ${clients} clients: ${(100 * bypass[clients] / echo[clients]).toFixed(0)}%`);
+
+// ---- 4: durable.
+const durable: { label: string; url?: string }[] = process.env.BENCH_STORE === 'both' && DB_URL
+  ? [{ label: 'postgres', url: DB_URL }, { label: 'pglite' }]
+  : DB_URL ? [{ label: 'postgres', url: DB_URL }] : [{ label: 'pglite' }];
+for (const d of durable) {
+  const store = await openStore(d.url ? { databaseUrl: d.url, schema: `bench_server_${process.pid}_t` } : { inMemory: true });
+  await throughput(`durable ${store.driver}`, createGuardian({ store, engine, signatures }));
+  if (d.url) await store.query(`drop schema if exists bench_server_${process.pid}_t cascade`).catch(() => undefined);
+  await store.close();
+}
+if (DB_URL) {
+  const cleanup = await openStore({ databaseUrl: DB_URL, schema: `bench_server_${process.pid}` });
+  await cleanup.query(`drop schema if exists bench_server_${process.pid} cascade`).catch(() => undefined);
+  await cleanup.close();
+}
 await registry.close();
+console.log(`load average at end ${load()}`);

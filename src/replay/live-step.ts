@@ -1,16 +1,17 @@
 // The live Guardian's evaluate stage, driven offline. Replay calls the same functions `createGuardian()`
 // runs for a step (src/acs/pipeline): `sessionState` for the state a session starts from, `evaluateStep`
 // (advanceSessionState → buildPolicyInput → engine → finalizeDecision) for the verdict, and the policy
-// `recordDecision` that `advanceSession` applies after it. Only advanceSession itself is not called: it also
-// writes the session row (and may create a child session / close the session), and replay never writes.
+// `nextSessionState`, the pure half of `advanceSession` that folds the verdict into the state. The store-writing
+// half of advanceSession (session row, child session, close) is not called: replay never writes.
 import { resolveConfig } from '../acs/pipeline/index.ts';
 import type { GuardianConfig } from '../acs/pipeline/config.ts';
+import { nextSessionState } from '../acs/pipeline/advance.ts';
 import { evaluateStep, type Evaluated } from '../acs/pipeline/evaluate.ts';
 import { sessionState } from '../acs/pipeline/session.ts';
 import { MCP_PERMITTED, routeMethod } from '../acs/methods.ts';
 import type { EnvelopeSignatures } from '../acs/signing/index.ts';
 import type { AcsParams, AcsRequest } from '../acs/types.ts';
-import { advanceSessionState, recordDecision, type PolicyEngine, type SessionState } from '../policy/index.ts';
+import { advanceSessionState, type PolicyEngine, type SessionState } from '../policy/index.ts';
 import type { GuardianStore, Json, SessionRecord } from '../store/types.ts';
 import { ReplayError } from './errors.ts';
 
@@ -91,16 +92,16 @@ export async function evaluateRecordedStep(
 ): Promise<{ evaluated: Evaluated; next: SessionState }> {
   const config: GuardianConfig = { ...base, engine, now: () => at };
   const evaluated = await evaluateStep(config, request, prior, routed.permitted, routed.wrappedMcp);
-  return { evaluated, next: foldDecision(evaluated.state, request, evaluated.decision.decision) };
+  return { evaluated, next: foldDecision(evaluated.state, request, evaluated.decision.decision, prior) };
 }
 
-/** What advanceSession folds into the state after the verdict (src/acs/pipeline/advance.ts, first line). */
-export function foldDecision(advanced: SessionState, request: AcsRequest, decision: string): SessionState {
-  return recordDecision(advanced, { step_id: request.params.request_id, method: request.method, params: request.params as unknown as Json }, decision);
+/** What advanceSession folds into the state after the verdict: the live `nextSessionState` (src/acs/pipeline/advance.ts). */
+export function foldDecision(advanced: SessionState, request: AcsRequest, decision: string, prior: SessionState = advanced): SessionState {
+  return nextSessionState(prior, advanced, request, decision as Evaluated['decision']['decision']).state;
 }
 
 /** For a step whose policy is unavailable: keep the state moving with the recorded decision. */
 export function foldRecordedStep(prior: SessionState, request: AcsRequest, recordedDecision: string | null): SessionState {
   const advanced = advanceSessionState(prior, request.method, request.params as unknown as Json);
-  return recordedDecision === null ? advanced : foldDecision(advanced, request, recordedDecision);
+  return recordedDecision === null ? advanced : foldDecision(advanced, request, recordedDecision, prior);
 }

@@ -2,11 +2,37 @@
 // and apply the session facts the step establishes. Intent is fixed at sessionStart / first agentTrigger; later
 // attempts are ignored and audited (GUIDE §5). sessionEnd seals the session; an allowed subagentStart opens a
 // separate chain for the subagent's session (§8.2).
+//
+// Split in two: `nextSessionState` is pure (no store, no clock) so replay (src/replay) folds recorded steps with
+// exactly the code the live pipeline runs; `advanceSession` applies its outcome to the store.
 import { recordDecision, type SessionState } from '../../policy/index.ts';
 import type { Json, SessionRecord } from '../../store/types.ts';
 import type { AcsDecision } from '../decisions/index.ts';
 import type { AcsRequest } from '../types.ts';
 import type { GuardianConfig } from './config.ts';
+
+export interface NextSessionState {
+  /** The session state the next step starts from. */
+  state: SessionState;
+  /** Audit events the transition raises (a later attempt to change the Intent, GUIDE §5). */
+  auditEvents: { code: string; detail: string }[];
+  /** The Intent this step establishes for the session row, when the row had none before; else undefined. */
+  intentEstablished: Json | undefined;
+}
+
+/**
+ * The pure part of advancing a session: `advanced` is the state with the step folded in (evaluateStep's
+ * `state`), `prior` the state before it, `decision` the verdict delivered. `rowIntent` is the session row's
+ * intent (null when not yet fixed).
+ */
+export function nextSessionState(prior: SessionState, advanced: SessionState, request: AcsRequest, decision: AcsDecision['decision'], rowIntent: Json = null): NextSessionState {
+  const state = recordDecision(advanced, { step_id: request.params.request_id, method: request.method, params: request.params as unknown as Json }, decision);
+  const auditEvents = state.intent_change_attempts > prior.intent_change_attempts
+    ? [{ code: 'intent_change_ignored', detail: `${request.method} tried to change the established Intent` }]
+    : [];
+  const intentEstablished = rowIntent === null && state.intent !== null ? (state.intent as unknown as Json) : undefined;
+  return { state, auditEvents, intentEstablished };
+}
 
 export async function advanceSession(
   config: GuardianConfig,
@@ -16,12 +42,13 @@ export async function advanceSession(
   advanced: SessionState,
   decision: AcsDecision,
   audit: (e: { code: string; detail: string }) => void,
-): Promise<void> {
+): Promise<SessionState> {
   const { method } = request;
   const payload = request.params.payload;
-  const state = recordDecision(advanced, { step_id: request.params.request_id, method, params: request.params as unknown as Json }, decision.decision);
-  if (state.intent_change_attempts > prior.intent_change_attempts) audit({ code: 'intent_change_ignored', detail: `${method} tried to change the established Intent` });
-  const intentPatch = session.intent === null && state.intent !== null ? { intent: state.intent as unknown as Json } : {};
+  const next = nextSessionState(prior, advanced, request, decision.decision, session.intent);
+  const { state } = next;
+  for (const event of next.auditEvents) audit(event);
+  const intentPatch = next.intentEstablished !== undefined ? { intent: next.intentEstablished } : {};
   await config.store.updateSessionState(session.id, { state: state as unknown as Json, ...intentPatch });
 
   const allowed = decision.decision === 'allow' || decision.decision === 'modify';
@@ -52,4 +79,5 @@ export async function advanceSession(
     }
   }
   if (method === 'steps/sessionEnd') await config.store.closeSession(session.id, config.now());
+  return state;
 }
