@@ -142,7 +142,9 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
     throw err;
   }
   const onAudit = options.onAudit ?? ((e: AuditEvent) => process.stderr.write(JSON.stringify({ audit: e }) + '\n'));
-  const guardian = createGuardian({ ...options, store, engine, signatures: cryptoEnvelopeSignatures(registry), onAudit });
+  // acs-crypto is accepted only when ML-DSA-65 can be both verified and signed here (docs/keys.md).
+  const profiles = options.profiles ?? ['acs-core', ...(registry.acsCryptoAvailable() ? ['acs-crypto'] : [])];
+  const guardian = createGuardian({ ...options, profiles, store, engine, signatures: cryptoEnvelopeSignatures(registry), onAudit });
   return {
     guardian,
     store,

@@ -9,7 +9,7 @@ import type { GuardianConfig } from './config.ts';
 
 async function sign<T extends Record<string, unknown>>(config: GuardianConfig, envelope: T, location: 'result' | 'error', auth: Authenticated | null): Promise<T> {
   if (!auth) return envelope;
-  return signEnvelope(envelope, location, config.signatures, { sessionId: auth.sessionId, keyId: auth.keyId });
+  return signEnvelope(envelope, location, config.signatures, { sessionId: auth.sessionId, keyId: auth.keyId, algorithm: auth.algorithm });
 }
 
 export async function resultEnvelope(config: GuardianConfig, id: JsonRpcId, result: AcsResult | ServerHello, auth: Authenticated | null): Promise<ResponseEnvelope> {

@@ -16,8 +16,16 @@ export interface EnvelopeSignatures {
   supportedAlgorithms(): string[];
   /** True only for a well-formed, accepted signature that verifies over `input`. Never throws. */
   verify(signature: unknown, input: Uint8Array, ctx: { sessionId: string; agentId?: string }): Promise<boolean>;
-  /** Signs an answer for the session; `keyId` is the request's key_id, echoed on the answer (GUIDE §7). */
-  sign(input: Uint8Array, ctx: SigningContext): Promise<EnvelopeSignature>;
+  /**
+   * Signs an answer for the session; `keyId` is the request's key_id, echoed on the answer (GUIDE §7), and
+   * `algorithm` the request's algorithm, so an answer can be signed the way the request was (§10).
+   */
+  sign(input: Uint8Array, ctx: AnswerSigningContext): Promise<EnvelopeSignature>;
+}
+
+/** Whom an answer is signed for: the session, the request's key_id and (when known) the request's algorithm. */
+export interface AnswerSigningContext extends SigningContext {
+  algorithm?: string;
 }
 
 /** The crypto registry's shape (src/crypto/registry.ts), structurally. */
@@ -25,19 +33,29 @@ export interface CryptoSignatureRegistry {
   supportedAlgorithms(): SignatureAlgorithm[];
   verify(signature: unknown, input: Uint8Array | string, options: { sessionId: string; agentId?: string }): Promise<boolean>;
   sign(algorithm: SignatureAlgorithm, input: Uint8Array | string, options: { sessionId: string; keyId?: string }): Promise<EnvelopeSignature>;
+  /** Algorithms the registry holds signing material for. */
+  signingAlgorithms?(): SignatureAlgorithm[];
 }
 
 /**
- * Adapts the crypto registry. Answers are signed with `algorithm` (default the HMAC-SHA256 baseline) under the
- * request's key_id when the keyring knows it; otherwise with the default key. For HMAC the key is derived from
- * the IKM and session_id whatever the key_id (GUIDE §7), and key_id is outside the signed input, so the request's
- * key_id is echoed.
+ * Adapts the crypto registry. Answers are signed with `algorithm` when given; otherwise with the request's
+ * algorithm when the registry can sign with it (an ML-DSA-65 session is answered in ML-DSA-65, acs-crypto), else
+ * the HMAC-SHA256 baseline. The key is the request's key_id when the keyring holds its private part; otherwise
+ * the default key for the algorithm. For HMAC the key is derived from the IKM and session_id whatever the key_id
+ * (GUIDE §7), and key_id is outside the signed input, so the request's key_id is echoed.
  */
-export function cryptoEnvelopeSignatures(registry: CryptoSignatureRegistry, algorithm: SignatureAlgorithm = 'HMAC-SHA256'): EnvelopeSignatures {
+export function cryptoEnvelopeSignatures(registry: CryptoSignatureRegistry, fixedAlgorithm?: SignatureAlgorithm): EnvelopeSignatures {
+  // The registry's signing set only changes with its keyring; read it per answer (cheap: a filter over keys).
+  const answerAlgorithm = (requested: string | undefined): SignatureAlgorithm => {
+    if (fixedAlgorithm) return fixedAlgorithm;
+    const signable = registry.signingAlgorithms?.() ?? [];
+    return requested !== undefined && (signable as string[]).includes(requested) ? (requested as SignatureAlgorithm) : 'HMAC-SHA256';
+  };
   return {
     supportedAlgorithms: () => registry.supportedAlgorithms(),
     verify: (signature, input, ctx) => registry.verify(signature, input, ctx),
     async sign(input, ctx) {
+      const algorithm = answerAlgorithm(ctx.algorithm);
       try {
         return await registry.sign(algorithm, input, { sessionId: ctx.sessionId, keyId: ctx.keyId });
       } catch {
@@ -129,7 +147,7 @@ export async function signEnvelope<T extends Record<string, unknown>>(
   envelope: T,
   location: SignatureLocation,
   signatures: EnvelopeSignatures,
-  ctx: SigningContext,
+  ctx: AnswerSigningContext,
 ): Promise<T> {
   const signature = await signatures.sign(signingInput(envelope, location), ctx);
   const member = envelope[location] as Record<string, unknown>;
