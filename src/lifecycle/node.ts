@@ -203,7 +203,9 @@ export class LifecycleNode {
       const before = this.#slot ? null : await this.registry.active();
       target = await this.registry.resolve(ref);
       const bytes = await this.registry.bytes(target.sha256);
+      await new Promise((r) => setImmediate(r));
       const bundle = readBundle(bytes);
+      await new Promise((r) => setImmediate(r));
       const sig = await verifyBundleSignature(bundle, this.options.verification);
       const version = await loadVersion(bytes, this.options.engine, bundle);
       await this.store.activatePolicyBundle(target.sha256, by);

@@ -47,6 +47,8 @@ export interface ShadowStats {
 /** Pending shadow evaluations allowed before new ones are skipped (bounded memory under load). */
 const MAX_PENDING_SHADOW = 1000;
 
+const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /** Loads a bundle into a fresh engine and runs its smoke cases; throws LifecycleError (nothing is kept on failure). */
 export async function loadVersion(bytes: Uint8Array, settings: EngineSettings = {}, parsed?: Bundle): Promise<LoadedVersion> {
   let bundle: Bundle;
@@ -56,6 +58,9 @@ export async function loadVersion(bytes: Uint8Array, settings: EngineSettings = 
     throw new LifecycleError('invalid_bundle', e instanceof BundleError ? e.message : `unreadable bundle: ${(e as Error).message}`);
   }
   const cases = readSmokeCases(bundle);
+  // Loading is mostly synchronous work (gunzip, JSON, Wasm compile, setData): yield between the phases so
+  // requests arriving meanwhile are served by the version in force instead of waiting for the whole load.
+  await yieldToEventLoop();
   let engine: WasmPolicyEngine;
   try {
     // One parse: hand the engine the parts already read (a multi-module bundle lets the engine pick by entrypoint).
@@ -65,6 +70,7 @@ export async function loadVersion(bytes: Uint8Array, settings: EngineSettings = 
   } catch (e) {
     throw new LifecycleError('load_failed', `bundle does not load: ${(e as Error).message}`);
   }
+  await yieldToEventLoop();
   const smokeCases = await runSmokeCases(engine, cases);
   return { engine, sha256: sha256Hex(bytes), revision: engine.revision, smokeCases, loadedAt: new Date() };
 }
