@@ -2,6 +2,7 @@
 // /admin next to POST /acs) activates a new bundle over real HTTP and the next ACS step is decided by it; a
 // restart on the same data directory resumes the activated version.
 import { serve, type ServerType } from '@hono/node-server';
+import { createServer } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -59,6 +60,43 @@ describe('guardian runtime with the bundle lifecycle', () => {
       expect(runtime.engine.revision).toBe('rt-2');
     } finally {
       await runtime.close();
+    }
+  }, 120_000);
+
+  it('GUARDIAN_BUNDLE_SERVICE_URL: the runtime polls the service, activates its bundle, and reports the source in /admin/status', async () => {
+    const svcBundle = await constantBundle('rt-svc');
+    let requests = 0;
+    const svc = createServer((req, res) => {
+      requests++;
+      if (req.headers['if-none-match'] === '"svc-1"') {
+        res.statusCode = 304;
+        res.end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/gzip', etag: '"svc-1"' });
+      res.end(Buffer.from(svcBundle));
+    });
+    await new Promise<void>((r) => svc.listen(0, '127.0.0.1', () => r()));
+    const env = {
+      GUARDIAN_HMAC_IKM: IKM.toString('base64'), GUARDIAN_ADMIN_TOKEN: 'svc-token', GUARDIAN_REPLICA_ID: 'svc-replica',
+      GUARDIAN_BUNDLE_SERVICE_URL: `http://127.0.0.1:${(svc.address() as AddressInfo).port}/bundles/acs`,
+      GUARDIAN_BUNDLE_SERVICE_MIN_DELAY_S: '0.05', GUARDIAN_BUNDLE_SERVICE_MAX_DELAY_S: '0.1',
+    };
+    const runtime = await openGuardianRuntime({ dataDir: join(dir, 'data-svc'), bundlePath: join(dir, 'v1.tar.gz'), env });
+    try {
+      const deadline = Date.now() + 20_000;
+      while ((runtime.engine.revision !== 'rt-svc' || requests < 3) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(runtime.engine.revision).toBe('rt-svc');
+      const res = await runtime.lifecycle!.admin.request('/status', { headers: { authorization: 'Bearer svc-token' } });
+      const status = (await res.json()) as { sources: { etag: string; lastRevision: string; httpCode: number; consecutiveErrors: number }[] };
+      expect(status.sources).toEqual([expect.objectContaining({ etag: '"svc-1"', lastRevision: 'rt-svc', httpCode: 304, consecutiveErrors: 0 })]);
+      const history = await runtime.lifecycle!.node.registry.activations(5);
+      // Downloaded once, activated once; the following polls were 304s.
+      expect(history.filter((a) => a.activatedBy === 'bundle-service')).toHaveLength(1);
+    } finally {
+      await runtime.close();
+      svc.closeAllConnections();
+      await new Promise((r) => svc.close(r));
     }
   }, 120_000);
 });
