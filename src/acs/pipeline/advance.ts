@@ -42,7 +42,7 @@ export async function advanceSession(
   advanced: SessionState,
   decision: AcsDecision,
   audit: (e: { code: string; detail: string }) => void,
-): Promise<SessionState> {
+): Promise<SessionRecord> {
   const { method } = request;
   const payload = request.params.payload;
   const next = nextSessionState(prior, advanced, request, decision.decision, session.intent);
@@ -78,6 +78,11 @@ export async function advanceSession(
       audit({ code: 'subagent_chain_mismatch', detail: `final_chain_hash ${payload.final_chain_hash} ≠ head ${head?.entryHash ?? '(no chain)'}` });
     }
   }
-  if (method === 'steps/sessionEnd') await config.store.closeSession(session.id, config.now());
-  return state;
+  let closedAt = session.closedAt;
+  if (method === 'steps/sessionEnd') {
+    closedAt = config.now();
+    await config.store.closeSession(session.id, closedAt);
+  }
+  // The row as written (src/acs/pipeline/session-cache.ts keeps it for the session's next step).
+  return { ...session, state: state as unknown as Json, intent: next.intentEstablished ?? session.intent, closedAt };
 }

@@ -1,14 +1,14 @@
 // The request path, stage by stage, in the GUIDE §9 dispatch order:
-//   decode → validate envelope → (ping) → authenticate → route → handshake | session lookup → [session lock:
-//   admit (replay, binding, negotiated, timestamp) → payload → chain hint → append entry → evaluate → advance]
-//   → sign → respond.
+//   decode → validate envelope → (ping) → authenticate → route → handshake | [session lock: session lookup
+//   (cached row validated by the chain head) ‖ replay keys → admit (binding, negotiated, timestamp) → payload →
+//   chain hint → append entry ‖ evaluate → sign → advance ‖ record decision] → respond.
 import type { AcsDecision } from '../decisions/index.ts';
 import { AcsError, AcsErrorCode } from '../errors.ts';
 import { MCP_PERMITTED, routeMethod } from '../methods.ts';
 import type { AcsRequest, AcsResult, JsonRpcId, ResponseEnvelope, TransportKind } from '../types.ts';
 import { sharedValidator } from '../validation/index.ts';
 import { authenticateRequest, type Authenticated } from './authenticate.ts';
-import { appendStepEntry, checkChainHint, readHeadForHint } from './chain.ts';
+import { appendStepEntry, checkChainHint } from './chain.ts';
 import type { AuditEvent, GuardianConfig, GuardianOptions } from './config.ts';
 import { decodeMessage } from './decode.ts';
 import { evaluateStep } from './evaluate.ts';
@@ -17,6 +17,9 @@ import { handleHello } from './handshake.ts';
 import { handlePing } from './ping.ts';
 import { errorEnvelope, internalError, resultEnvelope } from './respond.ts';
 import { admitStep, lookupSession, negotiatedHello, sessionState } from './session.ts';
+import { SessionCache } from './session-cache.ts';
+import { rememberRequest } from './freshness.ts';
+import type { SessionRecord } from '../../store/types.ts';
 import { recoverableId, validateEnvelope, validateMcpPayload, validateStepPayload } from './validate.ts';
 
 export type { AuditEvent, GuardianOptions } from './config.ts';
@@ -69,6 +72,7 @@ class SessionLocks {
 export function createGuardian(options: GuardianOptions): Guardian {
   const config = resolveConfig(options);
   const locks = new SessionLocks();
+  const sessions = new SessionCache();
 
   async function decided(request: AcsRequest, auth: Authenticated, decision: AcsDecision, version: string, extra: Partial<AcsResult> = {}): Promise<ResponseEnvelope> {
     const result: AcsResult = { type: 'final', acs_version: version, request_id: request.params.request_id, ...decision, ...extra };
@@ -76,25 +80,44 @@ export function createGuardian(options: GuardianOptions): Guardian {
   }
 
   async function handleStep(request: AcsRequest, auth: Authenticated, routed: ReturnType<typeof routeMethod>): Promise<ResponseEnvelope> {
-    return locks.run(request.params.metadata.session_id, async () => {
-      // Read once, under the lock: the session is authoritative for everything below.
-      // The head is only compared after admission; reading it alongside saves a round trip (read-only).
-      const head = readHeadForHint(config, request);
-      head.catch(() => undefined);
-      const session = await lookupSession(config, request);
+    const sessionId = request.params.metadata.session_id;
+    return locks.run(sessionId, async () => {
+      // Under the lock, three independent round trips overlap: the durable chain head (for the §8.6 hint and to
+      // validate the cached session row), the replay keys (§10.3, awaited first by admitStep) and, when this
+      // process holds no copy of the row, the session row itself.
+      const now = config.now();
+      const cachedEntry = sessions.has(sessionId);
+      const headRead = config.store.getChainHead(sessionId);
+      const rowRead = cachedEntry ? null : lookupSession(config, request);
+      const remembered = rememberRequest(config.store, request, now, config.skewWindowMs);
+      for (const p of [headRead, rowRead, remembered]) p?.catch(() => undefined);
+      let session: SessionRecord;
+      let head: { entryHash: string } | null;
+      if (rowRead) {
+        session = await rowRead; // -32003 before -32005 (GUIDE §9 dispatch order)
+        head = await headRead;
+      } else {
+        head = await headRead;
+        session = sessions.validated(sessionId, head?.entryHash ?? null) ?? (await lookupSession(config, request));
+      }
       const version = negotiatedHello(session).server.negotiated_version;
-      const admission = await admitStep(config, request, auth, session);
+      const admission = await admitStep(config, request, auth, session, now, remembered);
       if (!admission.admitted) return decided(request, auth, admission.refusal, version);
+      session = admission.session;
       if (routed.kind === 'step') validateStepPayload(request, routed.spec, config.validator);
       else if (routed.kind === 'mcp') validateMcpPayload(request, routed.mcpMethod);
-      const mismatch = checkChainHint(request, await head);
+      const mismatch = checkChainHint(request, head);
       if (mismatch) return decided(request, auth, mismatch, version);
 
-      // §8.2: the entry is written on arrival, before the verdict.
-      const appended = await appendStepEntry(config, request);
+      // §8.2: the entry is written on arrival, before the verdict is delivered. Evaluation does not need the
+      // entry's hash, so it runs while the append is in flight; the answer waits for both.
+      sessions.forget(sessionId);
+      const appending = appendStepEntry(config, request);
+      appending.catch(() => undefined);
       const permitted = routed.kind === 'step' ? routed.spec.permitted : MCP_PERMITTED;
       const prior = sessionState(session);
       const evaluated = await evaluateStep(config, request, prior, permitted, routed.kind === 'mcp');
+      const appended = await appending;
       const audit = (e: { code: string; detail: string }): void =>
         config.onAudit({ sessionId: session.id, requestId: request.params.request_id, method: request.method, ...e });
       for (const event of evaluated.auditEvents) audit(event);
@@ -104,7 +127,7 @@ export function createGuardian(options: GuardianOptions): Guardian {
         metadata: { evaluator: 'deterministic', evaluator_version: config.evaluatorVersion, evaluation_duration_ms: durationMs },
       });
       // Both writes finish before the answer leaves: the state the next step sees, and the delivered decision.
-      await Promise.all([
+      const [written] = await Promise.all([
         advanceSession(config, request, session, prior, evaluated.state, evaluated.decision, audit),
         config.store.recordDecision(session.id, appended.seq, {
           result: (envelope as { result: unknown }).result as never,
@@ -112,6 +135,8 @@ export function createGuardian(options: GuardianOptions): Guardian {
           evaluationDurationMs: durationMs,
         }),
       ]);
+      // Cache the row as written only when no other writer appended in between (previous_hash is the head read).
+      if (appended.previousHash === (head?.entryHash ?? null)) sessions.remember(written, appended.entryHash);
       return envelope;
     });
   }

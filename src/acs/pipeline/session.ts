@@ -32,10 +32,19 @@ export async function lookupSession(config: GuardianConfig, request: AcsRequest)
   return session;
 }
 
-/** Runs under the session lock. */
-export async function admitStep(config: GuardianConfig, request: AcsRequest, auth: Authenticated, session: SessionRecord): Promise<Admission> {
-  const now = config.now();
-  await rememberRequest(config.store, request, now, config.skewWindowMs);
+/**
+ * Runs under the session lock. `remembered` is the replay-key write (freshness.ts rememberRequest) when the caller
+ * started it alongside the session read; it is awaited before any other check, so a replay is still -32005 first.
+ */
+export async function admitStep(
+  config: GuardianConfig,
+  request: AcsRequest,
+  auth: Authenticated,
+  session: SessionRecord,
+  now: Date = config.now(),
+  remembered: Promise<void> = rememberRequest(config.store, request, now, config.skewWindowMs),
+): Promise<Admission> {
+  await remembered;
   if (request.params.metadata.agent_id !== session.agentId) {
     return { admitted: false, refusal: { decision: 'deny', reasoning: `agent_id ${request.params.metadata.agent_id} is not the agent bound to this session at handshake.`, reason_codes: ['agent_id_not_bound'] } };
   }
@@ -56,6 +65,9 @@ export async function admitStep(config: GuardianConfig, request: AcsRequest, aut
     throw new AcsError(AcsErrorCode.CapabilityNotNegotiated, 'method_not_negotiated', `${request.method} is not in this session's methods_evaluated`, { method: request.method });
   }
   checkTimestamp(request, now, config.skewWindowMs);
-  if (session.keyId === null) await config.store.updateSessionState(session.id, { keyId: auth.keyId });
+  if (session.keyId === null) {
+    await config.store.updateSessionState(session.id, { keyId: auth.keyId });
+    return { admitted: true, session: { ...session, keyId: auth.keyId }, hello };
+  }
   return { admitted: true, session, hello };
 }
