@@ -27,8 +27,7 @@ describe('guardian runtime with the bundle lifecycle', () => {
     let runtime = await openGuardianRuntime({ dataDir: join(dir, 'data'), bundlePath: join(dir, 'v1.tar.gz'), env });
     expect(runtime.lifecycle).toBeDefined();
     expect(runtime.engine.revision).toBe('rt-1');
-    const app = createHttpApp(runtime.guardian);
-    app.route('/admin', runtime.lifecycle!.admin);
+    const app = createHttpApp(runtime.guardian, { admin: runtime.lifecycle!.admin });
     const server = await new Promise<ServerType>((resolve) => {
       const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
     });

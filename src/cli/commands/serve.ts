@@ -52,7 +52,7 @@ export function registerServeCommand(program: Command): void {
       }
       let server;
       try {
-        server = await startHttpServer(runtime.guardian, { host: flags.host, port, ready: runtime.ready });
+        server = await startHttpServer(runtime.guardian, { host: flags.host, port, ready: runtime.ready, ...(runtime.lifecycle ? { admin: runtime.lifecycle.admin } : {}) });
       } catch (err) {
         await runtime.close();
         throw new CliError(`cannot listen on ${flags.host}:${port}: ${err instanceof Error ? err.message : String(err)}`, ExitCode.Unavailable);
