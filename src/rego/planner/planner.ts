@@ -996,13 +996,22 @@ export class FuncPlanner {
   /** Plan several values in order (breadth-first over branches, like planBody, to keep the stack flat). */
   private planValues(ts: PTerm[], i: number, acc: Operand[], cont: (ops: Operand[]) => void): void {
     const outer = this.capture();
-    let states: { st: PlanState; ops: Operand[] }[] = [{ st: this.capture(), ops: acc }];
+    let states: { st: PlanState; ops: Operand[] }[] = [{ st: this.capture(), ops: [...acc] }];
     try {
       for (let j = i; j < ts.length; j++) {
         const next: { st: PlanState; ops: Operand[] }[] = [];
         for (const s of states) {
           this.restore(s.st);
-          this.planValue(ts[j], (op) => next.push({ st: this.capture(), ops: [...s.ops, op] }));
+          const results: { st: PlanState; op: Operand }[] = [];
+          this.planValue(ts[j], (op) => results.push({ st: this.capture(), op }));
+          // One outcome (the usual case): extend this state's list in place. Copying it per element made
+          // a literal of n elements cost O(n²) (a 200 000-element array literal planned for minutes).
+          if (results.length === 1) {
+            s.ops.push(results[0].op);
+            next.push({ st: results[0].st, ops: s.ops });
+          } else {
+            for (const r of results) next.push({ st: r.st, ops: [...s.ops, r.op] });
+          }
         }
         states = next;
       }

@@ -41,6 +41,21 @@ describe('hostile sources are compile errors, not crashes', () => {
     const sum = await compileErrors(`package h\nr := ${Array(20_000).fill('1').join(' + ')}\n`);
     expect(sum).toEqual([expect.stringMatching(/^h\.rego:2:\d+: rego_parse_error: expression nested too deeply \(limit 2000 levels\)$/)]);
   });
+
+  it('a 200 000-element array literal is refused by the planner limit (this planned for minutes before the O(n²) fix)', { timeout: 120_000 }, async () => {
+    const literal = Array.from({ length: 200_000 }, (_, i) => i).join(',');
+    expect(await compileErrors(`package h\nr := count([${literal}])\n`)).toEqual([
+      'h.rego:2:1: rego_compile_error: policy too large to plan (statement limit exceeded)',
+    ]);
+  });
+
+  it('a 20 000-element array literal keeps its elements in order through plan, link and opa-wasm', { timeout: 120_000 }, async () => {
+    const literal = Array.from({ length: 20_000 }, (_, i) => `"e${i}"`).join(',');
+    const text = `package h\nxs := [${literal}]\nr := [count(xs), xs[0], xs[12345], xs[19999]]\n`;
+    const b = await compileBundle({ sources: [{ file: 'h.rego', text }], entrypoints: ['h/r'] });
+    const loaded = await loadBundle(b.bundle);
+    expect(evaluateEntrypoint(loaded, 'h/r')).toEqual([{ result: [20_000, 'e0', 'e12345', 'e19999'] }]);
+  });
 });
 
 const HOSTILE = `package h
