@@ -23,7 +23,7 @@ beforeAll(() => {
   writeFileSync(join(dir, 'broken.rego'), 'package broken\nx := y\n');
   writeFileSync(
     join(dir, 'builtins.rego'),
-    'package sb\n\nquotient := q if {\n  q := 10 / input.d\n}\n\nnum := to_number(input.s)\n\nok := true\n',
+    'package sb\n\nquotient := q if {\n  q := 10 / input.d\n}\n\nnum := to_number(input.s)\n\nok := true\n\ntyped := input.s + 1\n',
   );
   writeFileSync(join(dir, 'input.json'), JSON.stringify({ d: 0, s: 'abc' }));
 });
@@ -76,7 +76,7 @@ describe('--strict-builtin-errors', () => {
   beforeAll(() => {
     strictBundle = join(dir, 'strict.tar.gz');
     laxBundle = join(dir, 'lax.tar.gz');
-    const args = ['builtins.rego', '-e', 'sb/quotient', '-e', 'sb/num', '-e', 'sb/ok', '-q'];
+    const args = ['builtins.rego', '-e', 'sb/quotient', '-e', 'sb/num', '-e', 'sb/ok', '-e', 'sb/typed', '-q'];
     expect(guardian(['policy', 'build', ...args, '-o', strictBundle, '--strict-builtin-errors'], dir).code).toBe(0);
     expect(guardian(['policy', 'build', ...args, '-o', laxBundle], dir).code).toBe(0);
   }, 600_000);
@@ -98,6 +98,15 @@ describe('--strict-builtin-errors', () => {
     const r = guardian(['policy', 'eval', '-b', strictBundle, '-e', 'sb/quotient', '-i', 'input.json'], dir);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/evaluation failed: builtins\.rego:4:\d+: eval_builtin_error: div: divide by zero/);
+  });
+
+  it('strict bundle: a run-time type error aborts with eval_type_error at the rule location; undefined by default', { timeout: 120_000 }, () => {
+    const strict = guardian(['policy', 'eval', '-b', strictBundle, '-e', 'sb/typed', '-i', 'input.json'], dir);
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toMatch(/evaluation failed: builtins\.rego:9:\d+: eval_type_error: plus: operand 1 must be number but got string/);
+    const lax = guardian(['policy', 'eval', '-b', laxBundle, '-e', 'sb/typed', '-i', 'input.json'], dir);
+    expect(lax.code).toBe(0);
+    expect(JSON.parse(lax.stdout)).toEqual([]);
   });
 
   it('strict bundle: host builtin errors abort too (eval picks strict mode from the manifest)', { timeout: 120_000 }, () => {
