@@ -103,7 +103,7 @@ describe('--strict-builtin-errors', () => {
   it('strict bundle: a run-time type error aborts with eval_type_error at the rule location; undefined by default', { timeout: 120_000 }, () => {
     const strict = guardian(['policy', 'eval', '-b', strictBundle, '-e', 'sb/typed', '-i', 'input.json'], dir);
     expect(strict.code).toBe(1);
-    expect(strict.stderr).toMatch(/evaluation failed: builtins\.rego:9:\d+: eval_type_error: plus: operand 1 must be number but got string/);
+    expect(strict.stderr).toMatch(/evaluation failed: builtins\.rego:11:1: eval_type_error: plus: operand 1 must be number but got string/);
     const lax = guardian(['policy', 'eval', '-b', laxBundle, '-e', 'sb/typed', '-i', 'input.json'], dir);
     expect(lax.code).toBe(0);
     expect(JSON.parse(lax.stdout)).toEqual([]);
