@@ -7,7 +7,8 @@
 //   3. the whole pipeline with storage bypassed (an in-process Map store below; nothing durable);
 //   4. durable steps/toolCallRequest across BENCH_SESSIONS sessions (default 64) with 16 and 64 concurrent clients.
 // Store for 1 and 4: Postgres when BENCH_DATABASE_URL is set, else PGlite in memory; BENCH_STORE=both runs
-// phase 4 on both (Postgres from BENCH_DATABASE_URL). The load generator shares this process and its cores.
+// phase 4 on both (Postgres from BENCH_DATABASE_URL); BENCH_POOL sets the Postgres pool size (store default 10).
+// BENCH_PHASES picks phases (latency,echo,bypass,durable). The load generator shares this process and its cores.
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import { loadavg } from 'node:os';
@@ -236,7 +237,7 @@ const durable: { label: string; url?: string }[] = !PHASES.has('durable') ? [] :
   ? [{ label: 'postgres', url: DB_URL }, { label: 'pglite' }]
   : DB_URL ? [{ label: 'postgres', url: DB_URL }] : [{ label: 'pglite' }];
 for (const d of durable) {
-  const store = await openStore(d.url ? { databaseUrl: d.url, schema: `bench_server_${process.pid}_t` } : { inMemory: true });
+  const store = await openStore(d.url ? { databaseUrl: d.url, schema: `bench_server_${process.pid}_t`, ...(process.env.BENCH_POOL ? { poolSize: Number(process.env.BENCH_POOL) } : {}) } : { inMemory: true });
   await throughput(`durable ${store.driver}`, createGuardian({ store, engine, signatures }));
   if (d.url) await store.query(`drop schema if exists bench_server_${process.pid}_t cascade`).catch(() => undefined);
   await store.close();
