@@ -44,6 +44,8 @@ export type HostBuiltin = (...args: Json[]) => unknown;
 export interface EvaluationClock {
   /** The evaluation's `now` (fixed for one evaluation, so `time.now_ns` is stable within it — OPA semantics). */
   now(): Date;
+  /** True when the bundle in force was built with strict builtin errors (manifest `metadata.strict_builtin_errors`). */
+  strictBuiltinErrors?(): boolean;
 }
 
 /** Builds the host builtin table for one engine instance; called once per (re)instantiation. */
@@ -144,8 +146,14 @@ interface LoadedModule {
  * reading per evaluation; replay passes the recorded time, so time-based rules decide identically).
  */
 export const projectHostBuiltins: HostBuiltinFactory = (clock) => {
-  const context = new HostBuiltinContext({ clock: () => BigInt(clock.now().getTime()) * 1_000_000n });
-  return createHostBuiltins(context) as Record<string, HostBuiltin>;
+  const nowNs = (): bigint => BigInt(clock.now().getTime()) * 1_000_000n;
+  const lenient = createHostBuiltins(new HostBuiltinContext({ clock: nowNs })) as Record<string, HostBuiltin>;
+  const strict = createHostBuiltins(new HostBuiltinContext({ clock: nowNs, strict: true })) as Record<string, HostBuiltin>;
+  // The table outlives bundle swaps, so strictness is read per call from the bundle in force: host builtins
+  // then fail the same way as the Wasm-native ones that bundle was linked with.
+  return Object.fromEntries(
+    Object.keys(lenient).map((name) => [name, (...args: Json[]) => (clock.strictBuiltinErrors?.() ? strict : lenient)[name](...args)]),
+  );
 };
 
 function describeThrown(err: unknown): string {
@@ -220,7 +228,10 @@ class Engine implements WasmPolicyEngine {
     private readonly hostBuiltinFactory: HostBuiltinFactory,
     private readonly warmupRuns: number,
   ) {
-    const clock: EvaluationClock = { now: () => this.evaluationNow };
+    const clock: EvaluationClock = {
+      now: () => this.evaluationNow,
+      strictBuiltinErrors: () => this.current?.manifest.metadata?.strict_builtin_errors === true,
+    };
     const raw = this.hostBuiltinFactory(clock);
     for (const [name, fn] of Object.entries(raw)) {
       // The deadline is checked on every host call: the only point where a synchronous evaluation yields to us.

@@ -59,4 +59,22 @@ describe('engine over compiled Rego', () => {
     expect((await engine.evaluateValue({ x: 1, y: 0 }, { entrypoint: 'acs/quotient' })).value).toBeUndefined();
     expect((await engine.evaluateValue({ x: 6, y: 3 }, { entrypoint: 'acs/quotient' })).value).toBe(2);
   });
+
+  it('host builtins follow the strictness the bundle in force was built with (manifest strict_builtin_errors)', async () => {
+    const text = 'package acs\n\nn := to_number(input.s)\n';
+    const build = (strict: boolean) =>
+      compileBundle({
+        sources: [{ file: 'n.rego', text }],
+        entrypoints: ['acs/n'],
+        revision: strict ? 'strict' : 'lenient',
+        ...(strict ? { strictBuiltinErrors: true, metadata: { strict_builtin_errors: true } } : {}),
+      });
+    const swapping = await createWasmPolicyEngine({ bundle: (await build(true)).bundle, entrypoint: 'acs/n', timeoutMs: 10_000 });
+    const err = await swapping.evaluateValue({ s: 'abc' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PolicyEvaluationError);
+    expect((err as PolicyEvaluationError).message).toMatch(/eval_builtin_error: to_number/);
+    expect((await swapping.evaluateValue({ s: '12' })).value).toBe(12);
+    await swapping.replaceBundle((await build(false)).bundle);
+    expect((await swapping.evaluateValue({ s: 'abc' })).value).toBeUndefined();
+  });
 });
