@@ -1,7 +1,7 @@
 // `guardian policy build|eval|inspect` (docs/bundles.md): compile Rego to an OPA bundle with our Wasm
 // toolchain, evaluate a bundle's entrypoint through opa-wasm, and show what a bundle holds.
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { readdirSync, readFileSync, renameSync, statSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
+import { dirname, join, relative, sep } from 'node:path';
 import type { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { CliError, ExitCode } from '../exit-codes.ts';
@@ -18,6 +18,7 @@ interface BuildOptions {
   data?: string;
   quiet?: boolean;
   strictBuiltinErrors?: boolean;
+  watch?: boolean;
 }
 
 interface EvalOptions {
@@ -156,9 +157,51 @@ async function build(paths: string[], opts: BuildOptions): Promise<void> {
     if (e instanceof RegoErrors) printRegoErrors(e);
     throw e;
   }
-  writeFileSync(opts.output, result.bundle);
+  // Write then rename: a Guardian watching the bundle directory must never load a half-written file.
+  const tmp = `${opts.output}.tmp-${process.pid}`;
+  writeFileSync(tmp, result.bundle);
+  renameSync(tmp, opts.output);
   progress(opts, `linked policy.wasm (${result.wasm.length} bytes) in ${Date.now() - t0} ms`);
   progress(opts, `wrote ${opts.output} (${result.bundle.length} bytes, revision ${result.manifest.revision})`);
+}
+
+/**
+ * `--watch`: build, then rebuild whenever a .rego or data file under the inputs changes (debounced, one
+ * build at a time), until SIGINT/SIGTERM. A failed rebuild is reported and the last good bundle stays.
+ */
+async function buildAndWatch(paths: string[], opts: BuildOptions): Promise<void> {
+  if (!opts.watch) return build(paths, opts);
+  const rebuild = async (): Promise<void> => {
+    try {
+      await build(paths, opts);
+    } catch (e) {
+      // Rego errors were already printed with their locations by build().
+      if (!(e instanceof RegoErrors)) process.stderr.write(`guardian: ${(e as Error).message}\n`);
+      process.stderr.write('guardian: build failed; keeping the previous bundle, waiting for changes\n');
+    }
+  };
+  await rebuild();
+  let timer: NodeJS.Timeout | undefined;
+  let running = Promise.resolve();
+  const schedule = (): void => {
+    clearTimeout(timer);
+    timer = setTimeout(() => void (running = running.then(rebuild)), 200);
+  };
+  const watchers: FSWatcher[] = paths.map((p) =>
+    watch(statSync(p).isDirectory() ? p : dirname(p), { recursive: true }, (_event, name) => {
+      if (name && /\.(rego|json|ya?ml)$/.test(String(name))) schedule();
+    }),
+  );
+  process.stderr.write(`watching ${paths.join(', ')} for changes (Ctrl-C to stop)\n`);
+  await new Promise<void>((resolveStop) => {
+    const stop = (): void => {
+      clearTimeout(timer);
+      for (const w of watchers) w.close();
+      void running.then(() => resolveStop());
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
 }
 
 function readBundleFile(path: string): Uint8Array {
@@ -295,7 +338,8 @@ export function registerPolicyCommands(program: Command): void {
     .option('--data <file>', 'JSON/YAML base document merged at the root of data')
     .option('-q, --quiet', 'no progress lines')
     .option('--strict-builtin-errors', 'builtin failures abort evaluation (eval_builtin_error/eval_type_error) instead of being undefined; recorded in the manifest metadata')
-    .action(async (paths: string[], opts: BuildOptions) => build(paths, opts));
+    .option('-w, --watch', 'rebuild whenever a .rego or data file changes, until interrupted')
+    .action(async (paths: string[], opts: BuildOptions) => buildAndWatch(paths, opts));
 
   policy
     .command('eval')
