@@ -4,7 +4,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { createSignatureRegistry, decodeBase64Strict, type SignatureRegistry } from '../crypto/index.ts';
+import { createSignatureRegistry, decodeBase64Strict, isSignatureAlgorithm, type SignatureRegistry } from '../crypto/index.ts';
 import { createWasmPolicyEngine } from '../policy/index.ts';
 import type { PolicyEngine } from '../policy/types.ts';
 import { openStore } from '../store/index.ts';
@@ -118,7 +118,20 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
   const ownsStore = !options.store;
   const databaseUrl = options.databaseUrl ?? env.DATABASE_URL;
   // Signed checkpoints make a truncated tail or a consistently rewritten chain detectable by `audit verify`.
-  const checkpointSigner = registry.signer('HMAC-SHA256');
+  // GUARDIAN_CHECKPOINT_ALGORITHM=ML-DSA-65 signs them asymmetrically (answers stay HMAC), so an auditor holding
+  // only the public key can verify the log (ACS-Crypto).
+  const checkpointAlgorithm = env.GUARDIAN_CHECKPOINT_ALGORITHM || 'HMAC-SHA256';
+  if (!isSignatureAlgorithm(checkpointAlgorithm)) {
+    await registry.close();
+    throw new Error(`GUARDIAN_CHECKPOINT_ALGORITHM: unknown algorithm ${JSON.stringify(checkpointAlgorithm)}`);
+  }
+  let checkpointSigner: ReturnType<SignatureRegistry['signer']>;
+  try {
+    checkpointSigner = registry.signer(checkpointAlgorithm, env.GUARDIAN_CHECKPOINT_KEY_ID || undefined);
+  } catch (err) {
+    await registry.close();
+    throw err;
+  }
   const checkpoints = { signer: checkpointSigner, keyId: checkpointSigner.keyId };
   const store = options.store ?? (await openStore(databaseUrl ? { databaseUrl, checkpoints } : { dataDir, checkpoints }));
   let engine: PolicyEngine;
