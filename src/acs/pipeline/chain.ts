@@ -6,12 +6,6 @@ import type { AcsDecision } from '../decisions/index.ts';
 import type { AcsRequest } from '../types.ts';
 import type { GuardianConfig } from './config.ts';
 
-/** The head to cross-check, read only when the client sent a hint. */
-export function readHeadForHint(config: GuardianConfig, request: AcsRequest): Promise<{ entryHash: string } | null> {
-  if (request.params.metadata.session_state?.chain_hash === undefined) return Promise.resolve(null);
-  return config.store.getChainHead(request.params.metadata.session_id);
-}
-
 /**
  * §8.6 cross-check of the client's hint metadata.session_state.chain_hash against the Guardian head. Returns a
  * DENY `chain_mismatch` (§17.2 registered code) when they differ, else null.
