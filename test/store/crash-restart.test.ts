@@ -1,0 +1,205 @@
+// Crash durability of `guardian serve` on Postgres, with real processes: SIGKILL mid-load, restart on the same
+// database, every decision an agent received is in the chain (ACS §8.2: the entry is appended before the answer
+// leaves), `audit verify --all` is clean, and sessions carry on. Then Postgres backends terminated mid-load:
+// requests fail closed or with an error, never a crash, and the server keeps answering.
+//
+// Isolation: a database of its own per run (not a schema): `serve` ignores GUARDIAN_DB_SCHEMA and drizzle's
+// migration journal lives in the global "drizzle" schema, so a schema alone would not isolate the tables.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AcsClient, httpTransport, type StepOutcome } from '../../src/client/index.ts';
+import { openStore } from '../../src/store/index.ts';
+import { buildDecisionModule } from '../acs/fixtures/decision-module.ts';
+import { TEST_DATABASE_URL } from './postgres-schema.ts';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const IKM = new Uint8Array(Array.from({ length: 32 }, (_, i) => 200 - i));
+const IKM_B64 = Buffer.from(IKM).toString('base64');
+const DB = `acs_crash_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
+const APP_NAME = `acs_crash_${process.pid}`;
+const dbUrl = (() => {
+  const u = new URL(TEST_DATABASE_URL);
+  u.pathname = `/${DB}`;
+  // The connection string's application_name wins over the pool default: only this test's backends get killed.
+  u.searchParams.set('application_name', APP_NAME);
+  return u.toString();
+})();
+
+let dir: string;
+const children: ChildProcessWithoutNullStreams[] = [];
+
+interface Serving {
+  child: ChildProcessWithoutNullStreams;
+  url: string;
+  stderr: () => string;
+}
+
+async function startServe(): Promise<Serving> {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: dbUrl, GUARDIAN_HMAC_IKM: IKM_B64 };
+  delete env.GUARDIAN_DB_SCHEMA;
+  const child = spawn(process.execPath, [join(ROOT, 'bin/guardian.mjs'), 'serve', '--port', '0', '--data-dir', join(dir, 'data'), '--bundle', join(dir, 'policy.wasm'), '--eval-timeout-ms', '5000'], { cwd: dir, env });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-20_000)));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(stdout);
+      if (m) resolve(m[1]);
+    });
+    child.once('exit', (code, signal) => reject(new Error(`guardian exited with ${code ?? signal}: ${stderr}`)));
+  });
+  return { child, url, stderr: () => stderr };
+}
+
+async function stop(s: Serving, signal: NodeJS.Signals): Promise<void> {
+  if (s.child.exitCode !== null || s.child.signalCode !== null) return;
+  const exited = new Promise((resolve) => s.child.once('exit', resolve));
+  s.child.kill(signal);
+  await exited;
+}
+
+async function auditVerify(): Promise<{ code: number | null; out: string }> {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: dbUrl, GUARDIAN_HMAC_IKM: IKM_B64 };
+  delete env.GUARDIAN_DB_SCHEMA;
+  const child = spawn(process.execPath, [join(ROOT, 'bin/guardian.mjs'), 'audit', 'verify', '--all'], { cwd: dir, env });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  return { code, out };
+}
+
+async function admin<T>(work: (c: pg.Client) => Promise<T>, database = 'test'): Promise<T> {
+  const u = new URL(TEST_DATABASE_URL);
+  u.pathname = `/${database}`;
+  const c = new pg.Client({ connectionString: u.toString() });
+  await c.connect();
+  try {
+    return await work(c);
+  } finally {
+    await c.end();
+  }
+}
+
+const MSG = (i: number) => ({ content: [{ type: 'text', value: `message ${i}` }] });
+const TOOL = (i: number) => ({ tool: { name: 'search' }, arguments: { query: { value: `q${i}` } } });
+
+interface Received {
+  sessionId: string;
+  requestId: string;
+  chainHash: string;
+  decision: string;
+}
+
+/** Runs steps on a session until `until()` or the first step without a usable decision; records what arrived. */
+async function drive(c: AcsClient, received: Received[], until: () => boolean): Promise<StepOutcome | undefined> {
+  for (let i = 0; !until(); i++) {
+    const out = i % 2 === 0 ? await c.step('steps/userMessage', MSG(i)) : await c.step('steps/toolCallRequest', TOOL(i));
+    if (out.failure || !out.result) return out;
+    if (out.result.chain_hash) received.push({ sessionId: c.sessionId, requestId: out.result.request_id, chainHash: out.result.chain_hash, decision: out.result.decision });
+  }
+  return undefined;
+}
+
+/** Where clients send: switched to the restarted server so sessions keep the chain head they verified. */
+let target = '';
+function newClient(agent: string): AcsClient {
+  return new AcsClient({ transport: (m) => httpTransport(target, { timeoutMs: 20_000 })(m), ikm: IKM, agentId: agent, onDecisionFailure: 'deny' });
+}
+
+const METHODS = ['steps/userMessage', 'steps/toolCallRequest'];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'acs-crash-'));
+  writeFileSync(join(dir, 'policy.wasm'), await buildDecisionModule({ constant: { decision: 'allow', reasoning: 'crash fixture' } }));
+  await admin((c) => c.query(`create database "${DB}"`));
+}, 60_000);
+
+afterAll(async () => {
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+    }
+  }
+  await admin((c) => c.query(`drop database if exists "${DB}" with (force)`)).catch(() => undefined);
+  rmSync(dir, { recursive: true, force: true });
+}, 60_000);
+
+describe('guardian serve on Postgres: crash and restart', () => {
+  it('SIGKILL mid-load: every received decision is chained, audit verify is clean, sessions continue after restart', async () => {
+    const first = await startServe();
+    target = first.url;
+    // An idle session whose last answer certainly arrived: it must carry on after the restart.
+    const idle = newClient('idle-agent');
+    await idle.hello({ methods_implemented: METHODS });
+    const received: Received[] = [];
+    expect(await drive(idle, received, () => received.length >= 3)).toBeUndefined();
+
+    const clients = Array.from({ length: 8 }, (_, i) => newClient(`agent-${i}`));
+    await Promise.all(clients.map((c) => c.hello({ methods_implemented: METHODS })));
+    const load = Promise.all(clients.map((c) => drive(c, received, () => false)));
+    // Kill once the load is well under way (decisions arriving from several sessions).
+    const t0 = Date.now();
+    while (received.length < 40 && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 20));
+    expect(received.length).toBeGreaterThanOrEqual(40);
+    first.child.kill('SIGKILL');
+    const ends = await load;
+    // Every session stopped on a failed exchange, and the posture (fail closed) applied.
+    for (const end of ends) {
+      expect(end?.failure?.reason).toBe('transport_failed');
+      expect(end?.decision).toBe('deny');
+    }
+    await new Promise((resolve) => (first.child.exitCode !== null || first.child.signalCode !== null ? resolve(null) : first.child.once('exit', resolve)));
+    expect(first.child.signalCode).toBe('SIGKILL');
+
+    const second = await startServe();
+    target = second.url;
+    // Every decision an agent received has its entry, with the very hash the agent was given.
+    const store = await openStore({ databaseUrl: dbUrl.replace(/\?.*$/, ''), skipMigrations: true });
+    try {
+      const bySession = new Map<string, Map<string, string>>();
+      for (const sid of new Set(received.map((r) => r.sessionId))) {
+        const entries = await store.listContextEntries(sid, { limit: 10_000 });
+        // seq is dense and each entry links to the previous one.
+        entries.forEach((e, i) => {
+          expect(e.seq).toBe(entries[0].seq + i);
+          if (i > 0) expect(e.previousHash).toBe(entries[i - 1].entryHash);
+        });
+        bySession.set(sid, new Map(entries.map((e) => [e.content.entry_id, e.entryHash])));
+      }
+      const missing = received.filter((r) => bySession.get(r.sessionId)?.get(r.requestId) !== r.chainHash);
+      expect(missing).toEqual([]);
+
+      // Sessions continue on the restarted server: the idle one, and every load session whose stored head is the
+      // head the agent last verified (an in-flight request may have been chained without its answer arriving).
+      let resumedCount = 0;
+      for (const c of [idle, ...clients]) {
+        const head = await store.getChainHead(c.sessionId);
+        if (head?.entryHash !== c.chainHash) continue;
+        const out = await c.step('steps/userMessage', MSG(999));
+        expect(out.failure).toBeUndefined();
+        expect(out.result?.decision).toBe('allow');
+        const after = await store.getChainHead(c.sessionId);
+        expect(after?.seq).toBe(head!.seq + 1);
+        expect(after?.entryHash).toBe(out.result?.chain_hash);
+        resumedCount++;
+      }
+      expect(resumedCount).toBeGreaterThanOrEqual(1);
+    } finally {
+      await store.close();
+    }
+
+    const verify = await auditVerify();
+    expect(verify.out).toMatch(/\d+ chains, \d+ entries, 0 broken/);
+    expect(verify.code).toBe(0);
+    await stop(second, 'SIGTERM');
+  }, 180_000);
+});
