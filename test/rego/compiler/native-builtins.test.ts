@@ -141,6 +141,39 @@ const cases: Array<[string, string, string]> = [
   ['array.slice', '[[1,2,3,4], -1, 10]', '[1,2,3,4]'],
   ['array.slice', '[[1,2,3,4], 3, 1]', '[]'],
   ['array.reverse', '[[1,2,3]]', '[3,2,1]'],
+  // strings: byte comparison over UTF-8
+  ['startswith', '["/workspace/a.md", "/workspace/"]', 'true'],
+  ['startswith', '["/work", "/workspace/"]', 'false'],
+  ['startswith', '["abc", ""]', 'true'],
+  ['startswith', '["", ""]', 'true'],
+  ['startswith', '["", "a"]', 'false'],
+  ['startswith', '["héllo wörld", "hé"]', 'true'],
+  ['startswith', '["héllo", "he"]', 'false'],
+  ['startswith', '["日本語", "日本"]', 'true'],
+  ['startswith', '[1, "a"]', 'undefined'],
+  ['startswith', '["a", null]', 'undefined'],
+  ['endswith', '["report.md", ".md"]', 'true'],
+  ['endswith', '["report.md", ".txt"]', 'false'],
+  ['endswith', '["md", "a.md"]', 'false'],
+  ['endswith', '["abc", ""]', 'true'],
+  ['endswith', '["", ""]', 'true'],
+  ['endswith', '["über 🎉", "🎉"]', 'true'],
+  ['endswith', '["日本語", "本"]', 'false'],
+  ['endswith', '[["a"], "a"]', 'undefined'],
+  ['contains', '["Summarise the Q3 report", "report"]', 'true'],
+  ['contains', '["Summarise the Q3 report", "Report"]', 'false'],
+  ['contains', '["abc", ""]', 'true'],
+  ['contains', '["", ""]', 'true'],
+  ['contains', '["", "a"]', 'false'],
+  ['contains', '["ab", "abc"]', 'false'],
+  ['contains', '["aaab", "aab"]', 'true'],
+  ['contains', '["abc", "abc"]', 'true'],
+  ['contains', '["abcab", "cab"]', 'true'],
+  ['contains', '["naïve café", "ïve c"]', 'true'],
+  ['contains', '["x🎉y", "🎉"]', 'true'],
+  ['contains', '["日本語", "本語"]', 'true'],
+  ['contains', '["日本語", "語日"]', 'false'],
+  ['contains', '["a", {"a"}]', 'undefined'],
 ];
 
 describe('native builtins', () => {
@@ -177,6 +210,29 @@ describe('strict builtin errors', () => {
     const lax = await loadBoth(builtinPolicy(['div'], 'calc.rego'));
     expect(lax.fast.evaluate([1, 0], 'div')).toEqual([]);
     expect(lax.slow.evaluate([1, 0], 'div')).toEqual([]);
+  });
+
+  it('string builtins: both operands must be strings (eval_type_error strict, undefined otherwise)', async () => {
+    const fns = ['contains', 'endswith', 'startswith'];
+    const strict = await loadBoth(builtinPolicy(fns, 'str.rego'), { strictBuiltinErrors: true });
+    const lax = await loadBoth(builtinPolicy(fns, 'str.rego'));
+    for (const fn of fns) {
+      for (const pol of [strict.fast, strict.slow]) {
+        expect(thrown(() => pol.evaluate([1, 'a'], fn))).toBe(`str.rego:3:5: eval_type_error: ${fn}: operand 1 must be string but got number`);
+        expect(thrown(() => pol.evaluate(['a', ['a']], fn))).toBe(`str.rego:3:5: eval_type_error: ${fn}: operand 2 must be string but got array`);
+        expect(thrown(() => pol.evaluate([null, true], fn))).toBe(`str.rego:3:5: eval_type_error: ${fn}: operand 1 must be string but got null`);
+        expect(pol.evaluate(['héllo', 'héllo'], fn)).toEqual([{ result: true }]);
+      }
+      for (const pol of [lax.fast, lax.slow]) {
+        expect(pol.evaluate([1, 'a'], fn)).toEqual([]);
+        expect(pol.evaluate(['a', { a: 1 }], fn)).toEqual([]);
+        expect(pol.evaluate(['日本語', ''], fn)).toEqual([{ result: true }]);
+      }
+    }
+    expect(strict.fast.evaluate(['/workspace/x.md', '/workspace/'], 'startswith')).toEqual([{ result: true }]);
+    expect(strict.slow.evaluate(['/workspace/x.md', '.md'], 'endswith')).toEqual([{ result: true }]);
+    expect(strict.fast.evaluate(['/workspace/x.md', '..'], 'contains')).toEqual([{ result: false }]);
+    expect(strict.slow.evaluate(['/workspace/x.md', '..'], 'contains')).toEqual([{ result: false }]);
   });
 });
 

@@ -16,6 +16,7 @@ const table: Array<[string, number]> = [
   ['is_null', 1], ['type_name', 1],
   ['object.get', 3], ['object.keys', 1],
   ['array.concat', 2], ['array.slice', 3], ['array.reverse', 1],
+  ['startswith', 2], ['endswith', 2], ['contains', 2],
 ];
 
 export const NATIVE_BUILTINS: ReadonlyMap<string, NativeBuiltin> = new Map(

@@ -3,7 +3,7 @@
 import { opa_malloc } from "./alloc";
 import {
   T_NULL, T_BOOL, T_NUMBER, T_STRING, T_ARRAY, T_OBJECT, T_SET, tagOf, lenOf, elemAt, entryKey, entryVal,
-  boolValue, rt_array, rt_array_append, rt_set, rt_set_add, setFind, objectGet, asciiString, utf8Count,
+  boolValue, rt_array, rt_array_append, rt_set, rt_set_add, setFind, objectGet, asciiString, utf8Count, strPtr,
 } from "./value";
 import { rt_number_int, numFloat, numKind, numI64, numToF64, numToI64, numOk, numIsInteger, numFromText, K_INT, K_BIG } from "./number";
 import { compareValues } from "./compare";
@@ -379,4 +379,42 @@ export function bi_array_reverse(a: usize): usize {
   const r = rt_array(n);
   for (let i: u32 = 0; i < n; i++) rt_array_append(r, elemAt(a, n - 1 - i));
   return r;
+}
+
+// ---- strings ----
+// Byte comparison over the UTF-8 bytes: a UTF-8 encoding of a code-point sequence is a prefix/suffix/
+// substring of another exactly when the code-point sequences are, so no decoding is needed.
+function strArgs(name: string, a: usize, b: usize): bool {
+  if (a == 0 || b == 0) return false;
+  if (!isT(a, T_STRING)) { setError(ERR_TYPE, name, ": operand 1 must be string but got ", typeNameOf(a)); return false; }
+  if (!isT(b, T_STRING)) { setError(ERR_TYPE, name, ": operand 2 must be string but got ", typeNameOf(b)); return false; }
+  return true;
+}
+
+@inline function bytesEqual(p: usize, q: usize, n: u32): bool { return n == 0 || memory.compare(p, q, <usize>n) == 0; }
+
+export function bi_startswith(s: usize, prefix: usize): usize {
+  if (!strArgs("startswith", s, prefix)) return 0;
+  const n = lenOf(prefix);
+  return boolValue(n <= lenOf(s) && bytesEqual(strPtr(s), strPtr(prefix), n));
+}
+
+export function bi_endswith(s: usize, suffix: usize): usize {
+  if (!strArgs("endswith", s, suffix)) return 0;
+  const n = lenOf(suffix), m = lenOf(s);
+  return boolValue(n <= m && bytesEqual(strPtr(s) + <usize>(m - n), strPtr(suffix), n));
+}
+
+export function bi_contains(s: usize, sub: usize): usize {
+  if (!strArgs("contains", s, sub)) return 0;
+  const n = lenOf(sub), m = lenOf(s);
+  if (n == 0) return boolValue(true);
+  if (n > m) return boolValue(false);
+  const hp = strPtr(s), np = strPtr(sub);
+  const first = load<u8>(np);
+  // scan for the first byte, then compare the rest; inputs here are short policy strings
+  for (let i: u32 = 0; i <= m - n; i++) {
+    if (load<u8>(hp + i) == first && bytesEqual(hp + i + 1, np + 1, n - 1)) return boolValue(true);
+  }
+  return boolValue(false);
 }
