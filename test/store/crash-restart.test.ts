@@ -202,4 +202,63 @@ describe('guardian serve on Postgres: crash and restart', () => {
     expect(verify.code).toBe(0);
     await stop(second, 'SIGTERM');
   }, 180_000);
+
+  it('Postgres backends terminated mid-load: failed requests get an error (fail closed), the server keeps answering, verify clean', async () => {
+    const server = await startServe();
+    target = server.url;
+    const received: Received[] = [];
+    const clients = Array.from({ length: 8 }, (_, i) => newClient(`pg-loss-${i}`));
+    await Promise.all(clients.map((c) => c.hello({ methods_implemented: METHODS })));
+    let stopLoad = false;
+    const load = Promise.all(clients.map((c) => drive(c, received, () => stopLoad)));
+    const t0 = Date.now();
+    while (received.length < 16 && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 20));
+    // Several rounds while requests are in flight: the pool's connections die under appends and decisions.
+    let terminated = 0;
+    for (let round = 0; round < 6; round++) {
+      terminated += await admin(async (c) => (await c.query('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1', [APP_NAME])).rowCount ?? 0);
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    stopLoad = true;
+    const ends = await load;
+    expect(terminated).toBeGreaterThan(0);
+    // A lost database connection is an answered error applied as deny, never a dropped or garbled exchange.
+    const failures = ends.filter((e): e is StepOutcome => e !== undefined);
+    for (const f of failures) {
+      expect(f.failure?.reason, JSON.stringify(f.failure)).toBe('error_response');
+      expect(f.decision).toBe('deny');
+    }
+    expect(server.child.exitCode).toBeNull();
+    expect(server.child.signalCode).toBeNull();
+
+    const store = await openStore({ databaseUrl: dbUrl.replace(/\?.*$/, ''), skipMigrations: true });
+    try {
+      for (const r of received) {
+        const entries = await store.listContextEntries(r.sessionId, { limit: 10_000 });
+        expect(entries.find((e) => e.content.entry_id === r.requestId)?.entryHash).toBe(r.chainHash);
+      }
+      // The server answers later steps: a fresh session, and every session whose stored head the agent verified.
+      const fresh = newClient('pg-loss-fresh');
+      await fresh.hello({ methods_implemented: METHODS });
+      const out = await fresh.step('steps/toolCallRequest', TOOL(1));
+      expect(out.failure).toBeUndefined();
+      expect(out.result?.decision).toBe('allow');
+      let resumed = 0;
+      for (const c of clients) {
+        const head = await store.getChainHead(c.sessionId);
+        if (head?.entryHash !== c.chainHash) continue;
+        const next = await c.step('steps/userMessage', MSG(1000));
+        expect(next.failure).toBeUndefined();
+        expect((await store.getChainHead(c.sessionId))?.entryHash).toBe(next.result?.chain_hash);
+        resumed++;
+      }
+      expect(resumed).toBeGreaterThanOrEqual(1);
+    } finally {
+      await store.close();
+    }
+    const verify = await auditVerify();
+    expect(verify.out).toMatch(/\d+ chains, \d+ entries, 0 broken/);
+    expect(verify.code).toBe(0);
+    await stop(server, 'SIGTERM');
+  }, 180_000);
 });
