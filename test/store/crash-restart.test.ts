@@ -101,8 +101,9 @@ interface Received {
 async function drive(c: AcsClient, received: Received[], until: () => boolean): Promise<StepOutcome | undefined> {
   for (let i = 0; !until(); i++) {
     const out = i % 2 === 0 ? await c.step('steps/userMessage', MSG(i)) : await c.step('steps/toolCallRequest', TOOL(i));
-    if (out.failure || !out.result) return out;
-    if (out.result.chain_hash) received.push({ sessionId: c.sessionId, requestId: out.result.request_id, chainHash: out.result.chain_hash, decision: out.result.decision });
+    // A failure, or an answer not chained (fail-closed deny): the agent's head may no longer be the Guardian's.
+    if (out.failure || !out.result?.chain_hash) return out;
+    received.push({ sessionId: c.sessionId, requestId: out.result.request_id, chainHash: out.result.chain_hash, decision: out.result.decision });
   }
   return undefined;
 }
@@ -222,11 +223,13 @@ describe('guardian serve on Postgres: crash and restart', () => {
     stopLoad = true;
     const ends = await load;
     expect(terminated).toBeGreaterThan(0);
-    // A lost database connection is an answered error applied as deny, never a dropped or garbled exchange.
-    const failures = ends.filter((e): e is StepOutcome => e !== undefined);
-    for (const f of failures) {
-      expect(f.failure?.reason, JSON.stringify(f.failure)).toBe('error_response');
+    // A lost database connection is a signed fail-closed deny (or an answered error applied as deny), never a
+    // dropped or garbled exchange.
+    const stopped = ends.filter((e): e is StepOutcome => e !== undefined);
+    for (const f of stopped) {
       expect(f.decision).toBe('deny');
+      if (f.failure) expect(f.failure.reason, JSON.stringify(f.failure)).toBe('error_response');
+      else expect(f.result?.reason_codes, JSON.stringify(f.result)).toContain('store_unavailable');
     }
     expect(server.child.exitCode).toBeNull();
     expect(server.child.signalCode).toBeNull();
