@@ -180,6 +180,7 @@ describe('ACS paradigms end to end over HTTP with the compiled library', () => {
     const msg = decided(await c.step('steps/userMessage', message, { turnId: 't1' }));
     expect(msg.decision).toBe('modify');
     expect(msg.reason_codes).toEqual(['pii_detected']);
+    expect(Object.keys(msg.modifications ?? {})).toEqual(['redactions']);
     const redactions = msg.modifications?.redactions ?? [];
     expect(redactions.map((r) => r.path)).toEqual(['/content/1/value']);
     const redacted = JSON.stringify(applyRedactions(message, redactions));
@@ -198,7 +199,41 @@ describe('ACS paradigms end to end over HTTP with the compiled library', () => {
 
     const key = decided(await c.step('steps/userMessage', { content: [{ type: 'text', value: '-----BEGIN RSA PRIVATE KEY-----\nMIIB...', provenance: prov('u3', 'user_input') }] }, { turnId: 't1' }));
     expect(key.decision).toBe('deny');
+    expect(key.reason_codes).toEqual(['pii_detected']);
     expect(key.modifications).toBeUndefined();
+  }, TIMEOUT);
+
+  it('PII: a tool argument whose name holds "/" and "~" is redacted through an escaped RFC 6901 pointer', async () => {
+    const c = await session();
+    decided(await c.step('steps/sessionStart', {}, { turnId: 't0' }));
+    const request = {
+      tool: { name: 'web_search' },
+      arguments: {
+        'query/text~v1': { value: 'who owns jane.doe@example.com', provenance: prov('u1', 'user_input') },
+        limit: { value: '5', provenance: prov('u2', 'user_input') },
+      },
+    };
+    const r = decided(await c.step('steps/toolCallRequest', request, { turnId: 't1' }));
+    expect(r.decision).toBe('modify');
+    expect(r.reason_codes).toEqual(['pii_detected']);
+    const redactions = r.modifications?.redactions ?? [];
+    expect(redactions.map((x) => x.path)).toEqual(['/arguments/query~1text~0v1/value']);
+    const applied = applyRedactions(request, redactions) as typeof request;
+    expect(applied.arguments['query/text~v1'].value).toBe('who owns [REDACTED:email]');
+    expect(applied.arguments.limit.value).toBe('5');
+  }, TIMEOUT);
+
+  it('approvals: a payment transfer asks the configured approver with ask_details', async () => {
+    const c = await session();
+    decided(await c.step('steps/sessionStart', {}, { turnId: 't0' }));
+    decided(await c.step('steps/userMessage', { content: [{ type: 'text', value: 'pay invoice 42', provenance: prov('u1', 'user_input') }] }, { turnId: 't1' }));
+    const pay = decided(await c.step('steps/toolCallRequest', {
+      tool: { name: 'payments.transfer' },
+      arguments: { account: { value: 'ACME-001', provenance: prov('u2', 'user_input') }, amount: { value: '120.00', provenance: prov('u3', 'user_input') } },
+    }, { turnId: 't1' }));
+    expect(pay.decision).toBe('ask');
+    expect(pay.reason_codes).toEqual(['approval_required']);
+    expect(pay.ask_details).toMatchObject({ approver: { type: 'human', id: 'security-oncall' }, timeout_seconds: 600, timeout_disposition: 'deny' });
   }, TIMEOUT);
 
   it('budgets: the call after max_tool_calls_per_turn (50) is rate_limited; a new turn resets the turn budget', async () => {
