@@ -8,6 +8,7 @@ import { Hono, type Context } from 'hono';
 import { LifecycleError, type LifecycleNode } from '../lifecycle/index.ts';
 import { listReplicas, shadowReport } from '../lifecycle/node.ts';
 import type { BundleSourceStatus } from '../lifecycle/bundle-service.ts';
+import { readStreamWithLimit } from '../http-body/index.ts';
 
 export interface AdminAppOptions {
   node: LifecycleNode;
@@ -20,25 +21,6 @@ export interface AdminAppOptions {
   maxBundleBytes?: number;
   /** Extra sub-apps mounted on the admin app at the given path (replay at "/": its routes start with /replay), behind the same token. */
   mount?: Record<string, Hono>;
-}
-
-/** Reads a body up to `limit` bytes (chunked uploads too); null once it is larger (the stream is cancelled). */
-async function readLimited(body: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array | null> {
-  if (!body) return new Uint8Array(0);
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      return null;
-    }
-    chunks.push(value);
-  }
-  return new Uint8Array(Buffer.concat(chunks));
 }
 
 const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
@@ -123,7 +105,7 @@ export function createAdminApp(options: AdminAppOptions): Hono {
     const max = options.maxBundleBytes ?? 64 * 1024 * 1024;
     const declared = Number(c.req.header('content-length'));
     if (Number.isFinite(declared) && declared > max) return json({ error: 'too_large', reason: `bundle larger than ${max} bytes` }, 413);
-    const body = await readLimited(c.req.raw.body, max);
+    const body = await readStreamWithLimit(c.req.raw.body, max);
     if (body === null) return json({ error: 'too_large', reason: `bundle larger than ${max} bytes` }, 413);
     const activate = c.req.query('activate') === 'true' || c.req.query('activate') === '1';
     try {

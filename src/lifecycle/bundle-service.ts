@@ -5,6 +5,7 @@
 // `Content-Type: application/vnd.openpolicyagent.bundles`. Errors back off exponentially with jitter; after a
 // failed download the ETag is cleared, after a failed activation the last activated ETag is re-sent.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { readStreamWithLimit } from '../http-body/index.ts';
 
 export interface BundleSourceStatus {
   name: string;
@@ -175,19 +176,7 @@ export class BundleServicePoller {
 async function readBody(res: Response, max: number): Promise<Uint8Array> {
   const declared = Number(res.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > max) throw new Error(`bundle of ${declared} bytes exceeds the ${max}-byte limit`);
-  const reader = res.body?.getReader();
-  if (!reader) return new Uint8Array(0);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => {});
-      throw new Error(`bundle exceeds the ${max}-byte limit`);
-    }
-    chunks.push(value);
-  }
-  return new Uint8Array(Buffer.concat(chunks));
+  const body = await readStreamWithLimit(res.body, max);
+  if (body === null) throw new Error(`bundle exceeds the ${max}-byte limit`);
+  return body;
 }

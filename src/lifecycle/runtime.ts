@@ -13,8 +13,8 @@
 //   GUARDIAN_BUNDLE_VERIFY_*                  signature verification (src/lifecycle/config.ts)
 //   DATABASE_URL                              also used to LISTEN for activations
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Hono } from 'hono';
 import { writeBundle } from '../rego/bundle/index.ts';
 import type { DurableStore, GuardianStore } from '../store/types.ts';
@@ -24,6 +24,7 @@ import { verificationFromEnv } from './config.ts';
 import { LifecycleNode } from './node.ts';
 import type { PolicySlot } from './slot.ts';
 import { watchBundleDirectory, type DirectoryWatch } from './watch.ts';
+import { readRegoDirectory } from '../rego/sources.ts';
 
 export interface LifecycleRuntimeOptions {
   store: GuardianStore;
@@ -50,19 +51,6 @@ export function isDurableStore(store: GuardianStore): store is DurableStore {
   return typeof s.putPolicyBundle === 'function' && typeof s.query === 'function' && typeof s.activatePolicyBundle === 'function';
 }
 
-function regoSources(dir: string): { file: string; text: string }[] {
-  const out: { file: string; text: string }[] = [];
-  const walk = (d: string): void => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name.endsWith('.rego') && !e.name.endsWith('_test.rego')) out.push({ file: relative(dir, p), text: readFileSync(p, 'utf8') });
-    }
-  };
-  walk(dir);
-  return out.sort((a, b) => (a.file < b.file ? -1 : 1));
-}
-
 /** A bare Wasm module (`serve --bundle policy.wasm`) wrapped as a bundle; the revision the engine gives it unwrapped. */
 function wrapBareWasm(bytes: Uint8Array): Uint8Array {
   if (!(bytes[0] === 0x00 && bytes[1] === 0x61 && bytes[2] === 0x73 && bytes[3] === 0x6d)) return bytes;
@@ -80,7 +68,7 @@ async function initialBundle(options: LifecycleRuntimeOptions): Promise<{ bytes:
   const rego = await import('../rego/index.ts');
   const dataPath = join(regoDir, 'data.json');
   const data = existsSync(dataPath) ? (JSON.parse(readFileSync(dataPath, 'utf8')) as Record<string, unknown>) : undefined;
-  const compiled = await rego.compileBundle({ sources: regoSources(regoDir), entrypoints: ['acs/decision'], ...(data ? { data } : {}) });
+  const compiled = await rego.compileBundle({ sources: readRegoDirectory(regoDir), entrypoints: ['acs/decision'], ...(data ? { data } : {}) });
   return { bytes: compiled.bundle, source: `rego:${regoDir}` };
 }
 

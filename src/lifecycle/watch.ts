@@ -4,6 +4,7 @@ import { existsSync, readdirSync, readFileSync, renameSync, statSync, watch, wri
 import { join, relative, resolve } from 'node:path';
 import { sha256Hex } from '../chain/index.ts';
 import type { LifecycleNode } from './node.ts';
+import { readRegoDirectory } from '../rego/sources.ts';
 
 export interface DirectoryWatch {
   close(): void;
@@ -90,19 +91,6 @@ export interface WatchAndBuildOptions {
   onBuild?: (e: { ok: true; revision: string; bytes: number } | { ok: false; error: string }) => void;
 }
 
-function regoSources(dir: string): { file: string; text: string }[] {
-  const out: { file: string; text: string }[] = [];
-  const walk = (d: string): void => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name.endsWith('.rego') && !e.name.endsWith('_test.rego')) out.push({ file: relative(dir, p), text: readFileSync(p, 'utf8') });
-    }
-  };
-  walk(dir);
-  return out.sort((a, b) => (a.file < b.file ? -1 : 1));
-}
-
 /** Rebuilds `out` from the Rego sources (and root data.json) in `dir` on every change; returns a closer. */
 export function watchAndBuild(dir: string, options: WatchAndBuildOptions): { close(): void; build(): Promise<void> } {
   const root = resolve(dir);
@@ -113,7 +101,7 @@ export function watchAndBuild(dir: string, options: WatchAndBuildOptions): { clo
       const rego = await import('../rego/index.ts');
       const dataPath = join(root, 'data.json');
       const data = existsSync(dataPath) ? (JSON.parse(readFileSync(dataPath, 'utf8')) as Record<string, unknown>) : undefined;
-      const compiled = await rego.compileBundle({ sources: regoSources(root), entrypoints: options.entrypoints, ...(data ? { data } : {}) });
+      const compiled = await rego.compileBundle({ sources: readRegoDirectory(root), entrypoints: options.entrypoints, ...(data ? { data } : {}) });
       const tmp = `${options.out}.tmp-${process.pid}`;
       writeFileSync(tmp, compiled.bundle);
       renameSync(tmp, options.out);

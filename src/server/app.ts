@@ -2,8 +2,8 @@
 // registry (HMAC IKM from GUARDIAN_HMAC_IKM, GUARDIAN_HMAC_IKM_FILE or a dev key generated once in the data
 // dir, plus any key files src/crypto loads), policy (bundles/acs.tar.gz, else rego/ compiled at start).
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { createSignatureRegistry, decodeBase64Strict, isSignatureAlgorithm, type SignatureRegistry } from '../crypto/index.ts';
 import { createWasmPolicyEngine } from '../policy/index.ts';
 import type { PolicyEngine } from '../policy/types.ts';
@@ -12,6 +12,7 @@ import type { GuardianStore } from '../store/types.ts';
 import { createGuardian, type AuditEvent, type Guardian, type GuardianOptions } from '../acs/pipeline/index.ts';
 import { cryptoEnvelopeSignatures } from '../acs/signing/index.ts';
 import { isDurableStore, startLifecycleRuntime, type LifecycleRuntime } from '../lifecycle/index.ts';
+import { readRegoDirectory } from '../rego/sources.ts';
 
 export interface HmacKeyMaterial {
   ikm: Uint8Array;
@@ -52,19 +53,6 @@ export function resolveHmacKey(env: NodeJS.ProcessEnv, dataDir: string): HmacKey
   return { ikm, source: 'generated', path, fingerprint: fingerprint(ikm) };
 }
 
-function regoSources(dir: string): { file: string; text: string }[] {
-  const out: { file: string; text: string }[] = [];
-  const walk = (d: string): void => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name.endsWith('.rego') && !e.name.endsWith('_test.rego')) out.push({ file: relative(dir, p), text: readFileSync(p, 'utf8') });
-    }
-  };
-  walk(dir);
-  return out.sort((a, b) => a.file.localeCompare(b.file));
-}
-
 /** bundles/acs.tar.gz (or `bundlePath`) if present, else compile `regoDir` (default rego/) at start. */
 export async function loadPolicyEngine(options: { bundlePath?: string; regoDir?: string; cwd?: string; evaluationTimeoutMs?: number }): Promise<{ engine: PolicyEngine; source: string }> {
   const timeoutMs = options.evaluationTimeoutMs;
@@ -78,7 +66,7 @@ export async function loadPolicyEngine(options: { bundlePath?: string; regoDir?:
   if (!existsSync(regoDir)) throw new Error(`no policy: neither ${bundlePath} nor ${regoDir} exists`);
   // Loaded lazily: the Rego toolchain is only needed when no prebuilt bundle exists.
   const rego = await import('../rego/index.ts');
-  const compiled = await rego.compileBundle({ sources: regoSources(regoDir), entrypoints: ['acs/decision'] });
+  const compiled = await rego.compileBundle({ sources: readRegoDirectory(regoDir), entrypoints: ['acs/decision'] });
   return { engine: await createWasmPolicyEngine({ bundle: compiled.bundle, timeoutMs }), source: `${regoDir} (compiled at start)` };
 }
 

@@ -7,37 +7,13 @@ import type { AddressInfo } from 'node:net';
 import { AcsError, AcsErrorCode } from '../acs/errors.ts';
 import type { Guardian } from '../acs/pipeline/index.ts';
 import { errorEnvelope } from '../acs/pipeline/respond.ts';
+import { readStreamWithLimit } from '../http-body/index.ts';
 
 export interface HttpAppOptions {
   /** Readiness probe (store reachable, policy loaded). */
   ready?: () => Promise<boolean>;
   /** Admin API (bundle lifecycle, replay jobs), mounted at /admin; it refuses everything without a token. */
   admin?: Hono;
-}
-
-/** Reads a request body up to `limit` bytes; null when it is larger (the stream is cancelled early). */
-async function readLimited(body: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array | null> {
-  if (!body) return new Uint8Array(0);
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      return null;
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const c of chunks) {
-    out.set(c, offset);
-    offset += c.byteLength;
-  }
-  return out;
 }
 
 export function createHttpApp(guardian: Guardian, options: HttpAppOptions = {}): Hono {
@@ -56,7 +32,7 @@ export function createHttpApp(guardian: Guardian, options: HttpAppOptions = {}):
       ? null
       : Number.isInteger(declared) && declared >= 0
         ? new Uint8Array(await c.req.raw.arrayBuffer())
-        : await readLimited(c.req.raw.body, limit);
+        : await readStreamWithLimit(c.req.raw.body, limit);
     if (body === null) {
       const err = new AcsError(AcsErrorCode.InvalidRequest, 'body_too_large', `messages larger than ${limit} bytes are refused`);
       return json(await errorEnvelope(guardian.config, null, err, null));
