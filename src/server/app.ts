@@ -8,6 +8,7 @@ import { createSignatureRegistry, decodeBase64Strict, isSignatureAlgorithm, type
 import { createWasmPolicyEngine } from '../policy/index.ts';
 import type { PolicyEngine } from '../policy/types.ts';
 import { openStore } from '../store/index.ts';
+import { storeOptionsFrom } from '../store/config.ts';
 import type { GuardianStore } from '../store/types.ts';
 import { createGuardian, type AuditEvent, type Guardian, type GuardianOptions } from '../acs/pipeline/index.ts';
 import { cryptoEnvelopeSignatures } from '../acs/signing/index.ts';
@@ -121,7 +122,8 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
     throw err;
   }
   const checkpoints = { signer: checkpointSigner, keyId: checkpointSigner.keyId };
-  const store = options.store ?? (await openStore(databaseUrl ? { databaseUrl, checkpoints } : { dataDir, checkpoints }));
+  // Same store location rules as the db/audit commands (DATABASE_URL, GUARDIAN_DB_SCHEMA, else PGlite in dataDir).
+  const store = options.store ?? (await openStore({ ...storeOptionsFrom({ databaseUrl, dataDir }, env), checkpoints }));
   let engine: PolicyEngine;
   let policySource: string;
   let lifecycle: LifecycleRuntime | undefined;
