@@ -102,6 +102,18 @@ export interface GuardianRuntime {
 export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}): Promise<GuardianRuntime> {
   const env = options.env ?? process.env;
   const dataDir = resolve(options.cwd ?? process.cwd(), options.dataDir ?? '.guardian');
+  // Checked before anything is opened, so a bad setting leaves nothing to clean up.
+  const every = (name: string): number | undefined => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return undefined;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+    return n;
+  };
+  const everyEntries = every('GUARDIAN_CHECKPOINT_EVERY_ENTRIES');
+  const everyMs = every('GUARDIAN_CHECKPOINT_EVERY_MS');
+  const checkpointAlgorithm = env.GUARDIAN_CHECKPOINT_ALGORITHM || 'HMAC-SHA256';
+  if (!isSignatureAlgorithm(checkpointAlgorithm)) throw new Error(`GUARDIAN_CHECKPOINT_ALGORITHM: unknown algorithm ${JSON.stringify(checkpointAlgorithm)}`);
   const key = resolveHmacKey(env, dataDir);
   const registry = createSignatureRegistry({ hmacIkm: key.ikm, env: { ...env, GUARDIAN_HMAC_IKM: undefined } });
   const ownsStore = !options.store;
@@ -109,11 +121,6 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
   // Signed checkpoints make a truncated tail or a consistently rewritten chain detectable by `audit verify`.
   // GUARDIAN_CHECKPOINT_ALGORITHM=ML-DSA-65 signs them asymmetrically (answers stay HMAC), so an auditor holding
   // only the public key can verify the log (ACS-Crypto).
-  const checkpointAlgorithm = env.GUARDIAN_CHECKPOINT_ALGORITHM || 'HMAC-SHA256';
-  if (!isSignatureAlgorithm(checkpointAlgorithm)) {
-    await registry.close();
-    throw new Error(`GUARDIAN_CHECKPOINT_ALGORITHM: unknown algorithm ${JSON.stringify(checkpointAlgorithm)}`);
-  }
   let checkpointSigner: ReturnType<SignatureRegistry['signer']>;
   try {
     checkpointSigner = registry.signer(checkpointAlgorithm, env.GUARDIAN_CHECKPOINT_KEY_ID || undefined);
@@ -121,7 +128,12 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
     await registry.close();
     throw err;
   }
-  const checkpoints = { signer: checkpointSigner, keyId: checkpointSigner.keyId };
+  const checkpoints = {
+    signer: checkpointSigner,
+    keyId: checkpointSigner.keyId,
+    ...(everyEntries ? { everyEntries } : {}),
+    ...(everyMs ? { everyMs } : {}),
+  };
   // Same store location rules as the db/audit commands (DATABASE_URL, GUARDIAN_DB_SCHEMA, else PGlite in dataDir).
   const store = options.store ?? (await openStore({ ...storeOptionsFrom({ databaseUrl, dataDir }, env), checkpoints }));
   let engine: PolicyEngine;

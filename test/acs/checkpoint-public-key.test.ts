@@ -33,6 +33,7 @@ describe('checkpoints signed with ML-DSA-65', () => {
       GUARDIAN_HMAC_IKM: IKM.toString('base64'),
       GUARDIAN_KEYS: JSON.stringify([guardianKey]),
       GUARDIAN_CHECKPOINT_ALGORITHM: 'ML-DSA-65',
+      GUARDIAN_CHECKPOINT_EVERY_ENTRIES: '2',
       GUARDIAN_LIFECYCLE: 'off',
     };
     const runtime = await openGuardianRuntime({ dataDir, engine: await constantDecisionEngine({ decision: 'allow' }), env, onAudit: () => {} });
@@ -58,7 +59,8 @@ describe('checkpoints signed with ML-DSA-65', () => {
     expect(good.code).toBe(0);
     expect(good.reports).toHaveLength(1);
     expect(good.reports[0]).toMatchObject({ ok: true, entries: 4 });
-    expect(good.reports[0].checkpointsVerified).toBeGreaterThanOrEqual(1);
+    // Every 2 entries (seq 1 and 3) — the 4th entry's head is also the one signed on close.
+    expect(good.reports[0].checkpointsVerified).toBeGreaterThanOrEqual(2);
     expect(good.reports[0].checkpointsVerified).toBe(good.reports[0].checkpoints);
 
     const otherDir = join(root, 'other');
@@ -70,9 +72,10 @@ describe('checkpoints signed with ML-DSA-65', () => {
     expect(bad.reports[0]).toMatchObject({ ok: false });
   });
 
-  it('an unknown checkpoint algorithm or a missing key refuses to start', async () => {
+  it('an unknown checkpoint algorithm, a missing key or a bad interval refuses to start', async () => {
     const env = { GUARDIAN_HMAC_IKM: IKM.toString('base64'), GUARDIAN_LIFECYCLE: 'off' };
     await expect(openGuardianRuntime({ dataDir: join(root, 'x'), env: { ...env, GUARDIAN_CHECKPOINT_ALGORITHM: 'ML-DSA-99' } })).rejects.toThrow(/GUARDIAN_CHECKPOINT_ALGORITHM/);
     await expect(openGuardianRuntime({ dataDir: join(root, 'y'), env: { ...env, GUARDIAN_CHECKPOINT_ALGORITHM: 'ML-DSA-65' } })).rejects.toThrow(/ML-DSA-65/);
+    await expect(openGuardianRuntime({ dataDir: join(root, 'z'), env: { ...env, GUARDIAN_CHECKPOINT_EVERY_ENTRIES: '0' } })).rejects.toThrow(/GUARDIAN_CHECKPOINT_EVERY_ENTRIES/);
   });
 });
