@@ -17,10 +17,10 @@ const IKM = Buffer.from(new Uint8Array(32).fill(5));
 const root = mkdtempSync(join(tmpdir(), 'acs-checkpoint-pk-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-function auditVerify(dataDir: string, keyDir: string): { code: number | null; reports: Record<string, unknown>[]; stderr: string } {
+function auditVerify(dataDir: string, keyArgs: string[]): { code: number | null; reports: Record<string, unknown>[]; stderr: string } {
   // No HMAC key in the auditor's environment: only the public key file.
   const env = { ...process.env, GUARDIAN_HMAC_IKM: '', GUARDIAN_HMAC_IKM_FILE: '', GUARDIAN_KEY_DIR: '', DATABASE_URL: '' };
-  const r = spawnSync(process.execPath, [BIN, 'audit', 'verify', '--all', '--json', '--data-dir', dataDir, '--key-dir', keyDir], { encoding: 'utf8', env, timeout: 180_000 });
+  const r = spawnSync(process.execPath, [BIN, 'audit', 'verify', '--all', '--json', '--data-dir', dataDir, ...keyArgs], { encoding: 'utf8', env, timeout: 180_000 });
   const reports = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
   return { code: r.status, reports, stderr: r.stderr };
 }
@@ -54,7 +54,7 @@ describe('checkpoints signed with ML-DSA-65', () => {
     const publicDir = join(root, 'public');
     mkdirSync(publicDir);
     writeFileSync(join(publicDir, 'checkpoint-key.pub.json'), JSON.stringify(publicPart(guardianKey)));
-    const good = auditVerify(dataDir, publicDir);
+    const good = auditVerify(dataDir, ['--key-dir', publicDir]);
     expect(good.stderr).not.toMatch(/secret|private/i);
     expect(good.code).toBe(0);
     expect(good.reports).toHaveLength(1);
@@ -67,9 +67,19 @@ describe('checkpoints signed with ML-DSA-65', () => {
     mkdirSync(otherDir);
     const impostor = publicPart(generateKeyFile('ML-DSA-65', { keyId: 'checkpoint-key' }));
     writeFileSync(join(otherDir, 'checkpoint-key.pub.json'), JSON.stringify(impostor));
-    const bad = auditVerify(dataDir, otherDir);
+    const bad = auditVerify(dataDir, ['--key-dir', otherDir]);
     expect(bad.code).toBe(1);
     expect(bad.reports[0]).toMatchObject({ ok: false });
+
+    // The same with one public key file, and a secret key file refused for an auditor.
+    const byFile = auditVerify(dataDir, ['--public-key', join(publicDir, 'checkpoint-key.pub.json')]);
+    expect(byFile.code).toBe(0);
+    expect(byFile.reports[0].checkpointsVerified).toBe(good.reports[0].checkpointsVerified);
+    const secretFile = join(root, 'checkpoint-key.key.json');
+    writeFileSync(secretFile, JSON.stringify(guardianKey));
+    const refused = auditVerify(dataDir, ['--public-key', secretFile]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/secret key material/);
   });
 
   it('an unknown checkpoint algorithm, a missing key or a bad interval refuses to start', async () => {

@@ -12,6 +12,24 @@ import { openStoreForCli, withStoreLocation } from './db.ts';
 
 interface KeyFlags {
   keyDir?: string;
+  /** Public key files (`<key_id>.pub.json`): what a third-party auditor holds. */
+  publicKey?: string[];
+}
+
+/** Reads public key files given with --public-key; a file with secret material is refused (an auditor needs none). */
+function readPublicKeyFiles(paths: readonly string[]): unknown[] {
+  return paths.map((path) => {
+    let key: unknown;
+    try {
+      key = JSON.parse(readFileSync(path, 'utf8'));
+    } catch (err) {
+      throw new CliError(`--public-key ${path}: ${err instanceof Error ? err.message : String(err)}`, ExitCode.Usage);
+    }
+    if (JSON.stringify(key).includes('"private_key"')) {
+      throw new CliError(`--public-key ${path}: the file holds secret key material; give the .pub.json file`, ExitCode.Usage);
+    }
+    return key;
+  });
 }
 
 /**
@@ -33,11 +51,13 @@ function servedHmacIkm(dataDir: string): Uint8Array | undefined {
 /** Checkpoint signatures are checked with the deployment's keys (HMAC IKM as above, GUARDIAN_KEY_DIR, --key-dir). */
 function openRegistry(flags: KeyFlags & StoreLocationFlags): SignatureRegistry {
   const hmacIkm = servedHmacIkm(flags.dataDir ?? (process.env.GUARDIAN_DATA_DIR || DEFAULT_DATA_DIR));
+  const publicKeys = flags.publicKey?.length ? readPublicKeyFiles(flags.publicKey) : undefined;
   try {
     return createSignatureRegistry({
       env: { ...process.env, GUARDIAN_HMAC_IKM: undefined },
       ...(hmacIkm ? { hmacIkm } : {}),
       ...(flags.keyDir ? { dir: flags.keyDir } : {}),
+      ...(publicKeys ? { keys: publicKeys } : {}),
       workerPool: false,
     });
   } catch (err) {
@@ -82,6 +102,7 @@ export function registerAuditCommands(program: Command): void {
     .option('--session <id>', 'verify one session')
     .option('--all', 'verify every chain')
     .option('--key-dir <dir>', 'key files for checkpoint signatures (default GUARDIAN_KEY_DIR); the HMAC key is the one `serve` uses (GUARDIAN_HMAC_IKM, GUARDIAN_HMAC_IKM_FILE, <data dir>/hmac-ikm.key)')
+    .option('--public-key <file...>', 'public key file(s) to check checkpoint signatures with (an auditor holding only the public key)')
     .option('--json', 'one JSON report per line')
     .action(async (flags: StoreLocationFlags & KeyFlags & { session?: string; all?: boolean; json?: boolean }) => {
       if (Boolean(flags.session) === Boolean(flags.all)) throw new CliError('give exactly one of --session ID or --all', ExitCode.Usage);
