@@ -1,7 +1,7 @@
 // The Rego toolchain as a library: sources → bundle (parse → compileModules → planEntrypoints →
 // linkPolicyWasm → writeBundle), bundle → loaded opa-wasm policy, and ad-hoc queries (conformance runner).
 import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
-import { parseModule, parseQuery } from './ast/index.ts';
+import { parseModules, parseQuery } from './ast/index.ts';
 import type { Body, Module } from './ast/types.ts';
 import { createHostBuiltins, HostBuiltinContext, type HostBuiltinOptions } from './builtins/index.ts';
 import { BundleError, readBundle, writeBundle, type Bundle, type BundleLimits, type BundleManifest } from './bundle/index.ts';
@@ -52,16 +52,7 @@ const MAX_ERRORS = 10;
 
 /** Parse every source, collecting parse errors across files. */
 export function parseSources(sources: RegoSource[]): Module[] {
-  const modules: Module[] = [];
-  const errors: RegoError[] = [];
-  for (const s of sources) {
-    try {
-      modules.push(parseModule(s.file, s.text));
-    } catch (e) {
-      if (!(e instanceof RegoErrors)) throw e;
-      errors.push(...e.errors);
-    }
-  }
+  const { modules, errors } = parseModules(sources);
   if (errors.length) throw new RegoErrors(errors.slice(0, MAX_ERRORS));
   return modules;
 }

@@ -101,6 +101,21 @@ export function parseModule(file: string, text: string): Module {
   });
 }
 
+/** Parses several files, collecting every file's parse errors instead of stopping at the first failing file. */
+export function parseModules(sources: readonly { file: string; text: string }[]): { modules: Module[]; errors: RegoError[] } {
+  const modules: Module[] = [];
+  const errors: RegoError[] = [];
+  for (const s of sources) {
+    try {
+      modules.push(parseModule(s.file, s.text));
+    } catch (e) {
+      if (!(e instanceof RegoErrors)) throw e;
+      errors.push(...e.errors);
+    }
+  }
+  return { modules, errors };
+}
+
 /** Parse a query such as `data.p.f(1) = x; y := 2`. */
 export function parseQuery(text: string, file = 'query'): Body {
   return guard(file, text, () => {

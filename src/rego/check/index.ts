@@ -1,7 +1,6 @@
 // `guardian policy check`: parse + compile every module exactly as `policy build` does (minus planning
 // and Wasm), then lint. Compile errors and lint findings are reported together.
-import { parseModule } from '../ast/index.ts';
-import type { Module } from '../ast/types.ts';
+import { parseModules } from '../ast/index.ts';
 import { compileModules } from '../compile/index.ts';
 import { RegoError, RegoErrors } from '../errors.ts';
 import { lintModules, type LintFinding } from './lint.ts';
@@ -24,16 +23,7 @@ export interface CheckResult {
 
 /** Parses every source (collecting errors across files), compiles them together, and lints what parsed. */
 export function checkPolicies(sources: readonly CheckSource[]): CheckResult {
-  const modules: Module[] = [];
-  const errors: RegoError[] = [];
-  for (const s of sources) {
-    try {
-      modules.push(parseModule(s.file, s.text));
-    } catch (e) {
-      if (!(e instanceof RegoErrors)) throw e;
-      errors.push(...e.errors);
-    }
-  }
+  const { modules, errors } = parseModules(sources);
   // Compile only a complete set: with a file missing, references into it would be reported as errors.
   if (errors.length === 0 && modules.length > 0) {
     try {
