@@ -5,28 +5,11 @@
 import { performance } from 'node:perf_hooks';
 import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { compileBundle, hostBuiltins, instantiatePolicy } from '../src/rego/index.ts';
+import { toolCallEnvelope } from './fixtures/acs-envelope.ts';
 
 const iterations = Number(process.env.BENCH_ITERATIONS ?? 20000);
 
-/** An ACS v0.1.0 `steps/toolCallRequest` envelope as the Guardian's policy input carries it. */
-const envelope = {
-  jsonrpc: '2.0',
-  id: 'req-7f3a9c',
-  method: 'steps/toolCallRequest',
-  params: {
-    session: { id: 'sess-4411', turn: 3, agent: { id: 'agent-support', name: 'support-bot', version: '1.4.2' } },
-    user: { id: 'u-1029', roles: ['customer', 'beta'] },
-    tool: { name: 'read_file', server: 'fs-mcp', annotations: { readOnlyHint: true } },
-    arguments: {
-      path: { value: '/workspace/reports/q3-summary.md', provenance: { source: 'user_input', id: 'msg-2' } },
-      encoding: { value: 'utf-8', provenance: { source: 'agent', id: 'plan-1' } },
-    },
-    context: { channel: 'web', locale: 'en-GB', timestamp: '2026-11-29T12:00:00.000Z' },
-    limits: { tool_calls: 12, tokens: 18000 },
-    intent: { value: 'Summarise the Q3 report for the customer and list the open support tickets', provenance: { source: 'user_input', id: 'msg-1' } },
-    trace: { trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', span_id: '00f067aa0ba902b7' },
-  },
-};
+const envelope = toolCallEnvelope;
 
 /** 20 rules: deny/ask partial sets, allow-lists, counters, and a decision object combining them. */
 const POLICY = `package bench

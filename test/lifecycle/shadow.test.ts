@@ -1,36 +1,25 @@
 // Shadow mode: a candidate evaluated beside the enforcing bundle on every request, off the critical path;
 // differences stored and counted exactly, never enforced.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGuardian } from '../../src/acs/pipeline/index.ts';
-import { cryptoEnvelopeSignatures } from '../../src/acs/signing/index.ts';
 import { AcsClient, httpTransport } from '../../src/client/index.ts';
-import { createSignatureRegistry, type SignatureRegistry } from '../../src/crypto/index.ts';
 import { LifecycleNode, shadowReport } from '../../src/lifecycle/index.ts';
-import { startHttpServer, type RunningHttpServer } from '../../src/server/http.ts';
-import { openStore } from '../../src/store/index.ts';
+import type { RunningHttpServer } from '../../src/server/http.ts';
 import type { DurableStore } from '../../src/store/types.ts';
-import { constantBundle } from './fixtures.ts';
+import { constantBundle, startLifecycleGuardian, type LifecycleGuardian } from './fixtures.ts';
 
 const IKM = new Uint8Array(Array.from({ length: 32 }, (_, i) => (i * 13) & 255));
 let store: DurableStore;
 let node: LifecycleNode;
-let registry: SignatureRegistry;
 let server: RunningHttpServer;
+let guardian: LifecycleGuardian;
 
 beforeAll(async () => {
-  store = await openStore({ inMemory: true });
   const enforcing = await constantBundle('enforce-allow', { decision: { decision: 'allow', reasoning: 'ok' } });
-  node = new LifecycleNode({ store, pollIntervalMs: 60_000, initialBundle: { bytes: enforcing, source: 'test' } });
-  const engine = await node.start();
-  registry = createSignatureRegistry({ hmacIkm: IKM, workerPool: false });
-  const guardian = createGuardian({ store, engine, signatures: cryptoEnvelopeSignatures(registry), onAudit: () => {} });
-  server = await startHttpServer(guardian, { port: 0 });
+  guardian = await startLifecycleGuardian(IKM, { pollIntervalMs: 60_000, initialBundle: { bytes: enforcing, source: 'test' } });
+  ({ store, node, server } = guardian);
 });
 afterAll(async () => {
-  await server.close();
-  await node.stop();
-  await registry.close();
-  await store.close();
+  await guardian.close();
 });
 
 describe('shadow mode', () => {

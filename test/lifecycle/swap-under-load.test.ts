@@ -2,36 +2,25 @@
 // requests, and every stored decision names the revision whose module produced it (each test bundle's decision
 // says which revision it came from). Failed activations (smoke test, unloadable module) keep the old version.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGuardian } from '../../src/acs/pipeline/index.ts';
-import { cryptoEnvelopeSignatures } from '../../src/acs/signing/index.ts';
 import { AcsClient, httpTransport } from '../../src/client/index.ts';
-import { createSignatureRegistry, type SignatureRegistry } from '../../src/crypto/index.ts';
 import { LifecycleError, LifecycleNode } from '../../src/lifecycle/index.ts';
 import { writeBundle } from '../../src/rego/bundle/index.ts';
-import { startHttpServer, type RunningHttpServer } from '../../src/server/http.ts';
-import { openStore } from '../../src/store/index.ts';
+import type { RunningHttpServer } from '../../src/server/http.ts';
 import type { DurableStore } from '../../src/store/types.ts';
-import { constantBundle } from './fixtures.ts';
+import { constantBundle, startLifecycleGuardian, type LifecycleGuardian } from './fixtures.ts';
 
 const IKM = new Uint8Array(Array.from({ length: 32 }, (_, i) => (i * 7) & 255));
 let store: DurableStore;
 let node: LifecycleNode;
-let registry: SignatureRegistry;
 let server: RunningHttpServer;
+let guardian: LifecycleGuardian;
 
 beforeAll(async () => {
-  store = await openStore({ inMemory: true });
-  node = new LifecycleNode({ store, pollIntervalMs: 60_000, engine: { timeoutMs: 5_000 }, initialBundle: { bytes: await constantBundle('rev-0'), source: 'test' } });
-  const engine = await node.start();
-  registry = createSignatureRegistry({ hmacIkm: IKM, workerPool: false });
-  const guardian = createGuardian({ store, engine, signatures: cryptoEnvelopeSignatures(registry), onAudit: () => {} });
-  server = await startHttpServer(guardian, { port: 0 });
+  guardian = await startLifecycleGuardian(IKM, { pollIntervalMs: 60_000, engine: { timeoutMs: 5_000 }, initialBundle: { bytes: await constantBundle('rev-0'), source: 'test' } });
+  ({ store, node, server } = guardian);
 });
 afterAll(async () => {
-  await server.close();
-  await node.stop();
-  await registry.close();
-  await store.close();
+  await guardian.close();
 });
 
 describe('hot swap', () => {
