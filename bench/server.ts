@@ -74,6 +74,22 @@ function mapStore(): GuardianStore {
       return { seq, entryHash, previousHash };
     },
     recordDecision: async (_s: string, _q: number, d: { result: Json }) => void JSON.stringify(d.result),
+    commitStep: async (sessionId, step) => {
+      const head = heads.get(sessionId) ?? null;
+      if ((head?.entryHash ?? null) !== (step.expectedHead?.entryHash ?? null)) return { status: 'stale_head', head };
+      for (const k of step.replayKeys) {
+        if (replay.has(`${sessionId}\u0000${k.kind}\u0000${k.value}`)) return { status: 'replay', kind: k.kind };
+      }
+      for (const k of step.replayKeys) replay.add(`${sessionId}\u0000${k.kind}\u0000${k.value}`);
+      const previousHash = head?.entryHash ?? null;
+      const seq = (head?.seq ?? -1) + 1;
+      const entryHash = computeEntryHash(step.entry.content, previousHash);
+      heads.set(sessionId, { seq, entryHash });
+      void JSON.stringify(step.decision.result);
+      const s = sessions.get(sessionId);
+      if (s) Object.assign(s, JSON.parse(JSON.stringify(step.session)) as Partial<SessionRecord>);
+      return { status: 'committed', appended: { seq, entryHash, previousHash } };
+    },
     getChainHead: async (id) => heads.get(id) ?? null,
     listContextEntries: async () => [],
     rememberReplayKey: async (sessionId, kind, value) => {

@@ -34,7 +34,7 @@ function refuse(): never {
  */
 const refusingStore: GuardianStore = {
   migrate: refuse, close: refuse, createSession: refuse, getSession: refuse, updateSessionState: refuse, closeSession: refuse,
-  appendContextEntry: refuse, recordDecision: refuse, getChainHead: refuse, listContextEntries: refuse, rememberReplayKey: refuse,
+  appendContextEntry: refuse, recordDecision: refuse, commitStep: refuse, getChainHead: refuse, listContextEntries: refuse, rememberReplayKey: refuse,
 };
 
 const refusingSignatures: EnvelopeSignatures = { supportedAlgorithms: () => [], verify: async () => false, sign: refuse };

@@ -7,8 +7,8 @@ import { StoreError, isRetryableConflict, sqlStateOf, toStoreError } from './err
 import { GroupCommitQueue, type QueuedItem } from './group-commit.ts';
 import { chainHeads, checkpoints, contextEntries, policyActivations, policyBundles, replayKeys, sessions } from './schema.ts';
 import type {
-  AppendedEntry, ChainInfo, CheckpointRecord, ContextEntryRecord, DurableStore, Json, NewContextEntry,
-  PolicyActivationRecord, PolicyBundleRecord, ReplayKeyKind, SessionRecord,
+  AppendedEntry, ChainHead, ChainInfo, CheckpointRecord, ContextEntryRecord, DurableStore, Json, NewContextEntry,
+  PolicyActivationRecord, PolicyBundleRecord, ReplayKeyKind, SessionRecord, StepCommit, StepCommitOutcome,
 } from './types.ts';
 
 export type StoreDatabase = PgDatabase<PgQueryResultHKT>;
@@ -138,6 +138,141 @@ function toEntryRecord(row: EntryRow): ContextEntryRecord {
   };
 }
 
+type NewSession = Omit<SessionRecord, 'createdAt' | 'closedAt'> & { createdAt?: Date };
+
+function toSessionRow(session: NewSession): typeof sessions.$inferInsert {
+  return {
+    id: requireId(session.id, 'session id'),
+    tenantId: session.tenantId ?? null,
+    agentId: requireId(session.agentId, 'agent id'),
+    keyId: session.keyId ?? null,
+    helloJcs: jcsOf(session.hello ?? null, 'hello'),
+    intentJcs: jcsOf(session.intent ?? null, 'intent'),
+    stateJcs: jcsOf(session.state ?? null, 'state'),
+    parentSessionId: session.parentSessionId ?? null,
+    ...(session.createdAt ? { createdAt: session.createdAt } : {}),
+  };
+}
+
+/** A StepCommit validated and serialised before it joins a batch (one bad step cannot fail its neighbours). */
+interface PreparedStep {
+  append: PreparedAppend;
+  expected: { seq: number; headHash: string | null };
+  keys: { kind: ReplayKeyKind; value: string }[];
+  keysExpireAt: string;
+  resultJcs: string;
+  bundleRevision: string | null;
+  evaluationDurationMs: number;
+  stateJcs: string | null;
+  intentJcs: string | null;
+  keyId: string | null;
+  closedAt: string | null;
+  child: typeof sessions.$inferInsert | null;
+}
+
+function prepareStep(step: StepCommit): PreparedStep {
+  for (const k of step.replayKeys) {
+    if (k.kind !== 'request_id' && k.kind !== 'nonce') throw new StoreError('invalid_input', `unknown replay key kind ${String(k.kind)}`);
+    requireId(k.value, k.kind);
+  }
+  if (new Set(step.replayKeys.map((k) => k.kind)).size !== step.replayKeys.length) throw new StoreError('invalid_input', 'one replay key per kind');
+  const validDate = (d: unknown): d is Date => d instanceof Date && !Number.isNaN(d.getTime());
+  if (!validDate(step.replayKeysExpireAt)) throw new StoreError('invalid_input', 'replayKeysExpireAt must be a valid Date');
+  if (step.session.closedAt !== undefined && !validDate(step.session.closedAt)) throw new StoreError('invalid_input', 'closedAt must be a valid Date');
+  if (!Number.isFinite(step.decision.evaluationDurationMs)) throw new StoreError('invalid_input', 'evaluationDurationMs must be a finite number');
+  const head = step.expectedHead;
+  if (head !== null && (!Number.isInteger(head.seq) || head.seq < 0 || !HEX64.test(head.entryHash))) {
+    throw new StoreError('invalid_input', 'expectedHead must be null or { seq ≥ 0, entryHash: 64 hex digits }');
+  }
+  return {
+    append: prepareAppend(step.entry),
+    expected: head === null ? { seq: -1, headHash: null } : { seq: head.seq, headHash: head.entryHash },
+    keys: step.replayKeys,
+    keysExpireAt: step.replayKeysExpireAt.toISOString(),
+    resultJcs: jcsOf(step.decision.result, 'result'),
+    bundleRevision: step.decision.bundleRevision ?? null,
+    evaluationDurationMs: step.decision.evaluationDurationMs,
+    stateJcs: step.session.state === undefined ? null : jcsOf(step.session.state, 'state'),
+    intentJcs: step.session.intent === undefined ? null : jcsOf(step.session.intent, 'intent'),
+    keyId: step.session.keyId ?? null,
+    closedAt: step.session.closedAt?.toISOString() ?? null,
+    child: step.childSession ? toSessionRow(step.childSession) : null,
+  };
+}
+
+/** A chain head as locked inside a transaction. */
+interface LockedHead {
+  seq: number;
+  headHash: string | null;
+  pruned: boolean;
+  changed: boolean;
+}
+
+/** Column arrays for one multi-row entries insert (unnest keeps it at one statement per batch). */
+class EntryColumns {
+  readonly sessionId: string[] = []; readonly seq: number[] = []; readonly entryId: string[] = []; readonly stepId: string[] = [];
+  readonly stepType: string[] = []; readonly requestHash: (string | null)[] = []; readonly timestamp: (string | null)[] = [];
+  readonly provenance: (string | null)[] = []; readonly content: string[] = []; readonly previousHash: (string | null)[] = [];
+  readonly entryHash: string[] = []; readonly params: string[] = []; readonly result: (string | null)[] = [];
+  readonly revision: (string | null)[] = []; readonly durationMs: (number | null)[] = [];
+
+  /** Appends at the locked head and moves it; returns where the entry landed. */
+  add(sessionId: string, head: LockedHead, p: PreparedAppend, decision?: { resultJcs: string; bundleRevision: string | null; evaluationDurationMs: number }): AppendedEntry {
+    const seq = head.seq + 1;
+    const previousHash = head.headHash;
+    const entryHash = computeEntryHash(p.content, previousHash);
+    this.sessionId.push(sessionId); this.seq.push(seq); this.entryId.push(p.content.entry_id); this.stepId.push(p.content.step_id);
+    this.stepType.push(p.content.step_type); this.requestHash.push(p.content.request_hash ?? null); this.timestamp.push(p.content.timestamp ?? null);
+    this.provenance.push(p.provenanceSummaryJcs); this.content.push(p.contentJcs); this.previousHash.push(previousHash);
+    this.entryHash.push(entryHash); this.params.push(p.paramsJcs);
+    this.result.push(decision?.resultJcs ?? null); this.revision.push(decision?.bundleRevision ?? null); this.durationMs.push(decision?.evaluationDurationMs ?? null);
+    Object.assign(head, { seq, headHash: entryHash, changed: true });
+    return { seq, entryHash, previousHash };
+  }
+
+  get length(): number {
+    return this.sessionId.length;
+  }
+}
+
+/**
+ * Upsert = create the head on a session's first entry AND row-lock it, in one statement: two writers can never
+ * both see "no head" (the first-append race of a bare SELECT … FOR UPDATE). `ids` must be sorted: unnest keeps
+ * the array order, so every batch locks in session-id order and concurrent batches cannot deadlock.
+ */
+async function lockChainHeads(query: RawQuery, ids: string[]): Promise<Map<string, LockedHead>> {
+  const heads = await query(
+    `insert into chain_heads (session_id, seq, head_hash)
+       select id, -1, null from unnest($1::text[]) with ordinality as t(id, ord) order by ord
+     on conflict (session_id) do update set seq = chain_heads.seq
+     returning session_id, seq, head_hash, pruned_at`,
+    [ids],
+  );
+  return new Map(heads.map((h) => [String(h.session_id), {
+    seq: Number(h.seq), headHash: h.head_hash === null ? null : String(h.head_hash), pruned: h.pruned_at !== null, changed: false,
+  }]));
+}
+
+/** Writes a batch's entries and moves the heads that changed: two statements whatever the batch size. */
+async function writeEntries(query: RawQuery, cols: EntryColumns, heads: Map<string, LockedHead>): Promise<void> {
+  if (cols.length === 0) return;
+  await query(
+    `insert into context_entries (session_id, seq, entry_id, step_id, step_type, request_hash, timestamp, provenance_summary_jcs,
+                                  content_jcs, previous_hash, entry_hash, params_jcs, result_jcs, bundle_revision, evaluation_duration_ms)
+     select * from unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                          $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::double precision[])`,
+    [cols.sessionId, cols.seq, cols.entryId, cols.stepId, cols.stepType, cols.requestHash, cols.timestamp, cols.provenance,
+      cols.content, cols.previousHash, cols.entryHash, cols.params, cols.result, cols.revision, cols.durationMs],
+  );
+  const moved = [...heads].filter(([, h]) => h.changed);
+  await query(
+    `update chain_heads as h set seq = v.seq, head_hash = v.head_hash, updated_at = now()
+       from unnest($1::text[], $2::integer[], $3::text[]) as v(session_id, seq, head_hash)
+      where h.session_id = v.session_id`,
+    [moved.map(([id]) => id), moved.map(([, h]) => h.seq), moved.map(([, h]) => h.headHash)],
+  );
+}
+
 function toSessionRecord(row: typeof sessions.$inferSelect): SessionRecord {
   return {
     id: row.id,
@@ -159,6 +294,7 @@ export class DrizzleGuardianStore implements DurableStore {
   readonly #db: StoreDatabase;
   readonly #appends: GroupCommitQueue<PreparedAppend, AppendedEntry>;
   readonly #decisions: GroupCommitQueue<PendingDecision, DecisionOutcome>;
+  readonly #steps: GroupCommitQueue<PreparedStep, StepCommitOutcome>;
   readonly #options: StoreOptions;
   readonly #maxRetries: number;
   /** Heads appended by this process and not yet checkpointed (for the time-based checkpoint). */
@@ -176,6 +312,7 @@ export class DrizzleGuardianStore implements DurableStore {
     this.#maxRetries = options.maxRetries ?? 8;
     this.#appends = new GroupCommitQueue((batch) => this.#commitAppends(batch), options.maxBatch ?? 256, driver.appendConcurrency);
     this.#decisions = new GroupCommitQueue((batch) => this.#commitDecisions(batch), options.maxBatch ?? 256, driver.appendConcurrency);
+    this.#steps = new GroupCommitQueue((batch) => this.#commitSteps(batch), options.maxBatch ?? 256, driver.appendConcurrency);
     const everyMs = options.checkpoints?.everyMs ?? 10_000;
     if (options.checkpoints && everyMs > 0) {
       this.#checkpointTimer = setInterval(() => this.#checkpointStale(everyMs), Math.max(50, Math.floor(everyMs / 2)));
@@ -197,6 +334,7 @@ export class DrizzleGuardianStore implements DurableStore {
     if (this.#checkpointTimer) clearInterval(this.#checkpointTimer);
     await this.#appends.idle();
     await this.#decisions.idle();
+    await this.#steps.idle();
     await this.#checkpointStale(0);
     await this.flush();
     await this.#d.close();
@@ -208,19 +346,9 @@ export class DrizzleGuardianStore implements DurableStore {
 
   // ---------------------------------------------------------------- sessions
 
-  async createSession(session: Omit<SessionRecord, 'createdAt' | 'closedAt'> & { createdAt?: Date }): Promise<void> {
+  async createSession(session: NewSession): Promise<void> {
     this.#assertOpen();
-    const row = {
-      id: requireId(session.id, 'session id'),
-      tenantId: session.tenantId ?? null,
-      agentId: requireId(session.agentId, 'agent id'),
-      keyId: session.keyId ?? null,
-      helloJcs: jcsOf(session.hello ?? null, 'hello'),
-      intentJcs: jcsOf(session.intent ?? null, 'intent'),
-      stateJcs: jcsOf(session.state ?? null, 'state'),
-      parentSessionId: session.parentSessionId ?? null,
-      ...(session.createdAt ? { createdAt: session.createdAt } : {}),
-    };
+    const row = toSessionRow(session);
     try {
       await this.#db.insert(sessions).values(row);
     } catch (err) {
@@ -293,75 +421,123 @@ export class DrizzleGuardianStore implements DurableStore {
    * size, and none of the per-value query building that dominated the CPU profile of this path.
    */
   async #commitAppends(batch: QueuedItem<PreparedAppend, AppendedEntry>[]): Promise<(AppendedEntry | Error)[]> {
-    // Lock head rows in one global order (session id) so concurrent batches cannot deadlock.
     const ids = [...new Set(batch.map((b) => b.key))].sort();
+    return this.#retrying('appendContextEntry', () => this.#d.transaction(async (query) => {
+      const heads = await lockChainHeads(query, ids);
+      const cols = new EntryColumns();
+      const outcomes = batch.map((item): AppendedEntry | Error => {
+        const head = heads.get(item.key);
+        if (!head) return new StoreError('unavailable', `chain head for ${item.key} was not returned`);
+        if (head.pruned) return new StoreError('conflict', `session ${item.key} was pruned; its chain is closed`);
+        return cols.add(item.key, head, item.value);
+      });
+      await writeEntries(query, cols, heads);
+      return outcomes;
+    }));
+  }
+
+  /** A batch transaction, retried as a whole on serialization failures and deadlocks. */
+  async #retrying<T>(what: string, work: () => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.#d.transaction(async (query) => {
-          // Upsert = create the head on a session's first entry AND row-lock it, in one statement: two
-          // writers can never both see "no head" (the first-append race of a bare SELECT … FOR UPDATE).
-          // unnest keeps the array order, so rows are locked in session-id order.
-          const heads = await query(
-            `insert into chain_heads (session_id, seq, head_hash)
-               select id, -1, null from unnest($1::text[]) with ordinality as t(id, ord) order by ord
-             on conflict (session_id) do update set seq = chain_heads.seq
-             returning session_id, seq, head_hash, pruned_at`,
-            [ids],
-          );
-          const state = new Map(heads.map((h) => [String(h.session_id), {
-            seq: Number(h.seq), headHash: h.head_hash === null ? null : String(h.head_hash), pruned: h.pruned_at !== null, changed: false,
-          }]));
-          const outcomes: (AppendedEntry | Error)[] = [];
-          const cols = {
-            sessionId: [] as string[], seq: [] as number[], entryId: [] as string[], stepId: [] as string[], stepType: [] as string[],
-            requestHash: [] as (string | null)[], timestamp: [] as (string | null)[], provenance: [] as (string | null)[],
-            content: [] as string[], previousHash: [] as (string | null)[], entryHash: [] as string[], params: [] as string[],
-          };
-          for (const item of batch) {
-            const head = state.get(item.key);
-            if (!head) throw new StoreError('unavailable', `chain head for ${item.key} was not returned`);
-            if (head.pruned) {
-              outcomes.push(new StoreError('conflict', `session ${item.key} was pruned; its chain is closed`));
-              continue;
-            }
-            const p = item.value;
-            const seq = head.seq + 1;
-            const previousHash = head.headHash;
-            const entryHash = computeEntryHash(p.content, previousHash);
-            cols.sessionId.push(item.key); cols.seq.push(seq); cols.entryId.push(p.content.entry_id); cols.stepId.push(p.content.step_id);
-            cols.stepType.push(p.content.step_type); cols.requestHash.push(p.content.request_hash ?? null); cols.timestamp.push(p.content.timestamp ?? null);
-            cols.provenance.push(p.provenanceSummaryJcs); cols.content.push(p.contentJcs); cols.previousHash.push(previousHash);
-            cols.entryHash.push(entryHash); cols.params.push(p.paramsJcs);
-            Object.assign(head, { seq, headHash: entryHash, changed: true });
-            outcomes.push({ seq, entryHash, previousHash });
-          }
-          if (cols.sessionId.length > 0) {
-            await query(
-              `insert into context_entries (session_id, seq, entry_id, step_id, step_type, request_hash, timestamp,
-                                            provenance_summary_jcs, content_jcs, previous_hash, entry_hash, params_jcs)
-               select * from unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                                    $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])`,
-              [cols.sessionId, cols.seq, cols.entryId, cols.stepId, cols.stepType, cols.requestHash, cols.timestamp,
-                cols.provenance, cols.content, cols.previousHash, cols.entryHash, cols.params],
-            );
-            const moved = [...state].filter(([, h]) => h.changed);
-            await query(
-              `update chain_heads as h set seq = v.seq, head_hash = v.head_hash, updated_at = now()
-                 from unnest($1::text[], $2::integer[], $3::text[]) as v(session_id, seq, head_hash)
-                where h.session_id = v.session_id`,
-              [moved.map(([id]) => id), moved.map(([, h]) => h.seq), moved.map(([, h]) => h.headHash)],
-            );
-          }
-          return outcomes;
-        });
+        return await work();
       } catch (err) {
         if (isRetryableConflict(err) && attempt < this.#maxRetries) {
           await sleep(Math.random() * Math.min(50, 2 ** attempt));
           continue;
         }
-        throw toStoreError(err, 'appendContextEntry');
+        throw toStoreError(err, what);
       }
     }
+  }
+
+  commitStep(sessionId: string, step: StepCommit): Promise<StepCommitOutcome> {
+    try {
+      this.#assertOpen();
+      requireId(sessionId, 'session id');
+      return this.#steps.enqueue(sessionId, prepareStep(step)).then(async (outcome) => {
+        this.#purgeExpiredReplayKeys();
+        if (outcome.status !== 'committed') return outcome;
+        this.#afterAppend(sessionId, outcome.appended);
+        // A sealed chain gets a final signed head at once, so a later truncation or rewrite is detectable.
+        if (step.session.closedAt !== undefined && this.#options.checkpoints) {
+          this.#uncheckpointed.delete(sessionId);
+          await this.#writeCheckpoint(sessionId, outcome.appended.seq, outcome.appended.entryHash);
+        }
+        return outcome;
+      });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /**
+   * Group commit of whole steps: replay keys, entries with their decisions, head moves and session rows of the
+   * batch in one transaction (six statements at most, whatever the batch size). A step whose head moved or whose
+   * key is a live duplicate writes nothing; the others commit.
+   */
+  async #commitSteps(batch: QueuedItem<PreparedStep, StepCommitOutcome>[]): Promise<(StepCommitOutcome | Error)[]> {
+    const ids = [...new Set(batch.map((b) => b.key))].sort();
+    return this.#retrying('commitStep', () => this.#d.transaction(async (query) => {
+      const heads = await lockChainHeads(query, ids);
+      const outcomes: (StepCommitOutcome | Error | null)[] = batch.map((item) => {
+        const head = heads.get(item.key);
+        if (!head) return new StoreError('unavailable', `chain head for ${item.key} was not returned`);
+        if (head.pruned) return new StoreError('conflict', `session ${item.key} was pruned; its chain is closed`);
+        const { seq, headHash } = item.value.expected;
+        if (head.seq !== seq || head.headHash !== headHash) {
+          return { status: 'stale_head', head: head.headHash === null ? null : { seq: head.seq, entryHash: head.headHash } };
+        }
+        return null;
+      });
+      // §10.3: a fresh key inserts, an expired one is taken over, a live one returns nothing.
+      const keyed = batch.flatMap((item, i) => (outcomes[i] === null ? item.value.keys.map((k) => ({ i, item, k })) : []));
+      if (keyed.length > 0) {
+        const now = new Date().toISOString();
+        const taken = await query(
+          `insert into replay_keys (session_id, kind, value, expires_at)
+             select * from unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[])
+           on conflict (session_id, kind, value) do update set expires_at = excluded.expires_at
+             where replay_keys.expires_at <= $5::timestamptz
+           returning session_id, kind, value`,
+          [keyed.map((x) => x.item.key), keyed.map((x) => x.k.kind), keyed.map((x) => x.k.value), keyed.map((x) => x.item.value.keysExpireAt), now],
+        );
+        const fresh = new Set(taken.map((r) => `${String(r.session_id)}\u0000${String(r.kind)}\u0000${String(r.value)}`));
+        for (const { i, item, k } of keyed) {
+          if (outcomes[i] === null && !fresh.has(`${item.key}\u0000${k.kind}\u0000${k.value}`)) outcomes[i] = { status: 'replay', kind: k.kind };
+        }
+      }
+      const cols = new EntryColumns();
+      const committed: { id: string; p: PreparedStep }[] = [];
+      batch.forEach((item, i) => {
+        if (outcomes[i] !== null) return;
+        const p = item.value;
+        outcomes[i] = { status: 'committed', appended: cols.add(item.key, heads.get(item.key)!, p.append, p) };
+        committed.push({ id: item.key, p });
+      });
+      await writeEntries(query, cols, heads);
+      const rows = committed.filter(({ p }) => p.stateJcs ?? p.intentJcs ?? p.keyId ?? p.closedAt);
+      if (rows.length > 0) {
+        await query(
+          `update sessions as s
+              set state_jcs = coalesce(v.state_jcs, s.state_jcs), intent_jcs = coalesce(v.intent_jcs, s.intent_jcs),
+                  key_id = coalesce(v.key_id, s.key_id), closed_at = coalesce(s.closed_at, v.closed_at)
+             from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[]) as v(id, state_jcs, intent_jcs, key_id, closed_at)
+            where s.id = v.id`,
+          [rows.map((r) => r.id), rows.map((r) => r.p.stateJcs), rows.map((r) => r.p.intentJcs), rows.map((r) => r.p.keyId), rows.map((r) => r.p.closedAt)],
+        );
+      }
+      for (const { p } of committed) {
+        if (!p.child) continue;
+        const c = p.child;
+        await query(
+          `insert into sessions (id, tenant_id, agent_id, key_id, hello_jcs, intent_jcs, state_jcs, parent_session_id, created_at)
+           values ($1, $2, $3, $4, $5, $6, $7, $8, coalesce($9::timestamptz, now())) on conflict (id) do nothing`,
+          [c.id, c.tenantId ?? null, c.agentId, c.keyId ?? null, c.helloJcs, c.intentJcs, c.stateJcs, c.parentSessionId ?? null, c.createdAt?.toISOString() ?? null],
+        );
+      }
+      return outcomes as (StepCommitOutcome | Error)[];
+    }));
   }
 
   #afterAppend(sessionId: string, appended: AppendedEntry): void {
@@ -436,7 +612,7 @@ export class DrizzleGuardianStore implements DurableStore {
     });
   }
 
-  async getChainHead(sessionId: string): Promise<{ seq: number; entryHash: string } | null> {
+  async getChainHead(sessionId: string): Promise<ChainHead | null> {
     const chain = await this.getChain(sessionId);
     return chain && chain.headHash !== null ? { seq: chain.seq, entryHash: chain.headHash } : null;
   }
@@ -537,6 +713,7 @@ export class DrizzleGuardianStore implements DurableStore {
   async flush(): Promise<void> {
     await this.#appends.idle();
     await this.#decisions.idle();
+    await this.#steps.idle();
     while (this.#background.size > 0) await Promise.all([...this.#background]);
   }
 
@@ -561,11 +738,16 @@ export class DrizzleGuardianStore implements DurableStore {
     } catch (err) {
       throw toStoreError(err, 'rememberReplayKey');
     }
-    if (now.getTime() - this.#lastReplayPurge > 60_000) {
-      this.#lastReplayPurge = now.getTime();
-      this.#track(this.#db.delete(replayKeys).where(lt(replayKeys.expiresAt, now)));
-    }
+    this.#purgeExpiredReplayKeys();
     return rows.length === 1;
+  }
+
+  /** At most once a minute, in the background: expired keys are dead weight (§10.3 only needs live ones). */
+  #purgeExpiredReplayKeys(): void {
+    const now = new Date();
+    if (now.getTime() - this.#lastReplayPurge <= 60_000) return;
+    this.#lastReplayPurge = now.getTime();
+    this.#track(this.#db.delete(replayKeys).where(lt(replayKeys.expiresAt, now)));
   }
 
   // ---------------------------------------------------------------- pruning

@@ -52,6 +52,41 @@ export interface AppendedEntry {
 
 export type ReplayKeyKind = 'request_id' | 'nonce';
 
+export interface ChainHead {
+  seq: number;
+  entryHash: string;
+}
+
+/**
+ * Everything one step writes, committed in ONE transaction (ACS §8.2 written before the verdict is delivered,
+ * §10.3 replay keys, the session state the next step reads): either all of it is durable or none of it is, so
+ * a lost connection can never leave an entry without its decision or a state that disagrees with the chain.
+ */
+export interface StepCommit {
+  /**
+   * The head the step was evaluated against (null: empty chain). The caller computed entry_hash (and signed it
+   * as chain_hash) from it; if another writer moved the head since, nothing is written ('stale_head').
+   */
+  expectedHead: ChainHead | null;
+  /** request_id and nonce (§10.3); a live duplicate of either writes nothing else ('replay'). */
+  replayKeys: { kind: ReplayKeyKind; value: string }[];
+  replayKeysExpireAt: Date;
+  entry: NewContextEntry;
+  /** The signed result delivered to the agent, stored with the entry. */
+  decision: { result: Json; bundleRevision: string | null; evaluationDurationMs: number };
+  /** Session row changes; absent members are left as they are. */
+  session: { state?: Json; intent?: Json; keyId?: string; closedAt?: Date };
+  /** A subagent's session opened by this step (created unless it already exists). */
+  childSession?: Omit<SessionRecord, 'createdAt' | 'closedAt'> & { createdAt?: Date };
+}
+
+export type StepCommitOutcome =
+  | { status: 'committed'; appended: AppendedEntry }
+  /** A live duplicate key: the step was not written. */
+  | { status: 'replay'; kind: ReplayKeyKind }
+  /** Another writer appended first; `head` is the head now. Nothing was written. */
+  | { status: 'stale_head'; head: ChainHead | null };
+
 export interface GuardianStore {
   /** Applies pending migrations (idempotent). */
   migrate(): Promise<void>;
@@ -69,9 +104,12 @@ export interface GuardianStore {
   appendContextEntry(sessionId: string, entry: NewContextEntry): Promise<AppendedEntry>;
   /** Stores the decision delivered for an entry (the signed result, the bundle revision, the duration). */
   recordDecision(sessionId: string, seq: number, decision: { result: Json; bundleRevision: string | null; evaluationDurationMs: number }): Promise<void>;
-  getChainHead(sessionId: string): Promise<{ seq: number; entryHash: string } | null>;
+  getChainHead(sessionId: string): Promise<ChainHead | null>;
   /** Entries in chain order, in pages (cursor = last seq seen). */
   listContextEntries(sessionId: string, options?: { afterSeq?: number; limit?: number }): Promise<ContextEntryRecord[]>;
+
+  /** Commits a whole step atomically (see StepCommit); group-committed with other sessions' steps. */
+  commitStep(sessionId: string, step: StepCommit): Promise<StepCommitOutcome>;
 
   /**
    * Records a request_id or nonce for replay protection (ACS §10.3). Returns false when it was already

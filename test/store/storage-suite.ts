@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { computeEntryHash, computeRequestHash, type ContextEntryContent } from '../../src/chain/index.ts';
 import { HmacSha256 } from '../../src/crypto/hmac-sha256.ts';
-import { StoreError, verifyCheckpoint, type DurableStore, type NewContextEntry, type OpenStoreOptions } from '../../src/store/index.ts';
+import { StoreError, verifyCheckpoint, type DurableStore, type NewContextEntry, type OpenStoreOptions, type StepCommit, type StepCommitOutcome } from '../../src/store/index.ts';
 
 const vectors = JSON.parse(readFileSync(new URL('../../../shared/acs/vectors/chain-vectors.json', import.meta.url), 'utf8'));
 
@@ -173,6 +173,103 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
       const results = await Promise.all(Array.from({ length: 10 }, () => store.rememberReplayKey(sessionId, 'request_id', 'race', soon)));
       expect(results.filter(Boolean)).toHaveLength(1);
       await expectStoreError(store.rememberReplayKey(sessionId, 'bogus' as never, 'x', soon), 'invalid_input');
+    });
+
+    describe('commitStep: a whole step in one transaction', () => {
+      const later = () => new Date(Date.now() + 60_000);
+      /** A step as the pipeline commits it: keys, entry, the delivered result, the session's next state. */
+      function step(sessionId: string, n: number, head: { seq: number; entryHash: string } | null, over: Partial<StepCommit> = {}): StepCommit {
+        const entry = stepEntry(sessionId, n);
+        return {
+          expectedHead: head,
+          replayKeys: [{ kind: 'request_id', value: entry.content.entry_id }, { kind: 'nonce', value: `nonce-${entry.content.entry_id}` }],
+          replayKeysExpireAt: later(),
+          entry,
+          decision: { result: { decision: 'allow', n }, bundleRevision: 'rev-1', evaluationDurationMs: 0.25 },
+          session: { state: { turns: n + 1 } },
+          ...over,
+        };
+      }
+      const headOf = (o: StepCommitOutcome) => (o.status === 'committed' ? { seq: o.appended.seq, entryHash: o.appended.entryHash } : null);
+
+      it('writes the entry with its decision, the replay keys and the session state together', async () => {
+        const sessionId = await newSession(store, { keyId: null });
+        const first = await store.commitStep(sessionId, step(sessionId, 0, null, { session: { state: { turns: 1 }, keyId: 'k-bound', intent: { raw: 'triage' } } }));
+        expect(first.status).toBe('committed');
+        const second = await store.commitStep(sessionId, step(sessionId, 1, headOf(first)));
+        expect(second).toMatchObject({ status: 'committed', appended: { seq: 1 } });
+        const entries = await expectLinearChain(store, sessionId, 2);
+        expect(entries.map((e) => e.result)).toEqual([{ decision: 'allow', n: 0 }, { decision: 'allow', n: 1 }]);
+        expect(entries.map((e) => [e.bundleRevision, e.evaluationDurationMs])).toEqual([['rev-1', 0.25], ['rev-1', 0.25]]);
+        const row = await store.getSession(sessionId);
+        expect(row).toMatchObject({ keyId: 'k-bound', intent: { raw: 'triage' }, state: { turns: 2 }, closedAt: null });
+        // The keys are live: the same request_id again is a replay, and so is it through rememberReplayKey.
+        expect(await store.rememberReplayKey(sessionId, 'request_id', entries[0].content.entry_id, later())).toBe(false);
+      });
+
+      it('a live duplicate request_id or nonce writes nothing else, and says which key', async () => {
+        const sessionId = await newSession(store);
+        const s0 = step(sessionId, 0, null);
+        const c0 = await store.commitStep(sessionId, s0);
+        const dupId = step(sessionId, 1, headOf(c0), { replayKeys: [{ kind: 'request_id', value: s0.entry.content.entry_id }] });
+        expect(await store.commitStep(sessionId, dupId)).toEqual({ status: 'replay', kind: 'request_id' });
+        const dupNonce = step(sessionId, 2, headOf(c0), { replayKeys: [{ kind: 'request_id', value: randomUUID() }, { kind: 'nonce', value: s0.replayKeys[1].value }] });
+        expect(await store.commitStep(sessionId, dupNonce)).toEqual({ status: 'replay', kind: 'nonce' });
+        await expectLinearChain(store, sessionId, 1);
+        expect((await store.getSession(sessionId))?.state).toEqual({ turns: 1 });
+        // An expired key is taken over.
+        const expiredId = randomUUID();
+        expect(await store.rememberReplayKey(sessionId, 'request_id', expiredId, new Date(Date.now() - 1000))).toBe(true);
+        expect((await store.commitStep(sessionId, step(sessionId, 3, headOf(c0), { replayKeys: [{ kind: 'request_id', value: expiredId }] }))).status).toBe('committed');
+      });
+
+      it('refuses a step evaluated against a head another writer moved, writing nothing, and names the head now', async () => {
+        const sessionId = await newSession(store);
+        const c0 = await store.commitStep(sessionId, step(sessionId, 0, null));
+        const c1 = await store.commitStep(sessionId, step(sessionId, 1, headOf(c0)));
+        const late = step(sessionId, 2, headOf(c0), { session: { state: { turns: 99 } } });
+        expect(await store.commitStep(sessionId, late)).toEqual({ status: 'stale_head', head: headOf(c1) });
+        expect(await store.commitStep(sessionId, step(sessionId, 3, null))).toEqual({ status: 'stale_head', head: headOf(c1) });
+        await expectLinearChain(store, sessionId, 2);
+        expect((await store.getSession(sessionId))?.state).toEqual({ turns: 2 });
+        // Its keys were not burnt: the same step, re-evaluated at the real head, commits.
+        expect((await store.commitStep(sessionId, { ...late, expectedHead: headOf(c1) })).status).toBe('committed');
+      });
+
+      it('of racing steps at one head exactly one commits (per-session serialisation, group commit across sessions)', async () => {
+        const sessionId = await newSession(store);
+        const others = await Promise.all(Array.from({ length: 12 }, () => newSession(store)));
+        const outcomes = await Promise.all([
+          ...Array.from({ length: 8 }, (_, i) => store.commitStep(sessionId, step(sessionId, i, null))),
+          ...others.map((id, i) => store.commitStep(id, step(id, i, null))),
+        ]);
+        expect(outcomes.slice(0, 8).filter((o) => o.status === 'committed')).toHaveLength(1);
+        expect(outcomes.slice(8).every((o) => o.status === 'committed')).toBe(true);
+        await expectLinearChain(store, sessionId, 1);
+      });
+
+      it('seals a session and opens a subagent session in the same commit; a sealed chain gets a signed head', async () => {
+        const sessionId = await newSession(store);
+        const childId = randomUUID();
+        const child = { id: childId, tenantId: null, agentId: 'sub-agent', keyId: null, hello: { v: 1 }, intent: { raw: 'sub' }, state: null, parentSessionId: sessionId };
+        const c0 = await store.commitStep(sessionId, step(sessionId, 0, null, { childSession: child }));
+        expect(await store.getSession(childId)).toMatchObject({ agentId: 'sub-agent', parentSessionId: sessionId, intent: { raw: 'sub' } });
+        const closedAt = new Date();
+        const c1 = await store.commitStep(sessionId, step(sessionId, 1, headOf(c0), { session: { state: { turns: 2 }, closedAt } }));
+        expect((await store.getSession(sessionId))?.closedAt?.getTime()).toBe(closedAt.getTime());
+        const cps = await store.listCheckpoints(sessionId);
+        expect(cps.at(-1)).toMatchObject({ seq: 1, headHash: headOf(c1)?.entryHash });
+      });
+
+      it('refuses malformed steps before they join a batch', async () => {
+        const sessionId = await newSession(store);
+        await expectStoreError(store.commitStep(sessionId, step(sessionId, 0, { seq: -3, entryHash: 'zz' })), 'invalid_input');
+        await expectStoreError(store.commitStep(sessionId, step(sessionId, 0, null, { replayKeys: [{ kind: 'bogus' as never, value: 'x' }] })), 'invalid_input');
+        const bad = step(sessionId, 0, null);
+        bad.entry.content.request_hash = '0'.repeat(64);
+        await expectStoreError(store.commitStep(sessionId, bad), 'invalid_input');
+        expect(await store.getChainHead(sessionId)).toBeNull();
+      });
     });
 
     it('signs a checkpoint every N entries and on close', async () => {

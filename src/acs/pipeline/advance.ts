@@ -3,10 +3,11 @@
 // attempts are ignored and audited (GUIDE §5). sessionEnd seals the session; an allowed subagentStart opens a
 // separate chain for the subagent's session (§8.2).
 //
-// Split in two: `nextSessionState` is pure (no store, no clock) so replay (src/replay) folds recorded steps with
-// exactly the code the live pipeline runs; `advanceSession` applies its outcome to the store.
+// `nextSessionState` is pure (no store, no clock) so replay (src/replay) folds recorded steps with exactly the
+// code the live pipeline runs; `sessionWrites` turns its outcome into the session changes the pipeline commits
+// with the step's entry (GuardianStore.commitStep), so state and chain can never disagree.
 import { recordDecision, type SessionState } from '../../policy/index.ts';
-import type { Json, SessionRecord } from '../../store/types.ts';
+import type { Json, SessionRecord, StepCommit } from '../../store/types.ts';
 import type { AcsDecision } from '../decisions/index.ts';
 import type { AcsRequest } from '../types.ts';
 import type { GuardianConfig } from './config.ts';
@@ -34,55 +35,70 @@ export function nextSessionState(prior: SessionState, advanced: SessionState, re
   return { state, auditEvents, intentEstablished };
 }
 
-export async function advanceSession(
+/** What a step writes to its session (committed with its entry) and the row as it will read afterwards. */
+export interface SessionWrites {
+  patch: StepCommit['session'];
+  /** The subagent session an allowed subagentStart opens (§8.2: a separate chain). */
+  child?: StepCommit['childSession'];
+  written: SessionRecord;
+  auditEvents: { code: string; detail: string }[];
+}
+
+/**
+ * The store-facing half of advancing a session, still without I/O: `session` is the admitted row (key_id bound),
+ * `bindsKey` whether this step binds it. sessionEnd seals the session.
+ */
+export function sessionWrites(
   config: GuardianConfig,
   request: AcsRequest,
   session: SessionRecord,
+  bindsKey: boolean,
   prior: SessionState,
   advanced: SessionState,
   decision: AcsDecision,
-  audit: (e: { code: string; detail: string }) => void,
-): Promise<SessionRecord> {
+): SessionWrites {
   const { method } = request;
   const payload = request.params.payload;
   const next = nextSessionState(prior, advanced, request, decision.decision, session.intent);
   const { state } = next;
-  for (const event of next.auditEvents) audit(event);
-  const intentPatch = next.intentEstablished !== undefined ? { intent: next.intentEstablished } : {};
-  await config.store.updateSessionState(session.id, { state: state as unknown as Json, ...intentPatch });
-
+  const patch: StepCommit['session'] = { state: state as unknown as Json };
+  if (next.intentEstablished !== undefined) patch.intent = next.intentEstablished;
+  if (bindsKey && session.keyId !== null) patch.keyId = session.keyId;
+  let child: StepCommit['childSession'];
   const allowed = decision.decision === 'allow' || decision.decision === 'modify';
-  if (method === 'steps/subagentStart' && allowed && typeof payload.subagent_session_id === 'string') {
-    const childId = payload.subagent_session_id;
-    if (childId !== session.id && !(await config.store.getSession(childId))) {
-      const inherit = payload.intent_derivation === 'inherit_full' || payload.subagent_intent === undefined;
-      await config.store.createSession({
-        id: childId,
-        tenantId: session.tenantId,
-        agentId: typeof payload.subagent_agent_id === 'string' ? payload.subagent_agent_id : session.agentId,
-        // The child's key_id binds on its first step (its HMAC key derives from its own session_id).
-        keyId: null,
-        hello: session.hello,
-        intent: inherit ? ((state.intent as unknown as Json) ?? null) : (payload.subagent_intent as Json),
-        state: null,
-        parentSessionId: session.id,
-        createdAt: config.now(),
-      });
-    }
+  if (method === 'steps/subagentStart' && allowed && typeof payload.subagent_session_id === 'string' && payload.subagent_session_id !== session.id) {
+    const inherit = payload.intent_derivation === 'inherit_full' || payload.subagent_intent === undefined;
+    child = {
+      id: payload.subagent_session_id,
+      tenantId: session.tenantId,
+      agentId: typeof payload.subagent_agent_id === 'string' ? payload.subagent_agent_id : session.agentId,
+      // The child's key_id binds on its first step (its HMAC key derives from its own session_id).
+      keyId: null,
+      hello: session.hello,
+      intent: inherit ? ((state.intent as unknown as Json) ?? null) : (payload.subagent_intent as Json),
+      state: null,
+      parentSessionId: session.id,
+      createdAt: config.now(),
+    };
   }
-  // subagentStop is ALLOW-only; a reported final_chain_hash that is not the subagent chain's head is an integrity
-  // event to audit. Omission means the framework keeps no chain, not a failure (hooks.md).
-  if (method === 'steps/subagentStop' && typeof payload.final_chain_hash === 'string' && typeof payload.subagent_session_id === 'string') {
-    const head = await config.store.getChainHead(payload.subagent_session_id);
-    if (head?.entryHash !== payload.final_chain_hash) {
-      audit({ code: 'subagent_chain_mismatch', detail: `final_chain_hash ${payload.final_chain_hash} ≠ head ${head?.entryHash ?? '(no chain)'}` });
-    }
+  if (method === 'steps/sessionEnd') patch.closedAt = config.now();
+  return {
+    patch,
+    ...(child ? { child } : {}),
+    written: { ...session, state: state as unknown as Json, intent: next.intentEstablished ?? session.intent, closedAt: patch.closedAt ?? session.closedAt },
+    auditEvents: next.auditEvents,
+  };
+}
+
+/**
+ * subagentStop is ALLOW-only; a reported final_chain_hash that is not the subagent chain's head is an integrity
+ * event to audit. Omission means the framework keeps no chain, not a failure (hooks.md).
+ */
+export async function auditSubagentStop(config: GuardianConfig, request: AcsRequest, audit: (e: { code: string; detail: string }) => void): Promise<void> {
+  const payload = request.params.payload;
+  if (request.method !== 'steps/subagentStop' || typeof payload.final_chain_hash !== 'string' || typeof payload.subagent_session_id !== 'string') return;
+  const head = await config.store.getChainHead(payload.subagent_session_id);
+  if (head?.entryHash !== payload.final_chain_hash) {
+    audit({ code: 'subagent_chain_mismatch', detail: `final_chain_hash ${payload.final_chain_hash} ≠ head ${head?.entryHash ?? '(no chain)'}` });
   }
-  let closedAt = session.closedAt;
-  if (method === 'steps/sessionEnd') {
-    closedAt = config.now();
-    await config.store.closeSession(session.id, closedAt);
-  }
-  // The row as written (src/acs/pipeline/session-cache.ts keeps it for the session's next step).
-  return { ...session, state: state as unknown as Json, intent: next.intentEstablished ?? session.intent, closedAt };
 }

@@ -1,10 +1,11 @@
-// §8.2 / §8.6 — the audit chain. The ContextEntry is written on arrival, before the verdict (a denied step is
-// still a step), with entry_id = step_id = request_id (interop pin, GUIDE §6) and no other members.
-import { computeRequestHash } from '../../chain/index.ts';
-import type { AppendedEntry, Json } from '../../store/types.ts';
+// §8.2 / §8.6 — the audit chain. The ContextEntry carries entry_id = step_id = request_id (interop pin, GUIDE §6)
+// and no other members. It is committed with its decision before the verdict is delivered (a denied step is
+// still a step); its hash is computed here from the head the step was evaluated against, so the answer can carry
+// it as chain_hash, and the store refuses the commit if another writer moved that head.
+import { computeEntryHash, computeRequestHash } from '../../chain/index.ts';
+import type { AppendedEntry, ChainHead, Json, NewContextEntry } from '../../store/types.ts';
 import type { AcsDecision } from '../decisions/index.ts';
 import type { AcsRequest } from '../types.ts';
-import type { GuardianConfig } from './config.ts';
 
 /**
  * §8.6 cross-check of the client's hint metadata.session_state.chain_hash against the Guardian head. Returns a
@@ -21,9 +22,10 @@ export function checkChainHint(request: AcsRequest, head: { entryHash: string } 
   };
 }
 
-export async function appendStepEntry(config: GuardianConfig, request: AcsRequest): Promise<AppendedEntry> {
+/** The step's ContextEntry as the store keeps it: hashed members plus the params as received. */
+export function stepEntry(request: AcsRequest): NewContextEntry {
   const { params } = request;
-  return config.store.appendContextEntry(params.metadata.session_id, {
+  return {
     content: {
       entry_id: params.request_id,
       step_id: params.request_id,
@@ -32,5 +34,11 @@ export async function appendStepEntry(config: GuardianConfig, request: AcsReques
       timestamp: params.timestamp,
     },
     params: params as unknown as Json,
-  });
+  };
+}
+
+/** Where the entry lands when appended at `head` (the store checks the head is still there at commit). */
+export function placeEntry(entry: NewContextEntry, head: ChainHead | null): AppendedEntry {
+  const previousHash = head?.entryHash ?? null;
+  return { seq: (head?.seq ?? -1) + 1, previousHash, entryHash: computeEntryHash(entry.content, previousHash) };
 }

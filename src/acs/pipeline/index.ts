@@ -1,30 +1,35 @@
 // The request path, stage by stage, in the GUIDE §9 dispatch order:
 //   decode → validate envelope → (ping) → authenticate → route → handshake | [session lock: session lookup
-//   (cached row validated by the chain head) ‖ replay keys → admit (binding, negotiated, timestamp) → payload →
-//   chain hint → append entry ‖ evaluate → sign → advance ‖ record decision] → respond.
+//   (this replica's cached row and head, else read) → admit (binding, negotiated, timestamp) → payload → chain
+//   hint → evaluate → sign (chain_hash of the entry placed at the head) → commit step (replay keys + entry +
+//   decision + session state, one transaction; stale head → again from fresh reads)] → respond.
 import type { AcsDecision } from '../decisions/index.ts';
 import { AcsError, AcsErrorCode } from '../errors.ts';
 import { MCP_PERMITTED, routeMethod } from '../methods.ts';
 import type { AcsRequest, AcsResult, JsonRpcId, ResponseEnvelope, TransportKind } from '../types.ts';
 import { sharedValidator } from '../validation/index.ts';
 import { authenticateRequest, type Authenticated } from './authenticate.ts';
-import { appendStepEntry, checkChainHint } from './chain.ts';
+import { checkChainHint, placeEntry, stepEntry } from './chain.ts';
 import type { AuditEvent, GuardianConfig, GuardianOptions } from './config.ts';
 import { decodeMessage } from './decode.ts';
 import { evaluateStep } from './evaluate.ts';
-import { advanceSession } from './advance.ts';
+import { auditSubagentStop, sessionWrites } from './advance.ts';
 import { handleHello } from './handshake.ts';
 import { handlePing } from './ping.ts';
 import { errorEnvelope, internalError, resultEnvelope } from './respond.ts';
 import { admitStep, lookupSession, negotiatedHello, sessionState } from './session.ts';
 import { SessionCache } from './session-cache.ts';
-import { rememberRequest } from './freshness.ts';
-import type { SessionRecord } from '../../store/types.ts';
+import { rememberRequest, replayDetected, replayKeysOf } from './freshness.ts';
+import { StoreError } from '../../store/errors.ts';
+import type { ChainHead, Json, SessionRecord } from '../../store/types.ts';
 import { recoverableId, validateEnvelope, validateMcpPayload, validateStepPayload } from './validate.ts';
 
 export type { AuditEvent, GuardianOptions } from './config.ts';
 
 export const GUARDIAN_VERSION = '0.1.0';
+
+/** Re-evaluations of a step whose head another replica moved before the commit (then: store_unavailable). */
+const MAX_STALE_ATTEMPTS = 8;
 
 export interface Guardian {
   readonly config: GuardianConfig;
@@ -82,63 +87,90 @@ export function createGuardian(options: GuardianOptions): Guardian {
   async function handleStep(request: AcsRequest, auth: Authenticated, routed: ReturnType<typeof routeMethod>): Promise<ResponseEnvelope> {
     const sessionId = request.params.metadata.session_id;
     return locks.run(sessionId, async () => {
-      // Under the lock, three independent round trips overlap: the durable chain head (for the §8.6 hint and to
-      // validate the cached session row), the replay keys (§10.3, awaited first by admitStep) and, when this
-      // process holds no copy of the row, the session row itself.
-      const now = config.now();
-      const cachedEntry = sessions.has(sessionId);
-      const headRead = config.store.getChainHead(sessionId);
-      const rowRead = cachedEntry ? null : lookupSession(config, request);
-      const remembered = rememberRequest(config.store, request, now, config.skewWindowMs);
-      for (const p of [headRead, rowRead, remembered]) p?.catch(() => undefined);
-      let session: SessionRecord;
-      let head: { entryHash: string } | null;
-      if (rowRead) {
-        session = await rowRead; // -32003 before -32005 (GUIDE §9 dispatch order)
-        head = await headRead;
-      } else {
-        head = await headRead;
-        session = sessions.validated(sessionId, head?.entryHash ?? null) ?? (await lookupSession(config, request));
+      // A step evaluated against a head another replica has since moved is evaluated again from fresh reads
+      // (its state may have changed too); nothing of the stale attempt was written.
+      for (let attempt = 0; attempt <= MAX_STALE_ATTEMPTS; attempt++) {
+        const answered = await attemptStep(request, auth, routed, attempt > 0);
+        if (answered) return answered;
+        sessions.forget(sessionId);
       }
-      const version = negotiatedHello(session).server.negotiated_version;
-      const admission = await admitStep(config, request, auth, session, now, remembered);
-      if (!admission.admitted) return decided(request, auth, admission.refusal, version);
-      session = admission.session;
+      throw new StoreError('unavailable', `the chain head of session ${sessionId} kept moving under ${MAX_STALE_ATTEMPTS + 1} attempts`);
+    });
+  }
+
+  /** One attempt at a step under its session lock; null when the head moved before the commit (retry). */
+  async function attemptStep(request: AcsRequest, auth: Authenticated, routed: ReturnType<typeof routeMethod>, fresh: boolean): Promise<ResponseEnvelope | null> {
+    const sessionId = request.params.metadata.session_id;
+    const now = config.now();
+    const cached = fresh ? undefined : sessions.get(sessionId);
+    let session: SessionRecord;
+    let head: ChainHead | null;
+    if (cached) {
+      ({ session, head } = cached);
+    } else {
+      const headRead = config.store.getChainHead(sessionId);
+      headRead.catch(() => undefined);
+      session = await lookupSession(config, request); // -32003 before -32005 (GUIDE §9 dispatch order)
+      head = await headRead;
+    }
+    const version = negotiatedHello(session).server.negotiated_version;
+
+    // Refusals before the commit still burn the request's keys first, so -32005 wins over them (§10.3) and a
+    // replay of a refused request is -32005 too. They are decided on facts that are final once set (agent,
+    // key binding, sealing, negotiation), except the chain hint, which a cached head must not refuse alone.
+    const refuse = async (refusal: AcsDecision | AcsError): Promise<ResponseEnvelope | null> => {
+      await rememberRequest(config.store, request, now, config.skewWindowMs);
+      if (refusal instanceof AcsError) throw refusal;
+      return decided(request, auth, refusal, version);
+    };
+    let admitted: SessionRecord;
+    try {
+      const admission = admitStep(config, request, auth, session, now);
+      if (!admission.admitted) return await refuse(admission.refusal);
+      admitted = admission.session;
       if (routed.kind === 'step') validateStepPayload(request, routed.spec, config.validator);
       else if (routed.kind === 'mcp') validateMcpPayload(request, routed.mcpMethod);
-      const mismatch = checkChainHint(request, head);
-      if (mismatch) return decided(request, auth, mismatch, version);
+    } catch (err) {
+      if (err instanceof AcsError) return refuse(err);
+      throw err;
+    }
+    const mismatch = checkChainHint(request, head);
+    if (mismatch) {
+      if (cached && (await config.store.getChainHead(sessionId))?.entryHash !== head?.entryHash) return null;
+      return refuse(mismatch);
+    }
 
-      // §8.2: the entry is written on arrival, before the verdict is delivered. Evaluation does not need the
-      // entry's hash, so it runs while the append is in flight; the answer waits for both.
-      sessions.forget(sessionId);
-      const appending = appendStepEntry(config, request);
-      appending.catch(() => undefined);
-      const permitted = routed.kind === 'step' ? routed.spec.permitted : MCP_PERMITTED;
-      const prior = sessionState(session);
-      const evaluated = await evaluateStep(config, request, prior, permitted, routed.kind === 'mcp');
-      const appended = await appending;
-      const audit = (e: { code: string; detail: string }): void =>
-        config.onAudit({ sessionId: session.id, requestId: request.params.request_id, method: request.method, ...e });
-      for (const event of evaluated.auditEvents) audit(event);
-      const durationMs = Math.max(0, Math.round(evaluated.durationMs));
-      const envelope = await decided(request, auth, evaluated.decision, version, {
-        chain_hash: appended.entryHash,
-        metadata: { evaluator: 'deterministic', evaluator_version: config.evaluatorVersion, evaluation_duration_ms: durationMs },
-      });
-      // Both writes finish before the answer leaves: the state the next step sees, and the delivered decision.
-      const [written] = await Promise.all([
-        advanceSession(config, request, session, prior, evaluated.state, evaluated.decision, audit),
-        config.store.recordDecision(session.id, appended.seq, {
-          result: (envelope as { result: unknown }).result as never,
-          bundleRevision: evaluated.revision,
-          evaluationDurationMs: durationMs,
-        }),
-      ]);
-      // Cache the row as written only when no other writer appended in between (previous_hash is the head read).
-      if (appended.previousHash === (head?.entryHash ?? null)) sessions.remember(written, appended.entryHash);
-      return envelope;
+    const permitted = routed.kind === 'step' ? routed.spec.permitted : MCP_PERMITTED;
+    const prior = sessionState(admitted);
+    const evaluated = await evaluateStep(config, request, prior, permitted, routed.kind === 'mcp');
+    const entry = stepEntry(request);
+    const placed = placeEntry(entry, head);
+    const durationMs = Math.max(0, Math.round(evaluated.durationMs));
+    const envelope = await decided(request, auth, evaluated.decision, version, {
+      chain_hash: placed.entryHash,
+      metadata: { evaluator: 'deterministic', evaluator_version: config.evaluatorVersion, evaluation_duration_ms: durationMs },
     });
+    const writes = sessionWrites(config, request, admitted, session.keyId === null, prior, evaluated.state, evaluated.decision);
+    const { keys, expiresAt } = replayKeysOf(request, now, config.skewWindowMs);
+    // §8.2 + §10.3 in one transaction: the entry, its delivered decision, the request's keys and the state the
+    // next step reads are durable together before the answer leaves, or none of them is.
+    const outcome = await config.store.commitStep(sessionId, {
+      expectedHead: head,
+      replayKeys: keys,
+      replayKeysExpireAt: expiresAt,
+      entry,
+      decision: { result: (envelope as unknown as { result: Json }).result, bundleRevision: evaluated.revision, evaluationDurationMs: durationMs },
+      session: writes.patch,
+      ...(writes.child ? { childSession: writes.child } : {}),
+    });
+    if (outcome.status === 'replay') throw replayDetected(outcome.kind, request);
+    if (outcome.status === 'stale_head') return null;
+    sessions.remember(writes.written, { seq: outcome.appended.seq, entryHash: outcome.appended.entryHash });
+    const audit = (e: { code: string; detail: string }): void =>
+      config.onAudit({ sessionId, requestId: request.params.request_id, method: request.method, ...e });
+    for (const event of [...evaluated.auditEvents, ...writes.auditEvents]) audit(event);
+    await auditSubagentStop(config, request, audit);
+    return envelope;
   }
 
   async function handle(body: Uint8Array | string, transport: TransportKind): Promise<ResponseEnvelope> {

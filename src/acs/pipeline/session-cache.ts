@@ -1,39 +1,30 @@
-// Per-process cache of session rows, validated against the durable chain head on every step. A session's row
-// only changes through a step that also appends to its chain (state and intent after the verdict, key_id binding
-// on the first admitted step, sealing on sessionEnd) — there is no renegotiation (ACS v0.1) — so "the head is the
-// one this process wrote last" means "the row is the one this process wrote last". Any replica's append moves the
-// head and the next step here reads the row again (docs/running-a-fleet.md: any replica answers any session).
-import type { SessionRecord } from '../../store/types.ts';
+// Per-process cache of session rows and chain heads, so a session's steps on this replica need no reads. A
+// session's row only changes through a step that also appends to its chain (state and intent after the verdict,
+// key_id binding on the first admitted step, sealing on sessionEnd) — there is no renegotiation (ACS v0.1). The
+// cached head is the step's expected head: when another replica appended in between, GuardianStore.commitStep
+// refuses the step as stale and the pipeline evaluates it again from fresh reads (docs/running-a-fleet.md: any
+// replica answers any session). What the cache can say without a read is never wrong in a way that matters:
+// sealing, key binding and the agent are final once set.
+import type { ChainHead, SessionRecord } from '../../store/types.ts';
 
-interface CachedSession {
+export interface CachedSession {
   session: SessionRecord;
   /** The chain head right after this process's last write to the session (null: no entry yet). */
-  headHash: string | null;
+  head: ChainHead | null;
 }
 
 export class SessionCache {
   readonly #entries = new Map<string, CachedSession>();
   constructor(private readonly maxEntries = 10_000) {}
 
-  /** The cached row when `currentHead` (read from the store now) is the head this process last wrote. */
-  validated(sessionId: string, currentHead: string | null): SessionRecord | null {
-    const hit = this.#entries.get(sessionId);
-    if (!hit) return null;
-    if (hit.headHash !== currentHead) {
-      this.#entries.delete(sessionId);
-      return null;
-    }
-    return hit.session;
-  }
-
-  has(sessionId: string): boolean {
-    return this.#entries.has(sessionId);
+  get(sessionId: string): CachedSession | undefined {
+    return this.#entries.get(sessionId);
   }
 
   /** Remembers the row as just written, with the head it was written at. Least recently written goes first. */
-  remember(session: SessionRecord, headHash: string | null): void {
+  remember(session: SessionRecord, head: ChainHead | null): void {
     this.#entries.delete(session.id);
-    this.#entries.set(session.id, { session, headHash });
+    this.#entries.set(session.id, { session, head });
     if (this.#entries.size > this.maxEntries) this.#entries.delete(this.#entries.keys().next().value as string);
   }
 

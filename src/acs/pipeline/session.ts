@@ -1,5 +1,5 @@
-// Stage 6/7 — session admission for steps, in dispatch order: session lookup (-32003) → replay (-32005) →
-// agent/key binding, closed session and acs_version major (signed DENY, not errors: an error would fall to the
+// Stage 6/7 — session admission for steps, in dispatch order: session lookup (-32003) → [replay (-32005), see
+// freshness.ts] → agent/key binding, closed session and acs_version major (signed DENY, not errors: an error would fall to the
 // client's fail-open posture, GUIDE §4) → method negotiated (-32003) → timestamp (-32006).
 import { initialSessionState, isSessionState, type SessionState } from '../../policy/index.ts';
 import type { SessionRecord } from '../../store/types.ts';
@@ -8,7 +8,7 @@ import { AcsError, AcsErrorCode } from '../errors.ts';
 import type { AcsRequest, ServerHello } from '../types.ts';
 import type { Authenticated } from './authenticate.ts';
 import type { GuardianConfig } from './config.ts';
-import { checkTimestamp, rememberRequest } from './freshness.ts';
+import { checkTimestamp } from './freshness.ts';
 import type { NegotiatedHello } from './handshake.ts';
 
 export type Admission = { admitted: true; session: SessionRecord; hello: NegotiatedHello } | { admitted: false; refusal: AcsDecision };
@@ -33,18 +33,12 @@ export async function lookupSession(config: GuardianConfig, request: AcsRequest)
 }
 
 /**
- * Runs under the session lock. `remembered` is the replay-key write (freshness.ts rememberRequest) when the caller
- * started it alongside the session read; it is awaited before any other check, so a replay is still -32005 first.
+ * Runs under the session lock, without the replay check: an admitted step records its keys in the same
+ * transaction as its entry, and the caller records them before answering a refusal (so -32005 still wins over
+ * every check below, GUIDE §9). Writes nothing: the key_id binding of a session's first step is returned in
+ * the session and committed with the step.
  */
-export async function admitStep(
-  config: GuardianConfig,
-  request: AcsRequest,
-  auth: Authenticated,
-  session: SessionRecord,
-  now: Date = config.now(),
-  remembered: Promise<void> = rememberRequest(config.store, request, now, config.skewWindowMs),
-): Promise<Admission> {
-  await remembered;
+export function admitStep(config: GuardianConfig, request: AcsRequest, auth: Authenticated, session: SessionRecord, now: Date = config.now()): Admission {
   if (request.params.metadata.agent_id !== session.agentId) {
     return { admitted: false, refusal: { decision: 'deny', reasoning: `agent_id ${request.params.metadata.agent_id} is not the agent bound to this session at handshake.`, reason_codes: ['agent_id_not_bound'] } };
   }
@@ -65,9 +59,5 @@ export async function admitStep(
     throw new AcsError(AcsErrorCode.CapabilityNotNegotiated, 'method_not_negotiated', `${request.method} is not in this session's methods_evaluated`, { method: request.method });
   }
   checkTimestamp(request, now, config.skewWindowMs);
-  if (session.keyId === null) {
-    await config.store.updateSessionState(session.id, { keyId: auth.keyId });
-    return { admitted: true, session: { ...session, keyId: auth.keyId }, hello };
-  }
-  return { admitted: true, session, hello };
+  return { admitted: true, session: session.keyId === null ? { ...session, keyId: auth.keyId } : session, hello };
 }
