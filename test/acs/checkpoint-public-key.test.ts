@@ -80,7 +80,8 @@ describe('checkpoints signed with ML-DSA-65', () => {
     const refused = auditVerify(dataDir, ['--public-key', secretFile]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/secret key material/);
-  });
+    // A fresh PGlite data directory and four CLI processes, each opening it: minutes on a loaded 2-core machine.
+  }, 240_000);
 
   it('an unknown checkpoint algorithm, a missing key or a bad interval refuses to start', async () => {
     const env = { GUARDIAN_HMAC_IKM: IKM.toString('base64'), GUARDIAN_LIFECYCLE: 'off' };
