@@ -5,20 +5,18 @@
 //
 // Isolation: a database of its own per run (not a schema): `serve` ignores GUARDIAN_DB_SCHEMA and drizzle's
 // migration journal lives in the global "drizzle" schema, so a schema alone would not isolate the tables.
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AcsClient, httpTransport, type StepOutcome } from '../../src/client/index.ts';
+import { type StepOutcome } from '../../src/client/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import { buildDecisionModule } from '../acs/fixtures/decision-module.ts';
+import { agentClient, auditVerifyAll, drive, killAll, METHODS, MSG, startServe as startServeOn, stopServe as stop, TOOL, type Received, type Serving } from './fixtures/serve-process.ts';
 import { TEST_DATABASE_URL } from './postgres-schema.ts';
 
-const ROOT = new URL('../../', import.meta.url).pathname;
-const IKM = new Uint8Array(Array.from({ length: 32 }, (_, i) => 200 - i));
-const IKM_B64 = Buffer.from(IKM).toString('base64');
 const DB = `acs_crash_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
 const APP_NAME = `acs_crash_${process.pid}`;
 const dbUrl = (() => {
@@ -31,49 +29,8 @@ const dbUrl = (() => {
 
 let dir: string;
 const children: ChildProcessWithoutNullStreams[] = [];
-
-interface Serving {
-  child: ChildProcessWithoutNullStreams;
-  url: string;
-  stderr: () => string;
-}
-
-async function startServe(): Promise<Serving> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: dbUrl, GUARDIAN_HMAC_IKM: IKM_B64 };
-  delete env.GUARDIAN_DB_SCHEMA;
-  const child = spawn(process.execPath, [join(ROOT, 'bin/guardian.mjs'), 'serve', '--port', '0', '--data-dir', join(dir, 'data'), '--bundle', join(dir, 'policy.wasm'), '--eval-timeout-ms', '5000'], { cwd: dir, env });
-  children.push(child);
-  let stdout = '';
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-20_000)));
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(stdout);
-      if (m) resolve(m[1]);
-    });
-    child.once('exit', (code, signal) => reject(new Error(`guardian exited with ${code ?? signal}: ${stderr}`)));
-  });
-  return { child, url, stderr: () => stderr };
-}
-
-async function stop(s: Serving, signal: NodeJS.Signals): Promise<void> {
-  if (s.child.exitCode !== null || s.child.signalCode !== null) return;
-  const exited = new Promise((resolve) => s.child.once('exit', resolve));
-  s.child.kill(signal);
-  await exited;
-}
-
-async function auditVerify(): Promise<{ code: number | null; out: string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: dbUrl, GUARDIAN_HMAC_IKM: IKM_B64 };
-  delete env.GUARDIAN_DB_SCHEMA;
-  const child = spawn(process.execPath, [join(ROOT, 'bin/guardian.mjs'), 'audit', 'verify', '--all'], { cwd: dir, env });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
-  return { code, out };
-}
+const startServe = (): Promise<Serving> => startServeOn(dbUrl, dir, join(dir, 'policy.wasm'), children);
+const auditVerify = () => auditVerifyAll(dbUrl, dir);
 
 async function admin<T>(work: (c: pg.Client) => Promise<T>, database = 'test'): Promise<T> {
   const u = new URL(TEST_DATABASE_URL);
@@ -87,34 +44,9 @@ async function admin<T>(work: (c: pg.Client) => Promise<T>, database = 'test'): 
   }
 }
 
-const MSG = (i: number) => ({ content: [{ type: 'text', value: `message ${i}` }] });
-const TOOL = (i: number) => ({ tool: { name: 'search' }, arguments: { query: { value: `q${i}` } } });
-
-interface Received {
-  sessionId: string;
-  requestId: string;
-  chainHash: string;
-  decision: string;
-}
-
-/** Runs steps on a session until `until()` or the first step without a usable decision; records what arrived. */
-async function drive(c: AcsClient, received: Received[], until: () => boolean): Promise<StepOutcome | undefined> {
-  for (let i = 0; !until(); i++) {
-    const out = i % 2 === 0 ? await c.step('steps/userMessage', MSG(i)) : await c.step('steps/toolCallRequest', TOOL(i));
-    // A failure, or an answer not chained (fail-closed deny): the agent's head may no longer be the Guardian's.
-    if (out.failure || !out.result?.chain_hash) return out;
-    received.push({ sessionId: c.sessionId, requestId: out.result.request_id, chainHash: out.result.chain_hash, decision: out.result.decision });
-  }
-  return undefined;
-}
-
 /** Where clients send: switched to the restarted server so sessions keep the chain head they verified. */
 let target = '';
-function newClient(agent: string): AcsClient {
-  return new AcsClient({ transport: (m) => httpTransport(target, { timeoutMs: 20_000 })(m), ikm: IKM, agentId: agent, onDecisionFailure: 'deny' });
-}
-
-const METHODS = ['steps/userMessage', 'steps/toolCallRequest'];
+const newClient = (agent: string) => agentClient(() => target, agent);
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'acs-crash-'));
@@ -123,13 +55,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  for (const child of children) {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGKILL');
-      await exited;
-    }
-  }
+  await killAll(children);
   await admin((c) => c.query(`drop database if exists "${DB}" with (force)`)).catch(() => undefined);
   rmSync(dir, { recursive: true, force: true });
 }, 60_000);
@@ -178,6 +104,8 @@ describe('guardian serve on Postgres: crash and restart', () => {
       }
       const missing = received.filter((r) => bySession.get(r.sessionId)?.get(r.requestId) !== r.chainHash);
       expect(missing).toEqual([]);
+      // A step is committed whole (entry with its delivered decision) or not at all, even under SIGKILL.
+      expect(await store.query('select count(*)::int as n from context_entries where result_jcs is null')).toEqual([{ n: 0 }]);
 
       // Sessions continue on the restarted server: the idle one, and every load session whose stored head is the
       // head the agent last verified (an in-flight request may have been chained without its answer arriving).
@@ -240,6 +168,8 @@ describe('guardian serve on Postgres: crash and restart', () => {
         const entries = await store.listContextEntries(r.sessionId, { limit: 10_000 });
         expect(entries.find((e) => e.content.entry_id === r.requestId)?.entryHash).toBe(r.chainHash);
       }
+      // No half-written step: a lost connection rolls back the whole transaction (entry, decision, keys, state).
+      expect(await store.query('select count(*)::int as n from context_entries where result_jcs is null')).toEqual([{ n: 0 }]);
       // The server answers later steps: a fresh session, and every session whose stored head the agent verified.
       const fresh = newClient('pg-loss-fresh');
       await fresh.hello({ methods_implemented: METHODS });
