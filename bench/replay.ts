@@ -1,20 +1,23 @@
-// Replay throughput and memory: entries replayed per second against the ACS library (bundles/acs.tar.gz, else
-// rego/ compiled), on PGlite and Postgres, and RSS sampled along the run (flat = bounded memory).
+// Replay throughput and memory: entries replayed per second on PGlite and Postgres, against the ACS library
+// (bundles/acs.tar.gz, else rego/ compiled) or a trivial one-rule policy (what replay costs besides policy
+// evaluation), sequentially or over worker threads, with the share of time spent in evaluation and peak RSS.
 //
 //   npx tsx bench/replay.ts [--entries 20000] [--sessions 100] [--driver pglite|postgres|both]
+//                           [--policy library|trivial|both] [--workers 0|N] [--runs 1]
 //
-// History is written as the live pipeline writes it (src/acs/pipeline/chain.ts appendStepEntry: entry_id =
-// step_id = request_id, request_hash over params, then recordDecision with the delivered result), with
-// realistic step params; recorded decisions are a fixed ALLOW, so most steps show up as differences (the
-// report keeps 1000 of them: its size is capped, not the walk).
+// History is written in bulk with the live pipeline's row format (src/acs/pipeline/chain.ts appendStepEntry:
+// entry_id = step_id = request_id, request_hash = SHA-256(JCS(params)), entry_hash chained per ACS §8.2,
+// the delivered result stored with the entry); replay re-checks every hash, so a row the live store would not
+// have written shows up as tampered and the bench fails. Recorded decisions are a fixed ALLOW, so under the
+// library most steps show up as differences (the report keeps 1000 of them: its size is capped, not the walk).
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { computeRequestHash } from '../src/chain/index.ts';
-import { buildLibraryBundle } from '../src/policy/library.ts';
-import { createWasmPolicyEngine } from '../src/policy/index.ts';
-import { resolveReplayPolicy, runReplay } from '../src/replay/index.ts';
+import { canonicalJson, computeEntryHash, sha256Hex } from '../src/chain/index.ts';
+import { buildLibraryBundle, DECISION_ENTRYPOINT } from '../src/policy/library.ts';
+import { compileBundle } from '../src/rego/index.ts';
+import { resolveReplayPolicy, runReplay, } from '../src/replay/index.ts';
 import { openStore } from '../src/store/index.ts';
-import type { DurableStore, Json } from '../src/store/types.ts';
+import type { DurableStore } from '../src/store/types.ts';
 
 function arg(name: string, dflt: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -24,6 +27,9 @@ function arg(name: string, dflt: string): string {
 const ENTRIES = Number(arg('entries', '20000'));
 const SESSIONS = Number(arg('sessions', '100'));
 const DRIVER = arg('driver', 'both');
+const POLICY = arg('policy', 'both');
+const WORKERS = arg('workers', '0,2').split(',').map(Number);
+const RUNS = Number(arg('runs', '1'));
 const DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 const STEPS: [string, Record<string, unknown>][] = [
@@ -34,79 +40,127 @@ const STEPS: [string, Record<string, unknown>][] = [
   ['steps/toolCallRequest', { tool: { name: 'read_file' }, arguments: { path: { value: '/workspace/notes.md' } } }],
 ];
 
+const TRIVIAL_REGO = `package acs
+decision := {"decision": "allow", "reasoning": "trivial", "reason_codes": [], "policy_references": []}
+`;
+
+const ROWS_PER_INSERT = 2000;
+
+/** Writes sessions, entries (with their recorded decisions) and chain heads in bulk statements. */
 async function populate(store: DurableStore): Promise<number> {
   const perSession = Math.ceil(ENTRIES / SESSIONS);
   const base = Date.parse('2026-06-01T08:00:00Z');
-  let written = 0;
   const started = performance.now();
+  const cols = () => ({ sessionId: [] as string[], seq: [] as number[], id: [] as string[], type: [] as string[], requestHash: [] as string[], ts: [] as string[], content: [] as string[], prev: [] as (string | null)[], hash: [] as string[], params: [] as string[], result: [] as string[] });
+  let c = cols();
+  const flush = async (): Promise<void> => {
+    if (c.seq.length === 0) return;
+    await store.query(
+      `insert into context_entries (session_id, seq, entry_id, step_id, step_type, request_hash, timestamp, content_jcs, previous_hash, entry_hash, params_jcs, result_jcs, bundle_revision, evaluation_duration_ms)
+       select s, q, i, i, t, r, ts, c, p, h, pa, re, 'bench-recorded', 1
+         from unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[]) as v(s, q, i, t, r, ts, c, p, h, pa, re)`,
+      [c.sessionId, c.seq, c.id, c.type, c.requestHash, c.ts, c.content, c.prev, c.hash, c.params, c.result],
+    );
+    c = cols();
+  };
+  let written = 0;
   for (let s = 0; s < SESSIONS && written < ENTRIES; s++) {
     const sessionId = randomUUID();
-    await store.createSession({ id: sessionId, tenantId: null, agentId: `bench-agent-${s % 10}`, keyId: 'default', hello: null, intent: null, state: null, parentSessionId: null });
-    const batch: Promise<unknown>[] = [];
-    for (let i = 0; i < perSession && written < ENTRIES; i++, written++) {
-      const [method, payload] = i === 0 ? ['steps/sessionStart', {}] as [string, Record<string, unknown>] : STEPS[i % STEPS.length];
+    const agentId = `bench-agent-${s % 10}`;
+    await store.createSession({ id: sessionId, tenantId: null, agentId, keyId: 'default', hello: null, intent: null, state: null, parentSessionId: null });
+    let prev: string | null = null;
+    let seq = 0;
+    for (; seq < perSession && written < ENTRIES; seq++, written++) {
+      const [method, payload] = seq === 0 ? ['steps/sessionStart', {}] as [string, Record<string, unknown>] : STEPS[seq % STEPS.length];
       const requestId = randomUUID();
       const params = {
-        acs_version: '0.1.0', request_id: requestId, timestamp: new Date(base + s * 60_000 + i * 100).toISOString(),
-        metadata: { agent_id: `bench-agent-${s % 10}`, session_id: sessionId }, payload,
+        acs_version: '0.1.0', request_id: requestId, timestamp: new Date(base + s * 60_000 + seq * 100).toISOString(),
+        metadata: { agent_id: agentId, session_id: sessionId }, payload,
         signature: { algorithm: 'HMAC-SHA256', value: 'AAAA', key_id: 'default' },
       };
-      batch.push(store.appendContextEntry(sessionId, {
-        content: { entry_id: requestId, step_id: requestId, step_type: method, request_hash: computeRequestHash(params), timestamp: params.timestamp },
-        params: params as unknown as Json,
-      }).then((a) => store.recordDecision(sessionId, a.seq, {
-        result: { type: 'final', acs_version: '0.1.0', request_id: requestId, decision: 'allow', reason_codes: [], policy_references: [] },
-        bundleRevision: 'bench-recorded', evaluationDurationMs: 1,
-      })));
+      const paramsJcs = canonicalJson(params);
+      const content = { entry_id: requestId, step_id: requestId, step_type: method, request_hash: sha256Hex(paramsJcs), timestamp: params.timestamp };
+      const hash = computeEntryHash(content, prev);
+      c.sessionId.push(sessionId); c.seq.push(seq); c.id.push(requestId); c.type.push(method); c.requestHash.push(content.request_hash);
+      c.ts.push(params.timestamp); c.content.push(canonicalJson(content)); c.prev.push(prev); c.hash.push(hash); c.params.push(paramsJcs);
+      c.result.push(canonicalJson({ type: 'final', acs_version: '0.1.0', request_id: requestId, decision: 'allow', reason_codes: [], policy_references: [] }));
+      prev = hash;
+      if (c.seq.length >= ROWS_PER_INSERT) await flush();
     }
-    await Promise.all(batch);
+    await flush();
+    await store.query('insert into chain_heads (session_id, seq, head_hash) values ($1, $2, $3)', [sessionId, seq - 1, prev]);
   }
-  await store.flush();
   console.log(`  populated ${written} entries in ${SESSIONS} sessions: ${((performance.now() - started) / 1000).toFixed(1)} s`);
   return written;
 }
 
-async function libraryBundle(): Promise<Uint8Array> {
+async function policyBundle(which: 'library' | 'trivial'): Promise<Uint8Array> {
+  if (which === 'trivial') return (await compileBundle({ sources: [{ file: 'trivial.rego', text: TRIVIAL_REGO }], entrypoints: [DECISION_ENTRYPOINT], revision: 'trivial' })).bundle;
   if (existsSync('bundles/acs.tar.gz')) return new Uint8Array(readFileSync('bundles/acs.tar.gz'));
   return (await buildLibraryBundle()).bundle;
 }
 
-async function bench(driver: 'pglite' | 'postgres', bundle: Uint8Array): Promise<void> {
+const mib = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);
+
+async function run(store: DurableStore, total: number, which: 'library' | 'trivial', bundle: Uint8Array, workers: number): Promise<number> {
+  // From the registry, as `guardian replay --against <sha256>` does: a policy worker threads can load too.
+  const sha256 = sha256Hex(bundle);
+  if (!(await store.getPolicyBundle(sha256))) await store.putPolicyBundle({ sha256, revision: which, manifest: { revision: which }, bytes: bundle, source: null });
+  const policy = await resolveReplayPolicy(store, sha256);
+  global.gc?.();
+  const rssStart = process.memoryUsage().rss;
+  let peak = rssStart;
+  const samples: string[] = [];
+  let nextMark = 0.2;
+  const sample = (): void => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  };
+  const timer = setInterval(sample, 50);
+  const cpuStart = process.cpuUsage();
+  const report = await runReplay({
+    store, policy, maxReportedSteps: 1000, countTotal: true,
+    workers,
+    onProgress: (p) => {
+      sample();
+      while (p.total && p.processed / p.total >= nextMark) {
+        const m = process.memoryUsage();
+        samples.push(`${Math.round((p.processed / p.total) * 100)}%: rss ${mib(m.rss)} heap ${mib(m.heapUsed)}`);
+        nextMark += 0.2;
+      }
+    },
+  });
+  clearInterval(timer);
+  const cpu = process.cpuUsage(cpuStart);
+  const s = report.summary;
+  // CPU time of every thread of the process: on a loaded machine, entries per CPU second is the steadier figure.
+  const perCpuSecond = Math.round(s.entriesScanned / ((cpu.user + cpu.system) / 1e6));
+  if (s.tampered > 0 || s.entriesScanned !== total) throw new Error(`bench history is not what the live store writes: ${s.tampered} tampered, ${s.entriesScanned}/${total} scanned`);
+  const evalShare = s.durationMs > 0 ? ` evaluation ${((s.evaluationMs / (s.durationMs * Math.max(1, workers))) * 100).toFixed(0)}% of ${workers > 0 ? 'worker' : 'wall'} time,` : '';
+  console.log(`  ${which}, ${workers > 0 ? `${workers} workers` : 'in-process'}: ${s.entriesScanned} entries in ${(s.durationMs / 1000).toFixed(2)} s = ${s.entriesPerSecond} entries/s (${perCpuSecond} per CPU second),${evalShare} ${s.changed} changed; RSS start ${mib(rssStart)} peak ${mib(peak)} MiB (${samples.join(', ')})`);
+  return s.entriesPerSecond;
+}
+
+async function bench(driver: 'pglite' | 'postgres', bundles: Map<'library' | 'trivial', Uint8Array>): Promise<void> {
   const schema = `replay_bench_${process.pid}`;
   const store = driver === 'pglite' ? await openStore({ inMemory: true }) : await openStore({ databaseUrl: DATABASE_URL, schema });
   try {
     console.log(`${driver}:`);
     const total = await populate(store);
-    const engine = await createWasmPolicyEngine({ bundle, timeoutMs: 2000 });
-    const policy = await resolveReplayPolicy(store, engine);
-    global.gc?.();
-    const rssStart = process.memoryUsage().rss;
-    let peak = rssStart;
-    const samples: string[] = [];
-    let nextMark = 0.1;
-    const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
-    const report = await runReplay({
-      store, policy, maxReportedSteps: 1000, pageSize: 500,
-      onProgress: (p) => {
-        peak = Math.max(peak, process.memoryUsage().rss);
-        while (p.total && p.processed / p.total >= nextMark) {
-          const m = process.memoryUsage();
-          samples.push(`${Math.round((p.processed / p.total) * 100)}%: rss ${(m.rss / 2 ** 20).toFixed(0)} heap ${(m.heapUsed / 2 ** 20).toFixed(0)} MiB`);
-          nextMark += 0.2;
-        }
-      },
-    });
-    clearInterval(timer);
-    const s = report.summary;
-    console.log(`  replayed ${s.entriesScanned}/${total} entries in ${(s.durationMs / 1000).toFixed(1)} s: ${s.entriesPerSecond} entries/s (${s.changed} changed, ${report.stepsOmitted} steps beyond the report cap)`);
-    console.log(`  RSS start ${(rssStart / 2 ** 20).toFixed(0)} MiB, peak ${(peak / 2 ** 20).toFixed(0)} MiB; along the run: ${samples.join(', ')}`);
+    for (const [which, bundle] of bundles) {
+      for (const workers of WORKERS) {
+        const rates: number[] = [];
+        for (let r = 0; r < RUNS; r++) rates.push(await run(store, total, which, bundle, workers));
+        if (RUNS > 1) console.log(`  ${which}, ${workers > 0 ? `${workers} workers` : 'in-process'}: median ${rates.sort((a, b) => a - b)[Math.floor(rates.length / 2)]} entries/s over ${RUNS} runs`);
+      }
+    }
   } finally {
     if (driver === 'postgres') await store.query(`drop schema if exists "${schema}" cascade`).catch(() => {});
     await store.close();
   }
 }
 
-const bundle = await libraryBundle();
-console.log(`replay bench: ${ENTRIES} entries, ${SESSIONS} sessions, ACS library bundle`);
-if (DRIVER === 'pglite' || DRIVER === 'both') await bench('pglite', bundle);
-if (DRIVER === 'postgres' || DRIVER === 'both') await bench('postgres', bundle);
+const bundles = new Map<'library' | 'trivial', Uint8Array>();
+for (const which of ['trivial', 'library'] as const) if (POLICY === which || POLICY === 'both') bundles.set(which, await policyBundle(which));
+console.log(`replay bench: ${ENTRIES} entries, ${SESSIONS} sessions, policies ${[...bundles.keys()].join(', ')}, workers ${WORKERS.join(', ')}`);
+if (DRIVER === 'pglite' || DRIVER === 'both') await bench('pglite', bundles);
+if (DRIVER === 'postgres' || DRIVER === 'both') await bench('postgres', bundles);

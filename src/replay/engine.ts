@@ -1,13 +1,21 @@
 // The replay engine: walks the stored chains in chain order with a cursor (pages of `pageSize` entries, one
 // page prefetched; memory is bounded by the page size and the number of reported steps, not the log size),
 // re-checks each entry's hashes (ACS §8.2), rebuilds session state step by step through the live evaluate
-// stage (live-step.ts) and compares every selected step's replayed decision with the recorded one.
+// stage (live-step.ts) and compares every selected step's replayed decision with the recorded one. Sessions
+// are independent chains: they are replayed in-process a few at a time, or spread over worker threads.
+import { availableParallelism } from 'node:os';
+import type { GuardianConfig } from '../acs/pipeline/config.ts';
 import { computeEntryHash, computeRequestHash } from '../chain/index.ts';
+import type { PolicyEngine, SessionState } from '../policy/index.ts';
 import type { ChainInfo, ContextEntryRecord, DurableStore, SessionRecord } from '../store/types.ts';
-import { compareDecisions, decisionView, type DecisionDelta, type DecisionView } from './compare.ts';
+import type { DecisionDelta, DecisionView } from './compare.ts';
+import { readEntryPage, type StoredEntry } from './entries.ts';
 import { ReplayError } from './errors.ts';
-import { evaluateRecordedStep, foldRecordedStep, initialReplayState, replayConfig, requestOf, routeStep, type LiveSettings } from './live-step.ts';
+import { initialReplayState, replayConfig, type LiveSettings } from './live-step.ts';
 import type { ReplayPolicy } from './policy.ts';
+import { SessionReplay, stepFilterOf, timedEngine, TIME_MARGIN_MS } from './session-replay.ts';
+import { countStep, emptyCounts, finishedCounts, mergeCounts, StepKeeper } from './tally.ts';
+import { ReplayWorker, type PageOutcome } from './worker-pool.ts';
 
 export interface ReplaySelection {
   /** Only these sessions. */
@@ -67,6 +75,10 @@ export interface ReplaySummary {
   durationMs: number;
   /** Entries read per second of wall time (every scanned entry is hashed and, unless tampered, evaluated). */
   entriesPerSecond: number;
+  /** Worker threads that replayed (0: in-process). */
+  workers: number;
+  /** Time spent inside policy evaluation (Wasm), summed over all threads, in ms. */
+  evaluationMs: number;
   sessions: number;
   sessionsSkipped: number;
   entriesScanned: number;
@@ -111,8 +123,14 @@ export interface ReplayOptions extends LiveSettings {
   selection?: ReplaySelection;
   /** Entries per store read (default 500). */
   pageSize?: number;
-  /** Sessions replayed at once (default 4; I/O of one overlaps evaluation of another). */
+  /** In-process: sessions replayed at once (default 4; I/O of one overlaps evaluation of another). */
   concurrency?: number;
+  /**
+   * Worker threads, each replaying whole sessions with its own engine (sessions are independent chains).
+   * 'auto' (default): one per available core when the policy can be loaded in a worker (a registry revision,
+   * a file, a directory, `recorded`) and the selected chains hold at least 20 000 entries; 0: in-process.
+   */
+  workers?: number | 'auto';
   /** Notable steps kept in the report (default 10 000); every step still reaches `onStep`. */
   maxReportedSteps?: number;
   /** Also report unchanged compared steps (small replays, tests). */
@@ -124,9 +142,6 @@ export interface ReplayOptions extends LiveSettings {
   countTotal?: boolean;
   signal?: AbortSignal;
 }
-
-/** Steps with a client timestamp can be up to the skew window out of order; sessions are only cut past this margin. */
-const TIME_MARGIN_MS = 60 * 60 * 1000;
 
 function checkSelection(sel: ReplaySelection): void {
   for (const [name, d] of [['since', sel.since], ['until', sel.until]] as const) {
@@ -165,11 +180,6 @@ async function* selectedChains(store: DurableStore, sel: ReplaySelection): Async
   }
 }
 
-function stepTime(entry: ContextEntryRecord): Date {
-  const t = typeof entry.content.timestamp === 'string' ? Date.parse(entry.content.timestamp) : NaN;
-  return Number.isFinite(t) ? new Date(t) : entry.createdAt;
-}
-
 /** Which hash a stored entry fails, if any (ACS §8.2). */
 export function tamperOf(entry: ContextEntryRecord): 'request_hash_mismatch' | 'entry_hash_mismatch' | null {
   try {
@@ -181,42 +191,15 @@ export function tamperOf(entry: ContextEntryRecord): 'request_hash_mismatch' | '
   return null;
 }
 
-class Tally {
-  readonly s: Omit<ReplaySummary, 'against' | 'determinismCheck' | 'revisions' | 'selection' | 'startedAt' | 'finishedAt' | 'durationMs' | 'entriesPerSecond'> = {
-    sessions: 0, sessionsSkipped: 0, entriesScanned: 0, entriesEvaluated: 0, selected: 0, compared: 0, unchanged: 0, changed: 0,
-    tampered: 0, unrecorded: 0, policyUnavailable: 0, unroutable: 0, nondeterministic: 0, transitions: {}, reasonCodes: {}, rules: {},
-  };
-  readonly steps: ReplayStep[] = [];
-  omitted = 0;
 
-  constructor(private readonly max: number, private readonly reportUnchanged: boolean) {}
+/** Below this many entries, starting worker threads (each loads its engines) costs more than it saves. */
+const AUTO_WORKERS_MIN_ENTRIES = 20_000;
+const MAX_WORKERS = 8;
 
-  add(step: ReplayStep): void {
-    const s = this.s;
-    if (step.status === 'tampered') s.tampered++;
-    else if (step.status === 'unrecorded') s.unrecorded++;
-    else if (step.status === 'policy_unavailable') s.policyUnavailable++;
-    else if (step.status === 'unroutable') s.unroutable++;
-    if (step.status === 'compared' && step.recorded && step.replayed && step.delta) {
-      s.compared++;
-      const key = `${step.recorded.decision}→${step.replayed.decision}`;
-      s.transitions[key] = (s.transitions[key] ?? 0) + 1;
-      if (step.delta.changed) s.changed++;
-      else s.unchanged++;
-      if (step.nondeterministic) s.nondeterministic++;
-      const bump = (table: Record<string, { added: number; removed: number }>, names: string[], which: 'added' | 'removed'): void => {
-        for (const n of names) (table[n] ??= { added: 0, removed: 0 })[which]++;
-      };
-      bump(s.reasonCodes, step.delta.reasonCodesAdded, 'added');
-      bump(s.reasonCodes, step.delta.reasonCodesRemoved, 'removed');
-      bump(s.rules, step.delta.rulesAdded, 'added');
-      bump(s.rules, step.delta.rulesRemoved, 'removed');
-    }
-    const notable = step.status !== 'compared' || step.delta?.changed === true || this.reportUnchanged;
-    if (!notable) return;
-    if (this.steps.length < this.max) this.steps.push(step);
-    else this.omitted++;
-  }
+function workerCount(requested: number | 'auto', policy: ReplayPolicy, total: number | null): number {
+  if (!policy.bundleFor) return 0;
+  if (requested === 'auto') return total !== null && total >= AUTO_WORKERS_MIN_ENTRIES ? Math.min(availableParallelism(), MAX_WORKERS) : 0;
+  return Math.min(Math.max(0, Math.floor(requested)), MAX_WORKERS);
 }
 
 /** Replays the selected history against `options.policy`. Never writes to the store. */
@@ -226,134 +209,77 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   checkSelection(sel);
   const pageSize = Math.min(Math.max(1, Math.floor(options.pageSize ?? 500)), 10_000);
   const concurrency = Math.min(Math.max(1, Math.floor(options.concurrency ?? 4)), 64);
-  const tally = new Tally(Math.max(0, options.maxReportedSteps ?? 10_000), options.reportUnchanged === true);
+  const reportUnchanged = options.reportUnchanged === true;
+  const counts = emptyCounts();
+  const keeper = new StepKeeper(Math.max(0, options.maxReportedSteps ?? 10_000));
+  const filter = stepFilterOf(sel);
   const started = Date.now();
   const startedPerf = performance.now();
-  const methods = sel.methods ? new Set(sel.methods) : null;
-  const decisions = sel.decisions ? new Set(sel.decisions) : null;
+  const requestedWorkers = options.workers ?? 'auto';
 
   let total: number | null = null;
-  if (options.countTotal ?? options.onProgress !== undefined) {
+  if ((options.countTotal ?? options.onProgress !== undefined) || (requestedWorkers === 'auto' && policy.bundleFor)) {
     total = 0;
     for await (const c of selectedChains(store, sel)) if (!c.prunedAt) total += c.seq + 1;
   }
+  const workers = workerCount(requestedWorkers, policy, total);
   const progress = (): void => {
     if (!options.onProgress) return;
     const elapsedMs = performance.now() - startedPerf;
-    const rate = elapsedMs > 0 ? (tally.s.entriesScanned * 1000) / elapsedMs : 0;
-    const remaining = total === null ? null : Math.max(0, total - tally.s.entriesScanned);
+    const rate = elapsedMs > 0 ? (counts.entriesScanned * 1000) / elapsedMs : 0;
+    const remaining = total === null ? null : Math.max(0, total - counts.entriesScanned);
     options.onProgress({
-      processed: tally.s.entriesScanned, total, elapsedMs, ratePerSecond: rate,
-      etaMs: remaining === null || rate <= 0 ? null : (remaining / rate) * 1000, sessions: tally.s.sessions, changed: tally.s.changed,
+      processed: counts.entriesScanned, total, elapsedMs, ratePerSecond: rate,
+      etaMs: remaining === null || rate <= 0 ? null : (remaining / rate) * 1000, sessions: counts.sessions, changed: counts.changed,
     });
   };
   let failed = false;
   const cancelled = (): void => {
     if (options.signal?.aborted) throw new ReplayError('cancelled', 'replay cancelled');
-    // Another worker failed: stop this one too rather than keep reading in the background.
+    // Another lane failed: stop this one too rather than keep reading in the background.
     if (failed) throw new ReplayError('cancelled', 'replay stopped after an error');
   };
-
-  const emit = (step: ReplayStep): void => {
-    tally.add(step);
+  const emit = (step: ReplayStep, notable = countStep(counts, step, reportUnchanged)): void => {
+    if (notable) keeper.offer(step);
     options.onStep?.(step);
   };
 
-  async function replaySession(chain: ChainInfo): Promise<void> {
+  /** The session row and the state its first step starts from; null when the selection skips the chain. */
+  async function openSession(chain: ChainInfo): Promise<{ id: string; state: SessionState } | null> {
     if (chain.prunedAt || chain.seq < 0) {
-      tally.s.sessionsSkipped++;
-      return;
+      counts.sessionsSkipped++;
+      return null;
     }
     const session: SessionRecord | null = await store.getSession(chain.sessionId);
-    if (!session || (sel.agentId !== undefined && session.agentId !== sel.agentId)) {
-      tally.s.sessionsSkipped++;
-      return;
+    const skip = !session
+      || (sel.agentId !== undefined && session.agentId !== sel.agentId)
+      || (sel.until && session.createdAt.getTime() > sel.until.getTime() + TIME_MARGIN_MS)
+      || (sel.since && session.closedAt && session.closedAt.getTime() < sel.since.getTime() - TIME_MARGIN_MS);
+    if (skip || !session) {
+      counts.sessionsSkipped++;
+      return null;
     }
-    if (sel.until && session.createdAt.getTime() > sel.until.getTime() + TIME_MARGIN_MS) {
-      tally.s.sessionsSkipped++;
-      return;
-    }
-    if (sel.since && session.closedAt && session.closedAt.getTime() < sel.since.getTime() - TIME_MARGIN_MS) {
-      tally.s.sessionsSkipped++;
-      return;
-    }
-    tally.s.sessions++;
-    let prior = initialReplayState(session);
-    // A page read that is abandoned (cancel, early stop) must not become an unhandled rejection.
-    const read = (afterSeq: number): Promise<ContextEntryRecord[]> => {
-      const p = store.listContextEntries(session.id, { afterSeq, limit: pageSize });
+    counts.sessions++;
+    return { id: session.id, state: initialReplayState(session) };
+  }
+
+  /** A chain's pages in seq order, the next one read while the current one is replayed. */
+  async function* pagesOf(sessionId: string): AsyncGenerator<StoredEntry[]> {
+    const read = (afterSeq: number): Promise<StoredEntry[]> => {
+      const p = readEntryPage(store, sessionId, afterSeq, pageSize);
+      // A read abandoned by a cancel or an early stop must not become an unhandled rejection.
       p.catch(() => undefined);
       return p;
     };
-    let next: Promise<ContextEntryRecord[]> | null = read(-1);
+    let next: Promise<StoredEntry[]> | null = read(-1);
     while (next) {
-      const page: ContextEntryRecord[] = await next;
-      // Prefetch the following page while this one is evaluated (the cursor is the last seq seen).
+      const page: StoredEntry[] = await next;
       next = page.length === pageSize ? read(page[page.length - 1].seq) : null;
-      for (const entry of page) {
-        cancelled();
-        tally.s.entriesScanned++;
-        const method = entry.content.step_type;
-        const recorded = decisionView(entry.result);
-        const at = stepTime(entry);
-        const base: ReplayStep = {
-          sessionId: session.id, seq: entry.seq, stepId: entry.content.step_id, method,
-          timestamp: typeof entry.content.timestamp === 'string' ? entry.content.timestamp : null,
-          status: 'compared', recorded, recordedRevision: entry.bundleRevision, replayed: null, replayedRevision: null, delta: null, nondeterministic: false,
-        };
-        const tamper = tamperOf(entry);
-        if (tamper) {
-          // Reported whatever the selection: the stored history itself is in question. Skipped: its params
-          // are not what was evaluated, so they must not shape the state of later steps.
-          emit({ ...base, status: 'tampered', tamper, detail: tamper === 'request_hash_mismatch' ? 'stored params do not hash to request_hash' : 'stored entry does not hash to entry_hash' });
-          continue;
-        }
-        if (sel.until && at.getTime() > sel.until.getTime() + TIME_MARGIN_MS) {
-          next = null;
-          break;
-        }
-        const selected = (!methods || methods.has(method))
-          && (!decisions || (recorded !== null && decisions.has(recorded.decision)))
-          && (sel.decidedBy === undefined || entry.bundleRevision === sel.decidedBy)
-          && (!sel.since || at >= sel.since)
-          && (!sel.until || at <= sel.until);
-        if (selected) tally.s.selected++;
-        const request = requestOf(method, entry.params);
-        const routed = routeStep(method);
-        if (!routed.ok) {
-          if (selected) emit({ ...base, status: 'unroutable', detail: routed.reason });
-          continue;
-        }
-        const engine = await policy.engineFor(entry.bundleRevision);
-        if (!engine) {
-          prior = foldRecordedStep(prior, request, recorded?.decision ?? null);
-          if (selected) emit({ ...base, status: 'policy_unavailable', detail: `revision ${entry.bundleRevision ?? '(none recorded)'} is not in the registry` });
-          continue;
-        }
-        const { evaluated, next: state } = await evaluateRecordedStep(config(engine), engine, at, request, prior, routed);
-        prior = state;
-        tally.s.entriesEvaluated++;
-        if (!selected) continue;
-        const replayed = decisionView(evaluated.decision);
-        if (!recorded || !replayed) {
-          emit({ ...base, status: 'unrecorded', replayed, replayedRevision: evaluated.revision });
-          continue;
-        }
-        const delta = compareDecisions(recorded, replayed);
-        emit({ ...base, replayed, replayedRevision: evaluated.revision, delta, nondeterministic: delta.changed && evaluated.revision === entry.bundleRevision });
-      }
-      progress();
+      if (page.length > 0) yield page;
     }
   }
 
-  const configs = new Map<object, ReturnType<typeof replayConfig>>();
-  function config(engine: Parameters<typeof replayConfig>[0]): ReturnType<typeof replayConfig> {
-    let c = configs.get(engine);
-    if (!c) configs.set(engine, (c = replayConfig(engine, options)));
-    return c;
-  }
-
-  // A fixed number of workers pull chains from one cursor, so memory stays bounded however many sessions exist.
+  // A fixed number of lanes pull chains from one cursor, so memory stays bounded however many sessions exist.
   const chains = selectedChains(store, sel);
   let pulling: Promise<unknown> = Promise.resolve();
   const nextChain = (): Promise<IteratorResult<ChainInfo>> => {
@@ -361,24 +287,100 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
     pulling = p.catch(() => undefined);
     return p;
   };
-  const worker = async (): Promise<void> => {
+
+  const engines = new Map<PolicyEngine, PolicyEngine>();
+  const configs = new Map<PolicyEngine, GuardianConfig>();
+  const local = {
+    async engineFor(revision: string | null): Promise<PolicyEngine | null> {
+      const engine = await policy.engineFor(revision);
+      if (!engine) return null;
+      let timed = engines.get(engine);
+      if (!timed) engines.set(engine, (timed = timedEngine(engine, (ms) => (counts.evaluationMs += ms))));
+      return timed;
+    },
+    config(engine: PolicyEngine): GuardianConfig {
+      let c = configs.get(engine);
+      if (!c) configs.set(engine, (c = replayConfig(engine, options)));
+      return c;
+    },
+    counts: () => counts,
+    emit: (step: ReplayStep) => emit(step),
+    checkCancelled: cancelled,
+  };
+
+  const localLane = async (): Promise<void> => {
     for (;;) {
       cancelled();
       const r = await nextChain();
       if (r.done) return;
-      await replaySession(r.value);
+      const opened = await openSession(r.value);
+      if (!opened) continue;
+      const replay = new SessionReplay(opened.id, opened.state, filter, local);
+      for await (const page of pagesOf(opened.id)) {
+        await replay.replay(page);
+        progress();
+        if (replay.stopped) break;
+      }
     }
   };
+
+  const apply = (o: PageOutcome): void => {
+    mergeCounts(counts, o.counts);
+    keeper.countDropped(o.dropped);
+    for (const { step, notable } of o.steps) emit(step, notable);
+    progress();
+  };
+
+  const workerLane = async (worker: ReplayWorker): Promise<void> => {
+    const inFlight = new Set<Promise<void>>();
+    let laneError: unknown = null;
+    for (;;) {
+      cancelled();
+      if (laneError) throw laneError;
+      const r = await nextChain();
+      if (r.done) break;
+      const opened = await openSession(r.value);
+      if (!opened) continue;
+      worker.startSession(opened.id, opened.state);
+      const chain = { stopped: false };
+      for await (const page of pagesOf(opened.id)) {
+        cancelled();
+        if (laneError) throw laneError;
+        if (chain.stopped) break;
+        const { outcome } = await worker.page(page, keeper.cutoff());
+        const applied = outcome.then((o) => {
+          apply(o);
+          if (o.stopped) chain.stopped = true;
+        }, (err: unknown) => {
+          laneError ??= err;
+        });
+        inFlight.add(applied);
+        void applied.then(() => inFlight.delete(applied));
+      }
+    }
+    await Promise.all(inFlight);
+    if (laneError) throw laneError;
+  };
+
+  const pool: ReplayWorker[] = [];
   try {
-    await Promise.all(Array.from({ length: concurrency }, worker));
+    if (workers > 0) {
+      const init = { type: 'init' as const, settings: liveSettingsOf(options), filter, reportUnchanged, sendEveryStep: options.onStep !== undefined, keepNone: keeper.keepsNone };
+      for (let i = 0; i < workers; i++) pool.push(new ReplayWorker(policy, init));
+      await Promise.all(pool.map(workerLane));
+    } else {
+      await Promise.all(Array.from({ length: concurrency }, localLane));
+    }
   } catch (err) {
     failed = true;
     throw err;
+  } finally {
+    await Promise.all(pool.map((w) => w.close()));
   }
   progress();
 
   const durationMs = Date.now() - started;
-  const steps = tally.steps.sort((a, b) => (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : a.seq - b.seq));
+  const { steps, omitted } = keeper.finish();
   return {
     summary: {
       against: policy.description,
@@ -388,10 +390,20 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
       startedAt: new Date(started).toISOString(),
       finishedAt: new Date(started + durationMs).toISOString(),
       durationMs,
-      entriesPerSecond: durationMs > 0 ? Math.round((tally.s.entriesScanned * 1000) / durationMs) : tally.s.entriesScanned,
-      ...tally.s,
+      entriesPerSecond: durationMs > 0 ? Math.round((counts.entriesScanned * 1000) / durationMs) : counts.entriesScanned,
+      workers,
+      ...finishedCounts(counts),
     },
     steps,
-    stepsOmitted: tally.omitted,
+    stepsOmitted: omitted,
+  };
+}
+
+/** The live settings alone (the options object also holds the store and callbacks, which cannot cross threads). */
+function liveSettingsOf(options: LiveSettings): LiveSettings {
+  return {
+    ...(options.client ? { client: options.client } : {}),
+    ...(options.maxDeferralsPerSession !== undefined ? { maxDeferralsPerSession: options.maxDeferralsPerSession } : {}),
+    ...(options.evaluatorVersion !== undefined ? { evaluatorVersion: options.evaluatorVersion } : {}),
   };
 }

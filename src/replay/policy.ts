@@ -3,13 +3,23 @@
 // or "recorded" (every step against the revision that decided it: the determinism check).
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { createWasmPolicyEngine, type PolicyEngine } from '../policy/index.ts';
+import type { PolicyEngine } from '../policy/index.ts';
 import { DECISION_ENTRYPOINT, readLibrary } from '../policy/library.ts';
 import { compileBundle, RegoErrors } from '../rego/index.ts';
 import type { DurableStore } from '../store/types.ts';
+import { engineFromBundle } from './bundle-engine.ts';
 import { ReplayError } from './errors.ts';
 
 export const RECORDED = 'recorded';
+
+/** A policy's bundle as a worker thread loads it (engineFromBundle with these arguments). */
+export interface ReplayBundle {
+  /** Identifies the engine: steps whose bundles share a key share one engine. */
+  key: string;
+  bytes: Uint8Array;
+  revision?: string;
+  timeoutMs: number;
+}
 
 /** Gives the engine for a step; null when the step's policy is unavailable (reported, not fatal). */
 export interface ReplayPolicy {
@@ -20,6 +30,11 @@ export interface ReplayPolicy {
   engineFor(recordedRevision: string | null): Promise<PolicyEngine | null>;
   /** Revisions actually used so far. */
   revisions(): string[];
+  /**
+   * The bundle behind `engineFor(recordedRevision)`, for worker threads that build their own engine from it;
+   * absent when the policy is an engine object with no bundle at hand (then replay stays in-process).
+   */
+  bundleFor?(recordedRevision: string | null): Promise<ReplayBundle | null>;
 }
 
 export interface ResolvePolicyOptions {
@@ -33,13 +48,6 @@ export interface ResolvePolicyOptions {
 
 const HEX64 = /^[0-9a-f]{64}$/;
 
-async function engineFromBundle(bytes: Uint8Array, timeoutMs: number, revision?: string): Promise<PolicyEngine> {
-  try {
-    return await createWasmPolicyEngine({ bundle: bytes, timeoutMs, warmupRuns: 1, ...(revision ? { revision } : {}) });
-  } catch (err) {
-    throw new ReplayError('policy_invalid', `policy bundle does not load: ${err instanceof Error ? err.message : String(err)}`);
-  }
-}
 
 /** Registry lookup: a sha256 (exact) or a manifest revision (the newest bundle stored under it). */
 export async function loadRegistryBundle(store: DurableStore, ref: string): Promise<{ sha256: string; revision: string; bytes: Uint8Array } | null> {
@@ -67,31 +75,44 @@ export async function compileRegoDir(dir: string): Promise<Uint8Array> {
   }
 }
 
-function fixedPolicy(engine: PolicyEngine, description: string): ReplayPolicy {
+function fixedPolicy(engine: PolicyEngine, description: string, bytes?: Uint8Array, timeoutMs = 2000): ReplayPolicy {
+  const bundle: ReplayBundle | null = bytes ? { key: 'fixed', bytes, revision: engine.revision, timeoutMs } : null;
   return {
     description,
     recorded: false,
     engineFor: async () => engine,
     revisions: () => [engine.revision],
+    ...(bundle ? { bundleFor: async () => bundle } : {}),
   };
 }
 
 /** Replays each step against the revision recorded for it, loaded from the registry once per revision. */
 function recordedPolicy(store: DurableStore, timeoutMs: number): ReplayPolicy {
-  const cache = new Map<string, Promise<PolicyEngine | null>>();
+  const bundles = new Map<string, Promise<ReplayBundle | null>>();
+  const engines = new Map<string, Promise<PolicyEngine | null>>();
+  const bundleFor = (revision: string | null): Promise<ReplayBundle | null> => {
+    if (revision === null) return Promise.resolve(null);
+    let bundle = bundles.get(revision);
+    if (!bundle) {
+      bundle = loadRegistryBundle(store, revision).then((b) => (b ? { key: revision, bytes: b.bytes, revision: b.revision, timeoutMs } : null));
+      bundles.set(revision, bundle);
+    }
+    return bundle;
+  };
   return {
     description: 'recorded revisions (determinism check)',
     recorded: true,
     engineFor(revision) {
       if (revision === null) return Promise.resolve(null);
-      let engine = cache.get(revision);
+      let engine = engines.get(revision);
       if (!engine) {
-        engine = loadRegistryBundle(store, revision).then((b) => (b ? engineFromBundle(b.bytes, timeoutMs, b.revision) : null));
-        cache.set(revision, engine);
+        engine = bundleFor(revision).then((b) => (b ? engineFromBundle(b.bytes, timeoutMs, b.revision) : null));
+        engines.set(revision, engine);
       }
       return engine;
     },
-    revisions: () => [...cache.keys()].sort(),
+    bundleFor,
+    revisions: () => [...bundles.keys()].sort(),
   };
 }
 
@@ -110,14 +131,16 @@ export async function resolveReplayPolicy(store: DurableStore, against: string |
   if (existsSync(path) && (looksLikePath || !(await loadRegistryBundle(store, ref)))) {
     if (!options.allowPaths) throw new ReplayError('policy_path_refused', 'file and directory policies are not accepted here; name a registry revision');
     if (statSync(path).isDirectory()) {
-      const engine = await engineFromBundle(await compileRegoDir(path), timeoutMs);
-      return fixedPolicy(engine, `Rego directory ${ref} (compiled, revision ${engine.revision})`);
+      const bytes = await compileRegoDir(path);
+      const engine = await engineFromBundle(bytes, timeoutMs);
+      return fixedPolicy(engine, `Rego directory ${ref} (compiled, revision ${engine.revision})`, bytes, timeoutMs);
     }
-    const engine = await engineFromBundle(new Uint8Array(readFileSync(path)), timeoutMs);
-    return fixedPolicy(engine, `bundle file ${ref} (revision ${engine.revision})`);
+    const bytes = new Uint8Array(readFileSync(path));
+    const engine = await engineFromBundle(bytes, timeoutMs);
+    return fixedPolicy(engine, `bundle file ${ref} (revision ${engine.revision})`, bytes, timeoutMs);
   }
   const bundle = await loadRegistryBundle(store, ref);
   if (!bundle) throw new ReplayError('policy_not_found', `no policy revision ${JSON.stringify(ref)} in the registry, and no such file or directory`);
   const engine = await engineFromBundle(bundle.bytes, timeoutMs, bundle.revision);
-  return fixedPolicy(engine, `registry revision ${bundle.revision} (sha256 ${bundle.sha256.slice(0, 12)}…)`);
+  return fixedPolicy(engine, `registry revision ${bundle.revision} (sha256 ${bundle.sha256.slice(0, 12)}…)`, bundle.bytes, timeoutMs);
 }

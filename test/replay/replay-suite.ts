@@ -257,6 +257,46 @@ decision := {
       expect(progress.at(-1)).toBe(8);
     }, 120_000);
 
+    it('worker threads give the same report as in-process replay (v2, recorded, a capped step list, streamed steps)', async () => {
+      // Timing fields differ by construction; everything else must not depend on threads or scheduling.
+      const comparable = (r: ReplayReport): unknown => {
+        const { startedAt: _s, finishedAt: _f, durationMs: _d, entriesPerSecond: _e, evaluationMs: _m, workers: _w, ...rest } = r.summary;
+        return { summary: rest, steps: r.steps, stepsOmitted: r.stepsOmitted };
+      };
+      for (const against of ['v2', 'recorded']) {
+        const policy = await resolveReplayPolicy(store, against);
+        for (const options of [{ reportUnchanged: true }, { maxReportedSteps: 3 }]) {
+          const inProcess = await runReplay({ store, policy, workers: 0, ...options });
+          const streamed: ReplayStep[] = [];
+          const threaded = await runReplay({ store, policy, workers: 2, pageSize: 2, onStep: (s) => streamed.push(s), ...options });
+          expect(inProcess.summary.workers).toBe(0);
+          expect(threaded.summary.workers).toBe(2);
+          expect(comparable(threaded)).toEqual(comparable(inProcess));
+          expect(JSON.stringify(threaded.summary.transitions)).toBe(JSON.stringify(inProcess.summary.transitions));
+          expect(streamed).toHaveLength(threaded.summary.selected + threaded.summary.tampered);
+          expect(threaded.summary.evaluationMs).toBeGreaterThan(0);
+        }
+        if (against === 'recorded') {
+          const threaded = await runReplay({ store, policy, workers: 2 });
+          expect(threaded.summary.compared).toBeGreaterThan(0);
+          expect(threaded.summary.nondeterministic).toBe(0);
+          expect(threaded.summary.changed).toBe(0);
+        }
+      }
+      // The capped list is the first steps in (session, seq) order, not the first to finish.
+      const capped = await runReplay({ store, policy: await resolveReplayPolicy(store, 'v2'), workers: 2, maxReportedSteps: 3, reportUnchanged: true });
+      const all = await runReplay({ store, policy: await resolveReplayPolicy(store, 'v2'), workers: 0, reportUnchanged: true });
+      expect(capped.steps).toEqual(all.steps.slice(0, 3));
+      expect(capped.stepsOmitted).toBe(all.steps.length - 3);
+    }, 240_000);
+
+    it('an engine object has no bundle a worker could load: replay stays in-process', async () => {
+      const policy = await resolveReplayPolicy(store, await engineOf(versions.v2));
+      const report = await runReplay({ store, policy, selection: ab(), workers: 2 });
+      expect(report.summary.workers).toBe(0);
+      expectV2Transitions(report, report.summary.revisions[0]);
+    }, 120_000);
+
     // Runs last: it records more history, which the whole-store counts above do not expect.
     it('a subagent session starts from the intent it was created with; the determinism check holds across both chains', async () => {
       const intent = { description: 'read the notes', parsed: ['filesystem.read'], scope_mode: 'strict' };

@@ -10,7 +10,7 @@ function reportWith(rule: string): ReplayReport {
   const delta = compareDecisions(recorded, replayed);
   return {
     summary: {
-      against: HOSTILE, determinismCheck: false, revisions: ['v2'], selection: { agent: HOSTILE }, startedAt: '', finishedAt: '', durationMs: 1, entriesPerSecond: 1,
+      against: HOSTILE, determinismCheck: false, revisions: ['v2'], selection: { agent: HOSTILE }, startedAt: '', finishedAt: '', durationMs: 1, entriesPerSecond: 1, workers: 0, evaluationMs: 0,
       sessions: 1, sessionsSkipped: 0, entriesScanned: 1, entriesEvaluated: 1, selected: 1, compared: 1, unchanged: 0, changed: 1, tampered: 0, unrecorded: 0,
       policyUnavailable: 0, unroutable: 0, nondeterministic: 0, transitions: { 'allow→deny': 1 }, reasonCodes: { [rule]: { added: 1, removed: 0 } }, rules: { [rule]: { added: 1, removed: 0 }, 'r.allow': { added: 0, removed: 1 } },
     },

@@ -1,0 +1,98 @@
+// Replay's read path: stored entries as the rows hold them (JCS text, not parsed objects), one page of a chain
+// per query. Keeping the text lets the hash checks hash what is stored instead of re-canonicalising it, and
+// lets a page cross to a worker thread as plain strings. Read-only raw SQL through DurableStore.query, keyset
+// paginated on the (session_id, seq) primary key.
+import { createHash } from 'node:crypto';
+import { computeEntryHash, computeRequestHash, type ContextEntryContent } from '../chain/index.ts';
+import type { DurableStore, Json } from '../store/types.ts';
+
+/** One context_entries row, as stored (structured-cloneable: only strings and numbers). */
+export interface StoredEntry {
+  seq: number;
+  /** JCS of the hashed entry members (what entry_hash covers, with previous_hash). */
+  contentJcs: string;
+  previousHash: string | null;
+  entryHash: string;
+  /** JCS of the params as received (what request_hash covers). */
+  paramsJcs: string;
+  resultJcs: string | null;
+  bundleRevision: string | null;
+  /** created_at in ms since the epoch (the step time when the entry has no timestamp). */
+  createdAtMs: number;
+}
+
+export type TamperKind = 'request_hash_mismatch' | 'entry_hash_mismatch';
+
+const ENTRY_COLUMNS = 'seq, content_jcs, previous_hash, entry_hash, params_jcs, result_jcs, bundle_revision, created_at';
+
+function millis(v: unknown): number {
+  if (v instanceof Date) return v.getTime();
+  const t = Date.parse(String(v));
+  return Number.isFinite(t) ? t : 0;
+}
+
+function text(v: unknown): string | null {
+  return v === null || v === undefined ? null : String(v);
+}
+
+/** The entries of one chain after `afterSeq`, in seq order, at most `limit`. */
+export async function readEntryPage(store: DurableStore, sessionId: string, afterSeq: number, limit: number): Promise<StoredEntry[]> {
+  const rows = await store.query(
+    `select ${ENTRY_COLUMNS} from context_entries where session_id = $1 and seq > $2 order by seq limit $3`,
+    [sessionId, afterSeq, limit],
+  );
+  return rows.map((r) => ({
+    seq: Number(r.seq),
+    contentJcs: String(r.content_jcs),
+    previousHash: text(r.previous_hash),
+    entryHash: String(r.entry_hash),
+    paramsJcs: String(r.params_jcs),
+    resultJcs: text(r.result_jcs),
+    bundleRevision: text(r.bundle_revision),
+    createdAtMs: millis(r.created_at),
+  }));
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+
+function sha256Text(text: string, suffixHex?: string): string {
+  const h = createHash('sha256').update(text, 'utf8');
+  if (suffixHex !== undefined) h.update(Buffer.from(suffixHex, 'hex'));
+  return h.digest('hex');
+}
+
+/**
+ * Which hash a stored entry fails, if any (ACS §8.2). Fast path: the stored texts are the JCS the hashes were
+ * computed over, so they are hashed as they are; a text hashing to the recorded value IS the canonical form of
+ * what was hashed (SHA-256 preimage), so a match is final. On a mismatch the text is parsed and
+ * re-canonicalised (the rule itself): a row whose text was rewritten without changing its JSON value is not
+ * tampered.
+ */
+export function entryTamper(entry: StoredEntry, content: ContextEntryContent): TamperKind | null {
+  try {
+    const prevOk = entry.previousHash === null || HEX64.test(entry.previousHash);
+    const entryOk = (prevOk && sha256Text(entry.contentJcs, entry.previousHash ?? undefined) === entry.entryHash)
+      || computeEntryHash(content, entry.previousHash) === entry.entryHash;
+    if (!entryOk) return 'entry_hash_mismatch';
+    const recorded = content.request_hash;
+    if (typeof recorded !== 'string') return 'request_hash_mismatch';
+    if (sha256Text(entry.paramsJcs) !== recorded && computeRequestHash(JSON.parse(entry.paramsJcs)) !== recorded) return 'request_hash_mismatch';
+  } catch {
+    return 'entry_hash_mismatch';
+  }
+  return null;
+}
+
+/** The entry's hashed members; null when content_jcs is not a JSON object (reported as tampered). */
+export function entryContent(entry: StoredEntry): ContextEntryContent | null {
+  try {
+    const c = JSON.parse(entry.contentJcs) as unknown;
+    return c !== null && typeof c === 'object' && !Array.isArray(c) ? (c as ContextEntryContent) : null;
+  } catch {
+    return null;
+  }
+}
+
+export function parseJson(text: string | null): Json {
+  return text === null ? null : (JSON.parse(text) as Json);
+}

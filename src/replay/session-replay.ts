@@ -1,0 +1,131 @@
+// One chain replayed page by page: hash checks, selection, the live evaluate stage and the comparison. The same
+// code runs in-process (engine.ts) and in worker threads (worker.ts), so both paths report identically.
+import type { GuardianConfig } from '../acs/pipeline/config.ts';
+import type { PolicyEngine, SessionState } from '../policy/index.ts';
+import { compareDecisions, decisionView } from './compare.ts';
+import type { ReplaySelection, ReplayStep } from './engine.ts';
+import { entryContent, entryTamper, parseJson, type StoredEntry } from './entries.ts';
+import { evaluateRecordedStep, foldRecordedStep, requestOf, routeStep } from './live-step.ts';
+import type { ReplayCounts } from './tally.ts';
+
+/** The step-level part of a selection, in a form that crosses to a worker thread. */
+export interface StepFilter {
+  methods?: string[];
+  decisions?: string[];
+  decidedBy?: string;
+  sinceMs?: number;
+  untilMs?: number;
+}
+
+export function stepFilterOf(sel: ReplaySelection): StepFilter {
+  return {
+    ...(sel.methods ? { methods: sel.methods } : {}),
+    ...(sel.decisions ? { decisions: sel.decisions } : {}),
+    ...(sel.decidedBy !== undefined ? { decidedBy: sel.decidedBy } : {}),
+    ...(sel.since ? { sinceMs: sel.since.getTime() } : {}),
+    ...(sel.until ? { untilMs: sel.until.getTime() } : {}),
+  };
+}
+
+/** Steps with a client timestamp can be up to the skew window out of order; a chain is only cut past this margin. */
+export const TIME_MARGIN_MS = 60 * 60 * 1000;
+
+export interface SessionReplayContext {
+  /** The engine for a step recorded under `recordedRevision`; null when that policy is unavailable. */
+  engineFor(recordedRevision: string | null): Promise<PolicyEngine | null>;
+  config(engine: PolicyEngine): GuardianConfig;
+  /** Counts the walk itself updates (scanned, selected, evaluated); per-step outcomes go through `emit`. */
+  counts(): ReplayCounts;
+  /** Every selected or tampered step. */
+  emit(step: ReplayStep): void;
+  /** Throws when the replay was cancelled. */
+  checkCancelled(): void;
+}
+
+/** A PolicyEngine that adds the Wasm evaluation time of every call to `sink` (the report's evaluation share). */
+export function timedEngine(engine: PolicyEngine, sink: (ms: number) => void): PolicyEngine {
+  return {
+    get revision() {
+      return engine.revision;
+    },
+    async evaluate(input, options) {
+      const r = await engine.evaluate(input, options);
+      sink(r.durationMs);
+      return r;
+    },
+  };
+}
+
+export class SessionReplay {
+  private prior: SessionState;
+  private readonly methods: Set<string> | null;
+  private readonly decisions: Set<string> | null;
+  /** Past the selection's end (plus the margin): later entries of this chain are not read. */
+  stopped = false;
+
+  constructor(readonly sessionId: string, initial: SessionState, private readonly filter: StepFilter, private readonly ctx: SessionReplayContext) {
+    this.prior = initial;
+    this.methods = filter.methods ? new Set(filter.methods) : null;
+    this.decisions = filter.decisions ? new Set(filter.decisions) : null;
+  }
+
+  async replay(page: readonly StoredEntry[]): Promise<void> {
+    const { ctx, filter } = this;
+    for (const entry of page) {
+      if (this.stopped) return;
+      ctx.checkCancelled();
+      ctx.counts().entriesScanned++;
+      const content = entryContent(entry);
+      const method = typeof content?.step_type === 'string' ? content.step_type : '(unreadable)';
+      const timestamp = typeof content?.timestamp === 'string' ? content.timestamp : null;
+      const parsedAt = timestamp === null ? NaN : Date.parse(timestamp);
+      const atMs = Number.isFinite(parsedAt) ? parsedAt : entry.createdAtMs;
+      const result = parseJson(entry.resultJcs);
+      const recorded = decisionView(result);
+      const base: ReplayStep = {
+        sessionId: this.sessionId, seq: entry.seq, stepId: typeof content?.step_id === 'string' ? content.step_id : '', method, timestamp,
+        status: 'compared', recorded, recordedRevision: entry.bundleRevision, replayed: null, replayedRevision: null, delta: null, nondeterministic: false,
+      };
+      const tamper = content ? entryTamper(entry, content) : 'entry_hash_mismatch';
+      if (tamper) {
+        // Reported whatever the selection: the stored history itself is in question. Skipped: its params
+        // are not what was evaluated, so they must not shape the state of later steps.
+        ctx.emit({ ...base, status: 'tampered', tamper, detail: tamper === 'request_hash_mismatch' ? 'stored params do not hash to request_hash' : 'stored entry does not hash to entry_hash' });
+        continue;
+      }
+      if (filter.untilMs !== undefined && atMs > filter.untilMs + TIME_MARGIN_MS) {
+        this.stopped = true;
+        return;
+      }
+      const selected = (!this.methods || this.methods.has(method))
+        && (!this.decisions || (recorded !== null && this.decisions.has(recorded.decision)))
+        && (filter.decidedBy === undefined || entry.bundleRevision === filter.decidedBy)
+        && (filter.sinceMs === undefined || atMs >= filter.sinceMs)
+        && (filter.untilMs === undefined || atMs <= filter.untilMs);
+      if (selected) ctx.counts().selected++;
+      const request = requestOf(method, parseJson(entry.paramsJcs));
+      const routed = routeStep(method);
+      if (!routed.ok) {
+        if (selected) ctx.emit({ ...base, status: 'unroutable', detail: routed.reason });
+        continue;
+      }
+      const engine = await ctx.engineFor(entry.bundleRevision);
+      if (!engine) {
+        this.prior = foldRecordedStep(this.prior, request, recorded?.decision ?? null);
+        if (selected) ctx.emit({ ...base, status: 'policy_unavailable', detail: `revision ${entry.bundleRevision ?? '(none recorded)'} is not in the registry` });
+        continue;
+      }
+      const { evaluated, next } = await evaluateRecordedStep(ctx.config(engine), engine, new Date(atMs), request, this.prior, routed);
+      this.prior = next;
+      ctx.counts().entriesEvaluated++;
+      if (!selected) continue;
+      const replayed = decisionView(evaluated.decision);
+      if (!recorded || !replayed) {
+        ctx.emit({ ...base, status: 'unrecorded', replayed, replayedRevision: evaluated.revision });
+        continue;
+      }
+      const delta = compareDecisions(recorded, replayed);
+      ctx.emit({ ...base, replayed, replayedRevision: evaluated.revision, delta, nondeterministic: delta.changed && evaluated.revision === entry.bundleRevision });
+    }
+  }
+}

@@ -1,0 +1,105 @@
+// A replay worker thread (see worker-pool.ts): replays the chains the parent hands it with its own engines,
+// through the same SessionReplay as the in-process path. Messages are handled strictly in arrival order.
+//   parent → worker: init, bundle (a recorded revision's policy), session (a chain starts), page, close
+//   worker → parent: done (per page: counts, steps, whether the chain stopped), failed
+import { parentPort } from 'node:worker_threads';
+import type { GuardianConfig } from '../acs/pipeline/config.ts';
+import type { PolicyEngine, SessionState } from '../policy/index.ts';
+import type { ReplayStep } from './engine.ts';
+import type { StoredEntry } from './entries.ts';
+import { ReplayError } from './errors.ts';
+import { replayConfig, type LiveSettings } from './live-step.ts';
+import { engineFromBundle } from './bundle-engine.ts';
+import type { ReplayBundle } from './policy.ts';
+import { SessionReplay, timedEngine, type StepFilter } from './session-replay.ts';
+import { compareStepKeys, countStep, emptyCounts, type ReplayCounts, type StepKey } from './tally.ts';
+
+export type ToWorker =
+  | { type: 'init'; settings: LiveSettings; filter: StepFilter; reportUnchanged: boolean; sendEveryStep: boolean; keepNone: boolean }
+  | { type: 'bundle'; recordedRevision: string | null; bundle: ReplayBundle | null }
+  | { type: 'session'; sessionId: string; state: SessionState }
+  | { type: 'page'; id: number; entries: StoredEntry[]; cutoff: StepKey | null };
+
+export type FromWorker =
+  | { type: 'done'; id: number; counts: ReplayCounts; steps: { step: ReplayStep; notable: boolean }[]; dropped: number; stopped: boolean }
+  | { type: 'failed'; id: number; code: string; message: string };
+
+const port = parentPort!;
+let init: Extract<ToWorker, { type: 'init' }> | null = null;
+/** Recorded revision ('' for none) → engine key; key → engine. */
+const routes = new Map<string, string | null>();
+const engines = new Map<string, Promise<PolicyEngine>>();
+const configs = new Map<PolicyEngine, GuardianConfig>();
+let counts = emptyCounts();
+let session: SessionReplay | null = null;
+let out: { step: ReplayStep; notable: boolean }[] = [];
+let dropped = 0;
+let cutoff: StepKey | null = null;
+
+function engineFor(recordedRevision: string | null): Promise<PolicyEngine | null> {
+  const key = routes.get(recordedRevision ?? '');
+  if (key === undefined) return Promise.reject(new ReplayError('cancelled', `no policy route for revision ${recordedRevision ?? '(none)'}`));
+  if (key === null) return Promise.resolve(null);
+  const engine = engines.get(key);
+  return engine ?? Promise.reject(new ReplayError('cancelled', `policy ${key} was not sent to the worker`));
+}
+
+const context = {
+  engineFor,
+  config(engine: PolicyEngine): GuardianConfig {
+    let c = configs.get(engine);
+    if (!c) configs.set(engine, (c = replayConfig(engine, init?.settings ?? {})));
+    return c;
+  },
+  counts: () => counts,
+  emit(step: ReplayStep): void {
+    const notable = countStep(counts, step, init?.reportUnchanged === true);
+    // A notable step past the parent's cutoff can never make the report's list: count it, do not ship it.
+    const useless = notable && (init?.keepNone === true || (cutoff !== null && compareStepKeys(step, cutoff) > 0));
+    if (useless) dropped++;
+    if (init?.sendEveryStep || (notable && !useless)) out.push({ step, notable: notable && !useless });
+  },
+  checkCancelled(): void {},
+};
+
+async function handle(msg: ToWorker): Promise<void> {
+  switch (msg.type) {
+    case 'init':
+      init = msg;
+      return;
+    case 'bundle': {
+      const b = msg.bundle;
+      routes.set(msg.recordedRevision ?? '', b ? b.key : null);
+      if (b && !engines.has(b.key)) {
+        const loaded = engineFromBundle(b.bytes, b.timeoutMs, b.revision).then((e) => timedEngine(e, (ms) => (counts.evaluationMs += ms)));
+        loaded.catch(() => undefined);
+        engines.set(b.key, loaded);
+      }
+      return;
+    }
+    case 'session':
+      session = new SessionReplay(msg.sessionId, msg.state, init?.filter ?? {}, context);
+      return;
+    case 'page': {
+      counts = emptyCounts();
+      out = [];
+      dropped = 0;
+      cutoff = msg.cutoff;
+      try {
+        if (!session) throw new ReplayError('cancelled', 'page before session');
+        // Pages of a chain already cut at the selection's end are not scanned (as in-process).
+        if (!session.stopped) await session.replay(msg.entries);
+        const reply: FromWorker = { type: 'done', id: msg.id, counts, steps: out, dropped, stopped: session.stopped };
+        port.postMessage(reply);
+      } catch (err) {
+        const reply: FromWorker = { type: 'failed', id: msg.id, code: err instanceof ReplayError ? err.code : 'internal', message: err instanceof Error ? err.message : String(err) };
+        port.postMessage(reply);
+      }
+    }
+  }
+}
+
+let queue: Promise<void> = Promise.resolve();
+port.on('message', (msg: ToWorker) => {
+  queue = queue.then(() => handle(msg));
+});
