@@ -477,6 +477,38 @@ export class DrizzleGuardianStore implements DurableStore {
    * key is a live duplicate writes nothing; the others commit.
    */
   async #commitSteps(batch: QueuedItem<PreparedStep, StepCommitOutcome>[]): Promise<(StepCommitOutcome | Error)[]> {
+    try {
+      return await this.#commitStepsOnce(batch);
+    } catch (err) {
+      const settled = await this.#settleInDoubt(batch).catch(() => null);
+      if (!settled) throw err;
+      return settled.map((outcome) => outcome ?? toStoreError(err, 'commitStep'));
+    }
+  }
+
+  /**
+   * A connection lost while COMMIT was under way leaves the outcome in doubt: the transaction may have committed.
+   * Look before reporting a failure, so the agent is not told "denied, not recorded" about a step the chain holds
+   * with another decision. Each step can only have landed at its expected head, with the hash it was signed with.
+   * Null when nothing of the batch landed (then nothing did: the batch was one transaction).
+   */
+  async #settleInDoubt(batch: QueuedItem<PreparedStep, StepCommitOutcome>[]): Promise<(StepCommitOutcome | null)[] | null> {
+    const placed = batch.map((item) => {
+      const { seq, headHash } = item.value.expected;
+      return { sessionId: item.key, seq: seq + 1, previousHash: headHash, entryHash: computeEntryHash(item.value.append.content, headHash) };
+    });
+    const rows = await this.#d.query(
+      `select e.session_id, e.seq from context_entries as e
+         join unnest($1::text[], $2::integer[], $3::text[]) as v(session_id, seq, entry_hash)
+           on e.session_id = v.session_id and e.seq = v.seq and e.entry_hash = v.entry_hash`,
+      [placed.map((p) => p.sessionId), placed.map((p) => p.seq), placed.map((p) => p.entryHash)],
+    );
+    if (rows.length === 0) return null;
+    const landed = new Set(rows.map((r) => `${String(r.session_id)}#${Number(r.seq)}`));
+    return placed.map((p) => (landed.has(`${p.sessionId}#${p.seq}`) ? { status: 'committed', appended: { seq: p.seq, entryHash: p.entryHash, previousHash: p.previousHash } } : null));
+  }
+
+  async #commitStepsOnce(batch: QueuedItem<PreparedStep, StepCommitOutcome>[]): Promise<(StepCommitOutcome | Error)[]> {
     const ids = [...new Set(batch.map((b) => b.key))].sort();
     return this.#retrying('commitStep', () => this.#d.transaction(async (query) => {
       const heads = await lockChainHeads(query, ids);

@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { openStore } from '../../src/store/index.ts';
+import { openStore, StoreError } from '../../src/store/index.ts';
+import { DrizzleGuardianStore, type StoreDriver } from '../../src/store/drizzle-store.ts';
+import { openPgliteDriver } from '../../src/store/pglite/index.ts';
 import { defineStorageSuite, stepEntry } from './storage-suite.ts';
 
 defineStorageSuite('pglite', (extra) => openStore({ inMemory: true, ...extra }));
@@ -22,6 +24,65 @@ describe('PGlite data directory', () => {
       await second.close();
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a commit whose acknowledgement is lost', () => {
+  // The real PGlite driver, with the failure a dropped connection causes around COMMIT: the transaction ran (or
+  // did not), then the caller saw an error. The store must look before it reports a failure.
+  async function storeWithLostAck(when: 'after' | 'before') {
+    const driver = await openPgliteDriver();
+    let fail = false;
+    const lossy: StoreDriver = {
+      ...driver,
+      async transaction(work) {
+        if (fail && when === 'before') {
+          fail = false;
+          throw Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
+        }
+        const result = await driver.transaction(work);
+        if (fail && when === 'after') {
+          fail = false;
+          throw Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
+        }
+        return result;
+      },
+    };
+    return { store: new DrizzleGuardianStore(lossy), failNext: () => (fail = true) };
+  }
+  const commit = (sessionId: string, n: number, expectedHead: { seq: number; entryHash: string } | null) => {
+    const entry = stepEntry(sessionId, n);
+    return { expectedHead, replayKeys: [{ kind: 'request_id' as const, value: entry.content.entry_id }], replayKeysExpireAt: new Date(Date.now() + 60_000), entry, decision: { result: { n }, bundleRevision: null, evaluationDurationMs: 1 }, session: {} };
+  };
+
+  it('reports a step that landed as committed, at the place and hash it was signed with', async () => {
+    const { store, failNext } = await storeWithLostAck('after');
+    try {
+      const sessionId = randomUUID();
+      const first = await store.commitStep(sessionId, commit(sessionId, 0, null));
+      expect(first.status).toBe('committed');
+      failNext();
+      const head = first.status === 'committed' ? { seq: first.appended.seq, entryHash: first.appended.entryHash } : null;
+      const second = await store.commitStep(sessionId, commit(sessionId, 1, head));
+      expect(second).toMatchObject({ status: 'committed', appended: { seq: 1, previousHash: head?.entryHash } });
+      expect((await store.getChainHead(sessionId))?.entryHash).toBe(second.status === 'committed' ? second.appended.entryHash : null);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('reports a step that did not land as unavailable, and wrote nothing', async () => {
+    const { store, failNext } = await storeWithLostAck('before');
+    try {
+      const sessionId = randomUUID();
+      failNext();
+      const err = await store.commitStep(sessionId, commit(sessionId, 0, null)).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(StoreError);
+      expect((err as StoreError).code).toBe('unavailable');
+      expect(await store.getChainHead(sessionId)).toBeNull();
+    } finally {
+      await store.close();
     }
   });
 });
