@@ -9,11 +9,30 @@ applies if input.method in cfg.methods
 
 applies if lib.is_mcp
 
+# Pre-filters (data: pii.prefilters): per category, literals its pattern cannot match without. A category
+# runs its regex on a field only when one of them occurs in it; `contains` runs inside the Wasm module,
+# while each regex call marshals the whole text out to the host, so clean text costs no host call.
+# Categories without a pre-filter always run. Editing a pattern means keeping its literals necessary.
+prefilter_literals := {lit | some lits in object.get(cfg, "prefilters", {}); some lit in lits}
+
+present_literals[f.path] := {lit | some lit in prefilter_literals; contains(f.value, lit)} if {
+	applies
+	some f in lib.text_fields
+}
+
+may_match(category, _) if not cfg.prefilters[category]
+
+may_match(category, path) if {
+	some lit in cfg.prefilters[category]
+	lit in present_literals[path]
+}
+
 # Every candidate match: {path, category, text}.
 candidates contains {"path": f.path, "category": category, "text": m} if {
 	applies
 	some f in lib.text_fields
 	some category, pattern in cfg.patterns
+	may_match(category, f.path)
 	some m in regex.find_n(pattern, f.value, -1)
 }
 

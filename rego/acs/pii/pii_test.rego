@@ -62,3 +62,28 @@ test_wrapped_mcp_results_are_scanned if {
 	some f in fs
 	f.modifications.redactions == [{"path": "/result/content/0/text", "replacement": "owner: [REDACTED:email]"}]
 }
+
+test_prefilter_skips_categories_whose_literals_are_absent if {
+	inp := user_message("lorem ipsum dolor sit amet")
+	count(pii.present_literals["/content/0/value"]) == 0 with input as inp
+	not pii.may_match("email", "/content/0/value") with input as inp
+	not pii.may_match("credit_card", "/content/0/value") with input as inp
+}
+
+test_prefilter_admits_every_positive_sample if {
+	samples := ["alice@example.com", "+44 20 7946 0958", "4111 1111 1111 1111", "DE89 3704 0044 0532 0130 00", "123-45-6789", "AB 12 34 56 C", "AKIAIOSFODNN7EXAMPLE", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "xoxb-1234567890-abc", "eyJhbGciOiJI.eyJzdWIiOiIx.c2lnbmF0dXJl", "-----BEGIN PRIVATE KEY-----"]
+	every text in samples {
+		count([c | some c, p in pii.cfg.patterns; regex.match(p, text)]) > 0
+		every category, pattern in pii.cfg.patterns {
+			admitted_if_matching(category, pattern, text)
+		}
+	}
+}
+
+admitted_if_matching(_, pattern, text) if not regex.match(pattern, text)
+
+admitted_if_matching(category, _, text) if pii.may_match(category, "/content/0/value") with input as user_message(text)
+
+test_category_without_prefilter_always_runs if {
+	pii.may_match("custom", "/content/0/value") with input as user_message("anything")
+}

@@ -170,6 +170,17 @@ const cases: Array<[string, string, string]> = [
   ['contains', '["abc", "abc"]', 'true'],
   ['contains', '["abcab", "cab"]', 'true'],
   ['contains', '["naïve café", "ïve c"]', 'true'],
+  // word-at-a-time scan: matches in the first word, across a word boundary, in the byte tail, and a
+  // borrow-flagged byte (0x60 after a matching 'a') that must not count as a candidate start
+  ['contains', '["abcdefghijklmnopqrstuvwxyz", "a"]', 'true'],
+  ['contains', '["abcdefghijklmnopqrstuvwxyz", "ghij"]', 'true'],
+  ['contains', '["abcdefghijklmnopqrstuvwxyz", "xyz"]', 'true'],
+  ['contains', '["abcdefghijklmnopqrstuvwxyz", "xyza"]', 'false'],
+  ['contains', '["xxxxa`bxxxxxxxxxxxxx", "ab"]', 'false'],
+  ['contains', '["xxxxa`bxxxxxxxxxxxxx", "`b"]', 'true'],
+  ['contains', '["lorem ipsum dolor sit amet lorem ipsum dolor sit amet lorem ipsum 7", "7"]', 'true'],
+  ['contains', '["lorem ipsum dolor sit amet lorem ipsum dolor sit amet lorem ipsum", "@"]', 'false'],
+  ['contains', '["ééééééééééééé€", "€"]', 'true'],
   ['contains', '["x🎉y", "🎉"]', 'true'],
   ['contains', '["日本語", "本語"]', 'true'],
   ['contains', '["日本語", "語日"]', 'false'],

@@ -412,8 +412,25 @@ export function bi_contains(s: usize, sub: usize): usize {
   if (n > m) return boolValue(false);
   const hp = strPtr(s), np = strPtr(sub);
   const first = load<u8>(np);
-  // scan for the first byte, then compare the rest; inputs here are short policy strings
-  for (let i: u32 = 0; i <= m - n; i++) {
+  const last = m - n; // last candidate start
+  // Candidate starts are found 8 bytes at a time (SWAR zero-byte test on text XOR first byte): policies
+  // test literals against whole tool outputs (PII pre-filters), where a byte loop dominated.
+  const ones: u64 = 0x0101010101010101;
+  const highs: u64 = 0x8080808080808080;
+  const pattern = ones * <u64>first;
+  let i: u32 = 0;
+  while (i + 8 <= last + 1) {
+    const x = load<u64>(hp + i) ^ pattern;
+    let hits = (x - ones) & ~x & highs;
+    while (hits != 0) {
+      // only the lowest flag is exact (a borrow can flag a 0x01 byte above a match), so the byte is re-checked
+      const at = hp + i + <u32>(ctz(hits) >> 3);
+      if (load<u8>(at) == first && bytesEqual(at + 1, np + 1, n - 1)) return boolValue(true);
+      hits &= hits - 1;
+    }
+    i += 8;
+  }
+  for (; i <= last; i++) {
     if (load<u8>(hp + i) == first && bytesEqual(hp + i + 1, np + 1, n - 1)) return boolValue(true);
   }
   return boolValue(false);
