@@ -5,12 +5,16 @@
 //   1. latency: handshake, ping, sequential toolCallRequest (BENCH_STEPS, default 200) on the durable store;
 //   2. bare Hono echo of the same signed toolCallRequest payload (the HTTP ceiling of this machine);
 //   3. the whole pipeline with storage bypassed (an in-process Map store below; nothing durable);
-//   4. durable steps/toolCallRequest across BENCH_SESSIONS sessions (default 64) with 16 and 64 concurrent clients.
+//   4. durable steps/toolCallRequest across BENCH_SESSIONS sessions (default 64) with 16 and 64 concurrent clients;
+//   5. external: storage bypassed, Postgres and PGlite driven by a load generator in its own process
+//      (bench/fixtures/acs-load.ts: requests signed up front, keep-alive HTTP), so the figure is the Guardian's
+//      capacity rather than the in-process load generator's, with the Guardian's CPU time per decision.
 // Store for 1 and 4: Postgres when BENCH_DATABASE_URL is set, else PGlite in memory; BENCH_STORE=both runs
 // phase 4 on both (Postgres from BENCH_DATABASE_URL); BENCH_POOL sets the Postgres pool size (store default 10).
-// BENCH_PHASES picks phases (latency,echo,bypass,durable). The load generator shares this process and its cores.
+// BENCH_PHASES picks phases (latency,echo,bypass,durable,external). The load generator shares this process and its cores.
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
+import { fork } from 'node:child_process';
 import { loadavg } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -22,6 +26,7 @@ import { loadPolicyEngine } from '../src/server/app.ts';
 import { startHttpServer } from '../src/server/http.ts';
 import { openStore } from '../src/store/index.ts';
 import { computeEntryHash } from '../src/chain/index.ts';
+import type { LoadOrder, LoadReport } from './fixtures/acs-load.ts';
 import type { AppendedEntry, GuardianStore, Json, NewContextEntry, SessionRecord } from '../src/store/types.ts';
 
 const STEPS = Number(process.env.BENCH_STEPS ?? 200);
@@ -30,7 +35,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CLIENTS = (process.env.BENCH_CLIENTS ?? '16,64').split(',').map(Number);
 const DB_URL = process.env.BENCH_DATABASE_URL;
 /** Which phases to run: latency, echo, bypass, durable (default all). */
-const PHASES = new Set((process.env.BENCH_PHASES ?? 'latency,echo,bypass,durable').split(','));
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'latency,echo,bypass,durable,external').split(','));
 const ikm = new Uint8Array(32).fill(7);
 
 const load = (): string => loadavg().map((l) => l.toFixed(2)).join(' ');
@@ -258,6 +263,51 @@ for (const d of durable) {
   if (d.url) await store.query(`drop schema if exists bench_server_${process.pid}_t cascade`).catch(() => undefined);
   await store.close();
 }
+// ---- 5: external load generator (bench/fixtures/acs-load.ts in its own process): the Guardian's own capacity,
+// with the Guardian process's CPU time per decision (PGlite runs inside it; Postgres backends do not).
+async function externalLoad(url: string, clients: number): Promise<LoadReport & { cpuMsPerDecision: number }> {
+  const child = fork(new URL('./fixtures/acs-load.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  const order: LoadOrder = {
+    url, ikmBase64: Buffer.from(ikm).toString('base64'), sessions: SESSIONS, clients, seconds: SECONDS, warmupSeconds: 1,
+    perSession: Math.ceil((Number(process.env.BENCH_MAX_RATE ?? 6000) * (SECONDS + 1)) / SESSIONS), payload: tool,
+  };
+  // This process's CPU time over the measured window only (not the sessions' handshakes or the warm-up).
+  let cpuAtOpen: NodeJS.CpuUsage | undefined;
+  let cpuInWindow: NodeJS.CpuUsage | undefined;
+  const reply = new Promise<{ ok: boolean; report?: LoadReport; error?: string }>((resolve, reject) => {
+    child.on('message', (m: { window?: 'open' | 'close'; ok?: boolean }) => {
+      if (m.window === 'open') cpuAtOpen = process.cpuUsage();
+      else if (m.window === 'close' && cpuAtOpen) cpuInWindow = process.cpuUsage(cpuAtOpen);
+      else if (m.ok !== undefined) resolve(m as { ok: boolean; report?: LoadReport; error?: string });
+    });
+    child.once('exit', (code) => reject(new Error(`load generator exited with ${code}`)));
+  });
+  child.send(order);
+  const answer = await reply;
+  if (!answer.ok || !answer.report) throw new Error(`load generator failed: ${answer.error}`);
+  const cpu = cpuInWindow ?? process.cpuUsage(cpuAtOpen);
+  return { ...answer.report, cpuMsPerDecision: (cpu.user + cpu.system) / 1000 / Math.max(1, answer.report.done) };
+}
+
+const external: { label: string; url?: string; bypass?: boolean }[] = !PHASES.has('external') ? [] : [
+  { label: 'bypassed', bypass: true },
+  ...(DB_URL ? [{ label: 'postgres', url: DB_URL }] : []),
+  ...(!DB_URL || process.env.BENCH_STORE === 'both' ? [{ label: 'pglite' }] : []),
+];
+for (const d of external) {
+  const store = d.bypass ? null : await openStore(d.url ? { databaseUrl: d.url, schema: `bench_server_${process.pid}_x`, ...(process.env.BENCH_POOL ? { poolSize: Number(process.env.BENCH_POOL) } : {}) } : { inMemory: true });
+  const guardian = createGuardian({ store: store ?? mapStore(), engine, signatures });
+  const server = await startHttpServer(guardian, { host: '127.0.0.1', port: 0 });
+  for (const clients of CLIENTS) {
+    const report = await externalLoad(server.url, clients);
+    const rate = report.done / report.seconds;
+    console.log(`external load, ${`${d.label}`.padEnd(9)} ${SESSIONS} sessions, ${String(clients).padStart(2)} clients: ${rate.toFixed(0).padStart(5)} decisions/s  ${fmt(report.latenciesMs)}  Guardian process CPU ${report.cpuMsPerDecision.toFixed(3)} ms/decision  (${report.verified} signatures verified)  load ${load()}`);
+  }
+  await server.close();
+  if (d.url && store) await store.query(`drop schema if exists bench_server_${process.pid}_x cascade`).catch(() => undefined);
+  await store?.close();
+}
+
 if (DB_URL) {
   const cleanup = await openStore({ databaseUrl: DB_URL, schema: `bench_server_${process.pid}` });
   await cleanup.query(`drop schema if exists bench_server_${process.pid} cascade`).catch(() => undefined);
