@@ -316,6 +316,11 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
       expect(await store.getActivePolicyBundle()).toMatchObject({ bundleSha256: sha, revision: 'r1', activatedBy: 'tester' });
       await expectStoreError(store.activatePolicyBundle('b'.repeat(64)), 'not_found');
       await expectStoreError(store.putPolicyBundle({ sha256: 'nothex', revision: 'r', manifest: {}, bytes, source: null }), 'invalid_input');
+      // A 1 MiB bundle of every byte value round-trips exactly (bytes travel as wrapped base64 text).
+      const big = new Uint8Array(1 << 20).map((_, i) => (i * 7919) & 0xff);
+      const bigSha = 'c'.repeat(63) + String(Math.floor(Math.random() * 10));
+      await store.putPolicyBundle({ sha256: bigSha, revision: 'r-big', manifest: {}, bytes: big, source: null });
+      expect(Buffer.compare(Buffer.from((await store.getPolicyBundle(bigSha))!.bytes), Buffer.from(big))).toBe(0);
     });
 
     it('prunes whole closed sessions only, keeping a signed head', async () => {
