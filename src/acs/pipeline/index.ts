@@ -169,7 +169,9 @@ export function createGuardian(options: GuardianOptions): Guardian {
     const audit = (e: { code: string; detail: string }): void =>
       config.onAudit({ sessionId, requestId: request.params.request_id, method: request.method, ...e });
     for (const event of [...evaluated.auditEvents, ...writes.auditEvents]) audit(event);
-    await auditSubagentStop(config, request, audit);
+    // The step is committed: what is delivered must be what was recorded, so a failed check here is audited only.
+    await auditSubagentStop(config, request, audit).catch((err: unknown) =>
+      audit({ code: 'subagent_chain_unchecked', detail: err instanceof Error ? err.message : String(err) }));
     return envelope;
   }
 
