@@ -1,9 +1,12 @@
 // Bundle lifecycle figures: activation latency (verify → load → warm → smoke → record → swap) for a ~1 MB
-// bundle, p50/p99, and evaluation throughput during a burst of swaps vs steady state (in-process, the slot
-// the Guardian evaluates with). Run: `npm run bench lifecycle` (or `node --import tsx bench/lifecycle.ts`).
+// bundle, p50/p99, where the time goes (phases), the longest event-loop stall during activations, and
+// evaluation throughput during a burst of swaps vs steady state (in-process, the slot the Guardian evaluates
+// with). Run: `npm run bench lifecycle` (or `node --import tsx bench/lifecycle.ts`).
 // BENCH_ACTIVATIONS (default 30), BENCH_SECONDS (default 3) per throughput window.
-import { performance } from 'node:perf_hooks';
-import { LifecycleNode } from '../src/lifecycle/index.ts';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { BundleRegistry, LifecycleNode } from '../src/lifecycle/index.ts';
+import { loadUnpacked } from '../src/lifecycle/slot.ts';
+import { unpackBundle } from '../src/lifecycle/unpack.ts';
 import { writeBundle } from '../src/rego/bundle/index.ts';
 import { openStore } from '../src/store/index.ts';
 import type { PolicyInput } from '../src/policy/types.ts';
@@ -13,6 +16,50 @@ const ACTIVATIONS = Number(process.env.BENCH_ACTIVATIONS ?? 30);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 
 const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN;
+const median = (xs: number[]): number => pct([...xs].sort((x, y) => x - y), 0.5);
+
+/** Runs `fn` `n` times; p50/p99/max wall time and the longest event-loop stall (monitorEventLoopDelay) meanwhile. */
+async function timed(n: number, fn: (i: number) => Promise<unknown>): Promise<string> {
+  const latencies: number[] = [];
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  loop.enable();
+  const cpu0 = process.cpuUsage();
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await fn(i);
+    latencies.push(performance.now() - t);
+  }
+  const cpu = process.cpuUsage(cpu0);
+  loop.disable();
+  latencies.sort((x, y) => x - y);
+  return `p50 ${pct(latencies, 0.5).toFixed(1)} ms, p99 ${pct(latencies, 0.99).toFixed(1)} ms, max ${latencies[latencies.length - 1].toFixed(1)} ms, ` +
+    `main-thread cpu ${((cpu.user + cpu.system) / 1000 / n).toFixed(1)} ms/activation, longest event-loop stall ${(loop.max / 1e6).toFixed(1)} ms`;
+}
+
+/** Where an activation's time goes, each phase alone, in this thread (median of 5). */
+async function phases(store: Awaited<ReturnType<typeof openStore>>, bytes: Uint8Array, sha256: string): Promise<void> {
+  const read: number[] = [];
+  const getBundle: number[] = [];
+  const unpack: number[] = [];
+  const load: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    let t = performance.now();
+    await new BundleRegistry(store).bytes(sha256);
+    read.push(performance.now() - t);
+    t = performance.now();
+    await store.getPolicyBundle(sha256);
+    getBundle.push(performance.now() - t);
+    t = performance.now();
+    const u = await unpackBundle(bytes, undefined);
+    unpack.push(performance.now() - t);
+    t = performance.now();
+    await loadUnpacked(bytes, u, {});
+    load.push(performance.now() - t);
+  }
+  console.log(`phases (median of 5, this thread): store read ${median(read).toFixed(1)} ms (store.getPolicyBundle: ${median(getBundle).toFixed(1)} ms); ` +
+    `unpack = gunzip + untar + JSON + sha256 + smoke cases (worker thread in an activation) ${median(unpack).toFixed(1)} ms; ` +
+    `engine load + warm-up + smoke (event loop) ${median(load).toFixed(1)} ms`);
+}
 
 async function megabyteBundle(revision: string): Promise<Uint8Array> {
   const wasm = await buildDecisionModule({ constant: { decision: 'allow', reasoning: revision } });
@@ -74,16 +121,14 @@ async function main(): Promise<void> {
   const shaA = node.engine.current.sha256;
   const shaB = (await node.push(b, { source: 'bench', by: 'bench' })).record.sha256;
 
-  const latencies: number[] = [];
-  const cpu0 = process.cpuUsage();
-  for (let i = 0; i < ACTIVATIONS; i++) {
-    const t = performance.now();
-    await node.activate(i % 2 === 0 ? shaB : shaA, 'bench');
-    latencies.push(performance.now() - t);
-  }
-  const cpu = process.cpuUsage(cpu0);
-  latencies.sort((x, y) => x - y);
-  console.log(`activation latency (~1 MB bundle, ${ACTIVATIONS} activations): p50 ${pct(latencies, 0.5).toFixed(1)} ms, p99 ${pct(latencies, 0.99).toFixed(1)} ms, max ${latencies[latencies.length - 1].toFixed(1)} ms, cpu ${((cpu.user + cpu.system) / 1000 / ACTIVATIONS).toFixed(1)} ms/activation`);
+  await phases(store, b, shaB);
+  // Bundles this replica pushed itself (push → activate, rollback): the registry still holds their bytes.
+  console.log(`activation latency, bundles pushed through this node (~1 MB, ${ACTIVATIONS} activations): ${await timed(ACTIVATIONS, (i) => node.activate(i % 2 === 0 ? shaB : shaA, 'bench'))}`);
+  // Bundles another process registered (CLI push, another replica): read from the store every time.
+  const others: string[] = [];
+  const cli = new BundleRegistry(store);
+  for (let i = 0; i < 6; i++) others.push((await cli.register(await megabyteBundle(`bench-store-${i}`), 'bench')).record.sha256);
+  console.log(`activation latency, bundles read from the store (~1 MB, ${ACTIVATIONS} activations over 6 bundles): ${await timed(ACTIVATIONS, (i) => node.activate(others[i % others.length], 'bench'))}`);
 
   const steady = await throughput(node, SECONDS);
   console.log(`steady state: ${steady.perSec.toFixed(0)} evaluations/s (${steady.evals} in ${SECONDS} s, ${steady.failures} failed, longest pause ${steady.maxGapMs.toFixed(1)} ms)`);

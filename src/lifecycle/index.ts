@@ -1,7 +1,7 @@
 // Policy bundle lifecycle (docs/bundle-lifecycle.md): registry, activation with self-test and atomic swap,
 // fleet sync, signed bundles, bundle-service polling, directory watching, shadow mode.
 export { LifecycleError, type LifecycleErrorCode } from './errors.ts';
-export { BundleRegistry, ensureLifecycleTables, type RegisteredBundle, type ActivationEntry, type BundleDescription } from './registry.ts';
+export { BundleRegistry, type RegisteredBundle, type ActivationEntry, type BundleDescription } from './registry.ts';
 export { signBundle, verifyBundleSignature, hashBundleFile, type BundleKeyConfig, type BundleVerificationConfig, type SignBundleOptions, type SignatureCheck } from './signing.ts';
 export { SMOKE_FILE, readSmokeCases, runSmokeCases, type SmokeCase } from './smoke.ts';
 export { PolicySlot, loadVersion, type LoadedVersion, type EngineSettings, type ShadowDifference, type ShadowStats } from './slot.ts';

@@ -10,10 +10,11 @@ import { performance } from 'node:perf_hooks';
 import postgres from 'postgres';
 import type { DurableStore } from '../store/types.ts';
 import { LifecycleError } from './errors.ts';
-import { BundleRegistry, ensureLifecycleTables, type ActivationEntry, type RegisteredBundle } from './registry.ts';
+import { BundleRegistry, type ActivationEntry, type RegisteredBundle } from './registry.ts';
 import { verifyBundleSignature, type BundleVerificationConfig, type SignatureCheck } from './signing.ts';
 import { loadVersion, PolicySlot, type EngineSettings, type LoadedVersion, type ShadowDifference, type ShadowStats } from './slot.ts';
-import { readBundle } from '../rego/bundle/index.ts';
+import { sharedUnpackThread } from './unpack-thread.ts';
+import { createPolicyEnginePool, type PolicyEnginePool } from '../policy/pool/pool.ts';
 
 export const NOTIFY_CHANNEL = 'guardian_policy_bundles';
 
@@ -44,6 +45,12 @@ export interface LifecycleNodeOptions {
   listenUrl?: string;
   /** Used when the store has no active bundle yet: registered and activated as `startup`. */
   initialBundle?: { bytes: Uint8Array; source: string };
+  /**
+   * Serve from a worker-thread pool of this many workers (src/policy/pool/: evaluation off the event loop, hard
+   * pre-emption of overruns) instead of in-process. Each activated version is also loaded into the pool; the
+   * in-process engine still runs the smoke cases and the shadow candidate. Default: in-process.
+   */
+  poolSize?: number;
   /** Shadow differences stored per shadow target and replica (default 10 000); counting continues beyond it. */
   maxStoredDifferences?: number;
   /** Receives one line per event (activation, refusal); default silent. */
@@ -95,6 +102,7 @@ export class LifecycleNode {
   #pendingDiffs = new Set<Promise<unknown>>();
   #storedDiffs = { sha256: '', count: 0 };
   #statusExtra: Record<string, unknown> = {};
+  #pool: PolicyEnginePool | undefined;
 
   constructor(readonly options: LifecycleNodeOptions) {
     this.registry = new BundleRegistry(options.store);
@@ -117,22 +125,22 @@ export class LifecycleNode {
 
   /** Loads the active version (or the initial bundle), then follows activations. */
   async start(): Promise<PolicySlot> {
-    await ensureLifecycleTables(this.store);
     const active = await this.registry.active();
     let version: LoadedVersion;
     if (active) {
-      version = await this.#loadChecked(await this.registry.bytes(active.sha256));
+      version = await this.#loadForServing(await this.registry.bytes(active.sha256));
       this.#lastActivationId = active.id;
     } else if (this.options.initialBundle) {
-      const { record, bundle } = await this.registry.register(this.options.initialBundle.bytes, this.options.initialBundle.source);
-      await verifyBundleSignature(bundle, this.options.verification);
-      version = await loadVersion(this.options.initialBundle.bytes, this.options.engine, bundle);
+      const { record } = await this.registry.register(this.options.initialBundle.bytes, this.options.initialBundle.source);
+      version = await this.#loadForServing(this.options.initialBundle.bytes);
       await this.store.activatePolicyBundle(record.sha256, `startup:${this.replicaId}`);
       this.#lastActivationId = (await this.registry.active())?.id ?? 0;
     } else {
       throw new LifecycleError('not_found', 'no active policy bundle in the store and no initial bundle given');
     }
     this.#slot = new PolicySlot(version);
+    // From now on loads share the thread with evaluations: they unpack in the worker, started ahead of the first.
+    sharedUnpackThread().warm();
     this.#slot.onShadowDifference = (d) => this.#storeDifference(d);
     this.#lastSync = new Date();
     await this.#syncShadow();
@@ -166,6 +174,8 @@ export class LifecycleNode {
     await Promise.allSettled([...this.#pendingDiffs]);
     await this.#listener?.end({ timeout: 1 }).catch(() => {});
     this.#listener = undefined;
+    await this.#pool?.close();
+    this.#pool = undefined;
   }
 
   /** Extra per-replica status (e.g. bundle-service pollers) included in the heartbeat. */
@@ -173,15 +183,34 @@ export class LifecycleNode {
     this.#statusExtra[key] = value;
   }
 
-  async #loadChecked(bytes: Uint8Array): Promise<LoadedVersion> {
-    let bundle;
+  /**
+   * Unpacks and verifies, then loads, warms and smoke-tests here (nothing kept on failure). Once the node serves
+   * (started), unpacking runs in the worker thread so evaluations are not stalled; before that (start-up, the
+   * one-shot CLI) nothing else is waiting and starting a worker would only add its start-up time.
+   */
+  #loadChecked(bytes: Uint8Array): Promise<LoadedVersion> {
+    return loadVersion(bytes, this.options.engine, this.options.verification, this.#slot ? sharedUnpackThread() : undefined);
+  }
+
+  /** #loadChecked, plus the version loaded into the worker pool when the node serves from one. */
+  async #loadForServing(bytes: Uint8Array): Promise<LoadedVersion> {
+    const version = await this.#loadChecked(bytes);
+    const size = this.options.poolSize;
+    if (!size) return version;
     try {
-      bundle = readBundle(bytes);
+      if (this.#pool) version.pooled = await this.#pool.loadVersion(bytes, { revision: version.revision });
+      else {
+        const { entrypoint, maxInputBytes, timeoutMs, maxMemoryPages } = this.options.engine ?? {};
+        this.#pool = await createPolicyEnginePool({
+          bundle: bytes, size, revision: version.revision,
+          ...(entrypoint ? { entrypoint } : {}), ...(maxInputBytes ? { maxInputBytes } : {}), ...(timeoutMs ? { timeoutMs } : {}), ...(maxMemoryPages ? { maxMemoryPages } : {}),
+        });
+        version.pooled = this.#pool.current;
+      }
     } catch (e) {
-      throw new LifecycleError('invalid_bundle', (e as Error).message);
+      throw new LifecycleError('load_failed', `bundle does not load in the policy worker pool: ${(e as Error).message}`);
     }
-    await verifyBundleSignature(bundle, this.options.verification);
-    return loadVersion(bytes, this.options.engine, bundle);
+    return version;
   }
 
   /** Runs `fn` after every earlier activation/sync of this node (one at a time: the newest activation wins). */
@@ -202,21 +231,23 @@ export class LifecycleNode {
     try {
       const before = this.#slot ? null : await this.registry.active();
       target = await this.registry.resolve(ref);
-      const bytes = await this.registry.bytes(target.sha256);
-      await new Promise((r) => setImmediate(r));
-      const bundle = readBundle(bytes);
-      await new Promise((r) => setImmediate(r));
-      const sig = await verifyBundleSignature(bundle, this.options.verification);
-      const version = await loadVersion(bytes, this.options.engine, bundle);
-      await this.store.activatePolicyBundle(target.sha256, by);
-      // Our own row (the newest for this bundle), not whatever is newest: another replica may have activated since.
-      const own = await this.store.query('SELECT max(id) AS id FROM policy_activations WHERE bundle_sha256 = $1', [target.sha256]);
+      const version = await this.#loadForServing(await this.registry.bytes(target.sha256));
+      let own: Record<string, unknown>[];
+      try {
+        // Recorded before the swap: if the store refuses, the old version stays in force (and is what the store says).
+        await this.store.activatePolicyBundle(target.sha256, by);
+        // Our own row (the newest for this bundle), not whatever is newest: another replica may have activated since.
+        own = await this.store.query('SELECT max(id) AS id FROM policy_activations WHERE bundle_sha256 = $1', [target.sha256]);
+      } catch (e) {
+        version.pooled?.retire();
+        throw e;
+      }
       const previous = this.#install(version, own[0]?.id == null ? undefined : Number(own[0].id));
       await this.registry.audit(by, 'activate', `${target.revision} ${target.sha256}`, 'ok');
       await this.#notify();
       const result: ActivationResult = {
         sha256: target.sha256, revision: version.revision, previousRevision: previous?.revision ?? before?.revision ?? null,
-        smokeCases: version.smokeCases, signature: sig.status, durationMs: performance.now() - started,
+        smokeCases: version.smokeCases, signature: version.signature, durationMs: performance.now() - started,
       };
       this.#log(`activated ${result.revision} (${result.sha256.slice(0, 12)}) by ${by} in ${result.durationMs.toFixed(1)} ms`);
       return result;
@@ -270,14 +301,22 @@ export class LifecycleNode {
   }
 
   #install(version: LoadedVersion, activationId: number | undefined): LoadedVersion | undefined {
+    // A loaded version that does not go live gives its pool version back (the pool unloads it).
+    const discard = (): LoadedVersion | undefined => {
+      if (version !== this.#slot?.current) version.pooled?.retire();
+      return this.#slot?.current;
+    };
     // Never go back to an older activation than one already installed (another replica may activate meanwhile).
-    if (activationId !== undefined && activationId < this.#lastActivationId) return this.#slot?.current;
+    if (activationId !== undefined && activationId < this.#lastActivationId) return discard();
     if (activationId !== undefined) this.#lastActivationId = activationId;
     this.#lastSync = new Date();
     this.#lastError = null;
     if (!this.#slot) return undefined;
-    if (this.#slot.current.sha256 === version.sha256) return this.#slot.current;
-    return this.#slot.swap(version);
+    if (this.#slot.current.sha256 === version.sha256) return discard();
+    const previous = this.#slot.swap(version);
+    // Evaluations already sent to the previous pool version finish on it; then the pool unloads it.
+    previous.pooled?.retire();
+    return previous;
   }
 
   async #notify(): Promise<void> {
@@ -303,7 +342,7 @@ export class LifecycleNode {
       if (active.sha256 === this.#slot.current.sha256) this.#install(this.#slot.current, active.id);
       else {
         try {
-          const version = await this.#loadChecked(await this.registry.bytes(active.sha256));
+          const version = await this.#loadForServing(await this.registry.bytes(active.sha256));
           const prev = this.#install(version, active.id);
           this.#log(`synced to ${version.revision} (was ${prev?.revision})`);
         } catch (e) {
@@ -382,7 +421,6 @@ export class LifecycleNode {
 }
 
 export async function listReplicas(store: DurableStore, staleAfterMs = 6000): Promise<ReplicaStatus[]> {
-  await ensureLifecycleTables(store);
   const rows = await store.query('SELECT replica_id, hostname, revision, bundle_sha256, shadow_revision, last_sync, last_error, heartbeat_at, now() AS db_now FROM lifecycle_replicas ORDER BY replica_id');
   const d = (v: unknown): Date | null => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v)));
   const s = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));

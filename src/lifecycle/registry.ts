@@ -1,7 +1,8 @@
 // The bundle registry: every bundle ever loaded, content-addressed by the SHA-256 of its .tar.gz bytes, with its
 // manifest revision and where it came from (store.putPolicyBundle). Activations are the store's append-only
 // `policy_activations`; the lifecycle's own tables (replica heartbeats, shadow target, shadow differences,
-// admin audit) are created here with CREATE TABLE IF NOT EXISTS because src/store/ belongs to another engineer.
+// admin audit) are part of the store schema (src/store/schema.ts, migrations/0001_lifecycle.sql), applied when
+// the store opens or by `guardian db migrate`.
 import { sha256Hex } from '../chain/index.ts';
 import { BundleError, readBundle, type Bundle } from '../rego/bundle/index.ts';
 import type { DurableStore, Json } from '../store/types.ts';
@@ -29,38 +30,6 @@ export interface ActivationEntry {
   activatedAt: Date;
 }
 
-const LIFECYCLE_DDL = [
-  `CREATE TABLE IF NOT EXISTS lifecycle_replicas (
-     replica_id text PRIMARY KEY, hostname text, started_at timestamptz NOT NULL DEFAULT now(),
-     revision text, bundle_sha256 text, shadow_revision text, last_sync timestamptz, last_error text,
-     heartbeat_at timestamptz NOT NULL DEFAULT now(), status jsonb)`,
-  `CREATE TABLE IF NOT EXISTS lifecycle_shadow (
-     id int PRIMARY KEY CHECK (id = 1), bundle_sha256 text, set_by text, set_at timestamptz NOT NULL DEFAULT now())`,
-  `CREATE TABLE IF NOT EXISTS lifecycle_shadow_diffs (
-     id bigserial PRIMARY KEY, replica_id text NOT NULL, method text NOT NULL, enforcing_revision text NOT NULL,
-     shadow_revision text NOT NULL, shadow_sha256 text NOT NULL, enforcing jsonb, shadow jsonb, shadow_error text,
-     at timestamptz NOT NULL DEFAULT now())`,
-  `CREATE TABLE IF NOT EXISTS lifecycle_audit (
-     id bigserial PRIMARY KEY, actor text NOT NULL, action text NOT NULL, target text, outcome text NOT NULL,
-     detail text, at timestamptz NOT NULL DEFAULT now())`,
-];
-
-const ensured = new WeakSet<DurableStore>();
-
-/** Creates the lifecycle tables once per store handle (idempotent; safe across replicas). */
-export async function ensureLifecycleTables(store: DurableStore): Promise<void> {
-  if (ensured.has(store)) return;
-  for (const ddl of LIFECYCLE_DDL) {
-    try {
-      await store.query(ddl);
-    } catch (e) {
-      // Two replicas racing on CREATE TABLE IF NOT EXISTS can hit a unique violation on the catalog.
-      if (!/already exists|duplicate key/.test((e as Error).message)) throw e;
-    }
-  }
-  ensured.add(store);
-}
-
 function parseOrRefuse(bytes: Uint8Array): Bundle {
   try {
     return readBundle(bytes);
@@ -71,8 +40,20 @@ function parseOrRefuse(bytes: Uint8Array): Bundle {
 
 const asDate = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
 
+/** Bundles whose bytes a registry keeps in memory (pushed through it or read recently): rollback, push → activate. */
+const RECENT_BUNDLES = 4;
+
 export class BundleRegistry {
+  /** sha256 → bytes, oldest first. Content-addressed, so an entry can never be stale. */
+  #recent = new Map<string, Uint8Array>();
+
   constructor(readonly store: DurableStore) {}
+
+  #remember(sha256: string, bytes: Uint8Array): void {
+    this.#recent.delete(sha256);
+    this.#recent.set(sha256, bytes);
+    while (this.#recent.size > RECENT_BUNDLES) this.#recent.delete(this.#recent.keys().next().value as string);
+  }
 
   /** Stores the bundle (idempotent: same bytes, same sha256). Returns what was stored and the parsed bundle. */
   async register(bytes: Uint8Array, source: string | null): Promise<{ record: RegisteredBundle; bundle: Bundle }> {
@@ -80,6 +61,7 @@ export class BundleRegistry {
     const sha256 = sha256Hex(bytes);
     const revision = typeof bundle.manifest.revision === 'string' && bundle.manifest.revision !== '' ? bundle.manifest.revision : `sha256:${sha256}`;
     await this.store.putPolicyBundle({ sha256, revision, manifest: bundle.manifest as Json, bytes, source });
+    this.#remember(sha256, bytes);
     const stored = await this.store.getPolicyBundle(sha256);
     return { record: { sha256, revision, source: stored?.source ?? source, createdAt: stored?.createdAt ?? new Date() }, bundle };
   }
@@ -120,9 +102,19 @@ export class BundleRegistry {
   }
 
   async bytes(sha256: string): Promise<Uint8Array> {
-    const rec = await this.store.getPolicyBundle(sha256);
-    if (!rec) throw new LifecycleError('not_found', `bundle ${sha256} is not in the registry`);
-    return rec.bytes;
+    const known = this.#recent.get(sha256);
+    if (known) {
+      this.#remember(sha256, known);
+      return known;
+    }
+    // base64 text instead of the bytea value: PGlite decodes a 1 MB bytea in 150-350 ms on the event loop,
+    // base64 in ~30 ms (Postgres: about equal). Measured in docs/bundle-lifecycle.md.
+    const rows = await this.store.query(`SELECT encode(bytes, 'base64') AS b64 FROM policy_bundles WHERE sha256 = $1`, [sha256]);
+    if (rows.length === 0) throw new LifecycleError('not_found', `bundle ${sha256} is not in the registry`);
+    const bytes = new Uint8Array(Buffer.from(String(rows[0].b64), 'base64'));
+    if (sha256Hex(bytes) !== sha256) throw new LifecycleError('invalid_bundle', `stored bundle ${sha256} does not match its sha256`);
+    this.#remember(sha256, bytes);
+    return bytes;
   }
 
   async activations(limit = 100): Promise<ActivationEntry[]> {
@@ -136,13 +128,11 @@ export class BundleRegistry {
   }
 
   async shadowTarget(): Promise<string | null> {
-    await ensureLifecycleTables(this.store);
     const rows = await this.store.query('SELECT bundle_sha256 FROM lifecycle_shadow WHERE id = 1');
     return rows[0]?.bundle_sha256 ? String(rows[0].bundle_sha256) : null;
   }
 
   async setShadowTarget(sha256: string | null, by: string): Promise<void> {
-    await ensureLifecycleTables(this.store);
     await this.store.query(
       'INSERT INTO lifecycle_shadow (id, bundle_sha256, set_by, set_at) VALUES (1, $1, $2, now()) ON CONFLICT (id) DO UPDATE SET bundle_sha256 = EXCLUDED.bundle_sha256, set_by = EXCLUDED.set_by, set_at = now()',
       [sha256, by],
@@ -150,12 +140,10 @@ export class BundleRegistry {
   }
 
   async audit(actor: string, action: string, target: string | null, outcome: 'ok' | 'refused', detail?: string): Promise<void> {
-    await ensureLifecycleTables(this.store);
     await this.store.query('INSERT INTO lifecycle_audit (actor, action, target, outcome, detail) VALUES ($1, $2, $3, $4, $5)', [actor, action, target, outcome, detail ?? null]);
   }
 
   async auditLog(limit = 100): Promise<{ actor: string; action: string; target: string | null; outcome: string; detail: string | null; at: Date }[]> {
-    await ensureLifecycleTables(this.store);
     const rows = await this.store.query('SELECT actor, action, target, outcome, detail, at FROM lifecycle_audit ORDER BY id DESC LIMIT $1', [limit]);
     return rows.map((r) => ({ actor: String(r.actor), action: String(r.action), target: r.target === null ? null : String(r.target), outcome: String(r.outcome), detail: r.detail === null ? null : String(r.detail), at: asDate(r.at) }));
   }

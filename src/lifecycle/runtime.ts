@@ -11,6 +11,7 @@
 //   GUARDIAN_BUNDLE_WATCH_DIR                 directory whose newest *.tar.gz is activated on change; default on
 //                                             PGlite without --bundle: bundles/acs.tar.gz (GUARDIAN_BUNDLE_WATCH=off)
 //   GUARDIAN_BUNDLE_VERIFY_*                  signature verification (src/lifecycle/config.ts)
+//   GUARDIAN_POLICY_WORKERS                   serve from a worker-thread engine pool of N workers (default 0: in-process)
 //   DATABASE_URL                              also used to LISTEN for activations
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -82,6 +83,7 @@ export async function startLifecycleRuntime(options: LifecycleRuntimeOptions): P
     store,
     ...(env.GUARDIAN_REPLICA_ID ? { replicaId: env.GUARDIAN_REPLICA_ID } : {}),
     engine: options.evaluationTimeoutMs ? { timeoutMs: options.evaluationTimeoutMs } : {},
+    ...(num(env.GUARDIAN_POLICY_WORKERS, 0) > 0 ? { poolSize: Math.floor(num(env.GUARDIAN_POLICY_WORKERS, 0)) } : {}),
     verification: verificationFromEnv(env),
     ...(store.driver === 'postgres' && env.DATABASE_URL ? { listenUrl: env.DATABASE_URL } : {}),
     log: options.log,

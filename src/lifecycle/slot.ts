@@ -1,25 +1,32 @@
 // The engine the Guardian holds: a slot whose bundle can be swapped atomically. Each bundle version gets its
-// own WasmPolicyEngine; a swap replaces one reference in a single synchronous step, so an evaluation keeps the
+// own WasmPolicyEngine (with a worker pool, also its own version in the pool); a swap replaces one reference in a single synchronous step, so an evaluation keeps the
 // engine it picked when it started (it finishes on that version) and reports that engine's revision.
-// A candidate is fully loaded, warmed and smoke-tested before the swap; on any failure nothing changes.
+// A candidate is fully loaded, warmed and smoke-tested before the swap; on any failure nothing changes. The
+// heavy, engine-independent part of a load (gunzip, JSON, hashes, signature) runs in a worker (unpack-thread.ts).
 // Shadow mode: a second engine evaluates the same input after the enforcing answer is settled (setImmediate,
 // off the critical path); differences are counted and handed to a sink, never enforced.
 import { isDeepStrictEqual } from 'node:util';
 import { createWasmPolicyEngine, type WasmBundleParts, type WasmPolicyEngine, type WasmPolicyEngineOptions } from '../policy/engine.ts';
 import type { Json } from '../store/types.ts';
 import type { PolicyEngine, PolicyEvaluation, PolicyInput } from '../policy/types.ts';
-import { readBundle, BundleError, type Bundle } from '../rego/bundle/index.ts';
-import { sha256Hex } from '../chain/index.ts';
+import type { PooledPolicyVersion } from '../policy/pool/pool.ts';
 import { LifecycleError } from './errors.ts';
-import { readSmokeCases, runSmokeCases } from './smoke.ts';
+import type { BundleVerificationConfig, SignatureCheck } from './signing.ts';
+import { runSmokeCases } from './smoke.ts';
+import { unpackBundle, type UnpackedBundle } from './unpack.ts';
+import type { BundleUnpackThread } from './unpack-thread.ts';
 
 export type EngineSettings = Omit<WasmPolicyEngineOptions, 'bundle' | 'revision'>;
 
 export interface LoadedVersion {
+  /** The in-process engine: smoke-tested before the version goes live; serves unless `pooled` is set. */
   engine: WasmPolicyEngine;
+  /** The same bundle loaded in a worker-thread pool (LifecycleNodeOptions.poolSize): serves instead of `engine`. */
+  pooled?: PooledPolicyVersion;
   sha256: string;
   revision: string;
   smokeCases: number;
+  signature: SignatureCheck['status'];
   loadedAt: Date;
 }
 
@@ -49,30 +56,45 @@ const MAX_PENDING_SHADOW = 1000;
 
 const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-/** Loads a bundle into a fresh engine and runs its smoke cases; throws LifecycleError (nothing is kept on failure). */
-export async function loadVersion(bytes: Uint8Array, settings: EngineSettings = {}, parsed?: Bundle): Promise<LoadedVersion> {
-  let bundle: Bundle;
-  try {
-    bundle = parsed ?? readBundle(bytes);
-  } catch (e) {
-    throw new LifecycleError('invalid_bundle', e instanceof BundleError ? e.message : `unreadable bundle: ${(e as Error).message}`);
-  }
-  const cases = readSmokeCases(bundle);
-  // Loading is mostly synchronous work (gunzip, JSON, Wasm compile, setData): yield between the phases so
-  // requests arriving meanwhile are served by the version in force instead of waiting for the whole load.
+/**
+ * opa-wasm's `setData` takes either an object (which it JSON.stringifies, then parses again inside the module) or
+ * an ArrayBuffer holding JSON text, parsed once inside the module. The engine hands `data` to setData as is, so
+ * passing the text skips a JSON.parse + JSON.stringify of the whole base document on the event loop.
+ * Integration wanted (src/policy/engine.ts, not ours): a typed `WasmBundleParts.dataJson?: Uint8Array`.
+ */
+function dataAsJsonText(dataJson: Uint8Array): Json {
+  const exact = dataJson.byteOffset === 0 && dataJson.byteLength === dataJson.buffer.byteLength ? dataJson.buffer : dataJson.slice().buffer;
+  return exact as unknown as Json;
+}
+
+/**
+ * Loads an unpacked bundle (unpack.ts) into a fresh engine and runs its smoke cases; throws LifecycleError
+ * (nothing is kept on failure). What is left here on the event loop: Wasm compile + instantiate, the module
+ * parsing the data text into its heap, the warm-up and the smoke cases.
+ */
+export async function loadUnpacked(bytes: Uint8Array, unpacked: UnpackedBundle, settings: EngineSettings = {}): Promise<LoadedVersion> {
   await yieldToEventLoop();
   let engine: WasmPolicyEngine;
   try {
-    // One parse: hand the engine the parts already read (a multi-module bundle lets the engine pick by entrypoint).
-    const single = bundle.wasm !== undefined && (bundle.manifest.wasm?.length ?? 0) <= 1;
-    const source = single ? { wasm: bundle.wasm as Uint8Array, data: bundle.data as Json, manifest: bundle.manifest as WasmBundleParts['manifest'] } : bytes;
-    engine = await createWasmPolicyEngine({ ...settings, bundle: source });
+    const parts = unpacked.parts;
+    engine = parts
+      ? await createWasmPolicyEngine({ ...settings, bundle: { wasm: parts.wasm, data: dataAsJsonText(parts.dataJson), manifest: unpacked.manifest as WasmBundleParts['manifest'] }, revision: unpacked.revision })
+      : await createWasmPolicyEngine({ ...settings, bundle: bytes });
   } catch (e) {
     throw new LifecycleError('load_failed', `bundle does not load: ${(e as Error).message}`);
   }
   await yieldToEventLoop();
-  const smokeCases = await runSmokeCases(engine, cases);
-  return { engine, sha256: sha256Hex(bytes), revision: engine.revision, smokeCases, loadedAt: new Date() };
+  const smokeCases = await runSmokeCases(engine, unpacked.smokeCases);
+  return { engine, sha256: unpacked.sha256, revision: engine.revision, smokeCases, signature: unpacked.signature.status, loadedAt: new Date() };
+}
+
+/**
+ * Reads, verifies (when `verification` is configured; a signed bundle without it is refused, see signing.ts),
+ * loads and smoke-tests a bundle. With `unpackThread` the reading and verifying run in that worker thread.
+ */
+export async function loadVersion(bytes: Uint8Array, settings: EngineSettings = {}, verification?: BundleVerificationConfig, unpackThread?: BundleUnpackThread): Promise<LoadedVersion> {
+  const unpacked = unpackThread ? await unpackThread.unpack(bytes, verification) : await unpackBundle(bytes, verification);
+  return loadUnpacked(bytes, unpacked, settings);
 }
 
 export class PolicySlot implements PolicyEngine {
@@ -121,7 +143,7 @@ export class PolicySlot implements PolicyEngine {
     // Picked synchronously: a swap during the evaluation does not affect it.
     const version = this.#current;
     const shadow = this.#shadow;
-    const result = await version.engine.evaluate(input, options);
+    const result = await (version.pooled ?? version.engine).evaluate(input, options);
     if (shadow && shadow.sha256 !== version.sha256) {
       const stats = this.#stats;
       if (this.#pendingShadow >= MAX_PENDING_SHADOW) stats.skipped++;

@@ -4,7 +4,8 @@
 // JSON documents are stored as their RFC 8785 (JCS) text in `text` columns rather than jsonb: the audit
 // chain must re-hash params exactly as received (ACS §8.2), and jsonb rejects U+0000 in strings, which a
 // hostile agent can send. JCS text round-trips every JSON value losslessly.
-import { customType, doublePrecision, index, integer, pgTable, primaryKey, bigserial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { check, customType, doublePrecision, index, integer, jsonb, pgTable, primaryKey, bigserial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 /** Raw bytes; PGlite yields Uint8Array, postgres.js a Buffer (a Uint8Array subclass). */
 export const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
@@ -111,3 +112,56 @@ export const checkpoints = pgTable('checkpoints', {
   signature: text('signature').notNull(),
   createdAt: timestamp('created_at', tz).notNull().defaultNow(),
 }, (t) => [uniqueIndex('checkpoints_scope_seq_key_idx').on(t.scope, t.seq, t.keyId)]);
+
+// Bundle lifecycle (src/lifecycle/, docs/bundle-lifecycle.md). These four tables were first created by the
+// lifecycle itself with CREATE TABLE IF NOT EXISTS; their migration keeps IF NOT EXISTS so databases that already
+// have them migrate cleanly. Their JSON columns are jsonb (not JCS text): they hold operational status and
+// decisions for reports (`enforcing->>'decision'`), never anything that is hashed into the audit chain.
+
+/** One row per Guardian replica: its heartbeat, the revision it serves and its last sync / error. */
+export const lifecycleReplicas = pgTable('lifecycle_replicas', {
+  replicaId: text('replica_id').primaryKey(),
+  hostname: text('hostname'),
+  startedAt: timestamp('started_at', tz).notNull().defaultNow(),
+  revision: text('revision'),
+  bundleSha256: text('bundle_sha256'),
+  shadowRevision: text('shadow_revision'),
+  lastSync: timestamp('last_sync', tz),
+  lastError: text('last_error'),
+  heartbeatAt: timestamp('heartbeat_at', tz).notNull().defaultNow(),
+  /** Extra per-replica status (bundle-service pollers). */
+  status: jsonb('status'),
+});
+
+/** The fleet's shadow candidate: a single row (id = 1); bundle_sha256 null = shadow mode off. */
+export const lifecycleShadow = pgTable('lifecycle_shadow', {
+  id: integer('id').primaryKey(),
+  bundleSha256: text('bundle_sha256'),
+  setBy: text('set_by'),
+  setAt: timestamp('set_at', tz).notNull().defaultNow(),
+}, (t) => [check('lifecycle_shadow_id_check', sql`${t.id} = 1`)]);
+
+/** Every decision where the shadow candidate disagreed with the enforcing bundle (capped per target and replica). */
+export const lifecycleShadowDiffs = pgTable('lifecycle_shadow_diffs', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  replicaId: text('replica_id').notNull(),
+  method: text('method').notNull(),
+  enforcingRevision: text('enforcing_revision').notNull(),
+  shadowRevision: text('shadow_revision').notNull(),
+  shadowSha256: text('shadow_sha256').notNull(),
+  enforcing: jsonb('enforcing'),
+  shadow: jsonb('shadow'),
+  shadowError: text('shadow_error'),
+  at: timestamp('at', tz).notNull().defaultNow(),
+}, (t) => [index('lifecycle_shadow_diffs_sha256_idx').on(t.shadowSha256)]);
+
+/** Who pushed, activated, rolled back or shadowed what, including refusals and their reason. */
+export const lifecycleAudit = pgTable('lifecycle_audit', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  actor: text('actor').notNull(),
+  action: text('action').notNull(),
+  target: text('target'),
+  outcome: text('outcome').notNull(),
+  detail: text('detail'),
+  at: timestamp('at', tz).notNull().defaultNow(),
+});

@@ -8,6 +8,7 @@ import { cryptoEnvelopeSignatures } from '../../src/acs/signing/index.ts';
 import { createSignatureRegistry } from '../../src/crypto/index.ts';
 import { LifecycleNode, type LifecycleNodeOptions } from '../../src/lifecycle/index.ts';
 import { startHttpServer, type RunningHttpServer } from '../../src/server/http.ts';
+import { AcsClient, httpTransport } from '../../src/client/index.ts';
 import { openStore } from '../../src/store/index.ts';
 
 const modules = new Map<string, Uint8Array>();
@@ -57,4 +58,63 @@ export async function startLifecycleGuardian(ikm: Uint8Array, nodeOptions: Omit<
       await store.close();
     },
   };
+}
+
+export interface SessionLoad {
+  /** Every answer so far: its decision, the policy's reasoning (which names the revision) and any failure. */
+  outcomes: { decision: string; reasoning: string | undefined; failure: unknown }[];
+  sessions: string[];
+  /** Resolves once `n` more answers have arrived (so requests are in flight across what the caller does next). */
+  moreAnswers(n: number): Promise<void>;
+  /** Ends the sessions' loops and waits for their last answers. */
+  stop(): Promise<void>;
+}
+
+/** `agents` concurrent ACS sessions over HTTP, each sending tool calls back to back until stopped. */
+export function startSessionLoad(url: string, ikm: Uint8Array, agents: number, agentPrefix: string): SessionLoad {
+  let stopped = false;
+  const outcomes: SessionLoad['outcomes'] = [];
+  const sessions: string[] = [];
+  const agent = async (n: number): Promise<void> => {
+    const c = new AcsClient({ transport: httpTransport(url), ikm, agentId: `${agentPrefix}-${n}` });
+    await c.hello({ methods_implemented: ['steps/sessionStart', 'steps/toolCallRequest'] });
+    sessions.push(c.sessionId);
+    await c.step('steps/sessionStart', {});
+    while (!stopped) {
+      const o = await c.step('steps/toolCallRequest', { tool: { name: 'read_file' }, arguments: { path: { value: '/w/a' } } });
+      outcomes.push({ decision: o.decision, reasoning: o.result?.reasoning, failure: o.failure });
+    }
+  };
+  const running = Promise.all(Array.from({ length: agents }, (_, n) => agent(n)));
+  return {
+    outcomes,
+    sessions,
+    async moreAnswers(n) {
+      const target = outcomes.length + n;
+      while (outcomes.length < target) await new Promise((r) => setTimeout(r, 5));
+    },
+    async stop() {
+      stopped = true;
+      await running;
+    },
+  };
+}
+
+/**
+ * Every stored entry of `sessions` carries the revision whose module produced its result (the test bundles'
+ * reasoning is `decided by <revision>`). Returns how many entries were checked and the revisions seen.
+ */
+export async function storedDecisionRevisions(store: DurableStore, sessions: string[]): Promise<{ checked: number; mismatched: string[]; revisions: Set<string> }> {
+  let checked = 0;
+  const mismatched: string[] = [];
+  const revisions = new Set<string>();
+  for (const id of sessions) {
+    for (const e of await store.listContextEntries(id, { limit: 10_000 })) {
+      const reasoning = (e.result as { reasoning?: string } | null)?.reasoning;
+      if (reasoning !== `decided by ${e.bundleRevision}`) mismatched.push(`${id}#${e.seq}: ${e.bundleRevision} answered ${String(reasoning)}`);
+      revisions.add(String(e.bundleRevision));
+      checked++;
+    }
+  }
+  return { checked, mismatched, revisions };
 }

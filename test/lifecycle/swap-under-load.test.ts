@@ -2,12 +2,11 @@
 // requests, and every stored decision names the revision whose module produced it (each test bundle's decision
 // says which revision it came from). Failed activations (smoke test, unloadable module) keep the old version.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AcsClient, httpTransport } from '../../src/client/index.ts';
 import { LifecycleError, LifecycleNode } from '../../src/lifecycle/index.ts';
 import { writeBundle } from '../../src/rego/bundle/index.ts';
 import type { RunningHttpServer } from '../../src/server/http.ts';
 import type { DurableStore } from '../../src/store/types.ts';
-import { constantBundle, startLifecycleGuardian, type LifecycleGuardian } from './fixtures.ts';
+import { constantBundle, startLifecycleGuardian, startSessionLoad, storedDecisionRevisions, type LifecycleGuardian } from './fixtures.ts';
 
 const IKM = new Uint8Array(Array.from({ length: 32 }, (_, i) => (i * 7) & 255));
 let store: DurableStore;
@@ -31,32 +30,15 @@ describe('hot swap', () => {
       const r = await node.push(await constantBundle(`rev-${i}`), { source: 'test', by: 'tester' });
       revisions.push(r.record.sha256);
     }
-    let stop = false;
-    const outcomes: { decision: string; reasoning: string | undefined; failure: unknown }[] = [];
-    const sessions: string[] = [];
-    const agent = async (n: number): Promise<void> => {
-      const c = new AcsClient({ transport: httpTransport(server.url), ikm: IKM, agentId: `load-${n}` });
-      await c.hello({ methods_implemented: ['steps/sessionStart', 'steps/toolCallRequest'] });
-      sessions.push(c.sessionId);
-      await c.step('steps/sessionStart', {});
-      while (!stop) {
-        const o = await c.step('steps/toolCallRequest', { tool: { name: 'read_file' }, arguments: { path: { value: '/w/a' } } });
-        outcomes.push({ decision: o.decision, reasoning: o.result?.reasoning, failure: o.failure });
-      }
-    };
-    const load = Promise.all([0, 1, 2, 3].map(agent));
-    // Each activation waits for a few more answers, so requests are in flight across every swap.
-    const moreAnswers = async (n: number): Promise<void> => {
-      const target = outcomes.length + n;
-      while (outcomes.length < target) await new Promise((r) => setTimeout(r, 5));
-    };
+    const load = startSessionLoad(server.url, IKM, 4, 'load');
     for (const sha of revisions) {
-      await moreAnswers(3);
+      // Each activation waits for a few more answers, so requests are in flight across every swap.
+      await load.moreAnswers(3);
       await node.activate(sha, 'tester');
     }
-    await moreAnswers(4);
-    stop = true;
-    await load;
+    await load.moreAnswers(4);
+    await load.stop();
+    const { outcomes, sessions } = load;
 
     expect(outcomes.length).toBeGreaterThan(ACTIVATIONS);
     expect(outcomes.filter((o) => o.failure !== undefined)).toEqual([]);
@@ -65,19 +47,11 @@ describe('hot swap', () => {
     expect(node.engine.swaps).toBe(ACTIVATIONS);
 
     // The store: every entry's bundle_revision is the revision whose module produced its delivered result.
-    let checked = 0;
-    const seen = new Set<string>();
-    for (const id of sessions) {
-      for (const e of await store.listContextEntries(id, { limit: 10_000 })) {
-        const reasoning = (e.result as { reasoning?: string } | null)?.reasoning;
-        expect(reasoning).toBe(`decided by ${e.bundleRevision}`);
-        seen.add(String(e.bundleRevision));
-        checked++;
-      }
-    }
-    expect(checked).toBe(outcomes.length + sessions.length);
+    const stored = await storedDecisionRevisions(store, sessions);
+    expect(stored.mismatched).toEqual([]);
+    expect(stored.checked).toBe(outcomes.length + sessions.length);
     // Swaps really happened while requests were in flight.
-    expect(seen.size).toBeGreaterThan(3);
+    expect(stored.revisions.size).toBeGreaterThan(3);
   }, 120_000);
 
   it('a bundle whose smoke test fails is refused with the reason; the old version stays in force', async () => {

@@ -2,9 +2,17 @@
 // an evaluation that overruns its deadline (plus a grace period) has its worker terminated and replaced, which
 // the in-process engine cannot do (opa-wasm is synchronous). Costs a message round trip per decision; see
 // bench/policy.ts for the figures.
+//
+// Bundle versions: every worker keeps an engine per loaded version. `loadVersion` loads a bundle into every
+// worker and returns a handle whose evaluations run on that version only; `replaceBundle` (and the lifecycle's
+// PolicySlot, through handles) switch which version new evaluations use in one synchronous step. An evaluation
+// names its version when it is sent, so it finishes on the version it started with even if a swap happens
+// meanwhile; a retired version is unloaded from the workers once its last evaluation has answered. A worker
+// replaced after a crash or an overrun reloads every version still live.
 import { Worker } from 'node:worker_threads';
 import type { PolicyEngine, PolicyEvaluation, PolicyInput, RawPolicyDecision } from '../types.ts';
 import { PolicyEvaluationError, PolicyLoadError, type PolicyEvaluationErrorCode } from '../engine.ts';
+import type { WorkerEngineOptions } from './worker.ts';
 
 export interface PolicyEnginePoolOptions {
   /** A bundle tarball or a bare Wasm module (bytes are copied to every worker). */
@@ -23,35 +31,120 @@ export interface PolicyEnginePoolOptions {
   maxInFlight?: number;
 }
 
+/** One bundle version loaded in every worker of a pool. */
+export interface PooledPolicyVersion extends PolicyEngine {
+  /** Pool-wide version number (1 = the bundle the pool started with). */
+  readonly id: number;
+  /** Evaluations sent on this version that have not answered yet. */
+  readonly inFlight: number;
+  /** True once unloaded from the workers (after retire() and its last evaluation). */
+  readonly unloaded: boolean;
+  /** No new evaluations after this; unloaded from the workers once those in flight have answered. */
+  retire(): void;
+}
+
 interface Pending {
   resolve(v: PolicyEvaluation): void;
   reject(e: Error): void;
   timer: NodeJS.Timeout;
+  version: VersionEntry;
 }
 
-interface Slot {
+interface Deferred {
+  promise: Promise<void>;
+  resolve(): void;
+  reject(e: Error): void;
+}
+
+interface WorkerSlot {
   worker: Worker;
-  ready: Promise<string>;
+  /** Per version: settles when this worker has loaded it. */
+  loads: Map<number, Deferred>;
   pending: Map<number, Pending>;
 }
 
+interface VersionEntry {
+  id: number;
+  bundle: Uint8Array;
+  revisionOverride: string | undefined;
+  revision: string;
+  inFlight: number;
+  retired: boolean;
+  unloaded: boolean;
+}
+
+interface WorkerMessage {
+  type: 'loaded' | 'load-error' | 'result';
+  version?: number;
+  revision?: string;
+  message?: string;
+  id?: number;
+  ok?: boolean;
+  code?: PolicyEvaluationErrorCode;
+  decision?: RawPolicyDecision;
+  durationMs?: number;
+}
+
 const BOOTSTRAP = new URL('./worker-bootstrap.mjs', import.meta.url);
+
+function deferred(): Deferred {
+  let resolve!: () => void;
+  let reject!: (e: Error) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
 
 export interface PolicyEnginePool extends PolicyEngine {
   readonly size: number;
   /** Workers terminated and replaced after an overrun or a crash. */
   readonly workerRestarts: number;
+  /** The version new evaluations of `evaluate` run on. */
+  readonly current: PooledPolicyVersion;
+  /** Versions loaded in the workers (the current one, retired ones still answering, loaded but unused ones). */
+  readonly loadedVersions: number;
+  /** Loads a bundle into every worker; rejects with PolicyLoadError (nothing stays loaded) when one cannot load it. */
+  loadVersion(bundle: Uint8Array, options?: { revision?: string }): Promise<PooledPolicyVersion>;
+  /** Loads a bundle and makes it current; the previous version finishes its evaluations, then is unloaded. */
+  replaceBundle(bundle: Uint8Array, options?: { revision?: string }): Promise<void>;
   close(): Promise<void>;
+}
+
+class PooledVersion implements PooledPolicyVersion {
+  constructor(private readonly pool: Pool, readonly entry: VersionEntry) {}
+  get id(): number {
+    return this.entry.id;
+  }
+  get revision(): string {
+    return this.entry.revision;
+  }
+  get inFlight(): number {
+    return this.entry.inFlight;
+  }
+  get unloaded(): boolean {
+    return this.entry.unloaded;
+  }
+  evaluate(input: PolicyInput, options?: { entrypoint?: string; now?: Date }): Promise<PolicyEvaluation> {
+    return this.pool.evaluateOn(this.entry, input, options);
+  }
+  retire(): void {
+    this.pool.retire(this.entry);
+  }
 }
 
 class Pool implements PolicyEnginePool {
   readonly size: number;
-  private readonly slots: Slot[] = [];
+  private readonly slots: WorkerSlot[] = [];
+  private readonly versions = new Map<number, VersionEntry>();
+  private currentVersion!: PooledVersion;
   private nextId = 1;
+  private nextVersion = 1;
   private restarts = 0;
   private inFlight = 0;
   private closed = false;
-  revision = '';
 
   constructor(private readonly options: PolicyEnginePoolOptions) {
     this.size = Math.max(1, Math.floor(options.size ?? 2));
@@ -60,36 +153,59 @@ class Pool implements PolicyEnginePool {
   get workerRestarts(): number {
     return this.restarts;
   }
+  get revision(): string {
+    return this.currentVersion.revision;
+  }
+  get current(): PooledPolicyVersion {
+    return this.currentVersion;
+  }
+  get loadedVersions(): number {
+    return this.versions.size;
+  }
 
-  private spawn(index: number): Slot {
+  private engineOptions(revision: string | undefined): WorkerEngineOptions {
+    const { entrypoint, maxInputBytes, timeoutMs, maxMemoryPages } = this.options;
+    return {
+      ...(entrypoint !== undefined ? { entrypoint } : {}),
+      ...(maxInputBytes !== undefined ? { maxInputBytes } : {}),
+      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+      ...(maxMemoryPages !== undefined ? { maxMemoryPages } : {}),
+      ...(revision !== undefined ? { revision } : {}),
+    };
+  }
+
+  private postLoad(slot: WorkerSlot, v: VersionEntry): Deferred {
+    const d = deferred();
+    slot.loads.set(v.id, d);
+    slot.worker.postMessage({ type: 'load', version: v.id, bundle: v.bundle, options: this.engineOptions(v.revisionOverride) });
+    return d;
+  }
+
+  private spawn(index: number): WorkerSlot {
     const worker = new Worker(BOOTSTRAP);
-    const pending = new Map<number, Pending>();
-    const ready = new Promise<string>((resolve, reject) => {
-      const onMessage = (msg: { type: string; revision?: string; message?: string; id?: number; ok?: boolean; code?: PolicyEvaluationErrorCode; decision?: RawPolicyDecision; durationMs?: number }) => {
-        if (msg.type === 'ready') resolve(msg.revision ?? '');
-        else if (msg.type === 'init-error') reject(new PolicyLoadError(msg.message ?? 'worker failed to load the bundle'));
-        else if (msg.type === 'result' && msg.id !== undefined) {
-          const p = pending.get(msg.id);
-          if (!p) return;
-          pending.delete(msg.id);
-          clearTimeout(p.timer);
-          this.inFlight--;
-          if (msg.ok) p.resolve({ decision: msg.decision, revision: msg.revision ?? this.revision, durationMs: msg.durationMs ?? 0 });
-          else p.reject(new PolicyEvaluationError(msg.code ?? 'module_aborted', msg.message ?? 'evaluation failed'));
-        }
-      };
-      worker.on('message', onMessage);
-      worker.on('error', (err) => {
-        reject(new PolicyLoadError(`policy worker failed: ${err.message}`));
-        this.failSlot(index, worker, `policy worker failed: ${err.message}`);
-      });
-      worker.on('exit', () => this.failSlot(index, worker, 'policy worker exited'));
+    const slot: WorkerSlot = { worker, loads: new Map(), pending: new Map() };
+    worker.on('message', (msg: WorkerMessage) => {
+      if (msg.type === 'loaded' && msg.version !== undefined) {
+        const v = this.versions.get(msg.version);
+        if (v && msg.revision) v.revision = msg.revision;
+        slot.loads.get(msg.version)?.resolve();
+      } else if (msg.type === 'load-error' && msg.version !== undefined) {
+        slot.loads.get(msg.version)?.reject(new PolicyLoadError(msg.message ?? 'worker failed to load the bundle'));
+      } else if (msg.type === 'result' && msg.id !== undefined) {
+        const p = slot.pending.get(msg.id);
+        if (!p) return;
+        slot.pending.delete(msg.id);
+        clearTimeout(p.timer);
+        this.finished(p.version);
+        if (msg.ok) p.resolve({ decision: msg.decision, revision: msg.revision ?? p.version.revision, durationMs: msg.durationMs ?? 0 });
+        else p.reject(new PolicyEvaluationError(msg.code ?? 'module_aborted', msg.message ?? 'evaluation failed'));
+      }
     });
-    ready.catch(() => undefined);
-    const { bundle: _b, size: _s, terminateGraceMs: _g, maxInFlight: _m, ...engineOptions } = this.options;
-    worker.postMessage({ type: 'init', bundle: this.options.bundle, options: engineOptions });
-    const slot = { worker, ready, pending };
+    worker.on('error', (err) => this.failSlot(index, worker, `policy worker failed: ${err.message}`));
+    worker.on('exit', () => this.failSlot(index, worker, 'policy worker exited'));
     this.slots[index] = slot;
+    // A replacement worker reloads every version still live (the current one and those still answering).
+    for (const v of this.versions.values()) this.postLoad(slot, v);
     return slot;
   }
 
@@ -99,10 +215,11 @@ class Pool implements PolicyEnginePool {
     if (!slot || slot.worker !== worker) return;
     for (const [, p] of slot.pending) {
       clearTimeout(p.timer);
-      this.inFlight--;
+      this.finished(p.version);
       p.reject(new PolicyEvaluationError(code, why));
     }
     slot.pending.clear();
+    for (const d of slot.loads.values()) d.reject(new PolicyLoadError(why));
     if (!this.closed) {
       this.restarts++;
       this.spawn(index);
@@ -110,31 +227,105 @@ class Pool implements PolicyEnginePool {
   }
 
   async start(): Promise<void> {
+    const first: VersionEntry = { id: this.nextVersion++, bundle: this.options.bundle, revisionOverride: this.options.revision, revision: '', inFlight: 0, retired: false, unloaded: false };
+    this.versions.set(first.id, first);
     for (let i = 0; i < this.size; i++) this.spawn(i);
-    const revisions = await Promise.all(this.slots.map((s) => s.ready));
-    this.revision = revisions[0];
+    await Promise.all(this.slots.map((s) => s.loads.get(first.id)?.promise));
+    this.currentVersion = new PooledVersion(this, first);
   }
 
-  async evaluate(input: PolicyInput, options?: { entrypoint?: string; now?: Date }): Promise<PolicyEvaluation> {
+  async loadVersion(bundle: Uint8Array, options?: { revision?: string }): Promise<PooledPolicyVersion> {
+    if (this.closed) throw new PolicyLoadError('policy engine pool is closed');
+    const v: VersionEntry = { id: this.nextVersion++, bundle, revisionOverride: options?.revision, revision: '', inFlight: 0, retired: false, unloaded: false };
+    this.versions.set(v.id, v);
+    try {
+      await Promise.all(this.slots.map((s) => this.postLoad(s, v).promise));
+    } catch (err) {
+      this.unload(v);
+      throw err;
+    }
+    return new PooledVersion(this, v);
+  }
+
+  async replaceBundle(bundle: Uint8Array, options?: { revision?: string }): Promise<void> {
+    const next = (await this.loadVersion(bundle, options)) as PooledVersion;
+    const previous = this.currentVersion;
+    this.currentVersion = next;
+    previous.retire();
+  }
+
+  retire(v: VersionEntry): void {
+    v.retired = true;
+    if (v.inFlight === 0) this.unload(v);
+  }
+
+  private finished(v: VersionEntry): void {
+    this.inFlight--;
+    v.inFlight--;
+    if (v.retired && v.inFlight === 0) this.unload(v);
+  }
+
+  private unload(v: VersionEntry): void {
+    if (v.unloaded) return;
+    v.unloaded = true;
+    this.versions.delete(v.id);
+    for (const s of this.slots) {
+      s.loads.delete(v.id);
+      if (!this.closed) s.worker.postMessage({ type: 'unload', version: v.id });
+    }
+  }
+
+  evaluate(input: PolicyInput, options?: { entrypoint?: string; now?: Date }): Promise<PolicyEvaluation> {
+    // The version is picked synchronously: a swap after this line does not affect this evaluation.
+    return this.evaluateOn(this.currentVersion.entry, input, options);
+  }
+
+  async evaluateOn(v: VersionEntry, input: PolicyInput, options?: { entrypoint?: string; now?: Date }): Promise<PolicyEvaluation> {
     if (this.closed) throw new PolicyEvaluationError('module_aborted', 'policy engine pool is closed');
+    if (v.unloaded) throw new PolicyEvaluationError('module_aborted', `policy version ${v.revision} was retired`);
     if (this.inFlight >= (this.options.maxInFlight ?? 1024)) throw new PolicyEvaluationError('timeout', 'policy engine pool saturated');
-    let index = 0;
-    for (let i = 1; i < this.slots.length; i++) if (this.slots[i].pending.size < this.slots[index].pending.size) index = i;
-    const slot = this.slots[index];
-    await slot.ready;
-    const id = this.nextId++;
-    const hardMs = (this.options.timeoutMs ?? 250) + (this.options.terminateGraceMs ?? 250);
-    return new Promise<PolicyEvaluation>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        // The worker is stuck past its own deadline: pre-empt it. Every evaluation it held fails closed.
-        const worker = slot.worker;
-        this.failSlot(index, worker, `evaluation exceeded ${hardMs} ms; policy worker terminated`, 'timeout');
-        void worker.terminate();
-      }, hardMs);
-      slot.pending.set(id, { resolve, reject, timer });
-      this.inFlight++;
-      slot.worker.postMessage({ type: 'eval', id, input, entrypoint: options?.entrypoint, now: (options?.now ?? new Date()).toISOString() });
-    });
+    // Counted from here, so the version cannot be unloaded while this evaluation waits for its worker.
+    this.inFlight++;
+    v.inFlight++;
+    let sent = false;
+    try {
+      let index = 0;
+      for (let i = 1; i < this.slots.length; i++) if (this.slots[i].pending.size < this.slots[index].pending.size) index = i;
+      let slot = this.slots[index];
+      let loaded = slot.loads.get(v.id);
+      // A worker replaced meanwhile has its own load of this version: wait on the slot's current worker.
+      for (let attempt = 0; attempt < 3 && loaded; attempt++) {
+        try {
+          await loaded.promise;
+          break;
+        } catch (err) {
+          if (this.slots[index] === slot) throw err;
+          slot = this.slots[index];
+          loaded = slot.loads.get(v.id);
+        }
+      }
+      if (!loaded) throw new PolicyEvaluationError('module_aborted', `policy version ${v.revision} is not loaded`);
+      const id = this.nextId++;
+      const hardMs = (this.options.timeoutMs ?? 250) + (this.options.terminateGraceMs ?? 250);
+      const result = new Promise<PolicyEvaluation>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          // The worker is stuck past its own deadline: pre-empt it. Every evaluation it held fails closed.
+          const worker = slot.worker;
+          this.failSlot(index, worker, `evaluation exceeded ${hardMs} ms; policy worker terminated`, 'timeout');
+          void worker.terminate();
+        }, hardMs);
+        slot.pending.set(id, { resolve, reject, timer, version: v });
+      });
+      slot.worker.postMessage({ type: 'eval', id, version: v.id, input, entrypoint: options?.entrypoint, now: (options?.now ?? new Date()).toISOString() });
+      sent = true;
+      return await result;
+    } catch (err) {
+      if (err instanceof PolicyLoadError) throw new PolicyEvaluationError('module_aborted', err.message);
+      throw err;
+    } finally {
+      // Answered evaluations were counted down by the message handler (or failSlot); this covers the rest.
+      if (!sent) this.finished(v);
+    }
   }
 
   async close(): Promise<void> {

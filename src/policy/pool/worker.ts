@@ -1,40 +1,60 @@
-// Runs one WasmPolicyEngine inside a worker thread (see pool.ts). Protocol: the parent sends
-// `{type:'init', bundle, options}` once, then `{type:'eval', id, input, entrypoint, now}`; the worker answers
-// `{type:'ready', revision}` / `{type:'init-error', message}` and `{type:'result', id, ok, …}`.
+// Runs WasmPolicyEngines inside a worker thread (see pool.ts), one per bundle version the pool keeps loaded.
+// Protocol: the parent sends `{type:'load', version, bundle, options}` (answered `{type:'loaded', version,
+// revision}` or `{type:'load-error', version, message}`), `{type:'unload', version}`, and
+// `{type:'eval', id, version, input, entrypoint, now}` (answered `{type:'result', id, ok, …}`). An evaluation names
+// the version it runs on, so a swap in the parent never changes the version of an evaluation already sent.
 import { parentPort } from 'node:worker_threads';
 import { createWasmPolicyEngine, PolicyEvaluationError, type WasmPolicyEngine } from '../engine.ts';
 import type { PolicyInput } from '../types.ts';
 
-interface InitMessage {
-  type: 'init';
+export interface WorkerEngineOptions {
+  entrypoint?: string;
+  maxInputBytes?: number;
+  timeoutMs?: number;
+  maxMemoryPages?: number;
+  revision?: string;
+}
+
+interface LoadMessage {
+  type: 'load';
+  version: number;
   bundle: Uint8Array;
-  options: { entrypoint?: string; maxInputBytes?: number; timeoutMs?: number; maxMemoryPages?: number; revision?: string };
+  options: WorkerEngineOptions;
+}
+interface UnloadMessage {
+  type: 'unload';
+  version: number;
 }
 interface EvalMessage {
   type: 'eval';
   id: number;
+  version: number;
   input: PolicyInput;
   entrypoint?: string;
   now: string;
 }
 
-let engine: WasmPolicyEngine | undefined;
+const engines = new Map<number, WasmPolicyEngine>();
 const port = parentPort!;
 
-port.on('message', (msg: InitMessage | EvalMessage) => {
-  if (msg.type === 'init') {
+port.on('message', (msg: LoadMessage | UnloadMessage | EvalMessage) => {
+  if (msg.type === 'load') {
     createWasmPolicyEngine({ bundle: msg.bundle, ...msg.options }).then(
       (e) => {
-        engine = e;
-        port.postMessage({ type: 'ready', revision: e.revision });
+        engines.set(msg.version, e);
+        port.postMessage({ type: 'loaded', version: msg.version, revision: e.revision });
       },
-      (err: unknown) => port.postMessage({ type: 'init-error', message: err instanceof Error ? err.message : String(err) }),
+      (err: unknown) => port.postMessage({ type: 'load-error', version: msg.version, message: err instanceof Error ? err.message : String(err) }),
     );
     return;
   }
-  const e = engine;
+  if (msg.type === 'unload') {
+    engines.delete(msg.version);
+    return;
+  }
+  const e = engines.get(msg.version);
   if (!e) {
-    port.postMessage({ type: 'result', id: msg.id, ok: false, code: 'module_aborted', message: 'worker engine not ready' });
+    port.postMessage({ type: 'result', id: msg.id, ok: false, code: 'module_aborted', message: `policy version ${msg.version} is not loaded in this worker` });
     return;
   }
   e.evaluate(msg.input, { ...(msg.entrypoint ? { entrypoint: msg.entrypoint } : {}), now: new Date(msg.now) }).then(

@@ -1,0 +1,86 @@
+// One long-lived worker thread per process that unpacks bundles (unpack.ts) off the event loop, so evaluations
+// keep being served while a bundle is gunzipped, parsed, hashed and verified. The worker holds the process open
+// only while a request is pending, and is replaced if it dies (its pending requests are rejected).
+import { Worker } from 'node:worker_threads';
+import { LifecycleError, type LifecycleErrorCode } from './errors.ts';
+import type { BundleVerificationConfig } from './signing.ts';
+import type { UnpackedBundle } from './unpack.ts';
+
+const BOOTSTRAP = new URL('./unpack-worker-bootstrap.mjs', import.meta.url);
+
+interface UnpackReply {
+  id: number;
+  ok: boolean;
+  result?: UnpackedBundle;
+  code?: LifecycleErrorCode;
+  message?: string;
+}
+
+interface PendingUnpack {
+  resolve(u: UnpackedBundle): void;
+  reject(e: Error): void;
+}
+
+export class BundleUnpackThread {
+  #worker: Worker | undefined;
+  #pending = new Map<number, PendingUnpack>();
+  #nextId = 1;
+
+  /** Starts the worker ahead of the first unpack (its start-up costs a module load). */
+  warm(): void {
+    this.#ensure();
+  }
+
+  #ensure(): Worker {
+    if (this.#worker) return this.#worker;
+    const worker = new Worker(BOOTSTRAP);
+    worker.unref();
+    const fail = (why: string): void => {
+      if (this.#worker !== worker) return;
+      this.#worker = undefined;
+      const pending = [...this.#pending.values()];
+      this.#pending.clear();
+      for (const p of pending) p.reject(new LifecycleError('load_failed', `bundle unpacking failed: ${why}`));
+    };
+    worker.on('message', (msg: UnpackReply) => {
+      const p = this.#pending.get(msg.id);
+      if (!p) return;
+      this.#pending.delete(msg.id);
+      if (this.#pending.size === 0) worker.unref();
+      if (msg.ok && msg.result) p.resolve(msg.result);
+      else if (msg.code) p.reject(new LifecycleError(msg.code, msg.message ?? msg.code));
+      else p.reject(new Error(msg.message ?? 'bundle unpacking failed'));
+    });
+    worker.on('error', (err) => fail(err.message));
+    worker.on('exit', (code) => fail(`unpack worker exited with code ${code}`));
+    this.#worker = worker;
+    return worker;
+  }
+
+  /** unpackBundle(bytes, verification) in the worker; the caller's bytes are copied, not transferred. */
+  unpack(bytes: Uint8Array, verification: BundleVerificationConfig | undefined): Promise<UnpackedBundle> {
+    const worker = this.#ensure();
+    const id = this.#nextId++;
+    return new Promise<UnpackedBundle>((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      // Keep the process alive while an answer is due (a CLI `bundle activate` has nothing else running).
+      worker.ref();
+      worker.postMessage({ id, bytes, ...(verification ? { verification } : {}) });
+    });
+  }
+
+  /** Stops the worker; pending unpacks are rejected. */
+  async close(): Promise<void> {
+    const worker = this.#worker;
+    if (!worker) return;
+    await worker.terminate();
+  }
+}
+
+let shared: BundleUnpackThread | undefined;
+
+/** The process-wide unpack thread (one worker for every lifecycle node in the process). */
+export function sharedUnpackThread(): BundleUnpackThread {
+  shared ??= new BundleUnpackThread();
+  return shared;
+}

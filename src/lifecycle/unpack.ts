@@ -1,0 +1,58 @@
+// The CPU-heavy, engine-independent half of loading a bundle: gunzip + untar (readBundle), JSON parsing of the
+// data files, the sha256 of the tarball, signature verification (structural hashes of every file) and the smoke
+// cases. It runs in a worker thread (unpack-thread.ts) so an activation does not stall evaluations on the event
+// loop; what it returns is ready for the engine: the Wasm bytes and the base document as JSON text, which
+// opa-wasm parses straight into the module's heap (no JSON.parse / JSON.stringify on the main thread).
+import { createHash } from 'node:crypto';
+import { BundleError, readBundle, type BundleManifest } from '../rego/bundle/index.ts';
+import { LifecycleError } from './errors.ts';
+import { verifyBundleSignature, type BundleVerificationConfig, type SignatureCheck } from './signing.ts';
+import { readSmokeCases, type SmokeCase } from './smoke.ts';
+
+export interface UnpackedBundle {
+  /** SHA-256 of the .tar.gz bytes (the registry key). */
+  sha256: string;
+  manifest: BundleManifest;
+  /**
+   * The revision the engine reports: the manifest's, else `sha256:` of module + JSON data (the engine's own
+   * default, computed here because the engine only sees the data as text).
+   */
+  revision: string;
+  /**
+   * The module and the base document as JSON text. Absent when the engine must read the tarball itself
+   * (several modules, or none: the engine then picks by entrypoint or reports why it cannot load).
+   */
+  parts?: { wasm: Uint8Array; dataJson: Uint8Array };
+  smokeCases: SmokeCase[];
+  signature: SignatureCheck;
+}
+
+/** Copies a view into its own exactly-sized buffer, so it can be transferred to another thread alone. */
+function ownBuffer(bytes: Uint8Array): Uint8Array {
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
+}
+
+/** Reads, verifies and prepares a bundle; throws LifecycleError (invalid_bundle, signature_*, smoke_failed). */
+export async function unpackBundle(bytes: Uint8Array, verification: BundleVerificationConfig | undefined): Promise<UnpackedBundle> {
+  let bundle;
+  try {
+    bundle = readBundle(bytes);
+  } catch (e) {
+    throw new LifecycleError('invalid_bundle', e instanceof BundleError ? e.message : `unreadable bundle: ${(e as Error).message}`);
+  }
+  const signature = await verifyBundleSignature(bundle, verification);
+  const smokeCases = readSmokeCases(bundle);
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  const single = bundle.wasm !== undefined && (bundle.manifest.wasm?.length ?? 0) <= 1;
+  const dataText = JSON.stringify(bundle.data);
+  const manifestRevision = typeof bundle.manifest.revision === 'string' && bundle.manifest.revision.length > 0 ? bundle.manifest.revision : undefined;
+  const revision = manifestRevision ?? 'sha256:' + createHash('sha256').update(bundle.wasm ?? new Uint8Array()).update(dataText).digest('hex');
+  return {
+    sha256,
+    manifest: bundle.manifest,
+    revision,
+    ...(single ? { parts: { wasm: ownBuffer(bundle.wasm as Uint8Array), dataJson: new TextEncoder().encode(dataText) } } : {}),
+    smokeCases,
+    signature,
+  };
+}

@@ -1,0 +1,87 @@
+// Activation unpacks bundles in a worker thread and hands the engine the base document as JSON text
+// (src/lifecycle/unpack.ts, unpack-thread.ts). A compiled Rego policy that reads data proves the document reaches
+// the module intact (root data.json and a mounted sub-directory data.json), and the revisions match what the
+// engine reports when it reads the same tarball itself.
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LifecycleError, LifecycleNode } from '../../src/lifecycle/index.ts';
+import { BundleUnpackThread } from '../../src/lifecycle/unpack-thread.ts';
+import { unpackBundle } from '../../src/lifecycle/unpack.ts';
+import { createWasmPolicyEngine } from '../../src/policy/engine.ts';
+import type { PolicyInput } from '../../src/policy/types.ts';
+import { compileBundle } from '../../src/rego/index.ts';
+import { writeTar } from '../../src/rego/bundle/tar.ts';
+import { openStore } from '../../src/store/index.ts';
+import type { DurableStore } from '../../src/store/types.ts';
+
+const POLICY = `package acs
+
+decision := {"decision": data.verdict.value, "reasoning": data.team.name}
+`;
+
+const input: PolicyInput = { method: 'steps/toolCallRequest', params: {}, session: {}, client: { modify_capable: true, ask_capable: true }, guardian: { now: '2026-01-01T00:00:00Z', policy_version: '' } };
+const enc = new TextEncoder();
+
+/** A bundle whose manifest has no revision and whose data comes from two files (root and /team mount). */
+function bundleWithoutRevision(wasm: Uint8Array, verdict: string, team: string): Uint8Array {
+  const files = [
+    { name: '/.manifest', data: enc.encode(JSON.stringify({ roots: [''], wasm: [{ entrypoint: 'acs/decision', module: '/policy.wasm' }] })) },
+    { name: '/data.json', data: enc.encode(JSON.stringify({ verdict: { value: verdict } })) },
+    { name: '/policy.wasm', data: wasm },
+    { name: '/team/data.json', data: enc.encode(JSON.stringify({ name: team })) },
+  ];
+  return new Uint8Array(gzipSync(writeTar(files)));
+}
+
+describe('bundle unpacking off the event loop', () => {
+  let wasm: Uint8Array;
+  let store: DurableStore;
+  let node: LifecycleNode;
+  const thread = new BundleUnpackThread();
+
+  beforeAll(async () => {
+    const compiled = await compileBundle({ sources: [{ file: 'acs.rego', text: POLICY }], entrypoints: ['acs/decision'], data: { verdict: { value: 'allow' }, team: { name: 'platform' } }, revision: 'data-1' });
+    wasm = compiled.wasm;
+    store = await openStore({ inMemory: true });
+    node = new LifecycleNode({ store, replicaId: 'unpack', pollIntervalMs: 60_000, initialBundle: { bytes: compiled.bundle, source: 'test' } });
+    await node.start();
+  }, 120_000);
+  afterAll(async () => {
+    await node?.stop();
+    await store?.close();
+    await thread.close();
+  });
+
+  it('the base document reaches the policy: root data.json', async () => {
+    expect(node.engine.revision).toBe('data-1');
+    expect((await node.engine.evaluate(input)).decision).toEqual({ decision: 'allow', reasoning: 'platform' });
+  });
+
+  it('mounted data files and the default revision (no manifest revision) match the engine reading the tarball itself', async () => {
+    const bytes = bundleWithoutRevision(wasm, 'deny', 'security');
+    const own = await createWasmPolicyEngine({ bundle: bytes });
+    const result = await node.push(bytes, { source: 'test', activate: true, by: 'ops' });
+    expect(result.activation?.revision).toBe(own.revision);
+    expect(node.engine.revision).toBe(own.revision);
+    const evaluation = await node.engine.evaluate(input);
+    expect(evaluation).toMatchObject({ decision: { decision: 'deny', reasoning: 'security' }, revision: own.revision });
+    expect((await own.evaluate(input)).decision).toEqual(evaluation.decision);
+  });
+
+  it('the worker and this thread unpack identically; refusals keep their code across the thread boundary', async () => {
+    const bytes = bundleWithoutRevision(wasm, 'ask', 'ops');
+    const here = await unpackBundle(bytes, undefined);
+    const there = await thread.unpack(bytes, undefined);
+    expect(there.sha256).toBe(here.sha256);
+    expect(there.revision).toBe(here.revision);
+    expect(there.manifest).toEqual(here.manifest);
+    expect(Buffer.from(there.parts?.dataJson ?? []).toString()).toBe(Buffer.from(here.parts?.dataJson ?? []).toString());
+    expect(Buffer.from(there.parts?.wasm ?? []).equals(Buffer.from(wasm))).toBe(true);
+
+    const refused = await thread.unpack(bytes.subarray(0, bytes.length - 20), undefined).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(LifecycleError);
+    expect((refused as LifecycleError).code).toBe('invalid_bundle');
+    // The thread keeps serving after a refusal.
+    expect((await thread.unpack(bytes, undefined)).sha256).toBe(here.sha256);
+  });
+});
