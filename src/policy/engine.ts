@@ -56,7 +56,10 @@ export interface WasmPolicyEngineOptions {
   bundle: Uint8Array | WasmBundleParts;
   /** Default entrypoint, `pkg/rule` form. */
   entrypoint?: string;
-  /** Inputs whose JSON serialisation exceeds this are rejected before evaluation (default 1 MiB). */
+  /**
+   * Inputs whose JSON serialisation exceeds this are rejected before evaluation (default 1 MiB). What is
+   * measured is what the module receives: for a bundle declaring `metadata.input_paths`, only those members.
+   */
   maxInputBytes?: number;
   /** Evaluation deadline (default 250 ms); see the header comment for how it is enforced. */
   timeoutMs?: number;
@@ -139,6 +142,8 @@ interface LoadedModule {
   manifest: BundleManifest;
   revision: string;
   initialPages: number;
+  /** The input members the bundle's policies can read; undefined ⇒ all. */
+  inputPaths: InputPathTrie | undefined;
 }
 
 /**
@@ -165,7 +170,7 @@ function describeThrown(err: unknown): string {
   return String(err);
 }
 
-async function resolveBundle(bundle: Uint8Array | WasmBundleParts, revisionOverride?: string): Promise<Omit<LoadedModule, 'initialPages'>> {
+async function resolveBundle(bundle: Uint8Array | WasmBundleParts, revisionOverride?: string): Promise<Omit<LoadedModule, 'initialPages' | 'inputPaths'>> {
   let parts: { wasm: Uint8Array; data: Json; manifest: BundleManifest };
   if (bundle instanceof Uint8Array) {
     if (isWasmModule(bundle)) parts = { wasm: bundle, data: {}, manifest: {} };
@@ -200,6 +205,47 @@ async function resolveBundle(bundle: Uint8Array | WasmBundleParts, revisionOverr
       ? parts.manifest.revision
       : 'sha256:' + createHash('sha256').update(parts.wasm).update(JSON.stringify(parts.data)).digest('hex'));
   return { module, data: parts.data, manifest: parts.manifest, revision };
+}
+
+/** A trie of input paths: `true` keeps the whole member below it. */
+type InputPathTrie = Map<string, InputPathTrie | true>;
+
+/**
+ * The input projection a bundle declares in manifest `metadata.input_paths` (compileBundle with
+ * `recordInputPaths`): the static input paths its policies can read. Undefined ⇒ send the whole input
+ * (bundles without the member, e.g. OPA's own, or a policy that reads `input` as a whole).
+ */
+function inputPathTrie(manifest: BundleManifest): InputPathTrie | undefined {
+  const paths = manifest.metadata?.input_paths;
+  if (!Array.isArray(paths) || !paths.every((p) => Array.isArray(p) && p.every((seg) => typeof seg === 'string'))) return undefined;
+  const root: InputPathTrie = new Map();
+  for (const path of paths as string[][]) {
+    if (path.length === 0) return undefined;
+    let node = root;
+    for (let i = 0; i < path.length; i++) {
+      const existing = node.get(path[i]);
+      if (existing === true) break;
+      if (i === path.length - 1) node.set(path[i], true);
+      else {
+        const next: InputPathTrie = existing ?? new Map();
+        node.set(path[i], next);
+        node = next;
+      }
+    }
+  }
+  return root;
+}
+
+/** The members of `value` the trie names; anything but a plain object is kept as is (a path into it is undefined in Rego anyway). */
+function projectInput(value: unknown, trie: InputPathTrie): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const source = value as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [key, below] of trie) {
+    if (!Object.prototype.hasOwnProperty.call(source, key)) continue;
+    out[key] = below === true ? source[key] : projectInput(source[key], below);
+  }
+  return out;
 }
 
 /** Reads a NUL-terminated UTF-8 string out of the instance's memory. */
@@ -277,7 +323,7 @@ class Engine implements WasmPolicyEngine {
       }
       this.deadline = Infinity;
     }
-    this.current = { ...resolved, initialPages };
+    this.current = { ...resolved, initialPages, inputPaths: inputPathTrie(resolved.manifest) };
     this.instance = instance;
     this.entrypointIds = ids;
   }
@@ -353,14 +399,15 @@ class Engine implements WasmPolicyEngine {
     await this.install(bundle, options?.revision);
   }
 
-  async evaluateValue(input: unknown, options?: { entrypoint?: string; now?: Date }): Promise<{ value: Json | undefined; durationMs: number }> {
-    const entrypoint = options?.entrypoint ?? this.defaultEntrypoint;
-    if (!this.entrypointIds.has(entrypoint)) throw new PolicyEvaluationError('unknown_entrypoint', `entrypoint ${entrypoint} is not in the policy module (has: ${this.entrypoints.join(', ') || 'none'})`);
-
-    // `undefined` input means "no input document" (policy tests); anything else must serialise to JSON.
+  /**
+   * The input as JSON bytes. Only the members the bundle's policies can read are serialised (and count
+   * against maxInputBytes): serialising and parsing members no policy reads was a large share of a
+   * decision's evaluation time (docs/performance.md).
+   */
+  private serialiseInput(input: unknown, inputPaths: InputPathTrie | undefined): ArrayBuffer {
     let text: string | undefined;
     try {
-      text = input === undefined ? '' : JSON.stringify(input);
+      text = JSON.stringify(inputPaths ? projectInput(input, inputPaths) : input);
     } catch (err) {
       throw new PolicyEvaluationError('input_not_serialisable', `input is not JSON-serialisable: ${describeThrown(err)}`);
     }
@@ -369,19 +416,33 @@ class Engine implements WasmPolicyEngine {
     if (encoded.byteLength > this.maxInputBytes) {
       throw new PolicyEvaluationError('input_too_large', `input is ${encoded.byteLength} bytes, limit ${this.maxInputBytes}`);
     }
+    const whole = encoded.byteOffset === 0 && encoded.byteLength === encoded.buffer.byteLength;
+    return (whole ? encoded.buffer : encoded.buffer.slice(encoded.byteOffset, encoded.byteOffset + encoded.byteLength)) as ArrayBuffer;
+  }
+
+  async evaluateValue(input: unknown, options?: { entrypoint?: string; now?: Date }): Promise<{ value: Json | undefined; durationMs: number }> {
+    const entrypoint = options?.entrypoint ?? this.defaultEntrypoint;
+    if (!this.entrypointIds.has(entrypoint)) throw new PolicyEvaluationError('unknown_entrypoint', `entrypoint ${entrypoint} is not in the policy module (has: ${this.entrypoints.join(', ') || 'none'})`);
+
+    // `undefined` input means "no input document" (policy tests); anything else must serialise to JSON.
+    let inputPaths = this.current.inputPaths;
+    let buffer = input === undefined ? undefined : this.serialiseInput(input, inputPaths);
 
     const instance = await this.ready();
-    // Entrypoint id read after the await: a bundle swap may have happened meanwhile.
+    // Entrypoint id read after the await: a bundle swap may have happened meanwhile (and may read other input members).
     const id = this.entrypointIds.get(entrypoint);
     if (id === undefined) throw new PolicyEvaluationError('unknown_entrypoint', `entrypoint ${entrypoint} is not in the policy module`);
+    if (input !== undefined && this.current.inputPaths !== inputPaths) {
+      inputPaths = this.current.inputPaths;
+      buffer = this.serialiseInput(input, inputPaths);
+    }
     this.evaluationNow = options?.now ?? new Date();
     const started = performance.now();
     this.deadline = started + this.timeoutMs;
     let resultSet: unknown;
     try {
       // An ArrayBuffer is passed through as raw JSON bytes (no second stringify inside opa-wasm).
-      const buffer = encoded.buffer.slice(encoded.byteOffset, encoded.byteOffset + encoded.byteLength) as ArrayBuffer;
-      resultSet = instance.evaluate(input === undefined ? undefined : buffer, id);
+      resultSet = instance.evaluate(buffer, id);
     } catch (err) {
       const durationMs = performance.now() - started;
       this.deadline = Infinity;

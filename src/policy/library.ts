@@ -126,6 +126,7 @@ export async function buildLibraryBundle(options: BuildLibraryOptions = {}): Pro
     data: lib.data,
     ...(options.revision ? { revision: options.revision } : {}),
     metadata: { library: 'acs', policy_rules: rules.map(({ file: _f, row: _r, ...r }) => r) },
+    recordInputPaths: true,
   });
   if (options.out) {
     mkdirSync(dirname(options.out), { recursive: true });

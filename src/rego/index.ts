@@ -6,6 +6,7 @@ import type { Body, Module } from './ast/types.ts';
 import { createHostBuiltins, HostBuiltinContext, type HostBuiltinOptions } from './builtins/index.ts';
 import { BundleError, readBundle, writeBundle, type Bundle, type BundleLimits, type BundleManifest } from './bundle/index.ts';
 import { compileModules, type CompiledProgram } from './compile/index.ts';
+import { referencedInputPaths } from './compile/input-paths.ts';
 import { linkPolicyWasm } from './compiler/wasm/index.ts';
 import { RegoError, RegoErrors } from './errors.ts';
 import type { Policy } from './ir/types.ts';
@@ -36,6 +37,11 @@ export interface CompileBundleOptions {
   metadata?: Record<string, unknown>;
   /** OPA's strict builtin errors (builtin failures abort instead of being undefined). */
   strictBuiltinErrors?: boolean;
+  /**
+   * Record the input paths the policies can read as manifest `metadata.input_paths`; the engine host then
+   * serialises only those members of the input (src/rego/compile/input-paths.ts).
+   */
+  recordInputPaths?: boolean;
 }
 
 export interface CompiledBundle {
@@ -78,7 +84,9 @@ export async function compileBundle(options: CompileBundleOptions): Promise<Comp
     roots: options.roots ?? [''],
     wasm: options.entrypoints.map((entrypoint) => ({ entrypoint, module: '/policy.wasm' })),
     rego_version: 1,
-    ...(options.metadata ? { metadata: options.metadata } : {}),
+    ...(options.metadata || options.recordInputPaths
+      ? { metadata: { ...options.metadata, ...(options.recordInputPaths ? { input_paths: referencedInputPaths(modules) } : {}) } }
+      : {}),
   };
   const bundle = writeBundle({
     manifest,

@@ -77,4 +77,28 @@ describe('engine over compiled Rego', () => {
     await swapping.replaceBundle((await build(false)).bundle);
     expect((await swapping.evaluateValue({ s: 'abc' })).value).toBeUndefined();
   });
+
+  it('sends a bundle declaring metadata.input_paths only the members its policies read', async () => {
+    const compiled = await compileBundle({
+      sources: [{ file: 'p.rego', text: 'package p\n\nseen := {"turn": input.session.turn, "method": input.method, "keys": object.keys(input.session)}\n' }],
+      entrypoints: ['p/seen'],
+      recordInputPaths: true,
+    });
+    expect(compiled.manifest.metadata).toEqual({ input_paths: [['method'], ['session']] });
+    const narrow = await compileBundle({
+      sources: [{ file: 'p.rego', text: 'package p\n\nseen := {"index": input.session.turn.index, "method": input.method}\n' }],
+      entrypoints: ['p/seen'],
+      recordInputPaths: true,
+    });
+    expect(narrow.manifest.metadata).toEqual({ input_paths: [['method'], ['session', 'turn', 'index']] });
+    const input = { method: 'steps/x', session: { turn: { index: 2, id: 't2' }, recent_steps: ['x'.repeat(400)] }, client: { big: 'y'.repeat(400) } };
+    // maxInputBytes applies to what the module receives: the unread 400-byte members are never serialised.
+    const engine = await createWasmPolicyEngine({ bundle: narrow.bundle, entrypoint: 'p/seen', maxInputBytes: 200, timeoutMs: 10_000 });
+    expect((await engine.evaluateValue(input)).value).toEqual({ index: 2, method: 'steps/x' });
+    // After a swap to a bundle that reads all of input.session, it gets all of it (and the limit counts it).
+    await engine.replaceBundle(compiled.bundle);
+    expect((await engine.evaluateValue(input).catch((e: PolicyEvaluationError) => e.code))).toBe('input_too_large');
+    const wide = await createWasmPolicyEngine({ bundle: compiled.bundle, entrypoint: 'p/seen', timeoutMs: 10_000 });
+    expect((await wide.evaluateValue(input)).value).toEqual({ turn: { index: 2, id: 't2' }, method: 'steps/x', keys: ['recent_steps', 'turn'] });
+  });
 });

@@ -1,0 +1,51 @@
+// referencedInputPaths: the static input prefixes a policy can read (what the engine host may send).
+import { describe, expect, it } from 'vitest';
+import { parseModule } from '../../../src/rego/ast/index.ts';
+import { referencedInputPaths } from '../../../src/rego/compile/input-paths.ts';
+
+const paths = (...sources: string[]) => referencedInputPaths(sources.map((s, i) => parseModule(`p${i}.rego`, s)));
+
+describe('referencedInputPaths', () => {
+  it('keeps the static prefix of each reference, stopping at the first dynamic key, prefix-free and sorted', () => {
+    expect(
+      paths(`package p
+a := input.session.turn.index
+b := input.session.turn
+c if input.params[k] == 1
+d := input.method
+e if { some x in input.session.provenance.trust; x == "trusted" }
+f := input["client"].ask_capable
+`),
+    ).toEqual([['client', 'ask_capable'], ['method'], ['params'], ['session', 'provenance', 'trust'], ['session', 'turn']]);
+  });
+
+  it('counts input references inside dynamic keys, comprehensions, calls and with targets', () => {
+    expect(
+      paths(`package p
+a := data.x[input.key]
+b := [y | some y in input.list]
+c := count(input.items)
+d if { e with input.over as 1 }
+e if input.over
+`),
+    ).toEqual([['items'], ['key'], ['list'], ['over']]);
+  });
+
+  it('an import alias contributes the imported prefix', () => {
+    expect(paths(`package p
+import input.session.turn as t
+a := t.index
+`)).toEqual([['session', 'turn']]);
+  });
+
+  it('a bare input (value, argument, iteration, import) means the whole input', () => {
+    expect(paths('package p\na := input.method\nb := object.get(input, "x", 1)\n')).toEqual([[]]);
+    expect(paths('package p\na := {k | some k, _ in input}\n')).toEqual([[]]);
+    expect(paths('package p\nimport input\na := input.x\n')).toEqual([[]]);
+    expect(paths('package p\na := input\n')).toEqual([[]]);
+  });
+
+  it('a policy that reads no input needs none', () => {
+    expect(paths('package p\na := 1\n')).toEqual([]);
+  });
+});
