@@ -86,7 +86,7 @@ function prepareAppend(entry: NewContextEntry): PreparedAppend {
   if (content.timestamp !== undefined && typeof content.timestamp !== 'string') {
     throw new StoreError('invalid_input', 'timestamp must be a string when present');
   }
-  const paramsJcs = jcsOf(entry.params, 'params');
+  const paramsJcs = typeof entry.paramsJcs === 'string' ? entry.paramsJcs : jcsOf(entry.params, 'params');
   if (content.request_hash !== undefined) {
     if (typeof content.request_hash !== 'string' || !HEX64.test(content.request_hash)) {
       throw new StoreError('invalid_input', 'request_hash must be 64 lowercase hex digits');

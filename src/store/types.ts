@@ -28,6 +28,11 @@ export interface NewContextEntry {
   content: ContextEntryContent;
   /** The full request params as received (signature included), needed by replay and verify. */
   params: Json;
+  /**
+   * JCS text of `params` when the caller already computed it for request_hash (the pipeline does): stored as is
+   * instead of canonicalising params again. The store still checks request_hash against it.
+   */
+  paramsJcs?: string;
 }
 
 export interface ContextEntryRecord {

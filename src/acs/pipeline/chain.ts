@@ -2,7 +2,7 @@
 // and no other members. It is committed with its decision before the verdict is delivered (a denied step is
 // still a step); its hash is computed here from the head the step was evaluated against, so the answer can carry
 // it as chain_hash, and the store refuses the commit if another writer moved that head.
-import { computeEntryHash, computeRequestHash } from '../../chain/index.ts';
+import { canonicalJson, computeEntryHash, sha256Hex } from '../../chain/index.ts';
 import type { AppendedEntry, ChainHead, Json, NewContextEntry } from '../../store/types.ts';
 import type { AcsDecision } from '../decisions/index.ts';
 import type { AcsRequest } from '../types.ts';
@@ -25,15 +25,18 @@ export function checkChainHint(request: AcsRequest, head: { entryHash: string } 
 /** The step's ContextEntry as the store keeps it: hashed members plus the params as received. */
 export function stepEntry(request: AcsRequest): NewContextEntry {
   const { params } = request;
+  // request_hash = SHA-256(JCS(params)) (§8.2); the same JCS text is what the store keeps.
+  const paramsJcs = canonicalJson(params);
   return {
     content: {
       entry_id: params.request_id,
       step_id: params.request_id,
       step_type: request.method,
-      request_hash: computeRequestHash(params),
+      request_hash: sha256Hex(paramsJcs),
       timestamp: params.timestamp,
     },
     params: params as unknown as Json,
+    paramsJcs,
   };
 }
 
