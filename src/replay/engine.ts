@@ -360,6 +360,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
     }
     await Promise.all(inFlight);
     if (laneError) throw laneError;
+    cancelled();
   };
 
   const pool: ReplayWorker[] = [];

@@ -290,6 +290,16 @@ decision := {
       expect(capped.stepsOmitted).toBe(all.steps.length - 3);
     }, 240_000);
 
+    it('worker threads: a bundle a worker cannot load fails the replay (no hang); a cancel stops the workers', async () => {
+      const v2 = await resolveReplayPolicy(store, 'v2');
+      const broken = { ...v2, description: 'broken', bundleFor: async () => ({ key: 'broken', bytes: new Uint8Array([1, 2, 3]), timeoutMs: 1000 }) };
+      await expect(runReplay({ store, policy: broken, selection: ab(), workers: 2 })).rejects.toMatchObject({ code: 'policy_invalid' });
+      const controller = new AbortController();
+      let seen = 0;
+      const run = runReplay({ store, policy: v2, workers: 2, pageSize: 1, onStep: () => (++seen === 2 ? controller.abort() : undefined), signal: controller.signal });
+      await expect(run).rejects.toMatchObject({ code: 'cancelled' });
+    }, 120_000);
+
     it('an engine object has no bundle a worker could load: replay stays in-process', async () => {
       const policy = await resolveReplayPolicy(store, await engineOf(versions.v2));
       const report = await runReplay({ store, policy, selection: ab(), workers: 2 });
