@@ -15,10 +15,14 @@ commands contains v if {
 	is_string(v)
 }
 
+# One alternation of every configured pattern, each in its own group (so inline flags like `(?i)` stay
+# scoped to it): a command matches it exactly when it matches one of the patterns, and costs one regex
+# host call instead of one per pattern.
+destructive_pattern := concat("", ["(?:", concat(")|(?:", cfg.destructive_shell_patterns), ")"]) if count(cfg.destructive_shell_patterns) > 0
+
 destructive_matches contains cmd if {
 	some cmd in commands
-	some pattern in cfg.destructive_shell_patterns
-	regex.match(pattern, cmd)
+	regex.match(destructive_pattern, cmd)
 }
 
 # METADATA

@@ -36,7 +36,10 @@ candidates contains {"path": f.path, "category": category, "text": m} if {
 	some m in regex.find_n(pattern, f.value, -1)
 }
 
-digits(s) := [to_number(d) | some d in regex.find_n(`[0-9]`, s, -1)]
+digit_value := {"0": 0, "1": 1, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6, "7": 7, "8": 8, "9": 9}
+
+# A lookup instead of to_number: one host call per text instead of one per digit.
+digits(s) := [digit_value[d] | some d in regex.find_n(`[0-9]`, s, -1)]
 
 luhn_term(d, pos) := d if pos % 2 == 0
 
