@@ -33,7 +33,7 @@ async function timed(n: number, fn: (i: number) => Promise<unknown>): Promise<st
   loop.disable();
   latencies.sort((x, y) => x - y);
   return `p50 ${pct(latencies, 0.5).toFixed(1)} ms, p99 ${pct(latencies, 0.99).toFixed(1)} ms, max ${latencies[latencies.length - 1].toFixed(1)} ms, ` +
-    `main-thread cpu ${((cpu.user + cpu.system) / 1000 / n).toFixed(1)} ms/activation, longest event-loop stall ${(loop.max / 1e6).toFixed(1)} ms`;
+    `process cpu (all threads) ${((cpu.user + cpu.system) / 1000 / n).toFixed(1)} ms/activation, longest event-loop stall ${(loop.max / 1e6).toFixed(1)} ms`;
 }
 
 /** Where an activation's time goes, each phase alone, in this thread (median of 5). */
