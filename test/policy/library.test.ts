@@ -152,6 +152,16 @@ describe('the compiled library through the engine', () => {
     expect(r2.decision.reason_codes).toEqual(['modify_unsupported', 'pii_detected']);
   });
 
+  it('redacts an IBAN only when its ISO 13616 check digits and country length hold', async () => {
+    const say = (text: string) => params({ content: [{ type: 'text', value: text, provenance: prov('u1', 'user_input') }] });
+    const good = await decide(fresh(), 'steps/userMessage', say('pay GB82 WEST 1234 5698 7654 32 today'));
+    expect(good.decision.decision).toBe('modify');
+    expect(good.decision.modifications).toEqual({ redactions: [{ path: '/content/0/value', replacement: 'pay [REDACTED:iban] today' }] });
+    for (const shapeOnly of ['pay GB83 WEST 1234 5698 7654 32 today', 'pay DE89 3704 0044 0532 0130 0 today']) {
+      expect((await decide(fresh(), 'steps/userMessage', say(shapeOnly))).decision.decision).toBe('allow');
+    }
+  });
+
   it('asks outside the intent, and honours a session-scoped approver extension', async () => {
     let s = fresh();
     s = (await decide(s, 'steps/sessionStart', params({ intent: { parsed: ['filesystem.read'], scope_mode: 'moderate' } }, 't0'))).state;

@@ -87,3 +87,21 @@ admitted_if_matching(category, _, text) if pii.may_match(category, "/content/0/v
 test_category_without_prefilter_always_runs if {
 	pii.may_match("custom", "/content/0/value") with input as user_message("anything")
 }
+
+test_iban_check_digits_are_verified if {
+	pii.iban_valid("DE89 3704 0044 0532 0130 00")
+	pii.iban_valid("GB82 WEST 1234 5698 7654 32")
+	pii.iban_valid("FR1420041010050500013M02606")
+	not pii.iban_valid("DE88 3704 0044 0532 0130 00")
+	not pii.iban_valid("GB82 WEST 1234 5698 7654 33")
+	not pii.iban_valid("DE89 3704 0044 0532 0130 0") # length for DE is 22
+	not pii.iban_valid("ZZ89 3704 0044 0532 0130 00") # no such country
+}
+
+test_iban_shape_with_wrong_check_digits_is_not_redacted if {
+	fs := pii.findings with input as user_message("pay to DE88 3704 0044 0532 0130 00 today")
+	count(fs) == 0
+	fs2 := pii.findings with input as user_message("pay to GB82 WEST 1234 5698 7654 32 today")
+	some f in fs2
+	f.modifications.redactions == [{"path": "/content/0/value", "replacement": "pay to [REDACTED:iban] today"}]
+}
