@@ -162,6 +162,13 @@ describe('the compiled library through the engine', () => {
     }
   });
 
+  it('redacts national ids only when their check rule holds (Spanish DNI letter, Aadhaar Verhoeff)', async () => {
+    const say = (text: string) => params({ content: [{ type: 'text', value: text, provenance: prov('u1', 'user_input') }] });
+    const dni = await decide(fresh(), 'steps/userMessage', say('DNI 12345678Z, Aadhaar 2345 6789 0124'));
+    expect(dni.decision.modifications).toEqual({ redactions: [{ path: '/content/0/value', replacement: 'DNI [REDACTED:es_dni], Aadhaar [REDACTED:in_aadhaar]' }] });
+    expect((await decide(fresh(), 'steps/userMessage', say('ref 12345678A, order 2345 6789 0125'))).decision.decision).toBe('allow');
+  });
+
   it('asks outside the intent, and honours a session-scoped approver extension', async () => {
     let s = fresh();
     s = (await decide(s, 'steps/sessionStart', params({ intent: { parsed: ['filesystem.read'], scope_mode: 'moderate' } }, 't0'))).state;

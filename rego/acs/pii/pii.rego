@@ -83,8 +83,58 @@ iban_valid(s) if {
 	sum([t | some i, d in ds; t := (d * pow10_mod97[(n - 1) - i]) % 97]) % 97 == 1
 }
 
+# Spanish DNI: eight digits and the control letter TRWAGMYFPDXBNJZSQVHLCKE[number mod 23].
+dni_valid(s) if {
+	n := to_number(substring(s, 0, 8))
+	substring("TRWAGMYFPDXBNJZSQVHLCKE", n % 23, 1) == substring(s, count(s) - 1, 1)
+}
+
+# Indian Aadhaar: twelve digits whose Verhoeff checksum (dihedral group D5) is 0. Verhoeff is a fold over the
+# digits from the right; Rego has no fold, so the twelve steps are written out.
+verhoeff_d := [
+	[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+	[1, 2, 3, 4, 0, 6, 7, 8, 9, 5],
+	[2, 3, 4, 0, 1, 7, 8, 9, 5, 6],
+	[3, 4, 0, 1, 2, 8, 9, 5, 6, 7],
+	[4, 0, 1, 2, 3, 9, 5, 6, 7, 8],
+	[5, 9, 8, 7, 6, 0, 4, 3, 2, 1],
+	[6, 5, 9, 8, 7, 1, 0, 4, 3, 2],
+	[7, 6, 5, 9, 8, 2, 1, 0, 4, 3],
+	[8, 7, 6, 5, 9, 3, 2, 1, 0, 4],
+	[9, 8, 7, 6, 5, 4, 3, 2, 1, 0],
+]
+
+verhoeff_p := [
+	[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+	[1, 5, 7, 6, 2, 8, 3, 0, 9, 4],
+	[5, 8, 0, 3, 7, 9, 6, 1, 4, 2],
+	[8, 9, 1, 6, 0, 4, 3, 5, 2, 7],
+	[9, 4, 5, 3, 1, 2, 6, 8, 7, 0],
+	[4, 2, 8, 6, 5, 7, 3, 9, 0, 1],
+	[2, 7, 9, 3, 8, 0, 6, 4, 1, 5],
+	[7, 0, 4, 6, 9, 1, 3, 2, 5, 8],
+]
+
+aadhaar_valid(s) if {
+	ds := array.reverse(digits(s))
+	count(ds) == 12
+	c1 := verhoeff_d[0][verhoeff_p[0][ds[0]]]
+	c2 := verhoeff_d[c1][verhoeff_p[1][ds[1]]]
+	c3 := verhoeff_d[c2][verhoeff_p[2][ds[2]]]
+	c4 := verhoeff_d[c3][verhoeff_p[3][ds[3]]]
+	c5 := verhoeff_d[c4][verhoeff_p[4][ds[4]]]
+	c6 := verhoeff_d[c5][verhoeff_p[5][ds[5]]]
+	c7 := verhoeff_d[c6][verhoeff_p[6][ds[6]]]
+	c8 := verhoeff_d[c7][verhoeff_p[7][ds[7]]]
+	c9 := verhoeff_d[c8][verhoeff_p[0][ds[8]]]
+	c10 := verhoeff_d[c9][verhoeff_p[1][ds[9]]]
+	c11 := verhoeff_d[c10][verhoeff_p[2][ds[10]]]
+	c12 := verhoeff_d[c11][verhoeff_p[3][ds[11]]]
+	c12 == 0
+}
+
 # Categories with a check beyond the pattern.
-checked_categories := {"credit_card", "iban"}
+checked_categories := {"credit_card", "iban", "es_dni", "in_aadhaar"}
 
 valid(c) if not c.category in checked_categories
 
@@ -96,6 +146,11 @@ valid(c) if {
 valid(c) if {
 	c.category == "iban"
 	iban_valid(c.text)
+}
+
+valid(c) if {
+	c.category == "es_dni"
+	dni_valid(c.text)
 }
 
 matches contains c if {
@@ -154,4 +209,9 @@ findings contains {
 } if {
 	count(matches) > 0
 	count(deny_categories) == 0
+}
+
+valid(c) if {
+	c.category == "in_aadhaar"
+	aadhaar_valid(c.text)
 }

@@ -71,7 +71,7 @@ test_prefilter_skips_categories_whose_literals_are_absent if {
 }
 
 test_prefilter_admits_every_positive_sample if {
-	samples := ["alice@example.com", "+44 20 7946 0958", "4111 1111 1111 1111", "DE89 3704 0044 0532 0130 00", "123-45-6789", "AB 12 34 56 C", "AKIAIOSFODNN7EXAMPLE", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "xoxb-1234567890-abc", "eyJhbGciOiJI.eyJzdWIiOiIx.c2lnbmF0dXJl", "-----BEGIN PRIVATE KEY-----"]
+	samples := ["alice@example.com", "+44 20 7946 0958", "4111 1111 1111 1111", "DE89 3704 0044 0532 0130 00", "123-45-6789", "AB 12 34 56 C", "12345678Z", "2345 6789 0124", "AKIAIOSFODNN7EXAMPLE", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "xoxb-1234567890-abc", "eyJhbGciOiJI.eyJzdWIiOiIx.c2lnbmF0dXJl", "-----BEGIN PRIVATE KEY-----"]
 	every text in samples {
 		count([c | some c, p in pii.cfg.patterns; regex.match(p, text)]) > 0
 		every category, pattern in pii.cfg.patterns {
@@ -104,4 +104,24 @@ test_iban_shape_with_wrong_check_digits_is_not_redacted if {
 	fs2 := pii.findings with input as user_message("pay to GB82 WEST 1234 5698 7654 32 today")
 	some f in fs2
 	f.modifications.redactions == [{"path": "/content/0/value", "replacement": "pay to [REDACTED:iban] today"}]
+}
+
+test_spanish_dni_control_letter_is_verified if {
+	pii.dni_valid("12345678Z")
+	pii.dni_valid("00000000-T")
+	not pii.dni_valid("12345678A")
+	fs := pii.findings with input as user_message("DNI 12345678Z")
+	some f in fs
+	f.policy_data.categories == ["es_dni"]
+	count(pii.findings) == 0 with input as user_message("DNI 12345678A")
+}
+
+test_aadhaar_verhoeff_checksum_is_verified if {
+	pii.aadhaar_valid("2345 6789 0124")
+	pii.aadhaar_valid("234567890124")
+	not pii.aadhaar_valid("2345 6789 0125")
+	fs := pii.findings with input as user_message("aadhaar 2345-6789-0124")
+	some f in fs
+	f.policy_data.categories == ["in_aadhaar"]
+	count(pii.findings) == 0 with input as user_message("order 2345 6789 0125")
 }
