@@ -127,7 +127,7 @@ async function main(): Promise<void> {
   // Bundles another process registered (CLI push, another replica): read from the store every time.
   const others: string[] = [];
   const cli = new BundleRegistry(store);
-  for (let i = 0; i < 6; i++) others.push((await cli.register(await megabyteBundle(`bench-store-${i}`), 'bench')).record.sha256);
+  for (let i = 0; i < 6; i++) others.push((await cli.register(await megabyteBundle(`bench-store-${i}`), 'bench')).sha256);
   console.log(`activation latency, bundles read from the store (~1 MB, ${ACTIVATIONS} activations over 6 bundles): ${await timed(ACTIVATIONS, (i) => node.activate(others[i % others.length], 'bench'))}`);
 
   const steady = await throughput(node, SECONDS);

@@ -11,9 +11,10 @@ import postgres from 'postgres';
 import type { DurableStore } from '../store/types.ts';
 import { LifecycleError } from './errors.ts';
 import { BundleRegistry, type ActivationEntry, type RegisteredBundle } from './registry.ts';
-import { verifyBundleSignature, type BundleVerificationConfig, type SignatureCheck } from './signing.ts';
+import type { BundleVerificationConfig, SignatureCheck } from './signing.ts';
 import { loadVersion, PolicySlot, type EngineSettings, type LoadedVersion, type ShadowDifference, type ShadowStats } from './slot.ts';
 import { sharedUnpackThread } from './unpack-thread.ts';
+import { unpackBundle } from './unpack.ts';
 import { createPolicyEnginePool, type PolicyEnginePool } from '../policy/pool/pool.ts';
 
 export const NOTIFY_CHANNEL = 'guardian_policy_bundles';
@@ -131,7 +132,7 @@ export class LifecycleNode {
       version = await this.#loadForServing(await this.registry.bytes(active.sha256));
       this.#lastActivationId = active.id;
     } else if (this.options.initialBundle) {
-      const { record } = await this.registry.register(this.options.initialBundle.bytes, this.options.initialBundle.source);
+      const record = await this.registry.register(this.options.initialBundle.bytes, this.options.initialBundle.source);
       version = await this.#loadForServing(this.options.initialBundle.bytes);
       await this.store.activatePolicyBundle(record.sha256, `startup:${this.replicaId}`);
       this.#lastActivationId = (await this.registry.active())?.id ?? 0;
@@ -139,8 +140,9 @@ export class LifecycleNode {
       throw new LifecycleError('not_found', 'no active policy bundle in the store and no initial bundle given');
     }
     this.#slot = new PolicySlot(version);
-    // From now on loads share the thread with evaluations: they unpack in the worker, started ahead of the first.
-    sharedUnpackThread().warm();
+    // From now on loads share the thread with evaluations: they unpack in the worker, started (and waited for)
+    // here so its start-up does not compete with the first requests or delay the first activation.
+    await sharedUnpackThread().warm().catch((e: unknown) => this.#log(`bundle unpack worker not available: ${(e as Error).message}`));
     this.#slot.onShadowDifference = (d) => this.#storeDifference(d);
     this.#lastSync = new Date();
     await this.#syncShadow();
@@ -261,11 +263,14 @@ export class LifecycleNode {
 
   /** Registers bytes (content-addressed) and optionally activates them. */
   async push(bytes: Uint8Array, options: { source: string | null; activate?: boolean; by: string }): Promise<{ record: RegisteredBundle; activation?: ActivationResult }> {
-    const { record, bundle } = await this.registry.register(bytes, options.source);
+    // Serving: the tarball is read in the unpack worker (a 1 MB bundle is ~100 ms of parsing).
+    const manifest = this.#slot ? await sharedUnpackThread().readManifest(bytes) : undefined;
+    const record = await this.registry.register(bytes, options.source, manifest);
     await this.registry.audit(options.by, 'push', `${record.revision} ${record.sha256}`, 'ok', options.source ?? undefined);
     if (!options.activate) {
-      // Early feedback: a bundle that would be refused at activation is flagged now (it stays registered).
-      await verifyBundleSignature(bundle, this.options.verification);
+      // Early feedback: a bundle that would be refused at activation (signature, smoke file) is flagged now; it
+      // stays registered.
+      await (this.#slot ? sharedUnpackThread().unpack(bytes, this.options.verification) : unpackBundle(bytes, this.options.verification));
       return { record };
     }
     return { record, activation: await this.activate(record.sha256, options.by) };

@@ -4,9 +4,10 @@
 // admin audit) are part of the store schema (src/store/schema.ts, migrations/0001_lifecycle.sql), applied when
 // the store opens or by `guardian db migrate`.
 import { sha256Hex } from '../chain/index.ts';
-import { BundleError, readBundle, type Bundle } from '../rego/bundle/index.ts';
+import type { BundleManifest } from '../rego/bundle/index.ts';
 import type { DurableStore, Json } from '../store/types.ts';
 import { LifecycleError } from './errors.ts';
+import { readBundleOrRefuse } from './unpack.ts';
 
 export interface RegisteredBundle {
   sha256: string;
@@ -30,14 +31,6 @@ export interface ActivationEntry {
   activatedAt: Date;
 }
 
-function parseOrRefuse(bytes: Uint8Array): Bundle {
-  try {
-    return readBundle(bytes);
-  } catch (e) {
-    throw new LifecycleError('invalid_bundle', e instanceof BundleError ? e.message : `unreadable bundle: ${(e as Error).message}`);
-  }
-}
-
 const asDate = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
 
 /** Bundles whose bytes a registry keeps in memory (pushed through it or read recently): rollback, push → activate. */
@@ -55,15 +48,19 @@ export class BundleRegistry {
     while (this.#recent.size > RECENT_BUNDLES) this.#recent.delete(this.#recent.keys().next().value as string);
   }
 
-  /** Stores the bundle (idempotent: same bytes, same sha256). Returns what was stored and the parsed bundle. */
-  async register(bytes: Uint8Array, source: string | null): Promise<{ record: RegisteredBundle; bundle: Bundle }> {
-    const bundle = parseOrRefuse(bytes);
+  /**
+   * Stores the bundle (idempotent: same bytes, same sha256). `manifest`: already read from these bytes by the
+   * caller (e.g. in the unpack worker), so the tarball is not read again here; otherwise a malformed bundle is
+   * refused with invalid_bundle.
+   */
+  async register(bytes: Uint8Array, source: string | null, manifest: BundleManifest = readBundleOrRefuse(bytes).manifest): Promise<RegisteredBundle> {
     const sha256 = sha256Hex(bytes);
-    const revision = typeof bundle.manifest.revision === 'string' && bundle.manifest.revision !== '' ? bundle.manifest.revision : `sha256:${sha256}`;
-    await this.store.putPolicyBundle({ sha256, revision, manifest: bundle.manifest as Json, bytes, source });
+    const revision = typeof manifest.revision === 'string' && manifest.revision !== '' ? manifest.revision : `sha256:${sha256}`;
+    await this.store.putPolicyBundle({ sha256, revision, manifest: manifest as Json, bytes, source });
     this.#remember(sha256, bytes);
-    const stored = await this.store.getPolicyBundle(sha256);
-    return { record: { sha256, revision, source: stored?.source ?? source, createdAt: stored?.createdAt ?? new Date() }, bundle };
+    const rows = await this.store.query('SELECT source, created_at FROM policy_bundles WHERE sha256 = $1', [sha256]);
+    const stored = rows[0];
+    return { sha256, revision, source: stored ? (stored.source === null ? null : String(stored.source)) : source, createdAt: stored ? asDate(stored.created_at) : new Date() };
   }
 
   async list(): Promise<RegisteredBundle[]> {
@@ -91,7 +88,7 @@ export class BundleRegistry {
     const rec = await this.resolve(ref);
     const stored = await this.store.getPolicyBundle(rec.sha256);
     if (!stored) throw new LifecycleError('not_found', `bundle ${rec.sha256} is not in the registry`);
-    const bundle = parseOrRefuse(stored.bytes);
+    const bundle = readBundleOrRefuse(stored.bytes);
     return {
       ...rec,
       manifest: stored.manifest,

@@ -5,19 +5,22 @@ import { Worker } from 'node:worker_threads';
 import { LifecycleError, type LifecycleErrorCode } from './errors.ts';
 import type { BundleVerificationConfig } from './signing.ts';
 import type { UnpackedBundle } from './unpack.ts';
+import type { BundleManifest } from '../rego/bundle/index.ts';
 
 const BOOTSTRAP = new URL('./unpack-worker-bootstrap.mjs', import.meta.url);
 
 interface UnpackReply {
   id: number;
   ok: boolean;
-  result?: UnpackedBundle;
+  result?: UnpackedBundle | BundleManifest;
+  /** Answer to a ping. */
+  pong?: true;
   code?: LifecycleErrorCode;
   message?: string;
 }
 
 interface PendingUnpack {
-  resolve(u: UnpackedBundle): void;
+  resolve(result: UnpackedBundle | BundleManifest): void;
   reject(e: Error): void;
 }
 
@@ -26,9 +29,12 @@ export class BundleUnpackThread {
   #pending = new Map<number, PendingUnpack>();
   #nextId = 1;
 
-  /** Starts the worker ahead of the first unpack (its start-up costs a module load). */
-  warm(): void {
-    this.#ensure();
+  /**
+   * Starts the worker ahead of the first unpack and resolves once it answers (its modules are loaded), so the
+   * start-up cost is paid before serving rather than during the first activation.
+   */
+  async warm(): Promise<void> {
+    await this.#request({ op: 'ping' });
   }
 
   #ensure(): Worker {
@@ -47,7 +53,7 @@ export class BundleUnpackThread {
       if (!p) return;
       this.#pending.delete(msg.id);
       if (this.#pending.size === 0) worker.unref();
-      if (msg.ok && msg.result) p.resolve(msg.result);
+      if (msg.ok && (msg.result || msg.pong)) p.resolve(msg.result ?? {});
       else if (msg.code) p.reject(new LifecycleError(msg.code, msg.message ?? msg.code));
       else p.reject(new Error(msg.message ?? 'bundle unpacking failed'));
     });
@@ -59,13 +65,22 @@ export class BundleUnpackThread {
 
   /** unpackBundle(bytes, verification) in the worker; the caller's bytes are copied, not transferred. */
   unpack(bytes: Uint8Array, verification: BundleVerificationConfig | undefined): Promise<UnpackedBundle> {
+    return this.#request({ op: 'unpack', bytes, ...(verification ? { verification } : {}) }) as Promise<UnpackedBundle>;
+  }
+
+  /** The manifest of a well-formed bundle (readBundle in the worker); LifecycleError('invalid_bundle') otherwise. */
+  readManifest(bytes: Uint8Array): Promise<BundleManifest> {
+    return this.#request({ op: 'manifest', bytes }) as Promise<BundleManifest>;
+  }
+
+  #request(message: { op: 'ping' } | { op: 'unpack' | 'manifest'; bytes: Uint8Array; verification?: BundleVerificationConfig }): Promise<UnpackedBundle | BundleManifest> {
     const worker = this.#ensure();
     const id = this.#nextId++;
-    return new Promise<UnpackedBundle>((resolve, reject) => {
+    return new Promise<UnpackedBundle | BundleManifest>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
-      // Keep the process alive while an answer is due (a CLI `bundle activate` has nothing else running).
+      // Keep the process alive while an answer is due (nothing else may be running).
       worker.ref();
-      worker.postMessage({ id, bytes, ...(verification ? { verification } : {}) });
+      worker.postMessage({ id, ...message });
     });
   }
 

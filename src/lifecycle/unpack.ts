@@ -4,7 +4,7 @@
 // loop; what it returns is ready for the engine: the Wasm bytes and the base document as JSON text, which
 // opa-wasm parses straight into the module's heap (no JSON.parse / JSON.stringify on the main thread).
 import { createHash } from 'node:crypto';
-import { BundleError, readBundle, type BundleManifest } from '../rego/bundle/index.ts';
+import { BundleError, readBundle, type Bundle, type BundleManifest } from '../rego/bundle/index.ts';
 import { LifecycleError } from './errors.ts';
 import { verifyBundleSignature, type BundleVerificationConfig, type SignatureCheck } from './signing.ts';
 import { readSmokeCases, type SmokeCase } from './smoke.ts';
@@ -32,14 +32,18 @@ function ownBuffer(bytes: Uint8Array): Uint8Array {
   return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
 }
 
-/** Reads, verifies and prepares a bundle; throws LifecycleError (invalid_bundle, signature_*, smoke_failed). */
-export async function unpackBundle(bytes: Uint8Array, verification: BundleVerificationConfig | undefined): Promise<UnpackedBundle> {
-  let bundle;
+/** readBundle, with a malformed bundle refused as LifecycleError('invalid_bundle'). */
+export function readBundleOrRefuse(bytes: Uint8Array): Bundle {
   try {
-    bundle = readBundle(bytes);
+    return readBundle(bytes);
   } catch (e) {
     throw new LifecycleError('invalid_bundle', e instanceof BundleError ? e.message : `unreadable bundle: ${(e as Error).message}`);
   }
+}
+
+/** Reads, verifies and prepares a bundle; throws LifecycleError (invalid_bundle, signature_*, smoke_failed). */
+export async function unpackBundle(bytes: Uint8Array, verification: BundleVerificationConfig | undefined): Promise<UnpackedBundle> {
+  const bundle = readBundleOrRefuse(bytes);
   const signature = await verifyBundleSignature(bundle, verification);
   const smokeCases = readSmokeCases(bundle);
   const sha256 = createHash('sha256').update(bytes).digest('hex');
