@@ -153,7 +153,31 @@ async function main(): Promise<void> {
   console.log(`back-to-back swaps for ${SECONDS} s: ${burst.perSec.toFixed(0)} evaluations/s (${burst.evals} evaluations, ${swaps} swaps, ${burst.failures} failed, longest pause ${burst.maxGapMs.toFixed(1)} ms) = ${((burst.perSec / steady.perSec) * 100).toFixed(0)}% of steady state`);
   await node.stop();
   await store.close();
+  await pooled(a, b);
   await fleet(a, b);
+}
+
+/** The same with a node serving from a 2-worker engine pool (every version also loaded into the pool workers). */
+async function pooled(a: Uint8Array, b: Uint8Array): Promise<void> {
+  const store = await openStore({ inMemory: true });
+  const node = new LifecycleNode({ store, poolSize: 2, pollIntervalMs: 60_000, engine: { timeoutMs: 5_000 }, initialBundle: { bytes: a, source: 'bench' } });
+  await node.start();
+  const shaA = node.engine.current.sha256;
+  const shaB = (await node.push(b, { source: 'bench', by: 'bench' })).record.sha256;
+  const n = Math.max(4, Math.floor(ACTIVATIONS / 2));
+  console.log(`pool (2 workers): activation latency (~1 MB, ${n} activations): ${await timed(n, (i) => node.activate(i % 2 === 0 ? shaB : shaA, 'bench'))}`);
+  const steady = await throughput(node, SECONDS);
+  let swaps = 0;
+  const burst = await throughput(node, SECONDS, async () => {
+    const end = performance.now() + SECONDS * 1000;
+    while (performance.now() < end) {
+      await node.activate(swaps % 2 === 0 ? shaB : shaA, 'bench');
+      swaps++;
+    }
+  });
+  console.log(`pool (2 workers): steady state ${steady.perSec.toFixed(0)} evaluations/s; back-to-back swaps ${burst.perSec.toFixed(0)} evaluations/s (${swaps} swaps, ${burst.failures} failed) = ${((burst.perSec / steady.perSec) * 100).toFixed(0)}% of steady state`);
+  await node.stop();
+  await store.close();
 }
 
 /** Two replicas on one Postgres: time from an activation on A until B serves it (LISTEN/NOTIFY path). */
