@@ -122,9 +122,12 @@ under_root(p) if {
 	p == root
 }
 
+# Each root as a directory prefix ("/workspace/"), computed once per evaluation rather than per path.
+root_prefixes := {concat("", [trim_suffix(root, "/"), "/"]) | some root in cfg.workspace_roots}
+
 under_root(p) if {
-	some root in cfg.workspace_roots
-	startswith(p, concat("", [trim_suffix(root, "/"), "/"]))
+	some prefix in root_prefixes
+	startswith(p, prefix)
 }
 
 escapes_workspace(p) if {
