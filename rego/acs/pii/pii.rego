@@ -153,9 +153,23 @@ valid(c) if {
 	dni_valid(c.text)
 }
 
-matches contains c if {
+checked contains c if {
 	some c in candidates
 	valid(c)
+}
+
+# A valid match inside a longer valid match of the same text (an Aadhaar-shaped run at the start of a card
+# number) is dropped, so the longer one is redacted whole instead of leaving its tail in clear.
+inside_longer_match(c) if {
+	some o in checked
+	o.path == c.path
+	count(o.text) > count(c.text)
+	contains(o.text, c.text)
+}
+
+matches contains c if {
+	some c in checked
+	not inside_longer_match(c)
 }
 
 categories := {c.category | some c in matches}

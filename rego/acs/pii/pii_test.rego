@@ -125,3 +125,12 @@ test_aadhaar_verhoeff_checksum_is_verified if {
 	f.policy_data.categories == ["in_aadhaar"]
 	count(pii.findings) == 0 with input as user_message("order 2345 6789 0125")
 }
+
+test_match_inside_a_longer_match_is_redacted_with_it if {
+	# 4111 1111 1007 is a Verhoeff-valid Aadhaar shape; the whole 16 digits are a Luhn-valid card.
+	pii.aadhaar_valid("4111 1111 1007")
+	fs := pii.findings with input as user_message("card 4111 1111 1007 1118 ok")
+	some f in fs
+	f.policy_data.categories == ["credit_card"]
+	f.modifications.redactions == [{"path": "/content/0/value", "replacement": "card [REDACTED:credit_card] ok"}]
+}
