@@ -7,7 +7,6 @@
 // off the critical path); differences are counted and handed to a sink, never enforced.
 import { isDeepStrictEqual } from 'node:util';
 import { createWasmPolicyEngine, type WasmBundleParts, type WasmPolicyEngine, type WasmPolicyEngineOptions } from '../policy/engine.ts';
-import type { Json } from '../store/types.ts';
 import type { PolicyEngine, PolicyEvaluation, PolicyInput } from '../policy/types.ts';
 import type { PooledPolicyVersion } from '../policy/pool/pool.ts';
 import { LifecycleError } from './errors.ts';
@@ -57,17 +56,6 @@ const MAX_PENDING_SHADOW = 1000;
 const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
- * opa-wasm's `setData` takes either an object (which it JSON.stringifies, then parses again inside the module) or
- * an ArrayBuffer holding JSON text, parsed once inside the module. The engine hands `data` to setData as is, so
- * passing the text skips a JSON.parse + JSON.stringify of the whole base document on the event loop.
- * Integration wanted (src/policy/engine.ts, not ours): a typed `WasmBundleParts.dataJson?: Uint8Array`.
- */
-function dataAsJsonText(dataJson: Uint8Array): Json {
-  const exact = dataJson.byteOffset === 0 && dataJson.byteLength === dataJson.buffer.byteLength ? dataJson.buffer : dataJson.slice().buffer;
-  return exact as unknown as Json;
-}
-
-/**
  * Loads an unpacked bundle (unpack.ts) into a fresh engine and runs its smoke cases; throws LifecycleError
  * (nothing is kept on failure). What is left here on the event loop: Wasm compile + instantiate, the module
  * parsing the data text into its heap, the warm-up and the smoke cases.
@@ -78,7 +66,7 @@ export async function loadUnpacked(bytes: Uint8Array, unpacked: UnpackedBundle, 
   try {
     const parts = unpacked.parts;
     engine = parts
-      ? await createWasmPolicyEngine({ ...settings, bundle: { wasm: parts.wasm, data: dataAsJsonText(parts.dataJson), manifest: unpacked.manifest as WasmBundleParts['manifest'] }, revision: unpacked.revision })
+      ? await createWasmPolicyEngine({ ...settings, bundle: { wasm: parts.wasm, dataJson: parts.dataJson, manifest: unpacked.manifest as WasmBundleParts['manifest'] }, revision: unpacked.revision })
       : await createWasmPolicyEngine({ ...settings, bundle: bytes });
   } catch (e) {
     throw new LifecycleError('load_failed', `bundle does not load: ${(e as Error).message}`);

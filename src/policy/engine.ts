@@ -27,8 +27,17 @@ export interface WasmBundleParts {
   wasm: Uint8Array;
   /** Base document `data`; `{}` when absent. */
   data?: Json;
+  /**
+   * The base document as JSON text (an object), used instead of `data` when given: opa-wasm hands text to the
+   * module, which parses it once into its heap — no JSON.parse + JSON.stringify of a large document on the event
+   * loop (src/lifecycle unpacks bundles in a worker thread and passes the text through).
+   */
+  dataJson?: Uint8Array;
   manifest?: BundleManifest;
 }
+
+/** What setData receives: a JSON object, or JSON text in an ArrayBuffer (opa-wasm accepts both). */
+type BaseDocument = Json | ArrayBuffer;
 
 const WASM_MAGIC = [0x00, 0x61, 0x73, 0x6d];
 
@@ -127,7 +136,7 @@ interface WasmMemoryView {
   readonly buffer: ArrayBuffer;
 }
 type CompiledWasmModule = object;
-const WasmApi = (globalThis as unknown as { WebAssembly: { Module: new (bytes: Uint8Array) => CompiledWasmModule } }).WebAssembly;
+const WasmApi = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<CompiledWasmModule> } }).WebAssembly;
 
 class DeadlineExceeded extends Error {
   constructor() {
@@ -138,7 +147,7 @@ class DeadlineExceeded extends Error {
 
 interface LoadedModule {
   module: CompiledWasmModule;
-  data: Json;
+  data: BaseDocument;
   manifest: BundleManifest;
   revision: string;
   initialPages: number;
@@ -187,24 +196,37 @@ async function resolveBundle(bundle: Uint8Array | WasmBundleParts, revisionOverr
       if (!isWasmModule(read.wasm)) throw new PolicyLoadError('policy bundle: the module is not WebAssembly');
       parts = { wasm: read.wasm, data: read.data as Json, manifest: read.manifest };
     }
+  } else if (bundle.dataJson) {
+    const text = bundle.dataJson;
+    // Parsed inside the module; only its shape is checked here (an object), the module refuses malformed JSON.
+    let first = 0;
+    while (first < text.length && (text[first] === 0x20 || text[first] === 0x0a || text[first] === 0x0d || text[first] === 0x09)) first++;
+    if (text[first] !== 0x7b) throw new PolicyLoadError('bundle data must be a JSON object');
+    const buffer = text.byteOffset === 0 && text.byteLength === text.buffer.byteLength ? (text.buffer as ArrayBuffer) : (text.slice().buffer as ArrayBuffer);
+    return finishResolve(bundle.wasm, buffer, text, bundle.manifest ?? {}, revisionOverride);
   } else {
     parts = { wasm: bundle.wasm, data: bundle.data ?? {}, manifest: bundle.manifest ?? {} };
   }
   if (parts.data === null || typeof parts.data !== 'object' || Array.isArray(parts.data)) {
     throw new PolicyLoadError('bundle data must be a JSON object');
   }
+  return finishResolve(parts.wasm, parts.data, JSON.stringify(parts.data), parts.manifest, revisionOverride);
+}
+
+/** Compiles the module (off the main thread: WebAssembly.compile) and names the revision. */
+async function finishResolve(wasm: Uint8Array, data: BaseDocument, dataText: string | Uint8Array, manifest: BundleManifest, revisionOverride?: string): Promise<Omit<LoadedModule, 'initialPages' | 'inputPaths'>> {
   let module: CompiledWasmModule;
   try {
-    module = new WasmApi.Module(parts.wasm);
+    module = await WasmApi.compile(wasm);
   } catch (err) {
     throw new PolicyLoadError(`policy module does not compile: ${describeThrown(err)}`);
   }
   const revision =
     revisionOverride ??
-    (typeof parts.manifest.revision === 'string' && parts.manifest.revision.length > 0
-      ? parts.manifest.revision
-      : 'sha256:' + createHash('sha256').update(parts.wasm).update(JSON.stringify(parts.data)).digest('hex'));
-  return { module, data: parts.data, manifest: parts.manifest, revision };
+    (typeof manifest.revision === 'string' && manifest.revision.length > 0
+      ? manifest.revision
+      : 'sha256:' + createHash('sha256').update(wasm).update(dataText).digest('hex'));
+  return { module, data, manifest, revision };
 }
 
 /** A trie of input paths: `true` keeps the whole member below it. */
@@ -328,14 +350,14 @@ class Engine implements WasmPolicyEngine {
     this.entrypointIds = ids;
   }
 
-  private async instantiate(module: CompiledWasmModule, data: Json, knownInitial?: number): Promise<{ instance: LoadedPolicy; initialPages: number }> {
+  private async instantiate(module: CompiledWasmModule, data: BaseDocument, knownInitial?: number): Promise<{ instance: LoadedPolicy; initialPages: number }> {
     // opa-wasm creates the memory; the module's import declares a minimum we must meet. OPA's own modules
     // declare the pages their static data needs, so retry with the size the engine reports.
     let initial = knownInitial ?? 5;
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
         const instance = await loadPolicy(module as Parameters<typeof loadPolicy>[0], { initial, maximum: Math.max(initial, this.maxMemoryPages) }, this.builtins);
-        instance.setData(data as object);
+        instance.setData(data as object | ArrayBuffer);
         return { instance, initialPages: initial };
       } catch (err) {
         const msg = describeThrown(err);
