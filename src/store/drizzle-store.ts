@@ -67,6 +67,21 @@ function jcsOf(value: unknown, what: string): string {
   }
 }
 
+/**
+ * JSON text of the policy session state. Not canonical: nothing hashes or signs the state, it is only read back,
+ * and at 10–20 KB per step JCS (a key sort at every level) was the largest single CPU cost of a durable step.
+ */
+function stateTextOf(value: unknown): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (err) {
+    throw new StoreError('invalid_input', `state is not a JSON value: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (text === undefined) throw new StoreError('invalid_input', 'state is not a JSON value');
+  return text;
+}
+
 function requireId(value: unknown, what: string): string {
   if (typeof value !== 'string' || value.length === 0 || value.length > 512) {
     throw new StoreError('invalid_input', `${what} must be a non-empty string of at most 512 characters`);
@@ -148,7 +163,7 @@ function toSessionRow(session: NewSession): typeof sessions.$inferInsert {
     keyId: session.keyId ?? null,
     helloJcs: jcsOf(session.hello ?? null, 'hello'),
     intentJcs: jcsOf(session.intent ?? null, 'intent'),
-    stateJcs: jcsOf(session.state ?? null, 'state'),
+    stateJcs: stateTextOf(session.state ?? null),
     parentSessionId: session.parentSessionId ?? null,
     ...(session.createdAt ? { createdAt: session.createdAt } : {}),
   };
@@ -192,7 +207,7 @@ function prepareStep(step: StepCommit): PreparedStep {
     resultJcs: jcsOf(step.decision.result, 'result'),
     bundleRevision: step.decision.bundleRevision ?? null,
     evaluationDurationMs: step.decision.evaluationDurationMs,
-    stateJcs: step.session.state === undefined ? null : jcsOf(step.session.state, 'state'),
+    stateJcs: step.session.state === undefined ? null : stateTextOf(step.session.state),
     intentJcs: step.session.intent === undefined ? null : jcsOf(step.session.intent, 'intent'),
     keyId: step.session.keyId ?? null,
     closedAt: step.session.closedAt?.toISOString() ?? null,
@@ -371,7 +386,7 @@ export class DrizzleGuardianStore implements DurableStore {
     this.#assertOpen();
     const set: Partial<typeof sessions.$inferInsert> = {};
     if (patch.intent !== undefined) set.intentJcs = jcsOf(patch.intent, 'intent');
-    if (patch.state !== undefined) set.stateJcs = jcsOf(patch.state, 'state');
+    if (patch.state !== undefined) set.stateJcs = stateTextOf(patch.state);
     if (patch.hello !== undefined) set.helloJcs = jcsOf(patch.hello, 'hello');
     if (patch.keyId !== undefined) set.keyId = patch.keyId;
     if (Object.keys(set).length === 0) return;

@@ -23,6 +23,7 @@ export const sessions = pgTable('sessions', {
   keyId: text('key_id'),
   helloJcs: text('hello_jcs').notNull(),
   intentJcs: text('intent_jcs').notNull(),
+  /** The policy session state as JSON text (not canonical: nothing hashes it; the column name is historical). */
   stateJcs: text('state_jcs').notNull(),
   parentSessionId: text('parent_session_id'),
   createdAt: timestamp('created_at', tz).notNull().defaultNow(),
