@@ -101,6 +101,25 @@ export function startSessionLoad(url: string, ikm: Uint8Array, agents: number, a
 }
 
 /**
+ * Activates each of `shas` in turn while `agents` sessions keep sending: a few more answers arrive before each
+ * activation and after the last, so requests are in flight across every swap. `beforeActivate` runs just before
+ * each activation (to note what is about to be replaced).
+ */
+export async function activateUnderLoad(
+  node: LifecycleNode, url: string, ikm: Uint8Array, agents: number, agentPrefix: string, shas: string[], beforeActivate: () => void = () => {},
+): Promise<Pick<SessionLoad, 'outcomes' | 'sessions'>> {
+  const load = startSessionLoad(url, ikm, agents, agentPrefix);
+  for (const sha of shas) {
+    await load.moreAnswers(3);
+    beforeActivate();
+    await node.activate(sha, 'tester');
+  }
+  await load.moreAnswers(4);
+  await load.stop();
+  return { outcomes: load.outcomes, sessions: load.sessions };
+}
+
+/**
  * Every stored entry of `sessions` carries the revision whose module produced its result (the test bundles'
  * reasoning is `decided by <revision>`). Returns how many entries were checked and the revisions seen.
  */

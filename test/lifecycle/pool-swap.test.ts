@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LifecycleError } from '../../src/lifecycle/index.ts';
 import type { PooledPolicyVersion } from '../../src/policy/pool/pool.ts';
 import type { PolicyInput } from '../../src/policy/types.ts';
-import { constantBundle, startLifecycleGuardian, startSessionLoad, storedDecisionRevisions, type LifecycleGuardian } from './fixtures.ts';
+import { activateUnderLoad, constantBundle, startLifecycleGuardian, storedDecisionRevisions, type LifecycleGuardian } from './fixtures.ts';
 
 const IKM = new Uint8Array(Array.from({ length: 32 }, (_, i) => (i * 11) & 255));
 let guardian: LifecycleGuardian;
@@ -27,16 +27,10 @@ describe('pool-backed Guardian and activations', () => {
     for (let i = 1; i <= ACTIVATIONS; i++) shas.push((await node.push(await constantBundle(`pool-${i}`), { source: 'test', by: 'tester' })).record.sha256);
     const replaced: PooledPolicyVersion[] = [];
 
-    const load = startSessionLoad(server.url, IKM, 4, 'pool-load');
-    for (const sha of shas) {
-      await load.moreAnswers(3);
+    const { outcomes, sessions } = await activateUnderLoad(node, server.url, IKM, 4, 'pool-load', shas, () => {
       const before = node.engine.current.pooled;
       if (before) replaced.push(before);
-      await node.activate(sha, 'tester');
-    }
-    await load.moreAnswers(4);
-    await load.stop();
-    const { outcomes, sessions } = load;
+    });
 
     expect(outcomes.length).toBeGreaterThan(ACTIVATIONS);
     expect(outcomes.filter((o) => o.failure !== undefined)).toEqual([]);

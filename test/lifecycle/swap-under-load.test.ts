@@ -6,7 +6,7 @@ import { LifecycleError, LifecycleNode } from '../../src/lifecycle/index.ts';
 import { writeBundle } from '../../src/rego/bundle/index.ts';
 import type { RunningHttpServer } from '../../src/server/http.ts';
 import type { DurableStore } from '../../src/store/types.ts';
-import { constantBundle, startLifecycleGuardian, startSessionLoad, storedDecisionRevisions, type LifecycleGuardian } from './fixtures.ts';
+import { activateUnderLoad, constantBundle, startLifecycleGuardian, storedDecisionRevisions, type LifecycleGuardian } from './fixtures.ts';
 
 const IKM = new Uint8Array(Array.from({ length: 32 }, (_, i) => (i * 7) & 255));
 let store: DurableStore;
@@ -30,15 +30,8 @@ describe('hot swap', () => {
       const r = await node.push(await constantBundle(`rev-${i}`), { source: 'test', by: 'tester' });
       revisions.push(r.record.sha256);
     }
-    const load = startSessionLoad(server.url, IKM, 4, 'load');
-    for (const sha of revisions) {
-      // Each activation waits for a few more answers, so requests are in flight across every swap.
-      await load.moreAnswers(3);
-      await node.activate(sha, 'tester');
-    }
-    await load.moreAnswers(4);
-    await load.stop();
-    const { outcomes, sessions } = load;
+    // Each activation waits for a few more answers, so requests are in flight across every swap.
+    const { outcomes, sessions } = await activateUnderLoad(node, server.url, IKM, 4, 'load', revisions);
 
     expect(outcomes.length).toBeGreaterThan(ACTIVATIONS);
     expect(outcomes.filter((o) => o.failure !== undefined)).toEqual([]);
