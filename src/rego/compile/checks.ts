@@ -5,6 +5,7 @@ import { builtinDecls, refusedBuiltins } from '../builtins/index.ts';
 import type { OpaType } from '../builtins/index.ts';
 import { RegoError } from '../errors.ts';
 import { MAX_DEPTH } from './rewrite.ts';
+import { buildTrie, type TrieNode } from './rule-trie.ts';
 import { operatorName } from './terms.ts';
 import type { CompiledRule, RuleSet } from './types.ts';
 
@@ -251,13 +252,8 @@ function dataPrefix(t: RefTerm): string[] | undefined {
   return out;
 }
 
-interface DepNode {
-  children: Map<string, DepNode>;
-  ruleSet?: RuleSet;
-}
-
 /** Rule sets a rule set depends on (refs to data paths that hit or contain rules, and calls). */
-function dependencies(rs: RuleSet, root: DepNode): RuleSet[] {
+function dependencies(rs: RuleSet, root: TrieNode): RuleSet[] {
   const prefixes: string[][] = [];
   const visitTerm = (t: Term, depth: number): void => {
     if (depth > MAX_DEPTH) return;
@@ -322,14 +318,14 @@ function dependencies(rs: RuleSet, root: DepNode): RuleSet[] {
   const out = new Set<RuleSet>();
   for (const p of prefixes) {
     // Rule sets on the path (the ref reads them) and below its end (the ref reads their extent).
-    let n: DepNode | undefined = root;
+    let n: TrieNode | undefined = root;
     for (const seg of p) {
       if (n.ruleSet) out.add(n.ruleSet);
       n = n.children.get(seg);
       if (!n) break;
     }
     if (!n) continue;
-    const stack: DepNode[] = [n];
+    const stack: TrieNode[] = [n];
     while (stack.length) {
       const x = stack.pop()!;
       if (x.ruleSet) out.add(x.ruleSet);
@@ -341,16 +337,7 @@ function dependencies(rs: RuleSet, root: DepNode): RuleSet[] {
 
 /** `rego_recursion_error: rule data.p.q is recursive: data.p.q -> data.p.r -> data.p.q` */
 export function checkRecursion(all: readonly RuleSet[], errors: RegoError[]): void {
-  const root: DepNode = { children: new Map() };
-  for (const rs of all) {
-    let n = root;
-    for (const seg of rs.path) {
-      let c = n.children.get(seg);
-      if (!c) n.children.set(seg, (c = { children: new Map() }));
-      n = c;
-    }
-    n.ruleSet = rs;
-  }
+  const root = buildTrie(all);
   const deps = new Map<RuleSet, RuleSet[]>();
   for (const rs of all) deps.set(rs, dependencies(rs, root));
   const state = new Map<RuleSet, 'visiting' | 'done'>();

@@ -7,7 +7,8 @@ import type { CompiledProgram, CompiledRule, RuleSet } from '../compile/types.ts
 import { operatorName } from '../compile/terms.ts';
 import { RegoError, RegoErrors } from '../errors.ts';
 import type { Block, BuiltinDecl, Func, Local, Operand, Policy, Stmt } from '../ir/types.ts';
-import { buildTrie, overlapsVirtual, withoutPath, type TrieNode } from './trie.ts';
+import { buildTrie, type TrieNode } from '../compile/rule-trie.ts';
+import { overlapsVirtual, withoutPath } from './trie.ts';
 
 /** An already-planned value standing in for a term (scan keys/values, call results, parameters). */
 interface LocalTerm {

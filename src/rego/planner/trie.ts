@@ -1,40 +1,6 @@
-// The rule trie the planner walks for `data` refs (opa-ir.md §4 "Refs"): each node is a path below
-// `data`; a node with a rule set is a virtual document, everything else comes from base data.
-// Tries are immutable: `with data.x as v` planning derives a copy without the mocked subtree.
-import type { RuleSet } from '../compile/types.ts';
-
-export interface TrieNode {
-  readonly children: ReadonlyMap<string, TrieNode>;
-  readonly ruleSet?: RuleSet;
-}
-
-interface MutableNode {
-  children: Map<string, MutableNode>;
-  ruleSet?: RuleSet;
-}
-
-/** Packages are nodes too (an empty package is `{}` in its parent's extent, as in OPA). */
-export function buildTrie(ruleSets: readonly RuleSet[], packages: readonly (readonly string[])[] = []): TrieNode {
-  const root: MutableNode = { children: new Map() };
-  for (const pkg of packages) {
-    let n = root;
-    for (const seg of pkg) {
-      let c = n.children.get(seg);
-      if (!c) n.children.set(seg, (c = { children: new Map() }));
-      n = c;
-    }
-  }
-  for (const rs of ruleSets) {
-    let n = root;
-    for (const seg of rs.path) {
-      let c = n.children.get(seg);
-      if (!c) n.children.set(seg, (c = { children: new Map() }));
-      n = c;
-    }
-    n.ruleSet = rs;
-  }
-  return root;
-}
+// What the planner asks of the rule trie (src/rego/compile/rule-trie.ts) beyond walking it. Tries are
+// immutable: `with data.x as v` planning derives a copy without the mocked subtree.
+import type { TrieNode } from '../compile/rule-trie.ts';
 
 /** True when any rule set lives at, below or above `path` (so mocking it changes virtual documents). */
 export function overlapsVirtual(root: TrieNode, path: readonly string[]): boolean {
