@@ -58,7 +58,22 @@ describe('guardian replay', () => {
     expect(report.steps.every((s) => s.sessionId === sessions[1])).toBe(true);
   }, 120_000);
 
+  it('--workers 2 replays in worker threads with the same report as --workers 0 (in-process)', async () => {
+    const summaries = [];
+    for (const workers of ['0', '2']) {
+      const out = join(dir, `w${workers}.json`);
+      expect(await guardian('--against', 'deny-all', '--workers', workers, '--format', 'json', '--out', out)).toBe(0);
+      const { summary, steps } = JSON.parse(readFileSync(out, 'utf8')) as { summary: Record<string, unknown>; steps: unknown[] };
+      expect(summary.workers).toBe(Number(workers));
+      // Everything but timing and the worker count must be the same.
+      const { workers: _w, evaluationMs: _e, durationMs: _d, entriesPerSecond: _r, startedAt: _s, finishedAt: _f, ...rest } = summary;
+      summaries.push({ rest, steps });
+    }
+    expect(summaries[1]).toEqual(summaries[0]);
+  }, 120_000);
+
   it('bad usage, unknown revisions and broken policies end with precise exit codes', async () => {
+    expect(await guardian('--against', 'deny-all', '--workers', 'many')).toBe(2);
     expect(await guardian('--against', 'deny-all', '--format', 'pdf')).toBe(2);
     expect(await guardian('--against', 'deny-all', '--since', 'last tuesday')).toBe(2);
     expect(await guardian('--against', 'deny-all', '--decision', 'perhaps')).toBe(2);

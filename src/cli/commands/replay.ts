@@ -20,6 +20,7 @@ interface ReplayFlags extends StoreLocationFlags {
   modifyCapable: string;
   askCapable: string;
   maxDeferrals?: string;
+  workers: string;
   progress?: boolean;
 }
 
@@ -57,6 +58,7 @@ export function registerReplayCommand(program: Command): void {
     .option('--modify-capable <bool>', 'assume clients could apply MODIFY, as the live Guardian was configured', 'true')
     .option('--ask-capable <bool>', 'assume clients could relay ASK, as the live Guardian was configured', 'true')
     .option('--max-deferrals <n>', 'the live per-session deferral bound (default 3)')
+    .option('--workers <n>', "worker threads replaying whole sessions: a number (0 = in-process) or 'auto' (one per core from 20,000 entries)", 'auto')
     .option('--no-progress', 'no progress bar on stderr')
     .action(async (flags: ReplayFlags) => {
       // Loaded lazily so other commands do not pay for the policy engine and Rego toolchain imports.
@@ -67,6 +69,8 @@ export function registerReplayCommand(program: Command): void {
       if (!Number.isInteger(maxSteps) || maxSteps < 0) throw new CliError('--max-steps must be a non-negative integer', ExitCode.Usage);
       const maxDeferrals = flags.maxDeferrals === undefined ? undefined : Number(flags.maxDeferrals);
       if (maxDeferrals !== undefined && (!Number.isInteger(maxDeferrals) || maxDeferrals < 0)) throw new CliError('--max-deferrals must be a non-negative integer', ExitCode.Usage);
+      const workers = flags.workers === 'auto' ? 'auto' : Number(flags.workers);
+      if (workers !== 'auto' && (!Number.isInteger(workers) || workers < 0)) throw new CliError("--workers must be 'auto' or a non-negative integer", ExitCode.Usage);
       const client = { modifyCapable: flagBoolean('--modify-capable', flags.modifyCapable), askCapable: flagBoolean('--ask-capable', flags.askCapable) };
       let selection;
       try {
@@ -89,7 +93,7 @@ export function registerReplayCommand(program: Command): void {
           throw err;
         }
         const report = await replay.runReplay({
-          store, policy, selection, client, maxReportedSteps: maxSteps,
+          store, policy, selection, client, maxReportedSteps: maxSteps, workers,
           ...(maxDeferrals !== undefined ? { maxDeferralsPerSession: maxDeferrals } : {}),
           ...(bar ? { onProgress: bar.onProgress } : {}),
         });
