@@ -178,8 +178,13 @@ deny_categories := {c | some c in categories; c in cfg.deny_categories}
 
 paths := {c.path | some c in matches}
 
+# One replacement per matched text: when two categories match the very same text, the first in sorted order
+# names it (an object keyed by text with two values would be a conflict, and the step would fail closed).
 redacted_value(path) := strings.replace_n(
-	{c.text: sprintf(cfg.replacement_format, [c.category]) | some c in matches; c.path == path},
+	{text: sprintf(cfg.replacement_format, [sort(cats)[0]]) |
+		some text in {c.text | some c in matches; c.path == path}
+		cats := {c.category | some c in matches; c.path == path; c.text == text}
+	},
 	[f.value | some f in lib.text_fields; f.path == path][0],
 )
 

@@ -134,3 +134,13 @@ test_match_inside_a_longer_match_is_redacted_with_it if {
 	f.policy_data.categories == ["credit_card"]
 	f.modifications.redactions == [{"path": "/content/0/value", "replacement": "card [REDACTED:credit_card] ok"}]
 }
+
+test_two_categories_matching_the_same_text_redact_it_once if {
+	# A custom category whose pattern also matches an email: the text is replaced once, named by the first category.
+	patterns := object.union(data.acs_config.pii.patterns, {"contact": `[a-z]+@example\.com`})
+	fs := pii.findings with input as user_message("write to alice@example.com today")
+		with data.acs_config.pii.patterns as patterns
+	some f in fs
+	f.policy_data.categories == ["contact", "email"]
+	f.modifications.redactions == [{"path": "/content/0/value", "replacement": "write to [REDACTED:contact] today"}]
+}
