@@ -142,6 +142,16 @@ async function main(): Promise<void> {
     }
   });
   console.log(`burst of ${spaced} swaps 200 ms apart: ${paced.perSec.toFixed(0)} evaluations/s (${paced.evals} evaluations, ${paced.failures} failed, longest pause ${paced.maxGapMs.toFixed(1)} ms) = ${((paced.perSec / steady.perSec) * 100).toFixed(0)}% of steady state`);
+  const { burst, swaps } = await backToBackSwaps(node, shaA, shaB);
+  console.log(`back-to-back swaps for ${SECONDS} s: ${burst.perSec.toFixed(0)} evaluations/s (${burst.evals} evaluations, ${swaps} swaps, ${burst.failures} failed, longest pause ${burst.maxGapMs.toFixed(1)} ms) = ${((burst.perSec / steady.perSec) * 100).toFixed(0)}% of steady state`);
+  await node.stop();
+  await store.close();
+  await pooled(a, b);
+  await fleet(a, b);
+}
+
+/** Evaluation throughput while the node swaps between two versions back to back for SECONDS. */
+async function backToBackSwaps(node: LifecycleNode, shaA: string, shaB: string): Promise<{ burst: Awaited<ReturnType<typeof throughput>>; swaps: number }> {
   let swaps = 0;
   const burst = await throughput(node, SECONDS, async () => {
     const end = performance.now() + SECONDS * 1000;
@@ -150,11 +160,7 @@ async function main(): Promise<void> {
       swaps++;
     }
   });
-  console.log(`back-to-back swaps for ${SECONDS} s: ${burst.perSec.toFixed(0)} evaluations/s (${burst.evals} evaluations, ${swaps} swaps, ${burst.failures} failed, longest pause ${burst.maxGapMs.toFixed(1)} ms) = ${((burst.perSec / steady.perSec) * 100).toFixed(0)}% of steady state`);
-  await node.stop();
-  await store.close();
-  await pooled(a, b);
-  await fleet(a, b);
+  return { burst, swaps };
 }
 
 /** The same with a node serving from a 2-worker engine pool (every version also loaded into the pool workers). */
@@ -167,14 +173,7 @@ async function pooled(a: Uint8Array, b: Uint8Array): Promise<void> {
   const n = Math.max(4, Math.floor(ACTIVATIONS / 2));
   console.log(`pool (2 workers): activation latency (~1 MB, ${n} activations): ${await timed(n, (i) => node.activate(i % 2 === 0 ? shaB : shaA, 'bench'))}`);
   const steady = await throughput(node, SECONDS);
-  let swaps = 0;
-  const burst = await throughput(node, SECONDS, async () => {
-    const end = performance.now() + SECONDS * 1000;
-    while (performance.now() < end) {
-      await node.activate(swaps % 2 === 0 ? shaB : shaA, 'bench');
-      swaps++;
-    }
-  });
+  const { burst, swaps } = await backToBackSwaps(node, shaA, shaB);
   console.log(`pool (2 workers): steady state ${steady.perSec.toFixed(0)} evaluations/s; back-to-back swaps ${burst.perSec.toFixed(0)} evaluations/s (${swaps} swaps, ${burst.failures} failed) = ${((burst.perSec / steady.perSec) * 100).toFixed(0)}% of steady state`);
   await node.stop();
   await store.close();
