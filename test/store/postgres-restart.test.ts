@@ -4,8 +4,8 @@
 // test files use never goes down. Every decision an agent received survives (ACS §8.2: committed before the
 // answer leaves), no step is half-written, requests during the outage fail closed, and the Guardian serves again
 // as soon as Postgres is back, without a restart of its own.
-import { execFileSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,11 +23,39 @@ function postgresBinDir(): string {
   return join(base, majors[0], 'bin');
 }
 
-/** Postgres refuses to run as root: run its tools as the postgres user when we are root. */
-function pgTool(tool: string, args: string[]): string {
+/**
+ * Runs a Postgres tool, as the postgres user when we are root (Postgres refuses to run as root). Asynchronous, so
+ * the agents' requests keep flowing while pg_ctl waits, and bounded: a tool that overruns is killed and the
+ * failure names it, with the end of the server's log.
+ */
+function pgTool(tool: string, args: string[], timeoutMs = 90_000): Promise<string> {
   const bin = join(postgresBinDir(), tool);
   const asRoot = process.getuid?.() === 0;
-  return execFileSync(asRoot ? 'runuser' : bin, asRoot ? ['-u', 'postgres', '--', bin, ...args] : args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
+  return new Promise((resolve, reject) => {
+    execFile(asRoot ? 'runuser' : bin, asRoot ? ['-u', 'postgres', '--', bin, ...args] : args, { encoding: 'utf8', timeout: timeoutMs, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`${tool} ${args.join(' ')} failed (${err.killed ? `killed after ${timeoutMs} ms` : err.message}): ${stderr}${stdout}\n${postgresLogTail()}`));
+      else resolve(stdout);
+    });
+  });
+}
+
+/** The end of the private cluster's server log, for failure messages. */
+function postgresLogTail(): string {
+  const log = dir ? join(dir, 'postgres.log') : '';
+  return log && existsSync(log) ? `--- postgres.log (end) ---\n${readFileSync(log, 'utf8').slice(-4_000)}` : '(no postgres.log)';
+}
+
+/** Awaits `work`, or fails after `ms` naming the phase that stuck, with the server's log and the Guardian's stderr. */
+async function phase<T>(what: string, ms: number, work: Promise<T>, server?: Serving): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const overrun = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not done after ${ms} ms\n${postgresLogTail()}\n--- guardian stderr (end) ---\n${server?.stderr().slice(-4_000) ?? ''}`)), ms);
+  });
+  try {
+    return await Promise.race([work, overrun]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function freePort(): Promise<number> {
@@ -54,15 +82,15 @@ beforeAll(async () => {
   chmodSync(dir, 0o777); // the postgres user writes its data directory, socket and log here
   pgData = join(dir, 'pgdata');
   port = await freePort();
-  pgTool('initdb', ['-D', pgData, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
-  startPostgres();
+  await pgTool('initdb', ['-D', pgData, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8'], 120_000);
+  await startPostgres();
   dbUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
   writeFileSync(join(dir, 'policy.wasm'), await buildDecisionModule({ constant: { decision: 'allow', reasoning: 'restart fixture' } }));
 }, 180_000);
 
 afterAll(async () => {
   await killAll(children);
-  if (pgData && existsSync(join(pgData, 'postmaster.pid'))) pgCtl('-m', 'immediate', 'stop');
+  if (pgData && existsSync(join(pgData, 'postmaster.pid'))) await pgCtl('-m', 'immediate', 'stop').catch((e: unknown) => console.error(e));
   if (dir) rmSync(dir, { recursive: true, force: true });
 }, 120_000);
 
@@ -78,11 +106,12 @@ async function loadAcross(server: Serving, label: string, outage: () => Promise<
   const load = Promise.all(clients.map((c) => drive(c, received, () => stop)));
   const t0 = Date.now();
   while (received.length < 24 && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 20));
-  expect(received.length).toBeGreaterThanOrEqual(24);
-  await outage();
+  expect(received.length, `${label}: decisions before the outage\n${server.stderr().slice(-4_000)}`).toBeGreaterThanOrEqual(24);
+  await phase(`${label}: the outage`, 150_000, outage(), server);
   await new Promise((r) => setTimeout(r, 300));
   stop = true;
-  const ends = await load;
+  // Each request is bounded by the client's own 20 s timeout, so the sessions end well within this.
+  const ends = await phase(`${label}: the agents' last requests`, 60_000, load, server);
   return { clients, received, ends };
 }
 
@@ -126,26 +155,26 @@ describe('guardian serve while its Postgres crashes and restarts', () => {
     const store = await openStore({ databaseUrl: dbUrl, skipMigrations: true });
     try {
       const crash = await loadAcross(server, 'crash', async () => {
-        pgCtl('-m', 'immediate', 'stop');
+        await pgCtl('-m', 'immediate', 'stop');
         await new Promise((r) => setTimeout(r, 500)); // requests arrive while the database is gone
-        startPostgres();
+        await startPostgres();
       });
       expect(server.child.exitCode).toBeNull();
       // The outage was felt: sessions whose step arrived while the database was gone stopped on a fail-closed answer.
       expect(crash.ends.filter((e) => e !== undefined).length).toBeGreaterThan(0);
-      await expectRecovered(store, crash.clients, crash.received, crash.ends);
+      await phase('crash: the checks after recovery', 120_000, expectRecovered(store, crash.clients, crash.received, crash.ends), server);
 
       const clean = await loadAcross(server, 'restart', async () => {
-        pgCtl('-m', 'fast', '-w', 'restart', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`);
+        await pgCtl('-m', 'fast', '-w', '-t', '60', 'restart', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`);
       });
       expect(server.child.exitCode).toBeNull();
-      await expectRecovered(store, clean.clients, clean.received, clean.ends);
+      await phase('restart: the checks after recovery', 120_000, expectRecovered(store, clean.clients, clean.received, clean.ends), server);
     } finally {
       await store.close();
     }
-    const verify = await auditVerifyAll(dbUrl, dir);
+    const verify = await phase('guardian audit verify --all', 60_000, auditVerifyAll(dbUrl, dir));
     expect(verify.out).toMatch(/\d+ chains, \d+ entries, 0 broken/);
     expect(verify.code).toBe(0);
-    await stopServe(server, 'SIGTERM');
-  }, 300_000);
+    await phase('guardian serve stopping on SIGTERM', 30_000, stopServe(server, 'SIGTERM'), server);
+  }, 420_000);
 });
