@@ -198,12 +198,14 @@ export class Parser {
     return lhs;
   }
 
-  private parseRelation(): Term {
+  /** `withOr` false stops operands at `|` (a comprehension head written with operators). */
+  private parseRelation(withOr = true): Term {
     const start = this.tok;
-    let lhs = this.parseOr();
+    const operand = (): Term => (withOr ? this.parseOr() : this.parseAnd());
+    let lhs = operand();
     for (let op = RELATION_OPS[this.kind()]; op; op = RELATION_OPS[this.kind()]) {
       const opTok = this.advance();
-      lhs = this.binary([op], opTok, lhs, this.parseOr(), start);
+      lhs = this.binary([op], opTok, lhs, operand(), start);
     }
     return lhs;
   }
@@ -427,9 +429,39 @@ export class Parser {
       }
     }
     this.pos = s;
-    const items = this.parseTermList(']');
+    try {
+      const items = this.parseTermList(']');
+      this.advance();
+      return { type: 'array', value: items, location: this.span(open) };
+    } catch (e) {
+      if (!potentialComprehension) throw e;
+      const [term, body] = this.retryAsOperatorComprehension(s, ']', e);
+      return { type: 'arraycomprehension', term, body, location: this.span(open) };
+    }
+  }
+
+  /**
+   * A comprehension whose head is written with operators, `[x * 2 | some x in xs]`. OPA tries a
+   * comprehension only when the head is a single term (to settle `[a | b]`), so there `x * 2 | …` becomes
+   * the set union `or(x * 2, …)` and the literal fails to parse (OPA issue #4215). We read the head up to
+   * `|` and the rest as a body only after the literal reading failed, so every program OPA accepts keeps
+   * OPA's meaning (`[s1 - s2 | s3]` stays a one-element array). Returns the head and body, the closing
+   * token consumed. When no head followed by `|` parses, the literal's error stands; when the body
+   * fails, its error is the one to report.
+   */
+  private retryAsOperatorComprehension(start: number, end: ']' | '}', literalError: unknown): [Term, Body] {
+    if (!(literalError instanceof RegoErrors)) throw literalError;
+    this.pos = start;
+    const head = this.attempt(() => {
+      const h = this.parseRelation(false);
+      if (this.kind() !== '|') this.unexpected(this.tok);
+      return h;
+    });
+    if (!head) throw literalError;
+    this.advance(); // |
+    const body = this.parseBody(end);
     this.advance();
-    return { type: 'array', value: items, location: this.span(open) };
+    return [head, body];
   }
 
   private parseSetOrObject(): Term {
@@ -444,6 +476,16 @@ export class Parser {
       this.advance();
     }
     const s = this.pos;
+    try {
+      return this.parseSetOrObjectItems(open, s, potentialComprehension);
+    } catch (e) {
+      if (!potentialComprehension) throw e;
+      const [term, body] = this.retryAsOperatorComprehension(s, '}', e);
+      return { type: 'setcomprehension', term, body, location: this.span(open) };
+    }
+  }
+
+  private parseSetOrObjectItems(open: Token, s: number, potentialComprehension: boolean): Term {
     let head = this.parseTerm();
     switch (this.kind()) {
       case '|':
@@ -494,20 +536,26 @@ export class Parser {
       }
     }
     this.pos = s;
-    const value = this.parseTermInfix(false);
-    const pairs: [Term, Term][] = [[key, value]];
-    for (;;) {
-      if (this.kind() === '}') break;
-      if (this.kind() !== ',') this.unexpected(this.tok, 'non-terminated object');
+    try {
+      const value = this.parseTermInfix(false);
+      const pairs: [Term, Term][] = [[key, value]];
+      for (;;) {
+        if (this.kind() === '}') break;
+        if (this.kind() !== ',') this.unexpected(this.tok, 'non-terminated object');
+        this.advance();
+        if (this.kind() === '}') break;
+        const k = this.parseTermInfix(false);
+        if (this.kind() !== ':') this.unexpected(this.tok, 'expected ":"');
+        this.advance();
+        pairs.push([k, this.parseTermInfix(false)]);
+      }
       this.advance();
-      if (this.kind() === '}') break;
-      const k = this.parseTermInfix(false);
-      if (this.kind() !== ':') this.unexpected(this.tok, 'expected ":"');
-      this.advance();
-      pairs.push([k, this.parseTermInfix(false)]);
+      return { type: 'object', value: pairs, location: this.span(open) };
+    } catch (e) {
+      if (!potentialComprehension) throw e;
+      const [value, body] = this.retryAsOperatorComprehension(s, '}', e);
+      return { type: 'objectcomprehension', key, value, body, location: this.span(open) };
     }
-    this.advance();
-    return { type: 'object', value: pairs, location: this.span(open) };
   }
 
   // ---------------------------------------------------------------- bodies and expressions

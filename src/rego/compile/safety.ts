@@ -20,6 +20,9 @@ interface Analysis {
 
 const isWildcard = (name: string): boolean => name.startsWith('$w');
 
+/** `input` and `data` are always bound (OPA's RootDocumentNames); locals never take these names. */
+const isRootDocument = (name: string): boolean => name === 'input' || name === 'data';
+
 function opName(op: Term): string | undefined {
   if (op.type !== 'ref') return undefined;
   const parts: string[] = [];
@@ -319,7 +322,7 @@ export class SafetyChecker {
         const inner = new Map<string, VarTerm>();
         deepVars(x.body, inner);
         for (const [name, v] of inner) {
-          if (outer.has(name) && !bound.has(name)) a.needs.set(name, v);
+          if (outer.has(name) && !bound.has(name) && !isRootDocument(name)) a.needs.set(name, v);
         }
         break;
       }
@@ -334,14 +337,14 @@ export class SafetyChecker {
     if (depth > MAX_DEPTH) return;
     switch (t.type) {
       case 'var':
-        if (bound.has(t.value) || t.value === 'input' || t.value === 'data') return;
+        if (bound.has(t.value) || isRootDocument(t.value)) return;
         if (mode === 'pattern') a.binds.add(t.value);
         else if (!a.binds.has(t.value)) a.needs.set(t.value, t);
         return;
       case 'ref': {
         const [head, ...rest] = t.value;
         if (head.type === 'var') {
-          if (!(head.value === 'input' || head.value === 'data' || bound.has(head.value))) a.needs.set(head.value, head);
+          if (!(isRootDocument(head.value) || bound.has(head.value))) a.needs.set(head.value, head);
         } else {
           this.analyzeTerm(head, 'value', bound, outer, a, depth + 1);
         }
@@ -373,7 +376,7 @@ export class SafetyChecker {
         const vars = new Map<string, VarTerm>();
         deepVars(t, vars);
         for (const [name, v] of vars) {
-          if (outer.has(name) && !bound.has(name) && name !== 'input' && name !== 'data') a.needs.set(name, v);
+          if (outer.has(name) && !bound.has(name) && !isRootDocument(name)) a.needs.set(name, v);
         }
         return;
       }

@@ -329,6 +329,39 @@ describe('terms', () => {
   it('a set holding an or-call when no comprehension body parses', () => {
     expect(term('{a | b, c}')).toEqual({ type: 'set', value: [call('or', v('a'), v('b')), v('c')] });
   });
+  it('comprehension heads written with operators (OPA rejects them, issue #4215)', () => {
+    const someIn = (val: string, dom: string) => ({ index: 0, negated: false, terms: { type: 'somein', value: v(val), domain: v(dom) }, with: [] });
+    expect(term('[(a * b) % 97 | some a in xs]')).toEqual({
+      type: 'arraycomprehension',
+      term: call('rem', call('mul', v('a'), v('b')), n('97')),
+      body: [someIn('a', 'xs')],
+    });
+    expect(term('[x + 1 | x := xs[_]]')).toMatchObject({ type: 'arraycomprehension', term: call('plus', v('x'), n('1')) });
+    expect(term('[x * 2 == y & z | some x in xs]')).toMatchObject({
+      type: 'arraycomprehension',
+      term: call('equal', call('mul', v('x'), n('2')), call('and', v('y'), v('z'))),
+    });
+    expect(term('{x - 1 | some x in xs}')).toMatchObject({ type: 'setcomprehension', term: call('minus', v('x'), n('1')), body: [someIn('x', 'xs')] });
+    expect(term('{k: v * 2 | some k, v in o}')).toMatchObject({ type: 'objectcomprehension', key: v('k'), value: call('mul', v('v'), n('2')) });
+    expect(term('{k + 1: v * 2 | some k, v in o}')).toMatchObject({
+      type: 'objectcomprehension',
+      key: call('plus', v('k'), n('1')),
+      value: call('mul', v('v'), n('2')),
+    });
+    // Single-term heads were already comprehensions, as in OPA.
+    expect(term('[-x | some x in xs]')).toMatchObject({ type: 'arraycomprehension', term: call('minus', n('0'), v('x')) });
+    expect(term('{(a + b): c | some a, b in o; c := 1}')).toMatchObject({ type: 'objectcomprehension', key: call('plus', v('a'), v('b')) });
+  });
+  it('where OPA reads a literal holding an or-call, so do we', () => {
+    // `|` is set union: `[s1 - s2 | s3]` is a one-element array in OPA, not a comprehension.
+    expect(term('[s1 - s2 | s3]')).toEqual({ type: 'array', value: [call('or', call('minus', v('s1'), v('s2')), v('s3'))] });
+    expect(term('{s1 - s2 | s3}')).toEqual({ type: 'set', value: [call('or', call('minus', v('s1'), v('s2')), v('s3'))] });
+    expect(term('{"k": s1 - s2 | s3}')).toEqual({ type: 'object', value: [[s('k'), call('or', call('minus', v('s1'), v('s2')), v('s3'))]] });
+  });
+  it('an operator head with a broken body reports the body error', () => {
+    expect(() => parseQuery('x := [a + 1 | some a in xs; a >]')).toThrow(/unexpected \] token/);
+    expect(() => parseQuery('x := [a + | some a in xs]')).toThrow(/unexpected or token/);
+  });
   it('calls: builtins, dotted builtins, data functions, output-arg form', () => {
     expect(term('count(x)')).toEqual(call('count', v('x')));
     expect(term('array.concat(a, b)')).toEqual(call(['array', 'concat'], v('a'), v('b')));
