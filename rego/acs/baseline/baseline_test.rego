@@ -71,11 +71,9 @@ test_paths_inside_workspace_pass if {
 # The single alternation decides exactly as the configured patterns one by one (inline flags stay scoped).
 test_combined_pattern_agrees_with_each_pattern if {
 	samples := ["rm -rf /", "rm -fr ~", "rm build/output.o", "DROP TABLE users", "drop database x", "MKFS.EXT4 /dev/sda1", "mkfs.ext4 /dev/sda1", "SHUTDOWN now", "echo shutdown-notice", "find / -name x -delete", "chmod -R 777 /", "ls -la"]
-	combined := baseline.destructive_pattern
-	patterns := baseline.cfg.destructive_shell_patterns
 	every cmd in samples {
-		one_by_one := count([p | some p in patterns; regex.match(p, cmd)]) > 0
-		regex.match(combined, cmd) == one_by_one
+		one_by_one := count([p | some p in baseline.cfg.destructive_shell_patterns; regex.match(p, cmd)]) > 0
+		regex.match(baseline.destructive_pattern, cmd) == one_by_one
 	}
 	not regex.match(baseline.destructive_pattern, "MKFS.EXT4 /dev/sda1")
 	regex.match(baseline.destructive_pattern, "DROP TABLE users")

@@ -80,7 +80,9 @@ iban_valid(s) if {
 	rearranged := concat("", [substring(compact, 4, -1), substring(compact, 0, 4)])
 	ds := [d | some ch in split(rearranged, ""); some d in iban_value_digits(iban_char_value[ch])]
 	n := count(ds)
-	sum([t | some i, d in ds; t := (d * pow10_mod97[(n - 1) - i]) % 97]) % 97 == 1
+
+	# The head in parentheses is one term, so OPA reads a comprehension too (OPA issue #4215).
+	sum([((d * pow10_mod97[(n - 1) - i]) % 97) | some i, d in ds]) % 97 == 1
 }
 
 # Spanish DNI: eight digits and the control letter TRWAGMYFPDXBNJZSQVHLCKE[number mod 23].
