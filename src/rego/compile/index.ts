@@ -354,13 +354,18 @@ export function compileQuery(program: CompiledProgram, body: Body): { body: Body
   const vars: QueryVar[] = [];
   const seen = new Set<string>();
   for (const e of r.body) {
+    // A call operator (`count` in `x := count(y)`) names a function, never a query variable.
     const visit = (t: Term): void =>
-      forEachVar(t, (v) => {
-        if (v.wildcard || v.value === 'input' || v.value === 'data' || seen.has(v.value)) return;
-        if (v.value.startsWith('$') && !v.original) return;
-        seen.add(v.value);
-        vars.push({ name: v.original ?? v.value, var: v.value });
-      });
+      forEachVar(
+        t,
+        (v) => {
+          if (v.wildcard || v.value === 'input' || v.value === 'data' || seen.has(v.value)) return;
+          if (v.value.startsWith('$') && !v.original) return;
+          seen.add(v.value);
+          vars.push({ name: v.original ?? v.value, var: v.value });
+        },
+        { callOperators: false },
+      );
     const x = e.terms;
     if (x.type === 'term') visit(x.term);
     else if (x.type === 'call') x.args.forEach(visit);

@@ -4,6 +4,7 @@
 import type { Body, Expr, Term, VarTerm } from '../ast/types.ts';
 import { RegoError } from '../errors.ts';
 import { MAX_DEPTH } from './rewrite.ts';
+import { forEachVar, forEachVarInBody, operatorName, type VarWalkOptions } from './terms.ts';
 
 export interface SafetyContext {
   /** Arity of builtins and Rego functions by call operator name (`count`, `data.pkg.f`). */
@@ -22,18 +23,6 @@ const isWildcard = (name: string): boolean => name.startsWith('$w');
 
 /** `input` and `data` are always bound (OPA's RootDocumentNames); locals never take these names. */
 const isRootDocument = (name: string): boolean => name === 'input' || name === 'data';
-
-function opName(op: Term): string | undefined {
-  if (op.type !== 'ref') return undefined;
-  const parts: string[] = [];
-  for (let i = 0; i < op.value.length; i++) {
-    const t = op.value[i];
-    if (i === 0 && t.type === 'var') parts.push(t.value);
-    else if (i > 0 && t.type === 'string') parts.push(t.value);
-    else return undefined;
-  }
-  return parts.join('.');
-}
 
 /** Vars occurring in a body/term outside nested comprehension and `every` bodies. */
 function shallowVars(t: Term, out: Set<string>, depth = 0): void {
@@ -84,66 +73,16 @@ function shallowExprVars(e: Expr, out: Set<string>): void {
   for (const w of e.with) shallowVars(w.value, out);
 }
 
-/** All vars of a term including comprehension bodies. */
-function deepVars(t: Term | Body, out: Map<string, VarTerm>, depth = 0): void {
-  if (depth > MAX_DEPTH) return;
-  if (Array.isArray(t)) {
-    for (const e of t) {
-      const x = e.terms;
-      switch (x.type) {
-        case 'term':
-          deepVars(x.term, out, depth + 1);
-          break;
-        case 'call':
-          for (const a of x.args) deepVars(a, out, depth + 1);
-          break;
-        case 'somein':
-          if (x.key) deepVars(x.key, out, depth + 1);
-          deepVars(x.value, out, depth + 1);
-          deepVars(x.domain, out, depth + 1);
-          break;
-        case 'every':
-          deepVars(x.domain, out, depth + 1);
-          deepVars(x.body, out, depth + 1);
-          break;
-        default:
-          break;
-      }
-      for (const w of e.with) deepVars(w.value, out, depth + 1);
-    }
-    return;
-  }
-  switch (t.type) {
-    case 'var':
-      if (!out.has(t.value)) out.set(t.value, t);
-      return;
-    case 'ref':
-    case 'array':
-    case 'set':
-      for (const e of t.value) deepVars(e, out, depth + 1);
-      return;
-    case 'object':
-      for (const [k, v] of t.value) {
-        deepVars(k, out, depth + 1);
-        deepVars(v, out, depth + 1);
-      }
-      return;
-    case 'call':
-      for (const a of t.args) deepVars(a, out, depth + 1);
-      return;
-    case 'arraycomprehension':
-    case 'setcomprehension':
-      deepVars(t.term, out, depth + 1);
-      deepVars(t.body, out, depth + 1);
-      return;
-    case 'objectcomprehension':
-      deepVars(t.key, out, depth + 1);
-      deepVars(t.value, out, depth + 1);
-      deepVars(t.body, out, depth + 1);
-      return;
-    default:
-      return;
-  }
+/** Safety's reading of "the vars in here": values only, not function names nor every's own declarations. */
+const VALUE_VARS: VarWalkOptions = { callOperators: false, declarations: false };
+
+/** All vars of a term or body including comprehension and every bodies, first occurrence kept. */
+function deepVars(t: Term | Body, out: Map<string, VarTerm>): void {
+  const add = (v: VarTerm): void => {
+    if (!out.has(v.value)) out.set(v.value, v);
+  };
+  if (Array.isArray(t)) forEachVarInBody(t, add, VALUE_VARS);
+  else forEachVar(t, add, VALUE_VARS);
 }
 
 export class SafetyChecker {
@@ -285,7 +224,7 @@ export class SafetyChecker {
     }
     for (const w of e.with) {
       // `with f as count`: a function reference, not a variable.
-      const fnName = w.value.type === 'var' ? w.value.value : opName(w.value);
+      const fnName = w.value.type === 'var' ? w.value.value : w.value.type === 'ref' ? operatorName(w.value) : undefined;
       if (fnName !== undefined && !bound.has(fnName) && this.ctx.isFunction(fnName)) continue;
       this.analyzeTerm(w.value, 'value', bound, outer, a);
     }
@@ -294,7 +233,7 @@ export class SafetyChecker {
         this.analyzeTerm(x.term, 'value', bound, outer, a);
         break;
       case 'call': {
-        const name = opName(x.operator);
+        const name = operatorName(x.operator);
         if ((name === 'eq' || name === 'assign') && x.args.length === 2) {
           const [l, r] = x.args;
           if (l.type === 'var' && r.type === 'var' && !bound.has(l.value) && !bound.has(r.value)) {

@@ -33,9 +33,24 @@ export function operatorName(op: RefTerm): string | undefined {
 }
 
 
-/** Visit every var occurring in a term (including inside comprehensions), depth-first. */
-export function forEachVar(t: Term, fn: (v: VarTerm) => void, depth = 0): void {
-  if (depth > 2000) return;
+/**
+ * Which vars a walk visits besides those standing as values. The compile stage needs both readings: a
+ * call operator (`count` in `count(x)`) names a function, and `some x` / every's key and value declare
+ * vars in their own scope, so safety analysis skips them while collecting every name skips nothing.
+ */
+export interface VarWalkOptions {
+  /** Vars heading call operators. Default true. */
+  callOperators?: boolean;
+  /** Vars declared by `some x` and by every's key and value. Default true. */
+  declarations?: boolean;
+}
+
+/** Bound on the walk's recursion; the parser already refuses ASTs deeper than this. */
+const MAX_WALK_DEPTH = 2000;
+
+/** Visit every var occurring in a term (including inside comprehensions), depth-first, in source order. */
+export function forEachVar(t: Term, fn: (v: VarTerm) => void, options: VarWalkOptions = {}, depth = 0): void {
+  if (depth > MAX_WALK_DEPTH) return;
   switch (t.type) {
     case 'var':
       fn(t);
@@ -43,64 +58,65 @@ export function forEachVar(t: Term, fn: (v: VarTerm) => void, depth = 0): void {
     case 'ref':
     case 'array':
     case 'set':
-      for (const e of t.value) forEachVar(e, fn, depth + 1);
+      for (const e of t.value) forEachVar(e, fn, options, depth + 1);
       return;
     case 'object':
       for (const [k, v] of t.value) {
-        forEachVar(k, fn, depth + 1);
-        forEachVar(v, fn, depth + 1);
+        forEachVar(k, fn, options, depth + 1);
+        forEachVar(v, fn, options, depth + 1);
       }
       return;
     case 'call':
-      forEachVar(t.operator, fn, depth + 1);
-      for (const a of t.args) forEachVar(a, fn, depth + 1);
+      if (options.callOperators !== false) forEachVar(t.operator, fn, options, depth + 1);
+      for (const a of t.args) forEachVar(a, fn, options, depth + 1);
       return;
     case 'arraycomprehension':
     case 'setcomprehension':
-      forEachVar(t.term, fn, depth + 1);
-      forEachVarInBody(t.body, fn, depth + 1);
+      forEachVar(t.term, fn, options, depth + 1);
+      forEachVarInBody(t.body, fn, options, depth + 1);
       return;
     case 'objectcomprehension':
-      forEachVar(t.key, fn, depth + 1);
-      forEachVar(t.value, fn, depth + 1);
-      forEachVarInBody(t.body, fn, depth + 1);
+      forEachVar(t.key, fn, options, depth + 1);
+      forEachVar(t.value, fn, options, depth + 1);
+      forEachVarInBody(t.body, fn, options, depth + 1);
       return;
     default:
       return;
   }
 }
 
-function forEachVarInExpr(e: Expr, fn: (v: VarTerm) => void, depth = 0): void {
+function forEachVarInExpr(e: Expr, fn: (v: VarTerm) => void, options: VarWalkOptions, depth: number): void {
   const x = e.terms;
+  const declarations = options.declarations !== false;
   switch (x.type) {
     case 'term':
-      forEachVar(x.term, fn, depth + 1);
+      forEachVar(x.term, fn, options, depth + 1);
       break;
     case 'call':
-      for (const a of x.args) forEachVar(a, fn, depth + 1);
+      for (const a of x.args) forEachVar(a, fn, options, depth + 1);
       break;
     case 'somedecl':
-      for (const v of x.vars) fn(v);
+      if (declarations) for (const v of x.vars) fn(v);
       break;
     case 'somein':
-      if (x.key) forEachVar(x.key, fn, depth + 1);
-      forEachVar(x.value, fn, depth + 1);
-      forEachVar(x.domain, fn, depth + 1);
+      if (x.key) forEachVar(x.key, fn, options, depth + 1);
+      forEachVar(x.value, fn, options, depth + 1);
+      forEachVar(x.domain, fn, options, depth + 1);
       break;
     case 'every':
-      if (x.key) forEachVar(x.key, fn, depth + 1);
-      forEachVar(x.value, fn, depth + 1);
-      forEachVar(x.domain, fn, depth + 1);
-      forEachVarInBody(x.body, fn, depth + 1);
+      if (declarations) {
+        if (x.key) forEachVar(x.key, fn, options, depth + 1);
+        forEachVar(x.value, fn, options, depth + 1);
+      }
+      forEachVar(x.domain, fn, options, depth + 1);
+      forEachVarInBody(x.body, fn, options, depth + 1);
       break;
   }
   for (const w of e.with) {
-    forEachVar(w.value, fn, depth + 1);
+    forEachVar(w.value, fn, options, depth + 1);
   }
 }
 
-export function forEachVarInBody(b: Body, fn: (v: VarTerm) => void, depth = 0): void {
-  for (const e of b) forEachVarInExpr(e, fn, depth);
+export function forEachVarInBody(b: Body, fn: (v: VarTerm) => void, options: VarWalkOptions = {}, depth = 0): void {
+  for (const e of b) forEachVarInExpr(e, fn, options, depth);
 }
-
-
