@@ -1,18 +1,46 @@
 // Durable chain appends per second, 64 sessions × 16 concurrent clients, on both drivers, with group commit
 // and without it (one transaction per append); then `audit verify` speed over what was written.
 // Run: `npm run bench store` (or `node --import tsx bench/store.ts`). BENCH_SECONDS (default 3) per run;
-// TEST_DATABASE_URL / DATABASE_URL for Postgres (default postgres://postgres@127.0.0.1:5432/test).
+// TEST_DATABASE_URL / DATABASE_URL for Postgres (default postgres://postgres@127.0.0.1:5432/test);
+// BENCH_DRIVERS=pglite,postgres and BENCH_MODES=append,decision,step,single pick what runs (default: all).
+// Every Postgres mode runs in a schema of its own, created empty and dropped afterwards, so no run inherits
+// another's rows, dead tuples or bloat.
 // "cpu ms/op" is this process's CPU time per operation (PGlite's database work included, Postgres' not): it
-// stays meaningful when the machine is shared and wall-clock rates are not.
+// stays meaningful when the machine is shared and wall-clock rates are not. "pg cpu" is the CPU time of this
+// run's own Postgres backends (from /proc, so only with Postgres on this host; WAL writer and checkpointer
+// are not included).
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { verifyAllChains } from '../src/audit/index.ts';
-import { computeRequestHash } from '../src/chain/index.ts';
+import { canonicalJson, sha256Hex } from '../src/chain/index.ts';
 import { openStore, type ChainHead, type DurableStore, type NewContextEntry } from '../src/store/index.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 3);
 const databaseUrl = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SESSIONS = 64;
 const CLIENTS = 16;
+const drivers = (process.env.BENCH_DRIVERS ?? 'pglite,postgres').split(',');
+const wantedModes = (process.env.BENCH_MODES ?? 'append,decision,step,single').split(',');
+const APPLICATION_NAME = `bench-store-${process.pid}`;
+const TICKS_PER_SECOND = 100; // USER_HZ on Linux
+
+/** CPU seconds used so far by each of this run's Postgres backends, by pid (empty when /proc can't tell). */
+async function backendCpu(store: DurableStore): Promise<Map<number, number>> {
+  const cpu = new Map<number, number>();
+  if (store.driver !== 'postgres') return cpu;
+  const rows = await store.query('select pid from pg_stat_activity where application_name = $1', [APPLICATION_NAME]);
+  for (const { pid } of rows) {
+    try {
+      // Fields after the ")" of comm: state is 3rd, utime 14th and stime 15th of the whole line.
+      const fields = readFileSync(`/proc/${Number(pid)}/stat`, 'utf8').split(') ')[1].split(' ');
+      cpu.set(Number(pid), (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND);
+    } catch {
+      // Postgres on another host (or the backend just exited): no figure.
+    }
+  }
+  return cpu;
+}
 
 function entryFor(sessionId: string, n: number): NewContextEntry {
   const requestId = randomUUID();
@@ -22,7 +50,9 @@ function entryFor(sessionId: string, n: number): NewContextEntry {
     payload: { tool: { name: 'Bash' }, arguments: { command: { value: `echo ${n}` } }, note: 'x'.repeat(500) },
     signature: { algorithm: 'HMAC-SHA256', key_id: 'default', value: 'A'.repeat(44) },
   };
-  return { content: { entry_id: requestId, step_id: requestId, step_type: 'steps/toolCallRequest', request_hash: computeRequestHash(params), timestamp: params.timestamp }, params };
+  // As the pipeline hands it over (src/acs/pipeline/chain.ts): the JCS text request_hash was computed from comes along.
+  const paramsJcs = canonicalJson(params);
+  return { content: { entry_id: requestId, step_id: requestId, step_type: 'steps/toolCallRequest', request_hash: sha256Hex(paramsJcs), timestamp: params.timestamp }, params, paramsJcs };
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -55,8 +85,9 @@ async function commitWholeStep(store: DurableStore, sessionId: string, n: number
   }
 }
 
-async function hammer(store: DurableStore, sessions: string[], withDecision: boolean | 'step'): Promise<{ perSec: number; n: number; p50: number; p99: number; cpuUs: number }> {
+async function hammer(store: DurableStore, sessions: string[], withDecision: boolean | 'step'): Promise<{ perSec: number; n: number; p50: number; p99: number; cpuUs: number; pgCpuUs: number | null }> {
   const latencies: number[] = [];
+  const pgBefore = await backendCpu(store);
   const cpu = process.cpuUsage();
   const deadline = performance.now() + seconds * 1000;
   let n = 0;
@@ -79,18 +110,20 @@ async function hammer(store: DurableStore, sessions: string[], withDecision: boo
   const start = deadline - seconds * 1000;
   latencies.sort((a, b) => a - b);
   const used = process.cpuUsage(cpu);
-  return { cpuUs: (used.user + used.system) / latencies.length, perSec: latencies.length / ((performance.now() - start) / 1000), n: latencies.length, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
+  const pgAfter = await backendCpu(store);
+  const pgSeconds = [...pgAfter].reduce((sum, [pid, s]) => sum + s - (pgBefore.get(pid) ?? 0), 0);
+  return { cpuUs: (used.user + used.system) / latencies.length, pgCpuUs: pgAfter.size ? (pgSeconds * 1e6) / latencies.length : null, perSec: latencies.length / ((performance.now() - start) / 1000), n: latencies.length, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
 }
 
-async function run(label: string, open: (maxBatch: number) => Promise<DurableStore>): Promise<void> {
-  const modes = [
-    ['group commit: append', 256, false],
-    ['group commit: append+decision', 256, true],
-    ['group commit: whole step', 256, 'step'],
-    ['1 tx per append: append', 1, false],
-  ] as const;
-  for (const [mode, maxBatch, withDecision] of modes) {
-    const store = await open(maxBatch);
+async function run(label: string, open: (maxBatch: number) => Promise<{ store: DurableStore; dispose(): Promise<void> }>): Promise<void> {
+  const modes = ([
+    ['append', 'group commit: append', 256, false],
+    ['decision', 'group commit: append+decision', 256, true],
+    ['step', 'group commit: whole step', 256, 'step'],
+    ['single', '1 tx per append: append', 1, false],
+  ] as const).filter(([key]) => wantedModes.includes(key));
+  for (const [, mode, maxBatch, withDecision] of modes) {
+    const { store, dispose } = await open(maxBatch);
     try {
       const sessions = Array.from({ length: SESSIONS }, () => randomUUID());
       // Warm-up: create every chain head and the statement caches.
@@ -103,7 +136,9 @@ async function run(label: string, open: (maxBatch: number) => Promise<DurableSto
       const r = await hammer(store, sessions, withDecision);
       const unit = withDecision ? 'steps/s  ' : 'appends/s';
       // 'whole step' = replay keys + entry + decision + session state in one transaction (GuardianStore.commitStep).
-      console.log(`${label.padEnd(9)} ${mode.padEnd(30)} ${r.perSec.toFixed(0).padStart(6)} ${unit}  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  cpu ${(r.cpuUs / 1000).toFixed(2)} ms/op in this process  (${r.n} in ${seconds}s, ${SESSIONS} sessions × ${CLIENTS} clients)`);
+      const pg = r.pgCpuUs === null ? '' : `  pg cpu ${(r.pgCpuUs / 1000).toFixed(2)} ms/op`;
+      const load = loadavg().map((l) => l.toFixed(2)).join(' ');
+      console.log(`${label.padEnd(9)} ${mode.padEnd(30)} ${r.perSec.toFixed(0).padStart(6)} ${unit}  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  cpu ${(r.cpuUs / 1000).toFixed(2)} ms/op in this process${pg}  (${r.n} in ${seconds}s, ${SESSIONS} sessions × ${CLIENTS} clients, load ${load})`);
       if (mode === 'group commit: append') {
         const t = performance.now();
         const summary = await verifyAllChains(store);
@@ -113,20 +148,32 @@ async function run(label: string, open: (maxBatch: number) => Promise<DurableSto
       }
     } finally {
       await store.close();
+      await dispose();
     }
   }
 }
 
-const schema = `bench_store_${process.pid}`;
-await run('pglite', (maxBatch) => openStore({ inMemory: true, maxBatch }));
-try {
-  const probe = await openStore({ databaseUrl, schema, poolSize: 2 });
-  const settings = await probe.query("select current_setting('fsync') as fsync, current_setting('synchronous_commit') as sync, version() as v");
-  console.log(`postgres: fsync=${settings[0].fsync} synchronous_commit=${settings[0].sync} (${String(settings[0].v).split(' on ')[0]})`);
-  await probe.close();
-  await run('postgres', (maxBatch) => openStore({ databaseUrl, schema, maxBatch }));
-} finally {
-  const cleanup = await openStore({ databaseUrl, poolSize: 1, skipMigrations: true });
-  await cleanup.query(`drop schema if exists "${schema}" cascade`);
-  await cleanup.close();
+if (drivers.includes('pglite')) {
+  await run('pglite', async (maxBatch) => ({ store: await openStore({ inMemory: true, maxBatch }), dispose: async () => {} }));
+}
+if (drivers.includes('postgres')) {
+  const probe = await openStore({ databaseUrl, poolSize: 1, skipMigrations: true });
+  try {
+    const settings = await probe.query("select current_setting('fsync') as fsync, current_setting('synchronous_commit') as sync, version() as v");
+    console.log(`postgres: fsync=${settings[0].fsync} synchronous_commit=${settings[0].sync} (${String(settings[0].v).split(' on ')[0]})`);
+    let runs = 0;
+    await run('postgres', async (maxBatch) => {
+      // A fresh, empty schema per mode: the figures must not depend on what earlier runs left behind.
+      const schema = `bench_store_${process.pid}_${runs++}`;
+      const dispose = () => probe.query(`drop schema if exists "${schema}" cascade`).then(() => {});
+      try {
+        return { store: await openStore({ databaseUrl, schema, maxBatch, applicationName: APPLICATION_NAME }), dispose };
+      } catch (err) {
+        await dispose();
+        throw err;
+      }
+    });
+  } finally {
+    await probe.close();
+  }
 }

@@ -1,7 +1,8 @@
 // The GuardianStore over Drizzle, written once for both drivers (src/store/pglite, src/store/postgres).
 import { and, asc, desc, eq, gt, isNotNull, lt, sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { canonicalJson, computeEntryHash, sha256Hex, type ContextEntryContent } from '../chain/index.ts';
+import { createHash } from 'node:crypto';
+import { canonicalJson, sha256Hex, type ContextEntryContent } from '../chain/index.ts';
 import { type CheckpointPolicy, signCheckpoint } from './checkpoints.ts';
 import { StoreError, isRetryableConflict, sqlStateOf, toStoreError } from './errors.ts';
 import { GroupCommitQueue, type QueuedItem } from './group-commit.ts';
@@ -121,6 +122,18 @@ function prepareAppend(entry: NewContextEntry): PreparedAppend {
   };
 }
 
+/**
+ * ACS §8.2 entry_hash from the content's JCS text, which prepareAppend already holds: the same bytes
+ * computeEntryHash hashes (JCS of the entry minus entry_hash and previous_hash, then the previous hash's raw 32
+ * bytes), without canonicalising the content a second time. `previousHash` is a head read back from the store
+ * or checked by prepareStep: 64 hex digits or null.
+ */
+function entryHashOf(contentJcs: string, previousHash: string | null): string {
+  const hash = createHash('sha256').update(contentJcs, 'utf8');
+  if (previousHash !== null) hash.update(Buffer.from(previousHash, 'hex'));
+  return hash.digest('hex');
+}
+
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -235,7 +248,7 @@ class EntryColumns {
   add(sessionId: string, head: LockedHead, p: PreparedAppend, decision?: { resultJcs: string; bundleRevision: string | null; evaluationDurationMs: number }): AppendedEntry {
     const seq = head.seq + 1;
     const previousHash = head.headHash;
-    const entryHash = computeEntryHash(p.content, previousHash);
+    const entryHash = entryHashOf(p.contentJcs, previousHash);
     this.sessionId.push(sessionId); this.seq.push(seq); this.entryId.push(p.content.entry_id); this.stepId.push(p.content.step_id);
     this.stepType.push(p.content.step_type); this.requestHash.push(p.content.request_hash ?? null); this.timestamp.push(p.content.timestamp ?? null);
     this.provenance.push(p.provenanceSummaryJcs); this.content.push(p.contentJcs); this.previousHash.push(previousHash);
@@ -268,24 +281,33 @@ async function lockChainHeads(query: RawQuery, ids: string[]): Promise<Map<strin
   }]));
 }
 
-/** Writes a batch's entries and moves the heads that changed: two statements whatever the batch size. */
+/** Parameters of the entries insert ($1…$15) and the head moves ($16…$18) of writeEntriesSql. */
+function entryWriteParams(cols: EntryColumns, heads: Map<string, LockedHead>): unknown[] {
+  const moved = [...heads].filter(([, h]) => h.changed);
+  return [cols.sessionId, cols.seq, cols.entryId, cols.stepId, cols.stepType, cols.requestHash, cols.timestamp, cols.provenance,
+    cols.content, cols.previousHash, cols.entryHash, cols.params, cols.result, cols.revision, cols.durationMs,
+    moved.map(([id]) => id), moved.map(([, h]) => h.seq), moved.map(([, h]) => h.headHash)];
+}
+
+/**
+ * A batch's entries and the moves of the heads they were appended at, as WITH clauses of one statement (one
+ * round trip; a statement is atomic, and the transaction holds the head locks). Parameters: entryWriteParams.
+ */
+const ENTRY_WRITES = `
+  entries as (
+    insert into context_entries (session_id, seq, entry_id, step_id, step_type, request_hash, timestamp, provenance_summary_jcs,
+                                 content_jcs, previous_hash, entry_hash, params_jcs, result_jcs, bundle_revision, evaluation_duration_ms)
+    select * from unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                         $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::double precision[])),
+  moved as (
+    update chain_heads as h set seq = v.seq, head_hash = v.head_hash, updated_at = now()
+      from unnest($16::text[], $17::integer[], $18::text[]) as v(session_id, seq, head_hash)
+     where h.session_id = v.session_id)`;
+
+/** Writes a batch's entries and moves the heads that changed: one statement whatever the batch size. */
 async function writeEntries(query: RawQuery, cols: EntryColumns, heads: Map<string, LockedHead>): Promise<void> {
   if (cols.length === 0) return;
-  await query(
-    `insert into context_entries (session_id, seq, entry_id, step_id, step_type, request_hash, timestamp, provenance_summary_jcs,
-                                  content_jcs, previous_hash, entry_hash, params_jcs, result_jcs, bundle_revision, evaluation_duration_ms)
-     select * from unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-                          $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::double precision[])`,
-    [cols.sessionId, cols.seq, cols.entryId, cols.stepId, cols.stepType, cols.requestHash, cols.timestamp, cols.provenance,
-      cols.content, cols.previousHash, cols.entryHash, cols.params, cols.result, cols.revision, cols.durationMs],
-  );
-  const moved = [...heads].filter(([, h]) => h.changed);
-  await query(
-    `update chain_heads as h set seq = v.seq, head_hash = v.head_hash, updated_at = now()
-       from unnest($1::text[], $2::integer[], $3::text[]) as v(session_id, seq, head_hash)
-      where h.session_id = v.session_id`,
-    [moved.map(([id]) => id), moved.map(([, h]) => h.seq), moved.map(([, h]) => h.headHash)],
-  );
+  await query(`with ${ENTRY_WRITES} select 1`, entryWriteParams(cols, heads));
 }
 
 function toSessionRecord(row: typeof sessions.$inferSelect): SessionRecord {
@@ -327,7 +349,9 @@ export class DrizzleGuardianStore implements DurableStore {
     this.#maxRetries = options.maxRetries ?? 8;
     this.#appends = new GroupCommitQueue((batch) => this.#commitAppends(batch), options.maxBatch ?? 256, driver.appendConcurrency);
     this.#decisions = new GroupCommitQueue((batch) => this.#commitDecisions(batch), options.maxBatch ?? 256, driver.appendConcurrency);
-    this.#steps = new GroupCommitQueue((batch) => this.#commitSteps(batch), options.maxBatch ?? 256, driver.appendConcurrency);
+    // One step per session per batch: each is placed at the head it was evaluated against, which a second step of
+    // the same session in the batch would see moved (it goes in the next batch and comes back stale_head).
+    this.#steps = new GroupCommitQueue((batch) => this.#commitSteps(batch), options.maxBatch ?? 256, driver.appendConcurrency, true);
     const everyMs = options.checkpoints?.everyMs ?? 10_000;
     if (options.checkpoints && everyMs > 0) {
       this.#checkpointTimer = setInterval(() => this.#checkpointStale(everyMs), Math.max(50, Math.floor(everyMs / 2)));
@@ -510,7 +534,7 @@ export class DrizzleGuardianStore implements DurableStore {
   async #settleInDoubt(batch: QueuedItem<PreparedStep, StepCommitOutcome>[]): Promise<(StepCommitOutcome | null)[] | null> {
     const placed = batch.map((item) => {
       const { seq, headHash } = item.value.expected;
-      return { sessionId: item.key, seq: seq + 1, previousHash: headHash, entryHash: computeEntryHash(item.value.append.content, headHash) };
+      return { sessionId: item.key, seq: seq + 1, previousHash: headHash, entryHash: entryHashOf(item.value.append.contentJcs, headHash) };
     });
     const rows = await this.#d.query(
       `select e.session_id, e.seq from context_entries as e
@@ -524,54 +548,72 @@ export class DrizzleGuardianStore implements DurableStore {
   }
 
   async #commitStepsOnce(batch: QueuedItem<PreparedStep, StepCommitOutcome>[]): Promise<(StepCommitOutcome | Error)[]> {
-    const ids = [...new Set(batch.map((b) => b.key))].sort();
+    // The queue batches one step per session; sorted ids make every batch lock heads in the same order.
+    const order = batch.map((item, i) => i).sort((x, y) => (batch[x].key < batch[y].key ? -1 : batch[x].key > batch[y].key ? 1 : 0));
+    const keyed = batch.flatMap((item) => item.value.keys.map((k) => ({ item, k })));
     return this.#retrying('commitStep', () => this.#d.transaction(async (query) => {
-      const heads = await lockChainHeads(query, ids);
-      const outcomes: (StepCommitOutcome | Error | null)[] = batch.map((item) => {
-        const head = heads.get(item.key);
-        if (!head) return new StoreError('unavailable', `chain head for ${item.key} was not returned`);
-        if (head.pruned) return new StoreError('conflict', `session ${item.key} was pruned; its chain is closed`);
-        const { seq, headHash } = item.value.expected;
-        if (head.seq !== seq || head.headHash !== headHash) {
-          return { status: 'stale_head', head: head.headHash === null ? null : { seq: head.seq, entryHash: head.headHash } };
-        }
-        return null;
-      });
-      // §10.3: a fresh key inserts, an expired one is taken over, a live one returns nothing.
-      const keyed = batch.flatMap((item, i) => (outcomes[i] === null ? item.value.keys.map((k) => ({ i, item, k })) : []));
-      if (keyed.length > 0) {
-        const now = new Date().toISOString();
-        const taken = await query(
-          `insert into replay_keys (session_id, kind, value, expires_at)
-             select * from unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[])
+      // One statement locks the heads (the upsert also creates a first entry's head) and inserts the keys of the
+      // steps whose expected head is the locked one; a stale or pruned step's keys are not burnt (its re-evaluated
+      // retry carries the same request_id). §10.3: a fresh key inserts, an expired one is taken over, a live one
+      // returns nothing.
+      const rows = await query(
+        `with heads as (
+           insert into chain_heads (session_id, seq, head_hash)
+             select id, -1, null from unnest($1::text[]) with ordinality as t(id, ord) order by ord
+           on conflict (session_id) do update set seq = chain_heads.seq
+           returning session_id, seq, head_hash, pruned_at),
+         keys as (
+           insert into replay_keys (session_id, kind, value, expires_at)
+             select k.session_id, k.kind, k.value, k.expires_at
+               from unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::integer[], $7::text[])
+                      as k(session_id, kind, value, expires_at, expected_seq, expected_hash)
+               join heads as h on h.session_id = k.session_id and h.pruned_at is null
+                              and h.seq = k.expected_seq and h.head_hash is not distinct from k.expected_hash
            on conflict (session_id, kind, value) do update set expires_at = excluded.expires_at
-             where replay_keys.expires_at <= $5::timestamptz
-           returning session_id, kind, value`,
-          [keyed.map((x) => x.item.key), keyed.map((x) => x.k.kind), keyed.map((x) => x.k.value), keyed.map((x) => x.item.value.keysExpireAt), now],
-        );
-        const fresh = new Set(taken.map((r) => `${String(r.session_id)}\u0000${String(r.kind)}\u0000${String(r.value)}`));
-        for (const { i, item, k } of keyed) {
-          if (outcomes[i] === null && !fresh.has(`${item.key}\u0000${k.kind}\u0000${k.value}`)) outcomes[i] = { status: 'replay', kind: k.kind };
-        }
+             where replay_keys.expires_at <= $8::timestamptz
+           returning session_id, kind, value)
+         select session_id, seq, head_hash, pruned_at, null as kind, null as value from heads
+         union all select session_id, null, null, null, kind, value from keys`,
+        [order.map((i) => batch[i].key),
+          keyed.map((x) => x.item.key), keyed.map((x) => x.k.kind), keyed.map((x) => x.k.value), keyed.map((x) => x.item.value.keysExpireAt),
+          keyed.map((x) => x.item.value.expected.seq), keyed.map((x) => x.item.value.expected.headHash), new Date().toISOString()],
+      );
+      const heads = new Map<string, LockedHead>();
+      const fresh = new Set<string>();
+      for (const r of rows) {
+        if (r.kind === null) {
+          heads.set(String(r.session_id), { seq: Number(r.seq), headHash: r.head_hash === null ? null : String(r.head_hash), pruned: r.pruned_at !== null, changed: false });
+        } else fresh.add(`${String(r.session_id)}\u0000${String(r.kind)}\u0000${String(r.value)}`);
       }
       const cols = new EntryColumns();
       const committed: { id: string; p: PreparedStep }[] = [];
-      batch.forEach((item, i) => {
-        if (outcomes[i] !== null) return;
+      const outcomes = batch.map((item): StepCommitOutcome | Error => {
+        const head = heads.get(item.key);
+        if (!head) return new StoreError('unavailable', `chain head for ${item.key} was not returned`);
+        if (head.pruned) return new StoreError('conflict', `session ${item.key} was pruned; its chain is closed`);
         const p = item.value;
-        outcomes[i] = { status: 'committed', appended: cols.add(item.key, heads.get(item.key)!, p.append, p) };
+        if (head.seq !== p.expected.seq || head.headHash !== p.expected.headHash) {
+          return { status: 'stale_head', head: head.headHash === null ? null : { seq: head.seq, entryHash: head.headHash } };
+        }
+        const taken = p.keys.find((k) => !fresh.has(`${item.key}\u0000${k.kind}\u0000${k.value}`));
+        if (taken) return { status: 'replay', kind: taken.kind };
         committed.push({ id: item.key, p });
+        return { status: 'committed', appended: cols.add(item.key, head, p.append, p) };
       });
-      await writeEntries(query, cols, heads);
-      const rows = committed.filter(({ p }) => p.stateJcs ?? p.intentJcs ?? p.keyId ?? p.closedAt);
-      if (rows.length > 0) {
+      if (cols.length > 0) {
+        // Entries with their decisions, head moves and session rows: one statement.
+        const rowsOf = committed.filter(({ p }) => p.stateJcs ?? p.intentJcs ?? p.keyId ?? p.closedAt);
         await query(
-          `update sessions as s
-              set state_jcs = coalesce(v.state_jcs, s.state_jcs), intent_jcs = coalesce(v.intent_jcs, s.intent_jcs),
-                  key_id = coalesce(v.key_id, s.key_id), closed_at = coalesce(s.closed_at, v.closed_at)
-             from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[]) as v(id, state_jcs, intent_jcs, key_id, closed_at)
-            where s.id = v.id`,
-          [rows.map((r) => r.id), rows.map((r) => r.p.stateJcs), rows.map((r) => r.p.intentJcs), rows.map((r) => r.p.keyId), rows.map((r) => r.p.closedAt)],
+          `with ${ENTRY_WRITES},
+           session_rows as (
+             update sessions as s
+                set state_jcs = coalesce(v.state_jcs, s.state_jcs), intent_jcs = coalesce(v.intent_jcs, s.intent_jcs),
+                    key_id = coalesce(v.key_id, s.key_id), closed_at = coalesce(s.closed_at, v.closed_at)
+               from unnest($19::text[], $20::text[], $21::text[], $22::text[], $23::timestamptz[]) as v(id, state_jcs, intent_jcs, key_id, closed_at)
+              where s.id = v.id)
+           select 1`,
+          [...entryWriteParams(cols, heads),
+            rowsOf.map((r) => r.id), rowsOf.map((r) => r.p.stateJcs), rowsOf.map((r) => r.p.intentJcs), rowsOf.map((r) => r.p.keyId), rowsOf.map((r) => r.p.closedAt)],
         );
       }
       for (const { p } of committed) {
@@ -583,7 +625,7 @@ export class DrizzleGuardianStore implements DurableStore {
           [c.id, c.tenantId ?? null, c.agentId, c.keyId ?? null, c.helloJcs, c.intentJcs, c.stateJcs, c.parentSessionId ?? null, c.createdAt?.toISOString() ?? null],
         );
       }
-      return outcomes as (StepCommitOutcome | Error)[];
+      return outcomes;
     }));
   }
 

@@ -12,7 +12,9 @@ export interface QueuedItem<T, R> {
 /**
  * Runs `commit` on batches of queued items. Items with the same key keep their arrival order: a key in
  * flight in one batch is held back from concurrent batches, and a held-back item holds back its
- * successors. `commit` returns one outcome per item (a result or an Error) or throws for the whole batch.
+ * successors. With `onePerKey`, a batch also holds at most one item per key (for items placed against a head
+ * they expect, which a same-key neighbour in the batch would move). `commit` returns one outcome per item (a
+ * result or an Error) or throws for the whole batch.
  */
 export class GroupCommitQueue<T, R> {
   readonly #queue: QueuedItem<T, R>[] = [];
@@ -24,6 +26,7 @@ export class GroupCommitQueue<T, R> {
     private readonly commit: (batch: QueuedItem<T, R>[]) => Promise<(R | Error)[]>,
     private readonly maxBatch: number,
     private readonly maxConcurrent: number,
+    private readonly onePerKey = false,
   ) {}
 
   enqueue(key: string, value: T): Promise<R> {
@@ -49,8 +52,10 @@ export class GroupCommitQueue<T, R> {
       const held = new Set<string>();
       let kept = 0;
       for (const item of this.#queue) {
-        if (batch.length < this.maxBatch && !this.#inFlight.has(item.key) && !held.has(item.key)) batch.push(item);
-        else {
+        if (batch.length < this.maxBatch && !this.#inFlight.has(item.key) && !held.has(item.key)) {
+          batch.push(item);
+          if (this.onePerKey) held.add(item.key);
+        } else {
           held.add(item.key);
           this.#queue[kept++] = item;
         }

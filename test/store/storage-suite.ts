@@ -248,6 +248,25 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
         await expectLinearChain(store, sessionId, 1);
       });
 
+      it('of two steps of one session at one head queued behind other work, one commits and the other is told the head moved', async () => {
+        const sessionId = await newSession(store);
+        const others = await Promise.all(Array.from({ length: 6 }, () => newSession(store)));
+        // The other sessions' steps take every transaction slot first, so the two meet in one queued batch.
+        const second = step(sessionId, 101, null);
+        const outcomes = await Promise.all([
+          ...others.map((id, i) => store.commitStep(id, step(id, i, null))),
+          store.commitStep(sessionId, step(sessionId, 100, null)),
+          store.commitStep(sessionId, second),
+        ]);
+        const [a, b] = outcomes.slice(-2);
+        expect(a.status).toBe('committed');
+        expect(b).toEqual({ status: 'stale_head', head: headOf(a) });
+        await expectLinearChain(store, sessionId, 1);
+        // The stale step's keys were not burnt: re-placed at the head, it commits.
+        expect((await store.commitStep(sessionId, { ...second, expectedHead: headOf(a) })).status).toBe('committed');
+        await expectLinearChain(store, sessionId, 2);
+      });
+
       it('seals a session and opens a subagent session in the same commit; a sealed chain gets a signed head', async () => {
         const sessionId = await newSession(store);
         const childId = randomUUID();
