@@ -65,6 +65,26 @@ export interface ActivationResult {
   smokeCases: number;
   signature: SignatureCheck['status'];
   durationMs: number;
+  /** Where `durationMs` went, step by step (bench/lifecycle.ts prints their medians). */
+  phasesMs: ActivationPhases;
+}
+
+/** Wall-clock milliseconds of each step of one activation, in order. */
+export interface ActivationPhases {
+  /** Finding the reference in the registry. */
+  resolve: number;
+  /** The bundle's bytes: from memory (recent bundles) or from the store. */
+  read: number;
+  /** The unpack worker (gunzip, untar, JSON, sha256, signature, smoke file), hand-over included. */
+  unpack: number;
+  /** The new engine: compile, instantiate, base document, warm-up, smoke cases. */
+  engine: number;
+  /** Loading into every pool worker (poolSize only). */
+  pool?: number;
+  /** Writing the activation row (before the swap: the store says what is in force). */
+  record: number;
+  /** Swap, audit row and fleet signal. */
+  publish: number;
 }
 
 export interface ReplicaStatus {
@@ -134,8 +154,7 @@ export class LifecycleNode {
     } else if (this.options.initialBundle) {
       const record = await this.registry.register(this.options.initialBundle.bytes, this.options.initialBundle.source);
       version = await this.#loadForServing(this.options.initialBundle.bytes);
-      await this.store.activatePolicyBundle(record.sha256, `startup:${this.replicaId}`);
-      this.#lastActivationId = (await this.registry.active())?.id ?? 0;
+      this.#lastActivationId = await this.registry.recordActivation(record.sha256, `startup:${this.replicaId}`);
     } else {
       throw new LifecycleError('not_found', 'no active policy bundle in the store and no initial bundle given');
     }
@@ -199,6 +218,7 @@ export class LifecycleNode {
     const version = await this.#loadChecked(bytes);
     const size = this.options.poolSize;
     if (!size) return version;
+    const started = performance.now();
     try {
       if (this.#pool) version.pooled = await this.#pool.loadVersion(bytes, { revision: version.revision });
       else {
@@ -212,6 +232,7 @@ export class LifecycleNode {
     } catch (e) {
       throw new LifecycleError('load_failed', `bundle does not load in the policy worker pool: ${(e as Error).message}`);
     }
+    version.loadMs.pool = performance.now() - started;
     return version;
   }
 
@@ -233,23 +254,33 @@ export class LifecycleNode {
     try {
       const before = this.#slot ? null : await this.registry.active();
       target = await this.registry.resolve(ref);
-      const version = await this.#loadForServing(await this.registry.bytes(target.sha256));
-      let own: Record<string, unknown>[];
+      const resolved = performance.now();
+      const bytes = await this.registry.bytes(target.sha256);
+      const read = performance.now();
+      const version = await this.#loadForServing(bytes);
+      const loaded = performance.now();
+      let activationId: number;
       try {
-        // Recorded before the swap: if the store refuses, the old version stays in force (and is what the store says).
-        await this.store.activatePolicyBundle(target.sha256, by);
-        // Our own row (the newest for this bundle), not whatever is newest: another replica may have activated since.
-        own = await this.store.query('SELECT max(id) AS id FROM policy_activations WHERE bundle_sha256 = $1', [target.sha256]);
+        // Recorded before the swap: if the store refuses, the old version stays in force (and is what the store
+        // says). The id is our own row's, not whatever is newest: another replica may have activated since.
+        activationId = await this.registry.recordActivation(target.sha256, by);
       } catch (e) {
         version.pooled?.retire();
         throw e;
       }
-      const previous = this.#install(version, own[0]?.id == null ? undefined : Number(own[0].id));
+      const recorded = performance.now();
+      const previous = this.#install(version, activationId);
       await this.registry.audit(by, 'activate', `${target.revision} ${target.sha256}`, 'ok');
       await this.#notify();
+      const finished = performance.now();
+      const { unpack, engine, pool } = version.loadMs;
       const result: ActivationResult = {
         sha256: target.sha256, revision: version.revision, previousRevision: previous?.revision ?? before?.revision ?? null,
-        smokeCases: version.smokeCases, signature: version.signature, durationMs: performance.now() - started,
+        smokeCases: version.smokeCases, signature: version.signature, durationMs: finished - started,
+        phasesMs: {
+          resolve: resolved - started, read: read - resolved, unpack, engine, ...(pool !== undefined ? { pool } : {}),
+          record: recorded - loaded, publish: finished - recorded,
+        },
       };
       this.#log(`activated ${result.revision} (${result.sha256.slice(0, 12)}) by ${by} in ${result.durationMs.toFixed(1)} ms`);
       return result;

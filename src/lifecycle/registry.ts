@@ -33,6 +33,10 @@ export interface ActivationEntry {
 
 const asDate = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
 
+const registeredBundle = (r: Record<string, unknown>): RegisteredBundle => ({
+  sha256: String(r.sha256), revision: String(r.revision), source: r.source === null ? null : String(r.source), createdAt: asDate(r.created_at),
+});
+
 /** Bundles whose bytes a registry keeps in memory (pushed through it or read recently): rollback, push → activate. */
 const RECENT_BUNDLES = 4;
 
@@ -65,11 +69,16 @@ export class BundleRegistry {
 
   async list(): Promise<RegisteredBundle[]> {
     const rows = await this.store.query('SELECT sha256, revision, source, created_at FROM policy_bundles ORDER BY created_at, sha256');
-    return rows.map((r) => ({ sha256: String(r.sha256), revision: String(r.revision), source: r.source === null ? null : String(r.source), createdAt: asDate(r.created_at) }));
+    return rows.map(registeredBundle);
   }
 
   /** `ref` = full sha256, a unique sha256 prefix (≥ 8 hex digits), or a manifest revision (newest bundle with it). */
   async resolve(ref: string): Promise<RegisteredBundle> {
+    // A full sha256 (activations, rollback, replicas following the store): one row, whatever the registry's size.
+    if (/^[0-9a-f]{64}$/.test(ref)) {
+      const rows = await this.store.query('SELECT sha256, revision, source, created_at FROM policy_bundles WHERE sha256 = $1', [ref]);
+      if (rows[0]) return registeredBundle(rows[0]);
+    }
     const all = await this.list();
     const exact = all.find((b) => b.sha256 === ref);
     if (exact) return exact;
@@ -117,6 +126,19 @@ export class BundleRegistry {
   async activations(limit = 100): Promise<ActivationEntry[]> {
     const rows = await this.store.query('SELECT id, bundle_sha256, revision, activated_by, activated_at FROM policy_activations ORDER BY id DESC LIMIT $1', [limit]);
     return rows.map((r) => ({ id: Number(r.id), sha256: String(r.bundle_sha256), revision: String(r.revision), activatedBy: r.activated_by === null ? null : String(r.activated_by), activatedAt: asDate(r.activated_at) }));
+  }
+
+  /**
+   * Appends an activation of a registered bundle and returns its id: one statement (the store's
+   * activatePolicyBundle, then a query for the id, took three round trips on an activation's critical path).
+   */
+  async recordActivation(sha256: string, by: string | null): Promise<number> {
+    const rows = await this.store.query(
+      'INSERT INTO policy_activations (bundle_sha256, revision, activated_by) SELECT sha256, revision, $2 FROM policy_bundles WHERE sha256 = $1 RETURNING id',
+      [sha256, by],
+    );
+    if (rows.length === 0) throw new LifecycleError('not_found', `bundle ${sha256} is not in the registry`);
+    return Number(rows[0].id);
   }
 
   /** The newest activation (id lets replicas detect a re-activation of the same bundle). */

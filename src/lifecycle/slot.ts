@@ -5,6 +5,7 @@
 // heavy, engine-independent part of a load (gunzip, JSON, hashes, signature) runs in a worker (unpack-thread.ts).
 // Shadow mode: a second engine evaluates the same input after the enforcing answer is settled (setImmediate,
 // off the critical path); differences are counted and handed to a sink, never enforced.
+import { performance } from 'node:perf_hooks';
 import { isDeepStrictEqual } from 'node:util';
 import { createWasmPolicyEngine, type WasmBundleParts, type WasmPolicyEngine, type WasmPolicyEngineOptions } from '../policy/engine.ts';
 import type { PolicyEngine, PolicyEvaluation, PolicyInput } from '../policy/types.ts';
@@ -27,6 +28,8 @@ export interface LoadedVersion {
   smokeCases: number;
   signature: SignatureCheck['status'];
   loadedAt: Date;
+  /** Wall-clock time of each loading step (ActivationResult.phasesMs). */
+  loadMs: { unpack: number; engine: number; pool?: number };
 }
 
 export interface ShadowDifference {
@@ -61,6 +64,7 @@ const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmedi
  * parsing the data text into its heap, the warm-up and the smoke cases.
  */
 export async function loadUnpacked(bytes: Uint8Array, unpacked: UnpackedBundle, settings: EngineSettings = {}): Promise<LoadedVersion> {
+  const started = performance.now();
   await yieldToEventLoop();
   let engine: WasmPolicyEngine;
   try {
@@ -73,7 +77,10 @@ export async function loadUnpacked(bytes: Uint8Array, unpacked: UnpackedBundle, 
   }
   await yieldToEventLoop();
   const smokeCases = await runSmokeCases(engine, unpacked.smokeCases);
-  return { engine, sha256: unpacked.sha256, revision: engine.revision, smokeCases, signature: unpacked.signature.status, loadedAt: new Date() };
+  return {
+    engine, sha256: unpacked.sha256, revision: engine.revision, smokeCases, signature: unpacked.signature.status, loadedAt: new Date(),
+    loadMs: { unpack: 0, engine: performance.now() - started },
+  };
 }
 
 /**
@@ -81,8 +88,12 @@ export async function loadUnpacked(bytes: Uint8Array, unpacked: UnpackedBundle, 
  * loads and smoke-tests a bundle. With `unpackThread` the reading and verifying run in that worker thread.
  */
 export async function loadVersion(bytes: Uint8Array, settings: EngineSettings = {}, verification?: BundleVerificationConfig, unpackThread?: BundleUnpackThread): Promise<LoadedVersion> {
+  const started = performance.now();
   const unpacked = unpackThread ? await unpackThread.unpack(bytes, verification) : await unpackBundle(bytes, verification);
-  return loadUnpacked(bytes, unpacked, settings);
+  const unpackMs = performance.now() - started;
+  const version = await loadUnpacked(bytes, unpacked, settings);
+  version.loadMs.unpack = unpackMs;
+  return version;
 }
 
 export class PolicySlot implements PolicyEngine {

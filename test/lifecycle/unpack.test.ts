@@ -84,4 +84,31 @@ describe('bundle unpacking off the event loop', () => {
     // The thread keeps serving after a refusal.
     expect((await thread.unpack(bytes, undefined)).sha256).toBe(here.sha256);
   });
+
+  it('a sole /data.json reaches the engine as its own text (not re-serialised): a 23-digit number stays exact; a BOM is dropped', async () => {
+    // JSON.parse + JSON.stringify would turn the number into 1.2345678901234568e+22.
+    const text = '{"verdict": {"value": "allow"},\n "team": {"name": "exact"}, "n": 12345678901234567890123}';
+    const manifest = { revision: 'raw-1', roots: [''], wasm: [{ entrypoint: 'acs/decision', module: '/policy.wasm' }] };
+    const tarball = (data: Uint8Array): Uint8Array =>
+      new Uint8Array(gzipSync(writeTar([{ name: '/.manifest', data: enc.encode(JSON.stringify(manifest)) }, { name: '/data.json', data }, { name: '/policy.wasm', data: wasm }])));
+    const plain = await thread.unpack(tarball(enc.encode(text)), undefined);
+    expect(Buffer.from(plain.parts?.dataJson ?? []).toString()).toBe(text);
+    const withBom = await unpackBundle(tarball(new Uint8Array([0xef, 0xbb, 0xbf, ...enc.encode(text)])), undefined);
+    expect(Buffer.from(withBom.parts?.dataJson ?? []).toString()).toBe(text);
+    const activation = await node.push(tarball(new Uint8Array([0xef, 0xbb, 0xbf, ...enc.encode(text)])), { source: 'test', activate: true, by: 'ops' });
+    expect(activation.activation?.revision).toBe('raw-1');
+    expect((await node.engine.evaluate(input)).decision).toEqual({ decision: 'allow', reasoning: 'exact' });
+  });
+
+  it('an activation reports where its time went', async () => {
+    const result = await node.push(bundleWithoutRevision(wasm, 'allow', 'phases'), { source: 'test', activate: true, by: 'ops' });
+    const phases = result.activation?.phasesMs;
+    expect(phases).toBeDefined();
+    const steps = Object.values(phases ?? {});
+    expect(steps).toHaveLength(6);
+    for (const ms of steps) expect(ms).toBeGreaterThanOrEqual(0);
+    expect(phases?.unpack).toBeGreaterThan(0);
+    expect(phases?.engine).toBeGreaterThan(0);
+    expect(steps.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(result.activation?.durationMs ?? 0);
+  });
 });
