@@ -4,7 +4,7 @@
 // projected, so the input stays small however long the session runs (input is serialised per evaluation).
 import type { Json } from '../store/types.ts';
 import type { PolicyInput } from './types.ts';
-import { collectProvenance, lineageOf, type SessionState, type Trust } from './session-state.ts';
+import { collectProvenance, lineageOf, ownValue, provenanceRecord, setOwn, type SessionState, type Trust } from './session-state.ts';
 
 export interface ClientCapabilities {
   /** §6.5: false ⇒ the Guardian must not answer MODIFY. */
@@ -36,16 +36,26 @@ export function policyParams(params: Json): Json {
   return rest;
 }
 
-function windowCounts(state: SessionState, nowMs: number, windowMs: number): { total: number; by_tool: Record<string, number> } {
-  const by_tool: Record<string, number> = {};
-  let total = 0;
-  for (const c of state.recent_tool_calls) {
-    if (c.at_ms > nowMs - windowMs && c.at_ms <= nowMs) {
-      total += 1;
-      by_tool[c.tool] = (by_tool[c.tool] ?? 0) + 1;
-    }
+interface WindowCount {
+  total: number;
+  by_tool: Record<string, number>;
+}
+
+function countIn(window: WindowCount, tool: string): void {
+  window.total += 1;
+  setOwn(window.by_tool, tool, (ownValue(window.by_tool, tool) ?? 0) + 1);
+}
+
+/** Tool calls in the minute and the hour ending at `nowMs` (both windows in one pass over the bounded history). */
+function windowCounts(state: SessionState, nowMs: number): { minute: WindowCount; hour: WindowCount } {
+  const minute: WindowCount = { total: 0, by_tool: {} };
+  const hour: WindowCount = { total: 0, by_tool: {} };
+  for (const [tool, atMs] of state.recent_tool_calls) {
+    if (atMs > nowMs || atMs <= nowMs - 3_600_000) continue;
+    countIn(hour, tool);
+    if (atMs > nowMs - 60_000) countIn(minute, tool);
   }
-  return { total, by_tool };
+  return { minute, hour };
 }
 
 /** The `input.session` projection of the state for one step. */
@@ -56,12 +66,12 @@ export function sessionProjection(state: SessionState, params: Json): JsonObject
   const lineage: Record<string, string[]> = {};
   const records: JsonObject = {};
   const project = (id: string): void => {
-    const rec = state.provenance.records[id];
-    trust[id] = rec ? rec.trust : 'unknown';
+    const rec = provenanceRecord(state, id);
+    setOwn(trust, id, rec ? rec.trust : 'unknown');
     if (rec) {
       const r: JsonObject = { origin: rec.origin, trust: rec.trust, step_id: rec.step_id, step_index: rec.step_index, turn_index: rec.turn_index, path: rec.path, derived_from: rec.derived_from };
       if (rec.source_id !== undefined) r.source_id = rec.source_id;
-      records[id] = r;
+      setOwn(records, id, r);
     }
   };
   for (const id of referenced) {
@@ -69,14 +79,13 @@ export function sessionProjection(state: SessionState, params: Json): JsonObject
     // Bounded: trust already folds the whole lineage in (minimum at record time); the projection only
     // names the nearest ancestors for citation, so a long derivation chain cannot blow the input up.
     const ancestors = lineageOf(state, id, MAX_PROJECTED_ANCESTORS);
-    lineage[id] = ancestors;
+    setOwn(lineage, id, ancestors);
     for (const a of ancestors) project(a);
   }
   const currentStepId = isObject(params) && typeof params.request_id === 'string' ? params.request_id : undefined;
   const stamp = isObject(params) && typeof params.timestamp === 'string' ? Date.parse(params.timestamp) : NaN;
   const nowMs = Number.isFinite(stamp) ? stamp : 0;
-  const minute = windowCounts(state, nowMs, 60_000);
-  const hour = windowCounts(state, nowMs, 3_600_000);
+  const { minute, hour } = windowCounts(state, nowMs);
   const effective = new Set<string>(state.intent?.parsed ?? []);
   for (const ext of state.intent_extensions) for (const c of ext.capabilities) effective.add(c);
 

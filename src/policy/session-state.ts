@@ -58,6 +58,9 @@ export interface RecentStep {
   decision?: string;
 }
 
+/** A tool call in the rate-window history: the tool name (`''` when unnamed) and its timestamp in ms. */
+export type RecentToolCall = [tool: string, at_ms: number];
+
 export interface ApprovalGrant {
   /** The step that raised the ASK. */
   ask_step_id: string;
@@ -70,6 +73,14 @@ export interface ApprovalGrant {
   provenance?: Json;
   /** A `this_request` grant serves exactly the next tool call (the retried request): that step's id. */
   consumed_by?: string;
+}
+
+export interface SkillRegistration {
+  digest: string | null;
+  step_id: string;
+  declared_capabilities: string[];
+  composed_skills: string[];
+  approved: boolean;
 }
 
 export interface IntentState {
@@ -112,15 +123,23 @@ export interface SessionState {
       earliest_step_id_by_origin: Record<string, string>;
       max_lineage_depth: number;
     };
+    /** Records by provenance id; the newest are in `recent_records` until there are enough to fold in. */
     records: Record<string, ProvenanceRecord>;
+    /**
+     * The records added since the last fold into `records` (at most RECENT_RECORDS_FOLD): a step that records
+     * provenance copies this small map, not every record of the session. Read both through
+     * `provenanceRecord()`. Absent in states written before it existed.
+     */
+    recent_records?: Record<string, ProvenanceRecord>;
     /** Number of records (kept so the cap check is O(1)); absent in states written before it existed. */
     record_count?: number;
   };
   taint: { earliest_untrusted: TaintMark | null; latest_untrusted: TaintMark | null; untrusted_steps: number };
   recent_steps: RecentStep[];
-  recent_tool_calls: { step_id: string; tool: string; at_ms: number }[];
+  /** The newest tool calls as `[tool, at_ms]` (the timestamp they carried): what the rate windows count. */
+  recent_tool_calls: RecentToolCall[];
   approvals: ApprovalGrant[];
-  skills: { registered: Record<string, { digest: string | null; step_id: string; declared_capabilities: string[]; composed_skills: string[]; approved: boolean }>; loaded: string[] };
+  skills: { registered: Record<string, SkillRegistration>; loaded: string[] };
 }
 
 export interface SessionStateOptions {
@@ -137,6 +156,8 @@ export interface SessionStateOptions {
 const DEFAULT_RECENT_STEPS = 20;
 const DEFAULT_RECENT_TOOL_CALLS = 200;
 const DEFAULT_MAX_PROVENANCE = 4096;
+/** New records are folded into `provenance.records` in batches of this many (one copy of the big map per batch). */
+const RECENT_RECORDS_FOLD = 64;
 
 export function initialSessionState(init: {
   session_id: string;
@@ -171,6 +192,7 @@ export function initialSessionState(init: {
     provenance: {
       summary: { origins_seen: [], entry_count: 0, entry_count_by_origin: {}, earliest_step_id_by_origin: {}, max_lineage_depth: 0 },
       records: {},
+      recent_records: {},
       record_count: 0,
     },
     taint: { earliest_untrusted: null, latest_untrusted: null, untrusted_steps: 0 },
@@ -265,47 +287,22 @@ function clone<T>(v: T): T {
 }
 
 /**
- * A copy whose every container this module mutates is fresh, sharing the immutable leaves (provenance
- * records, recent-step entries, approvals): O(size of the containers), not a deep clone of the session
- * (structuredClone of a long session cost ~90 ms per step at 5 000 records).
+ * `obj[key]` when `key` is the object's own member. State maps are keyed by client-chosen names (tool names,
+ * provenance ids, skill ids): a plain index would read `Object.prototype` for `constructor` or `__proto__`.
  */
-function copyState(state: SessionState): SessionState {
-  return {
-    ...state,
-    intent_extensions: [...state.intent_extensions],
-    turn: { ...state.turn },
-    counters: {
-      ...state.counters,
-      steps_by_method: { ...state.counters.steps_by_method },
-      tool_calls_by_tool: { ...state.counters.tool_calls_by_tool },
-    },
-    provenance: {
-      ...state.provenance,
-      summary: {
-        ...state.provenance.summary,
-        origins_seen: [...state.provenance.summary.origins_seen],
-        entry_count_by_origin: { ...state.provenance.summary.entry_count_by_origin },
-        earliest_step_id_by_origin: { ...state.provenance.summary.earliest_step_id_by_origin },
-      },
-      records: { ...state.provenance.records },
-    },
-    taint: { ...state.taint },
-    recent_steps: [...state.recent_steps],
-    recent_tool_calls: [...state.recent_tool_calls],
-    approvals: [...state.approvals],
-    skills: { registered: { ...state.skills.registered }, loaded: [...state.skills.loaded] },
-  };
+export function ownValue<T>(obj: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.prototype.hasOwnProperty.call(obj, key) ? obj[key] : undefined;
 }
 
-/** Drops the oldest tenth of the records (by step) once over the cap: new data is what later steps cite. */
-function evictOldRecords(next: SessionState, maxRecords: number): void {
-  const ids = Object.keys(next.provenance.records);
-  next.provenance.record_count = ids.length;
-  if (ids.length <= maxRecords) return;
-  const drop = ids.length - maxRecords + Math.ceil(maxRecords / 10);
-  const oldest = ids.sort((a, b) => next.provenance.records[a].step_index - next.provenance.records[b].step_index || (a < b ? -1 : 1)).slice(0, drop);
-  for (const id of oldest) delete next.provenance.records[id];
-  next.provenance.record_count = ids.length - oldest.length;
+/** A copy of `obj` with `key` set as an own member (a literal's computed key defines it, even `__proto__`). */
+function withMember<T>(obj: Readonly<Record<string, T>>, key: string, value: T): Record<string, T> {
+  return { ...obj, [key]: value };
+}
+
+/** `[...list, item]` keeping only the newest `keep` items (the bounded history arrays). */
+function appendBounded<T>(list: readonly T[], item: T, keep: number): T[] {
+  const grown = [...list, item];
+  return grown.length > keep ? grown.slice(grown.length - keep) : grown;
 }
 
 function toolOf(method: string, payload: JsonObject): { tool?: string; capability?: string; isToolCall: boolean } {
@@ -326,44 +323,65 @@ function timestampMs(ts: string | undefined): number {
   return Number.isFinite(ms) ? ms : 0;
 }
 
+/** Sets `key` as an own member of a fresh map (plain assignment of `__proto__` would set the prototype instead). */
+export function setOwn<T>(obj: Record<string, T>, key: string, value: T): void {
+  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
+}
+
+/** Drops the oldest tenth of the records (by step) once over the cap: new data is what later steps cite. */
+function evictOldRecords(records: Record<string, ProvenanceRecord>, maxRecords: number): number {
+  const ids = Object.keys(records);
+  if (ids.length <= maxRecords) return ids.length;
+  const drop = ids.length - maxRecords + Math.ceil(maxRecords / 10);
+  const oldest = ids.sort((a, b) => records[a].step_index - records[b].step_index || (a < b ? -1 : 1)).slice(0, drop);
+  for (const id of oldest) delete records[id];
+  return ids.length - oldest.length;
+}
+
 /**
  * Folds one evaluated step (the request params as received) into the state and returns the new state;
  * the input state is not mutated. Call it before building the policy input so counts include this step.
+ *
+ * Copy on write: the new state shares every member this step does not change with `state` (states are
+ * never mutated once returned), so a step costs what it changes, not the size of the session — the
+ * provenance records map is copied only by a step that records new provenance.
  */
 export function advanceSessionState(state: SessionState, method: string, params: Json, options: SessionStateOptions = {}): SessionState {
-  const next = copyState(state);
   const p = isObject(params) ? params : {};
   const payload = isObject(p.payload) ? p.payload : {};
   const metadata = isObject(p.metadata) ? p.metadata : {};
-  const stepId = str(p.request_id) ?? `step-${next.step_index}`;
+  const stepId = str(p.request_id) ?? `step-${state.step_index}`;
   const timestamp = str(p.timestamp) ?? '';
   const metaTurnId = str(metadata.turn_id) ?? null;
+  const counters = { ...state.counters, steps_by_method: withMember(state.counters.steps_by_method, method, (ownValue(state.counters.steps_by_method, method) ?? 0) + 1) };
+  const next: SessionState = { ...state, counters };
 
   // Turn bookkeeping (turnStart opens; a step naming an unseen turn opens one implicitly).
   if (method === 'steps/turnStart') {
-    next.turn = { id: str(payload.turn_id) ?? metaTurnId, index: next.turn.index + 1, step_count: 0, tool_call_count: 0, open: true };
-    next.counters.turns_total += 1;
-  } else if (metaTurnId !== null && metaTurnId !== next.turn.id) {
-    next.turn = { id: metaTurnId, index: next.turn.index + 1, step_count: 0, tool_call_count: 0, open: true };
-    next.counters.turns_total += 1;
+    next.turn = { id: str(payload.turn_id) ?? metaTurnId, index: state.turn.index + 1, step_count: 0, tool_call_count: 0, open: true };
+    counters.turns_total += 1;
+  } else if (metaTurnId !== null && metaTurnId !== state.turn.id) {
+    next.turn = { id: metaTurnId, index: state.turn.index + 1, step_count: 0, tool_call_count: 0, open: true };
+    counters.turns_total += 1;
+  } else {
+    next.turn = { ...state.turn };
   }
   next.turn.step_count += 1;
 
   next.step_index += 1;
-  next.counters.steps_total += 1;
-  next.counters.steps_by_method[method] = (next.counters.steps_by_method[method] ?? 0) + 1;
+  counters.steps_total += 1;
 
   const { tool, capability, isToolCall } = toolOf(method, payload);
   if (isToolCall) {
     next.turn.tool_call_count += 1;
-    next.counters.tool_calls_total += 1;
+    counters.tool_calls_total += 1;
     const key = tool ?? '';
-    next.counters.tool_calls_by_tool[key] = (next.counters.tool_calls_by_tool[key] ?? 0) + 1;
-    next.recent_tool_calls.push({ step_id: stepId, tool: key, at_ms: timestampMs(timestamp) });
+    counters.tool_calls_by_tool = withMember(state.counters.tool_calls_by_tool, key, (ownValue(state.counters.tool_calls_by_tool, key) ?? 0) + 1);
+    next.recent_tool_calls = appendBounded(state.recent_tool_calls, [key, timestampMs(timestamp)], options.recentToolCalls ?? DEFAULT_RECENT_TOOL_CALLS);
     // §9.1 scope this_request: pending grants apply to this call only, never to later ones.
-    next.approvals = next.approvals.map((g) => (g.scope === 'this_request' && g.consumed_by === undefined ? { ...g, consumed_by: stepId } : g));
-    const keep = options.recentToolCalls ?? DEFAULT_RECENT_TOOL_CALLS;
-    if (next.recent_tool_calls.length > keep) next.recent_tool_calls.splice(0, next.recent_tool_calls.length - keep);
+    const pending = (g: ApprovalGrant): boolean => g.scope === 'this_request' && g.consumed_by === undefined;
+    if (state.approvals.some(pending)) next.approvals = state.approvals.map((g) => (pending(g) ? { ...g, consumed_by: stepId } : g));
   }
 
   // Intent is fixed at sessionStart or the first agentTrigger (§8.4); later attempts are counted, not applied.
@@ -372,53 +390,82 @@ export function advanceSessionState(state: SessionState, method: string, params:
     else next.intent_change_attempts += 1;
   }
   if (method === 'steps/sessionStart' && typeof payload.policy_mode === 'string') next.policy_mode = payload.policy_mode;
-  if (method === 'steps/subagentStart') next.counters.subagents_started += 1;
+  if (method === 'steps/subagentStart') counters.subagents_started += 1;
   if (method === 'steps/sessionEnd') next.closed = true;
 
   if (method === 'steps/skillRegister' && typeof payload.skill_id === 'string') {
     const def = isObject(payload.definition) ? payload.definition : {};
     const comp = isObject(payload.composition) ? payload.composition : {};
-    next.skills.registered[payload.skill_id] = {
-      digest: normaliseDigest(def.digest),
-      step_id: stepId,
-      declared_capabilities: stringList(payload.declared_capabilities),
-      composed_skills: stringList(comp.composed_skills),
-      approved: true,
+    next.skills = {
+      ...state.skills,
+      registered: withMember<SkillRegistration>(state.skills.registered, payload.skill_id, {
+        digest: normaliseDigest(def.digest),
+        step_id: stepId,
+        declared_capabilities: stringList(payload.declared_capabilities),
+        composed_skills: stringList(comp.composed_skills),
+        approved: true,
+      }),
     };
   }
-  if (method === 'steps/skillLoad' && typeof payload.skill_id === 'string' && !next.skills.loaded.includes(payload.skill_id)) {
-    next.skills.loaded.push(payload.skill_id);
+  if (method === 'steps/skillLoad' && typeof payload.skill_id === 'string' && !state.skills.loaded.includes(payload.skill_id)) {
+    next.skills = { ...next.skills, loaded: [...state.skills.loaded, payload.skill_id] };
   }
   if (method === 'steps/skillUnload' && typeof payload.skill_id === 'string') {
-    next.skills.loaded = next.skills.loaded.filter((s) => s !== payload.skill_id);
+    const skillId = payload.skill_id;
+    next.skills = { ...next.skills, loaded: state.skills.loaded.filter((s) => s !== skillId) };
   }
 
   // Provenance: record each object once (first sighting wins), derive trust (§7.2), update the summary.
   const found = collectProvenance(payload);
   const maxRecords = options.maxProvenanceRecords ?? DEFAULT_MAX_PROVENANCE;
   let stepUntrusted: TaintMark | null = null;
-  const summary = next.provenance.summary;
+  const base = state.provenance.records;
+  const recentBase = state.provenance.recent_records ?? {};
+  const added = new Map<string, ProvenanceRecord>();
+  const lookup = (id: string): ProvenanceRecord | undefined => added.get(id) ?? ownValue(recentBase, id) ?? ownValue(base, id);
   for (const f of found) {
-    const existing = next.provenance.records[f.provenance_id];
-    const rec = existing ?? recordFor(next, f, stepId, options);
-    if (!existing) {
-      next.provenance.records[f.provenance_id] = rec;
-      next.provenance.record_count = (next.provenance.record_count ?? 0) + 1;
-      summary.entry_count += 1;
-      summary.entry_count_by_origin[f.origin] = (summary.entry_count_by_origin[f.origin] ?? 0) + 1;
-      if (!summary.origins_seen.includes(f.origin)) summary.origins_seen.push(f.origin);
-      if (summary.earliest_step_id_by_origin[f.origin] === undefined) summary.earliest_step_id_by_origin[f.origin] = stepId;
-      summary.max_lineage_depth = Math.max(summary.max_lineage_depth, rec.lineage_depth);
-    }
+    const existing = lookup(f.provenance_id);
+    const rec = existing ?? recordFor(lookup, f, stepId, next.step_index, next.turn.index, options);
+    if (!existing) added.set(f.provenance_id, rec);
     if (rec.trust !== 'trusted' && stepUntrusted === null) {
       stepUntrusted = { step_id: stepId, step_index: next.step_index, turn_index: next.turn.index, turn_id: next.turn.id, provenance_id: f.provenance_id, origin: f.origin };
     }
   }
-  if ((next.provenance.record_count ?? Object.keys(next.provenance.records).length) > maxRecords) evictOldRecords(next, maxRecords);
+  const recordCount = added.size > 0 ? (state.provenance.record_count ?? 0) + added.size : state.provenance.record_count;
+  const overCap = (recordCount ?? Object.keys(base).length + Object.keys(recentBase).length) > maxRecords;
+  if (added.size > 0 || overCap) {
+    let recent: Record<string, ProvenanceRecord> = { ...recentBase };
+    const summary = {
+      ...state.provenance.summary,
+      origins_seen: [...state.provenance.summary.origins_seen],
+      entry_count_by_origin: { ...state.provenance.summary.entry_count_by_origin },
+      earliest_step_id_by_origin: { ...state.provenance.summary.earliest_step_id_by_origin },
+    };
+    for (const [id, rec] of added) {
+      setOwn(recent, id, rec);
+      summary.entry_count += 1;
+      setOwn(summary.entry_count_by_origin, rec.origin, (ownValue(summary.entry_count_by_origin, rec.origin) ?? 0) + 1);
+      if (!summary.origins_seen.includes(rec.origin)) summary.origins_seen.push(rec.origin);
+      if (ownValue(summary.earliest_step_id_by_origin, rec.origin) === undefined) setOwn(summary.earliest_step_id_by_origin, rec.origin, stepId);
+      summary.max_lineage_depth = Math.max(summary.max_lineage_depth, rec.lineage_depth);
+    }
+    let records = base;
+    if (overCap || Object.keys(recent).length >= RECENT_RECORDS_FOLD) {
+      records = { ...base, ...recent };
+      recent = {};
+    }
+    const provenance: SessionState['provenance'] = { ...state.provenance, summary, records, recent_records: recent };
+    if (recordCount !== undefined) provenance.record_count = recordCount;
+    if (overCap) provenance.record_count = evictOldRecords(records, maxRecords);
+    next.provenance = provenance;
+  }
   if (stepUntrusted) {
-    if (next.taint.earliest_untrusted === null) next.taint.earliest_untrusted = stepUntrusted;
-    next.taint.latest_untrusted = stepUntrusted;
-    next.taint.untrusted_steps += 1;
+    next.taint = {
+      ...state.taint,
+      earliest_untrusted: state.taint.earliest_untrusted === null ? stepUntrusted : state.taint.earliest_untrusted,
+      latest_untrusted: stepUntrusted,
+      untrusted_steps: state.taint.untrusted_steps + 1,
+    };
   }
 
   const recent: RecentStep = {
@@ -433,16 +480,21 @@ export function advanceSessionState(state: SessionState, method: string, params:
   };
   if (tool !== undefined) recent.tool = tool;
   if (capability !== undefined) recent.capability = capability;
-  next.recent_steps.push(recent);
-  const keepSteps = options.recentSteps ?? DEFAULT_RECENT_STEPS;
-  if (next.recent_steps.length > keepSteps) next.recent_steps.splice(0, next.recent_steps.length - keepSteps);
+  next.recent_steps = appendBounded(state.recent_steps, recent, options.recentSteps ?? DEFAULT_RECENT_STEPS);
 
   if (method === 'steps/turnEnd') next.turn.open = false;
   return next;
 }
 
-function recordFor(state: SessionState, f: FoundProvenance, stepId: string, options: SessionStateOptions): ProvenanceRecord {
-  const override = options.originTrust?.[f.origin];
+function recordFor(
+  lookup: (id: string) => ProvenanceRecord | undefined,
+  f: FoundProvenance,
+  stepId: string,
+  stepIndex: number,
+  turnIndex: number,
+  options: SessionStateOptions,
+): ProvenanceRecord {
+  const override = options.originTrust ? ownValue(options.originTrust, f.origin) : undefined;
   // §7.2: agent_generated has the minimum trust of its lineage (no lineage → `unknown`); every other origin
   // starts at its default (or the policy override) and still never rises above a lower-trust parent.
   let trust: Trust =
@@ -450,11 +502,11 @@ function recordFor(state: SessionState, f: FoundProvenance, stepId: string, opti
       ? f.derived_from.length === 0
         ? 'unknown'
         : 'trusted'
-      : override ?? (DEFAULT_ORIGIN_TRUST as Record<string, Trust>)[f.origin] ?? 'unknown';
+      : override ?? ownValue(DEFAULT_ORIGIN_TRUST as Record<string, Trust>, f.origin) ?? 'unknown';
   if (f.origin === 'agent_generated' && override !== undefined) trust = minTrust(trust, override);
   let depth = 0;
   for (const parent of f.derived_from) {
-    const pr = state.provenance.records[parent];
+    const pr = lookup(parent);
     // A parent we never saw cannot vouch for anything.
     trust = minTrust(trust, pr ? pr.trust : 'unknown');
     depth = Math.max(depth, (pr?.lineage_depth ?? 0) + 1);
@@ -464,8 +516,8 @@ function recordFor(state: SessionState, f: FoundProvenance, stepId: string, opti
     derived_from: f.derived_from,
     trust,
     step_id: stepId,
-    step_index: state.step_index,
-    turn_index: state.turn.index,
+    step_index: stepIndex,
+    turn_index: turnIndex,
     path: f.path,
     lineage_depth: depth,
   };
@@ -473,16 +525,27 @@ function recordFor(state: SessionState, f: FoundProvenance, stepId: string, opti
   return rec;
 }
 
+/** The record of a provenance id this session has seen (and not evicted). */
+export function provenanceRecord(state: SessionState, id: string): ProvenanceRecord | undefined {
+  const recent = state.provenance.recent_records;
+  return (recent ? ownValue(recent, id) : undefined) ?? ownValue(state.provenance.records, id);
+}
+
+/** Every record the session holds, by provenance id (both layers; for inspection, not the per-step path). */
+export function provenanceRecords(state: SessionState): Record<string, ProvenanceRecord> {
+  return { ...state.provenance.records, ...state.provenance.recent_records };
+}
+
 /** Transitive ancestors of a provenance id (cycle-safe, sorted). */
 export function lineageOf(state: SessionState, provenanceId: string, limit = Infinity): string[] {
   // Breadth-first, so a bounded lineage keeps the nearest ancestors.
   const seen = new Set<string>();
-  const queue = [...(state.provenance.records[provenanceId]?.derived_from ?? [])];
+  const queue = [...(provenanceRecord(state, provenanceId)?.derived_from ?? [])];
   for (let i = 0; i < queue.length && seen.size < limit; i++) {
     const id = queue[i];
     if (seen.has(id)) continue;
     seen.add(id);
-    queue.push(...(state.provenance.records[id]?.derived_from ?? []));
+    queue.push(...(provenanceRecord(state, id)?.derived_from ?? []));
   }
   return [...seen].sort();
 }
@@ -490,20 +553,31 @@ export function lineageOf(state: SessionState, provenanceId: string, limit = Inf
 /**
  * Folds the decision delivered for a step into the state: deferral/ask/deny counters (the §6 deferral bound),
  * the step's decision in recent_steps, and a denied skillRegister is no longer an approved registration.
+ * Copy on write, like advanceSessionState.
  */
 export function recordDecision(state: SessionState, step: { step_id: string; method: string; params?: Json }, decision: string): SessionState {
-  const next = copyState(state);
-  if (decision === 'defer') next.counters.deferrals += 1;
-  if (decision === 'ask') next.counters.asks += 1;
-  if (decision === 'deny') next.counters.denials += 1;
-  const at = next.recent_steps.findIndex((s) => s.step_id === step.step_id);
-  if (at >= 0) next.recent_steps[at] = { ...next.recent_steps[at], decision };
+  const next: SessionState = { ...state };
+  if (decision === 'defer') next.counters = { ...state.counters, deferrals: state.counters.deferrals + 1 };
+  if (decision === 'ask') next.counters = { ...state.counters, asks: state.counters.asks + 1 };
+  if (decision === 'deny') next.counters = { ...state.counters, denials: state.counters.denials + 1 };
+  const at = state.recent_steps.findIndex((s) => s.step_id === step.step_id);
+  if (at >= 0) {
+    next.recent_steps = [...state.recent_steps];
+    next.recent_steps[at] = { ...state.recent_steps[at], decision };
+  }
   if (step.method === 'steps/skillRegister' && decision !== 'allow') {
-    for (const [id, reg] of Object.entries(next.skills.registered)) if (reg.step_id === step.step_id) next.skills.registered[id] = { ...reg, approved: false };
+    let registered: Record<string, SkillRegistration> | undefined;
+    for (const [id, reg] of Object.entries(state.skills.registered)) {
+      if (reg.step_id !== step.step_id) continue;
+      registered ??= { ...state.skills.registered };
+      setOwn(registered, id, { ...reg, approved: false });
+    }
+    if (registered) next.skills = { ...state.skills, registered };
   }
   if (step.method === 'steps/skillLoad' && decision !== 'allow') {
     const payload = isObject(step.params) && isObject(step.params.payload) ? step.params.payload : {};
-    if (typeof payload.skill_id === 'string') next.skills.loaded = next.skills.loaded.filter((s) => s !== payload.skill_id);
+    const skillId = payload.skill_id;
+    if (typeof skillId === 'string') next.skills = { ...next.skills, loaded: next.skills.loaded.filter((s) => s !== skillId) };
   }
   return next;
 }
@@ -513,14 +587,30 @@ export function recordDecision(state: SessionState, step: { step_id: string; met
  * parser_provenance, §9.1); `this_request` grants stay in `approvals` for policies to match.
  */
 export function recordApproval(state: SessionState, grant: ApprovalGrant): SessionState {
-  const next = copyState(state);
-  next.approvals.push(clone(grant));
+  const next: SessionState = { ...state, approvals: [...state.approvals, clone(grant)] };
   if (grant.scope === 'session' && grant.capabilities.length > 0) {
     const ext: SessionState['intent_extensions'][number] = { capabilities: [...grant.capabilities], approver: grant.approver, ask_step_id: grant.ask_step_id };
     if (grant.provenance !== undefined) ext.provenance = grant.provenance;
-    next.intent_extensions.push(ext);
+    next.intent_extensions = [...state.intent_extensions, ext];
   }
   return next;
+}
+
+/**
+ * A state read back from the store in the form this code writes. States written before recent_tool_calls
+ * became `[tool, at_ms]` pairs hold `{step_id, tool, at_ms}` objects; the windows count the same calls either
+ * way. Returns `state` itself when nothing is to convert (the per-step path reads its own states).
+ */
+export function upgradeSessionState(state: SessionState): SessionState {
+  const calls = state.recent_tool_calls as unknown[];
+  if (!Array.isArray(calls)) return { ...state, recent_tool_calls: [] };
+  if (calls.every((c) => Array.isArray(c))) return state;
+  const pairs: RecentToolCall[] = [];
+  for (const c of calls) {
+    if (Array.isArray(c)) pairs.push([String(c[0]), Number(c[1]) || 0]);
+    else if (isObject(c)) pairs.push([typeof c.tool === 'string' ? c.tool : '', typeof c.at_ms === 'number' ? c.at_ms : 0]);
+  }
+  return { ...state, recent_tool_calls: pairs };
 }
 
 /** Type guard for state read back from the store (fail closed: anything else is rebuilt by replay). */

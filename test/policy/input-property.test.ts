@@ -1,15 +1,16 @@
 // Robustness of the pure state functions on arbitrary (schema-invalid) params: they never throw, never
-// mutate their input, and are deterministic (replay rebuilds identical state).
+// mutate their input, and are deterministic (replay rebuilds identical state); a state stored as JSON and read
+// back (a restarted Guardian) gives the same policy inputs as the object the pipeline keeps (copy on write).
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { Json } from '../../src/store/types.ts';
 import { advanceSessionState, buildPolicyInput, initialSessionState, recordDecision } from '../../src/policy/index.ts';
 
 const methods = fc.constantFrom('steps/sessionStart', 'steps/agentTrigger', 'steps/turnStart', 'steps/userMessage', 'steps/toolCallRequest', 'steps/toolCallResult', 'steps/skillRegister', 'steps/skillLoad', 'steps/sessionEnd', 'protocols/MCP/tools/call', 'x/unknown');
-const provenance = fc.record({ provenance_id: fc.constantFrom('p1', 'p2', 'p3', 'p4'), origin: fc.constantFrom('user_input', 'tool_output', 'agent_generated', 'weird'), derived_from: fc.array(fc.constantFrom('p1', 'p2', 'p3', 'p9'), { maxLength: 3 }) });
+const provenance = fc.record({ provenance_id: fc.constantFrom('p1', 'p2', 'p3', 'p4', 'constructor', '__proto__'), origin: fc.constantFrom('user_input', 'tool_output', 'agent_generated', 'weird'), derived_from: fc.array(fc.constantFrom('p1', 'p2', 'p3', 'p9'), { maxLength: 3 }) });
 const payload = fc.oneof(
   fc.jsonValue() as fc.Arbitrary<Json>,
-  fc.record({ tool: fc.record({ name: fc.string() }), arguments: fc.dictionary(fc.string(), fc.record({ value: fc.jsonValue(), provenance })) }) as fc.Arbitrary<Json>,
+  fc.record({ tool: fc.record({ name: fc.oneof(fc.string(), fc.constantFrom('__proto__', 'hasOwnProperty')) }), arguments: fc.dictionary(fc.string(), fc.record({ value: fc.jsonValue(), provenance })) }) as fc.Arbitrary<Json>,
   fc.record({ content: fc.array(fc.record({ type: fc.constant('text'), value: fc.string(), provenance })) }) as fc.Arbitrary<Json>,
   fc.record({ intent: fc.jsonValue(), skill_id: fc.string(), definition: fc.jsonValue(), digest: fc.jsonValue() }) as fc.Arbitrary<Json>,
 );
@@ -35,11 +36,15 @@ describe('session state on arbitrary input', () => {
             const next = advanceSessionState(s, m, p);
             expect(JSON.stringify(s)).toBe(before);
             const input = buildPolicyInput(m, p, next, { modify_capable: true, ask_capable: false }, { now: 'n', policy_version: 'v' });
+            const stored = advanceSessionState(JSON.parse(before) as typeof s, m, p);
+            expect(JSON.stringify(buildPolicyInput(m, p, stored, { modify_capable: true, ask_capable: false }, { now: 'n', policy_version: 'v' }))).toBe(JSON.stringify(input));
             expect(input.method).toBe(m);
             const text = JSON.stringify(input);
             expect(JSON.stringify(JSON.parse(text))).toBe(text);
             expect(hasUndefined(input)).toBe(false);
+            const advanced = JSON.stringify(next);
             s = recordDecision(next, { step_id: String((p as { request_id?: unknown } | null)?.request_id ?? ''), method: m, params: p }, d);
+            expect(JSON.stringify(next)).toBe(advanced);
           }
           return JSON.stringify(s);
         };

@@ -11,6 +11,7 @@ import {
   recordDecision,
   type SessionState,
 } from '../../src/policy/index.ts';
+import { isSessionState, provenanceRecords, upgradeSessionState } from '../../src/policy/session-state.ts';
 
 const SESSION = '5b0e3c1a-1111-4222-8333-444455556666';
 let n = 0;
@@ -69,9 +70,9 @@ describe('advanceSessionState', () => {
       ['steps/agentResponse', params({ content: [{ type: 'text', value: 'd', provenance: prov('a4', 'agent_generated', ['never-seen']) }] })],
       ['steps/userMessage', params({ content: [{ type: 'text', value: 'x', provenance: prov('u2', 'user_input', ['t1']) }] })],
     ]);
-    const trust = Object.fromEntries(Object.entries(s.provenance.records).map(([k, v]) => [k, v.trust]));
+    const trust = Object.fromEntries(Object.entries(provenanceRecords(s)).map(([k, v]) => [k, v.trust]));
     expect(trust).toEqual({ u1: 'trusted', t1: 'untrusted', a1: 'trusted', a2: 'untrusted', c1: 'untrusted', a3: 'unknown', a4: 'unknown', u2: 'untrusted' });
-    expect(s.provenance.records.c1.lineage_depth).toBe(2);
+    expect(provenanceRecords(s).c1.lineage_depth).toBe(2);
     expect(s.provenance.summary.max_lineage_depth).toBe(2);
     expect(s.provenance.summary.origins_seen).toEqual(['user_input', 'tool_output', 'agent_generated']);
     expect(s.provenance.summary.entry_count_by_origin).toEqual({ user_input: 2, tool_output: 1, agent_generated: 5 });
@@ -82,7 +83,7 @@ describe('advanceSessionState', () => {
     const s = advanceSessionState(s0, 'steps/knowledgeRetrieval', params({ query: { value: 'q', provenance: prov('q1', 'user_input') }, results: [{ value: 'r', provenance: prov('r1', 'retrieved') }] }), {
       originTrust: { retrieved: 'trusted' },
     });
-    expect(s.provenance.records.r1.trust).toBe('trusted');
+    expect(provenanceRecords(s).r1.trust).toBe('trusted');
   });
 
   it('keeps taint history: earliest and latest untrusted step with turn indexes', () => {
@@ -124,15 +125,15 @@ describe('advanceSessionState', () => {
     for (let i = 0; i < 15; i++) {
       s = advanceSessionState(s, 'steps/userMessage', params({ content: [{ type: 'text', value: 'x', provenance: prov(`u${i}`, 'user_input') }] }), { maxProvenanceRecords: 10 });
     }
-    const ids = Object.keys(s.provenance.records);
+    const ids = Object.keys(provenanceRecords(s));
     expect(ids.length).toBeLessThanOrEqual(10);
     expect(s.provenance.record_count).toBe(ids.length);
     expect(ids).toContain('u14');
     expect(ids).not.toContain('u0');
     expect(s.provenance.summary.entry_count).toBe(15);
     s = advanceSessionState(s, 'steps/agentResponse', params({ content: [{ type: 'text', value: 'a', provenance: prov('a0', 'agent_generated', ['u0']) }, { type: 'text', value: 'b', provenance: prov('a14', 'agent_generated', ['u14']) }] }), { maxProvenanceRecords: 10 });
-    expect(s.provenance.records.a0.trust).toBe('unknown');
-    expect(s.provenance.records.a14.trust).toBe('trusted');
+    expect(provenanceRecords(s).a0.trust).toBe('unknown');
+    expect(provenanceRecords(s).a14.trust).toBe('trusted');
   });
 
   it('recordDecision and recordApproval leave the given state untouched', () => {
@@ -238,5 +239,81 @@ describe('buildPolicyInput', () => {
     expect(session.intent.effective_capabilities).toEqual(['filesystem.read', 'network.egress']);
     expect(session.intent.parsed).toEqual(['filesystem.read']);
     expect((session.approvals as unknown as Json[]).length).toBe(2);
+  });
+});
+
+describe('session state representation', () => {
+  const client = { modify_capable: true, ask_capable: true };
+  const facts = { now: 'x', policy_version: 'r' };
+
+  it('treats provenance ids, origins and tool names that are Object.prototype members as plain names', () => {
+    const s = run([
+      ['steps/userMessage', params({ content: [{ type: 'text', value: 'a', provenance: prov('constructor', 'user_input') }, { type: 'text', value: 'b', provenance: prov('__proto__', 'constructor') }] })],
+      ['steps/toolCallRequest', params({ tool: { name: '__proto__' }, arguments: {} })],
+      ['steps/toolCallRequest', params({ tool: { name: 'toString' }, arguments: {} })],
+    ]);
+    const records = provenanceRecords(s);
+    expect(Object.keys(records).sort()).toEqual(['__proto__', 'constructor']);
+    expect(Object.getOwnPropertyDescriptor(records, 'constructor')?.value.trust).toBe('trusted');
+    // An origin named like a prototype member has no default trust: unknown, not a function.
+    expect(Object.getOwnPropertyDescriptor(records, '__proto__')?.value.trust).toBe('unknown');
+    expect(JSON.parse(JSON.stringify(s.counters.tool_calls_by_tool))).toEqual({ ['__proto__']: 1, toString: 1 });
+    const p = params({ tool: { name: 'x' }, arguments: { a: { value: 1, provenance: prov('g', 'agent_generated', ['constructor', '__proto__']) } } });
+    const next = advanceSessionState(s, 'steps/toolCallRequest', p);
+    expect(provenanceRecords(next).g.trust).toBe('unknown');
+    const input = JSON.parse(JSON.stringify(buildPolicyInput('steps/toolCallRequest', p, next, client, facts))) as { session: { provenance: { trust: Record<string, string> }; counters: Record<string, Json> } };
+    expect(input.session.provenance.trust).toEqual({ g: 'unknown', constructor: 'trusted', ['__proto__']: 'unknown' });
+    expect(input.session.counters.tool_calls_last_minute_by_tool).toEqual({ ['__proto__']: 1, toString: 1, x: 1 });
+  });
+
+  it('keeps the newest records in a small layer: lookups, eviction and the persisted form agree across folds', () => {
+    let s = initialSessionState({ session_id: SESSION, agent_id: 'agent-1' });
+    let persisted = JSON.parse(JSON.stringify(s)) as SessionState;
+    const options = { maxProvenanceRecords: 150 };
+    for (let i = 0; i < 200; i++) {
+      const parent = i === 0 ? [] : [`r${i - 1}`];
+      const origin = i % 50 === 0 ? 'retrieved' : 'agent_generated';
+      const p = params({ content: [{ type: 'text', value: 'x', provenance: prov(`r${i}`, origin, origin === 'retrieved' ? undefined : parent) }] });
+      const live = advanceSessionState(s, 'steps/agentResponse', p, options);
+      const reread = advanceSessionState(persisted, 'steps/agentResponse', p, options);
+      // The live pipeline continues from the object it wrote; a restarted one from the stored JSON.
+      expect(JSON.stringify(buildPolicyInput('steps/agentResponse', p, reread, client, facts))).toBe(JSON.stringify(buildPolicyInput('steps/agentResponse', p, live, client, facts)));
+      s = live;
+      persisted = JSON.parse(JSON.stringify(live)) as SessionState;
+    }
+    const records = provenanceRecords(s);
+    expect(Object.keys(records).length).toBe(s.provenance.record_count);
+    expect(s.provenance.record_count).toBeLessThanOrEqual(150);
+    expect(records.r0).toBeUndefined();
+    expect(records.r199.trust).toBe('untrusted');
+    expect(records.r199.lineage_depth).toBe(49);
+    expect(Object.keys(s.provenance.recent_records ?? {}).length).toBeLessThan(64);
+    expect(Object.keys(s.provenance.records).length).toBeGreaterThan(64);
+  });
+
+  it('shares what a step does not change with the state it came from (copy on write)', () => {
+    const s0 = run([['steps/userMessage', params({ content: [{ type: 'text', value: 'a', provenance: prov('u1', 'user_input') }] })]]);
+    const s1 = advanceSessionState(s0, 'steps/userMessage', params({ content: [] }));
+    expect(s1.provenance).toBe(s0.provenance);
+    expect(s1.skills).toBe(s0.skills);
+    expect(s1.recent_tool_calls).toBe(s0.recent_tool_calls);
+    const s2 = recordDecision(s1, { step_id: s1.recent_steps[1].step_id, method: 'steps/userMessage' }, 'allow');
+    expect(s2.counters).toBe(s1.counters);
+    expect(s2.recent_steps[1].decision).toBe('allow');
+    expect(s1.recent_steps[1].decision).toBeUndefined();
+  });
+
+  it('reads tool-call history written as {step_id, tool, at_ms} objects (states stored before the pair form)', () => {
+    const at = (t: string): Json => params({ tool: { name: 'http' }, arguments: {} }, { timestamp: t });
+    const s = run([['steps/toolCallRequest', at('2026-03-01T09:59:30Z')], ['steps/toolCallRequest', at('2026-03-01T09:30:00Z')]]);
+    const legacy = { ...s, recent_tool_calls: s.recent_tool_calls.map(([tool, at_ms], i) => ({ step_id: `s${i}`, tool, at_ms })) } as unknown as SessionState;
+    expect(isSessionState(JSON.parse(JSON.stringify(legacy)))).toBe(true);
+    const upgraded = upgradeSessionState(legacy);
+    expect(upgraded.recent_tool_calls).toEqual(s.recent_tool_calls);
+    expect(upgradeSessionState(s)).toBe(s);
+    const p = at('2026-03-01T10:00:00Z');
+    const counters = (state: SessionState) => (buildPolicyInput('steps/toolCallRequest', p, advanceSessionState(state, 'steps/toolCallRequest', p), client, facts).session as Record<string, Json>).counters;
+    expect(counters(upgraded)).toEqual(counters(s));
+    expect(counters(upgraded)).toMatchObject({ tool_calls_last_minute: 2, tool_calls_last_hour: 3 });
   });
 });

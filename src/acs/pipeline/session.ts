@@ -2,6 +2,7 @@
 // freshness.ts] → agent/key binding, closed session and acs_version major (signed DENY, not errors: an error would fall to the
 // client's fail-open posture, GUIDE §4) → method negotiated (-32003) → timestamp (-32006).
 import { initialSessionState, isSessionState, type SessionState } from '../../policy/index.ts';
+import { upgradeSessionState } from '../../policy/session-state.ts';
 import type { SessionRecord } from '../../store/types.ts';
 import type { AcsDecision } from '../decisions/index.ts';
 import { AcsError, AcsErrorCode } from '../errors.ts';
@@ -19,7 +20,7 @@ export function negotiatedHello(session: SessionRecord): NegotiatedHello {
 
 /** The policy session state (src/policy/session-state.ts) held in SessionRecord.state; created on first use. */
 export function sessionState(session: SessionRecord): SessionState {
-  if (isSessionState(session.state)) return session.state;
+  if (isSessionState(session.state)) return upgradeSessionState(session.state);
   return initialSessionState({ session_id: session.id, agent_id: session.agentId, parent_session_id: session.parentSessionId, intent: session.intent });
 }
 
