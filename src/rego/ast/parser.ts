@@ -584,7 +584,11 @@ export class Parser {
 
   private parseLiteral(): Expr {
     const start = this.tok;
-    if (this.isKeyword(start, 'some')) return this.parseSome();
+    if (this.isKeyword(start, 'some')) {
+      // OPA takes `with` on `some x in xs`, not on a bare `some x` declaration.
+      const some = this.parseSome();
+      return some.terms.type === 'somein' ? this.withClauses(some) : some;
+    }
     if (this.isKeyword(start, 'every')) return this.withClauses(this.parseEvery());
     let negated = false;
     if (this.isKeyword(start, 'not')) {

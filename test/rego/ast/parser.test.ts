@@ -210,6 +210,13 @@ describe('expressions', () => {
     expect(e.with.map((w) => w.target)).toEqual([ref(v('input')), ref(v('data'), s('roles')), ref(v('count'))]);
     expect(e.with[2].value).toEqual(v('mock_count'));
   });
+  it('with on some … in and on every (OPA), not on a bare some declaration', () => {
+    const [e] = q('some x in input.xs with input as {"xs": [1]}');
+    expect(e.terms).toEqual({ type: 'somein', value: v('x'), domain: ref(v('input'), s('xs')) });
+    expect(e.with.map((w) => w.target)).toEqual([ref(v('input'))]);
+    expect(q('every x in input.xs { x > 0 } with input.xs as [1]')[0].with).toHaveLength(1);
+    expect(() => parseQuery('some x with input as 1')).toThrow(/unexpected with keyword/);
+  });
   it('x in xs and k, v in xs as expressions', () => {
     expect(q('1 in [1]')[0].terms).toEqual({ type: 'call', operator: op('internal', 'member_2'), args: [n('1'), { type: 'array', value: [n('1')] }] });
     expect(q('"a", 1 in {"a": 1}')[0].terms).toMatchObject({ type: 'call', operator: op('internal', 'member_3') });

@@ -1,5 +1,6 @@
-// `every` bodies reading `data`/`input`, and comprehensions whose head is written with operators: compiled
-// by our pipeline, linked to Wasm and evaluated by the unmodified opa-wasm host. Expected values are what
+// Constructs the compile stage once got wrong (`every` bodies reading `data`/`input`, comprehension heads
+// written with operators, `with` on `some … in`): compiled by our pipeline, linked to Wasm and evaluated by
+// the unmodified opa-wasm host. Expected values are what
 // OPA's semantics give (worked out by hand in each case).
 import { describe, expect, it } from 'vitest';
 import { loadPolicy } from '@open-policy-agent/opa-wasm';
@@ -132,5 +133,17 @@ union := [s1 - s2 | s3] if {
     expect(ev('t/cmp', input)).toEqual([false, true, false]);
     // OPA's reading: a one-element array holding the set union, not a comprehension.
     expect(ev('t/union', input)).toEqual([[1, 9]]);
+  }, 60_000);
+});
+
+describe('with on some … in', () => {
+  it('iterates the replaced document (OPA parses `with` after `some x in xs`)', async () => {
+    const src = `package t
+xs contains x if some x in input.xs with input.xs as [7, 8]
+plain contains x if some x in input.xs
+`;
+    const ev = await load(src, ['t/xs', 't/plain']);
+    expect(ev('t/xs', { xs: [1] })).toEqual([7, 8]);
+    expect(ev('t/plain', { xs: [1] })).toEqual([1]);
   }, 60_000);
 });
