@@ -15,6 +15,7 @@ import {
   type WasmPolicyEngine,
 } from '../../src/policy/index.ts';
 import { buildLibraryBundle, DEFAULT_BUNDLE_PATH, findingLiterals, readLibrary, ruleAnnotations } from '../../src/policy/library.ts';
+import { modificationViolation, pointersOverlap } from '../../src/acs/decisions/index.ts';
 
 const SESSION = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
 let seq = 0;
@@ -167,6 +168,36 @@ describe('the compiled library through the engine', () => {
     const dni = await decide(fresh(), 'steps/userMessage', say('DNI 12345678Z, Aadhaar 2345 6789 0124'));
     expect(dni.decision.modifications).toEqual({ redactions: [{ path: '/content/0/value', replacement: 'DNI [REDACTED:es_dni], Aadhaar [REDACTED:in_aadhaar]' }] });
     expect((await decide(fresh(), 'steps/userMessage', say('ref 12345678A, order 2345 6789 0125'))).decision.decision).toBe('allow');
+  });
+
+  it('redacts national-format phone numbers (pii.national_phones) with disjoint RFC 6901 paths that apply to the payload', async () => {
+    const payload = {
+      tool: { name: 'crm_lookup' },
+      exit_status: 'success',
+      outputs: [
+        { value: 'Paris office 01 23 45 67 89, Berlin 030 12345678, due 2026-11-29 (v1.2.3)', provenance: prov('c1', 'tool_output') },
+        { value: 'US desk (415) 555-0132 or +1 (415) 555-0199; London 020 7946 0958', provenance: prov('c2', 'tool_output') },
+        { value: 'invoice 2026-11-29T10:00:00Z, total 1 234 567,89 €, card-like order 4111 1111 1111 1112', provenance: prov('c3', 'tool_output') },
+      ],
+    };
+    const r = await decide(fresh(), 'steps/toolCallResult', params(payload as unknown as Json));
+    expect(r.decision.decision).toBe('modify');
+    const redactions = (r.decision.modifications as { redactions: { path: string; replacement: string }[] }).redactions;
+    expect(redactions).toEqual([
+      { path: '/outputs/0/value', replacement: 'Paris office [REDACTED:phone], Berlin [REDACTED:phone], due 2026-11-29 (v1.2.3)' },
+      { path: '/outputs/1/value', replacement: 'US desk [REDACTED:phone] or [REDACTED:phone]; London [REDACTED:phone]' },
+    ]);
+    // Each path is a JSON pointer to a string of the payload, and no two overlap (§6.3).
+    expect(modificationViolation({ redactions }, false)).toBeNull();
+    for (const [i, a] of redactions.entries()) for (const b of redactions.slice(i + 1)) expect(pointersOverlap(a.path, b.path)).toBe(false);
+    const applied = structuredClone(payload) as Record<string, unknown>;
+    for (const { path, replacement } of redactions) {
+      const tokens = path.split('/').slice(1).map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
+      const parent = tokens.slice(0, -1).reduce<Record<string, unknown>>((node, t) => node[t] as Record<string, unknown>, applied);
+      expect(typeof parent[tokens[tokens.length - 1]]).toBe('string');
+      parent[tokens[tokens.length - 1]] = replacement;
+    }
+    expect(JSON.stringify(applied)).not.toMatch(/555-01|7946|12345678|23 45 67/);
   });
 
   it('asks outside the intent, and honours a session-scoped approver extension', async () => {

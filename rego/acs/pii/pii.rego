@@ -36,6 +36,21 @@ candidates contains {"path": f.path, "category": category, "text": m} if {
 	some m in regex.find_n(pattern, f.value, -1)
 }
 
+# National-format phone numbers (data: pii.national_phones, one pattern per country or numbering plan). They
+# are matched as category `phone`, like international `+CC …` numbers, by one alternation of every country's
+# pattern (each in its own group, so inline flags stay scoped): a text costs one regex host call whatever
+# the number of countries, and only when it holds a digit (pre-filter `national_phone`). A national number
+# inside a longer match (a card, an IBAN, an international number) is dropped by inside_longer_match.
+national_phone_pattern := concat("|", [sprintf("(?:%s)", [p]) | some p in object.get(cfg, "national_phones", {})])
+
+candidates contains {"path": f.path, "category": "phone", "text": m} if {
+	applies
+	some f in lib.text_fields
+	may_match("national_phone", f.path)
+	national_phone_pattern != ""
+	some m in regex.find_n(national_phone_pattern, f.value, -1)
+}
+
 digit_value := {"0": 0, "1": 1, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6, "7": 7, "8": 8, "9": 9}
 
 # A lookup instead of to_number: one host call per text instead of one per digit.

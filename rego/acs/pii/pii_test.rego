@@ -144,3 +144,71 @@ test_two_categories_matching_the_same_text_redact_it_once if {
 	f.policy_data.categories == ["contact", "email"]
 	f.modifications.redactions == [{"path": "/content/0/value", "replacement": "write to [REDACTED:contact] today"}]
 }
+
+# National-format phone numbers (data: pii.national_phones), one sample per configured country.
+national_phone_samples := [
+	"(415) 555-0132", "415-555-0132", "415.555.0132", # US/CA (NANP)
+	"020 7946 0958", "07700 900123", "0161 496 0000", "01632 960000", # GB
+	"01 23 45 67 89", "06.12.34.56.78", # FR
+	"030 12345678", "0171 1234567", "030/12345678", # DE
+	"612 345 678", "912 34 56 78", # ES
+	"098765 43210", "98765 43210", # IN
+]
+
+test_national_phone_numbers_are_redacted_as_phone if {
+	every number in national_phone_samples {
+		fs := pii.findings with input as user_message(sprintf("call %s today", [number]))
+		some f in fs
+		f.policy_data.categories == ["phone"]
+		f.modifications.redactions == [{"path": "/content/0/value", "replacement": "call [REDACTED:phone] today"}]
+	}
+}
+
+test_digit_shapes_that_are_not_phone_numbers_are_left_alone if {
+	every text in [
+		"due 2026-11-29", "at 2026-11-29T10:00:00Z", "at 2026-11-29 10:00:00", "on 29/11/2026", "on 29.11.2026",
+		"on 01.12.2026 10:00", "on 11/29/2026 09:30", "version 1.2.3", "build 10.0.19045.3693", "host 192.168.100.200",
+		"paid $1,234,567.89", "paid 1 234 567,89 €", "paid € 12.500,00", "paid USD 415.55", "epoch 1764410400",
+		"total 1234567890", "ISBN 978-3-16-148410-0", "ssn-like 123-45-6789 pattern aside",
+		"order 4000 0566 5566 5557", "ref FR14 2004 1010 0505 0001 3M02 607", "ref DE88 3704 0044 0532 0130 00",
+	] {
+		not phone_in(text)
+	}
+}
+
+phone_in(text) if {
+	some c in pii.matches with input as user_message(text)
+	c.category == "phone"
+}
+
+test_card_and_iban_digits_are_not_read_as_phone_numbers if {
+	every text in ["4111 1111 1111 1111", "5500-0000-0000-0004", "3782 822463 10005", "6011 0009 9013 9424", "4000 0566 5566 5556"] {
+		fs := pii.findings with input as user_message(sprintf("card %s ok", [text]))
+		some f in fs
+		f.policy_data.categories == ["credit_card"]
+	}
+	every text in ["DE89 3704 0044 0532 0130 00", "FR14 2004 1010 0505 0001 3M02 606", "ES91 2100 0418 4502 0005 1332"] {
+		fs := pii.findings with input as user_message(sprintf("pay %s ok", [text]))
+		some f in fs
+		f.policy_data.categories == ["iban"]
+	}
+}
+
+test_national_number_inside_an_international_one_is_redacted_once if {
+	fs := pii.findings with input as user_message("call +1 (415) 555-0132 or 020 7946 0958, mail bob@example.com")
+	some f in fs
+	f.policy_data.categories == ["email", "phone"]
+	f.modifications.redactions == [{"path": "/content/0/value", "replacement": "call [REDACTED:phone] or [REDACTED:phone], mail [REDACTED:email]"}]
+}
+
+test_national_phones_run_only_on_text_with_digits if {
+	not pii.may_match("national_phone", "/content/0/value") with input as user_message("call me at home, extension unknown")
+	every number in national_phone_samples {
+		regex.match(pii.national_phone_pattern, number)
+		pii.may_match("national_phone", "/content/0/value") with input as user_message(number)
+	}
+}
+
+test_national_phones_can_be_switched_off if {
+	count(pii.findings) == 0 with input as user_message("call 020 7946 0958") with data.acs_config.pii.national_phones as {}
+}
