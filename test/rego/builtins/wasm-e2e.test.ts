@@ -64,8 +64,8 @@ describe('host builtins through Wasm', () => {
   it('non-strict: a host builtin error makes the expression undefined (default rule applies)', async () => {
     const errors: string[] = [];
     const ctx = new HostBuiltinContext({ onError: (name, e) => errors.push(`${name}: ${e.message}`) });
-    expect(await value('default x := "fallback"\nx := upper(input.s)', { input: { s: 1 }, ctx })).toBe('fallback');
-    expect(errors).toEqual(['upper: operand 1 must be string but got number']);
+    expect(await value('default x := "fallback"\nx := strings.reverse(input.s)', { input: { s: 1 }, ctx })).toBe('fallback');
+    expect(errors).toEqual(['strings.reverse: operand 1 must be string but got number']);
   });
 
   it('walk as a relation enumerates every path', async () => {

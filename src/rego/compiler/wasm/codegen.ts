@@ -375,7 +375,20 @@ class FnGen {
       if (args.length !== native.arity) {
         throw new WasmLinkError(`builtin ${s.func} called with ${args.length} arguments, expected ${native.arity}`);
       }
-      const call = this.set(s.result, this.call(native.export, args));
+      let call = this.set(s.result, this.call(native.export, args));
+      if (native.hostFallback) {
+        // HOST_FALLBACK (1): the input is outside the native subset; the host implementation decides.
+        const host = this.ctx.hostBuiltins.get(s.func);
+        if (!host || host.argc !== native.arity) throw new WasmLinkError(`builtin ${s.func} has no host declaration for its fallback`);
+        const again = (s.args ?? []).map((a) => this.operand(a));
+        call = m.block(null, [
+          call,
+          m.if(
+            m.i32.eq(this.get(s.result), m.i32.const(1)),
+            this.set(s.result, m.call(`opa_builtin${host.argc}`, [m.i32.const(host.id), m.i32.const(0), ...again], i32)),
+          ),
+        ]);
+      }
       if (!this.ctx.strict) return m.block(null, [call, this.failIfZero(this.get(s.result))]);
       const prefix = this.ctx.data.cstring(this.location(s));
       return m.block(null, [

@@ -81,10 +81,11 @@ function link(m: binaryen.Module, policy: Policy, options: LinkOptions): Uint8Ar
   const plans = policy.plans?.plans ?? [];
   const funcs = policy.funcs?.funcs ?? [];
 
-  // Host builtins: every builtin the plan declares that the runtime does not implement natively.
+  // Host builtins: every builtin the plan declares that the runtime does not implement natively, or only
+  // for some inputs (NativeBuiltin.hostFallback).
   const hostBuiltins = new Map<string, HostBuiltin>();
   (policy.static?.builtin_funcs ?? []).forEach((b, id) => {
-    if (NATIVE_BUILTINS.has(b.name)) return;
+    if (NATIVE_BUILTINS.has(b.name) && !NATIVE_BUILTINS.get(b.name)!.hostFallback) return;
     const argc = b.decl?.args?.length ?? 0;
     const result = b.decl?.result as { type?: unknown } | undefined;
     hostBuiltins.set(b.name, { id, argc, isVoid: result === undefined, returnsSet: result?.type === 'set' });

@@ -3,7 +3,16 @@
 export interface NativeBuiltin {
   export: string;
   arity: number;
+  /**
+   * The native code covers a subset of inputs and returns HOST_FALLBACK (1) for the rest, on which the
+   * generated code calls the host implementation (so the builtin is also listed in builtins()).
+   */
+  hostFallback: boolean;
 }
+
+// Native with a host fallback (runtime/assembly/strings.ts): non-ASCII case mapping, sprintf beyond
+// %s/%d/%v on strings and integers, replace with an empty pattern.
+const withHostFallback = new Set(['lower', 'upper', 'replace', 'sprintf']);
 
 const table: Array<[string, number]> = [
   ['equal', 2], ['neq', 2], ['lt', 2], ['lte', 2], ['gt', 2], ['gte', 2],
@@ -17,8 +26,10 @@ const table: Array<[string, number]> = [
   ['object.get', 3], ['object.keys', 1],
   ['array.concat', 2], ['array.slice', 3], ['array.reverse', 1],
   ['startswith', 2], ['endswith', 2], ['contains', 2],
+  ['concat', 2], ['split', 2], ['replace', 3], ['trim_prefix', 2], ['trim_suffix', 2], ['trim', 2], ['trim_space', 1],
+  ['lower', 1], ['upper', 1], ['indexof', 2], ['substring', 3], ['sprintf', 2],
 ];
 
 export const NATIVE_BUILTINS: ReadonlyMap<string, NativeBuiltin> = new Map(
-  table.map(([name, arity]) => [name, { export: `bi_${name.replace(/\./g, '_')}`, arity }]),
+  table.map(([name, arity]) => [name, { export: `bi_${name.replace(/\./g, '_')}`, arity, hostFallback: withHostFallback.has(name) }]),
 );

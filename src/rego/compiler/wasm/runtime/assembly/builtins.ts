@@ -384,14 +384,14 @@ export function bi_array_reverse(a: usize): usize {
 // ---- strings ----
 // Byte comparison over the UTF-8 bytes: a UTF-8 encoding of a code-point sequence is a prefix/suffix/
 // substring of another exactly when the code-point sequences are, so no decoding is needed.
-function strArgs(name: string, a: usize, b: usize): bool {
+export function strArgs(name: string, a: usize, b: usize): bool {
   if (a == 0 || b == 0) return false;
   if (!isT(a, T_STRING)) { setError(ERR_TYPE, name, ": operand 1 must be string but got ", typeNameOf(a)); return false; }
   if (!isT(b, T_STRING)) { setError(ERR_TYPE, name, ": operand 2 must be string but got ", typeNameOf(b)); return false; }
   return true;
 }
 
-@inline function bytesEqual(p: usize, q: usize, n: u32): bool { return n == 0 || memory.compare(p, q, <usize>n) == 0; }
+@inline export function bytesEqual(p: usize, q: usize, n: u32): bool { return n == 0 || memory.compare(p, q, <usize>n) == 0; }
 
 export function bi_startswith(s: usize, prefix: usize): usize {
   if (!strArgs("startswith", s, prefix)) return 0;
@@ -407,10 +407,13 @@ export function bi_endswith(s: usize, suffix: usize): usize {
 
 export function bi_contains(s: usize, sub: usize): usize {
   if (!strArgs("contains", s, sub)) return 0;
-  const n = lenOf(sub), m = lenOf(s);
-  if (n == 0) return boolValue(true);
-  if (n > m) return boolValue(false);
-  const hp = strPtr(s), np = strPtr(sub);
+  return boolValue(indexOfBytes(strPtr(s), lenOf(s), strPtr(sub), lenOf(sub), 0) >= 0);
+}
+
+/** Byte offset of the first occurrence of needle (np, n) in haystack (hp, m) at or after `from`, or -1. */
+export function indexOfBytes(hp: usize, m: u32, np: usize, n: u32, from: u32): i32 {
+  if (n == 0) return from <= m ? <i32>from : -1;
+  if (from > m || n > m - from) return -1;
   const first = load<u8>(np);
   const last = m - n; // last candidate start
   // Candidate starts are found 8 bytes at a time (SWAR zero-byte test on text XOR first byte): policies
@@ -418,20 +421,20 @@ export function bi_contains(s: usize, sub: usize): usize {
   const ones: u64 = 0x0101010101010101;
   const highs: u64 = 0x8080808080808080;
   const pattern = ones * <u64>first;
-  let i: u32 = 0;
+  let i: u32 = from;
   while (i + 8 <= last + 1) {
     const x = load<u64>(hp + i) ^ pattern;
     let hits = (x - ones) & ~x & highs;
     while (hits != 0) {
       // only the lowest flag is exact (a borrow can flag a 0x01 byte above a match), so the byte is re-checked
       const at = hp + i + <u32>(ctz(hits) >> 3);
-      if (load<u8>(at) == first && bytesEqual(at + 1, np + 1, n - 1)) return boolValue(true);
+      if (load<u8>(at) == first && bytesEqual(at + 1, np + 1, n - 1)) return <i32>(at - hp);
       hits &= hits - 1;
     }
     i += 8;
   }
   for (; i <= last; i++) {
-    if (load<u8>(hp + i) == first && bytesEqual(hp + i + 1, np + 1, n - 1)) return boolValue(true);
+    if (load<u8>(hp + i) == first && bytesEqual(hp + i + 1, np + 1, n - 1)) return <i32>i;
   }
-  return boolValue(false);
+  return -1;
 }

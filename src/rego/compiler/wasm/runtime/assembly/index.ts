@@ -8,3 +8,4 @@ export * from "./json";
 export * from "./dump";
 export * from "./ops";
 export * from "./builtins";
+export * from "./strings";

@@ -191,10 +191,13 @@ export let errCode: i32 = 0; // 0 none, 1 eval_builtin_error, 2 eval_type_error
 let errA: string = "";
 let errB: string = "";
 let errC: string = "";
+let errD: string = "";
+let errE: string = "";
+let errF: string = "";
 
-export function setError(code: i32, a: string, b: string = "", c: string = ""): usize {
+export function setError(code: i32, a: string, b: string = "", c: string = "", d: string = "", e: string = "", f: string = ""): usize {
   errCode = code;
-  errA = a; errB = b; errC = c;
+  errA = a; errB = b; errC = c; errD = d; errE = e; errF = f;
   return 0;
 }
 
@@ -212,7 +215,7 @@ export function rt_err_check(prefix: usize): void {
   errCode = 0;
   let plen: usize = 0;
   while (load<u8>(prefix + plen) != 0) plen++;
-  const total = plen + 4 + <usize>(code.length + errA.length + errB.length + errC.length) + 1;
+  const total = plen + 4 + <usize>(code.length + errA.length + errB.length + errC.length + errD.length + errE.length + errF.length) + 1;
   const p = opa_malloc(total);
   memory.copy(p, prefix, plen);
   let o = plen;
@@ -222,6 +225,9 @@ export function rt_err_check(prefix: usize): void {
   o += putAscii(p + o, errA);
   o += putAscii(p + o, errB);
   o += putAscii(p + o, errC);
+  o += putAscii(p + o, errD);
+  o += putAscii(p + o, errE);
+  o += putAscii(p + o, errF);
   store<u8>(p + o, 0);
   abortAt(p);
 }

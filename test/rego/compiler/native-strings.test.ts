@@ -1,0 +1,233 @@
+// The runtime's native string builtins against the host implementations (src/rego/builtins/host), which
+// follow OPA: same results, same errors (strict: same message; otherwise undefined), and no host call
+// unless the input is outside the native subset (then the host answers, through HOST_FALLBACK).
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
+import { loadPolicy } from '@open-policy-agent/opa-wasm';
+import { PolicyBuilder, stmt, local, returnBlock, thrown, evalRaw } from './ir-builder.ts';
+import { NATIVE_BUILTINS, linkPolicyWasm } from '../../../src/rego/compiler/wasm/index.ts';
+import { createHostBuiltins, HostBuiltinContext, hostImplementations, BuiltinError } from '../../../src/rego/builtins/index.ts';
+
+const NAMES = ['concat', 'split', 'replace', 'trim_prefix', 'trim_suffix', 'trim', 'trim_space', 'lower', 'upper', 'indexof', 'substring', 'sprintf'];
+
+/** One entrypoint per builtin: result := f(input[0], ..., input[n-1]), called at str.rego:3:5. */
+function builtinPolicy() {
+  const b = new PolicyBuilder();
+  const f = b.file('str.rego');
+  for (const name of [...NAMES].sort()) b.builtin(name, NATIVE_BUILTINS.get(name)!.arity);
+  for (const name of NAMES) {
+    const arity = NATIVE_BUILTINS.get(name)!.arity;
+    const stmts = [];
+    const args = [];
+    for (let i = 0; i < arity; i++) {
+      stmts.push(stmt('MakeNumberIntStmt', { value: i, target: 10 + i }));
+      stmts.push(stmt('DotStmt', { source: local(0), key: local(10 + i), target: 20 + i }));
+      args.push(local(20 + i));
+    }
+    stmts.push(stmt('CallStmt', { func: name, args, result: 3, file: f, row: 3, col: 5 }));
+    stmts.push(stmt('AssignVarOnceStmt', { source: local(3), target: 2 }));
+    b.rule(`b.${name}`, [{ stmts }, returnBlock()]);
+    b.entrypoint(name, `b.${name}`);
+  }
+  return b.build();
+}
+
+let hostCalls: string[] = [];
+function counted(strict: boolean): Record<string, (...args: unknown[]) => unknown> {
+  const table = createHostBuiltins(new HostBuiltinContext({ strict }));
+  return Object.fromEntries(Object.entries(table).map(([n, fn]) => [n, (...a: unknown[]) => (hostCalls.push(n), fn(...a))]));
+}
+
+let lax: LoadedPolicy;
+let strict: LoadedPolicy;
+beforeAll(async () => {
+  const policy = builtinPolicy();
+  lax = await loadPolicy(await linkPolicyWasm(policy), { initial: 5 }, counted(false));
+  strict = await loadPolicy(await linkPolicyWasm(policy, { strictBuiltinErrors: true }), { initial: 5 }, counted(true));
+});
+
+type Outcome = { value: unknown } | { error: string };
+
+/** What the host implementation gives (OPA's semantics as the rest of the project implements them). */
+function host(name: string, args: unknown[]): Outcome {
+  try {
+    return { value: hostImplementations[name](args, new HostBuiltinContext()) };
+  } catch (e) {
+    if (!(e instanceof BuiltinError)) throw e;
+    return { error: `${e.code}: ${name}: ${e.message}` };
+  }
+}
+
+/** JSON text with bigints written as exact integers (opa-wasm's evaluate cannot take them). */
+const exactText = (v: unknown): string =>
+  JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `@${x}@` : x)).replace(/"@(-?\d+)@"/g, '$1');
+
+function native(p: LoadedPolicy, name: string, args: unknown[]): Outcome {
+  try {
+    const rs = JSON.parse(evalRaw(p, exactText(args), p.entrypoints[name])) as { result: unknown }[];
+    return rs.length ? { value: rs[0].result } : { error: 'undefined' };
+  } catch (e) {
+    return { error: String(e).replace(/^str\.rego:3:5: /, '') };
+  }
+}
+
+// [builtin, args, answered natively (no host call)]
+const cases: Array<[string, unknown[], boolean]> = [
+  ['concat', [', ', ['a', 'b', 'c']], true],
+  ['concat', ['', ['a', 'b']], true],
+  ['concat', ['-', []], true],
+  ['concat', ['-', ['only']], true],
+  ['concat', ['', ['', '']], true],
+  ['concat', ['→', ['日本', '語', '🎉']], true],
+  ['concat', [1, ['a']], true],
+  ['concat', [',', 'ab'], true],
+  ['concat', [',', ['a', 1]], true],
+  ['concat', [',', { a: 'b' }], true],
+  ['split', ['a.b.c', '.'], true],
+  ['split', ['abc', ''], true],
+  ['split', ['', ''], true],
+  ['split', ['', ','], true],
+  ['split', ['a,,b,', ','], true],
+  ['split', ['no separator', ';'], true],
+  ['split', ['aaaa', 'aa'], true],
+  ['split', ['日本語', ''], true],
+  ['split', ['x🎉y🎉', '🎉'], true],
+  ['split', ['a', 1], true],
+  ['split', [null, 'a'], true],
+  ['replace', ['aaaa', 'aa', 'b'], true],
+  ['replace', ['aaa', 'aa', 'b'], true],
+  ['replace', ['abcabc', 'bc', ''], true],
+  ['replace', ['abc', 'x', 'y'], true],
+  ['replace', ['', 'x', 'y'], true],
+  ['replace', ['a/b~c', '~', '~0'], true],
+  ['replace', ['naïve café', 'é', 'e'], true],
+  ['replace', ['abc', '', '-'], false],
+  ['replace', ['日本', '', '|'], false],
+  ['replace', ['abc', 'b', 1], true],
+  ['trim_prefix', ['/workspace/x', '/workspace/'], true],
+  ['trim_prefix', ['abc', ''], true],
+  ['trim_prefix', ['ab', 'abc'], true],
+  ['trim_prefix', ['héllo', 'hé'], true],
+  ['trim_prefix', [1, 'a'], true],
+  ['trim_suffix', ['/workspace/', '/'], true],
+  ['trim_suffix', ['abc', ''], true],
+  ['trim_suffix', ['', ''], true],
+  ['trim_suffix', ['c', 'abc'], true],
+  ['trim_suffix', ['über🎉', '🎉'], true],
+  ['trim_suffix', ['a', ['a']], true],
+  ['trim', ['  xx  ', ' '], true],
+  ['trim', ['xyhixy', 'yx'], true],
+  ['trim', ['aaa', 'a'], true],
+  ['trim', ['abc', ''], true],
+  ['trim', ['', 'a'], true],
+  ['trim', ['ééaéé', 'é'], true],
+  ['trim', ['🎉x🎉', '🎉'], true],
+  ['trim', ['€a€', 'â'], true],
+  ['trim', ['a', 2], true],
+  ['trim_space', ['  \t hi there \n '], true],
+  ['trim_space', [''], true],
+  ['trim_space', ['   '], true],
+  ['trim_space', ['\u00a0\u2003x\u3000\u0085'], true],
+  ['trim_space', ['\ufeffx\ufeff'], true],
+  ['trim_space', ['x'], true],
+  ['trim_space', [3], true],
+  ['lower', ['Hello WORLD 123'], true],
+  ['lower', ['already lower'], true],
+  ['lower', [''], true],
+  ['lower', ['ÀÉÎ'], false],
+  ['lower', ['\u0130'], false],
+  ['lower', [null], true],
+  ['upper', ['sha-256'], true],
+  ['upper', ['straße'], false],
+  ['upper', [['a']], true],
+  ['indexof', ['hello', 'l'], true],
+  ['indexof', ['hello', 'z'], true],
+  ['indexof', ['héllo wörld', 'w'], true],
+  ['indexof', ['🎉🎉x', 'x'], true],
+  ['indexof', ['日本語', '本語'], true],
+  ['indexof', ['abc', ''], true],
+  ['indexof', ['', 'a'], true],
+  ['indexof', [1, 'a'], true],
+  ['substring', ['abcdef', 2, 3], true],
+  ['substring', ['abcdef', 0, -1], true],
+  ['substring', ['abcdef', 4, 10], true],
+  ['substring', ['abcdef', 6, 1], true],
+  ['substring', ['abcdef', 9, 1], true],
+  ['substring', ['abcdef', 0, 0], true],
+  ['substring', ['', 0, 5], true],
+  ['substring', ['héllo 🎉 wörld', 1, 7], true],
+  ['substring', ['日本語テキスト', 2, -1], true],
+  ['substring', ['日本語', 0, 3], true],
+  ['substring', ['abc', -1, 2], true],
+  ['substring', ['abc', 1.5, 2], true],
+  ['substring', ['abc', 0, 'x'], true],
+  ['substring', [['abc'], 0, 1], true],
+  ['sprintf', ['tool %s is on the deny list', ['shell']], true],
+  ['sprintf', ['/content/%d/value', [12]], true],
+  ['sprintf', ['%s %d/%d', ['calls', 3, -40]], true],
+  ['sprintf', ['%v and %v', ['x', 9223372036854775807n]], true],
+  ['sprintf', ['100%% of %s', ['日本']], true],
+  ['sprintf', ['no verbs', []], true],
+  ['sprintf', ['%s|%v|%s', [true, false, null]], true],
+  ['sprintf', ['', []], true],
+  ['sprintf', ['%d', ['x']], false],
+  ['sprintf', ['%s', [5]], false],
+  ['sprintf', ['%v', [1.5]], false],
+  ['sprintf', ['%v', [[1, 'a']]], false],
+  ['sprintf', ['%v', [{ a: 1 }]], false],
+  ['sprintf', ['%5s|%-3d|%x', ['a', 1, 255]], false],
+  ['sprintf', ['%s %s', ['one']], false],
+  ['sprintf', ['%s', ['a', 'b']], false],
+  ['sprintf', ['trailing %', []], false],
+  ['sprintf', ['%d', [12345678901234567890123n]], true],
+  ['sprintf', [1, []], true],
+  ['sprintf', ['%s', 'x'], true],
+];
+
+const show = (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x));
+
+describe('native string builtins agree with the host implementations', () => {
+  it.each(cases.map(([n, a, nat]) => [n, show(a), a, nat] as const))('%s(%s)', (name, _label, args, answeredNatively) => {
+    const want = host(name, args as unknown[]);
+    hostCalls = [];
+    const strictGot = native(strict, name, args as unknown[]);
+    expect(strictGot).toEqual(want);
+    expect(hostCalls.length, `host calls ${hostCalls.join(',')}`).toBe(answeredNatively ? 0 : 1);
+    hostCalls = [];
+    const laxGot = native(lax, name, args as unknown[]);
+    expect(laxGot).toEqual('error' in want ? { error: 'undefined' } : want);
+    expect(hostCalls.length).toBe(answeredNatively ? 0 : 1);
+  });
+
+  it('sets are sets, as OPA sees them (the host receives them as arrays)', () => {
+    expect(thrown(() => evalRaw(strict, '[",", {"a", 2}]', strict.entrypoints.concat))).toBe(
+      'str.rego:3:5: eval_type_error: concat: operand 2 must be set of strings but got set containing number',
+    );
+    expect(evalRaw(lax, '["-", {"b", "a"}]', lax.entrypoints.concat)).toBe('[{"result":"a-b"}]');
+    // OPA's sprintf takes an array only (ArrayOperand)
+    expect(thrown(() => evalRaw(strict, '["%s", {"a"}]', strict.entrypoints.sprintf))).toBe(
+      'str.rego:3:5: eval_type_error: sprintf: operand 2 must be array but got set',
+    );
+  });
+
+  it('results point into the operands without corrupting them when reused', () => {
+    // split parts and trimmed strings share the operand's bytes; later calls must still see the original
+    expect(lax.evaluate(['a/b/c', '/'], 'split')).toEqual([{ result: ['a', 'b', 'c'] }]);
+    expect(lax.evaluate(['a/b/c/', '/'], 'trim_suffix')).toEqual([{ result: 'a/b/c' }]);
+    expect(lax.evaluate(['A/B', '/'], 'split')).toEqual([{ result: ['A', 'B'] }]);
+  });
+
+  it('long inputs: word-at-a-time search across boundaries', () => {
+    const text = 'lorem ipsum dolor sit amet '.repeat(40) + 'needle' + ' tail'.repeat(9);
+    for (const [name, args] of [
+      ['indexof', [text, 'needle']],
+      ['split', [text, 'dolor']],
+      ['replace', [text, 'ipsum', 'IPSUM']],
+      ['substring', [text, 1070, 12]],
+    ] as const) {
+      hostCalls = [];
+      expect(native(lax, name, [...args]), name).toEqual(host(name, [...args]));
+      expect(hostCalls).toEqual([]);
+    }
+  });
+});
