@@ -1,9 +1,24 @@
 // Full-library policy evaluation: the rego/ library compiled by our compiler, evaluated through the engine
 // host (opa-wasm + host builtins) over realistic ACS steps with session state. Prints compile time, input
-// sizes and p50/p99 per scenario for (a) advanceSessionState + buildPolicyInput and (b) engine.evaluate.
+// sizes, the host-builtin calls each scenario makes, and p50/p99 per scenario for (a) advanceSessionState +
+// buildPolicyInput and (b) engine.evaluate.
 // Run: `npm run bench policy` (or `npx tsx bench/policy.ts`). BENCH_ITERATIONS scales the sample (default 2000).
+// A/B: BENCH_BASELINE_BUNDLE=<bundle.tar.gz> also loads that bundle (e.g. the library built by an older
+// compiler) and evaluates both alternately in rounds, so both see the same machine load; the pool part is skipped.
+import { readFileSync } from 'node:fs';
 import type { Json } from '../src/store/types.ts';
-import { advanceSessionState, buildPolicyInput, createPolicyEnginePool, createWasmPolicyEngine, initialSessionState, type PolicyInput, type SessionState } from '../src/policy/index.ts';
+import {
+  advanceSessionState,
+  buildPolicyInput,
+  createPolicyEnginePool,
+  createWasmPolicyEngine,
+  initialSessionState,
+  projectHostBuiltins,
+  type HostBuiltinFactory,
+  type PolicyInput,
+  type SessionState,
+  type WasmPolicyEngine,
+} from '../src/policy/index.ts';
 import { buildLibraryBundle } from '../src/policy/library.ts';
 
 const iterations = Number(process.env.BENCH_ITERATIONS ?? 2000);
@@ -55,41 +70,85 @@ const t1 = performance.now();
 const engine = await createWasmPolicyEngine({ bundle: built.bundle, timeoutMs: 5_000 });
 const loadMs = performance.now() - t1;
 console.log(`policy: library compile ${compileMs.toFixed(0)} ms, bundle ${built.bundle.byteLength} bytes, engine load (incl. warm-up) ${loadMs.toFixed(1)} ms`);
+const baselinePath = process.env.BENCH_BASELINE_BUNDLE;
+const baseline = baselinePath ? await createWasmPolicyEngine({ bundle: new Uint8Array(readFileSync(baselinePath)), timeoutMs: 5_000 }) : undefined;
 
 const base = history();
 const client = { modify_capable: true, ask_capable: true };
-for (const sc of scenarios) {
-  const prep: number[] = [];
-  const evals: number[] = [];
-  let decision = '';
-  let inputBytes = 0;
-  for (let i = 0; i < iterations; i++) {
+const inputFor = (sc: (typeof scenarios)[number], revision: string): PolicyInput =>
+  buildPolicyInput(sc.method, sc.params, advanceSessionState(base, sc.method, sc.params), client, { now: '2026-11-29T12:00:00.000Z', policy_version: revision });
+
+// Host-builtin calls per decision (each marshals its arguments out of Wasm as JSON and back), counted on
+// separate engines so the timed ones run the plain host table.
+async function hostCallsPerScenario(bundle: Uint8Array): Promise<string[]> {
+  const calls = new Map<string, number>();
+  const counting: HostBuiltinFactory = (clock) =>
+    Object.fromEntries(
+      Object.entries(projectHostBuiltins(clock)).map(([name, fn]) => [name, (...args: Json[]) => (calls.set(name, (calls.get(name) ?? 0) + 1), fn(...args))]),
+    );
+  const counter = await createWasmPolicyEngine({ bundle, timeoutMs: 5_000, hostBuiltins: counting });
+  const out: string[] = [];
+  for (const sc of scenarios) {
+    calls.clear();
+    await counter.evaluate(inputFor(sc, counter.revision));
+    const total = [...calls.values()].reduce((a, b) => a + b, 0);
+    out.push(`${total}${total ? ` (${[...calls].map(([n, c]) => `${n} ${c}`).join(', ')})` : ''}`);
+  }
+  return out;
+}
+const hostCalls = await hostCallsPerScenario(built.bundle);
+const baselineHostCalls = baselinePath ? await hostCallsPerScenario(new Uint8Array(readFileSync(baselinePath))) : undefined;
+
+interface Sample {
+  prep: number[];
+  evals: number[];
+  decision: string;
+  inputBytes: number;
+}
+async function measure(eng: WasmPolicyEngine, sc: (typeof scenarios)[number], n: number, into: Sample): Promise<void> {
+  for (let i = 0; i < n; i++) {
     const a = performance.now();
     const state = advanceSessionState(base, sc.method, sc.params);
-    const input = buildPolicyInput(sc.method, sc.params, state, client, { now: '2026-11-29T12:00:00.000Z', policy_version: engine.revision });
+    const input = buildPolicyInput(sc.method, sc.params, state, client, { now: '2026-11-29T12:00:00.000Z', policy_version: eng.revision });
     const b = performance.now();
-    const res = await engine.evaluate(input);
+    const res = await eng.evaluate(input);
     const c = performance.now();
-    prep.push(b - a);
-    evals.push(c - b);
-    if (i === 0) {
-      decision = String(res.decision?.decision);
-      inputBytes = JSON.stringify(input).length;
+    into.prep.push(b - a);
+    into.evals.push(c - b);
+    if (!into.decision) {
+      into.decision = String(res.decision?.decision);
+      into.inputBytes = JSON.stringify(input).length;
     }
   }
-  prep.sort((x, y) => x - y);
-  evals.sort((x, y) => x - y);
+}
+const fmt = (xs: number[]) => {
+  const sorted = [...xs].sort((x, y) => x - y);
+  return `p50 ${percentile(sorted, 50).toFixed(3)} ms p99 ${percentile(sorted, 99).toFixed(3)} ms`;
+};
+const ROUNDS = 4;
+for (const [k, sc] of scenarios.entries()) {
+  const current: Sample = { prep: [], evals: [], decision: '', inputBytes: 0 };
+  const before: Sample = { prep: [], evals: [], decision: '', inputBytes: 0 };
+  if (baseline) {
+    // alternate in rounds, starting with a different engine each round
+    for (let r = 0; r < ROUNDS; r++) {
+      const order: [WasmPolicyEngine, Sample][] = r % 2 ? [[engine, current], [baseline, before]] : [[baseline, before], [engine, current]];
+      for (const [eng, into] of order) await measure(eng, sc, Math.ceil(iterations / ROUNDS), into);
+    }
+  } else await measure(engine, sc, iterations, current);
   console.log(
-    `policy: ${sc.name.padEnd(52)} → ${decision.padEnd(6)} input ${String(inputBytes).padStart(5)} B | state+input p50 ${percentile(prep, 50).toFixed(3)} ms p99 ${percentile(prep, 99).toFixed(3)} ms | evaluate p50 ${percentile(evals, 50).toFixed(3)} ms p99 ${percentile(evals, 99).toFixed(3)} ms`,
+    `policy: ${sc.name.padEnd(52)} → ${current.decision.padEnd(6)} input ${String(current.inputBytes).padStart(5)} B | state+input ${fmt(current.prep)} | evaluate ${fmt(current.evals)} | host calls ${hostCalls[k]}`,
   );
+  if (baseline && baselineHostCalls) {
+    console.log(`policy:   baseline bundle${' '.repeat(36)} → ${before.decision.padEnd(6)}${' '.repeat(53)} | evaluate ${fmt(before.evals)} | host calls ${baselineHostCalls[k]}`);
+  }
 }
 console.log(`policy: ${iterations} iterations per scenario, instance recycles ${engine.instanceRecycles}`);
+if (baseline) process.exit(0);
 
 // The same decisions through the worker pool (hard pre-emption, off the event loop): latency of one
 // decision at a time, and throughput with 32 decisions in flight, against the in-process engine.
-const inputs: PolicyInput[] = scenarios.map((sc) =>
-  buildPolicyInput(sc.method, sc.params, advanceSessionState(base, sc.method, sc.params), client, { now: '2026-11-29T12:00:00.000Z', policy_version: engine.revision }),
-);
+const inputs: PolicyInput[] = scenarios.map((sc) => inputFor(sc, engine.revision));
 const pool = await createPolicyEnginePool({ bundle: built.bundle, size: 2, timeoutMs: 5_000 });
 for (let i = 0; i < 200; i++) await pool.evaluate(inputs[i % inputs.length]);
 async function latency(run: (inp: PolicyInput) => Promise<unknown>): Promise<number[]> {

@@ -8,7 +8,7 @@ import { PolicyBuilder, stmt, local, returnBlock, thrown, evalRaw } from './ir-b
 import { NATIVE_BUILTINS, linkPolicyWasm } from '../../../src/rego/compiler/wasm/index.ts';
 import { createHostBuiltins, HostBuiltinContext, hostImplementations, BuiltinError } from '../../../src/rego/builtins/index.ts';
 
-const NAMES = ['concat', 'split', 'replace', 'trim_prefix', 'trim_suffix', 'trim', 'trim_space', 'lower', 'upper', 'indexof', 'substring', 'sprintf'];
+const NAMES = ['concat', 'split', 'replace', 'trim_prefix', 'trim_suffix', 'trim', 'trim_space', 'lower', 'upper', 'indexof', 'substring', 'sprintf', 'strings.replace_n'];
 
 /** One entrypoint per builtin: result := f(input[0], ..., input[n-1]), called at str.rego:3:5. */
 function builtinPolicy() {
@@ -67,7 +67,8 @@ function native(p: LoadedPolicy, name: string, args: unknown[]): Outcome {
     const rs = JSON.parse(evalRaw(p, exactText(args), p.entrypoints[name])) as { result: unknown }[];
     return rs.length ? { value: rs[0].result } : { error: 'undefined' };
   } catch (e) {
-    return { error: String(e).replace(/^str\.rego:3:5: /, '') };
+    // native errors abort with the statement location; a strict host builtin throws OPA's message
+    return { error: (e instanceof Error ? e.message : String(e)).replace(/^str\.rego:3:5: /, '') };
   }
 }
 
@@ -181,6 +182,17 @@ const cases: Array<[string, unknown[], boolean]> = [
   ['sprintf', ['trailing %', []], false],
   ['sprintf', ['%d', [12345678901234567890123n]], true],
   ['sprintf', [1, []], true],
+  ['strings.replace_n', [{ 'jane@example.com': '[EMAIL]', '4111 1111 1111 1111': '[CARD]' }, 'mail jane@example.com, card 4111 1111 1111 1111.'], true],
+  ['strings.replace_n', [{ a: 'b', b: 'a' }, 'abba'], true],
+  ['strings.replace_n', [{ ab: 'X', abc: 'Y' }, 'abcab'], true],
+  ['strings.replace_n', [{ abc: 'Y', b: 'Z' }, 'abcb'], true],
+  ['strings.replace_n', [{ é: 'e', '🎉': '' }, 'café 🎉!'], true],
+  ['strings.replace_n', [{}, 'unchanged'], true],
+  ['strings.replace_n', [{ x: 'y' }, ''], true],
+  ['strings.replace_n', [{ '': '-' }, 'ab'], false],
+  ['strings.replace_n', [{ a: 1 }, 'ab'], false],
+  ['strings.replace_n', [['a'], 'ab'], true],
+  ['strings.replace_n', [{ a: 'b' }, 2], true],
   ['sprintf', ['%s', 'x'], true],
 ];
 

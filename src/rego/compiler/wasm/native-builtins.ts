@@ -11,8 +11,8 @@ export interface NativeBuiltin {
 }
 
 // Native with a host fallback (runtime/assembly/strings.ts): non-ASCII case mapping, sprintf beyond
-// %s/%d/%v on strings and integers, replace with an empty pattern.
-const withHostFallback = new Set(['lower', 'upper', 'replace', 'sprintf']);
+// %s/%d/%v on strings and integers, replace and strings.replace_n with an empty pattern.
+const withHostFallback = new Set(['lower', 'upper', 'replace', 'sprintf', 'strings.replace_n']);
 
 const table: Array<[string, number]> = [
   ['equal', 2], ['neq', 2], ['lt', 2], ['lte', 2], ['gt', 2], ['gte', 2],
@@ -27,7 +27,7 @@ const table: Array<[string, number]> = [
   ['array.concat', 2], ['array.slice', 3], ['array.reverse', 1],
   ['startswith', 2], ['endswith', 2], ['contains', 2],
   ['concat', 2], ['split', 2], ['replace', 3], ['trim_prefix', 2], ['trim_suffix', 2], ['trim', 2], ['trim_space', 1],
-  ['lower', 1], ['upper', 1], ['indexof', 2], ['substring', 3], ['sprintf', 2],
+  ['lower', 1], ['upper', 1], ['indexof', 2], ['substring', 3], ['sprintf', 2], ['strings.replace_n', 2],
 ];
 
 export const NATIVE_BUILTINS: ReadonlyMap<string, NativeBuiltin> = new Map(

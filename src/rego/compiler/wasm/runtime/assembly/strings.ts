@@ -5,10 +5,12 @@
 // substrings point into the operand's bytes (strings are never mutated in place).
 // HOST_FALLBACK (1, never a value pointer) asks the generated code to call the host implementation
 // instead: inputs outside the native subset (non-ASCII case mapping, sprintf verbs other than %s/%d/%v on
-// strings and integers, replace with an empty pattern) keep the host's exact behaviour.
+// strings and integers, replace with an empty pattern, strings.replace_n with an empty or non-string
+// pattern) keep the host's exact behaviour.
 import { opa_malloc } from "./alloc";
 import {
-  T_NULL, T_BOOL, T_NUMBER, T_STRING, T_ARRAY, T_SET, tagOf, lenOf, strPtr, elemAt, rt_string, rt_array, rt_array_append,
+  T_NULL, T_BOOL, T_NUMBER, T_STRING, T_ARRAY, T_OBJECT, T_SET, tagOf, lenOf, strPtr, elemAt, entryKey, entryVal, rt_string,
+  rt_array, rt_array_append,
 } from "./value";
 import { rt_number_int, numKind, numI64, numToI64, numOk, numIsInteger, itoaInto, K_INT, K_BIG } from "./number";
 import { setError } from "./ops";
@@ -368,4 +370,62 @@ export function bi_sprintf(format: usize, values: usize): usize {
     o = writeFormatted(o, elemAt(values, argi++));
   }
   return rt_string(out, total);
+}
+
+// ---- strings.replace_n ----
+
+/**
+ * Go's strings.NewReplacer over the pattern object's pairs in key order (OPA sorts them): at each position
+ * the first pair whose key matches there is replaced, then scanning resumes after it; otherwise one byte is
+ * copied. Empty keys and non-string members are the host's (Go's empty-key matching; OPA's error texts).
+ */
+export function bi_strings_replace_n(patterns: usize, s: usize): usize {
+  if (patterns == 0 || s == 0) return 0;
+  if (!isT(patterns, T_OBJECT)) return setError(ERR_TYPE, "strings.replace_n: operand 1 must be object but got ", typeNameOf(patterns));
+  if (!strArg("strings.replace_n", s, ": operand 2")) return 0;
+  const n = lenOf(patterns);
+  memory.fill(FIRST_BYTES, 0, 32);
+  for (let k: u32 = 0; k < n; k++) {
+    const key = entryKey(patterns, k), val = entryVal(patterns, k);
+    if (!isT(key, T_STRING) || !isT(val, T_STRING) || lenOf(key) == 0) return HOST_FALLBACK;
+    const b = load<u8>(strPtr(key));
+    store<u8>(FIRST_BYTES + (b >> 3), load<u8>(FIRST_BYTES + (b >> 3)) | <u8>(1 << (b & 7)));
+  }
+  const p = strPtr(s), m = lenOf(s);
+  // pass 1 sizes the result (and finds out whether anything matches), pass 2 writes it
+  let total: u32 = 0;
+  let hits: u32 = 0;
+  for (let i: u32 = 0; i < m; ) {
+    const k = matchAt(patterns, n, p, m, i);
+    if (k < 0) { total++; i++; continue; }
+    hits++;
+    total += lenOf(entryVal(patterns, <u32>k));
+    i += lenOf(entryKey(patterns, <u32>k));
+  }
+  if (hits == 0) return s;
+  const out = opa_malloc(<usize>total);
+  let o: usize = out;
+  for (let i: u32 = 0; i < m; ) {
+    const k = matchAt(patterns, n, p, m, i);
+    if (k < 0) { store<u8>(o++, load<u8>(p + i)); i++; continue; }
+    const val = entryVal(patterns, <u32>k);
+    memory.copy(o, strPtr(val), lenOf(val));
+    o += lenOf(val);
+    i += lenOf(entryKey(patterns, <u32>k));
+  }
+  return rt_string(out, total);
+}
+// bitmap of the keys' first bytes: most positions of a long text start no key
+const FIRST_BYTES: usize = memory.data(32, 8);
+
+/** Index of the first pattern whose key matches at byte i, or -1. */
+function matchAt(patterns: usize, n: u32, p: usize, m: u32, i: u32): i32 {
+  const b = load<u8>(p + i);
+  if ((load<u8>(FIRST_BYTES + (b >> 3)) & (1 << (b & 7))) == 0) return -1;
+  for (let k: u32 = 0; k < n; k++) {
+    const key = entryKey(patterns, k);
+    const l = lenOf(key);
+    if (l <= m - i && bytesEqual(p + i, strPtr(key), l)) return <i32>k;
+  }
+  return -1;
 }
