@@ -53,7 +53,7 @@ async function phases(store: Awaited<ReturnType<typeof openStore>>, bytes: Uint8
     const u = await unpackBundle(bytes, undefined);
     unpack.push(performance.now() - t);
     t = performance.now();
-    await loadUnpacked(bytes, u, {});
+    await loadUnpacked(u, {}, bytes);
     load.push(performance.now() - t);
   }
   console.log(`phases (median of 5, this thread): store read ${median(read).toFixed(1)} ms (store.getPolicyBundle: ${median(getBundle).toFixed(1)} ms); ` +

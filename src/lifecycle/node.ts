@@ -12,9 +12,9 @@ import type { DurableStore } from '../store/types.ts';
 import { LifecycleError } from './errors.ts';
 import { BundleRegistry, type ActivationEntry, type RegisteredBundle } from './registry.ts';
 import type { BundleVerificationConfig, SignatureCheck } from './signing.ts';
-import { loadVersion, PolicySlot, type EngineSettings, type LoadedVersion, type ShadowDifference, type ShadowStats } from './slot.ts';
+import { loadUnpacked, loadVersion, PolicySlot, type EngineSettings, type LoadedVersion, type ShadowDifference, type ShadowStats } from './slot.ts';
 import { sharedUnpackThread } from './unpack-thread.ts';
-import { unpackBundle } from './unpack.ts';
+import { unpackBundle, type UnpackedBundle } from './unpack.ts';
 import { createPolicyEnginePool, type PolicyEnginePool } from '../policy/pool/pool.ts';
 
 export const NOTIFY_CHANNEL = 'guardian_policy_bundles';
@@ -149,11 +149,11 @@ export class LifecycleNode {
     const active = await this.registry.active();
     let version: LoadedVersion;
     if (active) {
-      version = await this.#loadForServing(await this.registry.bytes(active.sha256));
+      version = await this.#loadForServing(active.sha256);
       this.#lastActivationId = active.id;
     } else if (this.options.initialBundle) {
       const record = await this.registry.register(this.options.initialBundle.bytes, this.options.initialBundle.source);
-      version = await this.#loadForServing(this.options.initialBundle.bytes);
+      version = await this.#loadForServing(record.sha256, this.options.initialBundle.bytes);
       this.#lastActivationId = await this.registry.recordActivation(record.sha256, `startup:${this.replicaId}`);
     } else {
       throw new LifecycleError('not_found', 'no active policy bundle in the store and no initial bundle given');
@@ -209,16 +209,28 @@ export class LifecycleNode {
    * (started), unpacking runs in the worker thread so evaluations are not stalled; before that (start-up, the
    * one-shot CLI) nothing else is waiting and starting a worker would only add its start-up time.
    */
-  #loadChecked(bytes: Uint8Array): Promise<LoadedVersion> {
-    return loadVersion(bytes, this.options.engine, this.options.verification, this.#slot ? sharedUnpackThread() : undefined);
+  async #loadChecked(sha256: string, given?: Uint8Array): Promise<LoadedVersion> {
+    const started = performance.now();
+    // Loaded here before (rollback, back and forth): the same bytes and settings unpack the same way; the new
+    // engine still runs the smoke cases.
+    const known = this.registry.unpacked(sha256);
+    const bytes = known ? undefined : (given ?? (await this.registry.bytes(sha256)));
+    const read = performance.now() - started;
+    const version = bytes
+      ? await loadVersion(bytes, this.options.engine, this.options.verification, this.#slot ? sharedUnpackThread() : undefined)
+      : await loadUnpacked(known as UnpackedBundle, this.options.engine);
+    version.loadMs.read = read;
+    this.registry.rememberUnpacked(version.unpacked);
+    return version;
   }
 
   /** #loadChecked, plus the version loaded into the worker pool when the node serves from one. */
-  async #loadForServing(bytes: Uint8Array): Promise<LoadedVersion> {
-    const version = await this.#loadChecked(bytes);
+  async #loadForServing(sha256: string, given?: Uint8Array): Promise<LoadedVersion> {
+    const version = await this.#loadChecked(sha256, given);
     const size = this.options.poolSize;
     if (!size) return version;
     const started = performance.now();
+    const bytes = given ?? (await this.registry.bytes(sha256));
     try {
       if (this.#pool) version.pooled = await this.#pool.loadVersion(bytes, { revision: version.revision });
       else {
@@ -255,9 +267,7 @@ export class LifecycleNode {
       const before = this.#slot ? null : await this.registry.active();
       target = await this.registry.resolve(ref);
       const resolved = performance.now();
-      const bytes = await this.registry.bytes(target.sha256);
-      const read = performance.now();
-      const version = await this.#loadForServing(bytes);
+      const version = await this.#loadForServing(target.sha256);
       const loaded = performance.now();
       let activationId: number;
       try {
@@ -273,12 +283,12 @@ export class LifecycleNode {
       await this.registry.audit(by, 'activate', `${target.revision} ${target.sha256}`, 'ok');
       await this.#notify();
       const finished = performance.now();
-      const { unpack, engine, pool } = version.loadMs;
+      const { read, unpack, engine, pool } = version.loadMs;
       const result: ActivationResult = {
         sha256: target.sha256, revision: version.revision, previousRevision: previous?.revision ?? before?.revision ?? null,
         smokeCases: version.smokeCases, signature: version.signature, durationMs: finished - started,
         phasesMs: {
-          resolve: resolved - started, read: read - resolved, unpack, engine, ...(pool !== undefined ? { pool } : {}),
+          resolve: resolved - started, read, unpack, engine, ...(pool !== undefined ? { pool } : {}),
           record: recorded - loaded, publish: finished - recorded,
         },
       };
@@ -294,16 +304,23 @@ export class LifecycleNode {
 
   /** Registers bytes (content-addressed) and optionally activates them. */
   async push(bytes: Uint8Array, options: { source: string | null; activate?: boolean; by: string }): Promise<{ record: RegisteredBundle; activation?: ActivationResult }> {
-    // Serving: the tarball is read in the unpack worker (a 1 MB bundle is ~100 ms of parsing).
-    const manifest = this.#slot ? await sharedUnpackThread().readManifest(bytes) : undefined;
+    // Unpacked and checked once (serving: in the unpack worker, a 1 MB bundle is tens of ms of parsing); the
+    // activation that follows re-uses it (registry.unpacked) instead of parsing the data again.
+    const verification = this.options.verification;
+    const checked = await (this.#slot ? sharedUnpackThread().unpack(bytes, verification) : unpackBundle(bytes, verification)).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
+    // A malformed tarball is not registered; a bundle refused for its signature or smoke file is, as before.
+    if (checked instanceof LifecycleError && checked.code === 'invalid_bundle') throw checked;
+    const manifest = checked instanceof Error ? (this.#slot ? await sharedUnpackThread().readManifest(bytes) : undefined) : checked.manifest;
     const record = await this.registry.register(bytes, options.source, manifest);
+    if (!(checked instanceof Error)) this.registry.rememberUnpacked(checked);
     await this.registry.audit(options.by, 'push', `${record.revision} ${record.sha256}`, 'ok', options.source ?? undefined);
     if (!options.activate) {
       // Early feedback: a bundle that would be refused at activation (signature, smoke file) is flagged now; it
       // stays registered.
-      await (this.#slot ? sharedUnpackThread().unpack(bytes, this.options.verification) : unpackBundle(bytes, this.options.verification));
+      if (checked instanceof Error) throw checked;
       return { record };
     }
+    // A refused check is refused again (and audited) by the activation.
     return { record, activation: await this.activate(record.sha256, options.by) };
   }
 
@@ -324,7 +341,7 @@ export class LifecycleNode {
     }
     const target = await this.registry.resolve(ref);
     try {
-      const version = await this.#loadChecked(await this.registry.bytes(target.sha256));
+      const version = await this.#loadChecked(target.sha256);
       await this.registry.setShadowTarget(target.sha256, by);
       this.#slot?.setShadow(version);
     } catch (e) {
@@ -378,7 +395,7 @@ export class LifecycleNode {
       if (active.sha256 === this.#slot.current.sha256) this.#install(this.#slot.current, active.id);
       else {
         try {
-          const version = await this.#loadForServing(await this.registry.bytes(active.sha256));
+          const version = await this.#loadForServing(active.sha256);
           const prev = this.#install(version, active.id);
           this.#log(`synced to ${version.revision} (was ${prev?.revision})`);
         } catch (e) {
@@ -404,7 +421,7 @@ export class LifecycleNode {
     if ((this.#slot.shadow?.sha256 ?? null) === target) return;
     if (target === null) return this.#slot.setShadow(undefined);
     try {
-      this.#slot.setShadow(await this.#loadChecked(await this.registry.bytes(target)));
+      this.#slot.setShadow(await this.#loadChecked(target));
     } catch (e) {
       this.#lastError = `shadow ${target.slice(0, 12)} refused: ${(e as Error).message}`;
     }

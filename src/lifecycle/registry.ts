@@ -7,7 +7,7 @@ import { sha256Hex } from '../chain/index.ts';
 import type { BundleManifest } from '../rego/bundle/index.ts';
 import type { DurableStore, Json } from '../store/types.ts';
 import { LifecycleError } from './errors.ts';
-import { readBundleOrRefuse } from './unpack.ts';
+import { readBundleOrRefuse, type UnpackedBundle } from './unpack.ts';
 
 export interface RegisteredBundle {
   sha256: string;
@@ -39,17 +39,41 @@ const registeredBundle = (r: Record<string, unknown>): RegisteredBundle => ({
 
 /** Bundles whose bytes a registry keeps in memory (pushed through it or read recently): rollback, push → activate. */
 const RECENT_BUNDLES = 4;
+/** Bundles whose unpacked form a registry keeps: the one in force, the one before it (rollback), one just pushed. */
+const RECENT_UNPACKED = 3;
+
+/** Makes `key` the newest entry of `recent` (insertion order) and drops the oldest beyond `limit`. */
+function keepRecent<V>(recent: Map<string, V>, key: string, value: V, limit: number): void {
+  recent.delete(key);
+  recent.set(key, value);
+  while (recent.size > limit) recent.delete(recent.keys().next().value as string);
+}
 
 export class BundleRegistry {
   /** sha256 → bytes, oldest first. Content-addressed, so an entry can never be stale. */
   #recent = new Map<string, Uint8Array>();
+  /** sha256 → unpacked form (module, base document text, manifest, smoke cases, signature check), oldest first. */
+  #unpacked = new Map<string, UnpackedBundle>();
 
   constructor(readonly store: DurableStore) {}
 
   #remember(sha256: string, bytes: Uint8Array): void {
-    this.#recent.delete(sha256);
-    this.#recent.set(sha256, bytes);
-    while (this.#recent.size > RECENT_BUNDLES) this.#recent.delete(this.#recent.keys().next().value as string);
+    keepRecent(this.#recent, sha256, bytes, RECENT_BUNDLES);
+  }
+
+  /**
+   * Keeps the unpacked form of a bundle this registry's node loaded, so activating it again (rollback, back and
+   * forth) skips the unpack worker: same bytes (sha256), same node and so the same verification settings, same
+   * result. Only complete forms (module and data text) are kept. Memory: the data text is shared with the
+   * engine that was built from it while that engine lives.
+   */
+  rememberUnpacked(unpacked: UnpackedBundle): void {
+    if (unpacked.parts) keepRecent(this.#unpacked, unpacked.sha256, unpacked, RECENT_UNPACKED);
+  }
+
+  /** The unpacked form kept by rememberUnpacked, if still kept. */
+  unpacked(sha256: string): UnpackedBundle | undefined {
+    return this.#unpacked.get(sha256);
   }
 
   /**

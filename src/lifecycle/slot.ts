@@ -29,7 +29,9 @@ export interface LoadedVersion {
   signature: SignatureCheck['status'];
   loadedAt: Date;
   /** Wall-clock time of each loading step (ActivationResult.phasesMs). */
-  loadMs: { unpack: number; engine: number; pool?: number };
+  loadMs: { read: number; unpack: number; engine: number; pool?: number };
+  /** What the engine was built from (kept by the registry for a later re-activation of the same bundle). */
+  unpacked: UnpackedBundle;
 }
 
 export interface ShadowDifference {
@@ -61,17 +63,19 @@ const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmedi
 /**
  * Loads an unpacked bundle (unpack.ts) into a fresh engine and runs its smoke cases; throws LifecycleError
  * (nothing is kept on failure). What is left here on the event loop: Wasm compile + instantiate, the module
- * parsing the data text into its heap, the warm-up and the smoke cases.
+ * parsing the data text into its heap, the warm-up and the smoke cases. `tarball`: needed only when the
+ * unpacked form has no `parts` (the engine then reads the bundle itself).
  */
-export async function loadUnpacked(bytes: Uint8Array, unpacked: UnpackedBundle, settings: EngineSettings = {}): Promise<LoadedVersion> {
+export async function loadUnpacked(unpacked: UnpackedBundle, settings: EngineSettings = {}, tarball?: Uint8Array): Promise<LoadedVersion> {
   const started = performance.now();
   await yieldToEventLoop();
   let engine: WasmPolicyEngine;
   try {
     const parts = unpacked.parts;
+    if (!parts && !tarball) throw new Error('the bundle has no single module: its tarball is needed');
     engine = parts
       ? await createWasmPolicyEngine({ ...settings, bundle: { wasm: parts.wasm, dataJson: parts.dataJson, manifest: unpacked.manifest as WasmBundleParts['manifest'] }, revision: unpacked.revision })
-      : await createWasmPolicyEngine({ ...settings, bundle: bytes });
+      : await createWasmPolicyEngine({ ...settings, bundle: tarball as Uint8Array });
   } catch (e) {
     throw new LifecycleError('load_failed', `bundle does not load: ${(e as Error).message}`);
   }
@@ -79,7 +83,7 @@ export async function loadUnpacked(bytes: Uint8Array, unpacked: UnpackedBundle, 
   const smokeCases = await runSmokeCases(engine, unpacked.smokeCases);
   return {
     engine, sha256: unpacked.sha256, revision: engine.revision, smokeCases, signature: unpacked.signature.status, loadedAt: new Date(),
-    loadMs: { unpack: 0, engine: performance.now() - started },
+    loadMs: { read: 0, unpack: 0, engine: performance.now() - started }, unpacked,
   };
 }
 
@@ -91,7 +95,7 @@ export async function loadVersion(bytes: Uint8Array, settings: EngineSettings = 
   const started = performance.now();
   const unpacked = unpackThread ? await unpackThread.unpack(bytes, verification) : await unpackBundle(bytes, verification);
   const unpackMs = performance.now() - started;
-  const version = await loadUnpacked(bytes, unpacked, settings);
+  const version = await loadUnpacked(unpacked, settings, bytes);
   version.loadMs.unpack = unpackMs;
   return version;
 }

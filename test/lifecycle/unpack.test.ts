@@ -4,7 +4,7 @@
 // engine reports when it reads the same tarball itself.
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LifecycleError, LifecycleNode } from '../../src/lifecycle/index.ts';
+import { BundleRegistry, LifecycleError, LifecycleNode } from '../../src/lifecycle/index.ts';
 import { BundleUnpackThread } from '../../src/lifecycle/unpack-thread.ts';
 import { unpackBundle } from '../../src/lifecycle/unpack.ts';
 import { createWasmPolicyEngine } from '../../src/policy/engine.ts';
@@ -100,15 +100,41 @@ describe('bundle unpacking off the event loop', () => {
     expect((await node.engine.evaluate(input)).decision).toEqual({ decision: 'allow', reasoning: 'exact' });
   });
 
+  it('a bundle pushed or loaded here before is not unpacked again when activated (push → activate, rollback); its smoke cases still run', async () => {
+    const withSmoke = (verdict: string): Uint8Array => {
+      const smoke = { cases: [{ name: `decides ${verdict}`, input, expect: { decision: verdict } }] };
+      const manifest = { revision: `smoke-${verdict}`, roots: [''], wasm: [{ entrypoint: 'acs/decision', module: '/policy.wasm' }] };
+      return new Uint8Array(gzipSync(writeTar([
+        { name: '/.manifest', data: enc.encode(JSON.stringify(manifest)) },
+        { name: '/data.json', data: enc.encode(JSON.stringify({ verdict: { value: verdict }, team: { name: verdict } })) },
+        { name: '/policy.wasm', data: wasm },
+        { name: '/smoke.json', data: enc.encode(JSON.stringify(smoke)) },
+      ])));
+    };
+    const first = (await node.push(withSmoke('deny'), { source: 'test', activate: true, by: 'ops' })).activation;
+    expect(first).toMatchObject({ revision: 'smoke-deny', smokeCases: 1, phasesMs: { unpack: 0 } });
+    const second = (await node.push(withSmoke('ask'), { source: 'test', activate: true, by: 'ops' })).activation;
+    expect(second).toMatchObject({ revision: 'smoke-ask', smokeCases: 1, phasesMs: { unpack: 0 } });
+    const back = await node.rollback('ops');
+    expect(back).toMatchObject({ revision: 'smoke-deny', smokeCases: 1, phasesMs: { read: expect.any(Number), unpack: 0 } });
+    expect((await node.engine.evaluate(input)).decision).toEqual({ decision: 'deny', reasoning: 'deny' });
+    // Registered by another process (CLI push): this node has never read it, so it is unpacked and checked here.
+    const other = await new BundleRegistry(store).register(withSmoke('allow'), 'cli');
+    const cold = await node.activate(other.sha256, 'ops');
+    expect(cold).toMatchObject({ revision: 'smoke-allow', smokeCases: 1 });
+    expect(cold.phasesMs.unpack).toBeGreaterThan(0);
+    expect((await node.engine.evaluate(input)).decision).toEqual({ decision: 'allow', reasoning: 'allow' });
+  });
+
   it('an activation reports where its time went', async () => {
-    const result = await node.push(bundleWithoutRevision(wasm, 'allow', 'phases'), { source: 'test', activate: true, by: 'ops' });
-    const phases = result.activation?.phasesMs;
-    expect(phases).toBeDefined();
-    const steps = Object.values(phases ?? {});
+    const other = await new BundleRegistry(store).register(bundleWithoutRevision(wasm, 'allow', 'phases'), 'cli');
+    const activation = await node.activate(other.sha256, 'ops');
+    const phases = activation.phasesMs;
+    const steps = Object.values(phases);
     expect(steps).toHaveLength(6);
     for (const ms of steps) expect(ms).toBeGreaterThanOrEqual(0);
-    expect(phases?.unpack).toBeGreaterThan(0);
-    expect(phases?.engine).toBeGreaterThan(0);
-    expect(steps.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(result.activation?.durationMs ?? 0);
+    expect(phases.unpack).toBeGreaterThan(0);
+    expect(phases.engine).toBeGreaterThan(0);
+    expect(steps.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(activation.durationMs);
   });
 });
