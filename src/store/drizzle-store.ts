@@ -14,8 +14,11 @@ import type {
 
 export type StoreDatabase = PgDatabase<PgQueryResultHKT>;
 
-/** Parameterised SQL on one connection, rows as plain objects. */
-export type RawQuery = (sqlText: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
+/**
+ * Parameterised SQL on one connection, rows as plain objects. In a transaction, `{ last: true }` marks its final
+ * statement: a driver may send COMMIT along with it (one round trip less); nothing may follow it.
+ */
+export type RawQuery = (sqlText: string, params?: unknown[], options?: { last?: boolean }) => Promise<Record<string, unknown>[]>;
 
 /** What a driver folder provides; everything else is shared. */
 export interface StoreDriver {
@@ -304,10 +307,10 @@ const ENTRY_WRITES = `
       from unnest($16::text[], $17::integer[], $18::text[]) as v(session_id, seq, head_hash)
      where h.session_id = v.session_id)`;
 
-/** Writes a batch's entries and moves the heads that changed: one statement whatever the batch size. */
+/** Writes a batch's entries and moves the heads that changed, the transaction's last statement. */
 async function writeEntries(query: RawQuery, cols: EntryColumns, heads: Map<string, LockedHead>): Promise<void> {
   if (cols.length === 0) return;
-  await query(`with ${ENTRY_WRITES} select 1`, entryWriteParams(cols, heads));
+  await query(`with ${ENTRY_WRITES} select 1`, entryWriteParams(cols, heads), { last: true });
 }
 
 function toSessionRecord(row: typeof sessions.$inferSelect): SessionRecord {
@@ -600,8 +603,18 @@ export class DrizzleGuardianStore implements DurableStore {
         committed.push({ id: item.key, p });
         return { status: 'committed', appended: cols.add(item.key, head, p.append, p) };
       });
+      // A subagent's session row (rare): before the last statement.
+      for (const { p } of committed) {
+        if (!p.child) continue;
+        const c = p.child;
+        await query(
+          `insert into sessions (id, tenant_id, agent_id, key_id, hello_jcs, intent_jcs, state_jcs, parent_session_id, created_at)
+           values ($1, $2, $3, $4, $5, $6, $7, $8, coalesce($9::timestamptz, now())) on conflict (id) do nothing`,
+          [c.id, c.tenantId ?? null, c.agentId, c.keyId ?? null, c.helloJcs, c.intentJcs, c.stateJcs, c.parentSessionId ?? null, c.createdAt?.toISOString() ?? null],
+        );
+      }
       if (cols.length > 0) {
-        // Entries with their decisions, head moves and session rows: one statement.
+        // Entries with their decisions, head moves and session rows: one statement, the last (COMMIT goes with it).
         const rowsOf = committed.filter(({ p }) => p.stateJcs ?? p.intentJcs ?? p.keyId ?? p.closedAt);
         await query(
           `with ${ENTRY_WRITES},
@@ -614,15 +627,7 @@ export class DrizzleGuardianStore implements DurableStore {
            select 1`,
           [...entryWriteParams(cols, heads),
             rowsOf.map((r) => r.id), rowsOf.map((r) => r.p.stateJcs), rowsOf.map((r) => r.p.intentJcs), rowsOf.map((r) => r.p.keyId), rowsOf.map((r) => r.p.closedAt)],
-        );
-      }
-      for (const { p } of committed) {
-        if (!p.child) continue;
-        const c = p.child;
-        await query(
-          `insert into sessions (id, tenant_id, agent_id, key_id, hello_jcs, intent_jcs, state_jcs, parent_session_id, created_at)
-           values ($1, $2, $3, $4, $5, $6, $7, $8, coalesce($9::timestamptz, now())) on conflict (id) do nothing`,
-          [c.id, c.tenantId ?? null, c.agentId, c.keyId ?? null, c.helloJcs, c.intentJcs, c.stateJcs, c.parentSessionId ?? null, c.createdAt?.toISOString() ?? null],
+          { last: true },
         );
       }
       return outcomes;

@@ -42,6 +42,8 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
     throw new TypeError('schema must be a lowercase SQL identifier');
   }
   const pool = new pg.Pool({
+    // Queries sent without waiting for the previous answer (pg ≥ 8.21; not in @types/pg yet): see transaction().
+    ...({ pipeline: true } as pg.PoolConfig),
     connectionString: options.databaseUrl,
     max: options.poolSize ?? 10,
     connectionTimeoutMillis: 10_000,
@@ -66,14 +68,29 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
     async transaction(work) {
       const client = await pool.connect();
       let failure: unknown;
+      // Pipelined (the pool's connections run in pipeline mode): BEGIN goes out with the first statement and COMMIT
+      // with the one marked last, so a two-statement transaction is two round trips, not four. Each message keeps
+      // its own Sync: a failed statement leaves the transaction aborted, and a COMMIT sent behind it rolls back.
+      let begin: Promise<unknown> | null = client.query('begin');
+      begin.catch(() => {}); // its failure is reported by the statement sent with it
+      let ended = false;
       try {
-        await client.query('begin');
-        const result = await work(async (sqlText, params = []) => (await client.query({ name: statementName(sqlText), text: sqlText, values: params })).rows as Record<string, unknown>[]);
-        await client.query('commit');
+        const result = await work(async (sqlText, params = [], options) => {
+          if (ended) throw new Error('statement after the last one of a transaction');
+          const sent = [begin, client.query({ name: statementName(sqlText), text: sqlText, values: params }), options?.last ? client.query('commit') : null];
+          begin = null;
+          ended = options?.last === true;
+          const [, rows] = await Promise.all(sent);
+          return (rows as pg.QueryResult).rows as Record<string, unknown>[];
+        });
+        if (begin) await begin;
+        if (!ended) await client.query('commit');
         return result;
       } catch (err) {
         failure = err;
-        // A dead connection cannot roll back; the server already did when it lost the session.
+        // Settle a BEGIN still in flight; a dead connection cannot roll back (the server already did when it lost
+        // the session), and after a failed last statement the COMMIT behind it has rolled back already.
+        await begin?.catch(() => {});
         await client.query('rollback').catch(() => {});
         throw err;
       } finally {
