@@ -4,7 +4,7 @@
 // projected, so the input stays small however long the session runs (input is serialised per evaluation).
 import type { Json } from '../store/types.ts';
 import type { PolicyInput } from './types.ts';
-import { collectProvenance, lineageOf, ownValue, provenanceRecord, setOwn, type SessionState, type Trust } from './session-state.ts';
+import { collectProvenance, lineageOf, provenanceRecord, setOwn, type SessionState, type Trust } from './session-state.ts';
 
 export interface ClientCapabilities {
   /** §6.5: false ⇒ the Guardian must not answer MODIFY. */
@@ -41,21 +41,41 @@ interface WindowCount {
   by_tool: Record<string, number>;
 }
 
-function countIn(window: WindowCount, tool: string): void {
-  window.total += 1;
-  setOwn(window.by_tool, tool, (ownValue(window.by_tool, tool) ?? 0) + 1);
+/** `by_tool` in first-seen order within the window (`order`: indexes into `tools`), as counted one by one. */
+function windowCount(tools: readonly string[], counts: readonly number[], order: readonly number[]): WindowCount {
+  const by_tool: Record<string, number> = {};
+  let total = 0;
+  for (const k of order) {
+    setOwn(by_tool, tools[k], counts[k]);
+    total += counts[k];
+  }
+  return { total, by_tool };
 }
 
-/** Tool calls in the minute and the hour ending at `nowMs` (both windows in one pass over the bounded history). */
+/**
+ * Tool calls in the minute and the hour ending at `nowMs`: both windows in one pass over the bounded history,
+ * tallied per distinct tool name by position (a session uses a handful of tools; a hash per call cost 4×).
+ */
 function windowCounts(state: SessionState, nowMs: number): { minute: WindowCount; hour: WindowCount } {
-  const minute: WindowCount = { total: 0, by_tool: {} };
-  const hour: WindowCount = { total: 0, by_tool: {} };
-  for (const [tool, atMs] of state.recent_tool_calls) {
+  const tools: string[] = [];
+  const minute: number[] = [];
+  const hour: number[] = [];
+  const minuteOrder: number[] = [];
+  const calls = state.recent_tool_calls;
+  for (let i = 0; i < calls.length; i++) {
+    const tool = calls[i][0];
+    const atMs = calls[i][1];
     if (atMs > nowMs || atMs <= nowMs - 3_600_000) continue;
-    countIn(hour, tool);
-    if (atMs > nowMs - 60_000) countIn(minute, tool);
+    let k = tools.indexOf(tool);
+    if (k < 0) {
+      k = tools.push(tool) - 1;
+      minute.push(0);
+      hour.push(0);
+    }
+    hour[k] += 1;
+    if (atMs > nowMs - 60_000 && minute[k]++ === 0) minuteOrder.push(k);
   }
-  return { minute, hour };
+  return { minute: windowCount(tools, minute, minuteOrder), hour: windowCount(tools, hour, tools.map((_, k) => k)) };
 }
 
 /** The `input.session` projection of the state for one step. */
