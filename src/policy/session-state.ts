@@ -245,6 +245,8 @@ export function normaliseDigest(d: unknown): string | null {
 }
 
 function escapePointer(seg: string): string {
+  // Most member names need no escaping: skip the two replaces (collectProvenance runs twice per step).
+  if (!seg.includes('~') && !seg.includes('/')) return seg;
   return seg.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
