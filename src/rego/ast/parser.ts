@@ -435,23 +435,23 @@ export class Parser {
       return { type: 'array', value: items, location: this.span(open) };
     } catch (e) {
       if (!potentialComprehension) throw e;
-      const [term, body] = this.retryAsOperatorComprehension(s, ']', e);
-      return { type: 'arraycomprehension', term, body, location: this.span(open) };
+      this.refuseOperatorComprehension(s, ']', e);
     }
   }
 
   /**
    * A comprehension whose head is written with operators, `[x * 2 | some x in xs]`. OPA tries a
    * comprehension only when the head is a single term (to settle `[a | b]`), so there `x * 2 | …` becomes
-   * the set union `or(x * 2, …)` and the literal fails to parse (OPA issue #4215). We read the head up to
-   * `|` and the rest as a body only after the literal reading failed, so every program OPA accepts keeps
-   * OPA's meaning (`[s1 - s2 | s3]` stays a one-element array). Returns the head and body, the closing
-   * token consumed. When no head followed by `|` parses, the literal's error stands; when the body
-   * fails, its error is the one to report.
+   * the set union `or(x * 2, …)` and the literal fails to parse (OPA issue #4215). We refuse it too — a policy
+   * that builds here must build with `opa build` — but with an error that says how to write it: parenthesise
+   * the head, which makes it one term. Called only after the literal reading failed, so every program OPA
+   * accepts keeps OPA's meaning (`[s1 - s2 | s3]` stays a one-element array). When no head followed by `|`
+   * parses, the literal's error stands; when the body fails, its error is the one to report.
    */
-  private retryAsOperatorComprehension(start: number, end: ']' | '}', literalError: unknown): [Term, Body] {
+  private refuseOperatorComprehension(start: number, end: ']' | '}', literalError: unknown): never {
     if (!(literalError instanceof RegoErrors)) throw literalError;
     this.pos = start;
+    const headStart = this.tok;
     const head = this.attempt(() => {
       const h = this.parseRelation(false);
       if (this.kind() !== '|') this.unexpected(this.tok);
@@ -459,9 +459,8 @@ export class Parser {
     });
     if (!head) throw literalError;
     this.advance(); // |
-    const body = this.parseBody(end);
-    this.advance();
-    return [head, body];
+    this.parseBody(end);
+    this.error(headStart, 'comprehension head written with operators: OPA reads `|` here as set union (OPA issue #4215); wrap the head in parentheses, e.g. `[(x * 2) | some x in xs]`');
   }
 
   private parseSetOrObject(): Term {
@@ -480,8 +479,7 @@ export class Parser {
       return this.parseSetOrObjectItems(open, s, potentialComprehension);
     } catch (e) {
       if (!potentialComprehension) throw e;
-      const [term, body] = this.retryAsOperatorComprehension(s, '}', e);
-      return { type: 'setcomprehension', term, body, location: this.span(open) };
+      this.refuseOperatorComprehension(s, '}', e);
     }
   }
 
@@ -553,8 +551,7 @@ export class Parser {
       return { type: 'object', value: pairs, location: this.span(open) };
     } catch (e) {
       if (!potentialComprehension) throw e;
-      const [value, body] = this.retryAsOperatorComprehension(s, '}', e);
-      return { type: 'objectcomprehension', key, value, body, location: this.span(open) };
+      this.refuseOperatorComprehension(s, '}', e);
     }
   }
 

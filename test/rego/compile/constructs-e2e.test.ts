@@ -1,5 +1,5 @@
-// Constructs the compile stage once got wrong (`every` bodies reading `data`/`input`, comprehension heads
-// written with operators, `with` on `some … in`): compiled by our pipeline, linked to Wasm and evaluated by
+// Constructs the compile stage once got wrong (`every` bodies reading `data`/`input`, parenthesised
+// comprehension heads written with operators, `with` on `some … in`): compiled by our pipeline, linked to Wasm and evaluated by
 // the unmodified opa-wasm host. Expected values are what
 // OPA's semantics give (worked out by hand in each case).
 import { describe, expect, it } from 'vitest';
@@ -103,17 +103,17 @@ p if {
 });
 
 describe('comprehension heads written with operators', () => {
-  it('evaluate like the same comprehension written with a temporary', async () => {
+  it('parenthesised, they evaluate like the same comprehension written with a temporary', async () => {
     const src = `package t
 f(i) := i + 2
-mod97 := [(a * b) % 97 | some i, a in input.arr; b := f(i)]
+mod97 := [((a * b) % 97) | some i, a in input.arr; b := f(i)]
 mod97_tmp := [t | some i, a in input.arr; b := f(i); t := (a * b) % 97]
-incremented := [x + 1 | some x in input.arr]
+incremented := [(x + 1) | some x in input.arr]
 neg := [-x | some x in input.arr]
-set_minus := {x - 1 | some x in input.arr}
-obj := {k: v * 2 | some k, v in input.obj}
+set_minus := {(x - 1) | some x in input.arr}
+obj := {k: (v * 2) | some k, v in input.obj}
 obj_key := {(k + 1): v | some k, v in input.arr}
-cmp := [x * 2 == 20 | some x in input.arr]
+cmp := [(x * 2 == 20) | some x in input.arr]
 union := [s1 - s2 | s3] if {
 	s1 := {1, 2}
 	s2 := {2}
@@ -134,6 +134,12 @@ union := [s1 - s2 | s3] if {
     // OPA's reading: a one-element array holding the set union, not a comprehension.
     expect(ev('t/union', input)).toEqual([[1, 9]]);
   }, 60_000);
+
+  it('unparenthesised, the module is refused as OPA refuses it, at the head, saying how to write it', () => {
+    expect(() => parseModule('t.rego', 'package t\nxs := [x * 2 | some x in input.arr]\n')).toThrow(
+      /^t\.rego:2:8: rego_parse_error: comprehension head written with operators: .*wrap the head in parentheses/,
+    );
+  });
 });
 
 describe('with on some … in', () => {
