@@ -1,10 +1,14 @@
 // Bundle lifecycle figures: activation latency (verify → load → warm → smoke → record → swap) for a ~1 MB
 // bundle, p50/p99, where the time goes (phases), the longest event-loop stall during activations, and
 // evaluation throughput during a burst of swaps vs steady state (in-process, the slot the Guardian evaluates
-// with). Run: `npm run bench lifecycle` (or `node --import tsx bench/lifecycle.ts`).
+// with). Every figure line ends with the load average (1 min) before and after it: on a shared machine the
+// wall-clock figures mean little without it. Compile is not excluded by subtraction: the bench module is
+// ~800 bytes (compile < 2 ms), so the figures are the rest of an activation.
+// Run: `npm run bench lifecycle` (or `node --import tsx bench/lifecycle.ts`).
 // BENCH_ACTIVATIONS (default 30), BENCH_SECONDS (default 3) per throughput window.
+import { loadavg } from 'node:os';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { BundleRegistry, LifecycleNode } from '../src/lifecycle/index.ts';
+import { BundleRegistry, LifecycleNode, type ActivationResult } from '../src/lifecycle/index.ts';
 import { loadUnpacked } from '../src/lifecycle/slot.ts';
 import { unpackBundle } from '../src/lifecycle/unpack.ts';
 import { writeBundle } from '../src/rego/bundle/index.ts';
@@ -18,22 +22,32 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN;
 const median = (xs: number[]): number => pct([...xs].sort((x, y) => x - y), 0.5);
 
-/** Runs `fn` `n` times; p50/p99/max wall time and the longest event-loop stall (monitorEventLoopDelay) meanwhile. */
-async function timed(n: number, fn: (i: number) => Promise<unknown>): Promise<string> {
+const load1 = (): string => loadavg()[0].toFixed(2);
+
+/**
+ * Runs `fn` `n` times; p50/p99/max wall time, process CPU, the longest event-loop stall (monitorEventLoopDelay)
+ * meanwhile, the median of each activation phase (ActivationResult.phasesMs) and the load average.
+ */
+async function timed(n: number, fn: (i: number) => Promise<ActivationResult | { activation?: ActivationResult }>): Promise<string> {
   const latencies: number[] = [];
+  const phases = new Map<string, number[]>();
+  const loadBefore = load1();
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
   const cpu0 = process.cpuUsage();
   for (let i = 0; i < n; i++) {
     const t = performance.now();
-    await fn(i);
+    const r = await fn(i);
     latencies.push(performance.now() - t);
+    const activation = 'phasesMs' in r ? r : r.activation;
+    for (const [name, ms] of Object.entries(activation?.phasesMs ?? {})) phases.set(name, [...(phases.get(name) ?? []), ms]);
   }
   const cpu = process.cpuUsage(cpu0);
   loop.disable();
   latencies.sort((x, y) => x - y);
   return `p50 ${pct(latencies, 0.5).toFixed(1)} ms, p99 ${pct(latencies, 0.99).toFixed(1)} ms, max ${latencies[latencies.length - 1].toFixed(1)} ms, ` +
-    `process cpu (all threads) ${((cpu.user + cpu.system) / 1000 / n).toFixed(1)} ms/activation, longest event-loop stall ${(loop.max / 1e6).toFixed(1)} ms`;
+    `process cpu (all threads) ${((cpu.user + cpu.system) / 1000 / n).toFixed(1)} ms/activation, longest event-loop stall ${(loop.max / 1e6).toFixed(1)} ms; ` +
+    `phase medians: ${[...phases].map(([name, xs]) => `${name} ${median(xs).toFixed(1)}`).join(', ')} ms; load average ${loadBefore} → ${load1()}`;
 }
 
 /** Where an activation's time goes, each phase alone, in this thread (median of 5). */
@@ -58,7 +72,7 @@ async function phases(store: Awaited<ReturnType<typeof openStore>>, bytes: Uint8
   }
   console.log(`phases (median of 5, this thread): store read ${median(read).toFixed(1)} ms (store.getPolicyBundle: ${median(getBundle).toFixed(1)} ms); ` +
     `unpack = gunzip + untar + JSON + sha256 + smoke cases (worker thread in an activation) ${median(unpack).toFixed(1)} ms; ` +
-    `engine load + warm-up + smoke (event loop) ${median(load).toFixed(1)} ms`);
+    `engine load + warm-up + smoke (event loop) ${median(load).toFixed(1)} ms; load average ${load1()}`);
 }
 
 async function megabyteBundle(revision: string): Promise<Uint8Array> {
@@ -111,6 +125,12 @@ async function throughput(node: LifecycleNode, seconds: number, during?: () => P
   return { evals, perSec: evals / elapsed, failures, maxGapMs };
 }
 
+/** Evaluations a window lost to its swaps, per swap, against the steady-state rate (faster swaps fit more in a window). */
+function lostPerSwap(window: { evals: number; perSec: number }, swaps: number, steadyPerSec: number): string {
+  const elapsed = window.evals / window.perSec;
+  return `${Math.max(0, (steadyPerSec * elapsed - window.evals) / swaps).toFixed(0)} evaluations lost per swap`;
+}
+
 async function main(): Promise<void> {
   const store = await openStore({ inMemory: true });
   const a = await megabyteBundle('bench-a');
@@ -122,16 +142,23 @@ async function main(): Promise<void> {
   const shaB = (await node.push(b, { source: 'bench', by: 'bench' })).record.sha256;
 
   await phases(store, b, shaB);
-  // Bundles this replica pushed itself (push → activate, rollback): the registry still holds their bytes.
-  console.log(`activation latency, bundles pushed through this node (~1 MB, ${ACTIVATIONS} activations): ${await timed(ACTIVATIONS, (i) => node.activate(i % 2 === 0 ? shaB : shaA, 'bench'))}`);
-  // Bundles another process registered (CLI push, another replica): read from the store every time.
+  // Back and forth between two bundles this replica loaded (rollback): their unpacked form is still held.
+  console.log(`activation latency, back and forth between two bundles (rollback; ~1 MB, ${ACTIVATIONS} activations): ${await timed(ACTIVATIONS, (i) => node.activate(i % 2 === 0 ? shaB : shaA, 'bench'))}`);
+  // Bundles another process registered (CLI push, another replica) and this one has not read recently: bytes
+  // from the store, full unpack in the worker every time (6 in turn, more than the registry keeps).
   const others: string[] = [];
   const cli = new BundleRegistry(store);
   for (let i = 0; i < 6; i++) others.push((await cli.register(await megabyteBundle(`bench-store-${i}`), 'bench')).sha256);
-  console.log(`activation latency, bundles read from the store (~1 MB, ${ACTIVATIONS} activations over 6 bundles): ${await timed(ACTIVATIONS, (i) => node.activate(others[i % others.length], 'bench'))}`);
+  console.log(`activation latency, bundles not read here recently (bytes from the store, full unpack; ~1 MB, ${ACTIVATIONS} activations over 6 bundles): ${await timed(ACTIVATIONS, (i) => node.activate(others[i % others.length], 'bench'))}`);
+  // A new bundle pushed with activation (guardian bundle push --activate, POST /admin/bundles?activate=true):
+  // registration included, the bundle is unpacked once.
+  const fresh: Uint8Array[] = [];
+  const pushes = Math.min(ACTIVATIONS, 12);
+  for (let i = 0; i < pushes; i++) fresh.push(await megabyteBundle(`bench-push-${i}`));
+  console.log(`push + activate of a new bundle (~1 MB, registration included, ${pushes} bundles): ${await timed(pushes, (i) => node.push(fresh[i], { source: 'bench', activate: true, by: 'bench' }))}`);
 
   const steady = await throughput(node, SECONDS);
-  console.log(`steady state: ${steady.perSec.toFixed(0)} evaluations/s (${steady.evals} in ${SECONDS} s, ${steady.failures} failed, longest pause ${steady.maxGapMs.toFixed(1)} ms)`);
+  console.log(`steady state: ${steady.perSec.toFixed(0)} evaluations/s (${steady.evals} in ${SECONDS} s, ${steady.failures} failed, longest pause ${steady.maxGapMs.toFixed(1)} ms); load average ${load1()}`);
   // A burst of 10 activations 200 ms apart (a CI pipeline pushing a series of bundles).
   let spaced = 0;
   const paced = await throughput(node, SECONDS, async () => {
@@ -141,9 +168,16 @@ async function main(): Promise<void> {
       spaced++;
     }
   });
-  console.log(`burst of ${spaced} swaps 200 ms apart: ${paced.perSec.toFixed(0)} evaluations/s (${paced.evals} evaluations, ${paced.failures} failed, longest pause ${paced.maxGapMs.toFixed(1)} ms) = ${((paced.perSec / steady.perSec) * 100).toFixed(0)}% of steady state`);
+  console.log(`burst of ${spaced} swaps 200 ms apart: ${paced.perSec.toFixed(0)} evaluations/s (${paced.evals} evaluations, ${paced.failures} failed, longest pause ${paced.maxGapMs.toFixed(1)} ms) = ${((paced.perSec / steady.perSec) * 100).toFixed(0)}% of steady state, ${lostPerSwap(paced, spaced, steady.perSec)}`);
   const { burst, swaps } = await backToBackSwaps(node, shaA, shaB);
-  console.log(`back-to-back swaps for ${SECONDS} s: ${burst.perSec.toFixed(0)} evaluations/s (${burst.evals} evaluations, ${swaps} swaps, ${burst.failures} failed, longest pause ${burst.maxGapMs.toFixed(1)} ms) = ${((burst.perSec / steady.perSec) * 100).toFixed(0)}% of steady state`);
+  console.log(`back-to-back swaps for ${SECONDS} s: ${burst.perSec.toFixed(0)} evaluations/s (${burst.evals} evaluations, ${swaps} swaps, ${burst.failures} failed, longest pause ${burst.maxGapMs.toFixed(1)} ms) = ${((burst.perSec / steady.perSec) * 100).toFixed(0)}% of steady state, ${lostPerSwap(burst, swaps, steady.perSec)}`);
+  // The same with bundles that need a full unpack each time (the 6 registered elsewhere, in turn).
+  let coldSwaps = 0;
+  const cold = await throughput(node, SECONDS, async () => {
+    const end = performance.now() + SECONDS * 1000;
+    while (performance.now() < end) await node.activate(others[coldSwaps++ % others.length], 'bench');
+  });
+  console.log(`back-to-back swaps, full unpack each, for ${SECONDS} s: ${cold.perSec.toFixed(0)} evaluations/s (${cold.evals} evaluations, ${coldSwaps} swaps, ${cold.failures} failed, longest pause ${cold.maxGapMs.toFixed(1)} ms) = ${((cold.perSec / steady.perSec) * 100).toFixed(0)}% of steady state, ${lostPerSwap(cold, coldSwaps, steady.perSec)}; load average ${load1()}`);
   await node.stop();
   await store.close();
   await pooled(a, b);
@@ -171,10 +205,10 @@ async function pooled(a: Uint8Array, b: Uint8Array): Promise<void> {
   const shaA = node.engine.current.sha256;
   const shaB = (await node.push(b, { source: 'bench', by: 'bench' })).record.sha256;
   const n = Math.max(4, Math.floor(ACTIVATIONS / 2));
-  console.log(`pool (2 workers): activation latency (~1 MB, ${n} activations): ${await timed(n, (i) => node.activate(i % 2 === 0 ? shaB : shaA, 'bench'))}`);
+  console.log(`pool (2 workers): activation latency, back and forth (~1 MB, ${n} activations): ${await timed(n, (i) => node.activate(i % 2 === 0 ? shaB : shaA, 'bench'))}`);
   const steady = await throughput(node, SECONDS);
   const { burst, swaps } = await backToBackSwaps(node, shaA, shaB);
-  console.log(`pool (2 workers): steady state ${steady.perSec.toFixed(0)} evaluations/s; back-to-back swaps ${burst.perSec.toFixed(0)} evaluations/s (${swaps} swaps, ${burst.failures} failed) = ${((burst.perSec / steady.perSec) * 100).toFixed(0)}% of steady state`);
+  console.log(`pool (2 workers): steady state ${steady.perSec.toFixed(0)} evaluations/s; back-to-back swaps ${burst.perSec.toFixed(0)} evaluations/s (${swaps} swaps, ${burst.failures} failed) = ${((burst.perSec / steady.perSec) * 100).toFixed(0)}% of steady state; load average ${load1()}`);
   await node.stop();
   await store.close();
 }
@@ -207,7 +241,7 @@ async function fleet(a: Uint8Array, b: Uint8Array): Promise<void> {
     lags.push(performance.now() - t);
   }
   lags.sort((x, y) => x - y);
-  console.log(`fleet convergence on Postgres (second replica serving the activation after the first recorded it, ~1 MB bundle, 10 activations): p50 ${pct(lags, 0.5).toFixed(0)} ms, max ${lags[lags.length - 1].toFixed(0)} ms`);
+  console.log(`fleet convergence on Postgres (second replica serving the activation after the first recorded it, ~1 MB bundle, 10 activations): p50 ${pct(lags, 0.5).toFixed(0)} ms, max ${lags[lags.length - 1].toFixed(0)} ms; load average ${load1()}`);
   await n1.stop();
   await n2.stop();
   await s1.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);

@@ -16,6 +16,7 @@ import { loadUnpacked, loadVersion, PolicySlot, type EngineSettings, type Loaded
 import { sharedUnpackThread } from './unpack-thread.ts';
 import { unpackBundle, type UnpackedBundle } from './unpack.ts';
 import { createPolicyEnginePool, type PolicyEnginePool } from '../policy/pool/pool.ts';
+import type { WasmBundleParts } from '../policy/engine.ts';
 
 export const NOTIFY_CHANNEL = 'guardian_policy_bundles';
 
@@ -230,13 +231,15 @@ export class LifecycleNode {
     const size = this.options.poolSize;
     if (!size) return version;
     const started = performance.now();
-    const bytes = given ?? (await this.registry.bytes(sha256));
+    // The parts the unpack worker extracted (module + data text): no pool worker reads the tarball again.
+    const parts = version.unpacked.parts;
+    const bundle: Uint8Array | WasmBundleParts = parts ? { wasm: parts.wasm, dataJson: parts.dataJson, manifest: version.unpacked.manifest } : (given ?? (await this.registry.bytes(sha256)));
     try {
-      if (this.#pool) version.pooled = await this.#pool.loadVersion(bytes, { revision: version.revision });
+      if (this.#pool) version.pooled = await this.#pool.loadVersion(bundle, { revision: version.revision });
       else {
         const { entrypoint, maxInputBytes, timeoutMs, maxMemoryPages } = this.options.engine ?? {};
         this.#pool = await createPolicyEnginePool({
-          bundle: bytes, size, revision: version.revision,
+          bundle, size, revision: version.revision,
           ...(entrypoint ? { entrypoint } : {}), ...(maxInputBytes ? { maxInputBytes } : {}), ...(timeoutMs ? { timeoutMs } : {}), ...(maxMemoryPages ? { maxMemoryPages } : {}),
         });
         version.pooled = this.#pool.current;

@@ -118,6 +118,21 @@ describe('createPolicyEnginePool', () => {
     }
   }, 120_000);
 
+  it('loads extracted parts (module + base document as JSON text) as a version, without a tarball', async () => {
+    const versioned = await createPolicyEnginePool({ bundle: await revisionBundle('tarball'), size: 2 });
+    try {
+      const wasm = await buildDecisionModule({ constant: { decision: 'deny', reasoning: 'from parts' } });
+      const dataJson = new TextEncoder().encode('{"unused": [1, 2, 3]}');
+      const parts = await versioned.loadVersion({ wasm, dataJson, manifest: { revision: 'parts-1' } });
+      expect(await parts.evaluate(input)).toMatchObject({ revision: 'parts-1', decision: { decision: 'deny', reasoning: 'from parts' } });
+      // Malformed data text is refused by every worker; nothing stays loaded.
+      await expect(versioned.loadVersion({ wasm, dataJson: new TextEncoder().encode('[1]') })).rejects.toThrow(PolicyLoadError);
+      expect(versioned.loadedVersions).toBe(2);
+    } finally {
+      await versioned.close();
+    }
+  }, 120_000);
+
   it('refuses a bundle the workers cannot load', async () => {
     await expect(createPolicyEnginePool({ bundle: new Uint8Array([0, 97, 115, 109, 9, 9]), size: 1 })).rejects.toThrow(PolicyLoadError);
   });

@@ -11,12 +11,15 @@
 // replaced after a crash or an overrun reloads every version still live.
 import { Worker } from 'node:worker_threads';
 import type { PolicyEngine, PolicyEvaluation, PolicyInput, RawPolicyDecision } from '../types.ts';
-import { PolicyEvaluationError, PolicyLoadError, type PolicyEvaluationErrorCode } from '../engine.ts';
+import { PolicyEvaluationError, PolicyLoadError, type PolicyEvaluationErrorCode, type WasmBundleParts } from '../engine.ts';
 import type { WorkerEngineOptions } from './worker.ts';
 
 export interface PolicyEnginePoolOptions {
-  /** A bundle tarball or a bare Wasm module (bytes are copied to every worker). */
-  bundle: Uint8Array;
+  /**
+   * A bundle tarball, a bare Wasm module, or parts already extracted (e.g. by the lifecycle's unpack worker:
+   * module + base document text, so no worker reads the tarball again). Copied to every worker.
+   */
+  bundle: Uint8Array | WasmBundleParts;
   /** Worker threads (default 2). */
   size?: number;
   entrypoint?: string;
@@ -65,7 +68,7 @@ interface WorkerSlot {
 
 interface VersionEntry {
   id: number;
-  bundle: Uint8Array;
+  bundle: Uint8Array | WasmBundleParts;
   revisionOverride: string | undefined;
   revision: string;
   inFlight: number;
@@ -107,9 +110,9 @@ export interface PolicyEnginePool extends PolicyEngine {
   /** Versions loaded in the workers (the current one, retired ones still answering, loaded but unused ones). */
   readonly loadedVersions: number;
   /** Loads a bundle into every worker; rejects with PolicyLoadError (nothing stays loaded) when one cannot load it. */
-  loadVersion(bundle: Uint8Array, options?: { revision?: string }): Promise<PooledPolicyVersion>;
+  loadVersion(bundle: Uint8Array | WasmBundleParts, options?: { revision?: string }): Promise<PooledPolicyVersion>;
   /** Loads a bundle and makes it current; the previous version finishes its evaluations, then is unloaded. */
-  replaceBundle(bundle: Uint8Array, options?: { revision?: string }): Promise<void>;
+  replaceBundle(bundle: Uint8Array | WasmBundleParts, options?: { revision?: string }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -234,7 +237,7 @@ class Pool implements PolicyEnginePool {
     this.currentVersion = new PooledVersion(this, first);
   }
 
-  async loadVersion(bundle: Uint8Array, options?: { revision?: string }): Promise<PooledPolicyVersion> {
+  async loadVersion(bundle: Uint8Array | WasmBundleParts, options?: { revision?: string }): Promise<PooledPolicyVersion> {
     if (this.closed) throw new PolicyLoadError('policy engine pool is closed');
     const v: VersionEntry = { id: this.nextVersion++, bundle, revisionOverride: options?.revision, revision: '', inFlight: 0, retired: false, unloaded: false };
     this.versions.set(v.id, v);
@@ -247,7 +250,7 @@ class Pool implements PolicyEnginePool {
     return new PooledVersion(this, v);
   }
 
-  async replaceBundle(bundle: Uint8Array, options?: { revision?: string }): Promise<void> {
+  async replaceBundle(bundle: Uint8Array | WasmBundleParts, options?: { revision?: string }): Promise<void> {
     const next = (await this.loadVersion(bundle, options)) as PooledVersion;
     const previous = this.currentVersion;
     this.currentVersion = next;

@@ -4,7 +4,7 @@
 // `{type:'eval', id, version, input, entrypoint, now}` (answered `{type:'result', id, ok, …}`). An evaluation names
 // the version it runs on, so a swap in the parent never changes the version of an evaluation already sent.
 import { parentPort } from 'node:worker_threads';
-import { createWasmPolicyEngine, PolicyEvaluationError, type WasmPolicyEngine } from '../engine.ts';
+import { createWasmPolicyEngine, PolicyEvaluationError, type WasmBundleParts, type WasmPolicyEngine } from '../engine.ts';
 import type { PolicyInput } from '../types.ts';
 
 export interface WorkerEngineOptions {
@@ -18,7 +18,8 @@ export interface WorkerEngineOptions {
 interface LoadMessage {
   type: 'load';
   version: number;
-  bundle: Uint8Array;
+  /** A tarball or bare module, or extracted parts (structured clone keeps their Uint8Arrays). */
+  bundle: Uint8Array | WasmBundleParts;
   options: WorkerEngineOptions;
 }
 interface UnloadMessage {
