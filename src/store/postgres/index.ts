@@ -37,6 +37,12 @@ function statementName(text: string): string | undefined {
   return name;
 }
 
+/** The connection's socket, to cork a transaction's pipelined messages into one write (none: plain writes). */
+function socketOf(client: pg.PoolClient): { cork(): void; uncork(): void } | null {
+  const stream = (client as unknown as { connection?: { stream?: { cork?: unknown; uncork?: unknown } } }).connection?.stream;
+  return stream && typeof stream.cork === 'function' && typeof stream.uncork === 'function' ? (stream as { cork(): void; uncork(): void }) : null;
+}
+
 export async function openPostgresDriver(options: PostgresDriverOptions): Promise<StoreDriver> {
   if (options.schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(options.schema)) {
     throw new TypeError('schema must be a lowercase SQL identifier');
@@ -67,31 +73,39 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
     appendConcurrency: Math.max(1, Math.min(4, (options.poolSize ?? 10) - 2)),
     async transaction(work) {
       const client = await pool.connect();
+      const socket = socketOf(client);
       let failure: unknown;
-      // Pipelined (the pool's connections run in pipeline mode): BEGIN goes out with the first statement and COMMIT
-      // with the one marked last, so a two-statement transaction is two round trips, not four. Each message keeps
-      // its own Sync: a failed statement leaves the transaction aborted, and a COMMIT sent behind it rolls back.
-      let begin: Promise<unknown> | null = client.query('begin');
-      begin.catch(() => {}); // its failure is reported by the statement sent with it
+      let begun = false;
       let ended = false;
       try {
+        // Pipelined (the pool's connections run in pipeline mode): BEGIN goes out with the first statement and
+        // COMMIT with the one marked last, in one socket write, so a two-statement transaction is two round trips
+        // and two writes, not four. Each message keeps its own Sync: a failed statement leaves the transaction
+        // aborted, and a COMMIT sent behind it rolls back.
         const result = await work(async (sqlText, params = [], options) => {
           if (ended) throw new Error('statement after the last one of a transaction');
-          const sent = [begin, client.query({ name: statementName(sqlText), text: sqlText, values: params }), options?.last ? client.query('commit') : null];
-          begin = null;
+          const sent: Promise<unknown>[] = [];
+          socket?.cork();
+          try {
+            if (!begun) sent.push(client.query('begin'));
+            sent.push(client.query({ name: statementName(sqlText), text: sqlText, values: params }));
+            if (options?.last) sent.push(client.query('commit'));
+          } finally {
+            socket?.uncork();
+          }
+          const statement = begun ? 0 : 1;
+          begun = true;
           ended = options?.last === true;
-          const [, rows] = await Promise.all(sent);
-          return (rows as pg.QueryResult).rows as Record<string, unknown>[];
+          const results = await Promise.all(sent);
+          return (results[statement] as pg.QueryResult).rows as Record<string, unknown>[];
         });
-        if (begin) await begin;
-        if (!ended) await client.query('commit');
+        if (begun && !ended) await client.query('commit');
         return result;
       } catch (err) {
         failure = err;
-        // Settle a BEGIN still in flight; a dead connection cannot roll back (the server already did when it lost
-        // the session), and after a failed last statement the COMMIT behind it has rolled back already.
-        await begin?.catch(() => {});
-        await client.query('rollback').catch(() => {});
+        // A dead connection cannot roll back (the server already did when it lost the session); after a failed
+        // last statement the COMMIT behind it has rolled back already, and this one only draws a warning.
+        if (begun) await client.query('rollback').catch(() => {});
         throw err;
       } finally {
         // pg-pool discards a client that is no longer queryable; a failed one is not reused either way.
