@@ -3,7 +3,11 @@
 // evaluation), sequentially or over worker threads, with the share of time spent in evaluation and peak RSS.
 //
 //   npx tsx bench/replay.ts [--entries 20000] [--sessions 100] [--driver pglite|postgres|both]
-//                           [--policy library|trivial|both] [--workers 0|N] [--runs 1]
+//                           [--policy library|trivial|both] [--workers 0|N] [--runs 1] [--provenance]
+//
+// --provenance: every user message and tool-call argument carries an ACS §7 Provenance object (user_input;
+// agent_generated derived from the last user message), so the session state holds a provenance record per
+// step, as real agent traffic does; without it the steps carry none.
 //
 // History is written in bulk with the live pipeline's row format (src/acs/pipeline/chain.ts appendStepEntry:
 // entry_id = step_id = request_id, request_hash = SHA-256(JCS(params)), entry_hash chained per ACS §8.2,
@@ -30,6 +34,7 @@ const DRIVER = arg('driver', 'both');
 const POLICY = arg('policy', 'both');
 const WORKERS = arg('workers', '0,2').split(',').map(Number);
 const RUNS = Number(arg('runs', '1'));
+const PROVENANCE = process.argv.includes('--provenance');
 const DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 const STEPS: [string, Record<string, unknown>][] = [
@@ -39,6 +44,19 @@ const STEPS: [string, Record<string, unknown>][] = [
   ['steps/toolCallRequest', { tool: { name: 'shell' }, arguments: { command: { value: 'rm -rf /' } } }],
   ['steps/toolCallRequest', { tool: { name: 'read_file' }, arguments: { path: { value: '/workspace/notes.md' } } }],
 ];
+
+/** The step's payload, with Provenance objects under --provenance (ids unique per session and step). */
+function payloadOf(template: Record<string, unknown>, seq: number): Record<string, unknown> {
+  if (!PROVENANCE) return template;
+  if ('message' in template) {
+    return { message: { ...(template.message as Record<string, unknown>), provenance: { provenance_id: `u${seq}`, origin: 'user_input' } } };
+  }
+  const args = template.arguments as Record<string, { value: unknown }> | undefined;
+  if (!args) return template;
+  const [name, data] = Object.entries(args)[0];
+  const lastUser = seq - (seq % STEPS.length); // user messages are the steps at seq ≡ 0 (mod STEPS.length)
+  return { ...template, arguments: { [name]: { ...data, provenance: { provenance_id: `g${seq}`, origin: 'agent_generated', derived_from: lastUser > 0 ? [`u${lastUser}`] : [] } } } };
+}
 
 const TRIVIAL_REGO = `package acs
 decision := {"decision": "allow", "reasoning": "trivial", "reason_codes": [], "policy_references": []}
@@ -71,7 +89,8 @@ async function populate(store: DurableStore): Promise<number> {
     let prev: string | null = null;
     let seq = 0;
     for (; seq < perSession && written < ENTRIES; seq++, written++) {
-      const [method, payload] = seq === 0 ? ['steps/sessionStart', {}] as [string, Record<string, unknown>] : STEPS[seq % STEPS.length];
+      const [method, template] = seq === 0 ? ['steps/sessionStart', {}] as [string, Record<string, unknown>] : STEPS[seq % STEPS.length];
+      const payload = payloadOf(template, seq);
       const requestId = randomUUID();
       const params = {
         acs_version: '0.1.0', request_id: requestId, timestamp: new Date(base + s * 60_000 + seq * 100).toISOString(),
@@ -163,6 +182,6 @@ async function bench(driver: 'pglite' | 'postgres', bundles: Map<'library' | 'tr
 
 const bundles = new Map<'library' | 'trivial', Uint8Array>();
 for (const which of ['trivial', 'library'] as const) if (POLICY === which || POLICY === 'both') bundles.set(which, await policyBundle(which));
-console.log(`replay bench: ${ENTRIES} entries, ${SESSIONS} sessions, policies ${[...bundles.keys()].join(', ')}, workers ${WORKERS.join(', ')}`);
+console.log(`replay bench: ${ENTRIES} entries, ${SESSIONS} sessions${PROVENANCE ? ' with provenance' : ''}, policies ${[...bundles.keys()].join(', ')}, workers ${WORKERS.join(', ')}`);
 if (DRIVER === 'pglite' || DRIVER === 'both') await bench('pglite', bundles);
 if (DRIVER === 'postgres' || DRIVER === 'both') await bench('postgres', bundles);
