@@ -8,7 +8,8 @@
 //   or on first use). Values: tagged structs; objects/sets sorted in OPA's total order.
 // - Builtins in NATIVE_BUILTINS run inside the module; every other builtin of `static.builtin_funcs` is
 //   called through opa_builtinN and listed by builtins() (opa-wasm-shadowed names under `guardian.*`,
-//   see builtins/host hostBuiltinName).
+//   see builtins/host hostBuiltinName). Natives marked `hostFallback` are listed too: the host answers
+//   the inputs their native code leaves to it (runtime/assembly/strings.ts HOST_FALLBACK).
 // - Runtime errors abort via opa_abort with `<file>:<row>:<col>: <code>: <message>`; opa-wasm throws
 //   that string. Link errors throw WasmLinkError.
 export { linkPolicyWasm, WasmLinkError, type LinkOptions } from './link.ts';
