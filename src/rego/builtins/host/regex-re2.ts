@@ -83,7 +83,9 @@ function compileRe2(pattern: string): RE2 | null {
   }
 }
 
-const cache = new Re2Cache(512);
+// Fewer than re2js's 512: each RE2 object may grow its lazily built DFA up to RE2's default budget (8 MiB)
+// outside the JS heap; the library itself uses about 15 patterns.
+const cache = new Re2Cache(128);
 
 /**
  * The RE2 program for a pattern re2js has already accepted, or null when re2js must run it (see
