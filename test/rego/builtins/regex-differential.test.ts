@@ -3,6 +3,8 @@
 // (rego/data.json), OPA's conformance calls, our builtin cases, hand-picked edge cases (multibyte text,
 // empty matches, \b at the edges, anchors, case folding, n = -1/0/k) and random patterns and texts.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -71,6 +73,16 @@ describe('regex engines agree (RE2 addon vs re2js)', () => {
   it('the RE2 addon is installed and takes every library pattern (else this file compares re2js with itself)', () => {
     expect(re2Available).toBe(true);
     for (const p of libraryPatterns) expect(re2For(p), p).not.toBeNull();
+  });
+
+  it('the addon loads and matches in a worker thread (the policy engine pool evaluates there)', async () => {
+    const source = `const { parentPort, workerData } = require('node:worker_threads');
+      const RE2 = require(workerData.re2);
+      parentPort.postMessage(new RE2(workerData.pattern, 'gu').match('card 4111 1111 1111 1111, 2026-11-29'));`;
+    const worker = new Worker(source, { eval: true, workerData: { re2: createRequire(import.meta.url).resolve('re2'), pattern: pii.patterns.credit_card } });
+    const found = await new Promise((resolve, reject) => worker.once('message', resolve).once('error', reject));
+    await worker.terminate();
+    expect(found).toEqual(['4111 1111 1111 1111']);
   });
 
   it('on the PII library patterns over realistic texts', () => {
