@@ -48,7 +48,7 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
     throw new TypeError('schema must be a lowercase SQL identifier');
   }
   const pool = new pg.Pool({
-    // Queries sent without waiting for the previous answer (pg ≥ 8.21; not in @types/pg yet): see transaction().
+    // Queries sent without waiting for the previous answer (pg 8.23's pipeline option, not in @types/pg yet): see transaction().
     ...({ pipeline: true } as pg.PoolConfig),
     connectionString: options.databaseUrl,
     max: options.poolSize ?? 10,
