@@ -229,6 +229,29 @@ describe('native string builtins agree with the host implementations', () => {
     expect(lax.evaluate(['A/B', '/'], 'split')).toEqual([{ result: ['A', 'B'] }]);
   });
 
+  it('indexof, split and replace agree with the host on random texts over a small alphabet (every word-boundary offset)', () => {
+    let seed = 0x2545f491;
+    const rnd = (n: number) => {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      return (seed >>> 0) % n;
+    };
+    const alphabet = ['a', 'b', 'a', 'a', '€', 'é'];
+    const word = (len: number) => Array.from({ length: len }, () => alphabet[rnd(alphabet.length)]).join('');
+    for (let k = 0; k < 300; k++) {
+      const text = word(rnd(40));
+      const needle = word(1 + rnd(3));
+      for (const [name, args] of [
+        ['indexof', [text, needle]],
+        ['split', [text, needle]],
+        ['replace', [text, needle, '_']],
+      ] as const) {
+        expect(native(lax, name, [...args]), `${name}(${JSON.stringify(args)})`).toEqual(host(name, [...args]));
+      }
+    }
+  });
+
   it('long inputs: word-at-a-time search across boundaries', () => {
     const text = 'lorem ipsum dolor sit amet '.repeat(40) + 'needle' + ' tail'.repeat(9);
     for (const [name, args] of [
@@ -236,6 +259,10 @@ describe('native string builtins agree with the host implementations', () => {
       ['split', [text, 'dolor']],
       ['replace', [text, 'ipsum', 'IPSUM']],
       ['substring', [text, 1070, 12]],
+      // a common first byte ('e') whose second byte ('y') rarely follows it; the match straddles a word
+      ['indexof', ['the eye sees every eerie eel '.repeat(3) + 'e'.repeat(7) + 'eyJhbGciOi', 'eyJ']],
+      ['indexof', ['e'.repeat(64) + 'ey', 'ey']],
+      ['indexof', ['e'.repeat(64), 'ey']],
     ] as const) {
       hostCalls = [];
       expect(native(lax, name, [...args]), name).toEqual(host(name, [...args]));

@@ -417,21 +417,34 @@ export function indexOfBytes(hp: usize, m: u32, np: usize, n: u32, from: u32): i
   const first = load<u8>(np);
   const last = m - n; // last candidate start
   // Candidate starts are found 8 bytes at a time (SWAR zero-byte test on text XOR first byte): policies
-  // test literals against whole tool outputs (PII pre-filters), where a byte loop dominated.
+  // test literals against whole tool outputs (PII pre-filters), where a byte loop dominated. For needles
+  // of 2+ bytes the next byte's test is OR'ed in, so a common first letter does not flag most positions.
   const ones: u64 = 0x0101010101010101;
   const highs: u64 = 0x8080808080808080;
   const pattern = ones * <u64>first;
   let i: u32 = from;
-  while (i + 8 <= last + 1) {
-    const x = load<u64>(hp + i) ^ pattern;
-    let hits = (x - ones) & ~x & highs;
-    while (hits != 0) {
-      // only the lowest flag is exact (a borrow can flag a 0x01 byte above a match), so the byte is re-checked
-      const at = hp + i + <u32>(ctz(hits) >> 3);
-      if (load<u8>(at) == first && bytesEqual(at + 1, np + 1, n - 1)) return <i32>(at - hp);
-      hits &= hits - 1;
+  if (n == 1) {
+    while (i + 8 <= last + 1) {
+      const x = load<u64>(hp + i) ^ pattern;
+      const hits = (x - ones) & ~x & highs;
+      // the lowest flag is exact (a borrow can only flag bytes above a zero byte)
+      if (hits != 0) return <i32>(i + <u32>(ctz(hits) >> 3));
+      i += 8;
     }
-    i += 8;
+  } else {
+    const pattern2 = ones * <u64>load<u8>(np + 1);
+    // reads bytes [i, i + 9): within the text while i + 8 <= last + 1, as last + 1 < m
+    while (i + 8 <= last + 1) {
+      const x = (load<u64>(hp + i) ^ pattern) | (load<u64>(hp + i + 1) ^ pattern2);
+      let hits = (x - ones) & ~x & highs;
+      while (hits != 0) {
+        // only the lowest flag is exact (a borrow can flag a 0x01 byte above a match), so bytes are re-checked
+        const at = hp + i + <u32>(ctz(hits) >> 3);
+        if (load<u8>(at) == first && bytesEqual(at + 1, np + 1, n - 1)) return <i32>(at - hp);
+        hits &= hits - 1;
+      }
+      i += 8;
+    }
   }
   for (; i <= last; i++) {
     if (load<u8>(hp + i) == first && bytesEqual(hp + i + 1, np + 1, n - 1)) return <i32>i;
