@@ -93,6 +93,9 @@ describe('docker-compose.yml fleet, run as processes', () => {
     // The compose command with its container paths and port swapped for this machine's.
     const args = [...spec.command!];
     args[args.indexOf('--port') + 1] = '0';
+    // The 100 ms evaluation deadline is a production default; on CI's shared cores a late evaluation is (rightly)
+    // a fail-closed deny, which is not what this test is about.
+    args.push('--eval-timeout-ms', '5000');
     const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: dbUrl, GUARDIAN_HMAC_IKM: Buffer.from(IKM).toString('base64') };
     delete env.GUARDIAN_DB_SCHEMA;
     const replicas: Serving[] = [];
