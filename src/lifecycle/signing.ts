@@ -105,7 +105,7 @@ export function hashBundleFile(file: BundleFile, algorithm = 'SHA-256'): string 
 /** OPA names files relative to the bundle root, without the leading slash. */
 const signedName = (path: string): string => path.replace(/^\/+/, '');
 
-function signedFiles(bundle: Bundle, algorithm: string): SignedFile[] {
+function signedFiles(bundle: Pick<Bundle, 'files'>, algorithm: string): SignedFile[] {
   return bundle.files.filter((f) => f.path !== '/.signatures.json').map((f) => ({ name: signedName(f.path), hash: hashBundleFile(f, algorithm), algorithm }));
 }
 
@@ -146,7 +146,7 @@ export async function signBundle(bytes: Uint8Array, options: SignBundleOptions):
  * OPA's verification matrix: no signatures and nothing configured → unsigned (accepted); signatures present but
  * nothing configured → refused; configured but unsigned → refused (whether or not a key id is pinned).
  */
-export async function verifyBundleSignature(bundle: Bundle, config: BundleVerificationConfig | undefined): Promise<SignatureCheck> {
+export async function verifyBundleSignature(bundle: Pick<Bundle, 'files' | 'signatures'>, config: BundleVerificationConfig | undefined): Promise<SignatureCheck> {
   const configured = config !== undefined && Object.keys(config.keys).length > 0;
   const sigs = bundle.signatures?.signatures;
   if (!configured) {

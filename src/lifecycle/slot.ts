@@ -13,7 +13,7 @@ import type { PooledPolicyVersion } from '../policy/pool/pool.ts';
 import { LifecycleError } from './errors.ts';
 import type { BundleVerificationConfig, SignatureCheck } from './signing.ts';
 import { runSmokeCases } from './smoke.ts';
-import { unpackBundle, type UnpackedBundle } from './unpack.ts';
+import { unpackBundle, unparsedDataRefusal, type UnpackedBundle } from './unpack.ts';
 import type { BundleUnpackThread } from './unpack-thread.ts';
 
 export type EngineSettings = Omit<WasmPolicyEngineOptions, 'bundle' | 'revision'>;
@@ -77,7 +77,8 @@ export async function loadUnpacked(unpacked: UnpackedBundle, settings: EngineSet
       ? await createWasmPolicyEngine({ ...settings, bundle: { wasm: parts.wasm, dataJson: parts.dataJson, manifest: unpacked.manifest as WasmBundleParts['manifest'] }, revision: unpacked.revision })
       : await createWasmPolicyEngine({ ...settings, bundle: tarball as Uint8Array });
   } catch (e) {
-    throw new LifecycleError('load_failed', `bundle does not load: ${(e as Error).message}`);
+    // Data text nobody parsed before the engine: a malformed file is the bundle's fault, said with its name.
+    throw unparsedDataRefusal(unpacked) ?? new LifecycleError('load_failed', `bundle does not load: ${(e as Error).message}`);
   }
   await yieldToEventLoop();
   const smokeCases = await runSmokeCases(engine, unpacked.smokeCases);
@@ -93,7 +94,9 @@ export async function loadUnpacked(unpacked: UnpackedBundle, settings: EngineSet
  */
 export async function loadVersion(bytes: Uint8Array, settings: EngineSettings = {}, verification?: BundleVerificationConfig, unpackThread?: BundleUnpackThread): Promise<LoadedVersion> {
   const started = performance.now();
-  const unpacked = unpackThread ? await unpackThread.unpack(bytes, verification) : await unpackBundle(bytes, verification);
+  // The engine loaded next parses the data text (and refuses it if malformed), so the unpack does not parse it too.
+  const options = { soleDataAsText: true };
+  const unpacked = unpackThread ? await unpackThread.unpack(bytes, verification, options) : await unpackBundle(bytes, verification, options);
   const unpackMs = performance.now() - started;
   const version = await loadUnpacked(unpacked, settings, bytes);
   version.loadMs.unpack = unpackMs;

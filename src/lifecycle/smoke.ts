@@ -18,7 +18,7 @@ export interface SmokeCase {
   expect_undefined?: boolean;
 }
 
-export function readSmokeCases(bundle: Bundle): SmokeCase[] {
+export function readSmokeCases(bundle: Pick<Bundle, 'files'>): SmokeCase[] {
   const file = bundle.files.find((f) => f.path === SMOKE_FILE);
   if (!file) return [];
   let doc: unknown;

@@ -4,7 +4,7 @@
 import { Worker } from 'node:worker_threads';
 import { LifecycleError, type LifecycleErrorCode } from './errors.ts';
 import type { BundleVerificationConfig } from './signing.ts';
-import type { UnpackedBundle } from './unpack.ts';
+import type { UnpackedBundle, UnpackOptions } from './unpack.ts';
 import type { BundleManifest } from '../rego/bundle/index.ts';
 
 const BOOTSTRAP = new URL('./unpack-worker-bootstrap.mjs', import.meta.url);
@@ -63,9 +63,9 @@ export class BundleUnpackThread {
     return worker;
   }
 
-  /** unpackBundle(bytes, verification) in the worker; the caller's bytes are copied, not transferred. */
-  unpack(bytes: Uint8Array, verification: BundleVerificationConfig | undefined): Promise<UnpackedBundle> {
-    return this.#request({ op: 'unpack', bytes, ...(verification ? { verification } : {}) }) as Promise<UnpackedBundle>;
+  /** unpackBundle(bytes, verification, options) in the worker; the caller's bytes are copied, not transferred. */
+  unpack(bytes: Uint8Array, verification: BundleVerificationConfig | undefined, options: UnpackOptions = {}): Promise<UnpackedBundle> {
+    return this.#request({ op: 'unpack', bytes, options, ...(verification ? { verification } : {}) }) as Promise<UnpackedBundle>;
   }
 
   /** The manifest of a well-formed bundle (readBundle in the worker); LifecycleError('invalid_bundle') otherwise. */
@@ -73,7 +73,7 @@ export class BundleUnpackThread {
     return this.#request({ op: 'manifest', bytes }) as Promise<BundleManifest>;
   }
 
-  #request(message: { op: 'ping' } | { op: 'unpack' | 'manifest'; bytes: Uint8Array; verification?: BundleVerificationConfig }): Promise<UnpackedBundle | BundleManifest> {
+  #request(message: { op: 'ping' } | { op: 'unpack' | 'manifest'; bytes: Uint8Array; verification?: BundleVerificationConfig; options?: UnpackOptions }): Promise<UnpackedBundle | BundleManifest> {
     const worker = this.#ensure();
     const id = this.#nextId++;
     return new Promise<UnpackedBundle | BundleManifest>((resolve, reject) => {

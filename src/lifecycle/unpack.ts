@@ -4,7 +4,7 @@
 // loop; what it returns is ready for the engine: the Wasm bytes and the base document as JSON text, which
 // opa-wasm parses straight into the module's heap (no JSON.parse / JSON.stringify on the main thread).
 import { createHash } from 'node:crypto';
-import { BundleError, readBundle, type Bundle, type BundleManifest } from '../rego/bundle/index.ts';
+import { BundleError, readBundle, type Bundle, type BundleManifest, type BundleWithDataText, type ReadBundleOptions } from '../rego/bundle/index.ts';
 import { LifecycleError } from './errors.ts';
 import { verifyBundleSignature, type BundleVerificationConfig, type SignatureCheck } from './signing.ts';
 import { readSmokeCases, type SmokeCase } from './smoke.ts';
@@ -23,6 +23,11 @@ export interface UnpackedBundle {
    * (several modules, or none: the engine then picks by entrypoint or reports why it cannot load).
    */
   parts?: { wasm: Uint8Array; dataJson: Uint8Array };
+  /**
+   * Set when `parts.dataJson` is a data file's text that was not parsed here (unpackBundle with `soleDataAsText`):
+   * the engine's JSON parser is then its validation, and a refusal is reported against this file.
+   */
+  unparsedDataFile?: string;
   smokeCases: SmokeCase[];
   signature: SignatureCheck;
 }
@@ -33,33 +38,74 @@ function ownBuffer(bytes: Uint8Array): Uint8Array {
 }
 
 /** readBundle, with a malformed bundle refused as LifecycleError('invalid_bundle'). */
-export function readBundleOrRefuse(bytes: Uint8Array): Bundle {
+export function readBundleOrRefuse(bytes: Uint8Array): Bundle;
+export function readBundleOrRefuse(bytes: Uint8Array, options: ReadBundleOptions): Bundle | BundleWithDataText;
+export function readBundleOrRefuse(bytes: Uint8Array, options: ReadBundleOptions = {}): Bundle | BundleWithDataText {
   try {
-    return readBundle(bytes);
+    return readBundle(bytes, undefined, options);
   } catch (e) {
     throw new LifecycleError('invalid_bundle', e instanceof BundleError ? e.message : `unreadable bundle: ${(e as Error).message}`);
   }
 }
 
+export interface UnpackOptions {
+  /**
+   * A sole `/data.json` is not parsed here (readBundle `soleDataAsText`): for a caller that loads the result into an
+   * engine right away, whose JSON parser refuses malformed text (loadUnpacked then names the file). Parsing 2 MB
+   * of JSON is most of an unpack's CPU. Off for a check that nothing follows (push without activation).
+   */
+  soleDataAsText?: boolean;
+}
+
 /** Reads, verifies and prepares a bundle; throws LifecycleError (invalid_bundle, signature_*, smoke_failed). */
-export async function unpackBundle(bytes: Uint8Array, verification: BundleVerificationConfig | undefined): Promise<UnpackedBundle> {
-  const bundle = readBundleOrRefuse(bytes);
+export async function unpackBundle(bytes: Uint8Array, verification: BundleVerificationConfig | undefined, options: UnpackOptions = {}): Promise<UnpackedBundle> {
+  const bundle = readBundleOrRefuse(bytes, { soleDataAsText: options.soleDataAsText === true });
+  // Structural hashes of every file (signing.ts), the data files included: as strong with or without a parse here.
   const signature = await verifyBundleSignature(bundle, verification);
   const smokeCases = readSmokeCases(bundle);
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   const single = bundle.wasm !== undefined && (bundle.manifest.wasm?.length ?? 0) <= 1;
   const manifestRevision = typeof bundle.manifest.revision === 'string' && bundle.manifest.revision.length > 0 ? bundle.manifest.revision : undefined;
-  // The engine's default revision hashes the JSON text of the merged document, so only then is it serialised.
-  const mergedText = manifestRevision === undefined ? JSON.stringify(bundle.data) : undefined;
+  // The engine's default revision hashes the JSON text of the merged document, so only then is it serialised
+  // (and, for unparsed text, parsed after all: the revision must not depend on how the bundle was read).
+  const data = bundle.dataText === undefined ? bundle.data : manifestRevision === undefined ? parseDataText(bundle.dataText) : undefined;
+  const mergedText = manifestRevision === undefined ? JSON.stringify(data) : undefined;
   const revision = manifestRevision ?? 'sha256:' + createHash('sha256').update(bundle.wasm ?? new Uint8Array()).update(mergedText as string).digest('hex');
+  const dataJson = (): Uint8Array =>
+    bundle.dataText !== undefined ? ownBuffer(bundle.dataText) : (soleDataFileText(bundle) ?? new TextEncoder().encode(mergedText ?? JSON.stringify(bundle.data)));
   return {
     sha256,
     manifest: bundle.manifest,
     revision,
-    ...(single ? { parts: { wasm: ownBuffer(bundle.wasm as Uint8Array), dataJson: soleDataFileText(bundle) ?? new TextEncoder().encode(mergedText ?? JSON.stringify(bundle.data)) } } : {}),
+    ...(single ? { parts: { wasm: ownBuffer(bundle.wasm as Uint8Array), dataJson: dataJson() } } : {}),
+    ...(single && bundle.dataText !== undefined ? { unparsedDataFile: '/data.json' } : {}),
     smokeCases,
     signature,
   };
+}
+
+/** JSON.parse of a data file's text, refused as invalid_bundle naming the file. */
+function parseDataText(text: Uint8Array, path = '/data.json'): unknown {
+  try {
+    return JSON.parse(new TextDecoder().decode(text));
+  } catch (e) {
+    throw new LifecycleError('invalid_bundle', `${path}: invalid JSON: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * Why an engine refused an unpacked bundle whose data text was not parsed at unpack: the data file's own JSON
+ * error (JSON.parse, for its message and position — this path only runs on a refusal), else undefined (the
+ * data is well-formed: the engine refused for another reason).
+ */
+export function unparsedDataRefusal(unpacked: UnpackedBundle): LifecycleError | undefined {
+  if (!unpacked.unparsedDataFile || !unpacked.parts) return undefined;
+  try {
+    parseDataText(unpacked.parts.dataJson, unpacked.unparsedDataFile);
+    return undefined;
+  } catch (e) {
+    return e as LifecycleError;
+  }
 }
 
 const UTF8_BOM = [0xef, 0xbb, 0xbf];

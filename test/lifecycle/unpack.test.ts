@@ -126,6 +126,51 @@ describe('bundle unpacking off the event loop', () => {
     expect((await node.engine.evaluate(input)).decision).toEqual({ decision: 'allow', reasoning: 'allow' });
   });
 
+  it('a first activation leaves the sole /data.json to the engine\'s parser; malformed data is refused naming the file and the old version stays in force', async () => {
+    const manifest = { revision: 'malformed-1', roots: [''], wasm: [{ entrypoint: 'acs/decision', module: '/policy.wasm' }] };
+    const tarball = (data: string | Uint8Array): Uint8Array =>
+      new Uint8Array(gzipSync(writeTar([{ name: '/.manifest', data: enc.encode(JSON.stringify(manifest)) }, { name: '/data.json', data: typeof data === 'string' ? enc.encode(data) : data }, { name: '/policy.wasm', data: wasm }])));
+    const good = '{"verdict": {"value": "ask"}, "team": {"name": "text"}}';
+    // Activation path: the text is not parsed in the unpack (the engine parses it next), and says so.
+    const unparsed = await thread.unpack(tarball(good), undefined, { soleDataAsText: true });
+    expect(unparsed.unparsedDataFile).toBe('/data.json');
+    expect(Buffer.from(unparsed.parts?.dataJson ?? []).toString()).toBe(good);
+    expect((await unpackBundle(tarball(good), undefined)).unparsedDataFile).toBeUndefined();
+
+    const before = node.engine.revision;
+    const decisionBefore = (await node.engine.evaluate(input)).decision;
+    const registry = new BundleRegistry(store);
+    const refusals: [string, RegExp][] = [
+      ['{"verdict": {"value": "deny"}, "team": {"name": "x"},}', /^\/data\.json: invalid JSON: /],
+      ['{"verdict": {"value": "deny"}} trailing', /^\/data\.json: invalid JSON: /],
+      ['["not", "an", "object"]', /^\/data\.json: root data document must be an object$/],
+    ];
+    for (const [data, reason] of refusals) {
+      // In the store without a check here (the registry's own read would refuse it: give it the manifest): this node
+      // has never read it, so this is its first activation here.
+      const other = await registry.register(tarball(data), 'cli', manifest);
+      const refused = await node.activate(other.sha256, 'ops').catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(LifecycleError);
+      expect((refused as LifecycleError).code).toBe('invalid_bundle');
+      expect((refused as LifecycleError).message).toMatch(reason);
+      expect(node.engine.revision).toBe(before);
+      expect((await node.engine.evaluate(input)).decision).toEqual(decisionBefore);
+    }
+    const invalidUtf8 = await registry.register(tarball(new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d])), 'cli', manifest);
+    await expect(node.activate(invalidUtf8.sha256, 'ops')).rejects.toThrow('/data.json: not valid UTF-8');
+    expect(node.engine.revision).toBe(before);
+    // A push without activation has no engine load after it: it parses, and refuses before registering.
+    const pushed = await node.push(tarball('{"verdict": 1,}'), { source: 'test', by: 'ops' }).catch((e: unknown) => e);
+    expect((pushed as LifecycleError).code).toBe('invalid_bundle');
+    expect((pushed as LifecycleError).message).toMatch(/^\/data\.json: invalid JSON: /);
+
+    // The same well-formed text activates from the store and decides with its data.
+    const fine = await registry.register(tarball(good), 'cli');
+    const cold = await node.activate(fine.sha256, 'ops');
+    expect(cold.phasesMs.unpack).toBeGreaterThan(0);
+    expect((await node.engine.evaluate(input)).decision).toEqual({ decision: 'ask', reasoning: 'text' });
+  });
+
   it('an activation reports where its time went', async () => {
     const other = await new BundleRegistry(store).register(bundleWithoutRevision(wasm, 'allow', 'phases'), 'cli');
     const activation = await node.activate(other.sha256, 'ops');

@@ -134,6 +134,50 @@ describe('writeBundle / readBundle', () => {
     expect(b.files.map((f) => f.path)).toContain('/.signatures.json');
   });
 
+  it('soleDataAsText: a sole /data.json comes back as its text (BOM dropped, not parsed); the other files as without it', async () => {
+    const text = '{"acs": {"n": 12345678901234567890123}}';
+    const bytes = await tarWith([
+      { name: '/.manifest', body: JSON.stringify({ revision: 'r', roots: [''], wasm: [{ entrypoint: 'x/allow', module: '/policy.wasm' }] }) },
+      { name: '/data.json', body: new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode(text)]) },
+      { name: '/policy.wasm', body: wasmBytes },
+      { name: '/x/x.rego', body: 'package x\n' },
+    ]);
+    const b = readBundle(bytes, undefined, { soleDataAsText: true });
+    expect(b.data).toBeUndefined();
+    expect(Buffer.from(b.dataText ?? []).toString()).toBe(text);
+    const parsed = readBundle(bytes);
+    expect(parsed.dataText).toBeUndefined();
+    expect(parsed.data).toEqual({ acs: { n: 12345678901234567890123 } });
+    expect(b.manifest).toEqual(parsed.manifest);
+    expect(b.wasm).toEqual(parsed.wasm);
+    expect(b.sources).toEqual(parsed.sources);
+    expect(b.files).toEqual(parsed.files);
+  });
+
+  it('soleDataAsText: several data files, or a sole data file elsewhere, are parsed and merged as without it', async () => {
+    const two = await tarWith([
+      { name: '/data.json', body: JSON.stringify({ top: 1 }) },
+      { name: '/roles/data.yaml', body: 'viewers: [b]\n' },
+    ]);
+    const b = readBundle(two, undefined, { soleDataAsText: true });
+    expect(b.dataText).toBeUndefined();
+    expect(b.data).toEqual({ top: 1, roles: { viewers: ['b'] } });
+    const nested = await tarWith([{ name: '/roles/data.json', body: '{"a":' }]);
+    expect(() => readBundle(nested, undefined, { soleDataAsText: true })).toThrow('/roles/data.json: invalid JSON');
+  });
+
+  it('soleDataAsText: refuses what needs no parse to see — not UTF-8, a root that is not an object, no value — naming the file', async () => {
+    const withData = (body: string | Uint8Array): Promise<Uint8Array> => tarWith([{ name: '/data.json', body }]);
+    const read = async (body: string | Uint8Array): Promise<unknown> => readBundle(await withData(body), undefined, { soleDataAsText: true });
+    await expect(read(new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]))).rejects.toThrow('/data.json: not valid UTF-8');
+    await expect(read(' [1, 2]')).rejects.toThrow('/data.json: root data document must be an object');
+    await expect(read('"text"')).rejects.toThrow('/data.json: root data document must be an object');
+    await expect(read(' \n')).rejects.toThrow('/data.json: invalid JSON: no value');
+    // The rest of the text is left to the parser the caller hands it to (readBundle without the option refuses it).
+    await expect(read('{"a":1,}')).resolves.toMatchObject({ dataText: expect.any(Uint8Array) });
+    await expect(withData('{"a":1,}').then((b) => readBundle(b))).rejects.toThrow('/data.json: invalid JSON');
+  });
+
   it('refuses manifests naming a missing wasm module', async () => {
     const gz = await tarWith([{ name: '/.manifest', body: JSON.stringify({ wasm: [{ entrypoint: 'a/b', module: '/nope.wasm' }] }) }]);
     expect(() => readBundle(gz)).toThrow(/wasm module \/nope.wasm not found/);
