@@ -78,3 +78,27 @@ test_combined_pattern_agrees_with_each_pattern if {
 	not regex.match(baseline.destructive_pattern, "MKFS.EXT4 /dev/sda1")
 	regex.match(baseline.destructive_pattern, "DROP TABLE users")
 }
+
+# The native `..`-segment check decides exactly as the regex it replaced, on paths built to sit at its edges:
+# ".." inside a file name, "./", ".../", absolute and relative paths, trailing "..", unicode, newlines, "\".
+test_dotdot_segment_check_agrees_with_the_regex if {
+	samples := [
+		"a..b", "/workspace/a..b", "/workspace/..a", "/workspace/a..", "/workspace/...", "/workspace/.../x",
+		"./src/a.ts", "./..", "./../x", "..", "../", "/..", "/workspace/..", "/workspace/../x", "a/../b",
+		"a/b/..", "..a/b", "a/b..", ".", "", "/", "//..//", "/workspace/./x", "/workspace/dir.../x",
+		"/workspace/données/../é", "/workspace/日本/..", "/workspace/é..é", "/workspace/a\n../b", "/workspace/a\\..\\b",
+		"~/..", "/workspace/.. /x", "/workspace/ ../x",
+	]
+	every p in samples {
+		regex.match(`(^|/)\.\.(/|$)`, p) == (count([true | baseline.dotdot_segment(p)]) > 0)
+	}
+}
+
+test_dotdot_edge_paths_decide_as_before if {
+	every p in ["/workspace/a..b", "/workspace/...", "/workspace/é..é", "./src/a.ts", "a..b", "/workspace/dir.../x", "/tmp/agent/日本.txt"] {
+		not baseline.escapes_workspace(p)
+	}
+	every p in ["./../x", "a/../b", "a/b/..", "..", "/workspace/..", "/workspace/日本/..", "/tmp/agent/../x"] {
+		baseline.escapes_workspace(p)
+	}
+}
