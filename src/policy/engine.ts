@@ -16,7 +16,7 @@ import { performance } from 'node:perf_hooks';
 import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import type { Json } from '../store/types.ts';
 import { createHostBuiltins, HostBuiltinContext } from '../rego/builtins/index.ts';
-import type { PolicyEngine, PolicyEvaluation, PolicyInput, RawPolicyDecision } from './types.ts';
+import { POLICY_PARAMS_JSON, type PolicyEngine, type PolicyEvaluation, type PolicyInput, type RawPolicyDecision } from './types.ts';
 import { BundleError, readBundle, type BundleManifest } from '../rego/bundle/index.ts';
 
 export type { BundleManifest } from '../rego/bundle/index.ts';
@@ -82,6 +82,12 @@ export interface WasmPolicyEngineOptions {
   warmupRuns?: number;
   /** Host builtins; default: `projectHostBuiltins` (createHostBuiltins from src/rego/builtins). */
   hostBuiltins?: HostBuiltinFactory;
+  /**
+   * Write the input JSON straight into the module's memory and call `opa_eval` (OPA Wasm ABI 1.2) instead of
+   * going through opa-wasm's `evaluate` (default true; false is the reference path for A/B and tests). Modules
+   * below ABI 1.2 always go through opa-wasm.
+   */
+  directInput?: boolean;
 }
 
 export type PolicyEvaluationErrorCode =
@@ -135,6 +141,33 @@ const PAGE_BYTES = 64 * 1024;
 interface WasmMemoryView {
   readonly buffer: ArrayBuffer;
 }
+interface WasmMemory extends WasmMemoryView {
+  grow(pages: number): number;
+}
+
+/**
+ * The members of opa-wasm's LoadedPolicy its ABI 1.2 `evaluate` fast path uses (opa.js): the input is written at
+ * `dataHeapPtr`, then `opa_eval(0, entrypoint, dataAddr, inputAddr, inputLen, heapPtr, 0)` returns the address of
+ * the result set as NUL-terminated JSON. Not in its typings, so checked at run time before use.
+ */
+interface OpaAbiInstance {
+  minorVersion: number;
+  dataAddr: number;
+  dataHeapPtr: number;
+  mem: WasmMemory;
+  wasmInstance: { exports: { opa_eval?: (reserved: number, entrypoint: number, data: number, input: number, inputLen: number, heapPtr: number, format: number) => number } };
+}
+
+function opaAbi12(instance: LoadedPolicy): OpaAbiInstance | undefined {
+  const abi = instance as unknown as Partial<OpaAbiInstance>;
+  return typeof abi.minorVersion === 'number' && abi.minorVersion >= 2 && typeof abi.dataAddr === 'number' && typeof abi.dataHeapPtr === 'number' &&
+    typeof abi.wasmInstance?.exports.opa_eval === 'function' && typeof abi.mem?.grow === 'function'
+    ? (abi as OpaAbiInstance)
+    : undefined;
+}
+
+const utf8Encoder = new TextEncoder();
+const utf8Decoder = new TextDecoder();
 type CompiledWasmModule = object;
 const WasmApi = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<CompiledWasmModule> } }).WebAssembly;
 
@@ -273,9 +306,40 @@ function projectInput(value: unknown, trie: InputPathTrie): unknown {
 /** Reads a NUL-terminated UTF-8 string out of the instance's memory. */
 function readCString(memory: WasmMemoryView, addr: number): string {
   const bytes = new Uint8Array(memory.buffer);
-  let end = addr;
-  while (end < bytes.length && bytes[end] !== 0) end++;
-  return new TextDecoder().decode(bytes.subarray(addr, end));
+  const nul = bytes.indexOf(0, addr);
+  return utf8Decoder.decode(bytes.subarray(addr, nul < 0 ? bytes.length : nul));
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return (proto === Object.prototype || proto === null) && typeof (value as { toJSON?: unknown }).toJSON !== 'function';
+}
+
+/**
+ * The input as JSON text, with `params` taken from the text the input carries (POLICY_PARAMS_JSON) instead of
+ * stringified again, when params go to the module whole. Members are written in the order JSON.stringify of the
+ * (projected) input would write them, with the same omissions (undefined values), so only the params text can
+ * differ from it, and then only in key order (JCS sorts keys; Rego objects are unordered).
+ */
+function inputJson(input: unknown, trie: InputPathTrie | undefined): string | undefined {
+  const paramsJson = isPlainObject(input) ? (input as { [POLICY_PARAMS_JSON]?: unknown })[POLICY_PARAMS_JSON] : undefined;
+  if (typeof paramsJson !== 'string' || (trie && trie.get('params') !== true)) return JSON.stringify(trie ? projectInput(input, trie) : input);
+  const source = input as Record<string, unknown>;
+  let text = '{';
+  const member = (key: string, value: string | undefined): void => {
+    if (value === undefined) return;
+    text += (text.length > 1 ? ',' : '') + JSON.stringify(key) + ':' + value;
+  };
+  if (trie) {
+    for (const [key, below] of trie) {
+      if (!Object.prototype.hasOwnProperty.call(source, key)) continue;
+      member(key, key === 'params' ? paramsJson : JSON.stringify(below === true ? source[key] : projectInput(source[key], below)));
+    }
+  } else {
+    for (const key of Object.keys(source)) member(key, key === 'params' ? paramsJson : JSON.stringify(source[key]));
+  }
+  return text + '}';
 }
 
 class Engine implements WasmPolicyEngine {
@@ -295,6 +359,7 @@ class Engine implements WasmPolicyEngine {
     private readonly recycleMemoryPages: number,
     private readonly hostBuiltinFactory: HostBuiltinFactory,
     private readonly warmupRuns: number,
+    private readonly directInput: boolean,
   ) {
     const clock: EvaluationClock = {
       now: () => this.evaluationNow,
@@ -422,24 +487,61 @@ class Engine implements WasmPolicyEngine {
   }
 
   /**
-   * The input as JSON bytes. Only the members the bundle's policies can read are serialised (and count
-   * against maxInputBytes): serialising and parsing members no policy reads was a large share of a
-   * decision's evaluation time (docs/performance.md).
+   * The input as JSON text. Only the members the bundle's policies can read are serialised (and count against
+   * maxInputBytes): serialising and parsing members no policy reads was a large share of a decision's
+   * evaluation time (docs/performance.md). Too large ⇒ rejected here when even one byte per UTF-16 code unit
+   * exceeds the limit; the exact UTF-8 length is checked as the text is written (writeInput).
    */
-  private serialiseInput(input: unknown, inputPaths: InputPathTrie | undefined): ArrayBuffer {
+  private serialiseInput(input: unknown, inputPaths: InputPathTrie | undefined): string {
     let text: string | undefined;
     try {
-      text = JSON.stringify(inputPaths ? projectInput(input, inputPaths) : input);
+      text = inputJson(input, inputPaths);
     } catch (err) {
       throw new PolicyEvaluationError('input_not_serialisable', `input is not JSON-serialisable: ${describeThrown(err)}`);
     }
     if (text === undefined) throw new PolicyEvaluationError('input_not_serialisable', 'input is not JSON-serialisable');
-    const encoded = new TextEncoder().encode(text);
-    if (encoded.byteLength > this.maxInputBytes) {
-      throw new PolicyEvaluationError('input_too_large', `input is ${encoded.byteLength} bytes, limit ${this.maxInputBytes}`);
-    }
+    if (text.length > this.maxInputBytes) throw new PolicyEvaluationError('input_too_large', `input is at least ${text.length} bytes, limit ${this.maxInputBytes}`);
+    return text;
+  }
+
+  private inputTooLarge(bytes: number): PolicyEvaluationError {
+    return new PolicyEvaluationError('input_too_large', `input is ${bytes} bytes, limit ${this.maxInputBytes}`);
+  }
+
+  /** UTF-8 of the input in a fresh ArrayBuffer, for opa-wasm's own `evaluate` (which copies it into memory). */
+  private encodeInput(text: string): ArrayBuffer {
+    const encoded = utf8Encoder.encode(text);
+    if (encoded.byteLength > this.maxInputBytes) throw this.inputTooLarge(encoded.byteLength);
     const whole = encoded.byteOffset === 0 && encoded.byteLength === encoded.buffer.byteLength;
     return (whole ? encoded.buffer : encoded.buffer.slice(encoded.byteOffset, encoded.byteOffset + encoded.byteLength)) as ArrayBuffer;
+  }
+
+  /**
+   * Encodes the input straight into the module's memory at the heap pointer (no intermediate byte array, no
+   * copy); grows the memory only when the free tail is too small. Returns the UTF-8 length.
+   */
+  private writeInput(abi: OpaAbiInstance, text: string): number {
+    const at = abi.dataHeapPtr;
+    let { read, written } = utf8Encoder.encodeInto(text, new Uint8Array(abi.mem.buffer, at));
+    if (read < text.length) {
+      // At most 3 UTF-8 bytes per remaining UTF-16 code unit; a grow past the memory maximum throws (module_aborted).
+      const needed = at + written + 3 * (text.length - read) - abi.mem.buffer.byteLength;
+      if (written + (text.length - read) > this.maxInputBytes) throw this.inputTooLarge(written + (text.length - read));
+      abi.mem.grow(Math.ceil(needed / PAGE_BYTES));
+      written += utf8Encoder.encodeInto(text.slice(read), new Uint8Array(abi.mem.buffer, at + written)).written;
+    }
+    if (written > this.maxInputBytes) throw this.inputTooLarge(written);
+    return written;
+  }
+
+  /** One evaluation on the instance: direct ABI 1.2 call when possible, else opa-wasm's `evaluate`. */
+  private evaluateOn(instance: LoadedPolicy, text: string | undefined, id: number): unknown {
+    const abi = this.directInput ? opaAbi12(instance) : undefined;
+    if (!abi) return instance.evaluate(text === undefined ? undefined : this.encodeInput(text), id);
+    const inputLen = text === undefined ? 0 : this.writeInput(abi, text);
+    const inputAddr = text === undefined ? 0 : abi.dataHeapPtr;
+    const resultAddr = abi.wasmInstance.exports.opa_eval!(0, id, abi.dataAddr, inputAddr, inputLen, abi.dataHeapPtr + inputLen, 0);
+    return JSON.parse(readCString(abi.mem, resultAddr)) as unknown;
   }
 
   async evaluateValue(input: unknown, options?: { entrypoint?: string; now?: Date }): Promise<{ value: Json | undefined; durationMs: number }> {
@@ -448,7 +550,7 @@ class Engine implements WasmPolicyEngine {
 
     // `undefined` input means "no input document" (policy tests); anything else must serialise to JSON.
     let inputPaths = this.current.inputPaths;
-    let buffer = input === undefined ? undefined : this.serialiseInput(input, inputPaths);
+    let text = input === undefined ? undefined : this.serialiseInput(input, inputPaths);
 
     const instance = await this.ready();
     // Entrypoint id read after the await: a bundle swap may have happened meanwhile (and may read other input members).
@@ -456,18 +558,20 @@ class Engine implements WasmPolicyEngine {
     if (id === undefined) throw new PolicyEvaluationError('unknown_entrypoint', `entrypoint ${entrypoint} is not in the policy module`);
     if (input !== undefined && this.current.inputPaths !== inputPaths) {
       inputPaths = this.current.inputPaths;
-      buffer = this.serialiseInput(input, inputPaths);
+      text = this.serialiseInput(input, inputPaths);
     }
     this.evaluationNow = options?.now ?? new Date();
     const started = performance.now();
     this.deadline = started + this.timeoutMs;
     let resultSet: unknown;
     try {
-      // An ArrayBuffer is passed through as raw JSON bytes (no second stringify inside opa-wasm).
-      resultSet = instance.evaluate(buffer, id);
+      // No await between writing the input and opa_eval: the instance is shared by concurrent evaluations.
+      resultSet = this.evaluateOn(instance, text, id);
     } catch (err) {
       const durationMs = performance.now() - started;
       this.deadline = Infinity;
+      // Refused before the module ran: the instance is intact.
+      if (err instanceof PolicyEvaluationError) throw err;
       await this.retire(instance);
       if (err instanceof DeadlineExceeded) {
         throw new PolicyEvaluationError('timeout', `evaluation of ${entrypoint} exceeded ${this.timeoutMs} ms (stopped at ${durationMs.toFixed(1)} ms)`);
@@ -525,6 +629,7 @@ export async function createWasmPolicyEngine(options: WasmPolicyEngineOptions): 
     Math.floor(positive(options.recycleMemoryPages, DEFAULT_RECYCLE_MEMORY_PAGES, 'recycleMemoryPages')),
     options.hostBuiltins ?? projectHostBuiltins,
     Math.max(0, Math.floor(options.warmupRuns ?? 2)),
+    options.directInput ?? true,
   );
   await engine.install(options.bundle, options.revision);
   return engine;

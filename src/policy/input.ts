@@ -3,7 +3,7 @@
 // clock and bundle revision. Only the provenance the current step references (and its lineage) is
 // projected, so the input stays small however long the session runs (input is serialised per evaluation).
 import type { Json } from '../store/types.ts';
-import type { PolicyInput } from './types.ts';
+import { POLICY_PARAMS_JSON, type PolicyInput } from './types.ts';
 import { collectProvenance, lineageOf, provenanceRecord, setOwn, type SessionState, type Trust } from './session-state.ts';
 
 export interface ClientCapabilities {
@@ -34,6 +34,55 @@ export function policyParams(params: Json): Json {
   if (!isObject(params)) return params;
   const { signature: _signature, ...rest } = params;
   return rest;
+}
+
+const SIGNATURE_KEY = '"signature":';
+
+/**
+ * Index where the value starting at `from` ends (the `,` or `}` that follows it at depth 1), provided the text
+ * from there closes the top-level object exactly at its last character; undefined otherwise (the member at
+ * `from` is nested, or the text is not one object). Strings are skipped, escapes included.
+ */
+function topLevelValueEnd(text: string, from: number): number | undefined {
+  let depth = 1;
+  let valueEnd = -1;
+  for (let i = from; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // Skip the string: `\` consumes the next code unit, an unescaped `"` closes it.
+      for (i++; i < text.length; i++) {
+        const s = text.charCodeAt(i);
+        if (s === 0x5c) i++;
+        else if (s === 0x22) break;
+      }
+    } else if (c === 0x7b || c === 0x5b) depth++;
+    else if (c === 0x7d || c === 0x5d) {
+      if (--depth === 0) return i === text.length - 1 ? (valueEnd < 0 ? i : valueEnd) : undefined;
+    } else if (c === 0x2c && depth === 1 && valueEnd < 0) valueEnd = i;
+  }
+  return undefined;
+}
+
+/**
+ * `policyParams` as JSON text, cut out of the RFC 8785 (JCS) text of the params as received — the text the
+ * pipeline hashes for request_hash (ACS §8.2) and the store keeps — so the engine need not stringify params
+ * again. Inside JCS strings every `"` is escaped, so `,"signature":` / `{"signature":` can only be a member
+ * key; the last one is the top-level member when the rest of the text closes the object (JCS sorts keys, so
+ * only `timestamp` and later keys follow it). Undefined when the text is not a JSON object or the signature
+ * member cannot be located exactly: the caller then serialises the params object.
+ */
+export function policyParamsJson(paramsJcs: string): string | undefined {
+  if (paramsJcs.charCodeAt(0) !== 0x7b || paramsJcs.charCodeAt(paramsJcs.length - 1) !== 0x7d) return undefined;
+  const at = paramsJcs.lastIndexOf(SIGNATURE_KEY);
+  // No `"signature"` token at all (as a key or a string value): nothing to remove.
+  if (at < 0) return paramsJcs.includes('"signature"') ? undefined : paramsJcs;
+  const before = paramsJcs.charCodeAt(at - 1);
+  if (before !== 0x2c && before !== 0x7b) return undefined;
+  const end = topLevelValueEnd(paramsJcs, at + SIGNATURE_KEY.length);
+  if (end === undefined) return undefined;
+  // `…,"signature":v,…` / `…,"signature":v}` drop `,"signature":v`; `{"signature":v,…` drops `"signature":v,`.
+  if (before === 0x2c) return paramsJcs.slice(0, at - 1) + paramsJcs.slice(end);
+  return paramsJcs.slice(0, at) + paramsJcs.slice(paramsJcs.charCodeAt(end) === 0x2c ? end + 1 : end);
 }
 
 interface WindowCount {
@@ -148,14 +197,19 @@ export function sessionProjection(state: SessionState, params: Json): JsonObject
 
 /**
  * Builds the policy input for one step. `state` is the session state *after* `advanceSessionState` folded
- * this step in (so counters include it and the step's own provenance ids resolve).
+ * this step in (so counters include it and the step's own provenance ids resolve). `paramsJcs`, when the
+ * caller has it, is the JCS text of exactly `params` (chain.ts `stepEntry`, replay's stored `params_jcs`):
+ * the input then carries the policy's view of it as text for the engine to splice in.
  */
-export function buildPolicyInput(method: string, params: Json, state: SessionState, client: ClientCapabilities, guardian: GuardianFacts): PolicyInput {
-  return {
+export function buildPolicyInput(method: string, params: Json, state: SessionState, client: ClientCapabilities, guardian: GuardianFacts, paramsJcs?: string): PolicyInput {
+  const input: PolicyInput = {
     method,
     params: policyParams(params),
     session: sessionProjection(state, params),
     client: { modify_capable: client.modify_capable === true, ask_capable: client.ask_capable === true },
     guardian: { now: guardian.now, policy_version: guardian.policy_version },
   };
+  const paramsJson = paramsJcs !== undefined && isObject(params) ? policyParamsJson(paramsJcs) : undefined;
+  if (paramsJson !== undefined) input[POLICY_PARAMS_JSON] = paramsJson;
+  return input;
 }

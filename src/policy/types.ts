@@ -3,12 +3,21 @@
 // (fail closed) before it becomes an ACS answer.
 import type { Json } from '../store/types.ts';
 
+/**
+ * Key of the optional JSON text of `input.params` a PolicyInput may carry (buildPolicyInput attaches it when the
+ * caller has the params' JCS text): the engine splices it into the serialised input instead of stringifying
+ * params again. A symbol, so JSON.stringify and structured clone (the worker pool) ignore it.
+ */
+export const POLICY_PARAMS_JSON: unique symbol = Symbol('acs.policyParamsJson');
+
 export interface PolicyInput {
   method: string;
   params: Json;
   session: Json;
   client: { modify_capable: boolean; ask_capable: boolean };
   guardian: { now: string; policy_version: string };
+  /** JSON text of exactly `params` (must parse to an equal value); set only by buildPolicyInput. */
+  [POLICY_PARAMS_JSON]?: string;
 }
 
 /** What a policy's `acs/decision` returns (validated by the pipeline, never trusted blindly). */

@@ -81,7 +81,10 @@ export function routeStep(method: string): RoutedStep {
   }
 }
 
-/** One step through the live evaluate stage, at the recorded time; returns the verdict and the state after it. */
+/**
+ * One step through the live evaluate stage, at the recorded time; returns the verdict and the state after it.
+ * `paramsJcs`: the entry's stored params text, which `request.params` was parsed from (spliced into the input).
+ */
 export async function evaluateRecordedStep(
   base: GuardianConfig,
   engine: PolicyEngine,
@@ -89,9 +92,10 @@ export async function evaluateRecordedStep(
   request: AcsRequest,
   prior: SessionState,
   routed: { permitted: Evaluated['decision']['decision'][]; wrappedMcp: boolean },
+  paramsJcs?: string,
 ): Promise<{ evaluated: Evaluated; next: SessionState }> {
   const config: GuardianConfig = { ...base, engine, now: () => at };
-  const evaluated = await evaluateStep(config, request, prior, routed.permitted, routed.wrappedMcp);
+  const evaluated = await evaluateStep(config, request, prior, routed.permitted, routed.wrappedMcp, paramsJcs);
   return { evaluated, next: foldDecision(evaluated.state, request, evaluated.decision.decision, prior) };
 }
 

@@ -115,7 +115,7 @@ export class SessionReplay {
         if (selected) ctx.emit({ ...base, status: 'policy_unavailable', detail: `revision ${entry.bundleRevision ?? '(none recorded)'} is not in the registry` });
         continue;
       }
-      const { evaluated, next } = await evaluateRecordedStep(ctx.config(engine), engine, new Date(atMs), request, this.prior, routed);
+      const { evaluated, next } = await evaluateRecordedStep(ctx.config(engine), engine, new Date(atMs), request, this.prior, routed, entry.paramsJcs);
       this.prior = next;
       ctx.counts().entriesEvaluated++;
       if (!selected) continue;

@@ -15,12 +15,17 @@ export interface Evaluated extends FinalDecision {
   state: SessionState;
 }
 
+/**
+ * `paramsJcs`, when the caller already has it, is the JCS text of `request.params` (chain.ts `stepEntry`,
+ * replay's stored entry): the engine splices it into the policy input instead of stringifying params again.
+ */
 export async function evaluateStep(
   config: GuardianConfig,
   request: AcsRequest,
   prior: SessionState,
   permitted: readonly Disposition[],
   wrappedMcp: boolean,
+  paramsJcs?: string,
 ): Promise<Evaluated> {
   const now = config.now();
   const started = performance.now();
@@ -40,7 +45,7 @@ export async function evaluateStep(
     const input = buildPolicyInput(request.method, params, state, { modify_capable: config.client.modifyCapable, ask_capable: config.client.askCapable }, {
       now: now.toISOString(),
       policy_version: config.engine.revision,
-    });
+    }, paramsJcs);
     const evaluation = await config.engine.evaluate(input, { now });
     const final = finalizeDecision(evaluation.decision, { ...ctx, revision: evaluation.revision });
     return { ...final, state, revision: evaluation.revision, durationMs: performance.now() - started };
