@@ -5,7 +5,11 @@
 // Run: `npm run bench policy` (or `npx tsx bench/policy.ts`). BENCH_ITERATIONS scales the sample (default 2000).
 // A/B: BENCH_BASELINE_BUNDLE=<bundle.tar.gz> also loads that bundle (e.g. the library built by an older
 // compiler) and evaluates both alternately in rounds, so both see the same machine load; the pool part is skipped.
+// A/B of the input path: BENCH_INPUT_AB=1 evaluates the same bundle on an engine with `directInput: false` fed
+// inputs without params text (stringify → encode → opa-wasm copy: the reference path) against the default
+// engine fed inputs carrying the params' JCS text (direct write + splice), alternately in rounds.
 import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import type { Json } from '../src/store/types.ts';
 import {
   advanceSessionState,
@@ -20,6 +24,7 @@ import {
   type WasmPolicyEngine,
 } from '../src/policy/index.ts';
 import { buildLibraryBundle } from '../src/policy/library.ts';
+import { canonicalJson } from '../src/chain/index.ts';
 
 const iterations = Number(process.env.BENCH_ITERATIONS ?? 2000);
 const SESSION = '5c3f1b8e-9a0d-4c2e-8f4b-2d6a7e9c1b30';
@@ -71,12 +76,19 @@ const engine = await createWasmPolicyEngine({ bundle: built.bundle, timeoutMs: 5
 const loadMs = performance.now() - t1;
 console.log(`policy: library compile ${compileMs.toFixed(0)} ms, bundle ${built.bundle.byteLength} bytes, engine load (incl. warm-up) ${loadMs.toFixed(1)} ms`);
 const baselinePath = process.env.BENCH_BASELINE_BUNDLE;
-const baseline = baselinePath ? await createWasmPolicyEngine({ bundle: new Uint8Array(readFileSync(baselinePath)), timeoutMs: 5_000 }) : undefined;
+const inputAB = process.env.BENCH_INPUT_AB === '1';
+const baseline = baselinePath
+  ? await createWasmPolicyEngine({ bundle: new Uint8Array(readFileSync(baselinePath)), timeoutMs: 5_000 })
+  : inputAB
+    ? await createWasmPolicyEngine({ bundle: built.bundle, timeoutMs: 5_000, directInput: false })
+    : undefined;
+// The pipeline has the params' JCS anyway (request_hash, ACS §8.2); the reference engine gets none.
+const paramsJcsOf = (eng: WasmPolicyEngine, sc: { params: Json }): string | undefined => (inputAB && eng === baseline ? undefined : canonicalJson(sc.params));
 
 const base = history();
 const client = { modify_capable: true, ask_capable: true };
 const inputFor = (sc: (typeof scenarios)[number], revision: string): PolicyInput =>
-  buildPolicyInput(sc.method, sc.params, advanceSessionState(base, sc.method, sc.params), client, { now: '2026-11-29T12:00:00.000Z', policy_version: revision });
+  buildPolicyInput(sc.method, sc.params, advanceSessionState(base, sc.method, sc.params), client, { now: '2026-11-29T12:00:00.000Z', policy_version: revision }, canonicalJson(sc.params));
 
 // Host-builtin calls per decision (each marshals its arguments out of Wasm as JSON and back), counted on
 // separate engines so the timed ones run the plain host table.
@@ -106,10 +118,11 @@ interface Sample {
   inputBytes: number;
 }
 async function measure(eng: WasmPolicyEngine, sc: (typeof scenarios)[number], n: number, into: Sample): Promise<void> {
+  const paramsJcs = paramsJcsOf(eng, sc);
   for (let i = 0; i < n; i++) {
     const a = performance.now();
     const state = advanceSessionState(base, sc.method, sc.params);
-    const input = buildPolicyInput(sc.method, sc.params, state, client, { now: '2026-11-29T12:00:00.000Z', policy_version: eng.revision });
+    const input = buildPolicyInput(sc.method, sc.params, state, client, { now: '2026-11-29T12:00:00.000Z', policy_version: eng.revision }, paramsJcs);
     const b = performance.now();
     const res = await eng.evaluate(input);
     const c = performance.now();
@@ -141,9 +154,11 @@ for (const [k, sc] of scenarios.entries()) {
   );
   if (baseline && baselineHostCalls) {
     console.log(`policy:   baseline bundle${' '.repeat(36)} → ${before.decision.padEnd(6)}${' '.repeat(53)} | evaluate ${fmt(before.evals)} | host calls ${baselineHostCalls[k]}`);
+  } else if (baseline) {
+    console.log(`policy:   reference input path${' '.repeat(31)} → ${before.decision.padEnd(6)}${' '.repeat(14)} | state+input ${fmt(before.prep)} | evaluate ${fmt(before.evals)}`);
   }
 }
-console.log(`policy: ${iterations} iterations per scenario, instance recycles ${engine.instanceRecycles}`);
+console.log(`policy: ${iterations} iterations per scenario, instance recycles ${engine.instanceRecycles}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 if (baseline) process.exit(0);
 
 // The same decisions through the worker pool (hard pre-emption, off the event loop): latency of one
