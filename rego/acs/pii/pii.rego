@@ -9,22 +9,77 @@ applies if input.method in cfg.methods
 
 applies if lib.is_mcp
 
-# Pre-filters (data: pii.prefilters): per category, literals its pattern cannot match without. A category
-# runs its regex on a field only when one of them occurs in it; `contains` runs inside the Wasm module,
-# while each regex call marshals the whole text out to the host, so clean text costs no host call.
+# Pre-filters: per category, literals its pattern cannot match without. A category runs its regex on a field
+# only when each pre-filter list it has admits the field; `contains` runs inside the Wasm module, while each
+# regex call marshals the whole text out to the host, so text that cannot match costs no host call.
 # Categories without a pre-filter always run. Editing a pattern means keeping its literals necessary.
-prefilter_literals := {lit | some lits in object.get(cfg, "prefilters", {}); some lit in lits}
+#   pii.prefilters: literals of the text itself (`@`, `AKIA`, `-----BEGIN `).
+#   pii.shape_prefilters: literals of the field's shape, the text with every ASCII digit written `0` and
+#     every ASCII capital written `A` (`000-00-0000` for a US SSN, `AA00` heads an IBAN). Dates, amounts
+#     and ids have digits but rarely these shapes, so logs do not run every digit-bearing category.
+#   pii.compact_shape_prefilters: literals of the shape without spaces and hyphens (13 `0`s for a card
+#     number, whatever its grouping).
+prefilter_lists := object.get(cfg, "prefilters", {})
+
+shape_prefilter_lists := object.get(cfg, "shape_prefilters", {})
+
+compact_shape_prefilter_lists := object.get(cfg, "compact_shape_prefilters", {})
+
+literals_of(lists) := {lit | some lits in lists; some lit in lits}
+
+prefilter_literals := literals_of(prefilter_lists)
+
+shape_literals := literals_of(shape_prefilter_lists)
+
+compact_shape_literals := literals_of(compact_shape_prefilter_lists)
+
+shape_char(c) := "0" if contains("123456789", c)
+
+else := "A"
+
+# strings.replace_n runs natively: one pass over the text, no copy when it has no digit or capital.
+shape_replacements := {c: shape_char(c) | some c in split("123456789BCDEFGHIJKLMNOPQRSTUVWXYZ", "")}
 
 present_literals[f.path] := {lit | some lit in prefilter_literals; contains(f.value, lit)} if {
 	applies
 	some f in lib.text_fields
 }
 
-may_match(category, _) if not cfg.prefilters[category]
+shapes[f.path] := strings.replace_n(shape_replacements, f.value) if {
+	applies
+	count(shape_literals) + count(compact_shape_literals) > 0
+	some f in lib.text_fields
+}
+
+present_shape_literals[path] := {lit | some lit in shape_literals; contains(shape, lit)} if some path, shape in shapes
+
+present_compact_shape_literals[path] := compact_shape_literals_in(shape) if some path, shape in shapes
+
+# Removing spaces and hyphens keeps the digits, so a shape without one holds no literal with a `0` and
+# the compact copy is made only when some other literal is configured.
+compact_shape_literals_in(shape) := {lit |
+	compact := strings.replace_n({" ": "", "-": ""}, shape)
+	some lit in compact_shape_literals
+	contains(compact, lit)
+} if contains(shape, "0")
+
+else := {lit |
+	some lit in compact_shape_literals
+	not contains(lit, "0")
+	contains(strings.replace_n({" ": "", "-": ""}, shape), lit)
+}
 
 may_match(category, path) if {
-	some lit in cfg.prefilters[category]
-	lit in present_literals[path]
+	admitted(prefilter_lists, category, present_literals, path)
+	admitted(shape_prefilter_lists, category, present_shape_literals, path)
+	admitted(compact_shape_prefilter_lists, category, present_compact_shape_literals, path)
+}
+
+admitted(lists, category, _, _) if not lists[category]
+
+admitted(lists, category, present, path) if {
+	some lit in lists[category]
+	lit in present[path]
 }
 
 # Every candidate match: {path, category, text}.
@@ -39,8 +94,9 @@ candidates contains {"path": f.path, "category": category, "text": m} if {
 # National-format phone numbers (data: pii.national_phones, one pattern per country or numbering plan). They
 # are matched as category `phone`, like international `+CC …` numbers, by one alternation of every country's
 # pattern (each in its own group, so inline flags stay scoped): a text costs one regex host call whatever
-# the number of countries, and only when it holds a digit (pre-filter `national_phone`). A national number
-# inside a longer match (a card, an IBAN, an international number) is dropped by inside_longer_match.
+# the number of countries, and only when its shape has a national grouping (shape pre-filter
+# `national_phone`). A national number inside a longer match (a card, an IBAN, an international number) is
+# dropped by inside_longer_match.
 national_phone_pattern := concat("|", [sprintf("(?:%s)", [p]) | some p in object.get(cfg, "national_phones", {})])
 
 candidates contains {"path": f.path, "category": "phone", "text": m} if {
@@ -53,8 +109,8 @@ candidates contains {"path": f.path, "category": "phone", "text": m} if {
 
 digit_value := {"0": 0, "1": 1, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6, "7": 7, "8": 8, "9": 9}
 
-# A lookup instead of to_number: one host call per text instead of one per digit.
-digits(s) := [digit_value[d] | some d in regex.find_n(`[0-9]`, s, -1)]
+# The ASCII digits of s, in order: a lookup (no to_number host call) over its characters (native split).
+digits(s) := [digit_value[c] | some c in split(s, "")]
 
 luhn_term(d, pos) := d if pos % 2 == 0
 

@@ -84,6 +84,74 @@ admitted_if_matching(_, pattern, text) if not regex.match(pattern, text)
 
 admitted_if_matching(category, _, text) if pii.may_match(category, "/content/0/value") with input as user_message(text)
 
+# Every category's regex, run over texts its shape pre-filters must admit: each grouping a pattern allows
+# (spaces, hyphens, none, one per digit), capitals and digits next to letters, unicode around. A category
+# (or the national phone alternation) that matches a text is admitted for it.
+prefilter_soundness_samples := [
+	"4111111111111111", "4111 1111 1111 1111", "4111-1111-1111-1111", "4 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1",
+	"4-1-1-1-1-1-1-1-1-1-1-1-1", "3782 822463 10005", "5500-0000-0000-0004", "carte n°4111 1111 1111 1111 é",
+	"DE89370400440532013000", "DE89 3704 0044 0532 0130 00", "GB82 WEST 1234 5698 7654 32", "FR1420041010050500013M02606",
+	"iban:ES9121000418450200051332.", "AB123456C", "AB 12 34 56 C", "QQ 12 34 56 A", "AB12 34 56C",
+	"12345678Z", "12345678-Z", "dni 00000000T", "2345 6789 0124", "2345-6789-0124", "234567890124", "2345 67890124",
+	"123-45-6789", "ssn:123-45-6789;", "+44 20 7946 0958", "+1 (415) 555-0132", "+33 1 23 45 67 89", "+91-98765-43210",
+	"(415)555-0132", "(415) 555-0132", "415-555-0132", "415.555.0132", "020 7946 0958", "07700 900123", "0161 496 0000",
+	"01632 960000", "01 23 45 67 89", "06.12.34.56.78", "030 12345678", "0171 1234567", "030/12345678", "030-12345678",
+	"612 345 678", "912 34 56 78", "098765 43210", "98765 43210", "tél. 06 12 34 56 78 ☎", "Ruf 089/1234567 an",
+	"2026-11-29T12:00:01.234Z INFO status=200 amount=129.99 EUR order=18234", "epoch 1764410400123 id 000123456789",
+]
+
+test_shape_prefilters_admit_every_match if {
+	every text in prefilter_soundness_samples {
+		every category, pattern in pii.cfg.patterns {
+			admitted_if_matching(category, pattern, text)
+		}
+		admitted_if_matching("national_phone", pii.national_phone_pattern, text)
+	}
+}
+
+test_shape_writes_digits_as_0_and_capitals_as_A if {
+	pii.shapes["/content/0/value"] == "Ab0 é-A_00:A" with input as user_message("Ab9 é-Z_12:A")
+	pii.shapes["/content/0/value"] == "plain text" with input as user_message("plain text")
+}
+
+digit_categories := {"phone", "national_phone", "credit_card", "iban", "us_ssn", "uk_nino", "es_dni", "in_aadhaar"}
+
+# Log lines have digits (dates, times, amounts, ids, addresses, versions) but none of the shapes above.
+test_log_lines_with_digits_run_no_digit_category if {
+	every text in [
+		"2026-11-29T12:00:01.234Z INFO  GET /api/v1/orders/18234 status=200 duration_ms=12.4 request_id=req_7f3a9c21b4",
+		"2026-11-29 12:00:01,251 WARN payment captured order=18234 amount=129.99 EUR attempt=1 host=10.0.12.34:8443",
+		"GET /static/app.3f9a.js HTTP/1.1 304 0 v2.14.3 pid=4123 mem=512MB",
+	] {
+		every category in digit_categories {
+			not pii.may_match(category, "/content/0/value") with input as user_message(text)
+		}
+	}
+}
+
+# Known limit: a shape cannot tell `+0` from `+1`, so a log's `+0000` time zone runs the phone regex (only it).
+test_a_plus_zero_time_zone_runs_only_the_phone_regex if {
+	inp := user_message("[29/Nov/2026:12:00:02 +0000] \"GET / HTTP/1.1\" 200 512")
+	pii.may_match("phone", "/content/0/value") with input as inp
+	every category in digit_categories - {"phone"} {
+		not pii.may_match(category, "/content/0/value") with input as inp
+	}
+	count(pii.findings) == 0 with input as inp
+}
+
+# A compact-shape literal without a digit is still looked for in a shape without one.
+test_compact_shape_literals_without_digits_are_checked_on_digitless_text if {
+	pii.compact_shape_literals_in("AA AA-a") == {"AAAA"} with data.acs_config.pii.compact_shape_prefilters as {"x": ["AAAA", "0000"]}
+	pii.compact_shape_literals_in("AA 00-00") == {"0000"} with data.acs_config.pii.compact_shape_prefilters as {"x": ["AAAA", "0000"]}
+}
+
+# Cards and Aadhaar numbers are checked over their digits, read natively (split), whatever the separators.
+test_digits_are_read_in_order_without_separators if {
+	pii.digits("4111 1111-1111 1111") == [4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]
+	pii.digits("a1é2٣3") == [1, 2, 3]
+	pii.digits("") == []
+}
+
 test_category_without_prefilter_always_runs if {
 	pii.may_match("custom", "/content/0/value") with input as user_message("anything")
 }
