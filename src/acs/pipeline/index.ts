@@ -142,8 +142,9 @@ export function createGuardian(options: GuardianOptions): Guardian {
 
     const permitted = routed.kind === 'step' ? routed.spec.permitted : MCP_PERMITTED;
     const prior = sessionState(admitted);
-    const evaluated = await evaluateStep(config, request, prior, permitted, routed.kind === 'mcp');
+    // The entry first: its params JCS (hashed for request_hash) is also the policy input's params text.
     const entry = stepEntry(request);
+    const evaluated = await evaluateStep(config, request, prior, permitted, routed.kind === 'mcp', entry.paramsJcs);
     const placed = placeEntry(entry, head);
     const durationMs = Math.max(0, Math.round(evaluated.durationMs));
     const envelope = await decided(request, auth, evaluated.decision, version, {
