@@ -2,7 +2,7 @@
 import { createRequire } from 'node:module';
 import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import type { Block, BuiltinFunc, Func, Operand, Policy, Stmt } from '../../../src/rego/ir/types.ts';
-import { linkPolicyWasm, type LinkOptions } from '../../../src/rego/compiler/wasm/index.ts';
+import { linkPolicyWasm, NATIVE_BUILTINS, type LinkOptions } from '../../../src/rego/compiler/wasm/index.ts';
 
 // tsconfig has no DOM lib: describe the parts of the WebAssembly JS API the tests touch.
 export interface WasmMemoryDescriptor {
@@ -135,6 +135,32 @@ export class PolicyBuilder {
 
 /** Block that returns local 2 (every func ends with one). */
 export const returnBlock = (src = 2): Block => ({ stmts: [stmt('ReturnLocalStmt', { source: src })] });
+
+/**
+ * One entrypoint per native builtin, named after it: result := f(input[0], ..., input[n-1]), the call located
+ * at `file`:3:5 when a file is given (so error texts carry a location).
+ */
+export function builtinPolicy(names: readonly string[], file?: string): Policy {
+  const b = new PolicyBuilder();
+  const f = file ? b.file(file) : undefined;
+  for (const name of [...names].sort()) b.builtin(name, NATIVE_BUILTINS.get(name)?.arity ?? 1);
+  for (const name of names) {
+    const arity = NATIVE_BUILTINS.get(name)!.arity;
+    const path = `b.${name.replace(/\./g, '_')}`;
+    const stmts = [];
+    const args = [];
+    for (let i = 0; i < arity; i++) {
+      stmts.push(stmt('MakeNumberIntStmt', { value: i, target: 10 + i }));
+      stmts.push(stmt('DotStmt', { source: local(0), key: local(10 + i), target: 20 + i }));
+      args.push(local(20 + i));
+    }
+    stmts.push(stmt('CallStmt', { func: name, args, result: 3, file: f, row: 3, col: 5 }));
+    stmts.push(stmt('AssignVarOnceStmt', { source: local(3), target: 2 }));
+    b.rule(path, [{ stmts }, returnBlock()]);
+    b.entrypoint(name, path);
+  }
+  return b.build();
+}
 
 export interface BothPaths {
   fast: LoadedPolicy;

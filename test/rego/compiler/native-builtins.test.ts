@@ -2,32 +2,10 @@
 // (Rego syntax, so sets can be passed) and results read as raw JSON text.
 import { describe, it, expect, beforeAll } from 'vitest';
 import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
-import { PolicyBuilder, stmt, local, returnBlock, loadBoth, evalRaw, thrown, readCString, type BothPaths } from './ir-builder.ts';
+import { builtinPolicy, loadBoth, evalRaw, thrown, readCString, type BothPaths } from './ir-builder.ts';
 import { hostBuiltinName } from '../../../src/rego/builtins/index.ts';
 import { NATIVE_BUILTINS } from '../../../src/rego/compiler/wasm/index.ts';
 
-/** One entrypoint per builtin: result := f(input[0], ..., input[n-1]). */
-function builtinPolicy(names: string[], file?: string) {
-  const b = new PolicyBuilder();
-  const f = file ? b.file(file) : undefined;
-  for (const name of [...names].sort()) b.builtin(name, NATIVE_BUILTINS.get(name)?.arity ?? 1);
-  for (const name of names) {
-    const arity = NATIVE_BUILTINS.get(name)!.arity;
-    const path = `b.${name.replace(/\./g, '_')}`;
-    const stmts = [];
-    const args = [];
-    for (let i = 0; i < arity; i++) {
-      stmts.push(stmt('MakeNumberIntStmt', { value: i, target: 10 + i }));
-      stmts.push(stmt('DotStmt', { source: local(0), key: local(10 + i), target: 20 + i }));
-      args.push(local(20 + i));
-    }
-    stmts.push(stmt('CallStmt', { func: name, args, result: 3, file: f, row: 3, col: 5 }));
-    stmts.push(stmt('AssignVarOnceStmt', { source: local(3), target: 2 }));
-    b.rule(path, [{ stmts }, returnBlock()]);
-    b.entrypoint(name, path);
-  }
-  return b.build();
-}
 
 const names = [...NATIVE_BUILTINS.keys()];
 let both: BothPaths;

@@ -4,33 +4,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { loadPolicy } from '@open-policy-agent/opa-wasm';
-import { PolicyBuilder, stmt, local, returnBlock, thrown, evalRaw } from './ir-builder.ts';
+import { builtinPolicy, thrown, evalRaw } from './ir-builder.ts';
 import { NATIVE_BUILTINS, linkPolicyWasm } from '../../../src/rego/compiler/wasm/index.ts';
 import { createHostBuiltins, HostBuiltinContext, hostImplementations, BuiltinError } from '../../../src/rego/builtins/index.ts';
 
 const NAMES = ['concat', 'split', 'replace', 'trim_prefix', 'trim_suffix', 'trim', 'trim_space', 'lower', 'upper', 'indexof', 'substring', 'sprintf', 'strings.replace_n'];
 
-/** One entrypoint per builtin: result := f(input[0], ..., input[n-1]), called at str.rego:3:5. */
-function builtinPolicy() {
-  const b = new PolicyBuilder();
-  const f = b.file('str.rego');
-  for (const name of [...NAMES].sort()) b.builtin(name, NATIVE_BUILTINS.get(name)!.arity);
-  for (const name of NAMES) {
-    const arity = NATIVE_BUILTINS.get(name)!.arity;
-    const stmts = [];
-    const args = [];
-    for (let i = 0; i < arity; i++) {
-      stmts.push(stmt('MakeNumberIntStmt', { value: i, target: 10 + i }));
-      stmts.push(stmt('DotStmt', { source: local(0), key: local(10 + i), target: 20 + i }));
-      args.push(local(20 + i));
-    }
-    stmts.push(stmt('CallStmt', { func: name, args, result: 3, file: f, row: 3, col: 5 }));
-    stmts.push(stmt('AssignVarOnceStmt', { source: local(3), target: 2 }));
-    b.rule(`b.${name}`, [{ stmts }, returnBlock()]);
-    b.entrypoint(name, `b.${name}`);
-  }
-  return b.build();
-}
 
 let hostCalls: string[] = [];
 function counted(strict: boolean): Record<string, (...args: unknown[]) => unknown> {
@@ -41,7 +20,7 @@ function counted(strict: boolean): Record<string, (...args: unknown[]) => unknow
 let lax: LoadedPolicy;
 let strict: LoadedPolicy;
 beforeAll(async () => {
-  const policy = builtinPolicy();
+  const policy = builtinPolicy(NAMES, 'str.rego');
   lax = await loadPolicy(await linkPolicyWasm(policy), { initial: 5 }, counted(false));
   strict = await loadPolicy(await linkPolicyWasm(policy, { strictBuiltinErrors: true }), { initial: 5 }, counted(true));
 });
