@@ -22,7 +22,22 @@ destructive_pattern := concat("", ["(?:", concat(")|(?:", cfg.destructive_shell_
 
 destructive_matches contains cmd if {
 	some cmd in commands
+	may_be_destructive(cmd)
 	regex.match(destructive_pattern, cmd)
+}
+
+# Pre-filter (data: baseline.destructive_prefilters): lower-case literals, one of which every destructive
+# pattern needs (`rm` and a space, `mkfs`, `/dev/`, `push`, `drop` …). They are looked for in the lower-cased
+# command with the Wasm-native `lower` and `contains`, so `ls -la` or `npm test` costs no regex host call.
+# Lower-casing only adds occurrences, so case-sensitive patterns stay covered and `(?i)drop` is too. Without
+# the list (absent, or not an array) every command runs the regex; editing a pattern means keeping one of
+# its literals in the list.
+may_be_destructive(_) if not is_array(object.get(cfg, "destructive_prefilters", null))
+
+may_be_destructive(cmd) if {
+	lowered := lower(cmd)
+	some lit in cfg.destructive_prefilters
+	contains(lowered, lit)
 }
 
 # METADATA

@@ -102,3 +102,42 @@ test_dotdot_edge_paths_decide_as_before if {
 		baseline.escapes_workspace(p)
 	}
 }
+
+destructive_samples := [
+	"rm -rf /", "rm -fr ~", "cd /tmp && rm -fr ~", "x; rm\t-rf /", "rm -r -f *", "sudo rm -Rf $HOME", "rm --no-preserve-root -rf /",
+	"rm -rf / --no-preserve-root", "mkfs.ext4 /dev/sda1", "dd if=/dev/zero of=/dev/sda bs=1M",
+	"cat x > /dev/sda", "echo >/dev/nvme0n1", ":(){ :|:& };:", ":() { : | : & } ; :", "sudo shutdown -h now",
+	"reboot", "a; halt", "systemctl poweroff", "chmod -R 777 /", "chmod -v -R 0777 /etc", "chown -R nobody /",
+	"git push origin main --force", "git push -f", "DROP TABLE users", "drop database x", "Drop\tSchema s",
+	"psql -c 'DROP TABLE t'", "find / -name x -delete", "find / -type f -delete",
+]
+
+benign_commands := ["MKFS.EXT4 /dev/sda1", "ls -la /workspace", "rm build/output.o", "git push origin main", "echo shutdown-notice", "npm run format", "cat README.md", "grep -rn TODO src", "git status", "rm-tool --help", "ls -la"]
+
+# The pre-filter admits every command the combined pattern matches, and skips the regex for common benign ones.
+test_destructive_prefilter_admits_every_destructive_command if {
+	every cmd in array.concat(destructive_samples, benign_commands) {
+		regex.match(baseline.destructive_pattern, cmd) == (count([true | baseline.may_be_destructive(cmd); regex.match(baseline.destructive_pattern, cmd)]) > 0)
+	}
+	every cmd in destructive_samples {
+		regex.match(baseline.destructive_pattern, cmd)
+	}
+}
+
+test_destructive_prefilter_skips_the_regex_for_benign_commands if {
+	every cmd in ["ls -la /workspace", "npm run format", "cat README.md", "grep -rn TODO src", "git status", "rm-tool --help", "python3 -m pytest -q"] {
+		not baseline.may_be_destructive(cmd)
+	}
+}
+
+test_destructive_prefilters_are_lower_case if {
+	every lit in baseline.cfg.destructive_prefilters {
+		lower(lit) == lit
+	}
+}
+
+test_without_destructive_prefilters_every_command_runs_the_regex if {
+	baseline.may_be_destructive("ls -la") with data.acs_config.baseline.destructive_prefilters as null
+	baseline.may_be_destructive("ls -la") with data.acs_config.baseline.destructive_prefilters as "rm "
+	not baseline.may_be_destructive("ls -la") with data.acs_config.baseline.destructive_prefilters as ["rm "]
+}

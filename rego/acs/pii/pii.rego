@@ -51,7 +51,16 @@ shapes[f.path] := strings.replace_n(shape_replacements, f.value) if {
 	some f in lib.text_fields
 }
 
-present_shape_literals[path] := {lit | some lit in shape_literals; contains(shape, lit)} if some path, shape in shapes
+present_shape_literals[path] := shape_literals_in(shape) if some path, shape in shapes
+
+# A shape without a digit holds no literal with a `0`: a digit-free text (most prose) scans none of them.
+shape_literals_in(shape) := {lit | some lit in shape_literals; contains(shape, lit)} if contains(shape, "0")
+
+else := {lit |
+	some lit in shape_literals
+	not contains(lit, "0")
+	contains(shape, lit)
+}
 
 present_compact_shape_literals[path] := compact_shape_literals_in(shape) if some path, shape in shapes
 

@@ -139,6 +139,12 @@ test_a_plus_zero_time_zone_runs_only_the_phone_regex if {
 	count(pii.findings) == 0 with input as inp
 }
 
+# A shape literal without a digit is still looked for in a shape without one; those with one are not.
+test_shape_literals_without_digits_are_checked_on_digitless_text if {
+	pii.shape_literals_in("AA a") == {"AA"} with data.acs_config.pii.shape_prefilters as {"x": ["AA", "A0"]}
+	pii.shape_literals_in("AA A0") == {"AA", "A0"} with data.acs_config.pii.shape_prefilters as {"x": ["AA", "A0"]}
+}
+
 # A compact-shape literal without a digit is still looked for in a shape without one.
 test_compact_shape_literals_without_digits_are_checked_on_digitless_text if {
 	pii.compact_shape_literals_in("AA AA-a") == {"AAAA"} with data.acs_config.pii.compact_shape_prefilters as {"x": ["AAAA", "0000"]}
