@@ -47,8 +47,21 @@ present_literals[f.path] := {lit | some lit in prefilter_literals; contains(f.va
 
 shapes[f.path] := strings.replace_n(shape_replacements, f.value) if {
 	applies
-	count(shape_literals) + count(compact_shape_literals) > 0
 	some f in lib.text_fields
+	shape_needed(f.value)
+}
+
+# A shape holds a literal with a `0` only where the text has an ASCII digit. When every shape literal has
+# one (the default), a text without a digit gets no shape (and admits no shape pre-filter): ten native
+# `contains` scans, 8 bytes at a time, cost less than the byte-by-byte replacement pass over prose.
+digitless_shape_literals := {lit | some lit in shape_literals | compact_shape_literals; not contains(lit, "0")}
+
+shape_needed(_) if count(digitless_shape_literals) > 0
+
+shape_needed(s) if {
+	count(shape_literals | compact_shape_literals) > 0
+	some d, _ in digit_value
+	contains(s, d)
 }
 
 present_shape_literals[path] := shape_literals_in(shape) if some path, shape in shapes

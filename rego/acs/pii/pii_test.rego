@@ -112,6 +112,14 @@ test_shape_prefilters_admit_every_match if {
 test_shape_writes_digits_as_0_and_capitals_as_A if {
 	pii.shapes["/content/0/value"] == "Ab0 é-A_00:A" with input as user_message("Ab9 é-Z_12:A")
 	pii.shapes["/content/0/value"] == "plain text" with input as user_message("plain text")
+		with data.acs_config.pii.shape_prefilters as {"x": ["AA"]}
+}
+
+# With only digit-bearing shape literals (the default), a text without a digit gets no shape at all.
+test_text_without_digits_gets_no_shape if {
+	not pii.shapes["/content/0/value"] with input as user_message("Plain Text, NO DIGITS")
+	not pii.may_match("iban", "/content/0/value") with input as user_message("Plain Text, NO DIGITS")
+	pii.shapes["/content/0/value"] == "Ab0" with input as user_message("Ab7")
 }
 
 digit_categories := {"phone", "national_phone", "credit_card", "iban", "us_ssn", "uk_nino", "es_dni", "in_aadhaar"}
