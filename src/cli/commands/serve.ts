@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { CliError, ExitCode } from '../exit-codes.ts';
-import { re2Available } from '../../rego/builtins/host/regex-re2.ts';
 
 interface ServeFlags {
   port: string;
@@ -45,8 +44,6 @@ export function registerServeCommand(program: Command): void {
       if (key.source === 'generated') say(`guardian: generated a development HMAC key at ${key.path} (fingerprint ${key.fingerprint}); share it with your agents, never commit it`);
       else say(`guardian: HMAC key from ${key.source === 'env' ? 'GUARDIAN_HMAC_IKM' : key.path} (fingerprint ${key.fingerprint})`);
       say(`guardian: policy ${runtime.policySource} (revision ${runtime.engine.revision})`);
-      // re2 is an optional dependency (a native build): without it the same answers come slower, never silently.
-      if (!re2Available) say('guardian: the optional re2 addon is not built (npm rebuild re2); regex builtins run on re2js: same results, slower on large texts');
       if (flags.stdio) {
         say('guardian: serving ACS on stdio (Content-Length framing)');
         await serveStdio(runtime.guardian, process.stdin, process.stdout);

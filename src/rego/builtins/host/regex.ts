@@ -1,9 +1,7 @@
-// Regular-expression builtins with RE2 semantics, as OPA uses Go's regexp: linear-time matching, no
-// backreferences or lookaround, so policies cannot be made to backtrack forever. re2js (Go's regexp in JS)
-// parses every pattern; Google's RE2 (regex-re2.ts) runs the matching where it can, re2js elsewhere.
+// Regular-expression builtins with RE2 semantics (re2js), as OPA uses Go's regexp: linear-time
+// matching, no backreferences or lookaround, so policies cannot be made to backtrack forever.
 import { RE2JS } from 're2js';
 import type { HostImpls } from './registry.ts';
-import { isWellFormedUtf16, re2FindAll, re2FindStrings, re2For, re2Test, type MatchIndex, type Subject } from './regex-re2.ts';
 import { goQuote } from './format.ts';
 import { BuiltinError, int, str } from './values.ts';
 
@@ -38,46 +36,29 @@ export function compileRegex(pattern: string): RE2JS {
   });
 }
 
-type Index = MatchIndex;
+type Index = number[];
 
-/** Which engine runs the matching: 're2' where regex-re2.ts accepts the pattern and text, else re2js. */
-export type RegexEngine = 're2' | 're2js';
-
-/**
- * Go's FindAllSubmatchIndex(s, n) for pattern `p` (compiled by re2js first: syntax errors are Go's). The
- * offsets are in the subject's units; slice the subject, not `s`.
- */
-function findAllIndex(engine: RegexEngine, p: string, s: string, n: number): { re: RE2JS; subject: Subject; matches: Index[] } {
-  const re = compileRegex(p);
-  const native = engine === 're2' ? re2For(p) : null;
-  if (native !== null && isWellFormedUtf16(s)) return { re, ...re2FindAll(native, s, n) };
-  return { re, subject: s, matches: (re.re2().findAllSubmatchIndex(s, n) as Index[] | null) ?? [] };
-}
-
-function regexTest(engine: RegexEngine, p: string, s: string): boolean {
-  const re = compileRegex(p);
-  const native = engine === 're2' ? re2For(p) : null;
-  return native !== null && isWellFormedUtf16(s) ? re2Test(native, s) : re.test(s);
+function findAllIndex(re: RE2JS, s: string, n: number): Index[] {
+  return (re.re2().findAllSubmatchIndex(s, n) as Index[] | null) ?? [];
 }
 
 /** Go's Regexp.Split(s, -1). */
-function goRegexSplit(engine: RegexEngine, p: string, s: string): string[] {
-  const { subject, matches } = findAllIndex(engine, p, s, -1);
-  if (s === '' && p !== '') return [''];
+function goRegexSplit(re: RE2JS, s: string): string[] {
+  if (s === '' && re.pattern() !== '') return [''];
   const out: string[] = [];
   let beg = 0;
   let end = 0;
-  for (const m of matches) {
+  for (const m of findAllIndex(re, s, -1)) {
     end = m[0];
-    if (m[1] !== 0) out.push(subject.slice(beg, end));
+    if (m[1] !== 0) out.push(s.slice(beg, end));
     beg = m[1];
   }
-  if (end !== subject.length) out.push(subject.slice(beg, subject.length));
+  if (end !== s.length) out.push(s.slice(beg));
   return out;
 }
 
 /** Go's Regexp.Expand template syntax: `$1`, `${1}`, `$name`, `${name}`, `$$`. */
-function expand(template: string, s: Subject, m: Index, names: Record<string, number>): string {
+function expand(template: string, s: string, m: Index, names: Record<string, number>): string {
   let out = '';
   for (let i = 0; i < template.length; i++) {
     const c = template[i];
@@ -120,16 +101,15 @@ function expand(template: string, s: Subject, m: Index, names: Record<string, nu
 }
 
 /** Go's ReplaceAllString. */
-function goReplaceAll(engine: RegexEngine, p: string, s: string, template: string): string {
-  const { re, subject, matches } = findAllIndex(engine, p, s, -1);
+function goReplaceAll(re: RE2JS, s: string, template: string): string {
   const names = re.namedGroups();
   let out = '';
   let last = 0;
-  for (const m of matches) {
-    out += subject.slice(last, m[0]) + expand(template, subject, m, names);
+  for (const m of findAllIndex(re, s, -1)) {
+    out += s.slice(last, m[0]) + expand(template, s, m, names);
     last = m[1];
   }
-  return out + subject.slice(last, subject.length);
+  return out + s.slice(last);
 }
 
 /** OPA's regex.template_match: regex fragments between (single-character) delimiters, literal text elsewhere, anchored. */
@@ -159,49 +139,43 @@ function templateToRegex(template: string, open: string, close: string): string 
   return out + RE2JS.quote(template.slice(end)) + '$';
 }
 
-/** The regex builtins, matching with `engine` (tests compare both; the registry uses 're2'). */
-export function regexBuiltinsUsing(engine: RegexEngine): HostImpls {
-  return {
-    'regex.match': ([p, s]) => regexTest(engine, str(p, 1), str(s, 2)),
-    'regex.is_valid'([p]) {
-      if (typeof p !== 'string') return false;
-      try {
-        compileRegex(p);
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    'regex.find_n'([p, s, n]) {
-      const [pattern, input, limit] = [str(p, 1), str(s, 2), int(n, 3)];
-      const re = compileRegex(pattern);
-      const native = engine === 're2' ? re2For(pattern) : null;
-      if (native !== null && isWellFormedUtf16(input)) return re2FindStrings(native, input, limit);
-      return ((re.re2().findAllSubmatchIndex(input, limit) as Index[] | null) ?? []).map((m) => input.slice(m[0], m[1]));
-    },
-    'regex.find_all_string_submatch_n'([p, s, n]) {
-      const { subject, matches } = findAllIndex(engine, str(p, 1), str(s, 2), int(n, 3));
-      return matches.map((m) => {
-        const groups: string[] = [];
-        for (let g = 0; g < m.length; g += 2) groups.push(m[g] >= 0 ? subject.slice(m[g], m[g + 1]) : '');
-        return groups;
-      });
-    },
-    'regex.split': ([p, s]) => goRegexSplit(engine, str(p, 1), str(s, 2)),
-    // Note OPA's operand order: regex.replace(s, pattern, value).
-    'regex.replace': ([s, p, v]) => goReplaceAll(engine, str(p, 2), str(s, 1), str(v, 3)),
-    'regex.template_match'([t, s, open, close]) {
-      const template = str(t, 1);
-      str(s, 2);
-      const start = str(open, 3);
-      const end = str(close, 4);
-      // OPA counts bytes here (Go len); both messages report the start delimiter's length, as OPA does.
-      if (Buffer.byteLength(start) !== 1) throw new BuiltinError(`start delimiter has to be exactly one character long but is ${Buffer.byteLength(start)} long`);
-      if (Buffer.byteLength(end) !== 1) throw new BuiltinError(`end delimiter has to be exactly one character long but is ${Buffer.byteLength(start)} long`);
-      const pattern = templateToRegex(template, start, end);
-      return regexTest(engine, pattern, str(s, 2));
-    },
-  };
-}
-
-export const regexBuiltins: HostImpls = regexBuiltinsUsing('re2');
+export const regexBuiltins: HostImpls = {
+  'regex.match': ([p, s]) => compileRegex(str(p, 1)).test(str(s, 2)),
+  'regex.is_valid'([p]) {
+    if (typeof p !== 'string') return false;
+    try {
+      compileRegex(p);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  'regex.find_n'([p, s, n]) {
+    const re = compileRegex(str(p, 1));
+    const input = str(s, 2);
+    return findAllIndex(re, input, int(n, 3)).map((m) => input.slice(m[0], m[1]));
+  },
+  'regex.find_all_string_submatch_n'([p, s, n]) {
+    const re = compileRegex(str(p, 1));
+    const input = str(s, 2);
+    return findAllIndex(re, input, int(n, 3)).map((m) => {
+      const groups: string[] = [];
+      for (let g = 0; g < m.length; g += 2) groups.push(m[g] >= 0 ? input.slice(m[g], m[g + 1]) : '');
+      return groups;
+    });
+  },
+  'regex.split': ([p, s]) => goRegexSplit(compileRegex(str(p, 1)), str(s, 2)),
+  // Note OPA's operand order: regex.replace(s, pattern, value).
+  'regex.replace': ([s, p, v]) => goReplaceAll(compileRegex(str(p, 2)), str(s, 1), str(v, 3)),
+  'regex.template_match'([t, s, open, close]) {
+    const template = str(t, 1);
+    str(s, 2);
+    const start = str(open, 3);
+    const end = str(close, 4);
+    // OPA counts bytes here (Go len); both messages report the start delimiter's length, as OPA does.
+    if (Buffer.byteLength(start) !== 1) throw new BuiltinError(`start delimiter has to be exactly one character long but is ${Buffer.byteLength(start)} long`);
+    if (Buffer.byteLength(end) !== 1) throw new BuiltinError(`end delimiter has to be exactly one character long but is ${Buffer.byteLength(start)} long`);
+    const pattern = templateToRegex(template, start, end);
+    return compileRegex(pattern).test(str(s, 2));
+  },
+};
