@@ -552,7 +552,7 @@ export class DrizzleGuardianStore implements DurableStore {
 
   async #commitStepsOnce(batch: QueuedItem<PreparedStep, StepCommitOutcome>[]): Promise<(StepCommitOutcome | Error)[]> {
     // The queue batches one step per session; sorted ids make every batch lock heads in the same order.
-    const order = batch.map((item, i) => i).sort((x, y) => (batch[x].key < batch[y].key ? -1 : batch[x].key > batch[y].key ? 1 : 0));
+    const order = batch.map((_, i) => i).sort((x, y) => (batch[x].key < batch[y].key ? -1 : batch[x].key > batch[y].key ? 1 : 0));
     const keyed = batch.flatMap((item) => item.value.keys.map((k) => ({ item, k })));
     return this.#retrying('commitStep', () => this.#d.transaction(async (query) => {
       // One statement locks the heads (the upsert also creates a first entry's head) and inserts the keys of the

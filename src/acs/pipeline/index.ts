@@ -10,7 +10,7 @@ import type { AcsRequest, AcsResult, JsonRpcId, ResponseEnvelope, TransportKind 
 import { sharedValidator } from '../validation/index.ts';
 import { authenticateRequest, type Authenticated } from './authenticate.ts';
 import { checkChainHint, placeEntry, stepEntry } from './chain.ts';
-import type { AuditEvent, GuardianConfig, GuardianOptions } from './config.ts';
+import type { GuardianConfig, GuardianOptions } from './config.ts';
 import { decodeMessage } from './decode.ts';
 import { evaluateStep } from './evaluate.ts';
 import { auditSubagentStop, sessionWrites } from './advance.ts';

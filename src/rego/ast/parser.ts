@@ -80,10 +80,6 @@ export class Parser {
     return this.tokens[this.pos].kind;
   }
 
-  private peek(k = 1): Token {
-    return this.tokens[Math.min(this.pos + k, this.tokens.length - 1)];
-  }
-
   private advance(): Token {
     const t = this.tokens[this.pos];
     if (t.kind !== 'eof') this.pos++;
