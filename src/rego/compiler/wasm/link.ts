@@ -6,7 +6,7 @@ import binaryen from 'binaryen';
 import type { Func, Plan, Policy } from '../../ir/types.ts';
 import { blockUsesDynamic, compileFunc, compilePlan, TABLE, WasmLinkError, type Ctx, type HostBuiltin } from './codegen.ts';
 import { StaticData, type StaticValue } from './static-data.ts';
-import { loadRuntimeWasm } from './runtime.ts';
+import { loadRuntimeWasm, WASM_NAMES } from './runtime.ts';
 import { NATIVE_BUILTINS } from './native-builtins.ts';
 import { hostBuiltinName } from '../../builtins/index.ts';
 
@@ -187,6 +187,7 @@ function link(m: binaryen.Module, policy: Policy, options: LinkOptions): Uint8Ar
     m.optimize();
   }
   if (!m.validate()) throw new WasmLinkError('generated module failed validation (backend bug)');
+  binaryen.setDebugInfo(WASM_NAMES); // names for CPU profiles only (runtime.ts)
   return m.emitBinary();
 }
 

@@ -4,12 +4,17 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 
-const runtimePath = fileURLToPath(new URL('./runtime/runtime.wasm', import.meta.url));
+// GUARDIAN_WASM_NAMES=1: a runtime and policy modules with function names, for CPU profiles; built apart
+// (under node_modules/.cache) so the shipped runtime.wasm stays nameless.
+export const WASM_NAMES = process.env.GUARDIAN_WASM_NAMES === '1';
+const runtimePath = WASM_NAMES
+  ? fileURLToPath(new URL('../../../../node_modules/.cache/guardian/runtime-names.wasm', import.meta.url))
+  : fileURLToPath(new URL('./runtime/runtime.wasm', import.meta.url));
 const sourceDir = fileURLToPath(new URL('./runtime/assembly/', import.meta.url));
 let cached: Promise<Uint8Array> | undefined;
 
 interface RuntimeBuilder {
-  buildRuntime(opts: { log?: (m: string) => void }): Promise<Uint8Array>;
+  buildRuntime(opts: { log?: (m: string) => void; outFile?: string; names?: boolean }): Promise<Uint8Array>;
 }
 
 async function isStale(): Promise<boolean> {
@@ -28,7 +33,7 @@ export function loadRuntimeWasm(): Promise<Uint8Array> {
   cached ??= (async () => {
     if (await isStale()) {
       const builder = (await import(new URL('./runtime/build.mjs', import.meta.url).href)) as RuntimeBuilder;
-      await builder.buildRuntime({});
+      await builder.buildRuntime(WASM_NAMES ? { outFile: runtimePath, names: true } : {});
     }
     return new Uint8Array(await readFile(runtimePath));
   })();

@@ -6,7 +6,7 @@ import { writeFile, mkdir, rename } from 'node:fs/promises';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-/** @param {{log?: (m: string) => void, outFile?: string}} [opts] */
+/** @param {{log?: (m: string) => void, outFile?: string, names?: boolean}} [opts] */
 export async function buildRuntime(opts = {}) {
   const log = opts.log ?? (() => {});
   const outFile = opts.outFile ?? join(here, 'runtime.wasm');
@@ -29,6 +29,8 @@ export async function buildRuntime(opts = {}) {
       '--shrinkLevel', '0',
       '--use', 'abort=assembly/alloc/asAbort',
       '--disable', 'reference-types,gc,multi-value',
+      // function names for CPU profiles (GUARDIAN_WASM_NAMES=1, runtime.ts); never in the shipped runtime
+      ...(opts.names ? ['--debug'] : []),
     ],
     {
       stdout,
