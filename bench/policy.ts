@@ -3,6 +3,8 @@
 // sizes, the host-builtin calls each scenario makes, and p50/p99 per scenario for (a) advanceSessionState +
 // buildPolicyInput and (b) engine.evaluate.
 // Run: `npm run bench policy` (or `npx tsx bench/policy.ts`). BENCH_ITERATIONS scales the sample (default 2000).
+// BENCH_SCENARIO=log,PII runs only the scenarios whose name contains one of the substrings.
+// Profiling with Wasm function names: GUARDIAN_WASM_NAMES=1 node --cpu-prof --import tsx bench/policy.ts (named runtime, src/rego/compiler/wasm/runtime.ts).
 // A/B: BENCH_BASELINE_BUNDLE=<bundle.tar.gz> also loads that bundle (e.g. the library built by an older
 // compiler) and evaluates both alternately in rounds, so both see the same machine load; the pool part is skipped.
 // A/B of the input path: BENCH_INPUT_AB=1 evaluates the same bundle on an engine with `directInput: false` fed
@@ -75,7 +77,7 @@ function serviceLog(bytes: number): string {
   return lines.join('\n').slice(0, bytes);
 }
 
-const scenarios: { name: string; method: string; params: Json }[] = [
+const allScenarios: { name: string; method: string; params: Json }[] = [
   { name: 'benign read_file (allow)', method: 'steps/toolCallRequest', params: params({ tool: { name: 'read_file' }, arguments: { path: { value: '/workspace/notes.md', provenance: prov('u3', 'user_input') } } }) },
   { name: 'rm -rf / (deny baseline)', method: 'steps/toolCallRequest', params: params({ tool: { name: 'shell' }, arguments: { command: { value: 'rm -rf / --no-preserve-root', provenance: prov('u3', 'user_input') } } }) },
   { name: 'benign shell command, outside the intent (deny IBAC)', method: 'steps/toolCallRequest', params: params({ tool: { name: 'shell' }, arguments: { command: { value: 'ls -la /workspace/src', provenance: prov('u3', 'user_input') } } }) },
@@ -84,6 +86,11 @@ const scenarios: { name: string; method: string; params: Json }[] = [
   { name: 'tool result, 4 KiB output (allow)', method: 'steps/toolCallResult', params: params({ tool: { name: 'read_file' }, exit_status: 'success', outputs: [{ value: 'lorem ipsum dolor sit amet '.repeat(150), provenance: prov('o1', 'tool_output') }] }) },
   { name: 'tool result, 4 KiB log with digits (allow)', method: 'steps/toolCallResult', params: params({ tool: { name: 'read_file' }, exit_status: 'success', outputs: [{ value: serviceLog(4096), provenance: prov('o2', 'tool_output') }] }) },
 ];
+
+// BENCH_SCENARIO=<substring>[,<substring>…]: only the scenarios whose name contains one of them (profiling, A/B)
+const only = process.env.BENCH_SCENARIO?.split(',').filter(Boolean);
+const scenarios = only ? allScenarios.filter((sc) => only.some((o) => sc.name.includes(o))) : allScenarios;
+if (scenarios.length === 0) throw new Error(`BENCH_SCENARIO=${process.env.BENCH_SCENARIO} matches no scenario`);
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];

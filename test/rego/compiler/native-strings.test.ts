@@ -172,6 +172,14 @@ const cases: Array<[string, unknown[], boolean]> = [
   ['strings.replace_n', [{ a: 1 }, 'ab'], false],
   ['strings.replace_n', [['a'], 'ab'], true],
   ['strings.replace_n', [{ a: 'b' }, 2], true],
+  // one-byte keys (a byte table): one-byte values, longer and empty values, no key present, a hit at the
+  // first and last byte, high bytes, and the PII shape table itself
+  ['strings.replace_n', [{ '1': '0', '2': '0', A: 'a' }, '12 Apples, 21 BANANAS 2'], true],
+  ['strings.replace_n', [{ ' ': '', '-': '' }, '4111 1111-1111 1111 -'], true],
+  ['strings.replace_n', [{ a: 'XYZ', b: '', c: 'c' }, 'abcabc-cab'], true],
+  ['strings.replace_n', [{ q: 'x', z: 'y' }, 'nothing to map here'], true],
+  ['strings.replace_n', [{ x: 'é', é: 'e' }, 'xé'], true],
+  ['strings.replace_n', [{ ...Object.fromEntries([...'123456789BCDEFGHIJKLMNOPQRSTUVWXYZ'].map((c) => [c, /[0-9]/.test(c) ? '0' : 'A'])) }, 'Order 18234 at 2026-11-29T12:07:00Z, IBAN DE89 3704 0044 0532 0130 00'], true],
   ['sprintf', ['%s', 'x'], true],
 ];
 

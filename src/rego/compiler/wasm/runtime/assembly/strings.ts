@@ -385,12 +385,16 @@ export function bi_strings_replace_n(patterns: usize, s: usize): usize {
   if (!strArg("strings.replace_n", s, ": operand 2")) return 0;
   const n = lenOf(patterns);
   memory.fill(FIRST_BYTES, 0, 32);
+  let oneByteKeys = true, oneByteValues = true;
   for (let k: u32 = 0; k < n; k++) {
     const key = entryKey(patterns, k), val = entryVal(patterns, k);
     if (!isT(key, T_STRING) || !isT(val, T_STRING) || lenOf(key) == 0) return HOST_FALLBACK;
     const b = load<u8>(strPtr(key));
     store<u8>(FIRST_BYTES + (b >> 3), load<u8>(FIRST_BYTES + (b >> 3)) | <u8>(1 << (b & 7)));
+    if (lenOf(key) != 1) oneByteKeys = false;
+    if (lenOf(val) != 1) oneByteValues = false;
   }
+  if (oneByteKeys) return replaceBytes(patterns, n, s, oneByteValues);
   const p = strPtr(s), m = lenOf(s);
   // pass 1 sizes the result (and finds out whether anything matches), pass 2 writes it
   let total: u32 = 0;
@@ -415,6 +419,52 @@ export function bi_strings_replace_n(patterns: usize, s: usize): usize {
   }
   return rt_string(out, total);
 }
+
+/**
+ * replace_n when every key is one byte (the PII shape pass: digits and capitals): distinct one-byte keys
+ * never overlap, so the result is each byte mapped through a table, as the general pass would give.
+ * One-byte values map byte to byte (same length, one pass after the first hit).
+ */
+function replaceBytes(patterns: usize, n: u32, s: usize, oneByteValues: bool): usize {
+  const p = strPtr(s), m = lenOf(s);
+  let first: u32 = 0;
+  while (first < m && !isKeyByte(load<u8>(p + first))) first++;
+  if (first == m) return s;
+  if (oneByteValues) {
+    for (let b: u32 = 0; b < 256; b++) store<u8>(BYTE_MAP + b, <u8>b);
+    for (let k: u32 = 0; k < n; k++) {
+      store<u8>(BYTE_MAP + load<u8>(strPtr(entryKey(patterns, k))), load<u8>(strPtr(entryVal(patterns, k))));
+    }
+    const out = opa_malloc(<usize>m);
+    memory.copy(out, p, first);
+    for (let i = first; i < m; i++) store<u8>(out + i, load<u8>(BYTE_MAP + load<u8>(p + i)));
+    return rt_string(out, m);
+  }
+  for (let k: u32 = 0; k < n; k++) {
+    store<u32>(VALUE_OF_BYTE + (<usize>load<u8>(strPtr(entryKey(patterns, k))) << 2), <u32>entryVal(patterns, k));
+  }
+  let total: u32 = first;
+  for (let i = first; i < m; i++) {
+    const b = load<u8>(p + i);
+    total += isKeyByte(b) ? lenOf(load<u32>(VALUE_OF_BYTE + (<usize>b << 2))) : 1;
+  }
+  const out = opa_malloc(<usize>total);
+  memory.copy(out, p, first);
+  let o: usize = out + first;
+  for (let i = first; i < m; i++) {
+    const b = load<u8>(p + i);
+    if (!isKeyByte(b)) { store<u8>(o++, b); continue; }
+    const val = <usize>load<u32>(VALUE_OF_BYTE + (<usize>b << 2));
+    const l = lenOf(val);
+    memory.copy(o, strPtr(val), l);
+    o += l;
+  }
+  return rt_string(out, total);
+}
+@inline function isKeyByte(b: u8): bool { return (load<u8>(FIRST_BYTES + (b >> 3)) & (1 << (b & 7))) != 0; }
+// byte → replacement byte, and byte → replacement value pointer (entries valid where isKeyByte)
+const BYTE_MAP: usize = memory.data(256, 8);
+const VALUE_OF_BYTE: usize = memory.data(256 * 4, 8);
 // bitmap of the keys' first bytes: most positions of a long text start no key
 const FIRST_BYTES: usize = memory.data(32, 8);
 
