@@ -239,6 +239,38 @@ describe('native string builtins agree with the host implementations', () => {
     }
   });
 
+  it('indexof, split and replace agree with the host on shape-like texts (needles tested by their rarest bytes, runs of one byte)', () => {
+    let seed = 0x1b873593;
+    const rnd = (n: number) => {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      return (seed >>> 0) % n;
+    };
+    // mostly `0`, as in a PII shape of digit-heavy text, so candidates are frequent and runs long
+    const alphabet = ['0', '0', '0', '0', 'A', '-', ' ', 'a', '.', 'é'];
+    const word = (len: number) => Array.from({ length: len }, () => alphabet[rnd(alphabet.length)]).join('');
+    const needles = ['000-00-0000', '00000000A', 'AA00 0', '000 000 000', '0000000000000', '000000000000', '00', '000', 'A0-', '0é'];
+    for (let k = 0; k < 300; k++) {
+      const text = word(rnd(90));
+      const needle = k % 3 === 0 ? word(2 + rnd(6)) : k % 3 === 1 ? '0'.repeat(2 + rnd(14)) : needles[rnd(needles.length)];
+      for (const [name, args] of [
+        ['indexof', [text, needle]],
+        ['split', [text, needle]],
+        ['replace', [text, needle, '_']],
+      ] as const) {
+        expect(native(lax, name, [...args]), `${name}(${JSON.stringify(args)})`).toEqual(host(name, [...args]));
+      }
+    }
+  });
+
+  it('a run of one byte is found at the start, the end, after a shorter run, or not at all', () => {
+    const run = '0'.repeat(13);
+    for (const text of [run + 'x', 'x' + run, '0'.repeat(12) + 'x' + run + '0', '0'.repeat(12) + 'x' + '0'.repeat(12), 'x0000000000000y', '0'.repeat(40)]) {
+      expect(native(lax, 'indexof', [text, run]), text).toEqual(host('indexof', [text, run]));
+    }
+  });
+
   it('long inputs: word-at-a-time search across boundaries', () => {
     const text = 'lorem ipsum dolor sit amet '.repeat(40) + 'needle' + ' tail'.repeat(9);
     for (const [name, args] of [

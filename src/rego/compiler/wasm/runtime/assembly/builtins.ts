@@ -416,14 +416,13 @@ export function indexOfBytes(hp: usize, m: u32, np: usize, n: u32, from: u32): i
   if (from > m || n > m - from) return -1;
   const first = load<u8>(np);
   const last = m - n; // last candidate start
-  // Candidate starts are found 8 bytes at a time (SWAR zero-byte test on text XOR first byte): policies
-  // test literals against whole tool outputs (PII pre-filters), where a byte loop dominated. For needles
-  // of 2+ bytes the next byte's test is OR'ed in, so a common first letter does not flag most positions.
+  // Candidate starts are found 8 bytes at a time (SWAR zero-byte test on text XOR a needle byte): policies
+  // test literals against whole tool outputs (PII pre-filters), where a byte loop dominated.
   const ones: u64 = 0x0101010101010101;
   const highs: u64 = 0x8080808080808080;
-  const pattern = ones * <u64>first;
   let i: u32 = from;
   if (n == 1) {
+    const pattern = ones * <u64>first;
     while (i + 8 <= last + 1) {
       const x = load<u64>(hp + i) ^ pattern;
       const hits = (x - ones) & ~x & highs;
@@ -431,23 +430,68 @@ export function indexOfBytes(hp: usize, m: u32, np: usize, n: u32, from: u32): i
       if (hits != 0) return <i32>(i + <u32>(ctz(hits) >> 3));
       i += 8;
     }
-  } else {
-    const pattern2 = ones * <u64>load<u8>(np + 1);
-    // reads bytes [i, i + 9): within the text while i + 8 <= last + 1, as last + 1 < m
-    while (i + 8 <= last + 1) {
-      const x = (load<u64>(hp + i) ^ pattern) | (load<u64>(hp + i + 1) ^ pattern2);
-      let hits = (x - ones) & ~x & highs;
-      while (hits != 0) {
-        // only the lowest flag is exact (a borrow can flag a 0x01 byte above a match), so bytes are re-checked
-        const at = hp + i + <u32>(ctz(hits) >> 3);
-        if (load<u8>(at) == first && bytesEqual(at + 1, np + 1, n - 1)) return <i32>(at - hp);
-        hits &= hits - 1;
-      }
-      i += 8;
+    for (; i <= last; i++) if (load<u8>(hp + i) == first) return <i32>i;
+    return -1;
+  }
+  // For 2+ bytes two needle bytes are tested together, the two least frequent in text and in PII shapes
+  // (most shape literals start `00`, so the first bytes would flag nearly every position of a digit run).
+  let j1: u32 = 0, j2: u32 = 1, r1 = byteRarity(first), r2 = byteRarity(load<u8>(np + 1));
+  if (r2 > r1) { j1 = 1; j2 = 0; const t = r1; r1 = r2; r2 = t; }
+  let uniform = load<u8>(np + 1) == first;
+  const scan = n < 32 ? n : 32;
+  for (let j: u32 = 2; j < scan; j++) {
+    const b = load<u8>(np + j);
+    if (b != first) uniform = false;
+    const r = byteRarity(b);
+    if (r > r1) { j2 = j1; r2 = r1; j1 = j; r1 = r; } else if (r >= r2) { j2 = j; r2 = r; }
+  }
+  if (uniform && scan == n) return indexOfRun(hp, first, n, i, last);
+  const b1 = load<u8>(np + j1), b2 = load<u8>(np + j2);
+  const pattern1 = ones * <u64>b1, pattern2 = ones * <u64>b2;
+  // reads bytes [i + j, i + j + 8) for j < n: within the text while i + 8 <= last + 1
+  while (i + 8 <= last + 1) {
+    const x = (load<u64>(hp + i + j1) ^ pattern1) | (load<u64>(hp + i + j2) ^ pattern2);
+    let hits = (x - ones) & ~x & highs;
+    while (hits != 0) {
+      // only the lowest flag is exact (a borrow can flag a 0x01 byte above a match), so bytes are re-checked
+      const at = hp + i + <u32>(ctz(hits) >> 3);
+      if (load<u8>(at + j1) == b1 && load<u8>(at + j2) == b2 && bytesEqual(at, np, n)) return <i32>(at - hp);
+      hits &= hits - 1;
     }
+    i += 8;
   }
   for (; i <= last; i++) {
-    if (load<u8>(hp + i) == first && bytesEqual(hp + i + 1, np + 1, n - 1)) return <i32>i;
+    if (load<u8>(hp + i + j1) == b1 && bytesEqual(hp + i, np, n)) return <i32>i;
+  }
+  return -1;
+}
+
+/** How rarely byte b occurs in policy text and PII shapes (higher is rarer): a guess, only speed depends on it. */
+function byteRarity(b: u8): u32 {
+  if (b == 0x30) return 0; // `0`: every digit of a shape
+  if (b == 0x41) return 1; // `A`: every capital of a shape
+  if (b == 0x20) return 2;
+  if (b >= 0x61 && b <= 0x7A) return 3;
+  if (b >= 0x31 && b <= 0x39) return 4;
+  if (b >= 0x42 && b <= 0x5A) return 5;
+  if (b == 0x2E || b == 0x2C || b == 0x2D || b == 0x3A || b == 0x2F || b == 0x5F || b == 0x3D || b == 0x0A) return 6;
+  return 7;
+}
+
+/**
+ * First start in [i, last] of n copies of byte c (a compact shape's `0000000000000`): a window whose last
+ * byte is not c is skipped whole, otherwise the run is followed back; bytes known to be c are not re-read.
+ */
+function indexOfRun(hp: usize, c: u8, n: u32, i: u32, last: u32): i32 {
+  let known: u32 = 0; // bytes [i, i + known) are c
+  while (i <= last) {
+    const end = i + n - 1;
+    if (load<u8>(hp + end) != c) { i = end + 1; known = 0; continue; }
+    let k = end;
+    while (k > i + known && load<u8>(hp + k - 1) == c) k--;
+    if (k == i + known) return <i32>i;
+    known = end + 1 - k; // bytes [k, end] are c and byte k - 1 is not: the next start is k
+    i = k;
   }
   return -1;
 }
