@@ -1,7 +1,6 @@
 // Recorded vs replayed decision: the disposition transition, reason codes and rules (policy_references
 // rule_id) added or removed, and whether any other decision member changed. policy_version is left out:
 // it names the bundle that decided, which differs by construction when replaying another revision.
-import { canonicalJson } from '../chain/index.ts';
 import type { Json } from '../store/types.ts';
 
 /** The decision members replay compares (ACS §6 AcsResult decision members). */
@@ -11,8 +10,8 @@ export interface DecisionView {
   /** rule_id of every policy_reference (policy_id when a reference has no rule_id). */
   rules: string[];
   reasoning: string | null;
-  /** JCS of the remaining decision members (reasoning, policy_data, modifications, ask/defer details, cited ids). */
-  detailsJcs: string;
+  /** The remaining decision members (reasoning, policy_data, modifications, ask/defer details, cited ids). */
+  details: { [member: string]: Json };
 }
 
 export interface DecisionDelta {
@@ -43,15 +42,44 @@ export function decisionView(value: unknown): DecisionView | null {
   if (!isObject(value) || typeof value.decision !== 'string') return null;
   const refs = Array.isArray(value.policy_references) ? value.policy_references.filter(isObject) : [];
   const rules = strings(refs.map((r) => (typeof r.rule_id === 'string' ? r.rule_id : r.policy_id)));
-  const details: Record<string, unknown> = {};
-  for (const m of DETAIL_MEMBERS) if (value[m] !== undefined) details[m] = value[m];
+  const details: { [member: string]: Json } = {};
+  for (const m of DETAIL_MEMBERS) if (value[m] !== undefined) details[m] = value[m] as Json;
   return {
     decision: value.decision,
     reasonCodes: strings(value.reason_codes),
     rules,
     reasoning: typeof value.reasoning === 'string' ? value.reasoning : null,
-    detailsJcs: canonicalJson(details),
+    details,
   };
+}
+
+/**
+ * Equality of two JSON values as their JCS texts would compare (key order ignored, members whose value is
+ * undefined absent, -0 = 0), without building the texts: two canonicalisations per step were a visible share
+ * of replay's own time.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) {
+      // JCS writes an undefined array element as null.
+      if (!sameJson(a[i] === undefined ? null : a[i], b[i] === undefined ? null : b[i])) return false;
+    }
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let defined = 0;
+  for (const k of Object.keys(x)) {
+    if (x[k] === undefined) continue;
+    defined++;
+    if (!Object.prototype.hasOwnProperty.call(y, k) || !sameJson(x[k], y[k])) return false;
+  }
+  for (const k of Object.keys(y)) if (y[k] !== undefined) defined--;
+  return defined === 0;
 }
 
 function minus(a: string[], b: string[]): string[] {
@@ -67,7 +95,7 @@ export function compareDecisions(recorded: DecisionView, replayed: DecisionView)
     reasonCodesRemoved: minus(recorded.reasonCodes, replayed.reasonCodes),
     rulesAdded: minus(replayed.rules, recorded.rules),
     rulesRemoved: minus(recorded.rules, replayed.rules),
-    detailsChanged: recorded.detailsJcs !== replayed.detailsJcs,
+    detailsChanged: !sameJson(recorded.details, replayed.details),
   };
   const changed = transition !== null || delta.reasonCodesAdded.length > 0 || delta.reasonCodesRemoved.length > 0
     || delta.rulesAdded.length > 0 || delta.rulesRemoved.length > 0 || delta.detailsChanged;
