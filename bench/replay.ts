@@ -5,6 +5,12 @@
 //   npx tsx bench/replay.ts [--entries 20000] [--sessions 100] [--driver pglite|postgres|both]
 //                           [--policy library|trivial|both] [--workers 0|N] [--runs 1] [--provenance]
 //
+// --cpu-prof DIR: writes a V8 CPU profile of each replay run (not the populate phase) into DIR (main thread only;
+// profile in-process runs, --workers 0).
+//
+// BENCH_TRIVIAL_WHOLE_INPUT=1: the trivial bundle without recorded input paths (the whole input is serialised
+// and parsed per step, as before 2026-11-30).
+//
 // --provenance: every user message and tool-call argument carries an ACS §7 Provenance object (user_input;
 // agent_generated derived from the last user message), so the session state holds a provenance record per
 // step, as real agent traffic does; without it the steps carry none.
@@ -15,7 +21,9 @@
 // have written shows up as tampered and the bench fails. Recorded decisions are a fixed ALLOW, so under the
 // library most steps show up as differences (the report keeps 1000 of them: its size is capped, not the walk).
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { loadavg } from 'node:os';
 import { canonicalJson, computeEntryHash, sha256Hex } from '../src/chain/index.ts';
 import { buildLibraryBundle, DECISION_ENTRYPOINT } from '../src/policy/library.ts';
 import { compileBundle } from '../src/rego/index.ts';
@@ -35,6 +43,7 @@ const POLICY = arg('policy', 'both');
 const WORKERS = arg('workers', '0,2').split(',').map(Number);
 const RUNS = Number(arg('runs', '1'));
 const PROVENANCE = process.argv.includes('--provenance');
+const CPU_PROF_DIR = arg('cpu-prof', '');
 const DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 const STEPS: [string, Record<string, unknown>][] = [
@@ -114,7 +123,9 @@ async function populate(store: DurableStore): Promise<number> {
 }
 
 async function policyBundle(which: 'library' | 'trivial'): Promise<Uint8Array> {
-  if (which === 'trivial') return (await compileBundle({ sources: [{ file: 'trivial.rego', text: TRIVIAL_REGO }], entrypoints: [DECISION_ENTRYPOINT], revision: 'trivial' })).bundle;
+  // Input paths recorded as the library's are (none: the policy reads no input), so `trivial` measures what
+  // replay costs besides evaluation rather than serialising and parsing a whole input nobody reads.
+  if (which === 'trivial') return (await compileBundle({ sources: [{ file: 'trivial.rego', text: TRIVIAL_REGO }], entrypoints: [DECISION_ENTRYPOINT], revision: 'trivial', recordInputPaths: !process.env.BENCH_TRIVIAL_WHOLE_INPUT })).bundle;
   if (existsSync('bundles/acs.tar.gz')) return new Uint8Array(readFileSync('bundles/acs.tar.gz'));
   return (await buildLibraryBundle()).bundle;
 }
@@ -135,6 +146,12 @@ async function run(store: DurableStore, total: number, which: 'library' | 'trivi
     peak = Math.max(peak, process.memoryUsage().rss);
   };
   const timer = setInterval(sample, 50);
+  const profiler = CPU_PROF_DIR ? new Session() : null;
+  if (profiler) {
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.start');
+  }
   const cpuStart = process.cpuUsage();
   const report = await runReplay({
     store, policy, maxReportedSteps: 1000, countTotal: true,
@@ -152,12 +169,18 @@ async function run(store: DurableStore, total: number, which: 'library' | 'trivi
   });
   clearInterval(timer);
   const cpu = process.cpuUsage(cpuStart);
+  if (profiler) {
+    const { profile } = await profiler.post('Profiler.stop');
+    mkdirSync(CPU_PROF_DIR, { recursive: true });
+    writeFileSync(`${CPU_PROF_DIR}/replay-${which}-${Date.now()}.cpuprofile`, JSON.stringify(profile));
+    profiler.disconnect();
+  }
   const s = report.summary;
   // CPU time of every thread of the process: on a loaded machine, entries per CPU second is the steadier figure.
   const perCpuSecond = Math.round(s.entriesScanned / ((cpu.user + cpu.system) / 1e6));
   if (s.tampered > 0 || s.entriesScanned !== total) throw new Error(`bench history is not what the live store writes: ${s.tampered} tampered, ${s.entriesScanned}/${total} scanned`);
   const evalShare = s.durationMs > 0 ? ` evaluation ${((s.evaluationMs / (s.durationMs * Math.max(1, workers))) * 100).toFixed(0)}% of ${workers > 0 ? 'worker' : 'wall'} time,` : '';
-  console.log(`  ${which}, ${workers > 0 ? `${workers} workers` : 'in-process'}: ${s.entriesScanned} entries in ${(s.durationMs / 1000).toFixed(2)} s = ${s.entriesPerSecond} entries/s (${perCpuSecond} per CPU second),${evalShare} ${s.changed} changed; RSS start ${mib(rssStart)} peak ${mib(peak)} MiB (${samples.join(', ')})`);
+  console.log(`  ${which}, ${workers > 0 ? `${workers} workers` : 'in-process'}: ${s.entriesScanned} entries in ${(s.durationMs / 1000).toFixed(2)} s = ${s.entriesPerSecond} entries/s (${perCpuSecond} per CPU second, ${(((cpu.user + cpu.system) / s.entriesScanned)).toFixed(0)} µs CPU per entry),${evalShare} ${s.changed} changed; RSS start ${mib(rssStart)} peak ${mib(peak)} MiB (${samples.join(', ')}); load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   return s.entriesPerSecond;
 }
 
