@@ -1,8 +1,10 @@
 // Regular-expression builtins with RE2 semantics (re2js), as OPA uses Go's regexp: linear-time
-// matching, no backreferences or lookaround, so policies cannot be made to backtrack forever.
+// matching, no backreferences or lookaround, so policies cannot be made to backtrack forever. Patterns in
+// the subset regex-irregexp.ts proves equivalent run on V8's irregexp instead, with the same guarantees.
 import { RE2JS } from 're2js';
 import type { HostImpls } from './registry.ts';
 import { goQuote } from './format.ts';
+import { irregexpEnabled, irregexpFor, type Found, type IrregexpPattern } from './regex-irregexp.ts';
 import { BuiltinError, int, str } from './values.ts';
 
 /** Small LRU of compiled patterns: policies reuse a handful of literal patterns on every request. */
@@ -23,42 +25,67 @@ class PatternCache<T> {
   }
 }
 
-const regexCache = new PatternCache<RE2JS>(512);
+/** An RE2 pattern, with its irregexp forms made on first use (null: outside the subset, re2js answers). */
+class CompiledRegex {
+  private whole?: IrregexpPattern | null;
+  private withGroups?: IrregexpPattern | null;
+  constructor(
+    readonly pattern: string,
+    readonly re2: RE2JS,
+  ) {}
+
+  private irregexp(groups: boolean): IrregexpPattern | null {
+    if (!irregexpEnabled()) return null;
+    return groups ? (this.withGroups ??= irregexpFor(this.pattern, true)) : (this.whole ??= irregexpFor(this.pattern, false));
+  }
+
+  test(s: string): boolean {
+    return this.irregexp(false)?.test(s) ?? this.re2.test(s);
+  }
+
+  /** Go's FindAllStringSubmatchIndex(s, n); without `groups` only groups[0] is filled. */
+  findAll(s: string, n: number, groups: boolean): Found[] {
+    const found = this.irregexp(groups)?.findAll(s, n);
+    if (found !== undefined) return found;
+    const indexes = (this.re2.re2().findAllSubmatchIndex(s, n) as number[][] | null) ?? [];
+    return indexes.map((m) => {
+      const texts: (string | undefined)[] = [];
+      for (let g = 0; g < (groups ? m.length : 1); g += 2) texts.push(m[g] >= 0 ? s.slice(m[g], m[g + 1]) : undefined);
+      return { start: m[0], end: m[1], groups: texts };
+    });
+  }
+}
+
+const regexCache = new PatternCache<CompiledRegex>(512);
 
 /** Compiles a Go/RE2 pattern; syntax errors become builtin errors with Go's wording. */
-export function compileRegex(pattern: string): RE2JS {
+export function compileRegex(pattern: string): CompiledRegex {
   return regexCache.get(pattern, () => {
     try {
-      return RE2JS.compile(pattern);
+      return new CompiledRegex(pattern, RE2JS.compile(pattern));
     } catch (e) {
       throw new BuiltinError((e as Error).message);
     }
   });
 }
 
-type Index = number[];
-
-function findAllIndex(re: RE2JS, s: string, n: number): Index[] {
-  return (re.re2().findAllSubmatchIndex(s, n) as Index[] | null) ?? [];
-}
-
 /** Go's Regexp.Split(s, -1). */
-function goRegexSplit(re: RE2JS, s: string): string[] {
-  if (s === '' && re.pattern() !== '') return [''];
+function goRegexSplit(re: CompiledRegex, s: string): string[] {
+  if (s === '' && re.pattern !== '') return [''];
   const out: string[] = [];
   let beg = 0;
   let end = 0;
-  for (const m of findAllIndex(re, s, -1)) {
-    end = m[0];
-    if (m[1] !== 0) out.push(s.slice(beg, end));
-    beg = m[1];
+  for (const m of re.findAll(s, -1, false)) {
+    end = m.start;
+    if (m.end !== 0) out.push(s.slice(beg, end));
+    beg = m.end;
   }
   if (end !== s.length) out.push(s.slice(beg));
   return out;
 }
 
 /** Go's Regexp.Expand template syntax: `$1`, `${1}`, `$name`, `${name}`, `$$`. */
-function expand(template: string, s: string, m: Index, names: Record<string, number>): string {
+function expand(template: string, groups: (string | undefined)[], names: Record<string, number>): string {
   let out = '';
   for (let i = 0; i < template.length; i++) {
     const c = template[i];
@@ -94,20 +121,20 @@ function expand(template: string, s: string, m: Index, names: Record<string, num
     let group = -1;
     if (/^\d+$/.test(name)) group = Number(name);
     else if (name in names) group = names[name];
-    if (group >= 0 && 2 * group + 1 < m.length && m[2 * group] >= 0) out += s.slice(m[2 * group], m[2 * group + 1]);
+    if (group >= 0 && group < groups.length) out += groups[group] ?? '';
     i = next;
   }
   return out;
 }
 
 /** Go's ReplaceAllString. */
-function goReplaceAll(re: RE2JS, s: string, template: string): string {
-  const names = re.namedGroups();
+function goReplaceAll(re: CompiledRegex, s: string, template: string): string {
+  const names = re.re2.namedGroups();
   let out = '';
   let last = 0;
-  for (const m of findAllIndex(re, s, -1)) {
-    out += s.slice(last, m[0]) + expand(template, s, m, names);
-    last = m[1];
+  for (const m of re.findAll(s, -1, true)) {
+    out += s.slice(last, m.start) + expand(template, m.groups, names);
+    last = m.end;
   }
   return out + s.slice(last);
 }
@@ -151,18 +178,14 @@ export const regexBuiltins: HostImpls = {
     }
   },
   'regex.find_n'([p, s, n]) {
-    const re = compileRegex(str(p, 1));
-    const input = str(s, 2);
-    return findAllIndex(re, input, int(n, 3)).map((m) => input.slice(m[0], m[1]));
+    return compileRegex(str(p, 1))
+      .findAll(str(s, 2), int(n, 3), false)
+      .map((m) => m.groups[0] as string);
   },
   'regex.find_all_string_submatch_n'([p, s, n]) {
-    const re = compileRegex(str(p, 1));
-    const input = str(s, 2);
-    return findAllIndex(re, input, int(n, 3)).map((m) => {
-      const groups: string[] = [];
-      for (let g = 0; g < m.length; g += 2) groups.push(m[g] >= 0 ? input.slice(m[g], m[g + 1]) : '');
-      return groups;
-    });
+    return compileRegex(str(p, 1))
+      .findAll(str(s, 2), int(n, 3), true)
+      .map((m) => m.groups.map((g) => g ?? ''));
   },
   'regex.split': ([p, s]) => goRegexSplit(compileRegex(str(p, 1)), str(s, 2)),
   // Note OPA's operand order: regex.replace(s, pattern, value).

@@ -1,0 +1,492 @@
+// V8's own regex engine (irregexp) for the regex builtins, where it is provably equivalent to RE2 and
+// cannot backtrack without bound; re2js stays the engine for everything else.
+//
+// Why it is safe:
+// - Same answers. translateRe2 accepts a subset of RE2 syntax whose meaning is identical in JS (no 'u' flag,
+//   UTF-16 code units) and in Go (UTF-8 runes): ASCII literals and classes, \d \w \s (\s spelled as Go's
+//   [\t\n\f\r ]), \b \B, ^ $ \A \z without multi-line, `.` as [^\n], greedy and lazy quantifiers, groups,
+//   alternation (leftmost-first in both), and (?i) by spelling out Go's case folding (k also folds to U+212A
+//   KELVIN SIGN, s to U+017F LONG S). Anything else (other flags, \p, POSIX classes, \x, non-ASCII pattern
+//   text) returns null. Quantified bodies that can match empty are refused (JS and Go treat empty
+//   iterations differently), and capture groups inside quantifiers are refused when groups are reported (JS
+//   resets them on each iteration, Go keeps the last value).
+// - Code units vs runes. A pattern whose matches are all non-empty runs of ASCII characters cannot tell the
+//   two apart: every match starts and ends on a rune boundary, and so is every place an assertion looks at.
+//   A pattern that can match a non-ASCII character (`.`, negated classes, \D \S \W, folded k and s) or the
+//   empty string can (a surrogate pair is one rune in Go, two units here), so it answers only for text
+//   without surrogates, where a unit is a rune; with one, the caller uses re2js.
+// - Linear time. V8 re-runs a match on its experimental linear-time engine after
+//   --regexp-backtracks-before-fallback (50,000) backtracks when these flags are on. They are set process-wide
+//   when this module loads, before it compiles anything. The fallback covers a regex only if the linear
+//   engine accepts it, so a translation is used only if `new RegExp(source, 'l')` compiles (counted
+//   repetitions are spelled as chunks the linear engine accepts: X{n,m} is X{n} then m-n optional X, exactly
+//   as RE2 itself expands it), and only once a self-check has seen a catastrophic pattern come back at once.
+import v8 from 'node:v8';
+
+v8.setFlagsFromString('--enable-experimental-regexp-engine');
+v8.setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
+
+type Range = [number, number];
+type Node =
+  | { k: 'class'; neg: boolean; ranges: Range[] }
+  | { k: 'any' }
+  | { k: 'assert'; js: '^' | '$' | '\\b' | '\\B' }
+  | { k: 'group'; capture: boolean; body: Node }
+  | { k: 'alt'; alts: Node[] }
+  | { k: 'cat'; items: Node[] }
+  | { k: 'rep'; min: number; max: number; lazy: boolean; body: Node };
+
+/** Thrown inside the parser for any construct outside the subset. */
+class Unsupported extends Error {}
+
+const DIGIT: Range[] = [[0x30, 0x39]];
+const WORD: Range[] = [[0x30, 0x39], [0x41, 0x5a], [0x5f, 0x5f], [0x61, 0x7a]];
+const SPACE: Range[] = [[0x09, 0x0a], [0x0c, 0x0d], [0x20, 0x20]]; // Go's \s: no \v
+const KELVIN = 0x212a;
+const LONG_S = 0x17f;
+
+const isAlnum = (c: number) => (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
+/** Go's single-letter escapes that stand for one character (parseEscape). */
+const CHAR_ESCAPES: Record<string, number> = { a: 7, f: 12, n: 10, r: 13, t: 9, v: 11 };
+
+/** Adds Go's simple case folding of the ASCII letters in `ranges` (the only non-ASCII partners are K and ſ). */
+function foldRanges(ranges: Range[]): Range[] {
+  const out: Range[] = [...ranges];
+  const has = (c: number) => ranges.some(([lo, hi]) => c >= lo && c <= hi);
+  for (let c = 0x41; c <= 0x5a; c++) {
+    if (has(c) || has(c + 32)) out.push([c, c], [c + 32, c + 32]);
+  }
+  if (has(0x4b) || has(0x6b)) out.push([KELVIN, KELVIN]);
+  if (has(0x53) || has(0x73)) out.push([LONG_S, LONG_S]);
+  return out;
+}
+
+class Parser {
+  private i = 0;
+  constructor(private readonly src: string) {}
+
+  parse(): Node {
+    const node = this.alternation(false);
+    if (this.i !== this.src.length) throw new Unsupported();
+    return node;
+  }
+
+  private peek(): string | undefined {
+    return this.src[this.i];
+  }
+
+  private alternation(fold: boolean): Node {
+    const alts: Node[] = [];
+    for (;;) {
+      const items: Node[] = [];
+      for (;;) {
+        const c = this.peek();
+        if (c === undefined || c === '|' || c === ')') break;
+        if (c === '(' && this.src.startsWith('(?i)', this.i)) {
+          // Go scopes a bare (?i) to the rest of the enclosing group, across later alternatives too.
+          this.i += 4;
+          fold = true;
+          continue;
+        }
+        items.push(this.quantified(this.atom(fold)));
+      }
+      alts.push(items.length === 1 ? items[0] : { k: 'cat', items });
+      if (this.peek() !== '|') break;
+      this.i++;
+    }
+    return alts.length === 1 ? alts[0] : { k: 'alt', alts };
+  }
+
+  private quantified(atom: Node): Node {
+    let min: number;
+    let max: number;
+    const c = this.peek();
+    if (c === '*') [min, max] = [0, Infinity];
+    else if (c === '+') [min, max] = [1, Infinity];
+    else if (c === '?') [min, max] = [0, 1];
+    else if (c === '{') {
+      const m = /^\{(\d+)(,(\d*))?\}/.exec(this.src.slice(this.i));
+      if (!m) return atom; // Go: a '{' that starts no repetition is a literal (handled by atom next time)
+      min = Number(m[1]);
+      max = m[2] === undefined ? min : m[3] === '' ? Infinity : Number(m[3]);
+      this.i += m[0].length - 1;
+    } else return atom;
+    this.i++;
+    let lazy = false;
+    if (this.peek() === '?') {
+      lazy = true;
+      this.i++;
+    }
+    if (atom.k === 'assert' || min > 1000 || max < min || (max !== Infinity && max > 1000)) throw new Unsupported();
+    const next = this.peek();
+    if (next === '*' || next === '+' || next === '?' || (next === '{' && /^\{\d+(,\d*)?\}/.test(this.src.slice(this.i)))) throw new Unsupported();
+    return { k: 'rep', min, max, lazy, body: atom };
+  }
+
+  private atom(fold: boolean): Node {
+    const c = this.src[this.i++];
+    const cls = (ranges: Range[], neg = false): Node => ({ k: 'class', neg, ranges: fold ? foldRanges(ranges) : ranges });
+    switch (c) {
+      case '(': {
+        let capture = true;
+        let innerFold = fold;
+        if (this.peek() === '?') {
+          const rest = this.src.slice(this.i);
+          if (rest.startsWith('?:')) {
+            capture = false;
+            this.i += 2;
+          } else if (rest.startsWith('?i:')) {
+            capture = false;
+            innerFold = true;
+            this.i += 3;
+          } else {
+            const named = /^\?P?<[A-Za-z0-9_]+>/.exec(rest);
+            if (!named) throw new Unsupported();
+            this.i += named[0].length;
+          }
+        }
+        const body = this.alternation(innerFold);
+        if (this.src[this.i++] !== ')') throw new Unsupported();
+        return { k: 'group', capture, body };
+      }
+      case '[':
+        return this.charClass(fold);
+      case '.':
+        return { k: 'any' };
+      case '^':
+        return { k: 'assert', js: '^' };
+      case '$':
+        return { k: 'assert', js: '$' };
+      case '\\': {
+        const e = this.src[this.i++];
+        if (e === undefined) throw new Unsupported();
+        if (e === 'A') return { k: 'assert', js: '^' };
+        if (e === 'z') return { k: 'assert', js: '$' };
+        if (e === 'b') return { k: 'assert', js: '\\b' };
+        if (e === 'B') return { k: 'assert', js: '\\B' };
+        if (e === 'd') return cls(DIGIT);
+        if (e === 'w') return cls(WORD);
+        if (e === 's') return cls(SPACE);
+        if (e === 'D') return cls(DIGIT, true);
+        if (e === 'W') return cls(WORD, true);
+        if (e === 'S') return cls(SPACE, true);
+        return cls([[this.escapedChar(e), this.escapedChar(e)]]);
+      }
+      case '|':
+      case ')':
+      case '*':
+      case '+':
+      case '?':
+      case undefined:
+        throw new Unsupported();
+      default: {
+        const code = c.charCodeAt(0);
+        if (code >= 0x80) throw new Unsupported();
+        return cls([[code, code]]);
+      }
+    }
+  }
+
+  /** The character an escape other than a class or assertion stands for (Go's parseEscape, ASCII part). */
+  private escapedChar(e: string): number {
+    const code = e.charCodeAt(0);
+    if (code < 0x80 && !isAlnum(code)) return code;
+    if (e in CHAR_ESCAPES) return CHAR_ESCAPES[e];
+    throw new Unsupported();
+  }
+
+  private charClass(fold: boolean): Node {
+    let neg = false;
+    if (this.peek() === '^') {
+      neg = true;
+      this.i++;
+    }
+    const ranges: Range[] = [];
+    let first = true;
+    for (;;) {
+      const c = this.peek();
+      if (c === undefined) throw new Unsupported();
+      if (c === ']' && !first) break;
+      first = false;
+      if (c === '[' && this.src[this.i + 1] === ':') throw new Unsupported(); // POSIX class
+      if (c === '\\') {
+        const e = this.src[this.i + 1];
+        if (e === 'd' || e === 'w' || e === 's') {
+          ranges.push(...(e === 'd' ? DIGIT : e === 'w' ? WORD : SPACE));
+          this.i += 2;
+          continue;
+        }
+      }
+      const lo = this.classChar();
+      let hi = lo;
+      if (this.peek() === '-' && this.src[this.i + 1] !== ']' && this.src[this.i + 1] !== undefined) {
+        this.i++;
+        hi = this.classChar();
+        if (hi < lo) throw new Unsupported();
+      }
+      ranges.push([lo, hi]);
+    }
+    this.i++;
+    return { k: 'class', neg, ranges: fold ? foldRanges(ranges) : ranges };
+  }
+
+  private classChar(): number {
+    const c = this.src[this.i++];
+    if (c === '\\') {
+      const e = this.src[this.i++];
+      if (e === undefined) throw new Unsupported();
+      return this.escapedChar(e);
+    }
+    const code = c.charCodeAt(0);
+    if (code >= 0x80) throw new Unsupported();
+    return code;
+  }
+}
+
+const nullable = (n: Node): boolean => {
+  switch (n.k) {
+    case 'class':
+    case 'any':
+      return false;
+    case 'assert':
+      return true;
+    case 'group':
+      return nullable(n.body);
+    case 'cat':
+      return n.items.every(nullable);
+    case 'alt':
+      return n.alts.some(nullable);
+    case 'rep':
+      return n.min === 0 || nullable(n.body);
+  }
+};
+
+/** Whether a match of `n` can consume a non-ASCII character. */
+const touchesNonAscii = (n: Node): boolean => {
+  switch (n.k) {
+    case 'class':
+      return n.neg || n.ranges.some(([, hi]) => hi >= 0x80);
+    case 'any':
+      return true;
+    case 'assert':
+      return false;
+    case 'group':
+    case 'rep':
+      return touchesNonAscii(n.body);
+    case 'cat':
+      return n.items.some(touchesNonAscii);
+    case 'alt':
+      return n.alts.some(touchesNonAscii);
+  }
+};
+
+/** Checks the quantifier rules; `inRep` is true below a quantifier. */
+function checkQuantifiers(n: Node, keepCaptures: boolean, inRep: boolean): void {
+  switch (n.k) {
+    case 'group':
+      if (n.capture && inRep && keepCaptures) throw new Unsupported();
+      return checkQuantifiers(n.body, keepCaptures, inRep);
+    case 'cat':
+      return n.items.forEach((x) => checkQuantifiers(x, keepCaptures, inRep));
+    case 'alt':
+      return n.alts.forEach((x) => checkQuantifiers(x, keepCaptures, inRep));
+    case 'rep':
+      if (nullable(n.body)) throw new Unsupported();
+      return checkQuantifiers(n.body, keepCaptures, true);
+    default:
+  }
+}
+
+/** How many copies of its innermost atoms the linear engine makes for `n` (it refuses more than 16). */
+const replication = (n: Node): number => {
+  switch (n.k) {
+    case 'group':
+      return replication(n.body);
+    case 'cat':
+      return Math.max(1, ...n.items.map(replication));
+    case 'alt':
+      return Math.max(1, ...n.alts.map(replication));
+    case 'rep':
+      return (n.max === Infinity ? n.min + 1 : n.max) * replication(n.body);
+    default:
+      return 1;
+  }
+};
+
+const LINEAR_REPLICATION_LIMIT = 16;
+
+const hex = (c: number) => (c < 0x100 ? `\\x${c.toString(16).padStart(2, '0')}` : `\\u${c.toString(16).padStart(4, '0')}`);
+const unit = (c: number) => (isAlnum(c) ? String.fromCharCode(c) : hex(c));
+
+function emitClass(neg: boolean, ranges: Range[]): string {
+  const sorted = [...ranges].sort((a, b) => a[0] - b[0]);
+  let body = '';
+  for (const [lo, hi] of sorted) body += lo === hi ? unit(lo) : `${unit(lo)}-${unit(hi)}`;
+  if (!neg && sorted.length === 1 && sorted[0][0] === sorted[0][1]) return unit(sorted[0][0]);
+  return `[${neg ? '^' : ''}${body}]`;
+}
+
+function emit(n: Node, keepCaptures: boolean): string {
+  switch (n.k) {
+    case 'class':
+      return emitClass(n.neg, n.ranges);
+    case 'any':
+      return '[^\\n]';
+    case 'assert':
+      return n.js;
+    case 'group':
+      return `(${n.capture && keepCaptures ? '' : '?:'}${emit(n.body, keepCaptures)})`;
+    case 'cat':
+      return n.items.map((x) => emit(x, keepCaptures)).join('');
+    case 'alt':
+      return n.alts.map((x) => emit(x, keepCaptures)).join('|');
+    case 'rep':
+      return emitRepeat(n, keepCaptures);
+  }
+}
+
+/**
+ * X{min,max} as pieces the linear engine accepts: the mandatory copies in chunks of X{c}, then the optional
+ * ones as X{0,k} or, past the limit, as nested optionals (X(X(X)?)?)? — the same priorities as X{min,max}
+ * for a body that cannot match empty, which checkQuantifiers guarantees.
+ */
+function emitRepeat(n: Extract<Node, { k: 'rep' }>, keepCaptures: boolean): string {
+  const x = `(?:${emit(n.body, keepCaptures)})`;
+  const q = n.lazy ? '?' : '';
+  const chunk = Math.max(1, Math.floor(LINEAR_REPLICATION_LIMIT / replication(n.body)));
+  if (n.max === Infinity && n.min + 1 <= chunk) return n.min === 0 ? `${x}*${q}` : n.min === 1 ? `${x}+${q}` : `${x}{${n.min},}${q}`;
+  if (n.max <= chunk) return n.min === n.max ? (n.min === 1 ? x : `${x}{${n.min}}`) : `${x}{${n.min},${n.max}}${q}`;
+  let out = '';
+  for (let left = n.min; left > 0; left -= chunk) out += Math.min(left, chunk) === 1 ? x : `${x}{${Math.min(left, chunk)}}`;
+  if (n.max === Infinity) return `${out}${x}*${q}`;
+  const optional = n.max - n.min;
+  if (optional <= chunk) return optional === 0 ? out : `${out}${x}{0,${optional}}${q}`;
+  let nested = '';
+  for (let k = 0; k < optional; k++) nested = `(?:${x}${nested})?${q}`;
+  return out + nested;
+}
+
+export interface Translation {
+  /** JS RegExp source (no flags) with the same matches as the RE2 pattern. */
+  source: string;
+  /** The pattern can tell code units from runes: it may only answer for text without surrogates. */
+  runeSensitive: boolean;
+}
+
+/**
+ * Translates an RE2 pattern (already accepted by re2js) to an equivalent JS RegExp source, or null outside
+ * the subset. Without `keepCaptures` every group is non-capturing (only the whole match is reported).
+ */
+export function translateRe2(pattern: string, keepCaptures: boolean): Translation | null {
+  try {
+    const tree = new Parser(pattern).parse();
+    checkQuantifiers(tree, keepCaptures, false);
+    return { source: emit(tree, keepCaptures), runeSensitive: nullable(tree) || touchesNonAscii(tree) };
+  } catch (e) {
+    if (e instanceof Unsupported) return null;
+    throw e;
+  }
+}
+
+let enabled = true;
+
+/** Turns the irregexp path off (re2js answers everything) or back on: differential tests, bisecting. */
+export function setIrregexpEnabled(on: boolean): void {
+  enabled = on;
+}
+
+export const irregexpEnabled = (): boolean => enabled;
+
+let fallbackInForce: boolean | undefined;
+
+/**
+ * Whether V8 falls back to its linear engine on excessive backtracking in this process: `(?:a|a)*b` on 24
+ * 'a's takes ~2^24 backtracks (over a second) without the fallback and about a millisecond with it. Checked
+ * once; a slow answer (a loaded machine included) keeps the process on re2js, which is the safe side.
+ */
+export function linearFallbackInForce(): boolean {
+  if (fallbackInForce === undefined) {
+    try {
+      new RegExp('a', 'l');
+      const started = performance.now();
+      const result = new RegExp('(?:a|a)*b').exec('a'.repeat(24));
+      fallbackInForce = result === null && performance.now() - started < 200;
+    } catch {
+      fallbackInForce = false;
+    }
+  }
+  return fallbackInForce;
+}
+
+export interface Found {
+  start: number;
+  end: number;
+  /** groups[0] is the whole match; a group that did not take part is undefined. */
+  groups: (string | undefined)[];
+}
+
+const SURROGATE = /[\ud800-\udfff]/;
+
+/** A translated pattern compiled by irregexp; each method returns undefined when re2js must answer. */
+export class IrregexpPattern {
+  private readonly once: RegExp;
+  private readonly global: RegExp;
+  /** `engineFlags` 'l' runs it on the linear engine outright (tests compare that engine with re2js too). */
+  constructor(
+    private readonly translation: Translation,
+    engineFlags = '',
+  ) {
+    this.once = new RegExp(translation.source, engineFlags);
+    this.global = new RegExp(translation.source, 'g' + engineFlags);
+  }
+
+  private canAnswer(s: string): boolean {
+    return !this.translation.runeSensitive || !SURROGATE.test(s);
+  }
+
+  test(s: string): boolean | undefined {
+    return this.canAnswer(s) ? this.once.test(s) : undefined;
+  }
+
+  /** Go's Regexp.allMatches: no empty match right after a match, at most n matches (all when n < 0). */
+  findAll(s: string, n: number): Found[] | undefined {
+    if (!this.canAnswer(s)) return undefined;
+    const limit = n < 0 ? s.length + 1 : n;
+    const out: Found[] = [];
+    const re = this.global;
+    let pos = 0;
+    let prevEnd = -1;
+    while (out.length < limit && pos <= s.length) {
+      re.lastIndex = pos;
+      const m = re.exec(s);
+      if (m === null) break;
+      const start = m.index;
+      const end = start + m[0].length;
+      let accept = true;
+      if (end === pos) {
+        // An empty match at pos; only rune-sensitive patterns match empty, so the text has no surrogate and
+        // the next rune is one unit on.
+        if (start === prevEnd) accept = false;
+        pos++;
+      } else pos = end;
+      prevEnd = end;
+      if (accept) out.push({ start, end, groups: [...m] });
+    }
+    return out;
+  }
+}
+
+/**
+ * The irregexp form of an RE2 pattern when it is safe to use (see the top of this file), else null.
+ * `keepCaptures`: whether the caller reads capture groups.
+ */
+export function irregexpFor(pattern: string, keepCaptures: boolean): IrregexpPattern | null {
+  const translation = translateRe2(pattern, keepCaptures);
+  if (translation === null || !linearFallbackInForce()) return null;
+  try {
+    new RegExp(translation.source, 'l');
+  } catch {
+    return null;
+  }
+  return new IrregexpPattern(translation);
+}
