@@ -327,17 +327,13 @@ function inputJson(input: unknown, trie: InputPathTrie | undefined): string | un
   if (typeof paramsJson !== 'string' || (trie && trie.get('params') !== true)) return JSON.stringify(trie ? projectInput(input, trie) : input);
   const source = input as Record<string, unknown>;
   let text = '{';
-  const member = (key: string, value: string | undefined): void => {
-    if (value === undefined) return;
+  const keys = trie ? trie.keys() : Object.keys(source);
+  for (const key of keys) {
+    if (trie && !Object.prototype.hasOwnProperty.call(source, key)) continue;
+    const below = trie?.get(key);
+    const value = key === 'params' ? paramsJson : JSON.stringify(below === undefined || below === true ? source[key] : projectInput(source[key], below));
+    if (value === undefined) continue;
     text += (text.length > 1 ? ',' : '') + JSON.stringify(key) + ':' + value;
-  };
-  if (trie) {
-    for (const [key, below] of trie) {
-      if (!Object.prototype.hasOwnProperty.call(source, key)) continue;
-      member(key, key === 'params' ? paramsJson : JSON.stringify(below === true ? source[key] : projectInput(source[key], below)));
-    }
-  } else {
-    for (const key of Object.keys(source)) member(key, key === 'params' ? paramsJson : JSON.stringify(source[key]));
   }
   return text + '}';
 }
@@ -552,8 +548,9 @@ class Engine implements WasmPolicyEngine {
     let inputPaths = this.current.inputPaths;
     let text = input === undefined ? undefined : this.serialiseInput(input, inputPaths);
 
-    const instance = await this.ready();
-    // Entrypoint id read after the await: a bundle swap may have happened meanwhile (and may read other input members).
+    // No await while an instance is in service (one promise hop less per evaluation).
+    const instance = this.instance ?? (await this.ready());
+    // Entrypoint id read after a possible await: a bundle swap may have happened meanwhile (and may read other input members).
     const id = this.entrypointIds.get(entrypoint);
     if (id === undefined) throw new PolicyEvaluationError('unknown_entrypoint', `entrypoint ${entrypoint} is not in the policy module`);
     if (input !== undefined && this.current.inputPaths !== inputPaths) {

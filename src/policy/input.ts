@@ -127,6 +127,17 @@ function windowCounts(state: SessionState, nowMs: number): { minute: WindowCount
   return { minute: windowCount(tools, minute, minuteOrder), hour: windowCount(tools, hour, tools.map((_, k) => k)) };
 }
 
+/** One provenance id's trust and record into the projection's maps. */
+function projectProvenance(state: SessionState, id: string, trust: Record<string, Trust>, records: JsonObject): void {
+  const rec = provenanceRecord(state, id);
+  setOwn(trust, id, rec ? rec.trust : 'unknown');
+  if (rec) {
+    const r: JsonObject = { origin: rec.origin, trust: rec.trust, step_id: rec.step_id, step_index: rec.step_index, turn_index: rec.turn_index, path: rec.path, derived_from: rec.derived_from };
+    if (rec.source_id !== undefined) r.source_id = rec.source_id;
+    setOwn(records, id, r);
+  }
+}
+
 /** The `input.session` projection of the state for one step. */
 export function sessionProjection(state: SessionState, params: Json): JsonObject {
   const payload = isObject(params) && isObject(params.payload) ? params.payload : {};
@@ -134,22 +145,13 @@ export function sessionProjection(state: SessionState, params: Json): JsonObject
   const trust: Record<string, Trust> = {};
   const lineage: Record<string, string[]> = {};
   const records: JsonObject = {};
-  const project = (id: string): void => {
-    const rec = provenanceRecord(state, id);
-    setOwn(trust, id, rec ? rec.trust : 'unknown');
-    if (rec) {
-      const r: JsonObject = { origin: rec.origin, trust: rec.trust, step_id: rec.step_id, step_index: rec.step_index, turn_index: rec.turn_index, path: rec.path, derived_from: rec.derived_from };
-      if (rec.source_id !== undefined) r.source_id = rec.source_id;
-      setOwn(records, id, r);
-    }
-  };
   for (const id of referenced) {
-    project(id);
+    projectProvenance(state, id, trust, records);
     // Bounded: trust already folds the whole lineage in (minimum at record time); the projection only
     // names the nearest ancestors for citation, so a long derivation chain cannot blow the input up.
     const ancestors = lineageOf(state, id, MAX_PROJECTED_ANCESTORS);
     setOwn(lineage, id, ancestors);
-    for (const a of ancestors) project(a);
+    for (const a of ancestors) projectProvenance(state, a, trust, records);
   }
   const currentStepId = isObject(params) && typeof params.request_id === 'string' ? params.request_id : undefined;
   const stamp = isObject(params) && typeof params.timestamp === 'string' ? Date.parse(params.timestamp) : NaN;

@@ -265,23 +265,29 @@ export interface FoundProvenance {
  */
 export function collectProvenance(payload: Json): FoundProvenance[] {
   const found: FoundProvenance[] = [];
-  const walk = (node: Json, path: string, depth: number): void => {
-    if (depth > 64) return;
-    if (Array.isArray(node)) {
-      node.forEach((child, i) => walk(child, `${path}/${i}`, depth + 1));
-      return;
-    }
-    if (!isObject(node)) return;
-    for (const [key, value] of Object.entries(node)) {
-      if (key.endsWith('provenance') && isObject(value) && typeof value.provenance_id === 'string' && typeof value.origin === 'string') {
-        const rec: FoundProvenance = { provenance_id: value.provenance_id, origin: value.origin, derived_from: stringList(value.derived_from), path };
-        if (typeof value.source_id === 'string') rec.source_id = value.source_id;
-        found.push(rec);
-      } else walk(value, `${path}/${escapePointer(key)}`, depth + 1);
-    }
-  };
-  walk(payload, '', 0);
+  collectProvenanceInto(found, payload, '', 0);
   return found;
+}
+
+/** The walk behind collectProvenance; a module function and pointers built only for containers (it runs per step). */
+function collectProvenanceInto(found: FoundProvenance[], node: Json, path: string, depth: number): void {
+  if (depth > 64) return;
+  if (Array.isArray(node)) {
+    for (let i = 0; i < node.length; i++) {
+      const child = node[i];
+      if (child !== null && typeof child === 'object') collectProvenanceInto(found, child, `${path}/${i}`, depth + 1);
+    }
+    return;
+  }
+  if (!isObject(node)) return;
+  for (const key of Object.keys(node)) {
+    const value = node[key];
+    if (key.endsWith('provenance') && isObject(value) && typeof value.provenance_id === 'string' && typeof value.origin === 'string') {
+      const rec: FoundProvenance = { provenance_id: value.provenance_id, origin: value.origin, derived_from: stringList(value.derived_from), path };
+      if (typeof value.source_id === 'string') rec.source_id = value.source_id;
+      found.push(rec);
+    } else if (value !== null && typeof value === 'object') collectProvenanceInto(found, value, `${path}/${escapePointer(key)}`, depth + 1);
+  }
 }
 
 function clone<T>(v: T): T {
@@ -349,6 +355,11 @@ function evictOldRecords(records: Record<string, ProvenanceRecord>, maxRecords: 
  * never mutated once returned), so a step costs what it changes, not the size of the session — the
  * provenance records map is copied only by a step that records new provenance.
  */
+/** §9.1 scope this_request: a pending grant applies to the next tool call only. */
+function isPendingGrant(g: ApprovalGrant): boolean {
+  return g.scope === 'this_request' && g.consumed_by === undefined;
+}
+
 export function advanceSessionState(state: SessionState, method: string, params: Json, options: SessionStateOptions = {}): SessionState {
   const p = isObject(params) ? params : {};
   const payload = isObject(p.payload) ? p.payload : {};
@@ -382,8 +393,7 @@ export function advanceSessionState(state: SessionState, method: string, params:
     counters.tool_calls_by_tool = withMember(state.counters.tool_calls_by_tool, key, (ownValue(state.counters.tool_calls_by_tool, key) ?? 0) + 1);
     next.recent_tool_calls = appendBounded(state.recent_tool_calls, [key, timestampMs(timestamp)], options.recentToolCalls ?? DEFAULT_RECENT_TOOL_CALLS);
     // §9.1 scope this_request: pending grants apply to this call only, never to later ones.
-    const pending = (g: ApprovalGrant): boolean => g.scope === 'this_request' && g.consumed_by === undefined;
-    if (state.approvals.some(pending)) next.approvals = state.approvals.map((g) => (pending(g) ? { ...g, consumed_by: stepId } : g));
+    if (state.approvals.some(isPendingGrant)) next.approvals = state.approvals.map((g) => (isPendingGrant(g) ? { ...g, consumed_by: stepId } : g));
   }
 
   // Intent is fixed at sessionStart or the first agentTrigger (§8.4); later attempts are counted, not applied.

@@ -60,6 +60,7 @@ export class SessionReplay {
   private prior: SessionState;
   private readonly methods: Set<string> | null;
   private readonly decisions: Set<string> | null;
+  private readonly engines = new Map<string | null, PolicyEngine | null>();
   /** Past the selection's end (plus the margin): later entries of this chain are not read. */
   stopped = false;
 
@@ -67,6 +68,15 @@ export class SessionReplay {
     this.prior = initial;
     this.methods = filter.methods ? new Set(filter.methods) : null;
     this.decisions = filter.decisions ? new Set(filter.decisions) : null;
+  }
+
+  /** The engine for a recorded revision: a session's steps name one or a few, so the lookup is kept (no await per step). */
+  private engineFor(revision: string | null): PolicyEngine | null | Promise<PolicyEngine | null> {
+    if (this.engines.has(revision)) return this.engines.get(revision)!;
+    return this.ctx.engineFor(revision).then((engine) => {
+      this.engines.set(revision, engine);
+      return engine;
+    });
   }
 
   async replay(page: readonly StoredEntry[]): Promise<void> {
@@ -109,7 +119,8 @@ export class SessionReplay {
         if (selected) ctx.emit({ ...base, status: 'unroutable', detail: routed.reason });
         continue;
       }
-      const engine = await ctx.engineFor(entry.bundleRevision);
+      const known = this.engineFor(entry.bundleRevision);
+      const engine = known instanceof Promise ? await known : known;
       if (!engine) {
         this.prior = foldRecordedStep(this.prior, request, recorded?.decision ?? null);
         if (selected) ctx.emit({ ...base, status: 'policy_unavailable', detail: `revision ${entry.bundleRevision ?? '(none recorded)'} is not in the registry` });

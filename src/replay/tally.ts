@@ -12,6 +12,10 @@ export function emptyCounts(): ReplayCounts {
   };
 }
 
+function bump(table: Record<string, { added: number; removed: number }>, names: string[], which: 'added' | 'removed'): void {
+  for (const n of names) (table[n] ??= { added: 0, removed: 0 })[which]++;
+}
+
 /** Adds one step's outcome to the counts; true when the step belongs in the report's step list. */
 export function countStep(s: ReplayCounts, step: ReplayStep, reportUnchanged: boolean): boolean {
   if (step.status === 'tampered') s.tampered++;
@@ -25,9 +29,6 @@ export function countStep(s: ReplayCounts, step: ReplayStep, reportUnchanged: bo
     if (step.delta.changed) s.changed++;
     else s.unchanged++;
     if (step.nondeterministic) s.nondeterministic++;
-    const bump = (table: Record<string, { added: number; removed: number }>, names: string[], which: 'added' | 'removed'): void => {
-      for (const n of names) (table[n] ??= { added: 0, removed: 0 })[which]++;
-    };
     bump(s.reasonCodes, step.delta.reasonCodesAdded, 'added');
     bump(s.reasonCodes, step.delta.reasonCodesRemoved, 'removed');
     bump(s.rules, step.delta.rulesAdded, 'added');
