@@ -32,7 +32,8 @@ const FEATURES =
   binaryen.Features.NontrappingFPToInt |
   binaryen.Features.SignExt |
   binaryen.Features.BulkMemory |
-  binaryen.Features.BulkMemoryOpt;
+  binaryen.Features.BulkMemoryOpt |
+  binaryen.Features.SIMD128;
 
 const i32 = binaryen.i32;
 const none = binaryen.none;

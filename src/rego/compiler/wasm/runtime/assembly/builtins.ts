@@ -416,19 +416,14 @@ export function indexOfBytes(hp: usize, m: u32, np: usize, n: u32, from: u32): i
   if (from > m || n > m - from) return -1;
   const first = load<u8>(np);
   const last = m - n; // last candidate start
-  // Candidate starts are found 8 bytes at a time (SWAR zero-byte test on text XOR a needle byte): policies
+  // Candidate starts are found 16 bytes at a time (SIMD compare of the text with a needle byte): policies
   // test literals against whole tool outputs (PII pre-filters), where a byte loop dominated.
-  const ones: u64 = 0x0101010101010101;
-  const highs: u64 = 0x8080808080808080;
   let i: u32 = from;
   if (n == 1) {
-    const pattern = ones * <u64>first;
-    while (i + 8 <= last + 1) {
-      const x = load<u64>(hp + i) ^ pattern;
-      const hits = (x - ones) & ~x & highs;
-      // the lowest flag is exact (a borrow can only flag bytes above a zero byte)
-      if (hits != 0) return <i32>(i + <u32>(ctz(hits) >> 3));
-      i += 8;
+    const pattern = i8x16.splat(first);
+    for (; i + 16 <= m; i += 16) {
+      const hits = i8x16.bitmask(i8x16.eq(v128.load(hp + i), pattern));
+      if (hits != 0) return <i32>(i + ctz(hits));
     }
     for (; i <= last; i++) if (load<u8>(hp + i) == first) return <i32>i;
     return -1;
@@ -447,18 +442,15 @@ export function indexOfBytes(hp: usize, m: u32, np: usize, n: u32, from: u32): i
   }
   if (uniform && scan == n) return indexOfRun(hp, first, n, i, last);
   const b1 = load<u8>(np + j1), b2 = load<u8>(np + j2);
-  const pattern1 = ones * <u64>b1, pattern2 = ones * <u64>b2;
-  // reads bytes [i + j, i + j + 8) for j < n: within the text while i + 8 <= last + 1
-  while (i + 8 <= last + 1) {
-    const x = (load<u64>(hp + i + j1) ^ pattern1) | (load<u64>(hp + i + j2) ^ pattern2);
-    let hits = (x - ones) & ~x & highs;
+  const pattern1 = i8x16.splat(b1), pattern2 = i8x16.splat(b2);
+  // reads bytes [i + j, i + j + 16) for j < n: within the text while i + 16 <= last + 1
+  for (; i + 16 <= last + 1; i += 16) {
+    let hits = i8x16.bitmask(v128.and(i8x16.eq(v128.load(hp + i + j1), pattern1), i8x16.eq(v128.load(hp + i + j2), pattern2)));
     while (hits != 0) {
-      // only the lowest flag is exact (a borrow can flag a 0x01 byte above a match), so bytes are re-checked
-      const at = hp + i + <u32>(ctz(hits) >> 3);
-      if (load<u8>(at + j1) == b1 && load<u8>(at + j2) == b2 && bytesEqual(at, np, n)) return <i32>(at - hp);
+      const at = hp + i + ctz(hits);
+      if (bytesEqual(at, np, n)) return <i32>(at - hp);
       hits &= hits - 1;
     }
-    i += 8;
   }
   for (; i <= last; i++) {
     if (load<u8>(hp + i + j1) == b1 && bytesEqual(hp + i, np, n)) return <i32>i;
