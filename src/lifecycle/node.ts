@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import postgres from 'postgres';
 import type { DurableStore } from '../store/types.ts';
+import { sha256Hex } from '../chain/index.ts';
 import { LifecycleError } from './errors.ts';
 import { BundleRegistry, type ActivationEntry, type RegisteredBundle } from './registry.ts';
 import type { BundleVerificationConfig, SignatureCheck } from './signing.ts';
@@ -153,8 +154,11 @@ export class LifecycleNode {
       version = await this.#loadForServing(active.sha256);
       this.#lastActivationId = active.id;
     } else if (this.options.initialBundle) {
-      const record = await this.registry.register(this.options.initialBundle.bytes, this.options.initialBundle.source);
-      version = await this.#loadForServing(record.sha256, this.options.initialBundle.bytes);
+      // Loaded (unpacked and checked) before it is registered: the registry takes the manifest from the unpack
+      // instead of reading the tarball again, and a bundle that does not load is never registered.
+      const { bytes, source } = this.options.initialBundle;
+      version = await this.#loadForServing(sha256Hex(bytes), bytes);
+      const record = await this.registry.register(bytes, source, version.unpacked.manifest);
       this.#lastActivationId = await this.registry.recordActivation(record.sha256, `startup:${this.replicaId}`);
     } else {
       throw new LifecycleError('not_found', 'no active policy bundle in the store and no initial bundle given');
@@ -215,11 +219,14 @@ export class LifecycleNode {
     // Loaded here before (rollback, back and forth): the same bytes and settings unpack the same way; the new
     // engine still runs the smoke cases.
     const known = this.registry.unpacked(sha256);
-    const bytes = known ? undefined : (given ?? (await this.registry.bytes(sha256)));
+    const bytes = known ? undefined : (given ?? (await this.registry.readBytes(sha256)).bytes);
     const read = performance.now() - started;
     const version = bytes
       ? await loadVersion(bytes, this.options.engine, this.options.verification, this.#slot ? sharedUnpackThread() : undefined)
       : await loadUnpacked(known as UnpackedBundle, this.options.engine);
+    // The unpack hashed the bytes: bytes that are not what the store keys them by are refused here, before the
+    // version can be installed (their engine is dropped).
+    if (bytes) this.registry.confirmBytes(sha256, bytes, version.unpacked.sha256);
     version.loadMs.read = read;
     this.registry.rememberUnpacked(version.unpacked);
     return version;

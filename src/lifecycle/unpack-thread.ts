@@ -68,7 +68,7 @@ export class BundleUnpackThread {
     return this.#request({ op: 'unpack', bytes, options, ...(verification ? { verification } : {}) }) as Promise<UnpackedBundle>;
   }
 
-  /** The manifest of a well-formed bundle (readBundle in the worker); LifecycleError('invalid_bundle') otherwise. */
+  /** The manifest of a well-formed bundle (readBundleManifest in the worker); LifecycleError('invalid_bundle') otherwise. */
   readManifest(bytes: Uint8Array): Promise<BundleManifest> {
     return this.#request({ op: 'manifest', bytes }) as Promise<BundleManifest>;
   }

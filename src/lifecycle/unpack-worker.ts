@@ -6,7 +6,7 @@ import { parentPort } from 'node:worker_threads';
 import type { TransferListItem } from 'node:worker_threads';
 import { LifecycleError } from './errors.ts';
 import type { BundleVerificationConfig } from './signing.ts';
-import { readBundleOrRefuse, unpackBundle, type UnpackOptions } from './unpack.ts';
+import { readBundleManifest, unpackBundle, type UnpackOptions } from './unpack.ts';
 
 interface UnpackRequest {
   id: number;
@@ -32,7 +32,7 @@ port.on('message', (msg: UnpackRequest) => {
   }
   if (msg.op === 'manifest') {
     try {
-      port.postMessage({ id: msg.id, ok: true, result: readBundleOrRefuse(msg.bytes).manifest });
+      port.postMessage({ id: msg.id, ok: true, result: readBundleManifest(msg.bytes) });
     } catch (err) {
       port.postMessage(refusal(msg.id, err));
     }

@@ -4,7 +4,9 @@
 // loop; what it returns is ready for the engine: the Wasm bytes and the base document as JSON text, which
 // opa-wasm parses straight into the module's heap (no JSON.parse / JSON.stringify on the main thread).
 import { createHash } from 'node:crypto';
-import { BundleError, readBundle, type Bundle, type BundleManifest, type BundleWithDataText, type ReadBundleOptions } from '../rego/bundle/index.ts';
+import { gunzipSync } from 'node:zlib';
+import { BundleError, DEFAULT_BUNDLE_LIMITS, normaliseBundlePath, readBundle, type Bundle, type BundleManifest, type BundleWithDataText, type ReadBundleOptions } from '../rego/bundle/index.ts';
+import { readTar, TarFormatError } from '../rego/bundle/tar.ts';
 import { LifecycleError } from './errors.ts';
 import { verifyBundleSignature, type BundleVerificationConfig, type SignatureCheck } from './signing.ts';
 import { readSmokeCases, type SmokeCase } from './smoke.ts';
@@ -46,6 +48,57 @@ export function readBundleOrRefuse(bytes: Uint8Array, options: ReadBundleOptions
   } catch (e) {
     throw new LifecycleError('invalid_bundle', e instanceof BundleError ? e.message : `unreadable bundle: ${(e as Error).message}`);
   }
+}
+
+/**
+ * The manifest of a bundle, read as readBundle reads it but without parsing any other file: the data files of a
+ * 1 MB bundle are most of readBundle's work (registration needs only the revision). The archive is still
+ * decompressed and walked whole, with readBundle's limits, so a truncated or corrupt tarball, a duplicate path,
+ * a malformed manifest or one naming a missing module is refused as invalid_bundle, as readBundle refuses it.
+ */
+export function readBundleManifest(bytes: Uint8Array): BundleManifest {
+  try {
+    return manifestOf(bytes);
+  } catch (e) {
+    throw new LifecycleError('invalid_bundle', e instanceof BundleError || e instanceof TarFormatError ? e.message : `unreadable bundle: ${(e as Error).message}`);
+  }
+}
+
+function manifestOf(bytes: Uint8Array): BundleManifest {
+  const limits = DEFAULT_BUNDLE_LIMITS;
+  if (bytes.length > limits.maxCompressedBytes) throw new BundleError(`bundle too large (${bytes.length} bytes, limit ${limits.maxCompressedBytes})`);
+  let tar: Buffer;
+  try {
+    tar = gunzipSync(bytes, { maxOutputLength: limits.maxUncompressedBytes });
+  } catch (e) {
+    if (e instanceof RangeError || (e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw new BundleError(`bundle too large when decompressed (limit ${limits.maxUncompressedBytes} bytes)`);
+    throw new BundleError(`bundle is not a valid gzip stream: ${(e as Error).message}`);
+  }
+  const entries = readTar(tar, { maxEntries: limits.maxEntries, maxEntryBytes: limits.maxEntryBytes, maxTotalBytes: limits.maxUncompressedBytes });
+  const paths = new Set<string>();
+  let manifestBytes: Uint8Array | undefined;
+  for (const entry of entries) {
+    const path = normaliseBundlePath(entry.name);
+    if (paths.has(path)) throw new BundleError(`duplicate file in bundle: ${path}`);
+    paths.add(path);
+    if (path === '/.manifest') manifestBytes = entry.data;
+  }
+  if (!manifestBytes) return {};
+  let manifest: unknown;
+  try {
+    manifest = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(manifestBytes));
+  } catch (e) {
+    throw new BundleError(`/.manifest: invalid JSON: ${(e as Error).message}`);
+  }
+  if (manifest === null || typeof manifest !== 'object' || Array.isArray(manifest)) throw new BundleError('/.manifest: must be a JSON object');
+  const wasm = (manifest as BundleManifest).wasm;
+  if (wasm !== undefined && !Array.isArray(wasm)) throw new BundleError('/.manifest: wasm must be a list');
+  for (const w of wasm ?? []) {
+    if (!w || typeof w.entrypoint !== 'string' || typeof w.module !== 'string') throw new BundleError('/.manifest: wasm entries need entrypoint and module');
+    const module = normaliseBundlePath(w.module);
+    if (!paths.has(module) || !module.endsWith('/policy.wasm')) throw new BundleError(`/.manifest: wasm module ${w.module} not found in bundle`);
+  }
+  return manifest as BundleManifest;
 }
 
 export interface UnpackOptions {
