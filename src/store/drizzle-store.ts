@@ -116,7 +116,8 @@ function prepareAppend(entry: NewContextEntry): PreparedAppend {
       throw new StoreError('invalid_input', 'request_hash does not match SHA-256(JCS(params))');
     }
   }
-  const contentJcs = jcsOf(content, 'entry content');
+  // The caller's text when it hashed the content itself (the pipeline signs the resulting chain_hash).
+  const contentJcs = typeof entry.contentJcs === 'string' ? entry.contentJcs : jcsOf(content, 'entry content');
   return {
     content: content as ContextEntryContent,
     contentJcs,
@@ -220,7 +221,7 @@ function prepareStep(step: StepCommit): PreparedStep {
     expected: head === null ? { seq: -1, headHash: null } : { seq: head.seq, headHash: head.entryHash },
     keys: step.replayKeys,
     keysExpireAt: step.replayKeysExpireAt.toISOString(),
-    resultJcs: jcsOf(step.decision.result, 'result'),
+    resultJcs: typeof step.decision.resultJcs === 'string' ? step.decision.resultJcs : jcsOf(step.decision.result, 'result'),
     bundleRevision: step.decision.bundleRevision ?? null,
     evaluationDurationMs: step.decision.evaluationDurationMs,
     stateJcs: step.session.state === undefined ? null : stateTextOf(step.session.state),

@@ -33,6 +33,11 @@ export interface NewContextEntry {
    * instead of canonicalising params again. The store still checks request_hash against it.
    */
   paramsJcs?: string;
+  /**
+   * JCS text of `content` (minus entry_hash and previous_hash) when the caller already hashed it for the answer's
+   * chain_hash: stored and hashed as is instead of canonicalising the content again.
+   */
+  contentJcs?: string;
 }
 
 export interface ContextEntryRecord {
@@ -78,7 +83,13 @@ export interface StepCommit {
   replayKeysExpireAt: Date;
   entry: NewContextEntry;
   /** The signed result delivered to the agent, stored with the entry. */
-  decision: { result: Json; bundleRevision: string | null; evaluationDurationMs: number };
+  decision: {
+    result: Json;
+    /** JCS text of `result` when the caller has it (the answer's signing canonicalised it): stored as is. */
+    resultJcs?: string;
+    bundleRevision: string | null;
+    evaluationDurationMs: number;
+  };
   /** Session row changes; absent members are left as they are. */
   session: { state?: Json; intent?: Json; keyId?: string; closedAt?: Date };
   /** A subagent's session opened by this step (created unless it already exists). */

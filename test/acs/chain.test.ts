@@ -2,7 +2,7 @@
 // the §8.6 cross-check, sessionEnd sealing, subagent chains and the fixed Intent. Real PGlite store.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { computeEntryHash, computeRequestHash } from '../../src/chain/index.ts';
+import { canonicalJson, computeEntryHash, computeRequestHash } from '../../src/chain/index.ts';
 import type { Json } from '../../src/store/types.ts';
 import { scriptedDecisionEngine } from './fixtures/decision-module.ts';
 import { ALL_STEPS, startHarness, type Harness } from './fixtures/harness.ts';
@@ -36,6 +36,9 @@ describe('audit chain (§8.2, §8.6)', () => {
       expect(last.entryHash).toBe(result.chain_hash);
       expect(computeEntryHash(last.content, last.previousHash)).toBe(last.entryHash);
       expect((last.result as { decision: string }).decision).toBe(result.decision);
+      // The texts the pipeline canonicalised once and handed over are the JCS of what was received and delivered.
+      const [raw] = await h.store.query('select params_jcs, result_jcs, content_jcs from context_entries where session_id = $1 and seq = $2', [c.sessionId, last.seq]);
+      expect(raw).toEqual({ params_jcs: canonicalJson(req.params), result_jcs: canonicalJson(result), content_jcs: canonicalJson(last.content) });
     }
     const entries = await h.store.listContextEntries(c.sessionId);
     expect(entries.map((e) => e.entryHash)).toEqual(sent.map((s) => s.hash));

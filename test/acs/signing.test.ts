@@ -3,7 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createSignatureRegistry } from '../../src/crypto/index.ts';
-import { cryptoEnvelopeSignatures, hmacEnvelopeSignatures, signEnvelope, signingInput, verifyEnvelope } from '../../src/acs/signing/index.ts';
+import { canonicalJson } from '../../src/chain/index.ts';
+import { cryptoEnvelopeSignatures, hmacEnvelopeSignatures, signEnvelope, signEnvelopeText, signingInput, verifyEnvelope } from '../../src/acs/signing/index.ts';
 
 const vectors = JSON.parse(readFileSync(new URL('../../../shared/acs/vectors/envelope-signing-vectors.json', import.meta.url), 'utf8'));
 const ikm = new Uint8Array(Buffer.from(vectors.ikm_hex, 'hex'));
@@ -26,7 +27,9 @@ describe('envelope signatures (§10)', () => {
       const { signature: resSig, ...result } = vectors.response.signed.result;
       const signedRes = await signEnvelope({ ...vectors.response.signed, result }, 'result', signatures, ctx);
       expect(signedRes.result.signature).toEqual(resSig);
-      expect((await verifyEnvelope(signatures, vectors.request.signed, 'params', { sessionId: ctx.sessionId })).ok).toBe(true);
+      expect(await verifyEnvelope(signatures, vectors.request.signed, 'params', { sessionId: ctx.sessionId })).toMatchObject({ ok: true, memberJcs: canonicalJson(vectors.request.signed.params) });
+      const withText = await signEnvelopeText({ ...vectors.response.signed, result }, 'result', signatures, ctx);
+      expect(withText.memberJcs()).toBe(canonicalJson(vectors.response.signed.result));
       expect((await verifyEnvelope(signatures, vectors.response.signed, 'result', { sessionId: ctx.sessionId })).ok).toBe(true);
     });
 

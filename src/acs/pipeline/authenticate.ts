@@ -9,11 +9,13 @@ export interface Authenticated {
   sessionId: string;
   keyId: string;
   algorithm: string;
+  /** JCS(params) as received, signature included: canonicalised once for the check, hashed for request_hash. */
+  paramsJcs?: string;
 }
 
 export async function authenticateRequest(request: AcsRequest, signatures: EnvelopeSignatures): Promise<Authenticated> {
   const sessionId = request.params.metadata.session_id;
   const outcome = await verifyEnvelope(signatures, request as unknown as Record<string, unknown>, 'params', { sessionId, agentId: request.params.metadata.agent_id });
   if (!outcome.ok) throw new AcsError(AcsErrorCode.SignatureInvalid, outcome.reason, outcome.message);
-  return { sessionId, keyId: outcome.signature.key_id, algorithm: outcome.signature.algorithm };
+  return { sessionId, keyId: outcome.signature.key_id, algorithm: outcome.signature.algorithm, paramsJcs: outcome.memberJcs };
 }

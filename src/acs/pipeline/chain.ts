@@ -2,7 +2,7 @@
 // and no other members. It is committed with its decision before the verdict is delivered (a denied step is
 // still a step); its hash is computed here from the head the step was evaluated against, so the answer can carry
 // it as chain_hash, and the store refuses the commit if another writer moved that head.
-import { canonicalJson, computeEntryHash, sha256Hex } from '../../chain/index.ts';
+import { canonicalJson, entryHashOfJcs, sha256Hex } from '../../chain/index.ts';
 import type { AppendedEntry, ChainHead, Json, NewContextEntry } from '../../store/types.ts';
 import type { AcsDecision } from '../decisions/index.ts';
 import type { AcsRequest } from '../types.ts';
@@ -22,26 +22,26 @@ export function checkChainHint(request: AcsRequest, head: { entryHash: string } 
   };
 }
 
-/** The step's ContextEntry as the store keeps it: hashed members plus the params as received. */
-export function stepEntry(request: AcsRequest): NewContextEntry {
+/**
+ * The step's ContextEntry as the store keeps it: hashed members plus the params as received, with the JCS texts
+ * of both (computed once: hashed here, stored as they are). `paramsJcs` is JCS(params) when the caller has it
+ * (authentication canonicalised params for the signature check).
+ */
+export function stepEntry(request: AcsRequest, paramsJcs: string = canonicalJson(request.params)): NewContextEntry & { contentJcs: string } {
   const { params } = request;
   // request_hash = SHA-256(JCS(params)) (§8.2); the same JCS text is what the store keeps.
-  const paramsJcs = canonicalJson(params);
-  return {
-    content: {
-      entry_id: params.request_id,
-      step_id: params.request_id,
-      step_type: request.method,
-      request_hash: sha256Hex(paramsJcs),
-      timestamp: params.timestamp,
-    },
-    params: params as unknown as Json,
-    paramsJcs,
+  const content = {
+    entry_id: params.request_id,
+    step_id: params.request_id,
+    step_type: request.method,
+    request_hash: sha256Hex(paramsJcs),
+    timestamp: params.timestamp,
   };
+  return { content, params: params as unknown as Json, paramsJcs, contentJcs: canonicalJson(content) };
 }
 
 /** Where the entry lands when appended at `head` (the store checks the head is still there at commit). */
-export function placeEntry(entry: NewContextEntry, head: ChainHead | null): AppendedEntry {
+export function placeEntry(entry: NewContextEntry & { contentJcs: string }, head: ChainHead | null): AppendedEntry {
   const previousHash = head?.entryHash ?? null;
-  return { seq: (head?.seq ?? -1) + 1, previousHash, entryHash: computeEntryHash(entry.content, previousHash) };
+  return { seq: (head?.seq ?? -1) + 1, previousHash, entryHash: entryHashOfJcs(entry.contentJcs, previousHash) };
 }

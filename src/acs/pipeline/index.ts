@@ -16,7 +16,7 @@ import { evaluateStep } from './evaluate.ts';
 import { auditSubagentStop, sessionWrites } from './advance.ts';
 import { handleHello } from './handshake.ts';
 import { handlePing } from './ping.ts';
-import { errorEnvelope, internalError, resultEnvelope } from './respond.ts';
+import { errorEnvelope, internalError, resultEnvelope, signedResultEnvelope } from './respond.ts';
 import { admitStep, lookupSession, negotiatedHello, sessionState } from './session.ts';
 import { SessionCache } from './session-cache.ts';
 import { rememberRequest, replayDetected, replayKeysOf } from './freshness.ts';
@@ -143,14 +143,15 @@ export function createGuardian(options: GuardianOptions): Guardian {
     const permitted = routed.kind === 'step' ? routed.spec.permitted : MCP_PERMITTED;
     const prior = sessionState(admitted);
     // The entry first: its params JCS (hashed for request_hash) is also the policy input's params text.
-    const entry = stepEntry(request);
+    const entry = stepEntry(request, auth.paramsJcs);
     const evaluated = await evaluateStep(config, request, prior, permitted, routed.kind === 'mcp', entry.paramsJcs);
     const placed = placeEntry(entry, head);
     const durationMs = Math.max(0, Math.round(evaluated.durationMs));
-    const envelope = await decided(request, auth, evaluated.decision, version, {
+    const { envelope, resultJcs } = await signedResultEnvelope(config, request.id, {
+      type: 'final', acs_version: version, request_id: request.params.request_id, ...evaluated.decision,
       chain_hash: placed.entryHash,
       metadata: { evaluator: 'deterministic', evaluator_version: config.evaluatorVersion, evaluation_duration_ms: durationMs },
-    });
+    }, auth);
     const writes = sessionWrites(config, request, admitted, session.keyId === null, prior, evaluated.state, evaluated.decision);
     const { keys, expiresAt } = replayKeysOf(request, now, config.skewWindowMs);
     // §8.2 + §10.3 in one transaction: the entry, its delivered decision, the request's keys and the state the
@@ -160,7 +161,7 @@ export function createGuardian(options: GuardianOptions): Guardian {
       replayKeys: keys,
       replayKeysExpireAt: expiresAt,
       entry,
-      decision: { result: (envelope as unknown as { result: Json }).result, bundleRevision: evaluated.revision, evaluationDurationMs: durationMs },
+      decision: { result: (envelope as unknown as { result: Json }).result, resultJcs: resultJcs(), bundleRevision: evaluated.revision, evaluationDurationMs: durationMs },
       session: writes.patch,
       ...(writes.child ? { childSession: writes.child } : {}),
     });

@@ -2,7 +2,7 @@
 // the one `signature` member removed (params.signature on requests, result.signature / error.signature on
 // answers), UTF-8 encoded. Algorithms come from a registry keyed by the §10.1 name so asymmetric and PQC
 // suites (src/crypto/) plug in without touching the pipeline.
-import { canonicalJson } from '../../chain/index.ts';
+import { canonicalJson, canonicalJsonWithout } from '../../chain/index.ts';
 import { HmacSha256 } from '../../crypto/hmac-sha256.ts';
 import type { EnvelopeSignature, SignatureAlgorithm, SigningContext } from '../../crypto/types.ts';
 
@@ -86,15 +86,29 @@ export function hmacEnvelopeSignatures(ikm: Uint8Array): EnvelopeSignatures {
 
 export type SignatureLocation = 'params' | 'result' | 'error';
 
+const utf8 = new TextEncoder();
+
+/**
+ * JCS(envelope minus `<location>.signature`) as UTF-8 bytes, and `memberWith(signature)`: the JCS of the
+ * `<location>` member with that signature, built from the same canonicalisation (the request's params as the
+ * chain hashes them, the answer's result as the store keeps it). Throws when the envelope cannot be canonicalised.
+ */
+export function signingText(envelope: Record<string, unknown>, location: SignatureLocation): { input: Uint8Array; memberWith(signature: unknown): string } {
+  const member = envelope[location];
+  if (member === null || typeof member !== 'object' || Array.isArray(member)) {
+    const text = canonicalJson(envelope);
+    return { input: utf8.encode(text), memberWith: () => { throw new TypeError(`${location} is not an object`); } };
+  }
+  const split = canonicalJsonWithout(member as Record<string, unknown>, 'signature');
+  // The envelope is the member's text in the member's place among the envelope's other (small) members.
+  const outer = canonicalJsonWithout(envelope, location);
+  const text = outer.withMemberText(split.text);
+  return { input: utf8.encode(text), memberWith: (signature) => split.withMember(signature) };
+}
+
 /** JCS(envelope minus `<location>.signature`) as UTF-8 bytes. Throws when the envelope cannot be canonicalised. */
 export function signingInput(envelope: Record<string, unknown>, location: SignatureLocation): Uint8Array {
-  const member = envelope[location];
-  let stripped: Record<string, unknown> = envelope;
-  if (member !== null && typeof member === 'object' && !Array.isArray(member)) {
-    const { signature: _sig, ...rest } = member as Record<string, unknown>;
-    stripped = { ...envelope, [location]: rest };
-  }
-  return new TextEncoder().encode(canonicalJson(stripped));
+  return signingText(envelope, location).input;
 }
 
 const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -107,7 +121,8 @@ export function decodeSignatureValue(value: unknown): Uint8Array | null {
   return new Uint8Array(bytes);
 }
 
-export type VerifyOutcome = { ok: true; signature: EnvelopeSignature } | { ok: false; reason: string; message: string };
+/** `memberJcs`: JCS of the signed member as received, signature included (a request's params: request_hash). */
+export type VerifyOutcome = { ok: true; signature: EnvelopeSignature; memberJcs: string } | { ok: false; reason: string; message: string };
 
 /** Verifies the signature found at `<location>.signature`, with a precise reason on failure. Never throws. */
 export async function verifyEnvelope(
@@ -126,20 +141,20 @@ export async function verifyEnvelope(
     return { ok: false, reason: 'algorithm_unsupported', message: `signature algorithm ${sig.algorithm} is not accepted here` };
   }
   if (decodeSignatureValue(sig.value) === null) return { ok: false, reason: 'signature_malformed', message: 'signature value is not standard padded base64' };
-  let input: Uint8Array;
+  let signed: ReturnType<typeof signingText>;
   try {
-    input = signingInput(envelope, location);
+    signed = signingText(envelope, location);
   } catch {
     return { ok: false, reason: 'not_canonicalizable', message: 'the envelope cannot be canonicalised (RFC 8785)' };
   }
   let valid = false;
   try {
-    valid = await signatures.verify(sig, input, ctx);
+    valid = await signatures.verify(sig, signed.input, ctx);
   } catch {
     valid = false;
   }
   if (!valid) return { ok: false, reason: 'signature_mismatch', message: 'signature does not verify over the canonical envelope' };
-  return { ok: true, signature: { algorithm: sig.algorithm, value: sig.value, key_id: sig.key_id } };
+  return { ok: true, signature: { algorithm: sig.algorithm, value: sig.value, key_id: sig.key_id }, memberJcs: signed.memberWith(sig) };
 }
 
 /** Returns a copy of the envelope with `<location>.signature` set over everything else. */
@@ -149,7 +164,18 @@ export async function signEnvelope<T extends Record<string, unknown>>(
   signatures: EnvelopeSignatures,
   ctx: AnswerSigningContext,
 ): Promise<T> {
-  const signature = await signatures.sign(signingInput(envelope, location), ctx);
+  return (await signEnvelopeText(envelope, location, signatures, ctx)).envelope;
+}
+
+/** signEnvelope, also returning the JCS text of the signed member with its signature (what the store keeps). */
+export async function signEnvelopeText<T extends Record<string, unknown>>(
+  envelope: T,
+  location: SignatureLocation,
+  signatures: EnvelopeSignatures,
+  ctx: AnswerSigningContext,
+): Promise<{ envelope: T; memberJcs(): string }> {
+  const text = signingText(envelope, location);
+  const signature = await signatures.sign(text.input, ctx);
   const member = envelope[location] as Record<string, unknown>;
-  return { ...envelope, [location]: { ...member, signature } };
+  return { envelope: { ...envelope, [location]: { ...member, signature } }, memberJcs: () => text.memberWith(signature) };
 }

@@ -1,0 +1,72 @@
+// Our RFC 8785 serialiser against the `canonicalize` package (the reference the chain used before) on generated
+// JSON values, the RFC's own number and ordering samples, and the member splice the signing path uses.
+import canonicalize from 'canonicalize';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { canonicalJson, canonicalJsonWithout } from '../../src/chain/index.ts';
+
+// Strings from the whole UTF-16 range (lone surrogates included: both must refuse them) and full-range doubles.
+const text = fc.oneof(fc.string({ unit: 'binary' }), fc.string({ unit: 'grapheme' }), fc.string());
+const json = fc.letrec((tie) => ({
+  value: fc.oneof({ depthSize: 'small' },
+    fc.constant(null), fc.boolean(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer(), text,
+    fc.array(tie('value'), { maxLength: 5 }),
+    fc.dictionary(text, tie('value'), { maxKeys: 6 })),
+})).value;
+
+const reference = (v: unknown): string | Error => {
+  try {
+    return canonicalize(v) ?? new Error('undefined');
+  } catch (err) {
+    return err as Error;
+  }
+};
+const ours = (v: unknown): string | Error => {
+  try {
+    return canonicalJson(v);
+  } catch (err) {
+    return err as Error;
+  }
+};
+
+describe('canonicalJson (RFC 8785)', () => {
+  it('is the reference serialiser’s text on generated JSON values, and refuses what it refuses', () => {
+    fc.assert(fc.property(json, (v) => {
+      const want = reference(v);
+      const got = ours(v);
+      if (want instanceof Error) expect(got).toBeInstanceOf(Error);
+      else expect(got).toBe(want);
+    }), { numRuns: 3000 });
+  });
+
+  it('writes RFC 8785 §3.2.2.3 numbers and sorts keys by UTF-16 code units (§3.2.3)', () => {
+    expect(canonicalJson([1e21, 1e-7, -0, 0.000001, 123456789012345680000, 4.5, 2 ** 53])).toBe('[1e+21,1e-7,0,0.000001,123456789012345680000,4.5,9007199254740992]');
+    expect(canonicalJson({ '\u20ac': 1, '\r': 2, '\ud83d\ude00': 3, '\ufb33': 4, '1': 5, a: 6 })).toBe('{"\\r":2,"1":5,"a":6,"\u20ac":1,"\ud83d\ude00":3,"\ufb33":4}');
+    expect(canonicalJson({ b: undefined, a: [undefined, 1] })).toBe('{"a":[null,1]}');
+    expect(canonicalJson({ at: new Date(0) })).toBe('{"at":"1970-01-01T00:00:00.000Z"}');
+  });
+
+  it('refuses non-finite numbers, lone surrogates, circular values and non-JSON types', () => {
+    const circular: Record<string, unknown> = { a: 1 };
+    circular.self = { deeper: circular };
+    for (const bad of [NaN, Infinity, { x: -Infinity }, '\ud800', { '\udc00': 1 }, ['a\ud83d'], circular, undefined, 10n, () => 1, { f: () => 1 }]) {
+      expect(() => canonicalJson(bad)).toThrow(TypeError);
+    }
+  });
+
+  it('splices a member into an object canonicalised without it: the same text as canonicalising the whole', () => {
+    fc.assert(fc.property(fc.dictionary(text, json, { maxKeys: 8 }), text, json, (object, name, value) => {
+      const without = { ...object };
+      delete without[name];
+      const want = reference({ ...without, [name]: value });
+      const wantWithout = reference(without);
+      if (want instanceof Error || wantWithout instanceof Error) return;
+      const split = canonicalJsonWithout(object, name);
+      expect(split.text).toBe(wantWithout);
+      expect(split.withMember(value)).toBe(want);
+    }), { numRuns: 2000 });
+    const split = canonicalJsonWithout({ type: 'final', decision: 'allow', signature: { old: true } }, 'signature');
+    expect(split.text).toBe('{"decision":"allow","type":"final"}');
+    expect(split.withMember({ value: 'x' })).toBe('{"decision":"allow","signature":{"value":"x"},"type":"final"}');
+  });
+});
