@@ -15,6 +15,8 @@
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import { fork } from 'node:child_process';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector';
 import { loadavg } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -265,7 +267,44 @@ for (const d of durable) {
 }
 // ---- 5: external load generator (bench/fixtures/acs-load.ts in its own process): the Guardian's own capacity,
 // with the Guardian process's CPU time per decision (PGlite runs inside it; Postgres backends do not).
-async function externalLoad(url: string, clients: number): Promise<LoadReport & { cpuMsPerDecision: number }> {
+/**
+ * CPU time (ms) of every local process named `postgres` (/proc; 0 where there is none): the database's share of a
+ * durable decision on this machine. Other clients of the same server count too, so read it with the load.
+ */
+async function postgresCpuMs(): Promise<number> {
+  const tick = 10; // ms per clock tick (USER_HZ 100 on Linux)
+  let total = 0;
+  const pids = await readdir('/proc').catch(() => [] as string[]);
+  await Promise.all(pids.filter((p) => /^\d+$/.test(p)).map(async (pid) => {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    const close = stat.lastIndexOf(')');
+    if (!stat.slice(stat.indexOf('(') + 1, close).startsWith('postgres')) return;
+    const fields = stat.slice(close + 2).split(' ');
+    total += (Number(fields[11]) + Number(fields[12])) * tick; // utime, stime
+  }));
+  return total;
+}
+
+/**
+ * BENCH_PROFILE_DIR: a V8 CPU profile of this process over exactly the measured window of each external run
+ * (`<dir>/<run>-<clients>.cpuprofile`), without the start-up, handshakes and warm-up a --cpu-prof would include.
+ */
+async function profileWindow(): Promise<(name: string) => Promise<void>> {
+  const dir = process.env.BENCH_PROFILE_DIR;
+  if (!dir) return async () => {};
+  const session = new Session();
+  session.connect();
+  const post = (method: string): Promise<unknown> => new Promise((resolve, reject) => session.post(method, (err, res) => (err ? reject(err) : resolve(res))));
+  await post('Profiler.enable');
+  await post('Profiler.start');
+  return async (name) => {
+    const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+    session.disconnect();
+    await writeFile(`${dir}/${name}.cpuprofile`, JSON.stringify(profile));
+  };
+}
+
+async function externalLoad(url: string, clients: number, label: string): Promise<LoadReport & { cpuMsPerDecision: number; systemMsPerDecision: number; postgresMsPerDecision: number }> {
   const child = fork(new URL('./fixtures/acs-load.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
   const order: LoadOrder = {
     url, ikmBase64: Buffer.from(ikm).toString('base64'), sessions: SESSIONS, clients, seconds: SECONDS, warmupSeconds: 1,
@@ -274,34 +313,48 @@ async function externalLoad(url: string, clients: number): Promise<LoadReport & 
   // This process's CPU time over the measured window only (not the sessions' handshakes or the warm-up).
   let cpuAtOpen: NodeJS.CpuUsage | undefined;
   let cpuInWindow: NodeJS.CpuUsage | undefined;
+  let profiling: Promise<(name: string) => Promise<void>> | undefined;
+  let stopped: Promise<void> | undefined;
+  let pgAtOpen: Promise<number> | undefined;
+  let pgInWindow: Promise<number> | undefined;
   const reply = new Promise<{ ok: boolean; report?: LoadReport; error?: string }>((resolve, reject) => {
     child.on('message', (m: { window?: 'open' | 'close'; ok?: boolean }) => {
-      if (m.window === 'open') cpuAtOpen = process.cpuUsage();
-      else if (m.window === 'close' && cpuAtOpen) cpuInWindow = process.cpuUsage(cpuAtOpen);
-      else if (m.ok !== undefined) resolve(m as { ok: boolean; report?: LoadReport; error?: string });
+      if (m.window === 'open') {
+        cpuAtOpen = process.cpuUsage();
+        pgAtOpen = postgresCpuMs();
+        profiling = profileWindow();
+      } else if (m.window === 'close' && cpuAtOpen) {
+        cpuInWindow = process.cpuUsage(cpuAtOpen);
+        pgInWindow = Promise.all([postgresCpuMs(), pgAtOpen]).then(([end, start]) => end - (start ?? end));
+        stopped = profiling?.then((stop) => stop(`${label}-${clients}`));
+      } else if (m.ok !== undefined) resolve(m as { ok: boolean; report?: LoadReport; error?: string });
     });
     child.once('exit', (code) => reject(new Error(`load generator exited with ${code}`)));
   });
   child.send(order);
   const answer = await reply;
+  await stopped;
   if (!answer.ok || !answer.report) throw new Error(`load generator failed: ${answer.error}`);
   const cpu = cpuInWindow ?? process.cpuUsage(cpuAtOpen);
-  return { ...answer.report, cpuMsPerDecision: (cpu.user + cpu.system) / 1000 / Math.max(1, answer.report.done) };
+  const per = (us: number): number => us / 1000 / Math.max(1, answer.report!.done);
+  return { ...answer.report, cpuMsPerDecision: per(cpu.user + cpu.system), systemMsPerDecision: per(cpu.system), postgresMsPerDecision: ((await pgInWindow) ?? 0) / Math.max(1, answer.report.done) };
 }
 
-const external: { label: string; url?: string; bypass?: boolean }[] = !PHASES.has('external') ? [] : [
+// BENCH_EXTERNAL picks the external runs (bypassed,postgres,pglite), e.g. to profile one of them alone.
+const EXTERNAL = process.env.BENCH_EXTERNAL?.split(',');
+const external: { label: string; url?: string; bypass?: boolean }[] = (!PHASES.has('external') ? [] : [
   { label: 'bypassed', bypass: true },
   ...(DB_URL ? [{ label: 'postgres', url: DB_URL }] : []),
   ...(!DB_URL || process.env.BENCH_STORE === 'both' ? [{ label: 'pglite' }] : []),
-];
+]).filter((d) => !EXTERNAL || EXTERNAL.includes(d.label));
 for (const d of external) {
   const store = d.bypass ? null : await openStore(d.url ? { databaseUrl: d.url, schema: `bench_server_${process.pid}_x`, ...(process.env.BENCH_POOL ? { poolSize: Number(process.env.BENCH_POOL) } : {}) } : { inMemory: true });
   const guardian = createGuardian({ store: store ?? mapStore(), engine, signatures });
   const server = await startHttpServer(guardian, { host: '127.0.0.1', port: 0 });
   for (const clients of CLIENTS) {
-    const report = await externalLoad(server.url, clients);
+    const report = await externalLoad(server.url, clients, d.label);
     const rate = report.done / report.seconds;
-    console.log(`external load, ${`${d.label}`.padEnd(9)} ${SESSIONS} sessions, ${String(clients).padStart(2)} clients: ${rate.toFixed(0).padStart(5)} decisions/s  ${fmt(report.latenciesMs)}  Guardian process CPU ${report.cpuMsPerDecision.toFixed(3)} ms/decision  (${report.verified} signatures verified)  load ${load()}`);
+    console.log(`external load, ${`${d.label}`.padEnd(9)} ${SESSIONS} sessions, ${String(clients).padStart(2)} clients: ${rate.toFixed(0).padStart(5)} decisions/s  ${fmt(report.latenciesMs)}  Guardian process CPU ${report.cpuMsPerDecision.toFixed(3)} ms/decision (kernel ${report.systemMsPerDecision.toFixed(3)}), postgres processes ${report.postgresMsPerDecision.toFixed(3)}  (${report.verified} signatures verified)  load ${load()}`);
   }
   await server.close();
   if (d.url && store) await store.query(`drop schema if exists bench_server_${process.pid}_x cascade`).catch(() => undefined);
