@@ -207,6 +207,18 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
         expect(await store.rememberReplayKey(sessionId, 'request_id', entries[0].content.entry_id, later())).toBe(false);
       });
 
+      it('stores each state of a batch as the exact JSON text it was given; a step without a state keeps the row’s', async () => {
+        const tricky = { quote: 'say "hi" \\ back\\', nul: 'a\u0000b', lone: '\ud800x', emoji: '\ud83d\ude00', sep: '\u2028', nested: [{ '"k"': null }], n: 1.5e-7 };
+        const ids = await Promise.all(Array.from({ length: 4 }, () => newSession(store, { state: { kept: true } })));
+        const states = [tricky, null, undefined, { turns: 3 }];
+        const outcomes = await Promise.all(ids.map((id, i) => store.commitStep(id, step(id, i, null, { session: states[i] === undefined ? {} : { state: states[i] } }))));
+        expect(outcomes.map((o) => o.status)).toEqual(['committed', 'committed', 'committed', 'committed']);
+        const rows = await store.query(`select id, state_jcs from sessions where id = any($1::text[])`, [ids]);
+        const text = new Map(rows.map((r) => [String(r.id), r.state_jcs]));
+        expect(ids.map((id) => text.get(id))).toEqual([JSON.stringify(tricky), 'null', JSON.stringify({ kept: true }), '{"turns":3}']);
+        expect((await store.getSession(ids[0]))?.state).toEqual(tricky);
+      });
+
       it('a live duplicate request_id or nonce writes nothing else, and says which key', async () => {
         const sessionId = await newSession(store);
         const s0 = step(sessionId, 0, null);
