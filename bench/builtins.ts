@@ -1,8 +1,12 @@
 // Throughput of hot host builtins (strings, sprintf, RE2 regex, globs, time, JSON) called the way
 // opa-wasm calls them (createHostBuiltins wrappers, JSON operands), plus one evaluation through Wasm.
 // Run: `npm run bench builtins` (or `node --import tsx bench/builtins.ts`). BENCH_SECONDS scales the
-// time per measurement (default 0.5).
+// time per measurement (default 0.5). The library's regex patterns are also timed on both engines
+// (irregexp where regex-irregexp.ts allows it, re2js), alternately in one process.
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { createHostBuiltins, HostBuiltinContext } from '../src/rego/builtins/index.ts';
+import { irregexpFor, setIrregexpEnabled } from '../src/rego/builtins/host/regex-irregexp.ts';
 import { compileQuery, hostBuiltins, instantiatePolicy } from '../src/rego/index.ts';
 
 const budgetMs = 1000 * Number(process.env.BENCH_SECONDS ?? 0.5);
@@ -60,6 +64,44 @@ for (const [name, op] of cases) {
   const r = opsPerSec(op);
   console.log(`  ${name.padEnd(width)}  ${Math.round(r).toLocaleString('en-US').padStart(12)} ops/s  ${(1e6 / r).toFixed(2).padStart(8)} µs/op`);
 }
+
+// The library's patterns (rego/data.json, combined as rego/acs/pii and rego/acs/baseline combine them) on a
+// ~300-character PII text and a destructive command: regex.find_n / regex.match µs per call on each engine.
+const acs = JSON.parse(readFileSync(new URL('../rego/data.json', import.meta.url), 'utf8')).acs_config;
+const piiText = 'Contact jane.doe@example.com or +44 20 7946 0958, card 4111 1111 1111 1111, ref 2024-01-15 id 12345. '.repeat(3);
+const libraryCalls: [string, string, () => unknown][] = [
+  ...Object.entries({ ...acs.pii.patterns } as Record<string, string>).map(([name, p]): [string, string, () => unknown] => [`find_n ${name}`, p, () => b['regex.find_n'](p, piiText, -1)]),
+  ...(() => {
+    const p = Object.values(acs.pii.national_phones as Record<string, string>)
+      .map((x) => `(?:${x})`)
+      .join('|');
+    return [['find_n national phones', p, () => b['regex.find_n'](p, piiText, -1)] as [string, string, () => unknown]];
+  })(),
+  ...(() => {
+    const p = `(?:${(acs.baseline.destructive_shell_patterns as string[]).join(')|(?:')})`;
+    return [
+      ['match destructive (rm -rf /)', p, () => b['regex.match'](p, 'rm -rf / --no-preserve-root')],
+      ['match destructive (git push, benign)', p, () => b['regex.match'](p, 'git push origin feature/x')],
+    ] as [string, string, () => unknown][];
+  })(),
+];
+console.log(`\nlibrary regexes, µs per call: irregexp path vs re2js (load ${loadavg().map((x) => x.toFixed(2)).join(' ')})`);
+const libWidth = Math.max(...libraryCalls.map(([n]) => n.length));
+for (const [name, pattern, op] of libraryCalls) {
+  const fast = irregexpFor(pattern, false) !== null;
+  const rates = { irregexp: [] as number[], re2js: [] as number[] };
+  for (let round = 0; round < 3; round++) {
+    setIrregexpEnabled(true);
+    rates.irregexp.push(opsPerSec(op));
+    setIrregexpEnabled(false);
+    rates.re2js.push(opsPerSec(op));
+  }
+  setIrregexpEnabled(true);
+  const best = (xs: number[]) => 1e6 / Math.max(...xs);
+  const [tf, tr] = [best(rates.irregexp), best(rates.re2js)];
+  console.log(`  ${name.padEnd(libWidth)}  ${fast ? 'irregexp' : 're2js   '} ${tf.toFixed(2).padStart(8)} µs  re2js ${tr.toFixed(2).padStart(8)} µs  ×${(tr / tf).toFixed(1)}`);
+}
+console.log(`  (load ${loadavg().map((x) => x.toFixed(2)).join(' ')})\n`);
 
 // One policy evaluation that calls several host builtins through opa_builtinN (JSON round trips included).
 const q = await compileQuery({

@@ -351,11 +351,16 @@ function emit(n: Node, keepCaptures: boolean): string {
  * for a body that cannot match empty, which checkQuantifiers guarantees.
  */
 function emitRepeat(n: Extract<Node, { k: 'rep' }>, keepCaptures: boolean): string {
-  const x = `(?:${emit(n.body, keepCaptures)})`;
+  const body = emit(n.body, keepCaptures);
+  // A class or group is already one atom; irregexp loops over a bare class faster than over a group.
+  const x = n.body.k === 'class' || n.body.k === 'any' || n.body.k === 'group' ? body : `(?:${body})`;
   const q = n.lazy ? '?' : '';
   const chunk = Math.max(1, Math.floor(LINEAR_REPLICATION_LIMIT / replication(n.body)));
   if (n.max === Infinity && n.min + 1 <= chunk) return n.min === 0 ? `${x}*${q}` : n.min === 1 ? `${x}+${q}` : `${x}{${n.min},}${q}`;
-  if (n.max <= chunk) return n.min === n.max ? (n.min === 1 ? x : `${x}{${n.min}}`) : `${x}{${n.min},${n.max}}${q}`;
+  if (n.max <= chunk) {
+    if (n.min === n.max) return n.min === 1 ? x : `${x}{${n.min}}`;
+    return n.min === 0 && n.max === 1 ? `${x}?${q}` : `${x}{${n.min},${n.max}}${q}`;
+  }
   let out = '';
   for (let left = n.min; left > 0; left -= chunk) out += Math.min(left, chunk) === 1 ? x : `${x}{${Math.min(left, chunk)}}`;
   if (n.max === Infinity) return `${out}${x}*${q}`;
