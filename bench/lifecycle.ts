@@ -10,8 +10,8 @@ import { loadavg } from 'node:os';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { BundleRegistry, LifecycleNode, type ActivationResult } from '../src/lifecycle/index.ts';
 import { loadUnpacked } from '../src/lifecycle/slot.ts';
-import { unpackBundle } from '../src/lifecycle/unpack.ts';
-import { writeBundle } from '../src/rego/bundle/index.ts';
+import { readBundleManifest, unpackBundle } from '../src/lifecycle/unpack.ts';
+import { readBundle, writeBundle } from '../src/rego/bundle/index.ts';
 import { openStore } from '../src/store/index.ts';
 import type { PolicyInput } from '../src/policy/types.ts';
 import { buildDecisionModule } from '../test/acs/fixtures/decision-module.ts';
@@ -57,6 +57,8 @@ async function phases(store: Awaited<ReturnType<typeof openStore>>, bytes: Uint8
   const unpack: number[] = [];
   const unpackText: number[] = [];
   const load: number[] = [];
+  const manifestByReadBundle: number[] = [];
+  const manifestOnly: number[] = [];
   for (let i = 0; i < 5; i++) {
     let t = performance.now();
     await new BundleRegistry(store).bytes(sha256);
@@ -74,11 +76,19 @@ async function phases(store: Awaited<ReturnType<typeof openStore>>, bytes: Uint8
     t = performance.now();
     await loadUnpacked(u, {}, bytes);
     load.push(performance.now() - t);
+    // Registration without a manifest (start-up seeding, the CLI's registry, a push whose check failed).
+    t = performance.now();
+    void readBundle(bytes).manifest;
+    manifestByReadBundle.push(performance.now() - t);
+    t = performance.now();
+    readBundleManifest(bytes);
+    manifestOnly.push(performance.now() - t);
   }
   console.log(`phases (median of 5, this thread): store read ${median(read).toFixed(1)} ms (store.getPolicyBundle: ${median(getBundle).toFixed(1)} ms); ` +
     `unpack = gunzip + untar + JSON.parse of the data + sha256 + smoke cases (push) ${median(unpack).toFixed(1)} ms, ` +
     `the same without the data parse (activation, in the worker thread) ${median(unpackText).toFixed(1)} ms; ` +
-    `engine load + warm-up + smoke (event loop) ${median(load).toFixed(1)} ms; load average ${load1()}`);
+    `engine load + warm-up + smoke (event loop) ${median(load).toFixed(1)} ms; ` +
+    `the manifest for registration: readBundle ${median(manifestByReadBundle).toFixed(1)} ms, readBundleManifest ${median(manifestOnly).toFixed(1)} ms; load average ${load1()}`);
 }
 
 async function megabyteBundle(revision: string): Promise<Uint8Array> {
