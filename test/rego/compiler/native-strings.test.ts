@@ -264,6 +264,26 @@ describe('native string builtins agree with the host implementations', () => {
     }
   });
 
+  it('strings.replace_n with one-byte keys agrees with the host on random maps and texts (runs of keys, tables, every tail length)', () => {
+    let seed = 0x68e31da4;
+    const rnd = (n: number) => {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      return (seed >>> 0) % n;
+    };
+    const alphabet = [...'0123456789ABCDEFabcdef -.', '\u0000', 'é'];
+    for (let k = 0; k < 200; k++) {
+      const map: Record<string, string> = {};
+      for (let j = rnd(12); j > 0; j--) map[alphabet[rnd(alphabet.length - 1)]] = ['0', 'A', 'x', '', 'XY', '\u0000'][rnd(k % 2 ? 3 : 6)];
+      const text = Array.from({ length: rnd(70) }, () => alphabet[rnd(alphabet.length)]).join('');
+      const args = [map, text];
+      hostCalls = [];
+      expect(native(lax, 'strings.replace_n', args), JSON.stringify(args)).toEqual(host('strings.replace_n', args));
+      expect(hostCalls).toEqual([]);
+    }
+  });
+
   it('a run of one byte is found at the start, the end, after a shorter run, or not at all', () => {
     const run = '0'.repeat(13);
     for (const text of [run + 'x', 'x' + run, '0'.repeat(12) + 'x' + run + '0', '0'.repeat(12) + 'x' + '0'.repeat(12), 'x0000000000000y', '0'.repeat(40)]) {

@@ -49,6 +49,17 @@ describe('JSON round trips', () => {
     expect(JSON.parse(out!)).toBe('"\\/\b\f\n\r\t\u0001');
   });
 
+  it('parses long strings with escapes and control bytes at every offset of a 16-byte block', () => {
+    const plain = 'lorem ipsum dolor sit amet, 2026-11-29T12:07:00Z '.repeat(3);
+    for (let at = 0; at < 40; at++) {
+      const text = plain.slice(0, at) + '\n"\\' + plain.slice(at) + '\t' + plain.slice(0, at);
+      expect(roundTrip(p, JSON.stringify(text)), `escapes at ${at}`).toBe(JSON.stringify(text));
+      // a raw control byte or a missing closing quote anywhere is malformed
+      expect(roundTrip(p, JSON.stringify(plain).slice(0, at + 1) + '\u0001' + JSON.stringify(plain).slice(at + 1))).toBeNull();
+      expect(roundTrip(p, '"' + plain.slice(0, at + 20))).toBeNull();
+    }
+  });
+
   it('keeps number literals exactly, including integers beyond 2^53 and decimals', () => {
     for (const n of ['0', '-1', '9007199254740993', '123456789012345678901234567890', '-98765432109876543210', '1.50', '1e400', '-2.5E-3', '0.1']) {
       expect(roundTrip(p, `[${n}]`)).toBe(`[${n}]`);

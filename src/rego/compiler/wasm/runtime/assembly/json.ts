@@ -64,7 +64,14 @@ function parseString(): usize {
   pos++;
   const start = pos;
   let escapes = false;
+  const quote = i8x16.splat(0x22), backslash = i8x16.splat(0x5C), space = i8x16.splat(0x20);
   while (true) {
+    // 16 plain bytes (no quote, backslash or control byte) at a time: inputs carry whole tool outputs
+    while (pos + 16 <= end) {
+      const v = v128.load(pos);
+      if (v128.any_true(v128.or(v128.or(i8x16.eq(v, quote), i8x16.eq(v, backslash)), i8x16.lt_u(v, space)))) break;
+      pos += 16;
+    }
     if (pos >= end) return fail();
     const c = load<u8>(pos);
     if (c == 0x22) break;
@@ -82,7 +89,17 @@ function parseString(): usize {
   let p = start;
   while (p < rawEnd) {
     const c = load<u8>(p);
-    if (c != 0x5C) { store<u8>(buf + o, c); o++; p++; continue; }
+    if (c != 0x5C) {
+      // copy up to the next escape in one go
+      let q = p + 1;
+      while (q + 16 <= rawEnd && !v128.any_true(i8x16.eq(v128.load(q), backslash))) q += 16;
+      while (q < rawEnd && load<u8>(q) != 0x5C) q++;
+      const l = q - p;
+      memory.copy(buf + o, p, l);
+      o += l;
+      p += l;
+      continue;
+    }
     const e = load<u8>(p + 1);
     p += 2;
     switch (e) {

@@ -426,6 +426,7 @@ export function bi_strings_replace_n(patterns: usize, s: usize): usize {
  * One-byte values map byte to byte (same length, one pass after the first hit).
  */
 function replaceBytes(patterns: usize, n: u32, s: usize, oneByteValues: bool): usize {
+  if (oneByteValues && byteRanges(patterns, n)) return replaceByteRanges(s);
   const p = strPtr(s), m = lenOf(s);
   let first: u32 = 0;
   while (first < m && !isKeyByte(load<u8>(p + first))) first++;
@@ -461,6 +462,82 @@ function replaceBytes(patterns: usize, n: u32, s: usize, oneByteValues: bool): u
   }
   return rt_string(out, total);
 }
+/**
+ * Whether the one-byte keys form at most RANGES runs of consecutive bytes with one value each (digits →
+ * `0`, capitals → `A`): then the map is a few SIMD range tests per 16 bytes. Unused slots repeat the first.
+ */
+function byteRanges(patterns: usize, n: u32): bool {
+  let count: u32 = 0;
+  for (let k: u32 = 0; k < n; k++) {
+    const b = load<u8>(strPtr(entryKey(patterns, k))), v = load<u8>(strPtr(entryVal(patterns, k)));
+    const r = RANGE_LO + (count - 1) * 3;
+    if (count > 0 && <u32>b == <u32>load<u8>(r) + <u32>load<u8>(r, 1) + 1 && v == load<u8>(r, 2)) {
+      store<u8>(r, load<u8>(r, 1) + 1, 1);
+      continue;
+    }
+    if (count == RANGES) return false;
+    const q = RANGE_LO + count * 3;
+    store<u8>(q, b); store<u8>(q, 0, 1); store<u8>(q, v, 2);
+    count++;
+  }
+  for (let c = count; c < RANGES; c++) memory.copy(RANGE_LO + c * 3, RANGE_LO, 3);
+  return count > 0;
+}
+const RANGES: u32 = 4;
+// per run: first byte, last byte - first byte, value
+const RANGE_LO: usize = memory.data(RANGES * 3, 8);
+
+@inline function rangeLo(r: u32): u8 { return load<u8>(RANGE_LO + r * 3); }
+@inline function rangeSpan(r: u32): u8 { return load<u8>(RANGE_LO + r * 3, 1); }
+@inline function rangeValue(r: u32): u8 { return load<u8>(RANGE_LO + r * 3, 2); }
+
+function inRanges(b: u8): bool {
+  for (let r: u32 = 0; r < RANGES; r++) if (<u8>(b - rangeLo(r)) <= rangeSpan(r)) return true;
+  return false;
+}
+
+/** Byte b mapped through the runs (a byte in none maps to itself). */
+function mapByRanges(b: u8): u8 {
+  for (let r: u32 = 0; r < RANGES; r++) if (<u8>(b - rangeLo(r)) <= rangeSpan(r)) return rangeValue(r);
+  return b;
+}
+
+function replaceByteRanges(s: usize): usize {
+  const p = strPtr(s), m = lenOf(s);
+  const lo0 = i8x16.splat(rangeLo(0)), lo1 = i8x16.splat(rangeLo(1)), lo2 = i8x16.splat(rangeLo(2)), lo3 = i8x16.splat(rangeLo(3));
+  const sp0 = i8x16.splat(rangeSpan(0)), sp1 = i8x16.splat(rangeSpan(1)), sp2 = i8x16.splat(rangeSpan(2)), sp3 = i8x16.splat(rangeSpan(3));
+  const va0 = i8x16.splat(rangeValue(0)), va1 = i8x16.splat(rangeValue(1)), va2 = i8x16.splat(rangeValue(2)), va3 = i8x16.splat(rangeValue(3));
+  // first byte that maps: without one the operand is the result
+  let first: u32 = 0;
+  let found = false;
+  for (; first + 16 <= m; first += 16) {
+    const v = v128.load(p + first);
+    const hit = v128.or(
+      v128.or(i8x16.le_u(i8x16.sub(v, lo0), sp0), i8x16.le_u(i8x16.sub(v, lo1), sp1)),
+      v128.or(i8x16.le_u(i8x16.sub(v, lo2), sp2), i8x16.le_u(i8x16.sub(v, lo3), sp3)),
+    );
+    const bits = i8x16.bitmask(hit);
+    if (bits != 0) { first += ctz(bits); found = true; break; }
+  }
+  if (!found) {
+    while (first < m && !inRanges(load<u8>(p + first))) first++;
+    if (first == m) return s;
+  }
+  const out = opa_malloc(<usize>m);
+  memory.copy(out, p, first);
+  let i = first;
+  for (; i + 16 <= m; i += 16) {
+    const v = v128.load(p + i);
+    let o = v128.bitselect(va0, v, i8x16.le_u(i8x16.sub(v, lo0), sp0));
+    o = v128.bitselect(va1, o, i8x16.le_u(i8x16.sub(v, lo1), sp1));
+    o = v128.bitselect(va2, o, i8x16.le_u(i8x16.sub(v, lo2), sp2));
+    o = v128.bitselect(va3, o, i8x16.le_u(i8x16.sub(v, lo3), sp3));
+    v128.store(out + i, o);
+  }
+  for (; i < m; i++) store<u8>(out + i, mapByRanges(load<u8>(p + i)));
+  return rt_string(out, m);
+}
+
 @inline function isKeyByte(b: u8): bool { return (load<u8>(FIRST_BYTES + (b >> 3)) & (1 << (b & 7))) != 0; }
 // byte → replacement byte, and byte → replacement value pointer (entries valid where isKeyByte)
 const BYTE_MAP: usize = memory.data(256, 8);
