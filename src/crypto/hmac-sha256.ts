@@ -1,4 +1,4 @@
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, hkdfSync, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { Signer, SigningContext, Verifier } from './types.ts';
 
 /**
@@ -13,17 +13,18 @@ export function deriveSessionKey(ikm: Uint8Array, sessionId: string): Uint8Array
 export class HmacSha256 implements Signer, Verifier {
   readonly algorithm = 'HMAC-SHA256' as const;
   readonly #ikm: Uint8Array;
-  readonly #keys = new Map<string, Uint8Array>();
+  /** Session keys as KeyObjects: createHmac with raw bytes imports the key again on every call. */
+  readonly #keys = new Map<string, KeyObject>();
 
   constructor(ikm: Uint8Array) {
     if (ikm.length < 16) throw new Error('HMAC input key material must be at least 16 bytes');
     this.#ikm = ikm;
   }
 
-  #sessionKey(sessionId: string): Uint8Array {
+  #sessionKey(sessionId: string): KeyObject {
     let key = this.#keys.get(sessionId);
     if (!key) {
-      key = deriveSessionKey(this.#ikm, sessionId);
+      key = createSecretKey(deriveSessionKey(this.#ikm, sessionId));
       // Bounded cache: a flood of new session ids must not grow memory without limit.
       if (this.#keys.size >= 10_000) this.#keys.clear();
       this.#keys.set(sessionId, key);
@@ -31,15 +32,17 @@ export class HmacSha256 implements Signer, Verifier {
     return key;
   }
 
-  async sign(input: Uint8Array, ctx: SigningContext): Promise<Uint8Array> {
+  /** `input`: the canonical bytes, or the canonical text (hashed as its UTF-8, without a copy to bytes first). */
+  async sign(input: Uint8Array | string, ctx: SigningContext): Promise<Uint8Array> {
     return this.signSync(input, ctx);
   }
 
-  signSync(input: Uint8Array, ctx: SigningContext): Uint8Array {
-    return new Uint8Array(createHmac('sha256', this.#sessionKey(ctx.sessionId)).update(input).digest());
+  signSync(input: Uint8Array | string, ctx: SigningContext): Uint8Array {
+    const mac = createHmac('sha256', this.#sessionKey(ctx.sessionId));
+    return new Uint8Array(typeof input === 'string' ? mac.update(input, 'utf8').digest() : mac.update(input).digest());
   }
 
-  async verify(input: Uint8Array, signature: Uint8Array, ctx: SigningContext): Promise<boolean> {
+  async verify(input: Uint8Array | string, signature: Uint8Array, ctx: SigningContext): Promise<boolean> {
     const expected = this.signSync(input, ctx);
     return signature.length === expected.length && timingSafeEqual(signature, expected);
   }

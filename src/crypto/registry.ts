@@ -165,12 +165,15 @@ export function createSignatureRegistry(config: SignatureRegistryConfig = {}): S
     return entry;
   };
 
-  const signRaw = async (entry: KeyringEntry, input: Uint8Array, sessionId: string): Promise<Uint8Array> => {
+  // HMAC takes a canonical text as it is (hashed as UTF-8); the other algorithms get its bytes.
+  const signRaw = async (entry: KeyringEntry, text: Uint8Array | string, sessionId: string): Promise<Uint8Array> => {
     const m = entry.material;
+    if (m.kind === 'hmac') {
+      if (typeof sessionId !== 'string' || sessionId === '') throw new SignatureRegistryError('HMAC-SHA256 signing needs a sessionId');
+      return hmacFor(entry).signSync(text, { sessionId, keyId: entry.keyId });
+    }
+    const input = toBytes(text);
     switch (m.kind) {
-      case 'hmac':
-        if (typeof sessionId !== 'string' || sessionId === '') throw new SignatureRegistryError('HMAC-SHA256 signing needs a sessionId');
-        return hmacFor(entry).signSync(input, { sessionId, keyId: entry.keyId });
       case 'classical':
         return signClassical(m.algorithm, m.privateKey!, input);
       case 'pqc':
@@ -184,12 +187,14 @@ export function createSignatureRegistry(config: SignatureRegistryConfig = {}): S
     }
   };
 
-  const verifyRaw = async (entry: KeyringEntry, input: Uint8Array, sig: Uint8Array, sessionId: string): Promise<boolean> => {
+  const verifyRaw = async (entry: KeyringEntry, text: Uint8Array | string, sig: Uint8Array, sessionId: string): Promise<boolean> => {
     const m = entry.material;
+    if (m.kind === 'hmac') {
+      if (typeof sessionId !== 'string' || sessionId === '') return false;
+      return hmacFor(entry).verify(text, sig, { sessionId, keyId: entry.keyId });
+    }
+    const input = toBytes(text);
     switch (m.kind) {
-      case 'hmac':
-        if (typeof sessionId !== 'string' || sessionId === '') return false;
-        return hmacFor(entry).verify(input, sig, { sessionId, keyId: entry.keyId });
       case 'classical':
         return verifyClassical(m.algorithm, m.publicKey, input, sig);
       case 'pqc':
@@ -221,7 +226,7 @@ export function createSignatureRegistry(config: SignatureRegistryConfig = {}): S
       if (entry.agentId !== undefined && entry.agentId !== agentId) return false;
       const policy = agentId !== undefined ? config.agents?.[agentId] : undefined;
       if (policy?.keyIds && !policy.keyIds.includes(keyId)) return false;
-      return await verifyRaw(entry, toBytes(input), sig, options?.sessionId);
+      return await verifyRaw(entry, input, sig, options?.sessionId);
     } catch {
       return false;
     }
@@ -229,7 +234,7 @@ export function createSignatureRegistry(config: SignatureRegistryConfig = {}): S
 
   const sign = async (algorithm: SignatureAlgorithm, input: Uint8Array | string, options: SignOptions): Promise<EnvelopeSignature> => {
     const entry = resolveSigningKey(algorithm, options?.keyId);
-    const raw = await signRaw(entry, toBytes(input), options?.sessionId);
+    const raw = await signRaw(entry, input, options?.sessionId);
     return { algorithm, value: encodeBase64(raw), key_id: entry.keyId };
   };
 

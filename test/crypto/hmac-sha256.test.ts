@@ -31,4 +31,14 @@ describe('HMAC-SHA256 envelope signatures (ACS §10)', () => {
       expect(await hmac.verify(Buffer.from(input + ' '), Buffer.from(expected, 'base64'), { sessionId: v.session_id, keyId: v.key_id })).toBe(false);
     });
   }
+
+  it('a canonical text is MACed as its UTF-8 bytes (non-ASCII and non-BMP included)', async () => {
+    const hmac = new HmacSha256(ikm);
+    const ctx = { sessionId: v.session_id, keyId: v.key_id };
+    const text = '{"note":"caf\u00e9 \ud83d\ude00 \u2028","n":1}';
+    const mac = hmac.signSync(new TextEncoder().encode(text), ctx);
+    expect(Buffer.from(hmac.signSync(text, ctx)).toString('hex')).toBe(Buffer.from(mac).toString('hex'));
+    expect(await hmac.verify(text, mac, ctx)).toBe(true);
+    expect(await hmac.verify(text.replace('caf', 'cav'), mac, ctx)).toBe(false);
+  });
 });

@@ -14,13 +14,13 @@ import type { EnvelopeSignature, SignatureAlgorithm, SigningContext } from '../.
 export interface EnvelopeSignatures {
   /** Advertised in ServerHello.signature_algorithms_supported: only what is verified. */
   supportedAlgorithms(): string[];
-  /** True only for a well-formed, accepted signature that verifies over `input`. Never throws. */
-  verify(signature: unknown, input: Uint8Array, ctx: { sessionId: string; agentId?: string }): Promise<boolean>;
+  /** True only for a well-formed, accepted signature that verifies over `input` (bytes, or text as UTF-8). Never throws. */
+  verify(signature: unknown, input: Uint8Array | string, ctx: { sessionId: string; agentId?: string }): Promise<boolean>;
   /**
    * Signs an answer for the session; `keyId` is the request's key_id, echoed on the answer (GUIDE §7), and
    * `algorithm` the request's algorithm, so an answer can be signed the way the request was (§10).
    */
-  sign(input: Uint8Array, ctx: AnswerSigningContext): Promise<EnvelopeSignature>;
+  sign(input: Uint8Array | string, ctx: AnswerSigningContext): Promise<EnvelopeSignature>;
 }
 
 /** Whom an answer is signed for: the session, the request's key_id and (when known) the request's algorithm. */
@@ -89,26 +89,25 @@ export type SignatureLocation = 'params' | 'result' | 'error';
 const utf8 = new TextEncoder();
 
 /**
- * JCS(envelope minus `<location>.signature`) as UTF-8 bytes, and `memberWith(signature)`: the JCS of the
+ * JCS(envelope minus `<location>.signature`) as text (signers hash its UTF-8), and `memberWith(signature)`: the JCS of the
  * `<location>` member with that signature, built from the same canonicalisation (the request's params as the
  * chain hashes them, the answer's result as the store keeps it). Throws when the envelope cannot be canonicalised.
  */
-export function signingText(envelope: Record<string, unknown>, location: SignatureLocation): { input: Uint8Array; memberWith(signature: unknown): string } {
+export function signingText(envelope: Record<string, unknown>, location: SignatureLocation): { input: string; memberWith(signature: unknown): string } {
   const member = envelope[location];
   if (member === null || typeof member !== 'object' || Array.isArray(member)) {
-    const text = canonicalJson(envelope);
-    return { input: utf8.encode(text), memberWith: () => { throw new TypeError(`${location} is not an object`); } };
+    return { input: canonicalJson(envelope), memberWith: () => { throw new TypeError(`${location} is not an object`); } };
   }
   const split = canonicalJsonWithout(member as Record<string, unknown>, 'signature');
   // The envelope is the member's text in the member's place among the envelope's other (small) members.
   const outer = canonicalJsonWithout(envelope, location);
   const text = outer.withMemberText(split.text);
-  return { input: utf8.encode(text), memberWith: (signature) => split.withMember(signature) };
+  return { input: text, memberWith: (signature) => split.withMember(signature) };
 }
 
 /** JCS(envelope minus `<location>.signature`) as UTF-8 bytes. Throws when the envelope cannot be canonicalised. */
 export function signingInput(envelope: Record<string, unknown>, location: SignatureLocation): Uint8Array {
-  return signingText(envelope, location).input;
+  return utf8.encode(signingText(envelope, location).input);
 }
 
 const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
