@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { RE2JS } from 're2js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { evaluateQuery } from '../../../src/rego/index.ts';
 import { IrregexpPattern, irregexpFor, linearFallbackInForce, setIrregexpEnabled, translateRe2, type Found } from '../../../src/rego/builtins/host/regex-irregexp.ts';
 import { call } from './call.ts';
 
@@ -237,6 +238,15 @@ describe('irregexp path of the regex builtins', () => {
     expect(translateRe2('[0-9]+', false)?.runeSensitive).toBe(false);
     // JS stops a loop on an empty iteration where Go goes on: found by the property test, so refused.
     expect(translateRe2('(?:[a-c]??)*', false)).toBeNull();
+  });
+
+  it('through Wasm a lone surrogate in the input reaches the builtins as U+FFFD, a surrogate pair intact', async () => {
+    const rs = await evaluateQuery({
+      sources: [{ file: 'p.rego', text: 'package p\n\nx := [regex.find_n(".", input.s, -1), regex.find_n("[0-9]+", input.s, -1)]\n' }],
+      query: 'data.p.x = v',
+      input: { s: 'a\ud83d\u{1f600}1\ude00' },
+    });
+    expect(rs).toEqual([{ v: [['a', '\ufffd', '\u{1f600}', '1', '\ufffd'], ['1']] }]);
   });
 
   it('capture groups inside a quantifier are reported by re2js (Go keeps the last iteration)', () => {
