@@ -180,6 +180,29 @@ describe('native builtins', () => {
     expect(withFallback).toEqual(['guardian.sprintf', 'lower', 'replace', 'strings.replace_n', 'upper']);
   });
 
+  it('strings order byte-wise (UTF-8, as Go) whatever their length and where they first differ', () => {
+    let seed = 0x3c6ef372;
+    const rnd = (n: number) => {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      return (seed >>> 0) % n;
+    };
+    const alphabet = ['a', 'b', 'z', 'A', '0', 'é', 'ÿ', '€'];
+    const word = (len: number) => Array.from({ length: len }, () => alphabet[rnd(alphabet.length)]).join('');
+    const strings: string[] = [];
+    for (let k = 0; k < 60; k++) {
+      const prefix = word(rnd(20));
+      strings.push(prefix + word(rnd(4)), prefix + word(rnd(12)));
+    }
+    const byteOrder = [...strings].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    expect(JSON.parse(call('sort', JSON.stringify([strings])))).toEqual(byteOrder);
+    for (let k = 0; k + 1 < strings.length; k += 2) {
+      const [a, b] = [strings[k], strings[k + 1]];
+      expect(call('lt', JSON.stringify([a, b])), `${a} < ${b}`).toBe(String(Buffer.compare(Buffer.from(a), Buffer.from(b)) < 0));
+    }
+  });
+
   it('native results agree between the fast and the slow path', () => {
     expect(both.fast.evaluate([0.1, 0.2], 'plus')).toEqual(both.slow.evaluate([0.1, 0.2], 'plus'));
     expect(both.fast.evaluate([[3, 1, 2]], 'sort')).toEqual([{ result: [1, 2, 3] }]);
