@@ -234,7 +234,12 @@ export class LifecycleNode {
 
   /** #loadChecked, plus the version loaded into the worker pool when the node serves from one. */
   async #loadForServing(sha256: string, given?: Uint8Array): Promise<LoadedVersion> {
-    const version = await this.#loadChecked(sha256, given);
+    return this.#intoPool(await this.#loadChecked(sha256, given), given);
+  }
+
+  /** A checked version, also loaded into the worker pool when the node serves from one. */
+  async #intoPool(version: LoadedVersion, given?: Uint8Array): Promise<LoadedVersion> {
+    const sha256 = version.sha256;
     const size = this.options.poolSize;
     if (!size) return version;
     const started = performance.now();
@@ -270,14 +275,15 @@ export class LifecycleNode {
     return this.#exclusive(() => this.#activate(ref, by));
   }
 
-  async #activate(ref: string, by: string): Promise<ActivationResult> {
+  /** `prepared`: the bundle `ref` names, already loaded and smoke-tested here (push with activation). */
+  async #activate(ref: string, by: string, prepared?: LoadedVersion): Promise<ActivationResult> {
     const started = performance.now();
     let target: RegisteredBundle | undefined;
     try {
       const before = this.#slot ? null : await this.registry.active();
       target = await this.registry.resolve(ref);
       const resolved = performance.now();
-      const version = await this.#loadForServing(target.sha256);
+      const version = prepared?.sha256 === target.sha256 ? await this.#intoPool(prepared) : await this.#loadForServing(target.sha256);
       const loaded = performance.now();
       let activationId: number;
       try {
@@ -314,6 +320,16 @@ export class LifecycleNode {
 
   /** Registers bytes (content-addressed) and optionally activates them. */
   async push(bytes: Uint8Array, options: { source: string | null; activate?: boolean; by: string }): Promise<{ record: RegisteredBundle; activation?: ActivationResult }> {
+    if (options.activate) {
+      const prepared = await this.#prepare(bytes);
+      if (prepared) {
+        const record = await this.registry.register(bytes, options.source, prepared.unpacked.manifest);
+        await this.registry.audit(options.by, 'push', `${record.revision} ${record.sha256}`, 'ok', options.source ?? undefined);
+        return { record, activation: await this.#exclusive(() => this.#activate(record.sha256, options.by, prepared)) };
+      }
+      // Refused for a reason other than a malformed bundle (signature, smoke file, load): registered and refused
+      // by the activation below, as before (the failure path only).
+    }
     // Unpacked and checked once (serving: in the unpack worker, a 1 MB bundle is tens of ms of parsing); the
     // activation that follows re-uses it (registry.unpacked) instead of parsing the data again.
     const verification = this.options.verification;
@@ -332,6 +348,21 @@ export class LifecycleNode {
     }
     // A refused check is refused again (and audited) by the activation.
     return { record, activation: await this.activate(record.sha256, options.by) };
+  }
+
+  /**
+   * Push with activation: the bundle is loaded (the unpack leaves a sole /data.json to the engine's parser, as a
+   * first activation does: 2 MB of JSON is parsed once, by the module) and smoke-tested before it is registered,
+   * and the activation swaps that engine in. A malformed bundle (data included) is refused here and never
+   * registered; undefined when it is refused for another reason, which the activation reports.
+   */
+  async #prepare(bytes: Uint8Array): Promise<LoadedVersion | undefined> {
+    try {
+      return await this.#loadChecked(sha256Hex(bytes), bytes);
+    } catch (e) {
+      if (e instanceof LifecycleError && e.code === 'invalid_bundle') throw e;
+      return undefined;
+    }
   }
 
   /** Re-activates the bundle that was active before the current one. */

@@ -111,10 +111,15 @@ describe('bundle unpacking off the event loop', () => {
         { name: '/smoke.json', data: enc.encode(JSON.stringify(smoke)) },
       ])));
     };
-    const first = (await node.push(withSmoke('deny'), { source: 'test', activate: true, by: 'ops' })).activation;
+    // Pushed (checked: unpacked here), then activated: not unpacked again.
+    const pushed = await node.push(withSmoke('deny'), { source: 'test', by: 'ops' });
+    const first = await node.activate(pushed.record.sha256, 'ops');
     expect(first).toMatchObject({ revision: 'smoke-deny', smokeCases: 1, phasesMs: { unpack: 0 } });
+    // Pushed with activation: loaded and smoke-tested once, before registration; the activation swaps that engine in.
     const second = (await node.push(withSmoke('ask'), { source: 'test', activate: true, by: 'ops' })).activation;
-    expect(second).toMatchObject({ revision: 'smoke-ask', smokeCases: 1, phasesMs: { unpack: 0 } });
+    expect(second).toMatchObject({ revision: 'smoke-ask', smokeCases: 1 });
+    expect(second?.phasesMs.unpack).toBeGreaterThan(0);
+    expect((await node.engine.evaluate(input)).decision).toEqual({ decision: 'ask', reasoning: 'ask' });
     const back = await node.rollback('ops');
     expect(back).toMatchObject({ revision: 'smoke-deny', smokeCases: 1, phasesMs: { read: expect.any(Number), unpack: 0 } });
     expect((await node.engine.evaluate(input)).decision).toEqual({ decision: 'deny', reasoning: 'deny' });
@@ -163,6 +168,13 @@ describe('bundle unpacking off the event loop', () => {
     const pushed = await node.push(tarball('{"verdict": 1,}'), { source: 'test', by: 'ops' }).catch((e: unknown) => e);
     expect((pushed as LifecycleError).code).toBe('invalid_bundle');
     expect((pushed as LifecycleError).message).toMatch(/^\/data\.json: invalid JSON: /);
+    // With activation the engine's parser refuses it (the unpack does not parse the data), before registering too.
+    const registered = (await registry.list()).length;
+    const pushedActive = await node.push(tarball('{"verdict": 2,}'), { source: 'test', activate: true, by: 'ops' }).catch((e: unknown) => e);
+    expect((pushedActive as LifecycleError).code).toBe('invalid_bundle');
+    expect((pushedActive as LifecycleError).message).toMatch(/^\/data\.json: invalid JSON: /);
+    expect(await registry.list()).toHaveLength(registered);
+    expect(node.engine.revision).toBe(before);
 
     // The same well-formed text activates from the store and decides with its data.
     const fine = await registry.register(tarball(good), 'cli');
