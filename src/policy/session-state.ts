@@ -309,8 +309,11 @@ function withMember<T>(obj: Readonly<Record<string, T>>, key: string, value: T):
 
 /** `[...list, item]` keeping only the newest `keep` items (the bounded history arrays). */
 function appendBounded<T>(list: readonly T[], item: T, keep: number): T[] {
-  const grown = [...list, item];
-  return grown.length > keep ? grown.slice(grown.length - keep) : grown;
+  if (keep <= 0) return [];
+  // One copy of the kept tail (the tool-call history is 200 long: spread then slice copied it twice per call).
+  const kept = list.slice(Math.max(0, list.length + 1 - keep));
+  kept.push(item);
+  return kept;
 }
 
 function toolOf(method: string, payload: JsonObject): { tool?: string; capability?: string; isToolCall: boolean } {

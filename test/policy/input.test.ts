@@ -33,6 +33,24 @@ function run(steps: [string, Json][], state = initialSessionState({ session_id: 
 }
 
 describe('advanceSessionState', () => {
+  it('keeps the newest N of the bounded histories, oldest first, and leaves the prior state untouched', () => {
+    const tools = ['a', 'b', 'c', 'd', 'e'];
+    let s = initialSessionState({ session_id: SESSION, agent_id: 'agent-1' });
+    const states: SessionState[] = [];
+    for (const [i, tool] of tools.entries()) {
+      s = advanceSessionState(s, 'steps/toolCallRequest', params({ tool: { name: tool }, arguments: {} }, { timestamp: `2026-03-01T10:00:0${i}Z` }), { recentToolCalls: 3, recentSteps: 2 });
+      states.push(s);
+    }
+    expect(s.recent_tool_calls.map(([tool]) => tool)).toEqual(['c', 'd', 'e']);
+    expect(s.recent_tool_calls.map(([, at]) => at)).toEqual([2, 3, 4].map((i) => Date.parse(`2026-03-01T10:00:0${i}Z`)));
+    expect(s.recent_steps.map((r) => r.tool)).toEqual(['d', 'e']);
+    expect(states[1].recent_tool_calls.map(([tool]) => tool)).toEqual(['a', 'b']);
+    expect(states[2].recent_tool_calls.map(([tool]) => tool)).toEqual(['a', 'b', 'c']);
+    const none = advanceSessionState(s, 'steps/toolCallRequest', params({ tool: { name: 'f' }, arguments: {} }), { recentToolCalls: 0, recentSteps: 0 });
+    expect(none.recent_tool_calls).toEqual([]);
+    expect(none.recent_steps).toEqual([]);
+  });
+
   it('counts turns, steps and tool calls per turn and per tool', () => {
     const s = run([
       ['steps/sessionStart', params({})],
