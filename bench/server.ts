@@ -92,9 +92,12 @@ function mapStore(): GuardianStore {
       const seq = (head?.seq ?? -1) + 1;
       const entryHash = computeEntryHash(step.entry.content, previousHash);
       heads.set(sessionId, { seq, entryHash });
+      // What any store does with the step's texts (serialise them), not a parse back: the pipeline never
+      // mutates a state it committed, so the row keeps the objects.
       void JSON.stringify(step.decision.result);
+      void JSON.stringify(step.session.state);
       const s = sessions.get(sessionId);
-      if (s) Object.assign(s, JSON.parse(JSON.stringify(step.session)) as Partial<SessionRecord>);
+      if (s) Object.assign(s, step.session as Partial<SessionRecord>);
       return { status: 'committed', appended: { seq, entryHash, previousHash } };
     },
     getChainHead: async (id) => heads.get(id) ?? null,
