@@ -67,6 +67,10 @@ describe('dispatch: protocol faults', () => {
     const lone = await h.post(text.replace('"value":"hi"', '"value":"\\ud800x"'));
     expect(errorOf(lone).code).toBe(-32600);
     expect(errorOf(lone).data?.pointer).toBe('/params/payload/content/0/value');
+    const escaped = await h.post(text.replace('"payload":{', '"payload":{"a/b~c":[0,{"n":1e400}],'));
+    expect(errorOf(escaped).data?.pointer).toBe('/params/payload/a~1b~0c/1/n');
+    const loneKey = await h.post(text.replace('"payload":{', '"payload":{"k\\udc00":1,'));
+    expect(errorOf(loneKey).data?.pointer).toBe('/params/payload/k\udc00');
   });
 
   it('-32600 for 10k-deep nesting, answered without a crash', async () => {

@@ -18,30 +18,44 @@ export function recoverableId(value: unknown): JsonRpcId | null {
  * well-formed Unicode) are refused before any signature or policy work.
  */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const isWellFormed = (s: string): boolean => !LONE_SURROGATE.test(s);
+const ANY_SURROGATE = /[\uD800-\uDFFF]/;
+const isWellFormed = (s: string): boolean => !ANY_SURROGATE.test(s) || !LONE_SURROGATE.test(s);
 
 export function canonicalisationProblem(value: unknown, pointer = ''): { pointer: string; message: string } | null {
+  // The walk keeps the path as names; the pointer text is only built for the value that fails.
+  const path: (string | number)[] = [];
+  const message = problemAt(value, path);
+  if (message === null) return null;
+  return { pointer: pointer + path.map((p) => '/' + String(p).replace(/~/g, '~0').replace(/\//g, '~1')).join(''), message };
+}
+
+/** The first problem under `value`, with `path` left pointing at it; null (and `path` unchanged) when none. */
+function problemAt(value: unknown, path: (string | number)[]): string | null {
   if (typeof value === 'number') {
-    if (!Number.isFinite(value)) return { pointer, message: 'number is out of the IEEE-754 double range' };
+    if (!Number.isFinite(value)) return 'number is out of the IEEE-754 double range';
     if (Number.isInteger(value) && !Number.isSafeInteger(value) && Math.abs(value) < 1e21) {
-      return { pointer, message: 'integer beyond 2^53 cannot be canonicalised without losing precision' };
+      return 'integer beyond 2^53 cannot be canonicalised without losing precision';
     }
     return null;
   }
-  if (typeof value === 'string') return isWellFormed(value) ? null : { pointer, message: 'string contains a lone surrogate' };
+  if (typeof value === 'string') return isWellFormed(value) ? null : 'string contains a lone surrogate';
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const problem = canonicalisationProblem(value[i], `${pointer}/${i}`);
+      path.push(i);
+      const problem = problemAt(value[i], path);
       if (problem) return problem;
+      path.pop();
     }
     return null;
   }
   if (value !== null && typeof value === 'object') {
-    for (const [key, member] of Object.entries(value)) {
-      const child = `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
-      if (!isWellFormed(key)) return { pointer: child, message: 'member name contains a lone surrogate' };
-      const problem = canonicalisationProblem(member, child);
+    for (const key in value) {
+      if (!Object.hasOwn(value, key)) continue;
+      path.push(key);
+      if (!isWellFormed(key)) return 'member name contains a lone surrogate';
+      const problem = problemAt((value as Record<string, unknown>)[key], path);
       if (problem) return problem;
+      path.pop();
     }
   }
   return null;
