@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openGuardianRuntime, resolveHmacKey } from '../../src/server/app.ts';
-import { createHttpApp, startHttpServer } from '../../src/server/http.ts';
+import { startHttpServer } from '../../src/server/http.ts';
 import { openStore } from '../../src/store/index.ts';
 import { constantDecisionEngine } from '../acs/fixtures/decision-module.ts';
 import { startHarness, type Harness } from '../acs/fixtures/harness.ts';
@@ -41,19 +41,6 @@ describe('POST /acs', () => {
     const a = (await res.json()) as { error: { code: number; data: { reason: string } } };
     expect(a.error.code).toBe(-32600);
     expect(a.error.data.reason).toBe('body_too_large');
-  });
-
-  it('the app’s own POST /acs route (for callers of app.fetch) answers as the server does', async () => {
-    const app = createHttpApp(h.guardian);
-    const ping = '{"jsonrpc":"2.0","id":7,"method":"system/ping","params":{}}';
-    const viaServer = await fetch(h.url + '?q=1', { method: 'POST', body: ping });
-    const viaApp = await app.request('/acs', { method: 'POST', body: ping, headers: { 'content-length': String(ping.length) } });
-    for (const res of [viaServer, viaApp]) expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    const [a, b] = [await viaServer.json(), await viaApp.json()] as { id: number; error?: { code: number } }[];
-    expect(a.id).toBe(7);
-    expect(b).toEqual(a);
-    const big = await app.request('/acs', { method: 'POST', body: 'x', headers: { 'content-length': String(2 * 1024 * 1024) } });
-    expect(((await big.json()) as { error: { data: { reason: string } } }).error.data.reason).toBe('body_too_large');
   });
 
   it('empty body → -32700; wrong verb → 405; unknown path → 404; answers are JSON', async () => {
