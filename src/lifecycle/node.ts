@@ -158,7 +158,7 @@ export class LifecycleNode {
       // instead of reading the tarball again, and a bundle that does not load is never registered.
       const { bytes, source } = this.options.initialBundle;
       version = await this.#loadForServing(sha256Hex(bytes), bytes);
-      const record = await this.registry.register(bytes, source, version.unpacked.manifest);
+      const record = await this.registry.register(bytes, source, version.unpacked.manifest, version.sha256);
       this.#lastActivationId = await this.registry.recordActivation(record.sha256, `startup:${this.replicaId}`);
     } else {
       throw new LifecycleError('not_found', 'no active policy bundle in the store and no initial bundle given');
@@ -323,7 +323,7 @@ export class LifecycleNode {
     if (options.activate) {
       const prepared = await this.#prepare(bytes);
       if (prepared) {
-        const record = await this.registry.register(bytes, options.source, prepared.unpacked.manifest);
+        const record = await this.registry.register(bytes, options.source, prepared.unpacked.manifest, prepared.sha256);
         await this.registry.audit(options.by, 'push', `${record.revision} ${record.sha256}`, 'ok', options.source ?? undefined);
         return { record, activation: await this.#exclusive(() => this.#activate(record.sha256, options.by, prepared)) };
       }
@@ -337,7 +337,7 @@ export class LifecycleNode {
     // A malformed tarball is not registered; a bundle refused for its signature or smoke file is, as before.
     if (checked instanceof LifecycleError && checked.code === 'invalid_bundle') throw checked;
     const manifest = checked instanceof Error ? (this.#slot ? await sharedUnpackThread().readManifest(bytes) : undefined) : checked.manifest;
-    const record = await this.registry.register(bytes, options.source, manifest);
+    const record = await this.registry.register(bytes, options.source, manifest, checked instanceof Error ? undefined : checked.sha256);
     if (!(checked instanceof Error)) this.registry.rememberUnpacked(checked);
     await this.registry.audit(options.by, 'push', `${record.revision} ${record.sha256}`, 'ok', options.source ?? undefined);
     if (!options.activate) {
@@ -358,7 +358,10 @@ export class LifecycleNode {
    */
   async #prepare(bytes: Uint8Array): Promise<LoadedVersion | undefined> {
     try {
-      return await this.#loadChecked(sha256Hex(bytes), bytes);
+      // Not #loadChecked: that needs the sha256 first, and the unpack hashes the bytes off the event loop.
+      const version = await loadVersion(bytes, this.options.engine, this.options.verification, this.#slot ? sharedUnpackThread() : undefined);
+      this.registry.rememberUnpacked(version.unpacked);
+      return version;
     } catch (e) {
       if (e instanceof LifecycleError && e.code === 'invalid_bundle') throw e;
       return undefined;
