@@ -95,7 +95,8 @@ function link(m: binaryen.Module, policy: Policy, options: LinkOptions): Uint8Ar
   const funcNames = new Map<string, { wasm: string; func: Func; index: number }>();
   funcs.forEach((f, index) => {
     if (funcNames.has(f.name)) throw new WasmLinkError(`duplicate IR function ${f.name}`);
-    funcNames.set(f.name, { wasm: `policy_func_${index}`, func: f, index });
+    // with GUARDIAN_WASM_NAMES the profile shows the Rego function (g0.data.acs.pii.shapes, …)
+    funcNames.set(f.name, { wasm: WASM_NAMES ? `policy_func_${index}:${f.name}` : `policy_func_${index}`, func: f, index });
   });
 
   // CallDynamicStmt mapping {g0: {pkg: {rule: tableIndex}}} over 2-parameter funcs with a path.
@@ -110,7 +111,7 @@ function link(m: binaryen.Module, policy: Policy, options: LinkOptions): Uint8Ar
       node = node[seg] as { [k: string]: StaticValue };
     });
     node[f.path[f.path.length - 1]] = tableFuncs.length;
-    tableFuncs.push(`policy_func_${index}`);
+    tableFuncs.push(funcNames.get(f.name)!.wasm);
   });
   const usesDynamic = funcs.some((f) => f.blocks.some(blockUsesDynamic)) || plans.some((p) => p.blocks.some(blockUsesDynamic));
 
