@@ -176,6 +176,8 @@ const cases: Array<[string, unknown[], boolean]> = [
   // first and last byte, high bytes, and the PII shape table itself
   ['strings.replace_n', [{ '1': '0', '2': '0', A: 'a' }, '12 Apples, 21 BANANAS 2'], true],
   ['strings.replace_n', [{ ' ': '', '-': '' }, '4111 1111-1111 1111 -'], true],
+  ['strings.replace_n', [{ ' ': '', '-': '' }, '0000 0000-0000 0000 and 000-00-0000 in a longer text without a trailing match'], true],
+  ['strings.replace_n', [{ ' ': '', '-': '' }, 'no_separators_in_this_text_at_all_0000'], true],
   ['strings.replace_n', [{ a: 'XYZ', b: '', c: 'c' }, 'abcabc-cab'], true],
   ['strings.replace_n', [{ q: 'x', z: 'y' }, 'nothing to map here'], true],
   ['strings.replace_n', [{ x: 'é', é: 'e' }, 'xé'], true],
@@ -250,10 +252,15 @@ describe('native string builtins agree with the host implementations', () => {
     // mostly `0`, as in a PII shape of digit-heavy text, so candidates are frequent and runs long
     const alphabet = ['0', '0', '0', '0', 'A', '-', ' ', 'a', '.', 'é'];
     const word = (len: number) => Array.from({ length: len }, () => alphabet[rnd(alphabet.length)]).join('');
-    const needles = ['000-00-0000', '00000000A', 'AA00 0', '000 000 000', '0000000000000', '000000000000', '00', '000', 'A0-', '0é'];
-    for (let k = 0; k < 300; k++) {
-      const text = word(rnd(90));
-      const needle = k % 3 === 0 ? word(2 + rnd(6)) : k % 3 === 1 ? '0'.repeat(2 + rnd(14)) : needles[rnd(needles.length)];
+    const needles = ['000-00-0000', '00000000A', 'AA00 0', '000 000 000', '0000000000000', '000000000000', '00', '000', 'A0-', '0é', '000-00-0000 0000-0000 A'];
+    for (let k = 0; k < 400; k++) {
+      const needle = k % 3 === 0 ? word(2 + rnd(20)) : k % 3 === 1 ? '0'.repeat(2 + rnd(14)) : needles[rnd(needles.length)];
+      let text = word(rnd(90));
+      if (k % 2) {
+        // plant the needle (a match at a random offset, possibly near the end)
+        const at = rnd(text.length + 1);
+        text = text.slice(0, at) + needle + text.slice(at, at + rnd(20));
+      }
       for (const [name, args] of [
         ['indexof', [text, needle]],
         ['split', [text, needle]],
@@ -275,7 +282,8 @@ describe('native string builtins agree with the host implementations', () => {
     const alphabet = [...'0123456789ABCDEFabcdef -.', '\u0000', 'é'];
     for (let k = 0; k < 200; k++) {
       const map: Record<string, string> = {};
-      for (let j = rnd(12); j > 0; j--) map[alphabet[rnd(alphabet.length - 1)]] = ['0', 'A', 'x', '', 'XY', '\u0000'][rnd(k % 2 ? 3 : 6)];
+      // odd k: one-byte values; k % 4 == 2: every value empty (deletion); otherwise mixed
+      for (let j = rnd(12); j > 0; j--) map[alphabet[rnd(alphabet.length - 1)]] = k % 4 === 2 ? '' : ['0', 'A', 'x', '', 'XY', '\u0000'][rnd(k % 2 ? 3 : 6)];
       const text = Array.from({ length: rnd(70) }, () => alphabet[rnd(alphabet.length)]).join('');
       const args = [map, text];
       hostCalls = [];
@@ -302,6 +310,10 @@ describe('native string builtins agree with the host implementations', () => {
       ['indexof', ['the eye sees every eerie eel '.repeat(3) + 'e'.repeat(7) + 'eyJhbGciOi', 'eyJ']],
       ['indexof', ['e'.repeat(64) + 'ey', 'ey']],
       ['indexof', ['e'.repeat(64), 'ey']],
+      // candidates whose first 8 bytes match but whose tail does not (needles of 9–16 and of 17+ bytes)
+      ['indexof', ['-B000000000' + '1 ' + '-B0000000000'.repeat(3), '-B0000000000']],
+      ['indexof', ['-B' + '0'.repeat(19) + '1 ' + '-B' + '0'.repeat(20) + 'x'.repeat(20), '-B' + '0'.repeat(20)]],
+      ['indexof', ['x'.repeat(20) + '-B00000', '-B000']],
     ] as const) {
       hostCalls = [];
       expect(native(lax, name, [...args]), name).toEqual(host(name, [...args]));

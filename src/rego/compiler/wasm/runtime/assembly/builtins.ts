@@ -443,13 +443,27 @@ export function indexOfBytes(hp: usize, m: u32, np: usize, n: u32, from: u32): i
   if (uniform && scan == n) return indexOfRun(hp, first, n, i, last);
   const b1 = load<u8>(np + j1), b2 = load<u8>(np + j2);
   const pattern1 = i8x16.splat(b1), pattern2 = i8x16.splat(b2);
+  // Candidates are frequent in shapes (a space and a `0` at some distance), so they are checked with
+  // 8-byte words: the needle's first 8 bytes (masked below 8) and, up to 16, its last 8.
+  let head: u64 = 0, tail: u64 = 0, mask: u64 = -1;
+  if (n >= 8) {
+    head = load<u64>(np);
+    tail = load<u64>(np + n - 8);
+  } else {
+    for (let j: u32 = 0; j < n; j++) head |= <u64>load<u8>(np + j) << (j << 3);
+    mask = (<u64>1 << (n << 3)) - 1;
+  }
+  const textEnd = hp + m;
   // reads bytes [i + j, i + j + 16) for j < n: within the text while i + 16 <= last + 1
   for (; i + 16 <= last + 1; i += 16) {
     let hits = i8x16.bitmask(v128.and(i8x16.eq(v128.load(hp + i + j1), pattern1), i8x16.eq(v128.load(hp + i + j2), pattern2)));
     while (hits != 0) {
       const at = hp + i + ctz(hits);
-      if (bytesEqual(at, np, n)) return <i32>(at - hp);
       hits &= hits - 1;
+      if (n >= 8) {
+        if (load<u64>(at) != head) continue;
+        if (n <= 16 ? load<u64>(at + n - 8) == tail : bytesEqual(at + 8, np + 8, n - 8)) return <i32>(at - hp);
+      } else if (at + 8 <= textEnd ? (load<u64>(at) & mask) == head : bytesEqual(at, np, n)) return <i32>(at - hp);
     }
   }
   for (; i <= last; i++) {

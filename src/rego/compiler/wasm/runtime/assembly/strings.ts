@@ -385,7 +385,7 @@ export function bi_strings_replace_n(patterns: usize, s: usize): usize {
   if (!strArg("strings.replace_n", s, ": operand 2")) return 0;
   const n = lenOf(patterns);
   memory.fill(FIRST_BYTES, 0, 32);
-  let oneByteKeys = true, oneByteValues = true;
+  let oneByteKeys = true, oneByteValues = true, emptyValues = true;
   for (let k: u32 = 0; k < n; k++) {
     const key = entryKey(patterns, k), val = entryVal(patterns, k);
     if (!isT(key, T_STRING) || !isT(val, T_STRING) || lenOf(key) == 0) return HOST_FALLBACK;
@@ -393,8 +393,13 @@ export function bi_strings_replace_n(patterns: usize, s: usize): usize {
     store<u8>(FIRST_BYTES + (b >> 3), load<u8>(FIRST_BYTES + (b >> 3)) | <u8>(1 << (b & 7)));
     if (lenOf(key) != 1) oneByteKeys = false;
     if (lenOf(val) != 1) oneByteValues = false;
+    if (lenOf(val) != 0) emptyValues = false;
   }
-  if (oneByteKeys) return replaceBytes(patterns, n, s, oneByteValues);
+  if (oneByteKeys) {
+    if (oneByteValues && byteRanges(patterns, n, false)) return replaceByteRanges(s);
+    if (emptyValues && byteRanges(patterns, n, true)) return deleteByteRanges(s);
+    return replaceBytes(patterns, n, s, oneByteValues);
+  }
   const p = strPtr(s), m = lenOf(s);
   // pass 1 sizes the result (and finds out whether anything matches), pass 2 writes it
   let total: u32 = 0;
@@ -426,7 +431,6 @@ export function bi_strings_replace_n(patterns: usize, s: usize): usize {
  * One-byte values map byte to byte (same length, one pass after the first hit).
  */
 function replaceBytes(patterns: usize, n: u32, s: usize, oneByteValues: bool): usize {
-  if (oneByteValues && byteRanges(patterns, n)) return replaceByteRanges(s);
   const p = strPtr(s), m = lenOf(s);
   let first: u32 = 0;
   while (first < m && !isKeyByte(load<u8>(p + first))) first++;
@@ -466,10 +470,10 @@ function replaceBytes(patterns: usize, n: u32, s: usize, oneByteValues: bool): u
  * Whether the one-byte keys form at most RANGES runs of consecutive bytes with one value each (digits →
  * `0`, capitals → `A`): then the map is a few SIMD range tests per 16 bytes. Unused slots repeat the first.
  */
-function byteRanges(patterns: usize, n: u32): bool {
+function byteRanges(patterns: usize, n: u32, deleting: bool): bool {
   let count: u32 = 0;
   for (let k: u32 = 0; k < n; k++) {
-    const b = load<u8>(strPtr(entryKey(patterns, k))), v = load<u8>(strPtr(entryVal(patterns, k)));
+    const b = load<u8>(strPtr(entryKey(patterns, k))), v: u8 = deleting ? 0 : load<u8>(strPtr(entryVal(patterns, k)));
     const r = RANGE_LO + (count - 1) * 3;
     if (count > 0 && <u32>b == <u32>load<u8>(r) + <u32>load<u8>(r, 1) + 1 && v == load<u8>(r, 2)) {
       store<u8>(r, load<u8>(r, 1) + 1, 1);
@@ -536,6 +540,41 @@ function replaceByteRanges(s: usize): usize {
   }
   for (; i < m; i++) store<u8>(out + i, mapByRanges(load<u8>(p + i)));
   return rt_string(out, m);
+}
+
+/** replace_n whose keys (≤ RANGES runs of bytes) all map to "": the compact shape drops spaces and hyphens. */
+function deleteByteRanges(s: usize): usize {
+  const p = strPtr(s), m = lenOf(s);
+  const lo0 = i8x16.splat(rangeLo(0)), lo1 = i8x16.splat(rangeLo(1)), lo2 = i8x16.splat(rangeLo(2)), lo3 = i8x16.splat(rangeLo(3));
+  const sp0 = i8x16.splat(rangeSpan(0)), sp1 = i8x16.splat(rangeSpan(1)), sp2 = i8x16.splat(rangeSpan(2)), sp3 = i8x16.splat(rangeSpan(3));
+  let out: usize = 0, o: usize = 0; // allocated at the first deleted byte (the result is never longer)
+  let i: u32 = 0;
+  for (; i + 16 <= m; i += 16) {
+    const v = v128.load(p + i);
+    const drop = i8x16.bitmask(v128.or(
+      v128.or(i8x16.le_u(i8x16.sub(v, lo0), sp0), i8x16.le_u(i8x16.sub(v, lo1), sp1)),
+      v128.or(i8x16.le_u(i8x16.sub(v, lo2), sp2), i8x16.le_u(i8x16.sub(v, lo3), sp3)),
+    ));
+    if (drop == 0) {
+      if (out != 0) { v128.store(o, v); o += 16; }
+      continue;
+    }
+    if (out == 0) { out = opa_malloc(<usize>m); memory.copy(out, p, i); o = out + i; }
+    // every byte is written, the cursor moves past the kept ones
+    for (let k: u32 = 0; k < 16; k++) {
+      store<u8>(o, load<u8>(p + i + k));
+      o += ((drop >>> k) & 1) ^ 1;
+    }
+  }
+  for (; i < m; i++) {
+    const b = load<u8>(p + i);
+    if (inRanges(b)) {
+      if (out == 0) { out = opa_malloc(<usize>m); memory.copy(out, p, i); o = out + i; }
+      continue;
+    }
+    if (out != 0) store<u8>(o++, b);
+  }
+  return out == 0 ? s : rt_string(out, <u32>(o - out));
 }
 
 @inline function isKeyByte(b: u8): bool { return (load<u8>(FIRST_BYTES + (b >> 3)) & (1 << (b & 7))) != 0; }
