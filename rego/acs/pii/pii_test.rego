@@ -122,6 +122,14 @@ test_text_without_digits_gets_no_shape if {
 	pii.shapes["/content/0/value"] == "Ab0" with input as user_message("Ab7")
 }
 
+# Digits are told from the shape's `0`s, and a `0` is its own shape: a text whose only digits are zeros
+# keeps its shape and runs the categories whose shape it has.
+test_text_with_only_zero_digits_keeps_its_shape if {
+	pii.shapes["/content/0/value"] == "ssn 000-00-0000" with input as user_message("ssn 000-00-0000")
+	pii.may_match("us_ssn", "/content/0/value") with input as user_message("ssn 000-00-0000")
+	not pii.may_match("iban", "/content/0/value") with input as user_message("ssn 000-00-0000")
+}
+
 digit_categories := {"phone", "national_phone", "credit_card", "iban", "us_ssn", "uk_nino", "es_dni", "in_aadhaar"}
 
 # Log lines have digits (dates, times, amounts, ids, addresses, versions) but none of the shapes above.
