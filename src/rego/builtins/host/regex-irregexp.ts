@@ -349,25 +349,29 @@ function emit(n: Node, keepCaptures: boolean): string {
  * X{min,max} as pieces the linear engine accepts: the mandatory copies in chunks of X{c}, then the optional
  * ones as X{0,k} or, past the limit, as nested optionals (X(X(X)?)?)? — the same priorities as X{min,max}
  * for a body that cannot match empty, which checkQuantifiers guarantees.
+ *
+ * Every optional copy is spelled (?:X|\b\B): the second alternative never matches (no place is both a word
+ * boundary and not one), but it stops irregexp from running the loop as a "greedy loop", whose giving back
+ * of characters is not counted as backtracking. Uncounted, `[0-9]+x` on 64 KiB of digits takes seconds
+ * (quadratic: every start position rescans the run) and never reaches the linear fallback; counted, it falls
+ * back after 50,000 backtracks.
  */
 function emitRepeat(n: Extract<Node, { k: 'rep' }>, keepCaptures: boolean): string {
   const body = emit(n.body, keepCaptures);
-  // A class or group is already one atom; irregexp loops over a bare class faster than over a group.
+  // A class or group is already one atom.
   const x = n.body.k === 'class' || n.body.k === 'any' || n.body.k === 'group' ? body : `(?:${body})`;
+  const counted = `(?:${body}|\\b\\B)`;
   const q = n.lazy ? '?' : '';
   const chunk = Math.max(1, Math.floor(LINEAR_REPLICATION_LIMIT / replication(n.body)));
-  if (n.max === Infinity && n.min + 1 <= chunk) return n.min === 0 ? `${x}*${q}` : n.min === 1 ? `${x}+${q}` : `${x}{${n.min},}${q}`;
-  if (n.max <= chunk) {
-    if (n.min === n.max) return n.min === 1 ? x : `${x}{${n.min}}`;
-    return n.min === 0 && n.max === 1 ? `${x}?${q}` : `${x}{${n.min},${n.max}}${q}`;
-  }
   let out = '';
   for (let left = n.min; left > 0; left -= chunk) out += Math.min(left, chunk) === 1 ? x : `${x}{${Math.min(left, chunk)}}`;
-  if (n.max === Infinity) return `${out}${x}*${q}`;
+  if (n.max === Infinity) return `${out}${counted}*${q}`;
   const optional = n.max - n.min;
-  if (optional <= chunk) return optional === 0 ? out : `${out}${x}{0,${optional}}${q}`;
+  if (optional === 0) return out;
+  if (optional === 1) return `${out}${counted}?${q}`;
+  if (optional <= chunk) return `${out}${counted}{0,${optional}}${q}`;
   let nested = '';
-  for (let k = 0; k < optional; k++) nested = `(?:${x}${nested})?${q}`;
+  for (let k = 0; k < optional; k++) nested = `(?:${x}${nested}|\\b\\B)?${q}`;
   return out + nested;
 }
 
@@ -432,10 +436,28 @@ export interface Found {
 
 const SURROGATE = /[\ud800-\udfff]/;
 
+/**
+ * Longest text irregexp is given. Once a match has burnt its 50,000 backtracks, V8's linear engine finishes
+ * it at ~1-3 µs a character (re2js scans at ~0.25 µs and skips texts lacking a required literal), so on
+ * long runs of letters or digits irregexp+fallback costs several times re2js: 4 ms against 1.6 ms for the
+ * email pattern on 4 KiB of base64 holding an '@'. Below this length that worst case stays around a
+ * millisecond.
+ */
+export const IRREGEXP_MAX_TEXT = 2048;
+
+/** A call slower than this (µs) for its text length sends longer texts of that pattern to re2js. */
+const slowCallMicros = (length: number) => 50 + 0.5 * length;
+
 /** A translated pattern compiled by irregexp; each method returns undefined when re2js must answer. */
 export class IrregexpPattern {
   private readonly once: RegExp;
   private readonly global: RegExp;
+  /**
+   * Texts this long or longer go to re2js: starts at IRREGEXP_MAX_TEXT + 1 and halves below the length of
+   * each call that was slow (the text made irregexp fall back), so repeated adversarial texts cost a few
+   * slow calls per pattern, not one per request. Timing only picks the engine; both give the same answer.
+   */
+  private re2jsFrom = IRREGEXP_MAX_TEXT + 1;
   /** `engineFlags` 'l' runs it on the linear engine outright (tests compare that engine with re2js too). */
   constructor(
     private readonly translation: Translation,
@@ -443,19 +465,36 @@ export class IrregexpPattern {
   ) {
     this.once = new RegExp(translation.source, engineFlags);
     this.global = new RegExp(translation.source, 'g' + engineFlags);
+    // V8 compiles a regex on its first runs (bytecode, then native code); do it here so that the timing
+    // below measures matching, not compilation.
+    for (let i = 0; i < 3; i++) {
+      this.once.test('');
+      this.global.lastIndex = 0;
+      this.global.exec('');
+    }
   }
 
   private canAnswer(s: string): boolean {
-    return !this.translation.runeSensitive || !SURROGATE.test(s);
+    return s.length < this.re2jsFrom && (!this.translation.runeSensitive || !SURROGATE.test(s));
+  }
+
+  private timed<T>(s: string, run: () => T): T {
+    const started = performance.now();
+    const result = run();
+    if ((performance.now() - started) * 1000 > slowCallMicros(s.length)) this.re2jsFrom = Math.min(this.re2jsFrom, Math.floor(s.length / 2));
+    return result;
   }
 
   test(s: string): boolean | undefined {
-    return this.canAnswer(s) ? this.once.test(s) : undefined;
+    return this.canAnswer(s) ? this.timed(s, () => this.once.test(s)) : undefined;
   }
 
-  /** Go's Regexp.allMatches: no empty match right after a match, at most n matches (all when n < 0). */
+/** Go's Regexp.allMatches: no empty match right after a match, at most n matches (all when n < 0). */
   findAll(s: string, n: number): Found[] | undefined {
-    if (!this.canAnswer(s)) return undefined;
+    return this.canAnswer(s) ? this.timed(s, () => this.findAllIn(s, n)) : undefined;
+  }
+
+  private findAllIn(s: string, n: number): Found[] {
     const limit = n < 0 ? s.length + 1 : n;
     const out: Found[] = [];
     const re = this.global;
