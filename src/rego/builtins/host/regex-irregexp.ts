@@ -449,7 +449,7 @@ const SURROGATE = /[\ud800-\udfff]/;
  */
 export const IRREGEXP_MAX_TEXT = 2048;
 
-/** A call slower than this (µs) for its text length sends longer texts of that pattern to re2js. */
+/** A call slower than this (µs) for its text length counts as slow (see IrregexpPattern.strikes). */
 const slowCallMicros = (length: number) => 50 + 0.5 * length;
 
 /** A translated pattern compiled by irregexp; each method returns undefined when re2js must answer. */
@@ -458,10 +458,13 @@ export class IrregexpPattern {
   private readonly global: RegExp;
   /**
    * Texts this long or longer go to re2js: starts at IRREGEXP_MAX_TEXT + 1 and halves below the length of
-   * each call that was slow (the text made irregexp fall back), so repeated adversarial texts cost a few
-   * slow calls per pattern, not one per request. Timing only picks the engine; both give the same answer.
+   * the call that makes `strikes` reach 3, so texts that keep making irregexp fall back cost a few slow calls
+   * per pattern, not one per request. A slow call adds a strike and a normal one takes 1/64 off: a call the
+   * OS happened to preempt on a loaded machine does not count for long. Timing only picks the engine; both
+   * give the same answer.
    */
   private re2jsFrom = IRREGEXP_MAX_TEXT + 1;
+  private strikes = 0;
   /** `engineFlags` 'l' runs it on the linear engine outright (tests compare that engine with re2js too). */
   constructor(
     private readonly translation: Translation,
@@ -485,7 +488,11 @@ export class IrregexpPattern {
   private timed<T>(s: string, run: () => T): T {
     const started = performance.now();
     const result = run();
-    if ((performance.now() - started) * 1000 > slowCallMicros(s.length)) this.re2jsFrom = Math.min(this.re2jsFrom, Math.floor(s.length / 2));
+    if ((performance.now() - started) * 1000 <= slowCallMicros(s.length)) this.strikes = Math.max(0, this.strikes - 1 / 64);
+    else if (++this.strikes >= 3) {
+      this.re2jsFrom = Math.min(this.re2jsFrom, Math.floor(s.length / 2));
+      this.strikes = 0;
+    }
     return result;
   }
 
