@@ -7,7 +7,7 @@
 // Run: `npm run bench lifecycle` (or `node --import tsx bench/lifecycle.ts`).
 // BENCH_ACTIVATIONS (default 30), BENCH_SECONDS (default 3) per throughput window.
 import { loadavg } from 'node:os';
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { constants as perfConstants, monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
 import { BundleRegistry, LifecycleNode, type ActivationResult } from '../src/lifecycle/index.ts';
 import { loadUnpacked } from '../src/lifecycle/slot.ts';
 import { readBundleManifest, unpackBundle } from '../src/lifecycle/unpack.ts';
@@ -34,6 +34,17 @@ async function timed(n: number, fn: (i: number) => Promise<ActivationResult | { 
   const loadBefore = load1();
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
+  // Pauses of the garbage collector on this thread: what the longest stalls are made of.
+  const gc = { major: 0, minor: 0, ms: 0, maxMs: 0 };
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      if ((e as unknown as { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) gc.major++;
+      else gc.minor++;
+      gc.ms += e.duration;
+      gc.maxMs = Math.max(gc.maxMs, e.duration);
+    }
+  });
+  gcObserver.observe({ entryTypes: ['gc'] });
   const cpu0 = process.cpuUsage();
   for (let i = 0; i < n; i++) {
     const t = performance.now();
@@ -44,9 +55,12 @@ async function timed(n: number, fn: (i: number) => Promise<ActivationResult | { 
   }
   const cpu = process.cpuUsage(cpu0);
   loop.disable();
+  await new Promise((r) => setImmediate(r));
+  gcObserver.disconnect();
   latencies.sort((x, y) => x - y);
   return `p50 ${pct(latencies, 0.5).toFixed(1)} ms, p99 ${pct(latencies, 0.99).toFixed(1)} ms, max ${latencies[latencies.length - 1].toFixed(1)} ms, ` +
-    `process cpu (all threads) ${((cpu.user + cpu.system) / 1000 / n).toFixed(1)} ms/activation, longest event-loop stall ${(loop.max / 1e6).toFixed(1)} ms; ` +
+    `process cpu (all threads) ${((cpu.user + cpu.system) / 1000 / n).toFixed(1)} ms/activation, longest event-loop stall ${(loop.max / 1e6).toFixed(1)} ms ` +
+    `(GC: ${gc.major} major + ${gc.minor} minor pauses, ${(gc.ms / n).toFixed(1)} ms/activation, longest ${gc.maxMs.toFixed(1)} ms); ` +
     `phase medians: ${[...phases].map(([name, xs]) => `${name} ${median(xs).toFixed(1)}`).join(', ')} ms; load average ${loadBefore} → ${load1()}`;
 }
 
