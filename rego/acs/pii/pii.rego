@@ -57,11 +57,24 @@ shapes[f.path] := shape if {
 # `0`. When every shape literal has one (the default), a text without a digit keeps no shape (and admits
 # no shape pre-filter). The shape pass and one scan for `0` (native, 16 bytes at a time) cost less than
 # scanning the text for each of the ten digits.
-digitless_shape_literals := {lit | some lit in shape_literals | compact_shape_literals; not contains(lit, "0")}
+# (Existence checks over the configured lists: no set is built for them on each evaluation.)
+shape_kept(shape) := count(shape_literals) + count(compact_shape_literals) > 0 if contains(shape, "0")
 
-shape_kept(shape) := count(shape_literals | compact_shape_literals) > 0 if contains(shape, "0")
+else := digitless_shape_literal_configured
 
-else := count(digitless_shape_literals) > 0
+default digitless_shape_literal_configured := false
+
+digitless_shape_literal_configured if {
+	some lits in shape_prefilter_lists
+	some lit in lits
+	not contains(lit, "0")
+}
+
+digitless_shape_literal_configured if {
+	some lits in compact_shape_prefilter_lists
+	some lit in lits
+	not contains(lit, "0")
+}
 
 present_shape_literals[path] := shape_literals_in(shape) if some path, shape in shapes
 

@@ -122,6 +122,15 @@ test_text_without_digits_gets_no_shape if {
 	pii.shapes["/content/0/value"] == "Ab0" with input as user_message("Ab7")
 }
 
+# A digitless literal in either list gives a digitless text its shape; digit-bearing literals do not.
+test_digitless_literal_in_either_list_keeps_the_shape_of_digitless_text if {
+	pii.shapes["/content/0/value"] == "plain text" with input as user_message("plain text")
+		with data.acs_config.pii.compact_shape_prefilters as {"x": ["AAAA"]}
+	not pii.shapes["/content/0/value"] with input as user_message("plain text")
+		with data.acs_config.pii.compact_shape_prefilters as {"x": ["0000"]}
+		with data.acs_config.pii.shape_prefilters as {"y": ["00"]}
+}
+
 # Digits are told from the shape's `0`s, and a `0` is its own shape: a text whose only digits are zeros
 # keeps its shape and runs the categories whose shape it has.
 test_text_with_only_zero_digits_keeps_its_shape if {
