@@ -24,7 +24,9 @@
 //   V8 does not count a greedy loop over a fixed-length body giving characters back, so every optional copy
 //   is spelled (?:X|\b\B) to make it count (see emitRepeat).
 // - Not slower than re2js by much. The linear engine is slow (~1-3 µs a character), so only texts up to
-//   IRREGEXP_MAX_TEXT go to irregexp, and a pattern whose call was slow sends longer texts to re2js.
+//   IRREGEXP_MAX_TEXT go to irregexp, and a pattern whose calls keep being slow sends longer texts to re2js.
+//   A text lacking a character every match needs (the '@' of an email) has no match without running a regex,
+//   as re2js's own pre-filter decides.
 import v8 from 'node:v8';
 
 v8.setFlagsFromString('--enable-experimental-regexp-engine');
@@ -301,6 +303,26 @@ function checkQuantifiers(n: Node, keepCaptures: boolean, inRep: boolean): void 
   }
 }
 
+/** Characters (codes) that every match of `n` contains. */
+const requiredChars = (n: Node): Set<number> => {
+  switch (n.k) {
+    case 'class':
+      return !n.neg && n.ranges.length === 1 && n.ranges[0][0] === n.ranges[0][1] ? new Set([n.ranges[0][0]]) : new Set();
+    case 'group':
+      return requiredChars(n.body);
+    case 'cat':
+      return new Set(n.items.flatMap((x) => [...requiredChars(x)]));
+    case 'alt': {
+      const [first, ...rest] = n.alts.map(requiredChars);
+      return new Set([...first].filter((c) => rest.every((r) => r.has(c))));
+    }
+    case 'rep':
+      return n.min > 0 ? requiredChars(n.body) : new Set();
+    default:
+      return new Set();
+  }
+};
+
 /** How many copies of its innermost atoms the linear engine makes for `n` (it refuses more than 16). */
 const replication = (n: Node): number => {
   switch (n.k) {
@@ -384,6 +406,8 @@ export interface Translation {
   source: string;
   /** The pattern can tell code units from runes: it may only answer for text without surrogates. */
   runeSensitive: boolean;
+  /** Characters every match contains: a text lacking one has no match (re2js skips such texts the same way). */
+  required: string[];
 }
 
 /**
@@ -394,7 +418,7 @@ export function translateRe2(pattern: string, keepCaptures: boolean): Translatio
   try {
     const tree = new Parser(pattern).parse();
     checkQuantifiers(tree, keepCaptures, false);
-    return { source: emit(tree, keepCaptures), runeSensitive: nullable(tree) || touchesNonAscii(tree) };
+    return { source: emit(tree, keepCaptures), runeSensitive: nullable(tree) || touchesNonAscii(tree), required: [...requiredChars(tree)].slice(0, 4).map((c) => String.fromCharCode(c)) };
   } catch (e) {
     if (e instanceof Unsupported) return null;
     throw e;
@@ -496,13 +520,20 @@ export class IrregexpPattern {
     return result;
   }
 
+  private lacksRequired(s: string): boolean {
+    for (const c of this.translation.required) if (!s.includes(c)) return true;
+    return false;
+  }
+
   test(s: string): boolean | undefined {
-    return this.canAnswer(s) ? this.timed(s, () => this.once.test(s)) : undefined;
+    if (!this.canAnswer(s)) return undefined;
+    return !this.lacksRequired(s) && this.timed(s, () => this.once.test(s));
   }
 
 /** Go's Regexp.allMatches: no empty match right after a match, at most n matches (all when n < 0). */
   findAll(s: string, n: number): Found[] | undefined {
-    return this.canAnswer(s) ? this.timed(s, () => this.findAllIn(s, n)) : undefined;
+    if (!this.canAnswer(s)) return undefined;
+    return this.lacksRequired(s) ? [] : this.timed(s, () => this.findAllIn(s, n));
   }
 
   private findAllIn(s: string, n: number): Found[] {
