@@ -34,16 +34,29 @@ function putAscii(s: string, level: i32): void {
   for (let i = 0; i < s.length; i++) put(<u8>s.charCodeAt(i), level);
 }
 
+@inline function putStringByte(b: u8): void {
+  if (b >= 0x20 && b != 0x22 && b != 0x5C) { if (out != 0) store<u8>(out + n, b); n++; }
+  else put(b, 1);
+}
+
 function putString(v: usize, level: i32): void {
   put(0x22, level);
   const p = strPtr(v);
   const len = lenOf(v);
   if (level == 0) {
-    for (let i: u32 = 0; i < len; i++) {
-      const b = load<u8>(p + i);
-      if (b >= 0x20 && b != 0x22 && b != 0x5C) { if (out != 0) store<u8>(out + n, b); n++; }
-      else put(b, 1);
+    // 16 bytes at a time when none needs escaping (texts handed to host builtins, decisions)
+    const quote = i8x16.splat(0x22), backslash = i8x16.splat(0x5C), space = i8x16.splat(0x20);
+    let i: u32 = 0;
+    for (; i + 16 <= len; i += 16) {
+      const b = v128.load(p + i);
+      if (!v128.any_true(v128.or(v128.or(i8x16.eq(b, quote), i8x16.eq(b, backslash)), i8x16.lt_u(b, space)))) {
+        if (out != 0) v128.store(out + n, b);
+        n += 16;
+        continue;
+      }
+      for (let k: u32 = 0; k < 16; k++) putStringByte(load<u8>(p + i + k));
     }
+    for (; i < len; i++) putStringByte(load<u8>(p + i));
   } else {
     for (let i: u32 = 0; i < len; i++) put(load<u8>(p + i), level + 1);
   }
