@@ -167,6 +167,11 @@ const fmt = (xs: number[]) => {
   return `p50 ${percentile(sorted, 50).toFixed(3)} ms p99 ${percentile(sorted, 99).toFixed(3)} ms`;
 };
 const ROUNDS = 4;
+// Warm both engines on every scenario first: otherwise the first scenario's first round pays the JIT
+// warm-up, and in A/B mode whichever engine runs first looks slower.
+for (const eng of baseline ? [engine, baseline] : [engine]) {
+  for (const sc of scenarios) await measure(eng, sc, 200, { prep: [], evals: [], decision: '', inputBytes: 0 });
+}
 for (const [k, sc] of scenarios.entries()) {
   const current: Sample = { prep: [], evals: [], decision: '', inputBytes: 0 };
   const before: Sample = { prep: [], evals: [], decision: '', inputBytes: 0 };
