@@ -246,6 +246,7 @@ describe('irregexp path of the regex builtins', () => {
       ['a{,2}', 'a{,2}', ['a{,2}']], // not a repetition in Go: literal text
       ['[0-9A-Z]{16,}', 'AKIAABCDEFGHIJKLMNOP', ['AKIAABCDEFGHIJKLMNOP']],
       ['(?:ab){17}', 'ab'.repeat(18), ['ab'.repeat(17)]],
+      ['(?:ab){2,40}', 'ab'.repeat(43), ['ab'.repeat(40), 'ab'.repeat(3)]],
     ];
     for (const [pattern, s, expected] of cases) {
       expect(call('regex.find_n', pattern, s, -1), pattern).toEqual(expected);
@@ -255,6 +256,10 @@ describe('irregexp path of the regex builtins', () => {
     expect(translateRe2('[0-9]+', false)?.runeSensitive).toBe(false);
     // JS stops a loop on an empty iteration where Go goes on: found by the property test, so refused.
     expect(translateRe2('(?:[a-c]??)*', false)).toBeNull();
+    // Large counts would nest hundreds of groups: re2js keeps them.
+    expect(translateRe2('a{0,1000}b', false)).toBeNull();
+    expect(translateRe2('a{300}', false)).toBeNull();
+    expect(call('regex.find_n', 'a{0,1000}b', 'a'.repeat(1200) + 'b', -1)).toEqual(['a'.repeat(1000) + 'b']);
   });
 
   it('through Wasm a lone surrogate in the input reaches the builtins as U+FFFD, a surrogate pair intact', async () => {

@@ -340,6 +340,9 @@ const replication = (n: Node): number => {
 };
 
 const LINEAR_REPLICATION_LIMIT = 16;
+/** Larger counted repetitions stay on re2js (see emitRepeat). */
+const MAX_NESTED_OPTIONALS = 32;
+const MAX_MANDATORY_COPIES = 256;
 
 const hex = (c: number) => (c < 0x100 ? `\\x${c.toString(16).padStart(2, '0')}` : `\\u${c.toString(16).padStart(4, '0')}`);
 const unit = (c: number) => (isAlnum(c) ? String.fromCharCode(c) : hex(c));
@@ -389,6 +392,7 @@ function emitRepeat(n: Extract<Node, { k: 'rep' }>, keepCaptures: boolean): stri
   const counted = `(?:${body}|\\b\\B)`;
   const q = n.lazy ? '?' : '';
   const chunk = Math.max(1, Math.floor(LINEAR_REPLICATION_LIMIT / replication(n.body)));
+  if (n.min > MAX_MANDATORY_COPIES) throw new Unsupported();
   let out = '';
   for (let left = n.min; left > 0; left -= chunk) out += Math.min(left, chunk) === 1 ? x : `${x}{${Math.min(left, chunk)}}`;
   if (n.max === Infinity) return `${out}${counted}*${q}`;
@@ -396,6 +400,8 @@ function emitRepeat(n: Extract<Node, { k: 'rep' }>, keepCaptures: boolean): stri
   if (optional === 0) return out;
   if (optional === 1) return `${out}${counted}?${q}`;
   if (optional <= chunk) return `${out}${counted}{0,${optional}}${q}`;
+  // Each nested copy adds a group; hundreds make compiling take 100s of ms and the fallback crawl.
+  if (optional > MAX_NESTED_OPTIONALS) throw new Unsupported();
   let nested = '';
   for (let k = 0; k < optional; k++) nested = `(?:${x}${nested}|\\b\\B)?${q}`;
   return out + nested;
@@ -571,8 +577,8 @@ export function irregexpFor(pattern: string, keepCaptures: boolean): IrregexpPat
   if (translation === null || !linearFallbackInForce()) return null;
   try {
     new RegExp(translation.source, 'l');
+    return new IrregexpPattern(translation);
   } catch {
-    return null;
+    return null; // refused by the linear engine, or too large or deep for V8 (x{0,1000} nests 1000 groups)
   }
-  return new IrregexpPattern(translation);
 }
