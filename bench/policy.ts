@@ -7,6 +7,8 @@
 // Profiling with Wasm function names: GUARDIAN_WASM_NAMES=1 node --cpu-prof --import tsx bench/policy.ts (named runtime, src/rego/compiler/wasm/runtime.ts).
 // A/B: BENCH_BASELINE_BUNDLE=<bundle.tar.gz> also loads that bundle (e.g. the library built by an older
 // compiler) and evaluates both alternately in rounds, so both see the same machine load; the pool part is skipped.
+// A/B of the host-call path: BENCH_BUILTINS_AB=1 evaluates the same bundle on an engine with
+// `directBuiltins: false` (opa-wasm's builtin imports) against the default engine, alternately in rounds.
 // A/B of the input path: BENCH_INPUT_AB=1 evaluates the same bundle on an engine with `directInput: false` fed
 // inputs without params text (stringify → encode → opa-wasm copy: the reference path) against the default
 // engine fed inputs carrying the params' JCS text (direct write + splice), alternately in rounds.
@@ -105,11 +107,14 @@ const loadMs = performance.now() - t1;
 console.log(`policy: library compile ${compileMs.toFixed(0)} ms, bundle ${built.bundle.byteLength} bytes, engine load (incl. warm-up) ${loadMs.toFixed(1)} ms`);
 const baselinePath = process.env.BENCH_BASELINE_BUNDLE;
 const inputAB = process.env.BENCH_INPUT_AB === '1';
+const builtinsAB = process.env.BENCH_BUILTINS_AB === '1';
 const baseline = baselinePath
   ? await createWasmPolicyEngine({ bundle: new Uint8Array(readFileSync(baselinePath)), timeoutMs: 5_000 })
   : inputAB
     ? await createWasmPolicyEngine({ bundle: built.bundle, timeoutMs: 5_000, directInput: false })
-    : undefined;
+    : builtinsAB
+      ? await createWasmPolicyEngine({ bundle: built.bundle, timeoutMs: 5_000, directBuiltins: false })
+      : undefined;
 // The pipeline has the params' JCS anyway (request_hash, ACS §8.2); the reference engine gets none.
 const paramsJcsOf = (eng: WasmPolicyEngine, sc: { params: Json }): string | undefined => (inputAB && eng === baseline ? undefined : canonicalJson(sc.params));
 
@@ -188,7 +193,7 @@ for (const [k, sc] of scenarios.entries()) {
   if (baseline && baselineHostCalls) {
     console.log(`policy:   baseline bundle${' '.repeat(36)} → ${before.decision.padEnd(6)}${' '.repeat(53)} | evaluate ${fmt(before.evals)} | host calls ${baselineHostCalls[k]}`);
   } else if (baseline) {
-    console.log(`policy:   reference input path${' '.repeat(31)} → ${before.decision.padEnd(6)}${' '.repeat(14)} | state+input ${fmt(before.prep)} | evaluate ${fmt(before.evals)}`);
+    console.log(`policy:   reference ${builtinsAB ? 'host-call' : 'input'} path${' '.repeat(builtinsAB ? 27 : 31)} → ${before.decision.padEnd(6)}${' '.repeat(14)} | state+input ${fmt(before.prep)} | evaluate ${fmt(before.evals)}`);
   }
 }
 console.log(`policy: ${iterations} iterations per scenario, instance recycles ${engine.instanceRecycles}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);

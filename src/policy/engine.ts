@@ -12,6 +12,8 @@
 // module that trapped or ran out of memory never serves another request. For hard pre-emption use the
 // worker-thread pool (./pool/pool.ts), which terminates a worker that overruns.
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import type { Json } from '../store/types.ts';
@@ -88,6 +90,12 @@ export interface WasmPolicyEngineOptions {
    * below ABI 1.2 always go through opa-wasm.
    */
   directInput?: boolean;
+  /**
+   * Link the module's `opa_builtin0..4` imports to the engine's own host-call path (one shared UTF-8 decoder,
+   * no argument array, primitive arguments reused when their JSON text repeats, results encoded straight into
+   * the module's memory) instead of opa-wasm's (default true; false is the reference path for A/B and tests).
+   */
+  directBuiltins?: boolean;
 }
 
 export type PolicyEvaluationErrorCode =
@@ -166,10 +174,140 @@ function opaAbi12(instance: LoadedPolicy): OpaAbiInstance | undefined {
     : undefined;
 }
 
+/**
+ * opa-wasm's own JS builtins, which take precedence over custom ones in its host-call path: the engine's path
+ * dispatches the same way. Not in the package's exports map, so required by file path next to its entry.
+ */
+const requireCjs = createRequire(import.meta.url);
+const sdkJsBuiltins = requireCjs(join(dirname(requireCjs.resolve('@open-policy-agent/opa-wasm')), 'builtins', 'index.js')) as Record<string, HostBuiltin>;
+/** opa-wasm's policy wrapper, built here around an instance the engine linked itself (the ESM entry exports only loadPolicy). */
+const OpaLoadedPolicy = (requireCjs('@open-policy-agent/opa-wasm') as { LoadedPolicy: new (instance: object, memory: WasmMemory, minorVersion: number | undefined) => LoadedPolicy }).LoadedPolicy;
+
+/** The exports the engine's host-call path uses (OPA Wasm ABI 1.x). */
+interface OpaHostCallExports {
+  opa_json_dump(addr: number): number;
+  opa_json_parse(addr: number, len: number): number;
+  opa_malloc(bytes: number): number;
+  builtins(): number;
+  opa_wasm_abi_version?: { value: number };
+  opa_wasm_abi_minor_version?: { value: number };
+}
+
+/** One instance's link between its builtin ids and the host: filled in once the instance exists. */
+interface HostCallLink {
+  memory: WasmMemory;
+  exports: OpaHostCallExports | undefined;
+  /** Builtin name by the module's id. */
+  names: string[];
+  /** Implementation by id (SDK JS builtin first, then the engine's table), undefined ⇒ not implemented. */
+  impls: (HostBuiltin | undefined)[];
+  /** The last JSON text and value of each primitive argument slot (id * 4 + position). */
+  argTexts: (string | undefined)[];
+  argValues: Json[];
+}
+
+/**
+ * A builtin argument, dumped by the module as JSON. A primitive whose text repeats the slot's last one is
+ * reused: equal JSON text of a primitive is an equal, immutable value (objects and arrays are parsed afresh, as
+ * a builtin could mutate what it receives). Saves the parse of long constant arguments such as a regex pattern.
+ */
+function hostCallArgument(link: HostCallLink, slot: number, addr: number): Json {
+  const text = readCString(link.memory, link.exports!.opa_json_dump(addr));
+  if (text === link.argTexts[slot]) return link.argValues[slot];
+  const value = JSON.parse(text) as Json;
+  if (value === null || typeof value !== 'object') {
+    link.argTexts[slot] = text;
+    link.argValues[slot] = value;
+  }
+  return value;
+}
+
+/**
+ * A builtin's result into the module: its JSON text encoded straight into memory from `opa_malloc` (sized for
+ * ASCII; re-allocated once for other text), then `opa_json_parse`. Undefined ⇒ 0 (the builtin is undefined);
+ * what does not parse throws opa-wasm's message.
+ */
+function hostCallResult(link: HostCallLink, result: unknown): number {
+  if (result === undefined) return 0;
+  const exports = link.exports!;
+  let addr: number;
+  let length: number;
+  if (result instanceof ArrayBuffer) {
+    length = result.byteLength;
+    addr = exports.opa_malloc(length);
+    new Uint8Array(link.memory.buffer, addr, length).set(new Uint8Array(result));
+  } else {
+    const text = JSON.stringify(result) as string | undefined;
+    if (text === undefined) throw 'failed to parse json value';
+    addr = exports.opa_malloc(text.length);
+    const { read, written } = utf8Encoder.encodeInto(text, new Uint8Array(link.memory.buffer, addr, text.length));
+    length = written;
+    if (read < text.length) {
+      const bytes = utf8Encoder.encode(text);
+      length = bytes.byteLength;
+      addr = exports.opa_malloc(length);
+      new Uint8Array(link.memory.buffer, addr, length).set(bytes);
+    }
+  }
+  const parsed = exports.opa_json_parse(addr, length);
+  if (parsed === 0) throw 'failed to parse json value';
+  return parsed;
+}
+
+function hostCall(link: HostCallLink, id: number, arity: number, a1: number, a2: number, a3: number, a4: number): number {
+  const impl = link.impls[id];
+  if (impl === undefined) throw { message: `not implemented: built-in function ${id}: ${link.names[id]}` };
+  const slot = id * 4;
+  let result: unknown;
+  switch (arity) {
+    case 0:
+      result = impl();
+      break;
+    case 1:
+      result = impl(hostCallArgument(link, slot, a1));
+      break;
+    case 2:
+      result = impl(hostCallArgument(link, slot, a1), hostCallArgument(link, slot + 1, a2));
+      break;
+    case 3:
+      result = impl(hostCallArgument(link, slot, a1), hostCallArgument(link, slot + 1, a2), hostCallArgument(link, slot + 2, a3));
+      break;
+    default:
+      result = impl(hostCallArgument(link, slot, a1), hostCallArgument(link, slot + 1, a2), hostCallArgument(link, slot + 2, a3), hostCallArgument(link, slot + 3, a4));
+  }
+  return hostCallResult(link, result);
+}
+
+/** The import object of one instance: memory, abort/println, and `opa_builtin0..4` on the engine's host-call path. */
+function hostCallImports(link: HostCallLink): object {
+  return {
+    env: {
+      memory: link.memory,
+      opa_abort: (addr: number) => {
+        throw readCString(link.memory, addr);
+      },
+      opa_println: (addr: number) => {
+        console.log(readCString(link.memory, addr));
+      },
+      opa_builtin0: (id: number) => hostCall(link, id, 0, 0, 0, 0, 0),
+      opa_builtin1: (id: number, _ctx: number, a1: number) => hostCall(link, id, 1, a1, 0, 0, 0),
+      opa_builtin2: (id: number, _ctx: number, a1: number, a2: number) => hostCall(link, id, 2, a1, a2, 0, 0),
+      opa_builtin3: (id: number, _ctx: number, a1: number, a2: number, a3: number) => hostCall(link, id, 3, a1, a2, a3, 0),
+      opa_builtin4: (id: number, _ctx: number, a1: number, a2: number, a3: number, a4: number) => hostCall(link, id, 4, a1, a2, a3, a4),
+    },
+  };
+}
+
 const utf8Encoder = new TextEncoder();
 const utf8Decoder = new TextDecoder();
 type CompiledWasmModule = object;
-const WasmApi = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<CompiledWasmModule> } }).WebAssembly;
+const WasmApi = (globalThis as unknown as {
+  WebAssembly: {
+    compile(bytes: Uint8Array): Promise<CompiledWasmModule>;
+    instantiate(module: CompiledWasmModule, imports: object): Promise<{ exports: object }>;
+    Memory: new (descriptor: { initial: number; maximum: number }) => WasmMemory;
+  };
+}).WebAssembly;
 
 class DeadlineExceeded extends Error {
   constructor() {
@@ -356,6 +494,7 @@ class Engine implements WasmPolicyEngine {
     private readonly hostBuiltinFactory: HostBuiltinFactory,
     private readonly warmupRuns: number,
     private readonly directInput: boolean,
+    private readonly directBuiltins: boolean,
   ) {
     const clock: EvaluationClock = {
       now: () => this.evaluationNow,
@@ -417,7 +556,8 @@ class Engine implements WasmPolicyEngine {
     let initial = knownInitial ?? 5;
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        const instance = await loadPolicy(module as Parameters<typeof loadPolicy>[0], { initial, maximum: Math.max(initial, this.maxMemoryPages) }, this.builtins);
+        const memory = { initial, maximum: Math.max(initial, this.maxMemoryPages) };
+        const instance = this.directBuiltins ? await this.instantiateLinked(module, memory) : await loadPolicy(module as Parameters<typeof loadPolicy>[0], memory, this.builtins);
         instance.setData(data as object | ArrayBuffer);
         return { instance, initialPages: initial };
       } catch (err) {
@@ -431,6 +571,25 @@ class Engine implements WasmPolicyEngine {
       }
     }
     throw new PolicyLoadError('policy module does not load: memory import could not be satisfied');
+  }
+
+  /** What loadPolicy does (ABI version checks, builtin ids), with the engine's host-call imports. */
+  private async instantiateLinked(module: CompiledWasmModule, descriptor: { initial: number; maximum: number }): Promise<LoadedPolicy> {
+    const link: HostCallLink = { memory: new WasmApi.Memory(descriptor), exports: undefined, names: [], impls: [], argTexts: [], argValues: [] };
+    const instance = await WasmApi.instantiate(module, hostCallImports(link));
+    const exports = instance.exports as OpaHostCallExports;
+    const major = exports.opa_wasm_abi_version?.value;
+    if (major === undefined) console.error('opa_wasm_abi_version undefined');
+    else if (major !== 1) throw `unsupported ABI version ${major}`;
+    const minor = exports.opa_wasm_abi_minor_version?.value;
+    if (minor === undefined) console.error('opa_wasm_abi_minor_version undefined');
+    link.exports = exports;
+    const ids = JSON.parse(readCString(link.memory, exports.opa_json_dump(exports.builtins()))) as Record<string, number>;
+    for (const [name, id] of Object.entries(ids)) {
+      link.names[id] = name;
+      link.impls[id] = Object.prototype.hasOwnProperty.call(sdkJsBuiltins, name) ? sdkJsBuiltins[name] : this.builtins[name];
+    }
+    return new OpaLoadedPolicy(instance, link.memory, minor);
   }
 
   private checkBuiltins(instance: LoadedPolicy): void {
@@ -627,6 +786,7 @@ export async function createWasmPolicyEngine(options: WasmPolicyEngineOptions): 
     options.hostBuiltins ?? projectHostBuiltins,
     Math.max(0, Math.floor(options.warmupRuns ?? 2)),
     options.directInput ?? true,
+    options.directBuiltins ?? true,
   );
   await engine.install(options.bundle, options.revision);
   return engine;
