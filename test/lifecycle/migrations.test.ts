@@ -141,7 +141,8 @@ describe('lifecycle tables through migrations: Postgres', () => {
 
     const store = await openStore({ databaseUrl: PG_URL, schema, poolSize: 2 });
     const applied = await store.query(`SELECT count(*)::int AS n FROM "${schema}".__drizzle_migrations`);
-    expect(Number(applied[0].n)).toBe(2);
+    const journal = JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] };
+    expect(Number(applied[0].n)).toBe(journal.entries.length);
     await expectMigratedAndWorking(store, ['legacy']);
   });
 });

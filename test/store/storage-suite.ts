@@ -64,6 +64,14 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
       await store.migrate();
     });
 
+    it('stores the session state out of line without compression (migration 0002: it is rewritten every step)', async () => {
+      const rows = await store.query(
+        `SELECT a.attstorage AS storage FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+         WHERE c.oid = to_regclass('sessions') AND a.attname = 'state_jcs'`,
+      );
+      expect(rows).toEqual([{ storage: 'e' }]);
+    });
+
     it('round-trips a session, including JSON that jsonb would refuse (U+0000) and non-BMP text', async () => {
       const id = await newSession(store, { tenantId: 't1', state: { note: 'a\u0000b', emoji: '\ud83d\ude00', n: 1.5e-7, big: 12345678901234 }, parentSessionId: 'parent-1' });
       const s = await store.getSession(id);
