@@ -204,6 +204,14 @@ interface HostCallLink {
   /** The last JSON text and value of each primitive argument slot (id * 4 + position). */
   argTexts: (string | undefined)[];
   argValues: Json[];
+  /**
+   * Values below this address are the base document and the module's static data: written before the first
+   * evaluation and never again for the instance's life (evaluations allocate above the data heap pointer; a
+   * bundle swap or recycle builds a new instance and link). 0 until the data is set.
+   */
+  immutableBelow: number;
+  /** Primitive values found at addresses below immutableBelow. */
+  immutableValues: Map<number, Json>;
 }
 
 /**
@@ -212,13 +220,22 @@ interface HostCallLink {
  * a builtin could mutate what it receives). Saves the parse of long constant arguments such as a regex pattern.
  */
 function hostCallArgument(link: HostCallLink, slot: number, addr: number): Json {
+  const immutable = addr < link.immutableBelow;
+  if (immutable) {
+    const known = link.immutableValues.get(addr);
+    if (known !== undefined || link.immutableValues.has(addr)) return known as Json;
+  }
   const text = readCString(link.memory, link.exports!.opa_json_dump(addr));
-  if (text === link.argTexts[slot]) return link.argValues[slot];
-  const value = JSON.parse(text) as Json;
-  if (value === null || typeof value !== 'object') {
+  let value: Json;
+  if (text === link.argTexts[slot]) value = link.argValues[slot];
+  else {
+    value = JSON.parse(text) as Json;
+    if (value !== null && typeof value === 'object') return value;
     link.argTexts[slot] = text;
     link.argValues[slot] = value;
   }
+  // Base-document and static primitives (a configured regex pattern) are then never dumped again.
+  if (immutable) link.immutableValues.set(addr, value);
   return value;
 }
 
@@ -575,7 +592,7 @@ class Engine implements WasmPolicyEngine {
 
   /** What loadPolicy does (ABI version checks, builtin ids), with the engine's host-call imports. */
   private async instantiateLinked(module: CompiledWasmModule, descriptor: { initial: number; maximum: number }): Promise<LoadedPolicy> {
-    const link: HostCallLink = { memory: new WasmApi.Memory(descriptor), exports: undefined, names: [], impls: [], argTexts: [], argValues: [] };
+    const link: HostCallLink = { memory: new WasmApi.Memory(descriptor), exports: undefined, names: [], impls: [], argTexts: [], argValues: [], immutableBelow: 0, immutableValues: new Map() };
     const instance = await WasmApi.instantiate(module, hostCallImports(link));
     const exports = instance.exports as OpaHostCallExports;
     const major = exports.opa_wasm_abi_version?.value;
@@ -589,7 +606,16 @@ class Engine implements WasmPolicyEngine {
       link.names[id] = name;
       link.impls[id] = Object.prototype.hasOwnProperty.call(sdkJsBuiltins, name) ? sdkJsBuiltins[name] : this.builtins[name];
     }
-    return new OpaLoadedPolicy(instance, link.memory, minor);
+    const policy = new OpaLoadedPolicy(instance, link.memory, minor);
+    const setData = policy.setData.bind(policy);
+    // The data heap pointer is known once the base document is in; setting data again starts a new region.
+    policy.setData = (data) => {
+      link.immutableBelow = 0;
+      link.immutableValues.clear();
+      setData(data);
+      link.immutableBelow = (policy as unknown as OpaAbiInstance).dataHeapPtr;
+    };
+    return policy;
   }
 
   private checkBuiltins(instance: LoadedPolicy): void {

@@ -16,14 +16,17 @@ constant_match := regex.match("^(?:rm\\\\s+-rf|mkfs|dd\\\\s+if=)", input.subject
 found := regex.find_n(input.pattern, input.subject, input.n)
 
 number := to_number(input.s)
-`;
-const ENTRYPOINTS = ['t/matches', 't/constant_match', 't/found', 't/number'];
 
-async function build(strict: boolean): Promise<Uint8Array> {
+data_found := regex.find_n(data.cfg.pattern, input.subject, -1)
+`;
+const ENTRYPOINTS = ['t/matches', 't/constant_match', 't/found', 't/number', 't/data_found'];
+
+async function build(strict: boolean, pattern = '[0-9]+'): Promise<Uint8Array> {
   const compiled = await compileBundle({
     sources: [{ file: 't.rego', text: SOURCE }],
     entrypoints: ENTRYPOINTS,
-    revision: strict ? 'strict' : 'lenient',
+    data: { cfg: { pattern } },
+    revision: strict ? 'strict' : `lenient ${pattern}`,
     ...(strict ? { strictBuiltinErrors: true, metadata: { strict_builtin_errors: true } } : {}),
   });
   return compiled.bundle;
@@ -86,6 +89,17 @@ describe('host-call path: engine-linked imports against opa-wasm', () => {
     await both('t/matches', { pattern: 'x', subject: 'yxz' });
     expect(calls.direct.length).toBeGreaterThan(0);
     expect(calls.direct).toEqual(calls.reference);
+  });
+
+  it('reuses a base-document argument by address only within the instance that holds that document', async () => {
+    for (const subject of ['a1 b22', 'no digits', 'x333']) {
+      expect(await both('t/data_found', { subject })).toEqual(subject.match(/[0-9]+/g) ?? []);
+    }
+    const swapping = await createWasmPolicyEngine({ bundle: lenient, entrypoint: 't/data_found', timeoutMs: 10_000, warmupRuns: 0 });
+    expect((await swapping.evaluateValue({ subject: 'ab 12' })).value).toEqual(['12']);
+    await swapping.replaceBundle(await build(false, '[a-z]+'));
+    expect((await swapping.evaluateValue({ subject: 'ab 12' })).value).toEqual(['ab']);
+    expect((await swapping.evaluateValue({ subject: 'cd 34 ef' })).value).toEqual(['cd', 'ef']);
   });
 
   it('raises a strict builtin error as policy_error on the engine path, then keeps serving', async () => {
