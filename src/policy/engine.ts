@@ -188,6 +188,9 @@ interface OpaHostCallExports {
   opa_json_dump(addr: number): number;
   opa_json_parse(addr: number, len: number): number;
   opa_malloc(bytes: number): number;
+  opa_free?(addr: number): void;
+  opa_heap_ptr_get?(): number;
+  opa_heap_ptr_set?(addr: number): void;
   builtins(): number;
   opa_wasm_abi_version?: { value: number };
   opa_wasm_abi_minor_version?: { value: number };
@@ -207,7 +210,9 @@ interface HostCallLink {
   /**
    * Values below this address are the base document and the module's static data: written before the first
    * evaluation and never again for the instance's life (evaluations allocate above the data heap pointer; a
-   * bundle swap or recycle builds a new instance and link). 0 until the data is set.
+   * bundle swap or recycle builds a new instance and link). Holds only for an allocator that never hands out
+   * freed memory (our runtime's bump allocator: opa_free is a no-op); 0 until the data is set, and for good
+   * when the allocator reuses a freed block (OPA's own runtime keeps free lists).
    */
   immutableBelow: number;
   /** Primitive values found at addresses below immutableBelow. */
@@ -293,6 +298,22 @@ function hostCall(link: HostCallLink, id: number, arity: number, a1: number, a2:
       result = impl(hostCallArgument(link, slot, a1), hostCallArgument(link, slot + 1, a2), hostCallArgument(link, slot + 2, a3), hostCallArgument(link, slot + 3, a4));
   }
   return hostCallResult(link, result);
+}
+
+/**
+ * True when a block freed with opa_free comes back from the next opa_malloc of its size (a free-list allocator),
+ * so an address below the data heap pointer could later hold an evaluation's value. Probed on a fresh
+ * instance, before its heap pointer is read; the pointer is put back afterwards.
+ */
+function allocatorReusesFreedBlocks(exports: OpaHostCallExports): boolean {
+  // Without the exports to probe with, assume the worst.
+  if (typeof exports.opa_free !== 'function' || typeof exports.opa_heap_ptr_get !== 'function' || typeof exports.opa_heap_ptr_set !== 'function') return true;
+  const heapPtr = exports.opa_heap_ptr_get();
+  const first = exports.opa_malloc(64);
+  exports.opa_free(first);
+  const second = exports.opa_malloc(64);
+  exports.opa_heap_ptr_set(heapPtr);
+  return second === first;
 }
 
 /** The import object of one instance: memory, abort/println, and `opa_builtin0..4` on the engine's host-call path. */
@@ -601,6 +622,7 @@ class Engine implements WasmPolicyEngine {
     const minor = exports.opa_wasm_abi_minor_version?.value;
     if (minor === undefined) console.error('opa_wasm_abi_minor_version undefined');
     link.exports = exports;
+    const reusesFreed = allocatorReusesFreedBlocks(exports);
     const ids = JSON.parse(readCString(link.memory, exports.opa_json_dump(exports.builtins()))) as Record<string, number>;
     for (const [name, id] of Object.entries(ids)) {
       link.names[id] = name;
@@ -613,7 +635,7 @@ class Engine implements WasmPolicyEngine {
       link.immutableBelow = 0;
       link.immutableValues.clear();
       setData(data);
-      link.immutableBelow = (policy as unknown as OpaAbiInstance).dataHeapPtr;
+      if (!reusesFreed) link.immutableBelow = (policy as unknown as OpaAbiInstance).dataHeapPtr;
     };
     return policy;
   }
