@@ -92,8 +92,16 @@ function sha256Hex(data: string | Buffer): string {
 
 /** SHA-256 of the UTF-8 text followed by the bytes of `suffixHex` (entry_hash covers content JCS ‖ previous_hash bytes). */
 function sha256Text(text: string, suffixHex?: string): string {
-  return sha256Hex(suffixHex === undefined ? text : Buffer.concat([Buffer.from(text, 'utf8'), Buffer.from(suffixHex, 'hex')]));
+  if (suffixHex === undefined) return sha256Hex(text);
+  // Encoded into one reused buffer: two Buffers and their concatenation per entry were garbage for the GC.
+  const need = text.length * 3 + 32;
+  if (hashScratch.length < need) hashScratch = Buffer.allocUnsafe(Math.max(need, 2 * hashScratch.length));
+  const n = hashScratch.write(text, 0, 'utf8');
+  const end = n + hashScratch.write(suffixHex, n, 'hex');
+  return sha256Hex(hashScratch.subarray(0, end));
 }
+
+let hashScratch = Buffer.allocUnsafe(4096);
 
 /**
  * Which hash a stored entry fails, if any (ACS §8.2). Fast path: the stored texts are the JCS the hashes were
