@@ -575,7 +575,14 @@ export function recordDecision(state: SessionState, step: { step_id: string; met
   if (decision === 'defer') next.counters = { ...state.counters, deferrals: state.counters.deferrals + 1 };
   if (decision === 'ask') next.counters = { ...state.counters, asks: state.counters.asks + 1 };
   if (decision === 'deny') next.counters = { ...state.counters, denials: state.counters.denials + 1 };
-  const at = state.recent_steps.findIndex((s) => s.step_id === step.step_id);
+  // The first match, as findIndex would give, without a closure per step.
+  let at = -1;
+  for (let i = 0; i < state.recent_steps.length; i++) {
+    if (state.recent_steps[i].step_id === step.step_id) {
+      at = i;
+      break;
+    }
+  }
   if (at >= 0) {
     next.recent_steps = [...state.recent_steps];
     next.recent_steps[at] = { ...state.recent_steps[at], decision };

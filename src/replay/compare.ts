@@ -34,7 +34,10 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 function strings(v: unknown): string[] {
-  return Array.isArray(v) ? [...new Set(v.filter((x): x is string => typeof x === 'string'))].sort() : [];
+  if (!Array.isArray(v) || v.length === 0) return [];
+  // Most decisions carry one code or rule: no Set, filter and sort for it (twice per step).
+  if (v.length === 1) return typeof v[0] === 'string' ? [v[0]] : [];
+  return [...new Set(v.filter((x): x is string => typeof x === 'string'))].sort();
 }
 
 /** Reads a decision from a recorded AcsResult or a replayed AcsDecision; null when it carries no disposition. */
