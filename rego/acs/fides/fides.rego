@@ -15,6 +15,9 @@ default capability_label := "action"
 
 capability_label := lib.capability
 
+# Built once: the reasoning and policy_data both use it.
+argument_paths := sort([v.path | some v in violations])
+
 cited contains pid if {
 	some v in violations
 	pid := v.provenance_id
@@ -38,13 +41,13 @@ findings contains {
 	"disposition": "deny",
 	"reason_code": "fides_p_t_violation",
 	"extra_reason_codes": ["untrusted_into_consequential"],
-	"reasoning": sprintf("untrusted data flows into consequential %s (tool %s) via %s", [capability_label, lib.tool_name, concat(", ", sort([v.path | some v in violations]))]),
+	"reasoning": sprintf("untrusted data flows into consequential %s (tool %s) via %s", [capability_label, lib.tool_name, concat(", ", argument_paths)]),
 	"policy_id": "acs.fides",
 	"policy_name": "FIDES information-flow control",
 	"rule_id": "fides.p_t",
 	"paradigm": "fides",
 	"policy_data": {
-		"argument_paths": sort([v.path | some v in violations]),
+		"argument_paths": argument_paths,
 		"tool": lib.tool_name,
 		"violations": sort([v | some v in violations]),
 	},
