@@ -25,18 +25,25 @@ export type TamperKind = 'request_hash_mismatch' | 'entry_hash_mismatch';
 
 // One text column per row: the store drivers pay per field (PGlite ≈ 1.5–2 µs each, a timestamptz ≈ 3 µs for
 // its Date), so eight fields cost about twice one. Header `seq,created_ms,len,len,len,len,len,len;` (lengths in
-// characters, `-` for NULL) then the texts back to back; concat skips the NULL ones.
-const PACKED_ENTRY = `concat(seq, ',', floor(extract(epoch from created_at) * 1000)::bigint, ',',
-  length(content_jcs), ',', coalesce(length(previous_hash)::text, '-'), ',', length(entry_hash), ',',
-  length(params_jcs), ',', coalesce(length(result_jcs)::text, '-'), ',', coalesce(length(bundle_revision)::text, '-'), ';',
+// UTF-8 bytes, empty for NULL: octet_length is O(1), character length() scans the text) then the texts back
+// to back; concat skips the NULLs. created_ms is floor(µs / 1000) as the driver's Date held it (float8
+// date_part: numeric extract cost as much as the fields saved; µs since 1970 are < 2^53, so round is exact).
+const PACKED_ENTRY = `concat(seq, ',', round(date_part('epoch', created_at) * 1e6)::bigint / 1000, ',',
+  octet_length(content_jcs), ',', octet_length(previous_hash), ',', octet_length(entry_hash), ',',
+  octet_length(params_jcs), ',', octet_length(result_jcs), ',', octet_length(bundle_revision), ';',
   content_jcs, previous_hash, entry_hash, params_jcs, result_jcs, bundle_revision) as packed`;
 
-/** Code-unit index `count` characters (code points, as Postgres counts them) after `from`. */
-function advanceCodePoints(text: string, from: number, count: number): number {
+/** Code-unit index after `bytes` UTF-8 bytes of `text` from `from`. */
+function advanceUtf8(text: string, from: number, bytes: number): number {
   let i = from;
-  for (let n = 0; n < count && i < text.length; n++) {
+  for (let n = 0; n < bytes && i < text.length; i++) {
     const c = text.charCodeAt(i);
-    i += c >= 0xd800 && c <= 0xdbff && i + 1 < text.length ? 2 : 1;
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      n += 4;
+      i++;
+    } else n += 3;
   }
   return i;
 }
@@ -47,15 +54,15 @@ export function unpackEntry(packed: string): StoredEntry {
   const header = headerEnd < 0 ? [] : packed.slice(0, headerEnd).split(',');
   if (header.length !== 8) throw new Error('replay: malformed packed entry row');
   const [seq, createdMs, ...lengths] = header;
-  const counts = lengths.map((l) => (l === '-' ? null : Number(l)));
+  const counts = lengths.map((l) => (l === '' ? null : Number(l)));
   let total = headerEnd + 1;
   for (const c of counts) total += c ?? 0;
-  // Lengths count characters; they are code units too unless a text holds astral characters (then walk them).
-  const astral = total !== packed.length;
+  // Byte lengths are code units too when every text is ASCII (the sums then agree); otherwise walk the bytes.
+  const ascii = total === packed.length;
   let at = headerEnd + 1;
   const field = (count: number | null): string | null => {
     if (count === null) return null;
-    const end = astral ? advanceCodePoints(packed, at, count) : at + count;
+    const end = ascii ? at + count : advanceUtf8(packed, at, count);
     const value = packed.slice(at, end);
     at = end;
     return value;

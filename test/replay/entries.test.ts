@@ -16,7 +16,7 @@ describe('readEntryPage (one packed column per row)', () => {
     for (const [seq, content, prev, hash, params, result, rev] of rows) {
       await store.query(
         `insert into context_entries (session_id, seq, entry_id, step_id, step_type, content_jcs, previous_hash, entry_hash, params_jcs, result_jcs, bundle_revision, created_at)
-         values ('s1', $1, 'e', 'e', 'steps/x', $2, $3, $4, $5, $6, $7, '2026-06-01T08:00:00.123456Z')`,
+         values ('s1', $1, 'e', 'e', 'steps/x', $2, $3, $4, $5, $6, $7, '2026-06-01T08:00:00.123999Z')`,
         [seq, content, prev, hash, params, result, rev],
       );
     }
@@ -39,8 +39,11 @@ describe('readEntryPage (one packed column per row)', () => {
 
   it('refuses a row that is not in the packed shape', () => {
     expect(() => unpackEntry('1,2,3;abc')).toThrow(/malformed/);
-    expect(() => unpackEntry('1,2,3,-,1,1,-,-;abcdef')).toThrow(/malformed/);
-    expect(() => unpackEntry('1,2,-,-,1,1,-,-;ab')).toThrow(/malformed/);
-    expect(() => unpackEntry('1,2,x,-,1,1,-,-;ab')).toThrow(/malformed/);
+    // A byte length that ends inside a multi-byte character does not line up with the row's end.
+    expect(() => unpackEntry('1,2,1,,1,1,,;éabc')).toThrow(/malformed/);
+    expect(unpackEntry('1,2,2,,1,1,,;éab')).toMatchObject({ contentJcs: 'é', previousHash: null, entryHash: 'a', paramsJcs: 'b', resultJcs: null });
+    expect(() => unpackEntry('1,2,3,,1,1,,;abcdef')).toThrow(/malformed/);
+    expect(() => unpackEntry('1,2,,,1,1,,;ab')).toThrow(/malformed/);
+    expect(() => unpackEntry('1,2,x,,1,1,,;ab')).toThrow(/malformed/);
   });
 });
