@@ -13,7 +13,24 @@ import data.acs.ibac
 import data.acs.pii
 import data.acs.skills
 
-findings := ((((((((baseline.findings | ibac.findings) | fides.findings) | aarm.findings) | camel.findings) | pii.findings) | budgets.findings) | skills.findings) | approvals.findings)
+# One set filled from each module (eight chained unions built and copied seven intermediate sets).
+findings contains f if some f in baseline.findings
+
+findings contains f if some f in ibac.findings
+
+findings contains f if some f in fides.findings
+
+findings contains f if some f in aarm.findings
+
+findings contains f if some f in camel.findings
+
+findings contains f if some f in pii.findings
+
+findings contains f if some f in budgets.findings
+
+findings contains f if some f in skills.findings
+
+findings contains f if some f in approvals.findings
 
 rank := {"allow": 1, "modify": 2, "ask": 3, "defer": 4, "deny": 5}
 
