@@ -32,17 +32,22 @@ findings contains f if some f in skills.findings
 
 findings contains f if some f in approvals.findings
 
-rank := {"allow": 1, "modify": 2, "ask": 3, "defer": 4, "deny": 5}
+# The strongest disposition among the findings (a finding with an unknown disposition counts for none):
+# one existence check per disposition, strongest first, instead of a set of ranks and two lookup tables.
+chosen := "deny" if has_disposition("deny")
 
-disposition_of_rank := {1: "allow", 2: "modify", 3: "ask", 4: "defer", 5: "deny"}
+else := "defer" if has_disposition("defer")
 
-ranks := {rank[f.disposition] | some f in findings}
+else := "ask" if has_disposition("ask")
 
-default top_rank := 1
+else := "modify" if has_disposition("modify")
 
-top_rank := max(ranks) if count(ranks) > 0
+else := "allow"
 
-chosen := disposition_of_rank[top_rank]
+has_disposition(d) if {
+	some f in findings
+	f.disposition == d
+}
 
 contributing := {f | some f in findings; f.disposition == chosen}
 
