@@ -5,6 +5,7 @@ import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { builtinPolicy, loadBoth, evalRaw, thrown, readCString, type BothPaths } from './ir-builder.ts';
 import { hostBuiltinName } from '../../../src/rego/builtins/index.ts';
 import { NATIVE_BUILTINS } from '../../../src/rego/compiler/wasm/index.ts';
+import { seededBelow } from './seeded-random.ts';
 
 
 const names = [...NATIVE_BUILTINS.keys()];
@@ -181,13 +182,7 @@ describe('native builtins', () => {
   });
 
   it('strings order byte-wise (UTF-8, as Go) whatever their length and where they first differ', () => {
-    let seed = 0x3c6ef372;
-    const rnd = (n: number) => {
-      seed ^= seed << 13;
-      seed ^= seed >>> 17;
-      seed ^= seed << 5;
-      return (seed >>> 0) % n;
-    };
+    const rnd = seededBelow(0x3c6ef372);
     const alphabet = ['a', 'b', 'z', 'A', '0', 'é', 'ÿ', '€'];
     const word = (len: number) => Array.from({ length: len }, () => alphabet[rnd(alphabet.length)]).join('');
     const strings: string[] = [];

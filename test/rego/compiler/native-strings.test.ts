@@ -7,6 +7,7 @@ import { loadPolicy } from '@open-policy-agent/opa-wasm';
 import { builtinPolicy, thrown, evalRaw } from './ir-builder.ts';
 import { NATIVE_BUILTINS, linkPolicyWasm } from '../../../src/rego/compiler/wasm/index.ts';
 import { createHostBuiltins, HostBuiltinContext, hostImplementations, BuiltinError } from '../../../src/rego/builtins/index.ts';
+import { seededBelow } from './seeded-random.ts';
 
 const NAMES = ['concat', 'split', 'replace', 'trim_prefix', 'trim_suffix', 'trim', 'trim_space', 'lower', 'upper', 'indexof', 'substring', 'sprintf', 'strings.replace_n'];
 
@@ -219,13 +220,7 @@ describe('native string builtins agree with the host implementations', () => {
   });
 
   it('indexof, split and replace agree with the host on random texts over a small alphabet (every word-boundary offset)', () => {
-    let seed = 0x2545f491;
-    const rnd = (n: number) => {
-      seed ^= seed << 13;
-      seed ^= seed >>> 17;
-      seed ^= seed << 5;
-      return (seed >>> 0) % n;
-    };
+    const rnd = seededBelow(0x2545f491);
     const alphabet = ['a', 'b', 'a', 'a', '€', 'é'];
     const word = (len: number) => Array.from({ length: len }, () => alphabet[rnd(alphabet.length)]).join('');
     for (let k = 0; k < 300; k++) {
@@ -242,13 +237,7 @@ describe('native string builtins agree with the host implementations', () => {
   });
 
   it('indexof, split and replace agree with the host on shape-like texts (needles tested by their rarest bytes, runs of one byte)', () => {
-    let seed = 0x1b873593;
-    const rnd = (n: number) => {
-      seed ^= seed << 13;
-      seed ^= seed >>> 17;
-      seed ^= seed << 5;
-      return (seed >>> 0) % n;
-    };
+    const rnd = seededBelow(0x1b873593);
     // mostly `0`, as in a PII shape of digit-heavy text, so candidates are frequent and runs long
     const alphabet = ['0', '0', '0', '0', 'A', '-', ' ', 'a', '.', 'é'];
     const word = (len: number) => Array.from({ length: len }, () => alphabet[rnd(alphabet.length)]).join('');
@@ -272,13 +261,7 @@ describe('native string builtins agree with the host implementations', () => {
   });
 
   it('strings.replace_n with one-byte keys agrees with the host on random maps and texts (runs of keys, tables, every tail length)', () => {
-    let seed = 0x68e31da4;
-    const rnd = (n: number) => {
-      seed ^= seed << 13;
-      seed ^= seed >>> 17;
-      seed ^= seed << 5;
-      return (seed >>> 0) % n;
-    };
+    const rnd = seededBelow(0x68e31da4);
     const alphabet = [...'0123456789ABCDEFabcdef -.', '\u0000', 'é'];
     for (let k = 0; k < 200; k++) {
       const map: Record<string, string> = {};
