@@ -2,6 +2,7 @@
 import { describe, it, expect, beforeAll } from 'vitest';
 import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { PolicyBuilder, stmt, returnBlock, loadBoth, roundTrip, exportsOf, writeBytes, readCString } from './ir-builder.ts';
+import { seededBelow } from './seeded-random.ts';
 
 let p: LoadedPolicy;
 
@@ -144,5 +145,59 @@ describe('allocator and opa_eval', () => {
     expect(readCString(p, ex.opa_eval(0, 0, p.dataAddr, inputAddr, input.length, heap, 0))).toBe('[{"result":"x"}]');
     expect(readCString(p, ex.opa_eval(0, 0, p.dataAddr, inputAddr, input.length, heap, 1))).toBe('{{"result":"x"}}');
     expect(readCString(p, ex.opa_eval(0, 0, p.dataAddr, 0, 0, heap, 0))).toBe('[{"result":"x"}]');
+  });
+});
+
+describe('random JSON texts against JSON.parse', () => {
+  // Keys never look like array indices, so a JS object keeps them in insertion order and the dump's key order shows.
+  const KEYS = ['a', 'b', 'ab', 'b\u00e9', 'z', 'k1', 'k10', 'k2', 'A', '_', 'é', '✓', '𝄞', 'a"q', 'x\\y', 'long_key_name', 'long_key_name_b', 'long_key_namf', 'long_key_name_\u00e9'];
+  type J = null | boolean | number | string | J[] | { [k: string]: J };
+
+  function randomValue(below: (n: number) => number, depth: number): J {
+    const kind = below(depth > 3 ? 5 : 7);
+    if (kind === 0) return null;
+    if (kind === 1) return below(2) === 0;
+    if (kind === 2) return below(2_000_001) - 1_000_000;
+    if (kind === 3 || kind === 4) return KEYS[below(KEYS.length)] + '\n\t"'.slice(0, below(4));
+    if (kind === 5) return Array.from({ length: below(5) }, () => randomValue(below, depth + 1));
+    const o: { [k: string]: J } = {};
+    for (let i = below(8); i > 0; i--) o[KEYS[below(KEYS.length)]] = randomValue(below, depth + 1);
+    return o;
+  }
+
+  // Object text with keys in the given order, optionally repeating a key earlier with a value the last one overrides.
+  function textOf(v: J, below: (n: number) => number): string {
+    if (Array.isArray(v)) return '[' + v.map((x) => textOf(x, below)).join(',') + ']';
+    if (v === null || typeof v !== 'object') return JSON.stringify(v);
+    let keys = Object.keys(v);
+    const order = below(3);
+    if (order === 1) keys = keys.sort(byUtf8);
+    else if (order === 2) keys = keys.reverse();
+    const members = keys.map((k) => `${JSON.stringify(k)} : ${textOf(v[k], below)}`);
+    if (keys.length > 0 && below(3) === 0) {
+      // an earlier duplicate, right before the winning member (so sorted input stays sorted) or first
+      const i = below(keys.length);
+      members.splice(below(2) === 0 ? i : 0, 0, `${JSON.stringify(keys[i])}:"overridden"`);
+    }
+    return '{ ' + members.join(',') + ' }';
+  }
+
+  const byUtf8 = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+  function canonical(v: J): J {
+    if (Array.isArray(v)) return v.map(canonical);
+    if (v === null || typeof v !== 'object') return v;
+    const o: { [k: string]: J } = {};
+    for (const k of Object.keys(v).sort(byUtf8)) o[k] = canonical(v[k]);
+    return o;
+  }
+
+  it('parses and dumps 3,000 random documents (sorted, unsorted, duplicate keys) as their canonical form', () => {
+    for (let seed = 1; seed <= 3000; seed++) {
+      const below = seededBelow(seed * 2654435761);
+      const text = textOf(randomValue(below, 0), below);
+      const out = roundTrip(p, text);
+      // the generated strings escape the same way in the dump as in JSON.stringify, so the texts must be equal
+      expect(out, `seed ${seed}: ${text}`).toBe(JSON.stringify(canonical(JSON.parse(text) as J)));
+    }
   });
 });

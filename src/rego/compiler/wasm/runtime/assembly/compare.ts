@@ -4,6 +4,19 @@
 import { T_NULL, T_BOOL, T_NUMBER, T_STRING, T_ARRAY, T_OBJECT, T_SET, tagOf, lenOf, strPtr, elemAt, entryKey, entryVal } from "./value";
 import { compareNumbers } from "./number";
 
+/** Byte-wise order of two UTF-8 strings; equal prefixes skipped 8 bytes at a time (unaligned loads are fine in Wasm). */
+export function compareBytes(pa: usize, la: u32, pb: usize, lb: u32): i32 {
+  const n = la < lb ? la : lb;
+  let i: u32 = 0;
+  while (i + 8 <= n && load<u64>(pa + i) == load<u64>(pb + i)) i += 8;
+  while (i < n) {
+    const x = load<u8>(pa + i), y = load<u8>(pb + i);
+    if (x != y) return x < y ? -1 : 1;
+    i++;
+  }
+  return la == lb ? 0 : (la < lb ? -1 : 1);
+}
+
 export function compareValues(a: usize, b: usize): i32 {
   if (a == b) return 0;
   if (a == 0) return -1;
@@ -17,13 +30,7 @@ export function compareValues(a: usize, b: usize): i32 {
       return x == y ? 0 : (x < y ? -1 : 1);
     }
     case T_NUMBER: return compareNumbers(a, b);
-    case T_STRING: {
-      const la = lenOf(a), lb = lenOf(b);
-      const n = la < lb ? la : lb;
-      const c = memory.compare(strPtr(a), strPtr(b), n);
-      if (c != 0) return c < 0 ? -1 : 1;
-      return la == lb ? 0 : (la < lb ? -1 : 1);
-    }
+    case T_STRING: return compareBytes(strPtr(a), lenOf(a), strPtr(b), lenOf(b));
     case T_ARRAY:
     case T_SET: {
       const la = lenOf(a), lb = lenOf(b);
