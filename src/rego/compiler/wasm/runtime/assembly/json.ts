@@ -69,7 +69,9 @@ function parseString(): usize {
     // 16 plain bytes (no quote, backslash or control byte) at a time: inputs carry whole tool outputs
     while (pos + 16 <= end) {
       const v = v128.load(pos);
-      if (v128.any_true(v128.or(v128.or(i8x16.eq(v, quote), i8x16.eq(v, backslash)), i8x16.lt_u(v, space)))) break;
+      const special = i8x16.bitmask(v128.or(v128.or(i8x16.eq(v, quote), i8x16.eq(v, backslash)), i8x16.lt_u(v, space)));
+      // jump straight to the first special byte (escaped logs have one every line)
+      if (special != 0) { pos += <usize>ctz(special); break; }
       pos += 16;
     }
     if (pos >= end) return fail();
@@ -92,7 +94,11 @@ function parseString(): usize {
     if (c != 0x5C) {
       // copy up to the next escape in one go
       let q = p + 1;
-      while (q + 16 <= rawEnd && !v128.any_true(i8x16.eq(v128.load(q), backslash))) q += 16;
+      while (q + 16 <= rawEnd) {
+        const slash = i8x16.bitmask(i8x16.eq(v128.load(q), backslash));
+        if (slash != 0) { q += <usize>ctz(slash); break; }
+        q += 16;
+      }
       while (q < rawEnd && load<u8>(q) != 0x5C) q++;
       const l = q - p;
       memory.copy(buf + o, p, l);
