@@ -218,15 +218,9 @@ export function objectFromPairs(pairs: usize, n: u32): usize {
   // Canonical (JCS) inputs arrive with keys strictly ascending: then the pairs are already the object.
   let ascending: u32 = 1;
   while (ascending < n && compareValues(load<u32>(pairs + ((<usize>ascending - 1) << 3)), load<u32>(pairs + (<usize>ascending << 3))) < 0) ascending++;
-  if (ascending >= n) {
-    const o = opa_malloc(16);
-    store<u32>(o, <u32>T_OBJECT);
-    store<u32>(o, n, 4);
-    store<u32>(o, n, 8);
-    store<u32>(o, n > 0 ? <u32>pairs : 0, 12);
-    return o;
-  }
-  if (n > 1) {
+  let m: u32 = n;
+  // otherwise sort (n ≥ 2 here), then drop duplicates
+  if (ascending < n) {
     const tmp = opa_malloc(<usize>n << 3);
     let src = pairs, dst = tmp;
     for (let width: u32 = 1; width < n; width <<= 1) {
@@ -249,14 +243,14 @@ export function objectFromPairs(pairs: usize, n: u32): usize {
       const t = src; src = dst; dst = t;
     }
     pairs = src;
-  }
-  // dedupe: keep the last of each run of equal keys
-  let m: u32 = 0;
-  for (let i: u32 = 0; i < n; i++) {
-    const k = load<u32>(pairs + (<usize>i << 3));
-    if (i + 1 < n && compareValues(k, load<u32>(pairs + ((<usize>i + 1) << 3))) == 0) continue;
-    store<u64>(pairs + (<usize>m << 3), load<u64>(pairs + (<usize>i << 3)));
-    m++;
+    // dedupe: keep the last of each run of equal keys
+    m = 0;
+    for (let i: u32 = 0; i < n; i++) {
+      const k = load<u32>(pairs + (<usize>i << 3));
+      if (i + 1 < n && compareValues(k, load<u32>(pairs + ((<usize>i + 1) << 3))) == 0) continue;
+      store<u64>(pairs + (<usize>m << 3), load<u64>(pairs + (<usize>i << 3)));
+      m++;
+    }
   }
   const v = opa_malloc(16);
   store<u32>(v, <u32>T_OBJECT);
