@@ -45,6 +45,21 @@ a := t.index
     expect(paths('package p\na := input\n')).toEqual([[]]);
   });
 
+  it('a dynamic key is a wildcard (null) when something follows it; a wildcard covers every key, not the reverse', () => {
+    expect(
+      paths(`package p
+a := input.records[id].origin
+b := input.records.a1.trust
+c := [v | v := input.list[_].items[i].value]
+d := input.params[k]
+`),
+    ).toEqual([['list', null, 'items', null, 'value'], ['params'], ['records', null, 'origin'], ['records', 'a1', 'trust']]);
+    // ["r", null, "x"] covers ["r", "k", "x", "y"]; ["r", "k"] covers ["r", "k", "z"] but not ["r", null, "x"].
+    expect(paths('package p\na := input.r[k].x\nb := input.r.k.x.y\nc := input.r.k\nd := input.r.k.z\n')).toEqual([['r', null, 'x'], ['r', 'k']]);
+    expect(paths('package p\na := input.r[k].x\nb := input.r[j]\n')).toEqual([['r']]);
+    expect(paths('package p\na := input.r[k][j].x\nb := input.r.k[j].x.y\nc := input.r[k].m.x\n')).toEqual([['r', null, null, 'x']]);
+  });
+
   it('a policy that reads no input needs none', () => {
     expect(paths('package p\na := 1\n')).toEqual([]);
   });
