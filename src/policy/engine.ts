@@ -438,43 +438,89 @@ async function finishResolve(wasm: Uint8Array, data: BaseDocument, dataText: str
   return { module, data, manifest, revision };
 }
 
-/** A trie of input paths: `true` keeps the whole member below it. */
-type InputPathTrie = Map<string, InputPathTrie | true>;
+/**
+ * A trie of input paths: `true` keeps the whole member below it. ANY_KEY (a manifest path's `null`) stands for
+ * every member of an object and every element of an array; a node's literal branches already include it
+ * (merged when the trie is built), so a key needs one lookup.
+ */
+type InputPathTrie = Map<string | typeof ANY_KEY, InputPathTrie | true>;
+const ANY_KEY = Symbol('any key');
+
+/** What both tries keep: `true` absorbs anything. */
+function mergeTries(a: InputPathTrie | true, b: InputPathTrie | true): InputPathTrie | true {
+  if (a === true || b === true) return true;
+  const out: InputPathTrie = new Map(a);
+  for (const [key, below] of b) {
+    const mine = out.get(key);
+    out.set(key, mine === undefined ? below : mergeTries(mine, below));
+  }
+  return out;
+}
+
+/** Folds each node's wildcard branch into its literal branches, then does the same below. */
+function spreadWildcards(node: InputPathTrie): InputPathTrie {
+  const any = node.get(ANY_KEY);
+  if (any !== undefined) {
+    for (const [key, below] of node) if (key !== ANY_KEY) node.set(key, mergeTries(below, any));
+  }
+  for (const [key, below] of node) if (below !== true) node.set(key, spreadWildcards(below));
+  return node;
+}
 
 /**
  * The input projection a bundle declares in manifest `metadata.input_paths` (compileBundle with
- * `recordInputPaths`): the static input paths its policies can read. Undefined ⇒ send the whole input
- * (bundles without the member, e.g. OPA's own, or a policy that reads `input` as a whole).
+ * `recordInputPaths`): the input paths its policies can read, `null` for a dynamic key. Undefined ⇒ send the
+ * whole input (bundles without the member, e.g. OPA's own, or a policy that reads `input` as a whole).
  */
 function inputPathTrie(manifest: BundleManifest): InputPathTrie | undefined {
   const paths = manifest.metadata?.input_paths;
-  if (!Array.isArray(paths) || !paths.every((p) => Array.isArray(p) && p.every((seg) => typeof seg === 'string'))) return undefined;
+  if (!Array.isArray(paths) || !paths.every((p) => Array.isArray(p) && p.every((seg) => typeof seg === 'string' || seg === null))) return undefined;
   const root: InputPathTrie = new Map();
-  for (const path of paths as string[][]) {
+  for (const path of paths as (string | null)[][]) {
     if (path.length === 0) return undefined;
     let node = root;
     for (let i = 0; i < path.length; i++) {
-      const existing = node.get(path[i]);
+      const key = path[i] ?? ANY_KEY;
+      const existing = node.get(key);
       if (existing === true) break;
-      if (i === path.length - 1) node.set(path[i], true);
+      if (i === path.length - 1) node.set(key, true);
       else {
         const next: InputPathTrie = existing ?? new Map();
-        node.set(path[i], next);
+        node.set(key, next);
         node = next;
       }
     }
   }
-  return root;
+  return spreadWildcards(root);
 }
 
-/** The members of `value` the trie names; anything but a plain object is kept as is (a path into it is undefined in Rego anyway). */
+/** `out[key] = value` that also keeps a member named `__proto__` as data (keys under a wildcard come from the input). */
+function setMember(out: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  else out[key] = value;
+}
+
+/**
+ * The members of `value` the trie names; a wildcard maps every member of an object and every element of an
+ * array. Other values are kept as they are (a path into them is undefined in Rego anyway), and so are arrays
+ * under a node without a wildcard (a string key into an array is undefined).
+ */
 function projectInput(value: unknown, trie: InputPathTrie): unknown {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  if (value === null || typeof value !== 'object') return value;
+  const any = trie.get(ANY_KEY);
+  if (Array.isArray(value)) return any === undefined || any === true ? value : value.map((v: unknown) => projectInput(v, any));
   const source = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const [key, below] of trie) {
-    if (!Object.prototype.hasOwnProperty.call(source, key)) continue;
-    out[key] = below === true ? source[key] : projectInput(source[key], below);
+  if (any === undefined) {
+    for (const [key, below] of trie) {
+      if (!Object.prototype.hasOwnProperty.call(source, key)) continue;
+      out[key as string] = below === true ? source[key as string] : projectInput(source[key as string], below);
+    }
+    return out;
+  }
+  for (const key of Object.keys(source)) {
+    const below = trie.get(key) ?? any;
+    setMember(out, key, below === true ? source[key] : projectInput(source[key], below));
   }
   return out;
 }
@@ -500,10 +546,10 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  */
 function inputJson(input: unknown, trie: InputPathTrie | undefined): string | undefined {
   const paramsJson = isPlainObject(input) ? (input as { [POLICY_PARAMS_JSON]?: unknown })[POLICY_PARAMS_JSON] : undefined;
-  if (typeof paramsJson !== 'string' || (trie && trie.get('params') !== true)) return JSON.stringify(trie ? projectInput(input, trie) : input);
+  if (typeof paramsJson !== 'string' || (trie && (trie.get('params') !== true || trie.has(ANY_KEY)))) return JSON.stringify(trie ? projectInput(input, trie) : input);
   const source = input as Record<string, unknown>;
   let text = '{';
-  const keys = trie ? trie.keys() : Object.keys(source);
+  const keys = trie ? (trie.keys() as Iterable<string>) : Object.keys(source);
   for (const key of keys) {
     if (trie && !Object.prototype.hasOwnProperty.call(source, key)) continue;
     const below = trie?.get(key);

@@ -117,6 +117,57 @@ describe('engine input: direct write + params splice vs the reference path', () 
   });
 });
 
+describe('engine input: projection through wildcard paths (manifest input_paths with null)', () => {
+  // Reads under dynamic keys: every member of `r` (objects, arrays, scalars, `__proto__`), nested arrays.
+  const source = `package p
+
+origins := {k: o | some k; o := input.r[k].origin}
+
+nested := [[k, i, v] | v := input.r[k].items[i].v]
+
+fixed := [x | x := input.r.fixed.extra]
+
+xs := [[i, x] | x := input.a[i].x]
+
+echo := {"origins": origins, "nested": nested, "fixed": fixed, "xs": xs, "m": [m | m := input.m]}
+`;
+  let projected: WasmPolicyEngine;
+  let whole: WasmPolicyEngine;
+  beforeAll(async () => {
+    const built = await compileBundle({ sources: [{ file: 'p.rego', text: source }], entrypoints: ['p/echo'], recordInputPaths: true });
+    const { readBundle } = await import('../../src/rego/bundle/index.ts');
+    const read = readBundle(built.bundle);
+    expect(read.manifest.metadata?.input_paths).toEqual([['a', null, 'x'], ['m'], ['r', null, 'items', null, 'v'], ['r', null, 'origin'], ['r', 'fixed', 'extra']]);
+    projected = await createWasmPolicyEngine({ bundle: built.bundle, entrypoint: 'p/echo', timeoutMs: 10_000 });
+    const { input_paths: _paths, ...metadata } = read.manifest.metadata ?? {};
+    whole = await createWasmPolicyEngine({ bundle: { wasm: read.wasm!, data: {}, manifest: { ...read.manifest, metadata } }, entrypoint: 'p/echo', timeoutMs: 10_000 });
+  }, 120_000);
+
+  it('decides as on the whole input', async () => {
+    const leaf = fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<Json>;
+    const item = fc.oneof(fc.record({ v: leaf, w: leaf }, { requiredKeys: [] }), leaf);
+    const member = fc.oneof(fc.record({ origin: leaf, items: fc.oneof(fc.array(item, { maxLength: 3 }), leaf), extra: leaf, junk: leaf }, { requiredKeys: [] }), fc.array(item, { maxLength: 2 }), leaf);
+    const r = fc.oneof(fc.dictionary(fc.constantFrom('fixed', '__proto__', 'k1', 'k2', 'origin', 'constructor'), member), fc.array(member, { maxLength: 2 }), leaf);
+    const a = fc.oneof(fc.array(fc.oneof(fc.record({ x: leaf, y: leaf }, { requiredKeys: [] }), leaf), { maxLength: 3 }), fc.dictionary(fc.constantFrom('x', '0'), leaf), leaf);
+    await fc.assert(
+      fc.asyncProperty(fc.record({ r, a, m: leaf, unread: leaf }, { requiredKeys: [] }), async (input) => {
+        // JSON round trip: `__proto__` as an own member, as it arrives from a request.
+        const doc = JSON.parse(JSON.stringify(input)) as Json;
+        expect(canonicalJson((await projected.evaluateValue(doc)).value)).toBe(canonicalJson((await whole.evaluateValue(doc)).value));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('sends only what the paths name: unread members of wildcard-matched records do not count against maxInputBytes', async () => {
+    const big = 'x'.repeat(5_000);
+    const input = JSON.parse(`{"r":{"__proto__":{"origin":"o1","junk":"${big}"},"k1":{"origin":"o2","items":[{"v":1,"w":"${big}"}]}},"a":[{"x":1,"y":"${big}"}]}`) as Json;
+    const small = await createWasmPolicyEngine({ bundle: (await compileBundle({ sources: [{ file: 'p.rego', text: source }], entrypoints: ['p/echo'], recordInputPaths: true })).bundle, entrypoint: 'p/echo', timeoutMs: 10_000, maxInputBytes: 1_000 });
+    expect((await small.evaluateValue(input)).value).toEqual(JSON.parse('{"origins":{"__proto__":"o1","k1":"o2"},"nested":[["k1",0,1]],"fixed":[],"xs":[[0,1]],"m":[]}'));
+    expect((await whole.evaluateValue(input)).value).toEqual((await small.evaluateValue(input)).value);
+  });
+});
+
 describe('library decisions: direct + splice vs reference', () => {
   it('decide identically over ACS steps', async () => {
     const built = await buildLibraryBundle({});

@@ -5,17 +5,17 @@ import data.acs.lib
 
 cfg := lib.config.aarm
 
-latest := input.session.taint.latest_untrusted
+# The taint records are read member by member (no alias of the whole object), so the engine sends only
+# these members (manifest input_paths).
+latest_turn_index := input.session.taint.latest_untrusted.turn_index
 
-earliest := input.session.taint.earliest_untrusted
-
-# Turns since untrusted data last entered (0 = this turn).
-lookback_distance := input.session.turn.index - latest.turn_index
+# Turns since untrusted data last entered (0 = this turn). Undefined unless latest_untrusted is an object
+# with a turn index, so it also stands for "untrusted data has entered".
+lookback_distance := input.session.turn.index - latest_turn_index
 
 tainted if {
 	lib.is_tool_call
 	lib.consequential
-	is_object(latest)
 	lookback_distance < cfg.lookback_turns
 }
 
@@ -38,9 +38,9 @@ findings contains {
 	"policy_data": {
 		"lookback_distance": lookback_distance,
 		"lookback_turns": cfg.lookback_turns,
-		"earliest_untrusted_step_id": earliest.step_id,
-		"latest_untrusted_step_id": latest.step_id,
+		"earliest_untrusted_step_id": input.session.taint.earliest_untrusted.step_id,
+		"latest_untrusted_step_id": input.session.taint.latest_untrusted.step_id,
 		"untrusted_steps": input.session.taint.untrusted_steps,
 	},
-	"cited_provenance_ids": sort({earliest.provenance_id, latest.provenance_id}),
+	"cited_provenance_ids": sort({input.session.taint.earliest_untrusted.provenance_id, input.session.taint.latest_untrusted.provenance_id}),
 } if tainted

@@ -6,27 +6,28 @@ import data.acs.lib
 
 cfg := lib.config.budgets
 
-counters := input.session.counters
+# The counters are read member by member (no alias of the whole object), so the engine sends only these
+# members (manifest input_paths).
 
 exceeded contains {"budget": "tool_calls_per_turn", "used": input.session.turn.tool_call_count, "limit": cfg.max_tool_calls_per_turn} if {
 	lib.is_tool_call
 	input.session.turn.tool_call_count > cfg.max_tool_calls_per_turn
 }
 
-exceeded contains {"budget": "tool_calls_per_session", "used": counters.tool_calls_total, "limit": cfg.max_tool_calls_per_session} if {
+exceeded contains {"budget": "tool_calls_per_session", "used": input.session.counters.tool_calls_total, "limit": cfg.max_tool_calls_per_session} if {
 	lib.is_tool_call
-	counters.tool_calls_total > cfg.max_tool_calls_per_session
+	input.session.counters.tool_calls_total > cfg.max_tool_calls_per_session
 }
 
-exceeded contains {"budget": "tool_calls_per_minute", "used": counters.tool_calls_last_minute, "limit": cfg.max_tool_calls_per_minute} if {
+exceeded contains {"budget": "tool_calls_per_minute", "used": input.session.counters.tool_calls_last_minute, "limit": cfg.max_tool_calls_per_minute} if {
 	lib.is_tool_call
-	counters.tool_calls_last_minute > cfg.max_tool_calls_per_minute
+	input.session.counters.tool_calls_last_minute > cfg.max_tool_calls_per_minute
 }
 
 exceeded contains {"budget": concat("", ["tool_calls_per_minute:", lib.tool_name]), "used": used, "limit": limit} if {
 	lib.is_tool_call
 	limit := cfg.max_tool_calls_per_minute_by_tool[lib.tool_name]
-	used := object.get(counters.tool_calls_last_minute_by_tool, lib.tool_name, 0)
+	used := object.get(input.session.counters.tool_calls_last_minute_by_tool, lib.tool_name, 0)
 	used > limit
 }
 
@@ -34,10 +35,10 @@ over_budget if count(exceeded) > 0
 
 may_defer if {
 	cfg.over_budget_disposition == "defer"
-	counters.deferrals < cfg.max_deferrals_per_session
+	input.session.counters.deferrals < cfg.max_deferrals_per_session
 }
 
-budget_data := {"exceeded": sort([e | some e in exceeded]), "deferrals": counters.deferrals}
+budget_data := {"exceeded": sort([e | some e in exceeded]), "deferrals": input.session.counters.deferrals}
 
 summary := concat(", ", sort([sprintf("%s %d/%d", [e.budget, e.used, e.limit]) | some e in exceeded]))
 

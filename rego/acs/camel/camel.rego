@@ -13,9 +13,15 @@ violations contains {"argument": name, "provenance_id": node, "origin": origin} 
 	some name, rule in plan
 	pid := lib.argument_provenance[name]
 	some node in nodes(pid)
-	origin := object.get(object.get(input.session.provenance.records, node, {}), "origin", "unknown")
+	origin := node_origin(node)
 	not origin in rule.allowed_origins
 }
+
+# A node's recorded origin, "unknown" without one. Read through `records[node].origin`, not the whole
+# records object, so the engine sends each record's origin only (manifest input_paths).
+node_origin(node) := o if o := lib.origin_of(node)
+
+else := "unknown"
 
 # An argument the plan constrains but whose provenance is missing cannot be checked: fail closed.
 violations contains {"argument": name, "provenance_id": null, "origin": "missing"} if {

@@ -1,13 +1,14 @@
-// Which parts of `input` a set of modules can read: the static prefix of every `input…` reference. A
-// reference `input.session.turn.index` needs `input.session.turn.index`; `input.params[k]` needs all of
-// `input.params` (the key is only known at evaluation); a bare `input` (passed to a function, iterated,
+// Which parts of `input` a set of modules can read: the path of every `input…` reference. A reference
+// `input.session.turn.index` needs `input.session.turn.index`; a dynamic key is a wildcard (`null`):
+// `input.records[id].origin` needs the `origin` of every member of `input.records`, and `input.params[k]`
+// (nothing after the key) needs all of `input.params`; a bare `input` (passed to a function, iterated,
 // imported whole) needs everything. Import aliases need no resolution: the import itself is an `input…`
 // reference and so contributes its prefix. The engine host uses the result to send a policy only the input
 // members it can observe (docs/performance.md), which cannot change a decision.
 import type { Module } from '../ast/types.ts';
 
-/** A JSON path below `input`; `[]` is the whole input. */
-export type InputPath = string[];
+/** A JSON path below `input`; `[]` is the whole input, `null` any key or index (a dynamic key). */
+export type InputPath = (string | null)[];
 
 function isInputVar(node: unknown): boolean {
   const n = node as { type?: unknown; value?: unknown } | null;
@@ -16,7 +17,8 @@ function isInputVar(node: unknown): boolean {
 
 /**
  * The minimal set of input paths the modules reference: sorted, and with no path that another one
- * covers (`["params"]` absorbs `["params", "payload"]`). `[[]]` means the whole input.
+ * covers (`["params"]` absorbs `["params", "payload"]`, `["records", null]` absorbs `["records", "a1"]`). `[[]]`
+ * means the whole input. No path ends in a wildcard (every member of a value, whole, is the value).
  */
 export function referencedInputPaths(modules: readonly Module[]): InputPath[] {
   const found: InputPath[] = [];
@@ -32,11 +34,11 @@ export function referencedInputPaths(modules: readonly Module[]): InputPath[] {
     }
     const n = node as { type?: unknown; value?: unknown };
     if (n.type === 'ref' && Array.isArray(n.value) && isInputVar(n.value[0])) {
-      const path: string[] = [];
+      const path: InputPath = [];
       for (const el of n.value.slice(1) as { type?: unknown; value?: unknown }[]) {
-        if (el.type !== 'string' || typeof el.value !== 'string') break;
-        path.push(el.value);
+        path.push(el.type === 'string' && typeof el.value === 'string' ? el.value : null);
       }
+      while (path.length > 0 && path[path.length - 1] === null) path.pop();
       found.push(path);
       // Dynamic keys may themselves contain input references.
       for (const el of n.value.slice(1)) stack.push(el);
@@ -51,24 +53,59 @@ export function referencedInputPaths(modules: readonly Module[]): InputPath[] {
   return minimalPaths(found);
 }
 
-function comparePaths(a: InputPath, b: InputPath): number {
-  for (let i = 0; i < Math.min(a.length, b.length); i++) {
-    if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
-  }
-  return a.length - b.length;
+interface PathNode {
+  end: boolean;
+  children: Map<string | null, PathNode>;
 }
 
-function covers(prefix: InputPath, path: InputPath): boolean {
-  return prefix.length <= path.length && prefix.every((seg, i) => path[i] === seg);
+/** Wildcards first, then keys by code unit (the order paths are listed in). */
+function compareSegments(a: string | null, b: string | null): number {
+  if (a === b) return 0;
+  if (a === null) return -1;
+  if (b === null) return 1;
+  return a < b ? -1 : 1;
 }
 
-/** Sorted, deduplicated, prefix-free: after sorting, a covering prefix comes right before what it covers. */
+/**
+ * Sorted, deduplicated, free of covered paths: a path is dropped when another is a prefix of it, a wildcard
+ * in the other standing for any key (`["records", null]` covers `["records", "a1", "origin"]`, not the
+ * reverse). Built as a trie and walked once, carrying the nodes whose paths could cover the current one.
+ */
 function minimalPaths(paths: InputPath[]): InputPath[] {
+  const root: PathNode = { end: false, children: new Map() };
+  for (const path of paths) {
+    let node = root;
+    for (const seg of path) {
+      let next = node.children.get(seg);
+      if (!next) node.children.set(seg, (next = { end: false, children: new Map() }));
+      node = next;
+    }
+    node.end = true;
+  }
   const out: InputPath[] = [];
-  for (const p of [...paths].sort(comparePaths)) {
-    const last = out[out.length - 1];
-    if (last && covers(last, p)) continue;
-    out.push(p);
+  // Iterative depth-first walk (long references cannot overflow the stack); children pushed in reverse so
+  // paths come out sorted.
+  const stack: { node: PathNode; path: InputPath; coverers: PathNode[] }[] = [{ node: root, path: [], coverers: [] }];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const { node, path, coverers } = item;
+    if (coverers.some((c) => c.end)) continue;
+    if (node.end) {
+      out.push(path);
+      continue;
+    }
+    for (const seg of [...node.children.keys()].sort(compareSegments).reverse()) {
+      const next = new Set<PathNode>();
+      for (const c of coverers) {
+        const wild = c.children.get(null);
+        if (wild) next.add(wild);
+        const same = seg === null ? undefined : c.children.get(seg);
+        if (same) next.add(same);
+      }
+      // The node's own wildcard branch covers each of its literal branches.
+      const wild = seg === null ? undefined : node.children.get(null);
+      if (wild) next.add(wild);
+      stack.push({ node: node.children.get(seg)!, path: [...path, seg], coverers: [...next] });
+    }
   }
   return out;
 }

@@ -136,6 +136,42 @@ describe('allocator and opa_eval', () => {
     expect(p.evaluate({})).toEqual([{ result: 'x' }]);
   });
 
+  it('dumps text that runs past the end of memory (grown while writing) into one exact allocation', () => {
+    const ex = exportsOf(p);
+    const mem = () => (p.mem as unknown as { buffer: ArrayBuffer }).buffer.byteLength;
+    const long = 'plain text, then "quotes", \\ and \u0001 control bytes\n'.repeat(40);
+    const doc = { a: [1, 2.5, null, true, 'x'.repeat(300)], b: { long, nested: { k: long.slice(0, 77) } }, c: 'é ✓ 𝄞'.repeat(30) };
+    const want = JSON.stringify(doc);
+    // Non-string keys dump as escaped JSON text inside a string (nested escaping); checked against a dump with room.
+    const regoText = '{' + Array.from({ length: 30 }, (_, i) => `{"k${i}": "q\\"x\\n${'y'.repeat(i * 7)}"}: [${i}, "${'z'.repeat(i * 5)}"]`).join(', ') + '}';
+    const dumpWith = (text: string, parse: 'json' | 'value', dump: 'json' | 'value', slack: number): string => {
+      ex.opa_heap_ptr_set(p.dataHeapPtr);
+      const bytes = new TextEncoder().encode(text);
+      const addr = writeBytes(p, bytes);
+      const v = (parse === 'json' ? ex.opa_json_parse(addr, bytes.length) : ex.opa_value_parse(addr, bytes.length)) as number;
+      expect(v).not.toBe(0);
+      // Leave about `slack` bytes between the heap pointer and the end of memory.
+      const free = mem() - (ex.opa_heap_ptr_get() as number);
+      if (free > slack + 8) ex.opa_malloc(free - slack - 8);
+      const before = ex.opa_heap_ptr_get() as number;
+      const out = (dump === 'json' ? ex.opa_json_dump(v) : ex.opa_value_dump(v)) as number;
+      const result = readCString(p, out);
+      expect(out).toBe(before);
+      const size = new TextEncoder().encode(result).length + 1;
+      expect(ex.opa_heap_ptr_get()).toBe(before + Math.ceil(size / 8) * 8);
+      return result;
+    };
+    const roomy = { json: dumpWith(regoText, 'value', 'json', 1 << 20), value: dumpWith(regoText, 'value', 'value', 1 << 20) };
+    expect(roomy.json).toContain('"{\\"k1\\":\\"q\\\\\\"x');
+    for (const slack of [0, 1, 7, 8, 95, 96, 97, 300, 5000]) {
+      for (const dump of ['json', 'value'] as const) {
+        expect(dumpWith(want, 'json', dump, slack), `${dump} with ${slack} bytes free`).toBe(want);
+        expect(dumpWith(regoText, 'value', dump, slack), `non-string keys, ${dump} with ${slack} bytes free`).toBe(roomy[dump]);
+      }
+    }
+    expect(p.evaluate({})).toEqual([{ result: 'x' }]);
+  });
+
   it('opa_eval dumps the result set as JSON (format 0) or Rego syntax (format 1) and parses Rego input', () => {
     const ex = exportsOf(p);
     const input = new TextEncoder().encode('{"s": {2, 1}}');

@@ -45,6 +45,13 @@ export function opa_malloc(size: usize): usize {
   const p = heapPtr;
   if (size > HEAP_CAP) abortWith("opa_malloc: failed: allocation exceeds the 1 GiB heap limit");
   const end = (p + size + 7) & ~(<usize>7);
+  ensureMemory(end);
+  heapPtr = end;
+  return p;
+}
+
+/** Grows memory so that addresses below `end` exist (aborting past the heap cap); allocates nothing. */
+export function ensureMemory(end: usize): void {
   if (end > HEAP_CAP) abortWith("opa_malloc: failed: heap limit of 1 GiB exceeded");
   const cur = (<usize>memory.size()) << 16;
   if (end > cur) {
@@ -57,8 +64,6 @@ export function opa_malloc(size: usize): usize {
     if ((<usize>(curPages + step)) << 16 > HEAP_CAP) step = need;
     if (memory.grow(step) < 0 && (step == need || memory.grow(need) < 0)) abortWith("opa_malloc: failed: cannot grow memory");
   }
-  heapPtr = end;
-  return p;
 }
 
 /** Zero-initialised allocation. */

@@ -1,20 +1,34 @@
-// JSON (`opa_json_dump`) and Rego-syntax (`opa_value_dump`) serialisation, NUL-terminated. Two passes
-// (measure, then write) so the output is one exact-size allocation. Sets dump as arrays in JSON;
+// JSON (`opa_json_dump`) and Rego-syntax (`opa_value_dump`) serialisation, NUL-terminated. One pass: the
+// text is written at the heap pointer (nothing else allocates while dumping; memory grown ahead of each
+// write by its worst case) and then allocated there at its exact size. Sets dump as arrays in JSON;
 // non-string object keys dump as their JSON text inside a string (OPA C runtime convention).
-import { opa_malloc } from "./alloc";
+import { opa_malloc, opa_heap_ptr_get, ensureMemory } from "./alloc";
 import { T_NULL, T_BOOL, T_NUMBER, T_STRING, T_ARRAY, T_OBJECT, T_SET, tagOf, lenOf, strPtr, elemAt, entryKey, entryVal } from "./value";
 import { numberText, txtPtr, txtLen } from "./number";
 
-let out: usize = 0; // 0 while measuring
+let out: usize = 0;
 let n: usize = 0;
+// First address past the memory known to exist (grown ahead of writes).
+let limit: usize = 0;
 let rego = false;
+
+/** Room for `k` more bytes at out + n. */
+@inline function reserve(k: usize): void {
+  if (out + n + k > limit) grow(k);
+}
+
+function grow(k: usize): void {
+  ensureMemory(out + n + k);
+  limit = (<usize>memory.size()) << 16;
+}
 
 const HEX: usize = memory.data<u8>([48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 97, 98, 99, 100, 101, 102]);
 
 // `level` > 0 means the byte is part of a string nested `level` times (keys that are not strings).
 function put(b: u8, level: i32): void {
   if (level == 0) {
-    if (out != 0) store<u8>(out + n, b);
+    reserve(1);
+    store<u8>(out + n, b);
     n++;
     return;
   }
@@ -34,8 +48,9 @@ function putAscii(s: string, level: i32): void {
   for (let i = 0; i < s.length; i++) put(<u8>s.charCodeAt(i), level);
 }
 
+// The caller reserves 6 bytes per byte.
 @inline function putStringByte(b: u8): void {
-  if (b >= 0x20 && b != 0x22 && b != 0x5C) { if (out != 0) store<u8>(out + n, b); n++; }
+  if (b >= 0x20 && b != 0x22 && b != 0x5C) { store<u8>(out + n, b); n++; }
   else put(b, 1);
 }
 
@@ -48,15 +63,20 @@ function putString(v: usize, level: i32): void {
     const quote = i8x16.splat(0x22), backslash = i8x16.splat(0x5C), space = i8x16.splat(0x20);
     let i: u32 = 0;
     for (; i + 16 <= len; i += 16) {
+      // `\u00XX` (6 bytes) is the longest escape of a byte.
+      reserve(96);
       const b = v128.load(p + i);
       if (!v128.any_true(v128.or(v128.or(i8x16.eq(b, quote), i8x16.eq(b, backslash)), i8x16.lt_u(b, space)))) {
-        if (out != 0) v128.store(out + n, b);
+        v128.store(out + n, b);
         n += 16;
         continue;
       }
       for (let k: u32 = 0; k < 16; k++) putStringByte(load<u8>(p + i + k));
     }
-    for (; i < len; i++) putStringByte(load<u8>(p + i));
+    for (; i < len; i++) {
+      reserve(6);
+      putStringByte(load<u8>(p + i));
+    }
   } else {
     for (let i: u32 = 0; i < len; i++) put(load<u8>(p + i), level + 1);
   }
@@ -115,14 +135,14 @@ function dump(v: usize, asRego: bool): usize {
     store<u8>(p, 0);
     return p;
   }
-  out = 0; n = 0;
+  out = opa_heap_ptr_get(); n = 0;
+  limit = (<usize>memory.size()) << 16;
   putValue(v, 0);
-  const size = n;
-  out = opa_malloc(size + 1);
-  n = 0;
-  putValue(v, 0);
-  store<u8>(out + size, 0);
-  const r = out;
+  reserve(1);
+  store<u8>(out + n, 0);
+  const r = opa_malloc(n + 1);
+  // The text was written where this allocation starts.
+  if (r != out) unreachable();
   out = 0;
   return r;
 }
