@@ -72,6 +72,15 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
       expect(rows).toEqual([{ storage: 'e' }]);
     });
 
+    it('keeps entry rows inline without compression attempts and summarises replay-key expiry with BRIN (migration 0004)', async () => {
+      const [entries] = await store.query(`SELECT reloptions::text AS options FROM pg_class WHERE oid = to_regclass('context_entries')`);
+      expect(entries.options).toBe('{toast_tuple_target=8160}');
+      const [index] = await store.query(
+        `SELECT am.amname AS method FROM pg_class c JOIN pg_am am ON am.oid = c.relam WHERE c.oid = to_regclass('replay_keys_expires_at_idx')`,
+      );
+      expect(index.method).toBe('brin');
+    });
+
     it('round-trips a session, including JSON that jsonb would refuse (U+0000) and non-BMP text', async () => {
       const id = await newSession(store, { tenantId: 't1', state: { note: 'a\u0000b', emoji: '\ud83d\ude00', n: 1.5e-7, big: 12345678901234 }, parentSessionId: 'parent-1' });
       const s = await store.getSession(id);
