@@ -28,10 +28,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 
 /** Members JSON.stringify writes: undefined, functions and symbols are skipped. */
 function jsonKeys(o: Record<string, unknown>): string[] {
-  return Object.keys(o).filter((k) => {
-    const v = o[k];
-    return v !== undefined && typeof v !== 'function' && typeof v !== 'symbol';
-  });
+  return Object.keys(o).filter((k) => !skipped(o[k]));
 }
 
 const ARRAY_INDEX = /^(?:0|[1-9]\d{0,9})$/;
@@ -48,7 +45,30 @@ function sameOrder(x: string[], y: string[]): boolean {
   return x.length === y.length && x.every((k, i) => k === y[i]);
 }
 
+/** A value JSON.stringify skips as an object member. */
+function skipped(v: unknown): boolean {
+  return v === undefined || typeof v === 'function' || typeof v === 'symbol';
+}
+
 function diffObject(a: Record<string, unknown>, b: Record<string, unknown>): StatePatch | undefined {
+  // The usual copy-on-write edit keeps every member in place: the same keys in the same order, some values new.
+  const aAll = Object.keys(a);
+  const bAll = Object.keys(b);
+  if (aAll.length === bAll.length) {
+    const sets: [string, StatePatch][] = [];
+    let i = 0;
+    for (; i < bAll.length; i++) {
+      const k = bAll[i];
+      if (k !== aAll[i]) break;
+      const av = a[k];
+      const bv = b[k];
+      if (av === bv) continue;
+      if (skipped(av) || skipped(bv)) break;
+      const sub = stateDiff(av, bv);
+      if (sub) sets.push([k, sub]);
+    }
+    if (i === bAll.length) return sets.length === 0 ? undefined : ['o', sets, []];
+  }
   const aKeys = jsonKeys(a);
   const bKeys = jsonKeys(b);
   const sets: [string, StatePatch][] = [];

@@ -83,6 +83,11 @@ describe('session state patches', () => {
     const base = { a: 1, b: { c: [1, 2, 3] }, d: undefined, n: 2 };
     const next = { ...base, a: undefined, d: 4, n: NaN, b: { c: [2, 3, undefined] }, e: -0 };
     expect(patchedText(JSON.stringify(base), base, next)).toBe(JSON.stringify(next));
+    // The same members in the same order, one of them appearing or vanishing from JSON's view.
+    const kept = { a: 1, d: undefined as number | undefined, z: 2 };
+    expect(patchedText(JSON.stringify(kept), kept, { ...kept, d: 4 })).toBe(JSON.stringify({ ...kept, d: 4 }));
+    const dropped = { a: 1, d: 3 as number | undefined, z: 2 };
+    expect(patchedText(JSON.stringify(dropped), dropped, { ...dropped, d: undefined })).toBe(JSON.stringify({ ...dropped, d: undefined }));
     // Array-index member names sort first in JS objects: a new one is placed where JSON.parse would put it.
     const ordered = { z: 1, y: 2 };
     expect(patchedText(JSON.stringify(ordered), ordered, { ...ordered, 5: 'x', a: 3 })).toBe(JSON.stringify({ ...ordered, 5: 'x', a: 3 }));
