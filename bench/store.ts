@@ -14,18 +14,25 @@ import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { verifyAllChains } from '../src/audit/index.ts';
 import { canonicalJson, sha256Hex } from '../src/chain/index.ts';
-import { openStore, type ChainHead, type DurableStore, type NewContextEntry } from '../src/store/index.ts';
+import { openStore, type ChainHead, type DurableStore, type Json, type NewContextEntry } from '../src/store/index.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 3);
 const databaseUrl = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SESSIONS = 64;
-const CLIENTS = 16;
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 16);
 const drivers = (process.env.BENCH_DRIVERS ?? 'pglite,postgres').split(',');
 const wantedModes = (process.env.BENCH_MODES ?? 'append,decision,step,single').split(',');
 const APPLICATION_NAME = `bench-store-${process.pid}`;
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
 /** CPU seconds used so far by each of this run's Postgres backends, by pid (empty when /proc can't tell). */
+/** WAL bytes written so far by the whole cluster (pg_stat_wal; other databases' writes count too): null on PGlite. */
+async function walBytes(store: DurableStore): Promise<number | null> {
+  if (store.driver !== 'postgres') return null;
+  const rows = await store.query('select wal_bytes::text as b from pg_stat_wal');
+  return Number(rows[0].b);
+}
+
 async function backendCpu(store: DurableStore): Promise<Map<number, number>> {
   const cpu = new Map<number, number>();
   if (store.driver !== 'postgres') return cpu;
@@ -60,23 +67,49 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /** The session state the pipeline writes with each step (≈ the size of a few turns of policy state). */
-const STATE = { counters: { steps_total: 12, tool_calls_total: 7 }, recent: Array.from({ length: 8 }, (_, i) => ({ step: i, method: 'steps/toolCallRequest', decision: 'allow' })), note: 'x'.repeat(1500) };
+/**
+ * The session state a step writes, shaped like the policy state of bench/server.ts's 100–200-step sessions (8–10 KB:
+ * a 200-pair tool-call queue, 20 recent steps, counters) and edited copy-on-write as the policy code does.
+ * BENCH_STATE=whole hands the store no stateBase (the whole state is written every step, as before state changes
+ * were kept with the entries); BENCH_STATE=none writes no state.
+ */
+const STATE_MODE = process.env.BENCH_STATE ?? 'delta';
+type BenchState = { counters: { steps_total: number; tool_calls_total: number }; recent_tool_calls: [string, number][]; recent_steps: Json[]; note: string };
+const states = new Map<string, BenchState>();
+function nextState(prior: BenchState | undefined, n: number): BenchState {
+  const base = prior ?? {
+    counters: { steps_total: 0, tool_calls_total: 0 },
+    recent_tool_calls: Array.from({ length: 200 }, (_, i): [string, number] => ['shell', 1_800_000_000_000 + i]),
+    recent_steps: Array.from({ length: 20 }, (_, i) => ({ step_id: randomUUID(), method: 'steps/toolCallRequest', tool: 'shell', decision: 'allow', at: i })),
+    note: 'x'.repeat(1000),
+  };
+  return {
+    ...base,
+    counters: { steps_total: base.counters.steps_total + 1, tool_calls_total: base.counters.tool_calls_total + 1 },
+    recent_tool_calls: [...base.recent_tool_calls.slice(1), ['shell', 1_800_000_000_000 + n]],
+    recent_steps: [...base.recent_steps.slice(1), { step_id: randomUUID(), method: 'steps/toolCallRequest', tool: 'shell', decision: 'allow', at: n }],
+  };
+}
 const heads = new Map<string, ChainHead | null>();
 
 /** What the pipeline writes per step since commitStep: keys + entry + delivered decision + session state, one transaction. */
 async function commitWholeStep(store: DurableStore, sessionId: string, n: number): Promise<void> {
   const entry = entryFor(sessionId, n);
   for (;;) {
+    // Placed at the head this process last wrote, with the state as of that head.
+    const prior = states.get(sessionId);
+    const state = nextState(prior, n);
     const outcome = await store.commitStep(sessionId, {
       expectedHead: heads.get(sessionId) ?? null,
       replayKeys: [{ kind: 'request_id', value: entry.content.entry_id }, { kind: 'nonce', value: randomUUID() }],
       replayKeysExpireAt: new Date(Date.now() + 600_000),
       entry,
       decision: { result: { type: 'final', decision: 'allow', request_id: entry.content.entry_id }, bundleRevision: 'bench', evaluationDurationMs: 0.05 },
-      session: { state: STATE },
+      session: STATE_MODE === 'none' ? {} : STATE_MODE === 'whole' ? { state: state as unknown as Json } : { state: state as unknown as Json, stateBase: (prior ?? null) as unknown as Json },
     });
     if (outcome.status === 'committed') {
       heads.set(sessionId, { seq: outcome.appended.seq, entryHash: outcome.appended.entryHash });
+      states.set(sessionId, state);
       return;
     }
     // Two clients on one session: the later one is re-placed at the new head (the pipeline re-evaluates it).
@@ -85,9 +118,10 @@ async function commitWholeStep(store: DurableStore, sessionId: string, n: number
   }
 }
 
-async function hammer(store: DurableStore, sessions: string[], withDecision: boolean | 'step'): Promise<{ perSec: number; n: number; p50: number; p99: number; cpuUs: number; pgCpuUs: number | null }> {
+async function hammer(store: DurableStore, sessions: string[], withDecision: boolean | 'step'): Promise<{ perSec: number; n: number; p50: number; p99: number; cpuUs: number; pgCpuUs: number | null; walBytes: number | null }> {
   const latencies: number[] = [];
   const pgBefore = await backendCpu(store);
+  const walBefore = await walBytes(store);
   const cpu = process.cpuUsage();
   const deadline = performance.now() + seconds * 1000;
   let n = 0;
@@ -111,8 +145,9 @@ async function hammer(store: DurableStore, sessions: string[], withDecision: boo
   latencies.sort((a, b) => a - b);
   const used = process.cpuUsage(cpu);
   const pgAfter = await backendCpu(store);
+  const walAfter = await walBytes(store);
   const pgSeconds = [...pgAfter].reduce((sum, [pid, s]) => sum + s - (pgBefore.get(pid) ?? 0), 0);
-  return { cpuUs: (used.user + used.system) / latencies.length, pgCpuUs: pgAfter.size ? (pgSeconds * 1e6) / latencies.length : null, perSec: latencies.length / ((performance.now() - start) / 1000), n: latencies.length, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
+  return { cpuUs: (used.user + used.system) / latencies.length, pgCpuUs: pgAfter.size ? (pgSeconds * 1e6) / latencies.length : null, walBytes: walAfter === null || walBefore === null ? null : (walAfter - walBefore) / latencies.length, perSec: latencies.length / ((performance.now() - start) / 1000), n: latencies.length, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
 }
 
 async function run(label: string, open: (maxBatch: number) => Promise<{ store: DurableStore; dispose(): Promise<void> }>): Promise<void> {
@@ -136,7 +171,7 @@ async function run(label: string, open: (maxBatch: number) => Promise<{ store: D
       const r = await hammer(store, sessions, withDecision);
       const unit = withDecision ? 'steps/s  ' : 'appends/s';
       // 'whole step' = replay keys + entry + decision + session state in one transaction (GuardianStore.commitStep).
-      const pg = r.pgCpuUs === null ? '' : `  pg cpu ${(r.pgCpuUs / 1000).toFixed(2)} ms/op`;
+      const pg = (r.pgCpuUs === null ? '' : `  pg cpu ${(r.pgCpuUs / 1000).toFixed(3)} ms/op`) + (r.walBytes === null ? '' : `  WAL ${(r.walBytes / 1024).toFixed(1)} KiB/op`);
       const load = loadavg().map((l) => l.toFixed(2)).join(' ');
       console.log(`${label.padEnd(9)} ${mode.padEnd(30)} ${r.perSec.toFixed(0).padStart(6)} ${unit}  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  cpu ${(r.cpuUs / 1000).toFixed(2)} ms/op in this process${pg}  (${r.n} in ${seconds}s, ${SESSIONS} sessions × ${CLIENTS} clients, load ${load})`);
       if (mode === 'group commit: append') {

@@ -12,12 +12,15 @@ export interface StoreLocationFlags {
 export const DEFAULT_DATA_DIR = '.guardian';
 
 export function storeOptionsFrom(flags: StoreLocationFlags, env: Readonly<Record<string, string | undefined>> = process.env): OpenStoreOptions {
+  // GUARDIAN_STATE_CHECKPOINT_EVERY: steps between whole session states in the session row (StoreOptions).
+  const every = Number(env.GUARDIAN_STATE_CHECKPOINT_EVERY);
+  const tuning = Number.isInteger(every) && every >= 1 ? { stateCheckpointEvery: every } : {};
   const databaseUrl = flags.databaseUrl ?? (env.DATABASE_URL || undefined);
   if (databaseUrl) {
     const schema = flags.schema ?? (env.GUARDIAN_DB_SCHEMA || undefined);
-    return { databaseUrl, ...(schema ? { schema } : {}) };
+    return { databaseUrl, ...(schema ? { schema } : {}), ...tuning };
   }
-  return { dataDir: flags.dataDir ?? (env.GUARDIAN_DATA_DIR || DEFAULT_DATA_DIR) };
+  return { dataDir: flags.dataDir ?? (env.GUARDIAN_DATA_DIR || DEFAULT_DATA_DIR), ...tuning };
 }
 
 /** For messages: where the store is, without credentials. */

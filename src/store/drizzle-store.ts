@@ -1,12 +1,13 @@
 // The GuardianStore over Drizzle, written once for both drivers (src/store/pglite, src/store/postgres).
 import { and, asc, desc, eq, gt, isNotNull, lt, sql } from 'drizzle-orm';
-import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import type { PgDatabase, PgQueryResultHKT, PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import { createHash } from 'node:crypto';
 import { canonicalJson, sha256Hex, type ContextEntryContent } from '../chain/index.ts';
 import { type CheckpointPolicy, signCheckpoint } from './checkpoints.ts';
 import { StoreError, isRetryableConflict, sqlStateOf, toStoreError } from './errors.ts';
 import { GroupCommitQueue, type QueuedItem } from './group-commit.ts';
 import { chainHeads, checkpoints, contextEntries, policyActivations, policyBundles, replayKeys, sessions } from './schema.ts';
+import { applyStatePatch, stateDiff } from './state-delta.ts';
 import type {
   AppendedEntry, ChainHead, ChainInfo, CheckpointRecord, ContextEntryRecord, DurableStore, Json, NewContextEntry,
   PolicyActivationRecord, PolicyBundleRecord, ReplayKeyKind, SessionRecord, StepCommit, StepCommitOutcome,
@@ -45,6 +46,12 @@ export interface StoreOptions {
   maxBatch?: number;
   /** Retries of a transaction that hit a serialization failure or deadlock (default 8). */
   maxRetries?: number;
+  /**
+   * A step handed the state it started from (StepCommit.session.stateBase) stores only its change, with its entry;
+   * the session row gets the whole state when the entry's seq + 1 is a multiple of this (default 32), or when the
+   * step writes the row anyway. 1 writes the whole state on every step.
+   */
+  stateCheckpointEvery?: number;
   /** Background failures (checkpoint writes, replay-key purge); default: one line on stderr. */
   onBackgroundError?: (err: StoreError) => void;
 }
@@ -205,14 +212,23 @@ interface PreparedStep {
   resultJcs: string;
   bundleRevision: string | null;
   evaluationDurationMs: number;
+  /** The whole state for the session row (a state checkpoint), or null. */
   stateJcs: string | null;
+  /** The state's change, stored with the entry, when the row does not get the whole state. */
+  stateDeltaJcs: string | null;
   intentJcs: string | null;
   keyId: string | null;
   closedAt: string | null;
   child: typeof sessions.$inferInsert | null;
 }
 
-function prepareStep(step: StepCommit): PreparedStep {
+/** JSON text of a state patch (see stateTextOf for why not JCS); null when the step left the state as it was. */
+function stateDeltaTextOf(base: Json, next: Json): string | null {
+  const patch = stateDiff(base, next);
+  return patch === undefined ? null : stateTextOf(patch);
+}
+
+function prepareStep(step: StepCommit, checkpointEvery: number): PreparedStep {
   for (const k of step.replayKeys) {
     if (k.kind !== 'request_id' && k.kind !== 'nonce') throw new StoreError('invalid_input', `unknown replay key kind ${String(k.kind)}`);
     requireId(k.value, k.kind);
@@ -226,6 +242,11 @@ function prepareStep(step: StepCommit): PreparedStep {
   if (head !== null && (!Number.isInteger(head.seq) || head.seq < 0 || !HEX64.test(head.entryHash))) {
     throw new StoreError('invalid_input', 'expectedHead must be null or { seq ≥ 0, entryHash: 64 hex digits }');
   }
+  const { state, stateBase } = step.session;
+  // The row is rewritten anyway when the step binds a key, fixes the intent or seals the session.
+  const rowWritten = step.session.intent !== undefined || step.session.keyId !== undefined || step.session.closedAt !== undefined;
+  const seq = (head?.seq ?? -1) + 1;
+  const whole = state !== undefined && (stateBase === undefined || rowWritten || (seq + 1) % checkpointEvery === 0);
   return {
     append: prepareAppend(step.entry),
     expected: head === null ? { seq: -1, headHash: null } : { seq: head.seq, headHash: head.entryHash },
@@ -234,7 +255,8 @@ function prepareStep(step: StepCommit): PreparedStep {
     resultJcs: typeof step.decision.resultJcs === 'string' ? step.decision.resultJcs : jcsOf(step.decision.result, 'result'),
     bundleRevision: step.decision.bundleRevision ?? null,
     evaluationDurationMs: step.decision.evaluationDurationMs,
-    stateJcs: step.session.state === undefined ? null : stateTextOf(step.session.state),
+    stateJcs: whole ? stateTextOf(state) : null,
+    stateDeltaJcs: state === undefined || whole ? null : stateDeltaTextOf(stateBase ?? null, state),
     intentJcs: step.session.intent === undefined ? null : jcsOf(step.session.intent, 'intent'),
     keyId: step.session.keyId ?? null,
     closedAt: step.session.closedAt?.toISOString() ?? null,
@@ -256,10 +278,10 @@ class EntryColumns {
   readonly stepType: string[] = []; readonly requestHash: (string | null)[] = []; readonly timestamp: (string | null)[] = [];
   readonly provenance: (string | null)[] = []; readonly content: string[] = []; readonly previousHash: (string | null)[] = [];
   readonly entryHash: string[] = []; readonly params: string[] = []; readonly result: (string | null)[] = [];
-  readonly revision: (string | null)[] = []; readonly durationMs: (number | null)[] = [];
+  readonly revision: (string | null)[] = []; readonly durationMs: (number | null)[] = []; readonly stateDelta: (string | null)[] = [];
 
   /** Appends at the locked head and moves it; returns where the entry landed. */
-  add(sessionId: string, head: LockedHead, p: PreparedAppend, decision?: { resultJcs: string; bundleRevision: string | null; evaluationDurationMs: number }): AppendedEntry {
+  add(sessionId: string, head: LockedHead, p: PreparedAppend, decision?: { resultJcs: string; bundleRevision: string | null; evaluationDurationMs: number; stateDeltaJcs: string | null }): AppendedEntry {
     const seq = head.seq + 1;
     const previousHash = head.headHash;
     const entryHash = entryHashOf(p.contentJcs, previousHash);
@@ -268,6 +290,7 @@ class EntryColumns {
     this.provenance.push(p.provenanceSummaryJcs); this.content.push(p.contentJcs); this.previousHash.push(previousHash);
     this.entryHash.push(entryHash); this.params.push(p.paramsJcs);
     this.result.push(decision?.resultJcs ?? null); this.revision.push(decision?.bundleRevision ?? null); this.durationMs.push(decision?.evaluationDurationMs ?? null);
+    this.stateDelta.push(decision?.stateDeltaJcs ?? null);
     Object.assign(head, { seq, headHash: entryHash, changed: true });
     return { seq, entryHash, previousHash };
   }
@@ -295,11 +318,11 @@ async function lockChainHeads(query: RawQuery, ids: string[]): Promise<Map<strin
   }]));
 }
 
-/** Parameters of the entries insert ($1…$15) and the head moves ($16…$18) of writeEntriesSql. */
+/** Parameters of the entries insert ($1…$16) and the head moves ($17…$19) of ENTRY_WRITES. */
 function entryWriteParams(cols: EntryColumns, heads: Map<string, LockedHead>): unknown[] {
   const moved = [...heads].filter(([, h]) => h.changed);
   return [cols.sessionId, cols.seq, cols.entryId, cols.stepId, cols.stepType, cols.requestHash, cols.timestamp, cols.provenance,
-    cols.content, cols.previousHash, cols.entryHash, cols.params, cols.result, cols.revision, cols.durationMs,
+    cols.content, cols.previousHash, cols.entryHash, cols.params, cols.result, cols.revision, cols.durationMs, cols.stateDelta,
     moved.map(([id]) => id), moved.map(([, h]) => h.seq), moved.map(([, h]) => h.headHash)];
 }
 
@@ -310,33 +333,20 @@ function entryWriteParams(cols: EntryColumns, heads: Map<string, LockedHead>): u
 const ENTRY_WRITES = `
   entries as (
     insert into context_entries (session_id, seq, entry_id, step_id, step_type, request_hash, timestamp, provenance_summary_jcs,
-                                 content_jcs, previous_hash, entry_hash, params_jcs, result_jcs, bundle_revision, evaluation_duration_ms)
+                                 content_jcs, previous_hash, entry_hash, params_jcs, result_jcs, bundle_revision, evaluation_duration_ms,
+                                 state_delta_jcs)
     select * from unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-                         $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::double precision[])),
+                         $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::double precision[],
+                         $16::text[])),
   moved as (
     update chain_heads as h set seq = v.seq, head_hash = v.head_hash, updated_at = now()
-      from unnest($16::text[], $17::integer[], $18::text[]) as v(session_id, seq, head_hash)
+      from unnest($17::text[], $18::integer[], $19::text[]) as v(session_id, seq, head_hash)
      where h.session_id = v.session_id)`;
 
 /** Writes a batch's entries and moves the heads that changed, the transaction's last statement. */
 async function writeEntries(query: RawQuery, cols: EntryColumns, heads: Map<string, LockedHead>): Promise<void> {
   if (cols.length === 0) return;
   await query(`with ${ENTRY_WRITES} select 1`, entryWriteParams(cols, heads), { last: true });
-}
-
-function toSessionRecord(row: typeof sessions.$inferSelect): SessionRecord {
-  return {
-    id: row.id,
-    tenantId: row.tenantId,
-    agentId: row.agentId,
-    keyId: row.keyId,
-    hello: parseJcs(row.helloJcs),
-    intent: parseJcs(row.intentJcs),
-    state: parseJcs(row.stateJcs),
-    parentSessionId: row.parentSessionId,
-    createdAt: row.createdAt,
-    closedAt: row.closedAt,
-  };
 }
 
 export class DrizzleGuardianStore implements DurableStore {
@@ -348,6 +358,7 @@ export class DrizzleGuardianStore implements DurableStore {
   readonly #steps: GroupCommitQueue<PreparedStep, StepCommitOutcome>;
   readonly #options: StoreOptions;
   readonly #maxRetries: number;
+  readonly #stateCheckpointEvery: number;
   /** Heads appended by this process and not yet checkpointed (for the time-based checkpoint). */
   readonly #uncheckpointed = new Map<string, { seq: number; headHash: string; since: number }>();
   readonly #background = new Set<Promise<unknown>>();
@@ -361,6 +372,8 @@ export class DrizzleGuardianStore implements DurableStore {
     this.#db = driver.db;
     this.#options = options;
     this.#maxRetries = options.maxRetries ?? 8;
+    const every = Math.floor(options.stateCheckpointEvery ?? 32);
+    this.#stateCheckpointEvery = Number.isFinite(every) && every > 1 ? every : 1;
     this.#appends = new GroupCommitQueue((batch) => this.#commitAppends(batch), options.maxBatch ?? 256, driver.appendConcurrency);
     this.#decisions = new GroupCommitQueue((batch) => this.#commitDecisions(batch), options.maxBatch ?? 256, driver.appendConcurrency);
     // One step per session per batch: each is placed at the head it was evaluated against, which a second step of
@@ -410,21 +423,59 @@ export class DrizzleGuardianStore implements DurableStore {
     }
   }
 
+  /**
+   * The row with its state as of the chain's head: the last whole state plus the changes the entries after it
+   * carry, read in one statement (one snapshot) with the head they bring it to (`stateHead`).
+   */
   async getSession(id: string): Promise<SessionRecord | null> {
     this.#assertOpen();
+    let rows: Record<string, unknown>[];
     try {
-      const rows = await this.#db.select().from(sessions).where(eq(sessions.id, id)).limit(1);
-      return rows.length ? toSessionRecord(rows[0]) : null;
+      rows = await this.#d.query(
+        `select s.id, s.tenant_id, s.agent_id, s.key_id, s.hello_jcs, s.intent_jcs, s.state_jcs, s.parent_session_id, s.created_at, s.closed_at,
+                h.seq as head_seq, h.head_hash,
+                array(select e.state_delta_jcs from context_entries as e
+                       where e.session_id = s.id and e.seq > s.state_seq and e.state_delta_jcs is not null order by e.seq) as deltas
+           from sessions as s left join chain_heads as h on h.session_id = s.id
+          where s.id = $1`,
+        [id],
+      );
     } catch (err) {
       throw toStoreError(err, 'getSession');
     }
+    if (rows.length === 0) return null;
+    const r = rows[0];
+    let state = parseJcs(String(r.state_jcs));
+    try {
+      for (const delta of r.deltas as string[]) state = applyStatePatch(state, JSON.parse(delta)) as Json;
+    } catch (err) {
+      throw new StoreError('unavailable', `session ${id}: a stored state change does not apply: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
+    return {
+      id: String(r.id),
+      tenantId: r.tenant_id === null ? null : String(r.tenant_id),
+      agentId: String(r.agent_id),
+      keyId: r.key_id === null ? null : String(r.key_id),
+      hello: parseJcs(String(r.hello_jcs)),
+      intent: parseJcs(String(r.intent_jcs)),
+      state,
+      parentSessionId: r.parent_session_id === null ? null : String(r.parent_session_id),
+      createdAt: date(r.created_at),
+      closedAt: r.closed_at === null ? null : date(r.closed_at),
+      stateHead: r.head_hash === null || r.head_hash === undefined ? null : { seq: Number(r.head_seq), entryHash: String(r.head_hash) },
+    };
   }
 
   async updateSessionState(id: string, patch: Partial<Pick<SessionRecord, 'intent' | 'state' | 'keyId' | 'hello'>>): Promise<void> {
     this.#assertOpen();
-    const set: Partial<typeof sessions.$inferInsert> = {};
+    const set: PgUpdateSetSource<typeof sessions> = {};
     if (patch.intent !== undefined) set.intentJcs = jcsOf(patch.intent, 'intent');
-    if (patch.state !== undefined) set.stateJcs = stateTextOf(patch.state);
+    if (patch.state !== undefined) {
+      set.stateJcs = stateTextOf(patch.state);
+      // The state as of the chain's head now: entries appended before it carry no change for it.
+      set.stateSeq = sql`coalesce((select ${chainHeads.seq} from ${chainHeads} where ${chainHeads.sessionId} = ${id}), -1)`;
+    }
     if (patch.hello !== undefined) set.helloJcs = jcsOf(patch.hello, 'hello');
     if (patch.keyId !== undefined) set.keyId = patch.keyId;
     if (Object.keys(set).length === 0) return;
@@ -508,7 +559,7 @@ export class DrizzleGuardianStore implements DurableStore {
     try {
       this.#assertOpen();
       requireId(sessionId, 'session id');
-      return this.#steps.enqueue(sessionId, prepareStep(step)).then(async (outcome) => {
+      return this.#steps.enqueue(sessionId, prepareStep(step, this.#stateCheckpointEvery)).then(async (outcome) => {
         this.#purgeExpiredReplayKeys();
         if (outcome.status !== 'committed') return outcome;
         this.#afterAppend(sessionId, outcome.appended);
@@ -627,24 +678,30 @@ export class DrizzleGuardianStore implements DurableStore {
       if (cols.length > 0) {
         // Entries with their decisions, head moves and session rows: one statement, the last (COMMIT goes with it).
         const rowsOf = committed.filter(({ p }) => p.stateJcs ?? p.intentJcs ?? p.keyId ?? p.closedAt);
-        await query(
-          `with ${ENTRY_WRITES},
-           session_rows as (
-             update sessions as s
-                set state_jcs = coalesce(v.state_jcs, s.state_jcs), intent_jcs = coalesce(v.intent_jcs, s.intent_jcs),
-                    key_id = coalesce(v.key_id, s.key_id), closed_at = coalesce(s.closed_at, v.closed_at)
-               from (select u.id, case when u.has_state then j.value::text end, u.intent_jcs, u.key_id, u.closed_at
-                       from unnest($19::text[], $20::boolean[], $21::text[], $22::text[], $23::timestamptz[])
-                              with ordinality as u(id, has_state, intent_jcs, key_id, closed_at, ord)
-                       join json_array_elements($24::json) with ordinality as j(value, ord) on j.ord = u.ord)
-                    as v(id, state_jcs, intent_jcs, key_id, closed_at)
-              where s.id = v.id)
-           select 1`,
-          [...entryWriteParams(cols, heads),
-            rowsOf.map((r) => r.id), rowsOf.map((r) => r.p.stateJcs !== null), rowsOf.map((r) => r.p.intentJcs), rowsOf.map((r) => r.p.keyId), rowsOf.map((r) => r.p.closedAt),
-            jsonTextsArray(rowsOf.map((r) => r.p.stateJcs))],
-          { last: true },
-        );
+        // Most steps store only their state's change (in the entry) and leave the session row alone.
+        if (rowsOf.length === 0) await query(`with ${ENTRY_WRITES} select 1`, entryWriteParams(cols, heads), { last: true });
+        else {
+          await query(
+            `with ${ENTRY_WRITES},
+             session_rows as (
+               update sessions as s
+                  set state_jcs = coalesce(v.state_jcs, s.state_jcs), state_seq = coalesce(v.state_seq, s.state_seq),
+                      intent_jcs = coalesce(v.intent_jcs, s.intent_jcs), key_id = coalesce(v.key_id, s.key_id),
+                      closed_at = coalesce(s.closed_at, v.closed_at)
+                 from (select u.id, case when u.has_state then j.value::text end, case when u.has_state then u.seq end,
+                              u.intent_jcs, u.key_id, u.closed_at
+                         from unnest($20::text[], $21::boolean[], $22::integer[], $23::text[], $24::text[], $25::timestamptz[])
+                                with ordinality as u(id, has_state, seq, intent_jcs, key_id, closed_at, ord)
+                         join json_array_elements($26::json) with ordinality as j(value, ord) on j.ord = u.ord)
+                      as v(id, state_jcs, state_seq, intent_jcs, key_id, closed_at)
+                where s.id = v.id)
+             select 1`,
+            [...entryWriteParams(cols, heads),
+              rowsOf.map((r) => r.id), rowsOf.map((r) => r.p.stateJcs !== null), rowsOf.map((r) => r.p.expected.seq + 1), rowsOf.map((r) => r.p.intentJcs),
+              rowsOf.map((r) => r.p.keyId), rowsOf.map((r) => r.p.closedAt), jsonTextsArray(rowsOf.map((r) => r.p.stateJcs))],
+            { last: true },
+          );
+        }
       }
       return outcomes;
     }));

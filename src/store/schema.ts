@@ -25,6 +25,11 @@ export const sessions = pgTable('sessions', {
   intentJcs: text('intent_jcs').notNull(),
   /** The policy session state as JSON text (not canonical: nothing hashes it; the column name is historical). */
   stateJcs: text('state_jcs').notNull(),
+  /**
+   * The seq of the last chain entry folded into state_jcs (-1: none). The entries after it carry their steps'
+   * state changes (context_entries.state_delta_jcs); getSession applies them.
+   */
+  stateSeq: integer('state_seq').notNull().default(-1),
   parentSessionId: text('parent_session_id'),
   createdAt: timestamp('created_at', tz).notNull().defaultNow(),
   closedAt: timestamp('closed_at', tz),
@@ -64,6 +69,8 @@ export const contextEntries = pgTable('context_entries', {
   resultJcs: text('result_jcs'),
   bundleRevision: text('bundle_revision'),
   evaluationDurationMs: doublePrecision('evaluation_duration_ms'),
+  /** The step's change to the session state (src/store/state-delta.ts), when the session row did not get it whole. */
+  stateDeltaJcs: text('state_delta_jcs'),
   createdAt: timestamp('created_at', tz).notNull().defaultNow(),
 }, (t) => [
   // The last line of defence against a forked chain: one entry per (session, seq).
@@ -79,7 +86,9 @@ export const replayKeys = pgTable('replay_keys', {
   expiresAt: timestamp('expires_at', tz).notNull(),
 }, (t) => [
   primaryKey({ name: 'replay_keys_pkey', columns: [t.sessionId, t.kind, t.value] }),
-  index('replay_keys_expires_at_idx').on(t.expiresAt),
+  // Only the once-a-minute purge reads it, and keys arrive in expiry order: a BRIN summary per block range costs
+  // a fraction of a b-tree insert per key (two keys per step).
+  index('replay_keys_expires_at_idx').using('brin', t.expiresAt),
 ]);
 
 export const policyBundles = pgTable('policy_bundles', {

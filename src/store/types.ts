@@ -20,6 +20,11 @@ export interface SessionRecord {
   parentSessionId: string | null;
   createdAt: Date;
   closedAt: Date | null;
+  /**
+   * The chain head `state` is at, read together with it (null: no entry yet); absent when the store does not say.
+   * A step evaluated on this state must be placed at this head.
+   */
+  stateHead?: ChainHead | null;
 }
 
 /** What the pipeline hands to the store on arrival of an evaluated step (ACS §8.2). */
@@ -90,8 +95,12 @@ export interface StepCommit {
     bundleRevision: string | null;
     evaluationDurationMs: number;
   };
-  /** Session row changes; absent members are left as they are. */
-  session: { state?: Json; intent?: Json; keyId?: string; closedAt?: Date };
+  /**
+   * Session row changes; absent members are left as they are. `stateBase` is the state the step started from, as
+   * the store holds it at `expectedHead` (getSession's state, or the state this process last committed): with it
+   * the store may keep only the change from it to `state`.
+   */
+  session: { state?: Json; stateBase?: Json; intent?: Json; keyId?: string; closedAt?: Date };
   /** A subagent's session opened by this step (created unless it already exists). */
   childSession?: Omit<SessionRecord, 'createdAt' | 'closedAt'> & { createdAt?: Date };
 }

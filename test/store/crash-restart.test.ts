@@ -16,6 +16,7 @@ import { openStore } from '../../src/store/index.ts';
 import { buildDecisionModule } from '../acs/fixtures/decision-module.ts';
 import { agentClient, auditVerifyAll, drive, killAll, METHODS, MSG, startServe as startServeOn, stopServe as stop, TOOL, type Received, type Serving } from './fixtures/serve-process.ts';
 import { TEST_DATABASE_URL } from './postgres-schema.ts';
+import { foldRecordedStep, initialReplayState, requestOf } from '../../src/replay/live-step.ts';
 
 const DB = `acs_crash_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
 const APP_NAME = `acs_crash_${process.pid}`;
@@ -49,6 +50,9 @@ let target = '';
 const newClient = (agent: string) => agentClient(() => target, agent);
 
 beforeAll(async () => {
+  // The served Guardians (children inherit this environment) store a whole session state every 3 steps: the
+  // restart then finds sessions with whole states and with changes after them.
+  process.env.GUARDIAN_STATE_CHECKPOINT_EVERY = '3';
   dir = mkdtempSync(join(tmpdir(), 'acs-crash-'));
   writeFileSync(join(dir, 'policy.wasm'), await buildDecisionModule({ constant: { decision: 'allow', reasoning: 'crash fixture' } }));
   await admin((c) => c.query(`create database "${DB}"`));
@@ -104,6 +108,16 @@ describe('guardian serve on Postgres: crash and restart', () => {
       }
       const missing = received.filter((r) => bySession.get(r.sessionId)?.get(r.requestId) !== r.chainHash);
       expect(missing).toEqual([]);
+      // The session state after the restart (the last whole state plus the changes stored with the entries after
+      // it) is the state the recorded steps fold to, as replay rebuilds it.
+      for (const sid of bySession.keys()) {
+        const session = await store.getSession(sid);
+        let state = initialReplayState(session!);
+        for (const e of await store.listContextEntries(sid, { limit: 10_000 })) {
+          state = foldRecordedStep(state, requestOf(e.content.step_type, e.params), String((e.result as { decision: string }).decision));
+        }
+        expect(JSON.stringify(session?.state)).toBe(JSON.stringify(state));
+      }
       // A step is committed whole (entry with its delivered decision) or not at all, even under SIGKILL.
       expect(await store.query('select count(*)::int as n from context_entries where result_jcs is null')).toEqual([{ n: 0 }]);
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { openStore, StoreError } from '../../src/store/index.ts';
+import { openStore, StoreError, type Json } from '../../src/store/index.ts';
 import { DrizzleGuardianStore, type StoreDriver } from '../../src/store/drizzle-store.ts';
 import { openPgliteDriver } from '../../src/store/pglite/index.ts';
 import { defineStorageSuite, stepEntry } from './storage-suite.ts';
@@ -21,7 +21,25 @@ describe('PGlite data directory', () => {
       const second = await openStore({ dataDir: dir });
       const b = await second.appendContextEntry(sessionId, stepEntry(sessionId, 1));
       expect(b).toMatchObject({ seq: 1, previousHash: a.entryHash });
+      // Session state kept as changes in the entries (no whole state since creation) survives the reopen too.
+      await second.createSession({ id: sessionId, tenantId: null, agentId: 'agent-1', keyId: null, hello: {}, intent: null, state: null, parentSessionId: null });
+      let head = { seq: b.seq, entryHash: b.entryHash };
+      let state: Json = null;
+      for (let n = 2; n < 5; n++) {
+        const entry = stepEntry(sessionId, n);
+        const next: Json = { n, seen: [...((state as { seen?: Json[] } | null)?.seen ?? []), n] };
+        const out = await second.commitStep(sessionId, {
+          expectedHead: head, replayKeys: [{ kind: 'request_id', value: entry.content.entry_id }], replayKeysExpireAt: new Date(Date.now() + 60_000), entry,
+          decision: { result: { decision: 'allow' }, bundleRevision: null, evaluationDurationMs: 0 }, session: { state: next, stateBase: state },
+        });
+        if (out.status !== 'committed') throw new Error(out.status);
+        head = { seq: out.appended.seq, entryHash: out.appended.entryHash };
+        state = next;
+      }
       await second.close();
+      const third = await openStore({ dataDir: dir });
+      expect(await third.getSession(sessionId)).toMatchObject({ state: { n: 4, seen: [2, 3, 4] }, stateHead: head });
+      await third.close();
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { computeEntryHash, computeRequestHash, type ContextEntryContent } from '../../src/chain/index.ts';
 import { HmacSha256 } from '../../src/crypto/hmac-sha256.ts';
-import { StoreError, verifyCheckpoint, type DurableStore, type NewContextEntry, type OpenStoreOptions, type StepCommit, type StepCommitOutcome } from '../../src/store/index.ts';
+import { StoreError, verifyCheckpoint, type DurableStore, type Json, type NewContextEntry, type OpenStoreOptions, type StepCommit, type StepCommitOutcome } from '../../src/store/index.ts';
 
 const vectors = JSON.parse(readFileSync(new URL('../../../shared/acs/vectors/chain-vectors.json', import.meta.url), 'utf8'));
 
@@ -70,6 +70,15 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
          WHERE c.oid = to_regclass('sessions') AND a.attname = 'state_jcs'`,
       );
       expect(rows).toEqual([{ storage: 'e' }]);
+    });
+
+    it('keeps entry rows inline without compression attempts and summarises replay-key expiry with BRIN (migration 0004)', async () => {
+      const [entries] = await store.query(`SELECT reloptions::text AS options FROM pg_class WHERE oid = to_regclass('context_entries')`);
+      expect(entries.options).toBe('{toast_tuple_target=8160}');
+      const [index] = await store.query(
+        `SELECT am.amname AS method FROM pg_class c JOIN pg_am am ON am.oid = c.relam WHERE c.oid = to_regclass('replay_keys_expires_at_idx')`,
+      );
+      expect(index.method).toBe('brin');
     });
 
     it('round-trips a session, including JSON that jsonb would refuse (U+0000) and non-BMP text', async () => {
@@ -298,6 +307,45 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
         expect((await store.getSession(sessionId))?.closedAt?.getTime()).toBe(closedAt.getTime());
         const cps = await store.listCheckpoints(sessionId);
         expect(cps.at(-1)).toMatchObject({ seq: 1, headHash: headOf(c1)?.entryHash });
+      });
+
+      it('keeps a step’s state change with its entry and the whole state every N steps; getSession folds to the head', async () => {
+        const every4 = await open({ stateCheckpointEvery: 4 });
+        try {
+          const sessionId = await newSession(every4, { state: null });
+          let head: { seq: number; entryHash: string } | null = null;
+          let state: Json = null;
+          const rowSeqs: number[] = [];
+          for (let n = 0; n < 11; n++) {
+            const prior = state as { recent?: Json[]; tools?: Record<string, Json> } | null;
+            // Copy on write, as the policy state is: a bounded queue, a growing map, a counter, a member deleted.
+            const next: Json = {
+              turns: n + 1, recent: [...(prior?.recent ?? []).slice(-3), { n, decision: n % 3 ? 'allow' : 'deny' }],
+              tools: { ...(prior?.tools ?? {}), [`tool-${n % 5}`]: n }, ...(n % 2 ? { odd: true } : {}),
+            };
+            // Step 5 binds a key: the row is written then, so it gets the whole state too.
+            const extra = n === 5 ? { keyId: 'k-5' } : {};
+            const out: StepCommitOutcome = await every4.commitStep(sessionId, step(sessionId, n, head, { session: { state: next, stateBase: state, ...extra } }));
+            expect(out.status).toBe('committed');
+            head = headOf(out);
+            state = next;
+            const row = await every4.getSession(sessionId);
+            expect(row?.state).toEqual(next);
+            expect(JSON.stringify(row?.state)).toBe(JSON.stringify(next));
+            expect(row?.stateHead).toEqual(head);
+            rowSeqs.push(Number((await every4.query('select state_seq from sessions where id = $1', [sessionId]))[0].state_seq));
+          }
+          expect(rowSeqs).toEqual([-1, -1, -1, 3, 3, 5, 5, 7, 7, 7, 7]);
+          const deltas = await every4.query('select seq, state_delta_jcs is not null as has_delta from context_entries where session_id = $1 order by seq', [sessionId]);
+          expect(deltas.map((d) => d.has_delta)).toEqual([true, true, true, false, true, false, true, false, true, true, true]);
+          // Another store on the same database (a restarted process, another replica) reads the same state.
+          if (store.driver === 'postgres') expect((await store.getSession(sessionId))?.state).toEqual(state);
+          // A whole state written outside a step is the state as of the head.
+          await every4.updateSessionState(sessionId, { state: { reset: true } });
+          expect(await every4.getSession(sessionId)).toMatchObject({ state: { reset: true }, stateHead: head });
+        } finally {
+          await every4.close();
+        }
       });
 
       it('refuses malformed steps before they join a batch', async () => {

@@ -44,6 +44,13 @@ export interface SessionWrites {
   auditEvents: { code: string; detail: string }[];
 }
 
+/** The row without the head it was read at (the cache keeps the head it writes next to the row). */
+function withoutStateHead(session: SessionRecord): SessionRecord {
+  if (session.stateHead === undefined) return session;
+  const { stateHead: _head, ...row } = session;
+  return row;
+}
+
 /**
  * The store-facing half of advancing a session, still without I/O: `session` is the admitted row (key_id bound),
  * `bindsKey` whether this step binds it. sessionEnd seals the session.
@@ -61,7 +68,8 @@ export function sessionWrites(
   const payload = request.params.payload;
   const next = nextSessionState(prior, advanced, request, decision.decision, session.intent);
   const { state } = next;
-  const patch: StepCommit['session'] = { state: state as unknown as Json };
+  // stateBase: the row's state as the store holds it at the step's head, so the store can keep just the change.
+  const patch: StepCommit['session'] = { state: state as unknown as Json, stateBase: session.state };
   if (next.intentEstablished !== undefined) patch.intent = next.intentEstablished;
   if (bindsKey && session.keyId !== null) patch.keyId = session.keyId;
   let child: StepCommit['childSession'];
@@ -85,7 +93,7 @@ export function sessionWrites(
   return {
     patch,
     ...(child ? { child } : {}),
-    written: { ...session, state: state as unknown as Json, intent: next.intentEstablished ?? session.intent, closedAt: patch.closedAt ?? session.closedAt },
+    written: { ...withoutStateHead(session), state: state as unknown as Json, intent: next.intentEstablished ?? session.intent, closedAt: patch.closedAt ?? session.closedAt },
     auditEvents: next.auditEvents,
   };
 }

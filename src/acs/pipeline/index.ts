@@ -108,10 +108,10 @@ export function createGuardian(options: GuardianOptions): Guardian {
     if (cached) {
       ({ session, head } = cached);
     } else {
-      const headRead = config.store.getChainHead(sessionId);
-      headRead.catch(() => undefined);
       session = await lookupSession(config, request); // -32003 before -32005 (GUIDE §9 dispatch order)
-      head = await headRead;
+      // The head the state was read at (one snapshot), so the step is placed where its state is; a store that does
+      // not say is asked separately.
+      head = session.stateHead !== undefined ? session.stateHead : await config.store.getChainHead(sessionId);
     }
     const version = negotiatedHello(session).server.negotiated_version;
 
