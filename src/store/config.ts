@@ -13,8 +13,13 @@ export const DEFAULT_DATA_DIR = '.guardian';
 
 export function storeOptionsFrom(flags: StoreLocationFlags, env: Readonly<Record<string, string | undefined>> = process.env): OpenStoreOptions {
   // GUARDIAN_STATE_CHECKPOINT_EVERY: steps between whole session states in the session row (StoreOptions).
-  const every = Number(env.GUARDIAN_STATE_CHECKPOINT_EVERY);
-  const tuning = Number.isInteger(every) && every >= 1 ? { stateCheckpointEvery: every } : {};
+  // A value that is not a positive integer is refused rather than silently replaced by the default.
+  const raw = env.GUARDIAN_STATE_CHECKPOINT_EVERY;
+  const every = Number(raw);
+  if (raw !== undefined && raw !== '' && !(Number.isInteger(every) && every >= 1)) {
+    throw new Error(`GUARDIAN_STATE_CHECKPOINT_EVERY must be a positive integer, got ${JSON.stringify(raw)}`);
+  }
+  const tuning = raw !== undefined && raw !== '' ? { stateCheckpointEvery: every } : {};
   const databaseUrl = flags.databaseUrl ?? (env.DATABASE_URL || undefined);
   if (databaseUrl) {
     const schema = flags.schema ?? (env.GUARDIAN_DB_SCHEMA || undefined);
