@@ -277,22 +277,24 @@ valid(c) if {
 	dni_valid(c.text)
 }
 
+checked contains c if {
+	some c in candidates
+	valid(c)
+}
+
 # A valid match inside a longer valid match of the same text (an Aadhaar-shaped run at the start of a card
-# number) is dropped, so the longer one is redacted whole instead of leaving its tail in clear. Containment is
-# tested before the checks, so a candidate inside a valid one (the first 12 digits of a 4-4-4-4 card) is
-# never checked itself.
+# number) is dropped, so the longer one is redacted whole instead of leaving its tail in clear. (Checking
+# containment first, to skip the inner one's check, made the card's Luhn check run twice: 1 µs slower.)
 inside_longer_match(c) if {
-	some o in candidates
+	some o in checked
 	o.path == c.path
-	count(o.text) > count(c.text)
+	o.text != c.text # a different text that contains c's is longer
 	contains(o.text, c.text)
-	valid(o)
 }
 
 matches contains c if {
-	some c in candidates
+	some c in checked
 	not inside_longer_match(c)
-	valid(c)
 }
 
 categories := {c.category | some c in matches}
