@@ -278,3 +278,36 @@ describe('irregexp path of the regex builtins', () => {
     expect(call('regex.replace', 'ab', '(?:(a)|b)+', '[$1]')).toBe('[a]');
   });
 });
+
+describe('where a search starts (Span)', () => {
+  const members = (re: RegExp | undefined) => re?.source;
+
+  it('library patterns: every match holds one of the anchors and only alphabet characters', () => {
+    expect(members(translateRe2(piiPatterns.email, false)?.span?.anchorSearch)).toBe('[\\x40]');
+    expect(members(translateRe2(piiPatterns.credit_card, false)?.span?.anchorSearch)).toBe('[\\x30\\x31\\x32\\x33\\x34\\x35\\x36\\x37\\x38\\x39]');
+    // Alternation: the union of what each alternative needs (digits here, not the spaces some also need).
+    expect(members(translateRe2(nationalPhonePattern, false)?.span?.anchorSearch)).toBe('[\\x30\\x32\\x33\\x34\\x35\\x36\\x37\\x38\\x39]');
+    // `.`, a negated class, a folded k, or a pattern that can match empty: no span.
+    for (const p of ['a.b', '[^a]b', '(?i)k@', 'a*', '(?:a|)b?']) expect(translateRe2(p, false)?.span, p).toBeUndefined();
+  });
+
+  // Texts of anchors, alphabet characters and others, in long runs, with the patterns the jump applies to.
+  const spanPattern = fc
+    .tuple(
+      fc.constantFrom('[a-c.]+', '[a-c]*', 'a?', '7?', '\\b', '\\b[a-c.]+', '[0-9 -]{0,3}', '(?:7|a?)', ''),
+      fc.constantFrom('@', '[0-9]', '(?:@|-)', '[0-9](?: ?[0-9]){2,4}'),
+      fc.constantFrom('', '[a-c]+', '\\b', '[a-c.]{2,}\\b', '(?:x|[0-9]+)', '(?:7|a?)'),
+    )
+    .map(([a, b, c]) => a + b + c);
+  const spanText = fc.array(fc.constantFrom('a', 'b', '.', '@', '-', ' ', '0', '7', 'x', 'z', ',', 'é', '😀', 'abc.a@b', '12 34 5'), { maxLength: 30 }).map((xs) => xs.join(''));
+
+  it('a search that jumps to the anchors finds what re2js finds', () => {
+    fc.assert(
+      fc.property(spanPattern, spanText, limit, (pattern, s, n) => {
+        expect(translateRe2(pattern, false)?.span, pattern).toBeDefined();
+        expectSameAsRe2(pattern, s, n);
+      }),
+      { numRuns: 800 },
+    );
+  });
+});

@@ -7,20 +7,25 @@ import { goQuote } from './format.ts';
 import { irregexpEnabled, irregexpFor, type Found, type IrregexpPattern } from './regex-irregexp.ts';
 import { BuiltinError, int, str } from './values.ts';
 
-/** Small LRU of compiled patterns: policies reuse a handful of literal patterns on every request. */
+/**
+ * Compiled patterns by text, at most `limit`: policies reuse a handful of patterns on every request. A hit
+ * reads one map and writes nothing (an LRU's delete and re-insert cost 0.15-0.65 µs a hit in a process with
+ * a large heap, five times a PII evaluation); patterns in use stay by moving to `recent` when `older` is
+ * dropped.
+ */
 class PatternCache<T> {
-  private readonly map = new Map<string, T>();
+  private recent = new Map<string, T>();
+  private older = new Map<string, T>();
   constructor(private readonly limit: number) {}
   get(key: string, make: () => T): T {
-    const hit = this.map.get(key);
-    if (hit !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, hit);
-      return hit;
+    const hit = this.recent.get(key);
+    if (hit !== undefined) return hit;
+    const value = this.older.get(key) ?? make();
+    if (this.recent.size >= this.limit / 2) {
+      this.older = this.recent;
+      this.recent = new Map();
     }
-    const value = make();
-    this.map.set(key, value);
-    if (this.map.size > this.limit) this.map.delete(this.map.keys().next().value as string);
+    this.recent.set(key, value);
     return value;
   }
 }
