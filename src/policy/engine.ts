@@ -217,6 +217,21 @@ interface HostCallLink {
   immutableBelow: number;
   /** Primitive values found at addresses below immutableBelow. */
   immutableValues: Map<number, Json>;
+  /**
+   * Primitive values found above it during the current evaluation (emptied before each one): with a bump
+   * allocator an address names one value for a whole evaluation, so the same text passed to several calls
+   * (a message searched by five PII patterns) is dumped and decoded once. Unused when immutableBelow is 0.
+   */
+  evaluationValues: Map<number, Json>;
+}
+
+/** The host-call link of each instance built with the engine's imports, to empty its per-evaluation values. */
+const hostCallLinks = new WeakMap<LoadedPolicy, HostCallLink>();
+
+/** Before each evaluation: it reuses the heap above the data, so addresses the last one saw name other values. */
+function forgetEvaluationValues(instance: LoadedPolicy): void {
+  const link = hostCallLinks.get(instance);
+  if (link !== undefined && link.evaluationValues.size > 0) link.evaluationValues.clear();
 }
 
 /**
@@ -226,9 +241,10 @@ interface HostCallLink {
  */
 function hostCallArgument(link: HostCallLink, slot: number, addr: number): Json {
   const immutable = addr < link.immutableBelow;
-  if (immutable) {
-    const known = link.immutableValues.get(addr);
-    if (known !== undefined || link.immutableValues.has(addr)) return known as Json;
+  const known = immutable ? link.immutableValues : link.immutableBelow > 0 ? link.evaluationValues : undefined;
+  if (known !== undefined) {
+    const value = known.get(addr);
+    if (value !== undefined || known.has(addr)) return value as Json;
   }
   const text = readCString(link.memory, link.exports!.opa_json_dump(addr));
   let value: Json;
@@ -239,8 +255,9 @@ function hostCallArgument(link: HostCallLink, slot: number, addr: number): Json 
     link.argTexts[slot] = text;
     link.argValues[slot] = value;
   }
-  // Base-document and static primitives (a configured regex pattern) are then never dumped again.
-  if (immutable) link.immutableValues.set(addr, value);
+  // Base-document and static primitives (a configured regex pattern) are then never dumped again, others
+  // not again in this evaluation.
+  known?.set(addr, value);
   return value;
 }
 
@@ -622,6 +639,7 @@ class Engine implements WasmPolicyEngine {
       this.deadline = performance.now() + Math.max(1000, 10 * this.timeoutMs);
       for (let i = 0; i < this.warmupRuns; i++) {
         try {
+          forgetEvaluationValues(instance);
           instance.evaluate(dummy, warmId);
         } catch {
           // A policy may reject the dummy input; only the compilation side effect matters.
@@ -659,7 +677,7 @@ class Engine implements WasmPolicyEngine {
 
   /** What loadPolicy does (ABI version checks, builtin ids), with the engine's host-call imports. */
   private async instantiateLinked(module: CompiledWasmModule, descriptor: { initial: number; maximum: number }): Promise<LoadedPolicy> {
-    const link: HostCallLink = { memory: new WasmApi.Memory(descriptor), exports: undefined, names: [], impls: [], argTexts: [], argValues: [], immutableBelow: 0, immutableValues: new Map() };
+    const link: HostCallLink = { memory: new WasmApi.Memory(descriptor), exports: undefined, names: [], impls: [], argTexts: [], argValues: [], immutableBelow: 0, immutableValues: new Map(), evaluationValues: new Map() };
     const instance = await WasmApi.instantiate(module, hostCallImports(link));
     const exports = instance.exports as OpaHostCallExports;
     const major = exports.opa_wasm_abi_version?.value;
@@ -675,11 +693,13 @@ class Engine implements WasmPolicyEngine {
       link.impls[id] = Object.prototype.hasOwnProperty.call(sdkJsBuiltins, name) ? sdkJsBuiltins[name] : this.builtins[name];
     }
     const policy = new OpaLoadedPolicy(instance, link.memory, minor);
+    hostCallLinks.set(policy, link);
     const setData = policy.setData.bind(policy);
     // The data heap pointer is known once the base document is in; setting data again starts a new region.
     policy.setData = (data) => {
       link.immutableBelow = 0;
       link.immutableValues.clear();
+      link.evaluationValues.clear();
       setData(data);
       if (!reusesFreed) link.immutableBelow = (policy as unknown as OpaAbiInstance).dataHeapPtr;
     };
@@ -785,6 +805,7 @@ class Engine implements WasmPolicyEngine {
 
   /** One evaluation on the instance: direct ABI 1.2 call when possible, else opa-wasm's `evaluate`. */
   private evaluateOn(instance: LoadedPolicy, text: string | undefined, id: number): unknown {
+    forgetEvaluationValues(instance);
     const abi = this.directInput ? opaAbi12(instance) : undefined;
     if (!abi) return instance.evaluate(text === undefined ? undefined : this.encodeInput(text), id);
     const inputLen = text === undefined ? 0 : this.writeInput(abi, text);

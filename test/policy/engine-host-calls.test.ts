@@ -18,8 +18,10 @@ found := regex.find_n(input.pattern, input.subject, input.n)
 number := to_number(input.s)
 
 data_found := regex.find_n(data.cfg.pattern, input.subject, -1)
+
+several := [regex.find_n("[0-9]+", input.subject, -1), regex.find_n("[a-z]+", input.subject, -1), regex.find_n("[A-Z]+", concat("", [input.subject, "!"]), -1)]
 `;
-const ENTRYPOINTS = ['t/matches', 't/constant_match', 't/found', 't/number', 't/data_found'];
+const ENTRYPOINTS = ['t/matches', 't/constant_match', 't/found', 't/number', 't/data_found', 't/several'];
 
 async function build(strict: boolean, pattern = '[0-9]+'): Promise<Uint8Array> {
   const compiled = await compileBundle({
@@ -100,6 +102,13 @@ describe('host-call path: engine-linked imports against opa-wasm', () => {
     await swapping.replaceBundle(await build(false, '[a-z]+'));
     expect((await swapping.evaluateValue({ subject: 'ab 12' })).value).toEqual(['ab']);
     expect((await swapping.evaluateValue({ subject: 'cd 34 ef' })).value).toEqual(['cd', 'ef']);
+  });
+
+  it('hands several calls of one evaluation the same input text, and each evaluation its own (same-length subjects share addresses)', async () => {
+    for (const subject of ['ab 12 CD', 'xy 34 EF', 'zz 99 QQ', 'ab 12 CD']) {
+      const expected = [subject.match(/[0-9]+/g), subject.match(/[a-z]+/g), `${subject}!`.match(/[A-Z]+/g)];
+      expect(await both('t/several', { subject })).toEqual(expected);
+    }
   });
 
   it('raises a strict builtin error as policy_error on the engine path, then keeps serving', async () => {
