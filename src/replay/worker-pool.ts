@@ -9,7 +9,6 @@ import type { ReplayBundle, ReplayPolicy } from './policy.ts';
 import type { StepKey } from './tally.ts';
 import type { FromWorker, ToWorker } from './worker.ts';
 
-const BOOTSTRAP = new URL('./worker-bootstrap.mjs', import.meta.url);
 const REPLAY_ERROR_CODES = new Set<string>(['invalid_selection', 'policy_not_found', 'policy_invalid', 'policy_compile_error', 'policy_path_refused', 'write_refused', 'cancelled', 'worker_failed']);
 
 export type PageOutcome = Extract<FromWorker, { type: 'done' }>;
@@ -22,8 +21,9 @@ export class ReplayWorker {
   private failure: Error | null = null;
   private slotFreed: (() => void) | null = null;
 
-  constructor(private readonly policy: ReplayPolicy, init: Extract<ToWorker, { type: 'init' }>, private readonly maxInFlight = 2) {
-    this.worker = new Worker(BOOTSTRAP);
+  /** `entry`: the worker's start file (worker-entry.ts). */
+  constructor(entry: URL, private readonly policy: ReplayPolicy, init: Extract<ToWorker, { type: 'init' }>, private readonly maxInFlight = 2) {
+    this.worker = new Worker(entry);
     this.worker.on('message', (msg: FromWorker) => {
       const p = this.pending.get(msg.id);
       if (!p) return;
