@@ -9,7 +9,7 @@ import { computeEntryHash, computeRequestHash } from '../chain/index.ts';
 import type { PolicyEngine, SessionState } from '../policy/index.ts';
 import type { ChainInfo, ContextEntryRecord, DurableStore, SessionRecord } from '../store/types.ts';
 import type { DecisionDelta, DecisionView } from './compare.ts';
-import { readEntryPage, type StoredEntry } from './entries.ts';
+import { packedSeq, readPackedPage } from './entries.ts';
 import { ReplayError } from './errors.ts';
 import { initialReplayState, replayConfig, type LiveSettings } from './live-step.ts';
 import type { ReplayPolicy } from './policy.ts';
@@ -267,17 +267,17 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   }
 
   /** A chain's pages in seq order, the next one read while the current one is replayed. */
-  async function* pagesOf(sessionId: string): AsyncGenerator<StoredEntry[]> {
-    const read = (afterSeq: number): Promise<StoredEntry[]> => {
-      const p = readEntryPage(store, sessionId, afterSeq, pageSize);
+  async function* pagesOf(sessionId: string): AsyncGenerator<string[]> {
+    const read = (afterSeq: number): Promise<string[]> => {
+      const p = readPackedPage(store, sessionId, afterSeq, pageSize);
       // A read abandoned by a cancel or an early stop must not become an unhandled rejection.
       p.catch(() => undefined);
       return p;
     };
-    let next: Promise<StoredEntry[]> | null = read(-1);
+    let next: Promise<string[]> | null = read(-1);
     while (next) {
-      const page: StoredEntry[] = await next;
-      next = page.length === pageSize ? read(page[page.length - 1].seq) : null;
+      const page: string[] = await next;
+      next = page.length === pageSize ? read(packedSeq(page[page.length - 1])) : null;
       if (page.length > 0) yield page;
     }
   }

@@ -79,13 +79,43 @@ export function unpackEntry(packed: string): StoredEntry {
   return { seq: Number(seq), contentJcs, previousHash, entryHash, paramsJcs, resultJcs, bundleRevision, createdAtMs: Number(createdMs) };
 }
 
-/** The entries of one chain after `afterSeq`, in seq order, at most `limit`. */
-export async function readEntryPage(store: DurableStore, sessionId: string, afterSeq: number, limit: number): Promise<StoredEntry[]> {
+/**
+ * The entries of one chain after `afterSeq`, in seq order, at most `limit`, as packed rows: a page crosses to a
+ * worker thread as an array of strings (cloned as flat text, not as 500 objects of eight members) and each
+ * row is unpacked where it is replayed.
+ */
+export async function readPackedPage(store: DurableStore, sessionId: string, afterSeq: number, limit: number): Promise<string[]> {
   const rows = await store.query(
     `select ${PACKED_ENTRY} from context_entries where session_id = $1 and seq > $2 order by seq limit $3`,
     [sessionId, afterSeq, limit],
   );
-  return rows.map((r) => unpackEntry(String(r.packed)));
+  return rows.map((r) => String(r.packed));
+}
+
+/** The entries of one chain after `afterSeq`, in seq order, at most `limit`. */
+export async function readEntryPage(store: DurableStore, sessionId: string, afterSeq: number, limit: number): Promise<StoredEntry[]> {
+  return (await readPackedPage(store, sessionId, afterSeq, limit)).map(unpackEntry);
+}
+
+/** A packed row's seq (the page cursor), without unpacking it. */
+export function packedSeq(packed: string): number {
+  return Number(packed.slice(0, packed.indexOf(',')));
+}
+
+/**
+ * A packed row's bundle_revision (which policy a worker needs for it). The revision is the last text: when
+ * every text is ASCII (byte lengths then sum to the row's length) it is the row's tail; otherwise the row is
+ * unpacked.
+ */
+export function packedRevision(packed: string): string | null {
+  const headerEnd = packed.indexOf(';');
+  const header = packed.slice(0, headerEnd).split(',');
+  if (header.length !== 8) return unpackEntry(packed).bundleRevision;
+  const revision = header[7];
+  if (revision === '') return null;
+  let total = headerEnd + 1;
+  for (let i = 2; i < 8; i++) total += header[i] === '' ? 0 : Number(header[i]);
+  return total === packed.length ? packed.slice(packed.length - Number(revision)) : unpackEntry(packed).bundleRevision;
 }
 
 const HEX64 = /^[0-9a-f]{64}$/;

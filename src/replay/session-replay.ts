@@ -4,7 +4,7 @@ import type { GuardianConfig } from '../acs/pipeline/config.ts';
 import type { PolicyEngine, SessionState } from '../policy/index.ts';
 import { compareDecisions, decisionView } from './compare.ts';
 import type { ReplaySelection, ReplayStep } from './engine.ts';
-import { entryContent, entryTamper, parseJson, type StoredEntry } from './entries.ts';
+import { entryContent, entryTamper, parseJson, unpackEntry } from './entries.ts';
 import { evaluateRecordedStep, foldRecordedStep, requestOf, routeStep } from './live-step.ts';
 import type { ReplayCounts } from './tally.ts';
 
@@ -79,11 +79,13 @@ export class SessionReplay {
     });
   }
 
-  async replay(page: readonly StoredEntry[]): Promise<void> {
+  /** One page of packed rows (entries.ts readPackedPage), unpacked one at a time. */
+  async replay(page: readonly string[]): Promise<void> {
     const { ctx, filter } = this;
-    for (const entry of page) {
+    for (const packed of page) {
       if (this.stopped) return;
       ctx.checkCancelled();
+      const entry = unpackEntry(packed);
       ctx.counts().entriesScanned++;
       const content = entryContent(entry);
       const method = typeof content?.step_type === 'string' ? content.step_type : '(unreadable)';

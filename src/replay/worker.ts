@@ -6,7 +6,6 @@ import { parentPort } from 'node:worker_threads';
 import type { GuardianConfig } from '../acs/pipeline/config.ts';
 import type { PolicyEngine, SessionState } from '../policy/index.ts';
 import type { ReplayStep } from './engine.ts';
-import type { StoredEntry } from './entries.ts';
 import { ReplayError } from './errors.ts';
 import { replayConfig, type LiveSettings } from './live-step.ts';
 import { engineFromBundle } from './bundle-engine.ts';
@@ -18,7 +17,8 @@ export type ToWorker =
   | { type: 'init'; settings: LiveSettings; filter: StepFilter; reportUnchanged: boolean; sendEveryStep: boolean; keepNone: boolean }
   | { type: 'bundle'; recordedRevision: string | null; bundle: ReplayBundle | null }
   | { type: 'session'; sessionId: string; state: SessionState }
-  | { type: 'page'; id: number; entries: StoredEntry[]; cutoff: StepKey | null };
+  /** entries: packed rows (entries.ts readPackedPage). */
+  | { type: 'page'; id: number; entries: string[]; cutoff: StepKey | null };
 
 export type FromWorker =
   | { type: 'done'; id: number; counts: ReplayCounts; steps: { step: ReplayStep; notable: boolean }[]; dropped: number; stopped: boolean }
