@@ -65,5 +65,9 @@ describe('readEntryPage (one packed column per row)', () => {
     expect(() => unpackEntry('1,2,3,,1,1,,;abcdef')).toThrow(/malformed/);
     expect(() => unpackEntry('1,2,,,1,1,,;ab')).toThrow(/malformed/);
     expect(() => unpackEntry('1,2,x,,1,1,,;ab')).toThrow(/malformed/);
+    expect(() => unpackEntry(',2,1,,1,1,,;abc')).toThrow(/malformed/);
+    expect(() => unpackEntry('1,2,1,,1,1,,,;abc')).toThrow(/malformed/);
+    expect(() => unpackEntry('1,2,1,,1,-1,,;abc')).toThrow(/malformed/);
+    expect(unpackEntry('7,-1500,1,,1,1,,;abc')).toMatchObject({ seq: 7, createdAtMs: -1500, contentJcs: 'a', bundleRevision: null });
   });
 });
