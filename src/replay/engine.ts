@@ -13,7 +13,7 @@ import { packedSeq, readPackedPage } from './entries.ts';
 import { ReplayError } from './errors.ts';
 import { initialReplayState, replayConfig, type LiveSettings } from './live-step.ts';
 import type { ReplayPolicy } from './policy.ts';
-import { SessionReplay, stepFilterOf, timedEngine, TIME_MARGIN_MS } from './session-replay.ts';
+import { SessionReplay, stepFilterOf, TIME_MARGIN_MS } from './session-replay.ts';
 import { countStep, emptyCounts, finishedCounts, mergeCounts, StepKeeper } from './tally.ts';
 import { replayWorkerEntry } from './worker-entry.ts';
 import { ReplayWorker, type PageOutcome } from './worker-pool.ts';
@@ -291,16 +291,9 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
     return p;
   };
 
-  const engines = new Map<PolicyEngine, PolicyEngine>();
   const configs = new Map<PolicyEngine, GuardianConfig>();
   const local = {
-    async engineFor(revision: string | null): Promise<PolicyEngine | null> {
-      const engine = await policy.engineFor(revision);
-      if (!engine) return null;
-      let timed = engines.get(engine);
-      if (!timed) engines.set(engine, (timed = timedEngine(engine, (ms) => (counts.evaluationMs += ms))));
-      return timed;
-    },
+    engineFor: (revision: string | null): Promise<PolicyEngine | null> => policy.engineFor(revision),
     config(engine: PolicyEngine): GuardianConfig {
       let c = configs.get(engine);
       if (!c) configs.set(engine, (c = replayConfig(engine, options)));

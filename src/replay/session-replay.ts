@@ -42,20 +42,6 @@ export interface SessionReplayContext {
   checkCancelled(): void;
 }
 
-/** A PolicyEngine that adds the Wasm evaluation time of every call to `sink` (the report's evaluation share). */
-export function timedEngine(engine: PolicyEngine, sink: (ms: number) => void): PolicyEngine {
-  return {
-    get revision() {
-      return engine.revision;
-    },
-    async evaluate(input, options) {
-      const r = await engine.evaluate(input, options);
-      sink(r.durationMs);
-      return r;
-    },
-  };
-}
-
 export class SessionReplay {
   private prior: SessionState;
   private readonly methods: Set<string> | null;
@@ -130,7 +116,10 @@ export class SessionReplay {
       }
       const { evaluated, next } = await evaluateRecordedStep(ctx.config(engine), engine, new Date(atMs), request, this.prior, routed, entry.paramsJcs);
       this.prior = next;
-      ctx.counts().entriesEvaluated++;
+      const counts = ctx.counts();
+      counts.entriesEvaluated++;
+      // The report's evaluation share: read off the verdict rather than through a wrapping engine (one async layer less per step).
+      counts.evaluationMs += evaluated.engineMs;
       if (!selected) continue;
       const replayed = decisionView(evaluated.decision);
       if (!recorded || !replayed) {
