@@ -5,7 +5,8 @@ import type { PolicyEngine, SessionState } from '../policy/index.ts';
 import { compareDecisions, decisionView } from './compare.ts';
 import type { ReplaySelection, ReplayStep } from './engine.ts';
 import { entryContent, entryTamper, parseJson, unpackEntry } from './entries.ts';
-import { evaluateRecordedStep, foldRecordedStep, requestOf, routeStep } from './live-step.ts';
+import { evaluateStep } from '../acs/pipeline/evaluate.ts';
+import { foldDecision, foldRecordedStep, requestOf, routeStep } from './live-step.ts';
 import type { ReplayCounts } from './tally.ts';
 
 /** The step-level part of a selection, in a form that crosses to a worker thread. */
@@ -47,6 +48,9 @@ export class SessionReplay {
   private readonly methods: Set<string> | null;
   private readonly decisions: Set<string> | null;
   private readonly engines = new Map<string | null, PolicyEngine | null>();
+  /** Per engine, the live config with a clock reading `stepAt`: one config per chain, not one spread per step. */
+  private readonly configs = new Map<PolicyEngine, GuardianConfig>();
+  private stepAt = new Date(0);
   /** Past the selection's end (plus the margin): later entries of this chain are not read. */
   stopped = false;
 
@@ -63,6 +67,12 @@ export class SessionReplay {
       this.engines.set(revision, engine);
       return engine;
     });
+  }
+
+  private configFor(engine: PolicyEngine): GuardianConfig {
+    let config = this.configs.get(engine);
+    if (!config) this.configs.set(engine, (config = { ...this.ctx.config(engine), engine, now: () => this.stepAt }));
+    return config;
   }
 
   /** One page of packed rows (entries.ts readPackedPage), unpacked one at a time. */
@@ -114,8 +124,11 @@ export class SessionReplay {
         if (selected) ctx.emit({ ...base, status: 'policy_unavailable', detail: `revision ${entry.bundleRevision ?? '(none recorded)'} is not in the registry` });
         continue;
       }
-      const { evaluated, next } = await evaluateRecordedStep(ctx.config(engine), engine, new Date(atMs), request, this.prior, routed, entry.paramsJcs);
-      this.prior = next;
+      // evaluateRecordedStep's two calls, with the chain's config (steps of a chain run one at a time, so the clock
+      // holds this step's time while evaluateStep reads it).
+      this.stepAt = new Date(atMs);
+      const evaluated = await evaluateStep(this.configFor(engine), request, this.prior, routed.permitted, routed.wrappedMcp, entry.paramsJcs);
+      this.prior = foldDecision(evaluated.state, request, evaluated.decision.decision, this.prior);
       const counts = ctx.counts();
       counts.entriesEvaluated++;
       // The report's evaluation share: read off the verdict rather than through a wrapping engine (one async layer less per step).
