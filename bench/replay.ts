@@ -28,6 +28,7 @@ import { canonicalJson, computeEntryHash, sha256Hex } from '../src/chain/index.t
 import { buildLibraryBundle, DECISION_ENTRYPOINT } from '../src/policy/library.ts';
 import { compileBundle } from '../src/rego/index.ts';
 import { resolveReplayPolicy, runReplay, } from '../src/replay/index.ts';
+import { replayWorkerEntry, TSX_WORKER_BOOTSTRAP } from '../src/replay/worker-entry.ts';
 import { openStore } from '../src/store/index.ts';
 import type { DurableStore } from '../src/store/types.ts';
 
@@ -44,6 +45,9 @@ const WORKERS = arg('workers', '0,2').split(',').map(Number);
 const RUNS = Number(arg('runs', '1'));
 const PROVENANCE = process.argv.includes('--provenance');
 const CPU_PROF_DIR = arg('cpu-prof', '');
+// Worker start file per run, alternated within a process (A/B over one populated store): `bundle` (the default
+// entry, worker-entry.ts) or `tsx` (the TypeScript worker through tsx's loader).
+const WORKER_ENTRIES = arg('worker-entry', 'bundle').split(',') as ('bundle' | 'tsx')[];
 const DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 const STEPS: [string, Record<string, unknown>][] = [
@@ -132,7 +136,7 @@ async function policyBundle(which: 'library' | 'trivial'): Promise<Uint8Array> {
 
 const mib = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);
 
-async function run(store: DurableStore, total: number, which: 'library' | 'trivial', bundle: Uint8Array, workers: number): Promise<number> {
+async function run(store: DurableStore, total: number, which: 'library' | 'trivial', bundle: Uint8Array, workers: number, entry: 'bundle' | 'tsx'): Promise<number> {
   // From the registry, as `guardian replay --against <sha256>` does: a policy worker threads can load too.
   const sha256 = sha256Hex(bundle);
   if (!(await store.getPolicyBundle(sha256))) await store.putPolicyBundle({ sha256, revision: which, manifest: { revision: which }, bytes: bundle, source: null });
@@ -156,6 +160,7 @@ async function run(store: DurableStore, total: number, which: 'library' | 'trivi
   const report = await runReplay({
     store, policy, maxReportedSteps: 1000, countTotal: true,
     workers,
+    workerEntry: entry === 'tsx' ? TSX_WORKER_BOOTSTRAP : await replayWorkerEntry(),
     onProgress: (p) => {
       sample();
       while (p.total && p.processed / p.total >= nextMark) {
@@ -180,7 +185,7 @@ async function run(store: DurableStore, total: number, which: 'library' | 'trivi
   const perCpuSecond = Math.round(s.entriesScanned / ((cpu.user + cpu.system) / 1e6));
   if (s.tampered > 0 || s.entriesScanned !== total) throw new Error(`bench history is not what the live store writes: ${s.tampered} tampered, ${s.entriesScanned}/${total} scanned`);
   const evalShare = s.durationMs > 0 ? ` evaluation ${((s.evaluationMs / (s.durationMs * Math.max(1, workers))) * 100).toFixed(0)}% of ${workers > 0 ? 'worker' : 'wall'} time,` : '';
-  console.log(`  ${which}, ${workers > 0 ? `${workers} workers` : 'in-process'}: ${s.entriesScanned} entries in ${(s.durationMs / 1000).toFixed(2)} s = ${s.entriesPerSecond} entries/s (${perCpuSecond} per CPU second, ${(((cpu.user + cpu.system) / s.entriesScanned)).toFixed(0)} µs CPU per entry),${evalShare} ${s.changed} changed; RSS start ${mib(rssStart)} peak ${mib(peak)} MiB (${samples.join(', ')}); load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(`  ${which}, ${workers > 0 ? `${workers} workers (${entry})` : 'in-process'}: ${s.entriesScanned} entries in ${(s.durationMs / 1000).toFixed(2)} s = ${s.entriesPerSecond} entries/s (${perCpuSecond} per CPU second, ${(((cpu.user + cpu.system) / s.entriesScanned)).toFixed(0)} µs CPU per entry),${evalShare} ${s.changed} changed; RSS start ${mib(rssStart)} peak ${mib(peak)} MiB (${samples.join(', ')}); load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   return s.entriesPerSecond;
 }
 
@@ -193,7 +198,7 @@ async function bench(driver: 'pglite' | 'postgres', bundles: Map<'library' | 'tr
     for (const [which, bundle] of bundles) {
       for (const workers of WORKERS) {
         const rates: number[] = [];
-        for (let r = 0; r < RUNS; r++) rates.push(await run(store, total, which, bundle, workers));
+        for (let r = 0; r < RUNS; r++) for (const entry of workers > 0 ? WORKER_ENTRIES : ['bundle' as const]) rates.push(await run(store, total, which, bundle, workers, entry));
         if (RUNS > 1) console.log(`  ${which}, ${workers > 0 ? `${workers} workers` : 'in-process'}: median ${rates.sort((a, b) => a - b)[Math.floor(rates.length / 2)]} entries/s over ${RUNS} runs`);
       }
     }

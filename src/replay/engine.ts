@@ -9,12 +9,13 @@ import { computeEntryHash, computeRequestHash } from '../chain/index.ts';
 import type { PolicyEngine, SessionState } from '../policy/index.ts';
 import type { ChainInfo, ContextEntryRecord, DurableStore, SessionRecord } from '../store/types.ts';
 import type { DecisionDelta, DecisionView } from './compare.ts';
-import { readEntryPage, type StoredEntry } from './entries.ts';
+import { packedSeq, readPackedPage } from './entries.ts';
 import { ReplayError } from './errors.ts';
 import { initialReplayState, replayConfig, type LiveSettings } from './live-step.ts';
 import type { ReplayPolicy } from './policy.ts';
-import { SessionReplay, stepFilterOf, timedEngine, TIME_MARGIN_MS } from './session-replay.ts';
+import { SessionReplay, stepFilterOf, TIME_MARGIN_MS } from './session-replay.ts';
 import { countStep, emptyCounts, finishedCounts, mergeCounts, StepKeeper } from './tally.ts';
+import { replayWorkerEntry } from './worker-entry.ts';
 import { ReplayWorker, type PageOutcome } from './worker-pool.ts';
 
 export interface ReplaySelection {
@@ -131,6 +132,8 @@ export interface ReplayOptions extends LiveSettings {
    * a file, a directory, `recorded`) and the selected chains hold at least 20 000 entries; 0: in-process.
    */
   workers?: number | 'auto';
+  /** The worker threads' start file (default: the bundled worker, worker-entry.ts; tests and A/B runs pick one). */
+  workerEntry?: URL;
   /** Notable steps kept in the report (default 10 000); every step still reaches `onStep`. */
   maxReportedSteps?: number;
   /** Also report unchanged compared steps (small replays, tests). */
@@ -264,17 +267,17 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   }
 
   /** A chain's pages in seq order, the next one read while the current one is replayed. */
-  async function* pagesOf(sessionId: string): AsyncGenerator<StoredEntry[]> {
-    const read = (afterSeq: number): Promise<StoredEntry[]> => {
-      const p = readEntryPage(store, sessionId, afterSeq, pageSize);
+  async function* pagesOf(sessionId: string): AsyncGenerator<string[]> {
+    const read = (afterSeq: number): Promise<string[]> => {
+      const p = readPackedPage(store, sessionId, afterSeq, pageSize);
       // A read abandoned by a cancel or an early stop must not become an unhandled rejection.
       p.catch(() => undefined);
       return p;
     };
-    let next: Promise<StoredEntry[]> | null = read(-1);
+    let next: Promise<string[]> | null = read(-1);
     while (next) {
-      const page: StoredEntry[] = await next;
-      next = page.length === pageSize ? read(page[page.length - 1].seq) : null;
+      const page: string[] = await next;
+      next = page.length === pageSize ? read(packedSeq(page[page.length - 1])) : null;
       if (page.length > 0) yield page;
     }
   }
@@ -288,16 +291,9 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
     return p;
   };
 
-  const engines = new Map<PolicyEngine, PolicyEngine>();
   const configs = new Map<PolicyEngine, GuardianConfig>();
   const local = {
-    async engineFor(revision: string | null): Promise<PolicyEngine | null> {
-      const engine = await policy.engineFor(revision);
-      if (!engine) return null;
-      let timed = engines.get(engine);
-      if (!timed) engines.set(engine, (timed = timedEngine(engine, (ms) => (counts.evaluationMs += ms))));
-      return timed;
-    },
+    engineFor: (revision: string | null): Promise<PolicyEngine | null> => policy.engineFor(revision),
     config(engine: PolicyEngine): GuardianConfig {
       let c = configs.get(engine);
       if (!c) configs.set(engine, (c = replayConfig(engine, options)));
@@ -367,7 +363,8 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   try {
     if (workers > 0) {
       const init = { type: 'init' as const, settings: liveSettingsOf(options), filter, reportUnchanged, sendEveryStep: options.onStep !== undefined, keepNone: keeper.keepsNone };
-      for (let i = 0; i < workers; i++) pool.push(new ReplayWorker(policy, init));
+      const entry = options.workerEntry ?? await replayWorkerEntry();
+      for (let i = 0; i < workers; i++) pool.push(new ReplayWorker(entry, policy, init));
       await Promise.all(pool.map(workerLane));
     } else {
       await Promise.all(Array.from({ length: concurrency }, localLane));

@@ -48,44 +48,92 @@ function advanceUtf8(text: string, from: number, bytes: number): number {
   return i;
 }
 
+/** Header numbers of the row being unpacked (seq, created_ms, six byte lengths; -1 for an empty one = NULL). */
+const headerScratch = new Float64Array(8);
+
+/**
+ * Parses `seq,created_ms,len,…;` into headerScratch; returns the index of the `;`, or -1 when the header is
+ * not eight comma-separated fields of digits (lengths may be empty) before the first `;`.
+ */
+function parseHeader(packed: string): number {
+  let field = 0;
+  let value = -1;
+  let sign = 1;
+  for (let i = 0; i < packed.length; i++) {
+    const c = packed.charCodeAt(i);
+    if (c >= 0x30 && c <= 0x39) value = (value < 0 ? 0 : value * 10) + (c - 0x30);
+    // created_ms is negative before 1970.
+    else if (c === 0x2d && field === 1 && value < 0 && sign === 1) sign = -1;
+    else if (c === 0x2c || c === 0x3b) {
+      // seq and created_ms are never empty; a length field is empty for NULL.
+      if (field >= 8 || (field < 2 && value < 0)) return -1;
+      headerScratch[field++] = sign * value;
+      value = -1;
+      sign = 1;
+      if (c === 0x3b) return field === 8 ? i : -1;
+    } else return -1;
+  }
+  return -1;
+}
+
 /** A packed row back into its fields; throws on a row not in the packed shape (fail closed: the read fails). */
 export function unpackEntry(packed: string): StoredEntry {
-  const headerEnd = packed.indexOf(';');
-  const header = headerEnd < 0 ? [] : packed.slice(0, headerEnd).split(',');
-  if (header.length !== 8) throw new Error('replay: malformed packed entry row');
-  const [seq, createdMs, ...lengths] = header;
-  const counts = lengths.map((l) => (l === '' ? null : Number(l)));
+  const headerEnd = parseHeader(packed);
+  if (headerEnd < 0) throw new Error('replay: malformed packed entry row');
   let total = headerEnd + 1;
-  for (const c of counts) total += c ?? 0;
+  for (let k = 2; k < 8; k++) if (headerScratch[k] > 0) total += headerScratch[k];
   // Byte lengths are code units too when every text is ASCII (the sums then agree); otherwise walk the bytes.
   const ascii = total === packed.length;
   let at = headerEnd + 1;
-  const field = (count: number | null): string | null => {
-    if (count === null) return null;
+  const texts: (string | null)[] = [null, null, null, null, null, null];
+  for (let k = 0; k < 6; k++) {
+    const count = headerScratch[k + 2];
+    if (count < 0) continue;
     const end = ascii ? at + count : advanceUtf8(packed, at, count);
-    const value = packed.slice(at, end);
+    texts[k] = packed.slice(at, end);
     at = end;
-    return value;
-  };
-  const contentJcs = field(counts[0]);
-  const previousHash = field(counts[1]);
-  const entryHash = field(counts[2]);
-  const paramsJcs = field(counts[3]);
-  const resultJcs = field(counts[4]);
-  const bundleRevision = field(counts[5]);
-  if (at !== packed.length || contentJcs === null || entryHash === null || paramsJcs === null || counts.some((c) => c !== null && !Number.isInteger(c))) {
-    throw new Error('replay: malformed packed entry row');
   }
-  return { seq: Number(seq), contentJcs, previousHash, entryHash, paramsJcs, resultJcs, bundleRevision, createdAtMs: Number(createdMs) };
+  const [contentJcs, previousHash, entryHash, paramsJcs, resultJcs, bundleRevision] = texts;
+  if (at !== packed.length || contentJcs === null || entryHash === null || paramsJcs === null) throw new Error('replay: malformed packed entry row');
+  return { seq: headerScratch[0], contentJcs, previousHash, entryHash, paramsJcs, resultJcs, bundleRevision, createdAtMs: headerScratch[1] };
 }
 
-/** The entries of one chain after `afterSeq`, in seq order, at most `limit`. */
-export async function readEntryPage(store: DurableStore, sessionId: string, afterSeq: number, limit: number): Promise<StoredEntry[]> {
+/**
+ * The entries of one chain after `afterSeq`, in seq order, at most `limit`, as packed rows: a page crosses to a
+ * worker thread as an array of strings (cloned as flat text, not as 500 objects of eight members) and each
+ * row is unpacked where it is replayed.
+ */
+export async function readPackedPage(store: DurableStore, sessionId: string, afterSeq: number, limit: number): Promise<string[]> {
   const rows = await store.query(
     `select ${PACKED_ENTRY} from context_entries where session_id = $1 and seq > $2 order by seq limit $3`,
     [sessionId, afterSeq, limit],
   );
-  return rows.map((r) => unpackEntry(String(r.packed)));
+  return rows.map((r) => String(r.packed));
+}
+
+/** The entries of one chain after `afterSeq`, in seq order, at most `limit`. */
+export async function readEntryPage(store: DurableStore, sessionId: string, afterSeq: number, limit: number): Promise<StoredEntry[]> {
+  return (await readPackedPage(store, sessionId, afterSeq, limit)).map(unpackEntry);
+}
+
+/** A packed row's seq (the page cursor), without unpacking it. */
+export function packedSeq(packed: string): number {
+  return Number(packed.slice(0, packed.indexOf(',')));
+}
+
+/**
+ * A packed row's bundle_revision (which policy a worker needs for it). The revision is the last text: when
+ * every text is ASCII (byte lengths then sum to the row's length) it is the row's tail; otherwise the row is
+ * unpacked.
+ */
+export function packedRevision(packed: string): string | null {
+  const headerEnd = parseHeader(packed);
+  if (headerEnd < 0) return unpackEntry(packed).bundleRevision;
+  const revision = headerScratch[7];
+  if (revision < 0) return null;
+  let total = headerEnd + 1;
+  for (let k = 2; k < 8; k++) if (headerScratch[k] > 0) total += headerScratch[k];
+  return total === packed.length ? packed.slice(packed.length - revision) : unpackEntry(packed).bundleRevision;
 }
 
 const HEX64 = /^[0-9a-f]{64}$/;

@@ -3,13 +3,12 @@
 // queueing the log in memory).
 import { Worker } from 'node:worker_threads';
 import type { SessionState } from '../policy/index.ts';
-import type { StoredEntry } from './entries.ts';
+import { packedRevision } from './entries.ts';
 import { ReplayError, type ReplayErrorCode } from './errors.ts';
 import type { ReplayBundle, ReplayPolicy } from './policy.ts';
 import type { StepKey } from './tally.ts';
 import type { FromWorker, ToWorker } from './worker.ts';
 
-const BOOTSTRAP = new URL('./worker-bootstrap.mjs', import.meta.url);
 const REPLAY_ERROR_CODES = new Set<string>(['invalid_selection', 'policy_not_found', 'policy_invalid', 'policy_compile_error', 'policy_path_refused', 'write_refused', 'cancelled', 'worker_failed']);
 
 export type PageOutcome = Extract<FromWorker, { type: 'done' }>;
@@ -22,8 +21,9 @@ export class ReplayWorker {
   private failure: Error | null = null;
   private slotFreed: (() => void) | null = null;
 
-  constructor(private readonly policy: ReplayPolicy, init: Extract<ToWorker, { type: 'init' }>, private readonly maxInFlight = 2) {
-    this.worker = new Worker(BOOTSTRAP);
+  /** `entry`: the worker's start file (worker-entry.ts). */
+  constructor(entry: URL, private readonly policy: ReplayPolicy, init: Extract<ToWorker, { type: 'init' }>, private readonly maxInFlight = 2) {
+    this.worker = new Worker(entry);
     this.worker.on('message', (msg: FromWorker) => {
       const p = this.pending.get(msg.id);
       if (!p) return;
@@ -58,9 +58,9 @@ export class ReplayWorker {
    * queued; resolves once queued, with the worker's outcome to come (a promise inside an object: awaiting
    * the call must not wait for the outcome).
    */
-  async page(entries: StoredEntry[], cutoff: StepKey | null): Promise<{ outcome: Promise<PageOutcome> }> {
+  async page(entries: string[], cutoff: StepKey | null): Promise<{ outcome: Promise<PageOutcome> }> {
     while (this.pending.size >= this.maxInFlight && !this.failure) await new Promise<void>((r) => (this.slotFreed = r));
-    for (const revision of new Set(entries.map((e) => e.bundleRevision))) await this.route(revision);
+    for (const revision of new Set(entries.map(packedRevision))) await this.route(revision);
     if (this.failure) throw this.failure;
     const id = this.nextId++;
     const outcome = new Promise<PageOutcome>((resolve, reject) => this.pending.set(id, { resolve, reject }));

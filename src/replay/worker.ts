@@ -3,28 +3,32 @@
 //   parent → worker: init, bundle (a recorded revision's policy), session (a chain starts), page, close
 //   worker → parent: done (per page: counts, steps, whether the chain stopped), failed
 import { parentPort } from 'node:worker_threads';
+import { DECISION_DETAIL_SCHEMAS } from '../acs/decisions/index.ts';
+import { AcsValidator, provideSharedValidator } from '../acs/validation/index.ts';
 import type { GuardianConfig } from '../acs/pipeline/config.ts';
 import type { PolicyEngine, SessionState } from '../policy/index.ts';
 import type { ReplayStep } from './engine.ts';
-import type { StoredEntry } from './entries.ts';
 import { ReplayError } from './errors.ts';
 import { replayConfig, type LiveSettings } from './live-step.ts';
 import { engineFromBundle } from './bundle-engine.ts';
 import type { ReplayBundle } from './policy.ts';
-import { SessionReplay, timedEngine, type StepFilter } from './session-replay.ts';
+import { SessionReplay, type StepFilter } from './session-replay.ts';
 import { compareStepKeys, countStep, emptyCounts, type ReplayCounts, type StepKey } from './tally.ts';
 
 export type ToWorker =
   | { type: 'init'; settings: LiveSettings; filter: StepFilter; reportUnchanged: boolean; sendEveryStep: boolean; keepNone: boolean }
   | { type: 'bundle'; recordedRevision: string | null; bundle: ReplayBundle | null }
   | { type: 'session'; sessionId: string; state: SessionState }
-  | { type: 'page'; id: number; entries: StoredEntry[]; cutoff: StepKey | null };
+  /** entries: packed rows (entries.ts readPackedPage). */
+  | { type: 'page'; id: number; entries: string[]; cutoff: StepKey | null };
 
 export type FromWorker =
   | { type: 'done'; id: number; counts: ReplayCounts; steps: { step: ReplayStep; notable: boolean }[]; dropped: number; stopped: boolean }
   | { type: 'failed'; id: number; code: string; message: string };
 
 const port = parentPort!;
+// Replay only runs finalizeDecision's detail checks: compiling every schema (0.4 s of CPU) is the live server's job.
+provideSharedValidator(new AcsValidator({ only: Object.values(DECISION_DETAIL_SCHEMAS) }));
 let init: Extract<ToWorker, { type: 'init' }> | null = null;
 /** Recorded revision ('' for none) → engine key; key → engine. */
 const routes = new Map<string, string | null>();
@@ -71,7 +75,7 @@ async function handle(msg: ToWorker): Promise<void> {
       const b = msg.bundle;
       routes.set(msg.recordedRevision ?? '', b ? b.key : null);
       if (b && !engines.has(b.key)) {
-        const loaded = engineFromBundle(b.bytes, b.timeoutMs, b.revision).then((e) => timedEngine(e, (ms) => (counts.evaluationMs += ms)));
+        const loaded = engineFromBundle(b.bytes, b.timeoutMs, b.revision);
         loaded.catch(() => undefined);
         engines.set(b.key, loaded);
       }

@@ -1,7 +1,8 @@
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.ts';
 import type { DurableStore } from '../../src/store/types.ts';
-import { readEntryPage, unpackEntry } from '../../src/replay/entries.ts';
+import { packedRevision, packedSeq, readEntryPage, readPackedPage, unpackEntry } from '../../src/replay/entries.ts';
 
 // The packed read must give back exactly the stored columns, NULLs and non-BMP characters included.
 describe('readEntryPage (one packed column per row)', () => {
@@ -37,6 +38,25 @@ describe('readEntryPage (one packed column per row)', () => {
     expect((await readEntryPage(store, 's1', 0, 1)).map((e) => e.seq)).toEqual([1]);
   });
 
+  it('a packed row\'s seq and revision, read without unpacking, are the unpacked ones', async () => {
+    const packed = await readPackedPage(store, 's1', -1, 10);
+    expect(packed.map(unpackEntry)).toEqual(await readEntryPage(store, 's1', -1, 10));
+    expect(packed.map(packedSeq)).toEqual([0, 1, 2]);
+    expect(packed.map(packedRevision)).toEqual([null, 'rev-1;2', '']);
+    // Rows packed as the query packs them, from arbitrary texts (NULLs, non-ASCII, separators).
+    const text = fc.option(fc.string({ unit: 'binary', maxLength: 12 }), { nil: null });
+    const pack = (seq: number, fields: (string | null)[]): string =>
+      `${seq},1780300800123,${fields.map((f) => (f === null ? '' : Buffer.byteLength(f))).join(',')};${fields.map((f) => f ?? '').join('')}`;
+    fc.assert(fc.property(fc.nat(), fc.string({ unit: 'binary' }), text, fc.string({ unit: 'binary', maxLength: 8 }), fc.string({ unit: 'binary' }), text, text, (seq, content, prev, hash, params, result, rev) => {
+      const row = pack(seq, [content, prev, hash, params, result, rev]);
+      // Lone surrogates do not survive UTF-8; the store never holds them.
+      fc.pre(Buffer.from(row).toString() === row);
+      expect(packedSeq(row)).toBe(seq);
+      expect(packedRevision(row)).toBe(unpackEntry(row).bundleRevision);
+      expect(unpackEntry(row)).toMatchObject({ seq, contentJcs: content, previousHash: prev, entryHash: hash, paramsJcs: params, resultJcs: result, bundleRevision: rev });
+    }), { numRuns: 2000 });
+  });
+
   it('refuses a row that is not in the packed shape', () => {
     expect(() => unpackEntry('1,2,3;abc')).toThrow(/malformed/);
     // A byte length that ends inside a multi-byte character does not line up with the row's end.
@@ -45,5 +65,9 @@ describe('readEntryPage (one packed column per row)', () => {
     expect(() => unpackEntry('1,2,3,,1,1,,;abcdef')).toThrow(/malformed/);
     expect(() => unpackEntry('1,2,,,1,1,,;ab')).toThrow(/malformed/);
     expect(() => unpackEntry('1,2,x,,1,1,,;ab')).toThrow(/malformed/);
+    expect(() => unpackEntry(',2,1,,1,1,,;abc')).toThrow(/malformed/);
+    expect(() => unpackEntry('1,2,1,,1,1,,,;abc')).toThrow(/malformed/);
+    expect(() => unpackEntry('1,2,1,,1,-1,,;abc')).toThrow(/malformed/);
+    expect(unpackEntry('7,-1500,1,,1,1,,;abc')).toMatchObject({ seq: 7, createdAtMs: -1500, contentJcs: 'a', bundleRevision: null });
   });
 });

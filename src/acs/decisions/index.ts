@@ -32,6 +32,9 @@ export interface AcsDecision {
   defer_details?: Record<string, unknown>;
 }
 
+/** The schemas a disposition's details are checked against (all a replay worker's validator holds). */
+export const DECISION_DETAIL_SCHEMAS = { modify: 'modifications.json', ask: 'ask-details.json', defer: 'defer-details.json' } as const;
+
 export interface DecisionContext {
   /** Dispositions the hook permits. */
   permitted: readonly Disposition[];
@@ -135,7 +138,7 @@ function parseRawDecision(raw: unknown, ctx: DecisionContext): AcsDecision {
     throw new DecisionRejected(`a ${out.decision} decision requires reasoning (§6)`);
   }
   if (out.decision === 'modify') {
-    const check = ctx.validator.validate('modifications.json', raw.modifications);
+    const check = ctx.validator.validate(DECISION_DETAIL_SCHEMAS.modify, raw.modifications);
     if (!check.ok) throw new DecisionRejected(`modifications invalid: ${check.violation.message}`);
     const mods = raw.modifications as Modifications;
     const violation = modificationViolation(mods, ctx.wrappedMcp);
@@ -143,12 +146,12 @@ function parseRawDecision(raw: unknown, ctx: DecisionContext): AcsDecision {
     out.modifications = mods;
   }
   if (out.decision === 'ask') {
-    const check = ctx.validator.validate('ask-details.json', raw.ask_details);
+    const check = ctx.validator.validate(DECISION_DETAIL_SCHEMAS.ask, raw.ask_details);
     if (!check.ok) throw new DecisionRejected(`ask_details invalid: ${check.violation.message}`);
     out.ask_details = raw.ask_details as Record<string, unknown>;
   }
   if (out.decision === 'defer') {
-    const check = ctx.validator.validate('defer-details.json', raw.defer_details);
+    const check = ctx.validator.validate(DECISION_DETAIL_SCHEMAS.defer, raw.defer_details);
     if (!check.ok) throw new DecisionRejected(`defer_details invalid: ${check.violation.message}`);
     out.defer_details = raw.defer_details as Record<string, unknown>;
   }

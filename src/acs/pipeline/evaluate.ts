@@ -11,6 +11,8 @@ import type { GuardianConfig } from './config.ts';
 export interface Evaluated extends FinalDecision {
   revision: string;
   durationMs: number;
+  /** The engine's own share of `durationMs` (its Wasm evaluation); 0 when the engine failed. Replay reports it. */
+  engineMs: number;
   /** The session state with this step folded in (before the decision is recorded). */
   state: SessionState;
 }
@@ -48,11 +50,11 @@ export async function evaluateStep(
     }, paramsJcs);
     const evaluation = await config.engine.evaluate(input, { now });
     const final = finalizeDecision(evaluation.decision, { ...ctx, revision: evaluation.revision });
-    return { ...final, state, revision: evaluation.revision, durationMs: performance.now() - started };
+    return { ...final, state, revision: evaluation.revision, durationMs: performance.now() - started, engineMs: evaluation.durationMs };
   } catch (err) {
     const detail = err instanceof Error ? err.message : String(err);
     const final = finalizeDecision(evaluationFailed(detail), ctx);
     final.auditEvents.push({ code: 'evaluation_failed', detail });
-    return { ...final, state, revision: config.engine.revision, durationMs: performance.now() - started };
+    return { ...final, state, revision: config.engine.revision, durationMs: performance.now() - started, engineMs: 0 };
   }
 }
