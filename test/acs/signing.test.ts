@@ -1,10 +1,11 @@
 // §10 envelope signatures against the reference vectors (shared/acs/vectors/envelope-signing-vectors.json):
 // the canonical input, HMAC-SHA256 under the HKDF session key, and verification of both directions.
 import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createSignatureRegistry } from '../../src/crypto/index.ts';
 import { canonicalJson } from '../../src/chain/index.ts';
-import { cryptoEnvelopeSignatures, hmacEnvelopeSignatures, signEnvelope, signEnvelopeText, signingInput, verifyEnvelope } from '../../src/acs/signing/index.ts';
+import { cryptoEnvelopeSignatures, decodeSignatureValue, hmacEnvelopeSignatures, isSignatureValue, signEnvelope, signEnvelopeText, signingInput, verifyEnvelope } from '../../src/acs/signing/index.ts';
 
 const vectors = JSON.parse(readFileSync(new URL('../../../shared/acs/vectors/envelope-signing-vectors.json', import.meta.url), 'utf8'));
 const ikm = new Uint8Array(Buffer.from(vectors.ikm_hex, 'hex'));
@@ -44,4 +45,30 @@ describe('envelope signatures (§10)', () => {
       expect(await verifyEnvelope(signatures, padded, 'params', { sessionId: vectors.session_id })).toMatchObject({ ok: false, reason: 'signature_malformed' });
     });
   }
+});
+
+describe('signature value shape check', () => {
+  // verifyEnvelope checks the value's shape with a regex instead of decoding it: it must accept exactly what
+  // decodeSignatureValue decodes (standard alphabet, padded, padding bits zero).
+  const digits = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  it('agrees with decodeSignatureValue on every padding-bit pattern', () => {
+    for (const a of digits) {
+      for (const b of digits) {
+        for (const value of [`${a}${b}==`, `QUJD${a}${b}==`, `${a}${b}A=`, `${a}A${b}=`, `QU${a}${b}`]) {
+          expect(isSignatureValue(value), value).toBe(decodeSignatureValue(value) !== null);
+        }
+      }
+    }
+  });
+  it('agrees with decodeSignatureValue on random bytes, their encodings and mangled strings', () => {
+    const alphabet = fc.constantFrom(...`${digits}=-_ \n.`);
+    fc.assert(fc.property(fc.uint8Array({ maxLength: 70 }), fc.string({ unit: alphabet, maxLength: 12 }), fc.nat(100), (bytes, junk, at) => {
+      const encoded = Buffer.from(bytes).toString('base64');
+      const mangled = encoded.slice(0, at) + junk + encoded.slice(at);
+      for (const value of [encoded, mangled, encoded + '=', encoded.replace(/=+$/, '')]) {
+        expect(isSignatureValue(value), value).toBe(decodeSignatureValue(value) !== null);
+      }
+    }), { numRuns: 3000 });
+    for (const value of [undefined, null, 7, '', '=', '====', 'A===', 'AA=A']) expect(isSignatureValue(value)).toBe(decodeSignatureValue(value) !== null);
+  });
 });
