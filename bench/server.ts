@@ -307,7 +307,18 @@ async function profileWindow(): Promise<(name: string) => Promise<void>> {
   };
 }
 
-async function externalLoad(url: string, clients: number, label: string): Promise<LoadReport & { cpuMsPerDecision: number; systemMsPerDecision: number; postgresMsPerDecision: number }> {
+/**
+ * CPU time (ms) of this process's main thread (/proc/self/task/<pid>/stat; 0 where there is none): the event loop
+ * every request crosses, which can take at most one core whatever the machine has left.
+ */
+async function mainThreadCpuMs(): Promise<number> {
+  const stat = await readFile(`/proc/self/task/${process.pid}/stat`, 'utf8').catch(() => '');
+  if (!stat) return 0;
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime in USER_HZ (100) ticks
+}
+
+async function externalLoad(url: string, clients: number, label: string): Promise<LoadReport & { cpuMsPerDecision: number; systemMsPerDecision: number; postgresMsPerDecision: number; mainThreadMsPerDecision: number }> {
   const child = fork(new URL('./fixtures/acs-load.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
   const order: LoadOrder = {
     url, ikmBase64: Buffer.from(ikm).toString('base64'), sessions: SESSIONS, clients, seconds: SECONDS, warmupSeconds: 1,
@@ -320,15 +331,19 @@ async function externalLoad(url: string, clients: number, label: string): Promis
   let stopped: Promise<void> | undefined;
   let pgAtOpen: Promise<number> | undefined;
   let pgInWindow: Promise<number> | undefined;
+  let mainAtOpen: Promise<number> | undefined;
+  let mainInWindow: Promise<number> | undefined;
   const reply = new Promise<{ ok: boolean; report?: LoadReport; error?: string }>((resolve, reject) => {
     child.on('message', (m: { window?: 'open' | 'close'; ok?: boolean }) => {
       if (m.window === 'open') {
         cpuAtOpen = process.cpuUsage();
         pgAtOpen = postgresCpuMs();
+        mainAtOpen = mainThreadCpuMs();
         profiling = profileWindow();
       } else if (m.window === 'close' && cpuAtOpen) {
         cpuInWindow = process.cpuUsage(cpuAtOpen);
         pgInWindow = Promise.all([postgresCpuMs(), pgAtOpen]).then(([end, start]) => end - (start ?? end));
+        mainInWindow = Promise.all([mainThreadCpuMs(), mainAtOpen]).then(([end, start]) => end - (start ?? end));
         stopped = profiling?.then((stop) => stop(`${label}-${clients}`));
       } else if (m.ok !== undefined) resolve(m as { ok: boolean; report?: LoadReport; error?: string });
     });
@@ -340,7 +355,7 @@ async function externalLoad(url: string, clients: number, label: string): Promis
   if (!answer.ok || !answer.report) throw new Error(`load generator failed: ${answer.error}`);
   const cpu = cpuInWindow ?? process.cpuUsage(cpuAtOpen);
   const per = (us: number): number => us / 1000 / Math.max(1, answer.report!.done);
-  return { ...answer.report, cpuMsPerDecision: per(cpu.user + cpu.system), systemMsPerDecision: per(cpu.system), postgresMsPerDecision: ((await pgInWindow) ?? 0) / Math.max(1, answer.report.done) };
+  return { ...answer.report, cpuMsPerDecision: per(cpu.user + cpu.system), systemMsPerDecision: per(cpu.system), postgresMsPerDecision: ((await pgInWindow) ?? 0) / Math.max(1, answer.report.done), mainThreadMsPerDecision: ((await mainInWindow) ?? 0) / Math.max(1, answer.report.done) };
 }
 
 // BENCH_EXTERNAL picks the external runs (bypassed,postgres,pglite), e.g. to profile one of them alone.
@@ -357,7 +372,7 @@ for (const d of external) {
   for (const clients of CLIENTS) {
     const report = await externalLoad(server.url, clients, d.label);
     const rate = report.done / report.seconds;
-    console.log(`external load, ${`${d.label}`.padEnd(9)} ${SESSIONS} sessions, ${String(clients).padStart(2)} clients: ${rate.toFixed(0).padStart(5)} decisions/s  ${fmt(report.latenciesMs)}  Guardian process CPU ${report.cpuMsPerDecision.toFixed(3)} ms/decision (kernel ${report.systemMsPerDecision.toFixed(3)}), postgres processes ${report.postgresMsPerDecision.toFixed(3)}  (${report.verified} signatures verified)  load ${load()}`);
+    console.log(`external load, ${`${d.label}`.padEnd(9)} ${SESSIONS} sessions, ${String(clients).padStart(2)} clients: ${rate.toFixed(0).padStart(5)} decisions/s  ${fmt(report.latenciesMs)}  Guardian process CPU ${report.cpuMsPerDecision.toFixed(3)} ms/decision (kernel ${report.systemMsPerDecision.toFixed(3)}; main thread ${report.mainThreadMsPerDecision.toFixed(3)} = ${(report.mainThreadMsPerDecision * rate / 10).toFixed(0)}% of a core), postgres processes ${report.postgresMsPerDecision.toFixed(3)}, load generator ${(report.cpuMs / Math.max(1, report.done)).toFixed(3)}  (${report.verified} signatures verified)  load ${load()}`);
   }
   await server.close();
   if (d.url && store) await store.query(`drop schema if exists bench_server_${process.pid}_x cascade`).catch(() => undefined);

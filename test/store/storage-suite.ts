@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { computeEntryHash, computeRequestHash, type ContextEntryContent } from '../../src/chain/index.ts';
+import { canonicalJson, computeEntryHash, computeRequestHash, type ContextEntryContent } from '../../src/chain/index.ts';
 import { HmacSha256 } from '../../src/crypto/hmac-sha256.ts';
 import { StoreError, verifyCheckpoint, type DurableStore, type Json, type NewContextEntry, type OpenStoreOptions, type StepCommit, type StepCommitOutcome } from '../../src/store/index.ts';
 
@@ -234,6 +234,36 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
         const text = new Map(rows.map((r) => [String(r.id), r.state_jcs]));
         expect(ids.map((id) => text.get(id))).toEqual([JSON.stringify(tricky), 'null', JSON.stringify({ kept: true }), '{"turns":3}']);
         expect((await store.getSession(ids[0]))?.state).toEqual(tricky);
+      });
+
+      it('stores each entry of a batch with the exact params, content, result and state-change text it hashed', async () => {
+        // No lone surrogate here: JCS refuses one (RFC 8785 §3.2.2.2), so no entry can hold it.
+        const tricky = { quote: 'say "hi" \\ back\\', nul: 'a\u0000b', emoji: '\ud83d\ude00', sep: '\u2028', nested: [{ '"k"': null }], n: 1.5e-7 };
+        const ids = await Promise.all(Array.from({ length: 4 }, () => newSession(store, { state: { kept: true } })));
+        const steps = ids.map((id, i) => {
+          const s = step(id, i, null, { session: { state: { kept: true, tricky: i % 2 === 0 ? tricky : null }, stateBase: { kept: true } } });
+          s.entry = stepEntry(id, i, { tricky, i });
+          s.decision = { result: { decision: 'modify', reasoning: tricky.quote, tricky }, bundleRevision: 'rev-1', evaluationDurationMs: 0.5 };
+          return s;
+        });
+        const outcomes = await Promise.all(ids.map((id, i) => store.commitStep(id, steps[i])));
+        expect(outcomes.map((o) => o.status)).toEqual(['committed', 'committed', 'committed', 'committed']);
+        const rows = await store.query(
+          `select session_id, content_jcs, params_jcs, result_jcs, state_delta_jcs, entry_hash, request_hash from context_entries where session_id = any($1::text[])`, [ids],
+        );
+        const byId = new Map(rows.map((r) => [String(r.session_id), r]));
+        for (const [i, id] of ids.entries()) {
+          const row = byId.get(id)!;
+          expect(row.params_jcs).toBe(canonicalJson(steps[i].entry.params as Json));
+          expect(computeRequestHash(JSON.parse(String(row.params_jcs)))).toBe(row.request_hash);
+          expect(row.result_jcs).toBe(canonicalJson(steps[i].decision.result as Json));
+          expect(row.state_delta_jcs).toEqual(expect.any(String));
+          const content = JSON.parse(String(row.content_jcs)) as ContextEntryContent;
+          expect(row.content_jcs).toBe(canonicalJson(content as unknown as Json));
+          expect(computeEntryHash(content, null)).toBe(row.entry_hash);
+        }
+        // The state changes applied to the row give back each state exactly.
+        expect(await Promise.all(ids.map(async (id) => (await store.getSession(id))?.state))).toEqual(steps.map((s) => s.session.state));
       });
 
       it('a live duplicate request_id or nonce writes nothing else, and says which key', async () => {
