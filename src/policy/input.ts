@@ -4,7 +4,7 @@
 // projected, so the input stays small however long the session runs (input is serialised per evaluation).
 import type { Json } from '../store/types.ts';
 import { POLICY_PARAMS_JSON, type PolicyInput } from './types.ts';
-import { collectProvenance, lineageOf, provenanceRecord, setOwn, type SessionState, type Trust } from './session-state.ts';
+import { lineageOf, provenanceRecord, referencedProvenanceIds, setOwn, timestampMs, type SessionState, type Trust } from './session-state.ts';
 
 export interface ClientCapabilities {
   /** §6.5: false ⇒ the Guardian must not answer MODIFY. */
@@ -141,7 +141,7 @@ function projectProvenance(state: SessionState, id: string, trust: Record<string
 /** The `input.session` projection of the state for one step. */
 export function sessionProjection(state: SessionState, params: Json): JsonObject {
   const payload = isObject(params) && isObject(params.payload) ? params.payload : {};
-  const referenced = new Set(collectProvenance(payload).map((f) => f.provenance_id));
+  const referenced = referencedProvenanceIds(state, payload);
   const trust: Record<string, Trust> = {};
   const lineage: Record<string, string[]> = {};
   const records: JsonObject = {};
@@ -154,8 +154,8 @@ export function sessionProjection(state: SessionState, params: Json): JsonObject
     for (const a of ancestors) projectProvenance(state, a, trust, records);
   }
   const currentStepId = isObject(params) && typeof params.request_id === 'string' ? params.request_id : undefined;
-  const stamp = isObject(params) && typeof params.timestamp === 'string' ? Date.parse(params.timestamp) : NaN;
-  const nowMs = Number.isFinite(stamp) ? stamp : 0;
+  // The fold parsed the same timestamp a moment ago (timestampMs keeps the last one).
+  const nowMs = isObject(params) && typeof params.timestamp === 'string' ? timestampMs(params.timestamp) : 0;
   const { minute, hour } = windowCounts(state, nowMs);
   const effective = new Set<string>(state.intent?.parsed ?? []);
   for (const ext of state.intent_extensions) for (const c of ext.capabilities) effective.add(c);

@@ -329,9 +329,18 @@ function toolOf(method: string, payload: JsonObject): { tool?: string; capabilit
   return { isToolCall: false };
 }
 
-function timestampMs(ts: string | undefined): number {
-  const ms = ts ? Date.parse(ts) : NaN;
-  return Number.isFinite(ms) ? ms : 0;
+/** The last timestamp parsed and its value: a step's timestamp is parsed by the state fold and again by the input. */
+let lastParsedTimestamp = '';
+let lastParsedMs = NaN;
+
+/** `Date.parse(ts)` as a finite number of ms, 0 when absent or unparseable. */
+export function timestampMs(ts: string | undefined): number {
+  if (!ts) return 0;
+  if (ts !== lastParsedTimestamp) {
+    lastParsedMs = Date.parse(ts);
+    lastParsedTimestamp = ts;
+  }
+  return Number.isFinite(lastParsedMs) ? lastParsedMs : 0;
 }
 
 /** Sets `key` as an own member of a fresh map (plain assignment of `__proto__` would set the prototype instead). */
@@ -483,22 +492,69 @@ export function advanceSessionState(state: SessionState, method: string, params:
     };
   }
 
-  const recent: RecentStep = {
-    step_id: stepId,
-    index: next.step_index,
-    method,
-    turn_index: next.turn.index,
-    turn_id: next.turn.id,
-    timestamp,
-    provenance_ids: [...new Set(found.map((f) => f.provenance_id))],
-    untrusted: stepUntrusted !== null,
-  };
-  if (tool !== undefined) recent.tool = tool;
-  if (capability !== undefined) recent.capability = capability;
+  const provenanceIds = distinctProvenanceIds(found);
+  const recent = recentStep(stepId, next.step_index, method, next.turn.index, next.turn.id, timestamp, provenanceIds, stepUntrusted !== null, tool, capability);
   next.recent_steps = appendBounded(state.recent_steps, recent, options.recentSteps ?? DEFAULT_RECENT_STEPS);
+  lastRecentStep = recent;
+  lastFold = { state: next, payload, ids: provenanceIds };
 
   if (method === 'steps/turnEnd') next.turn.open = false;
   return next;
+}
+
+/** Provenance ids in first-seen order, each once. */
+function distinctProvenanceIds(found: readonly FoundProvenance[]): string[] {
+  // A step references a few objects: a linear scan beats building a Set, which bounds the scan's cost.
+  if (found.length > 16) return [...new Set(found.map((f) => f.provenance_id))];
+  const ids: string[] = [];
+  for (const f of found) if (!ids.includes(f.provenance_id)) ids.push(f.provenance_id);
+  return ids;
+}
+
+/**
+ * The provenance ids the last advanceSessionState found in its step's payload, with the state it returned: the
+ * policy input, built from that state right after, projects the same ids without walking the payload again.
+ * One entry, not a WeakMap per state (weak tables made every young-generation collection slower). States are
+ * never mutated once returned, so the entry is true as long as it is the same state and payload.
+ */
+let lastFold: { state: SessionState; payload: Json; ids: readonly string[] } | undefined;
+
+/** The distinct provenance ids of `payload`, taken from the fold that produced `state` when it folded this payload. */
+export function referencedProvenanceIds(state: SessionState, payload: Json): readonly string[] {
+  return lastFold !== undefined && lastFold.state === state && lastFold.payload === payload ? lastFold.ids : distinctProvenanceIds(collectProvenance(payload));
+}
+
+/**
+ * The RecentStep the last advanceSessionState appended: its own members are exactly those recentStep writes, in
+ * that order, so recordDecision (which follows it) can copy it member by member. A spread of these objects (of
+ * several shapes, tool and capability optional) took V8's generic clone path, ≈ 1 µs per step.
+ */
+let lastRecentStep: RecentStep | undefined;
+
+function recentStep(
+  step_id: string,
+  index: number,
+  method: string,
+  turn_index: number,
+  turn_id: string | null,
+  timestamp: string,
+  provenance_ids: string[],
+  untrusted: boolean,
+  tool: string | undefined,
+  capability: string | undefined,
+  decision?: string,
+): RecentStep {
+  const recent: RecentStep = { step_id, index, method, turn_index, turn_id, timestamp, provenance_ids, untrusted };
+  if (tool !== undefined) recent.tool = tool;
+  if (capability !== undefined) recent.capability = capability;
+  if (decision !== undefined) recent.decision = decision;
+  return recent;
+}
+
+/** `{ ...step, decision }`. */
+function withDecision(step: RecentStep, decision: string): RecentStep {
+  if (step !== lastRecentStep) return { ...step, decision };
+  return recentStep(step.step_id, step.index, step.method, step.turn_index, step.turn_id, step.timestamp, step.provenance_ids, step.untrusted, step.tool, step.capability, decision);
 }
 
 function recordFor(
@@ -585,7 +641,7 @@ export function recordDecision(state: SessionState, step: { step_id: string; met
   }
   if (at >= 0) {
     next.recent_steps = [...state.recent_steps];
-    next.recent_steps[at] = { ...state.recent_steps[at], decision };
+    next.recent_steps[at] = withDecision(state.recent_steps[at], decision);
   }
   if (step.method === 'steps/skillRegister' && decision !== 'allow') {
     let registered: Record<string, SkillRegistration> | undefined;
