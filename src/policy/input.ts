@@ -160,15 +160,21 @@ export function sessionProjection(state: SessionState, params: Json): JsonObject
   const effective = new Set<string>(state.intent?.parsed ?? []);
   for (const ext of state.intent_extensions) for (const c of ext.capabilities) effective.add(c);
 
-  const intent: Json = state.intent
-    ? {
-        ...(state.intent.raw !== undefined ? { raw: state.intent.raw } : {}),
-        parsed: state.intent.parsed,
-        scope_mode: state.intent.scope_mode,
-        established_step_id: state.intent.established_step_id,
-        effective_capabilities: [...effective].sort(),
-      }
-    : null;
+  // Members assigned one by one: members written after a spread inside a literal take V8's slow runtime path.
+  let intent: JsonObject | null = null;
+  if (state.intent) {
+    intent = {};
+    if (state.intent.raw !== undefined) intent.raw = state.intent.raw;
+    intent.parsed = state.intent.parsed;
+    intent.scope_mode = state.intent.scope_mode;
+    intent.established_step_id = state.intent.established_step_id;
+    intent.effective_capabilities = [...effective].sort();
+  }
+  const counters: JsonObject = { ...(state.counters as unknown as JsonObject) };
+  counters.tool_calls_last_minute = minute.total;
+  counters.tool_calls_last_minute_by_tool = minute.by_tool;
+  counters.tool_calls_last_hour = hour.total;
+  counters.tool_calls_last_hour_by_tool = hour.by_tool;
 
   return {
     id: state.session_id,
@@ -181,13 +187,7 @@ export function sessionProjection(state: SessionState, params: Json): JsonObject
     intent_extensions: state.intent_extensions as unknown as Json,
     intent_change_attempts: state.intent_change_attempts,
     turn: { id: state.turn.id, index: state.turn.index, step_count: state.turn.step_count, tool_call_count: state.turn.tool_call_count },
-    counters: {
-      ...(state.counters as unknown as JsonObject),
-      tool_calls_last_minute: minute.total,
-      tool_calls_last_minute_by_tool: minute.by_tool,
-      tool_calls_last_hour: hour.total,
-      tool_calls_last_hour_by_tool: hour.by_tool,
-    },
+    counters,
     provenance: { summary: state.provenance.summary as unknown as Json, trust, lineage, records },
     taint: state.taint as unknown as Json,
     recent_steps: state.recent_steps as unknown as Json,
