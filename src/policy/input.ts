@@ -127,6 +127,48 @@ function windowCounts(state: SessionState, nowMs: number): { minute: WindowCount
   return { minute: windowCount(tools, minute, minuteOrder), hour: windowCount(tools, hour, tools.map((_, k) => k)) };
 }
 
+/** The members of the state's counters, in the order the state writes them (initialSessionState). */
+const STATE_COUNTERS = ['steps_total', 'steps_by_method', 'tool_calls_total', 'tool_calls_by_tool', 'turns_total', 'deferrals', 'asks', 'denials', 'subagents_started'];
+
+/** True when `obj`'s own enumerable keys are exactly `keys`, in that order. */
+function hasExactKeys(obj: object, keys: readonly string[]): boolean {
+  const own = Object.keys(obj);
+  if (own.length !== keys.length) return false;
+  for (let i = 0; i < own.length; i++) if (own[i] !== keys[i]) return false;
+  return true;
+}
+
+/**
+ * `{ ...counters, tool_calls_last_minute, …_by_tool, tool_calls_last_hour, …_by_tool }`. Written out as one
+ * literal when the counters have the state's own members in its order: adding four members to a copy cost
+ * ≈ 0.9 µs each in profiles (V8 leaves the fast path for objects grown past their copied shape).
+ */
+function countersProjection(counters: JsonObject, minute: WindowCount, hour: WindowCount): JsonObject {
+  if (hasExactKeys(counters, STATE_COUNTERS)) {
+    return {
+      steps_total: counters.steps_total,
+      steps_by_method: counters.steps_by_method,
+      tool_calls_total: counters.tool_calls_total,
+      tool_calls_by_tool: counters.tool_calls_by_tool,
+      turns_total: counters.turns_total,
+      deferrals: counters.deferrals,
+      asks: counters.asks,
+      denials: counters.denials,
+      subagents_started: counters.subagents_started,
+      tool_calls_last_minute: minute.total,
+      tool_calls_last_minute_by_tool: minute.by_tool as unknown as Json,
+      tool_calls_last_hour: hour.total,
+      tool_calls_last_hour_by_tool: hour.by_tool as unknown as Json,
+    };
+  }
+  const out: JsonObject = { ...counters };
+  out.tool_calls_last_minute = minute.total;
+  out.tool_calls_last_minute_by_tool = minute.by_tool as unknown as Json;
+  out.tool_calls_last_hour = hour.total;
+  out.tool_calls_last_hour_by_tool = hour.by_tool as unknown as Json;
+  return out;
+}
+
 /** One provenance id's trust and record into the projection's maps. */
 function projectProvenance(state: SessionState, id: string, trust: Record<string, Trust>, records: JsonObject): void {
   const rec = provenanceRecord(state, id);
@@ -170,11 +212,7 @@ export function sessionProjection(state: SessionState, params: Json): JsonObject
     intent.established_step_id = state.intent.established_step_id;
     intent.effective_capabilities = [...effective].sort();
   }
-  const counters: JsonObject = { ...(state.counters as unknown as JsonObject) };
-  counters.tool_calls_last_minute = minute.total;
-  counters.tool_calls_last_minute_by_tool = minute.by_tool;
-  counters.tool_calls_last_hour = hour.total;
-  counters.tool_calls_last_hour_by_tool = hour.by_tool;
+  const counters = countersProjection(state.counters as unknown as JsonObject, minute, hour);
 
   return {
     id: state.session_id,

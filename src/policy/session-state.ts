@@ -478,10 +478,14 @@ export function advanceSessionState(state: SessionState, method: string, params:
       summary.max_lineage_depth = Math.max(summary.max_lineage_depth, rec.lineage_depth);
     }
     let records = base;
-    if (overCap || Object.keys(recent).length >= RECENT_RECORDS_FOLD) {
+    // Added ids are in neither layer (the lookup above checked both), so the layer grows by exactly added.size.
+    let recentSize = recentLayerSize(recentBase) + added.size;
+    if (overCap || recentSize >= RECENT_RECORDS_FOLD) {
       records = { ...base, ...recent };
       recent = {};
+      recentSize = 0;
     }
+    lastRecentLayer = { records: recent, size: recentSize };
     const provenance: SessionState['provenance'] = { ...state.provenance };
     provenance.summary = summary;
     provenance.records = records;
@@ -506,6 +510,16 @@ export function advanceSessionState(state: SessionState, method: string, params:
 
   if (method === 'steps/turnEnd') next.turn.open = false;
   return next;
+}
+
+/**
+ * The recent-records layer the last fold wrote and its number of records: the session's next step starts from it,
+ * and counting a layer of up to RECENT_RECORDS_FOLD keys was ≈ 0.4 µs per step. One entry; other layers are counted.
+ */
+let lastRecentLayer: { records: Readonly<Record<string, ProvenanceRecord>>; size: number } | undefined;
+
+function recentLayerSize(records: Readonly<Record<string, ProvenanceRecord>>): number {
+  return lastRecentLayer !== undefined && lastRecentLayer.records === records ? lastRecentLayer.size : Object.keys(records).length;
 }
 
 /** Provenance ids in first-seen order, each once. */

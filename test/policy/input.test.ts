@@ -228,6 +228,14 @@ describe('buildPolicyInput', () => {
     expect(counters.tool_calls_last_minute).toBe(2);
     expect(counters.tool_calls_last_hour).toBe(2);
     expect(counters.tool_calls_total).toBe(3);
+    // The state's counters followed by the windows, whatever members (and order) the stored counters have.
+    const windows = { tool_calls_last_minute: 2, tool_calls_last_minute_by_tool: { http: 2 }, tool_calls_last_hour: 2, tool_calls_last_hour_by_tool: { http: 2 } };
+    expect(JSON.stringify(counters)).toBe(JSON.stringify({ ...s.counters, ...windows }));
+    const { steps_total, ...rest } = s.counters;
+    for (const stored of [{ ...rest, steps_total }, { ...s.counters, legacy: 1 }, { ...s.counters, tool_calls_last_hour: 99 }]) {
+      const other = buildPolicyInput('steps/toolCallRequest', at('2026-03-01T10:00:00Z'), { ...s, counters: stored as SessionState['counters'] }, { modify_capable: true, ask_capable: true }, { now: 'x', policy_version: 'r' });
+      expect(JSON.stringify((other.session as Record<string, Json>).counters)).toBe(JSON.stringify({ ...stored, ...windows }));
+    }
   });
 
   it('lets a this_request grant serve only the next tool call', () => {
@@ -282,6 +290,18 @@ describe('session state representation', () => {
     const input = JSON.parse(JSON.stringify(buildPolicyInput('steps/toolCallRequest', p, next, client, facts))) as { session: { provenance: { trust: Record<string, string> }; counters: Record<string, Json> } };
     expect(input.session.provenance.trust).toEqual({ g: 'unknown', constructor: 'trusted', ['__proto__']: 'unknown' });
     expect(input.session.counters.tool_calls_last_minute_by_tool).toEqual({ ['__proto__']: 1, toString: 1, x: 1 });
+  });
+
+  it('folds the same states step after step as from the stored form each step (the layer size the fold keeps)', () => {
+    const steps = Array.from({ length: 200 }, (_, i) =>
+      params({ content: [{ type: 'text', value: 'x', provenance: prov(`q${i}`, i % 3 ? 'agent_generated' : 'retrieved', i % 3 ? [`q${i - 1}`] : undefined) }, ...(i % 7 ? [] : [{ type: 'text', value: 'y', provenance: prov(`q${i - 1}`, 'retrieved') }])] }),
+    );
+    const options = { maxProvenanceRecords: 150 };
+    let live = initialSessionState({ session_id: SESSION, agent_id: 'agent-1' });
+    const liveStates = steps.map((p) => JSON.stringify((live = advanceSessionState(live, 'steps/agentResponse', p, options))));
+    let stored = initialSessionState({ session_id: SESSION, agent_id: 'agent-1' });
+    const storedStates = steps.map((p) => JSON.stringify((stored = advanceSessionState(JSON.parse(JSON.stringify(stored)) as SessionState, 'steps/agentResponse', p, options))));
+    expect(liveStates).toEqual(storedStates);
   });
 
   it('keeps the newest records in a small layer: lookups, eviction and the persisted form agree across folds', () => {
