@@ -111,18 +111,26 @@ function windowCounts(state: SessionState, nowMs: number): { minute: WindowCount
   const hour: number[] = [];
   const minuteOrder: number[] = [];
   const calls = state.recent_tool_calls;
+  const hourFloor = nowMs - 3_600_000;
+  const minuteFloor = nowMs - 60_000;
+  // Consecutive calls often name the same tool: remember the last one's position.
+  let lastTool: string | undefined;
+  let lastK = -1;
   for (let i = 0; i < calls.length; i++) {
-    const tool = calls[i][0];
-    const atMs = calls[i][1];
-    if (atMs > nowMs || atMs <= nowMs - 3_600_000) continue;
-    let k = tools.indexOf(tool);
+    const call = calls[i];
+    const atMs = call[1];
+    if (atMs > nowMs || atMs <= hourFloor) continue;
+    const tool = call[0];
+    let k = tool === lastTool ? lastK : tools.indexOf(tool);
     if (k < 0) {
       k = tools.push(tool) - 1;
       minute.push(0);
       hour.push(0);
     }
+    lastTool = tool;
+    lastK = k;
     hour[k] += 1;
-    if (atMs > nowMs - 60_000 && minute[k]++ === 0) minuteOrder.push(k);
+    if (atMs > minuteFloor && minute[k]++ === 0) minuteOrder.push(k);
   }
   return { minute: windowCount(tools, minute, minuteOrder), hour: windowCount(tools, hour, tools.map((_, k) => k)) };
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import type { Json } from '../../src/store/types.ts';
 import {
   advanceSessionState,
@@ -236,6 +237,28 @@ describe('buildPolicyInput', () => {
       const other = buildPolicyInput('steps/toolCallRequest', at('2026-03-01T10:00:00Z'), { ...s, counters: stored as SessionState['counters'] }, { modify_capable: true, ask_capable: true }, { now: 'x', policy_version: 'r' });
       expect(JSON.stringify((other.session as Record<string, Json>).counters)).toBe(JSON.stringify({ ...stored, ...windows }));
     }
+  });
+
+  it('counts the windows as a plain filter over the history would, tools in first-seen order', () => {
+    const nowMs = Date.parse('2026-03-01T10:00:00Z');
+    const client = { modify_capable: true, ask_capable: true };
+    const facts = { now: 'x', policy_version: 'r' };
+    const call = fc.tuple(fc.constantFrom('a', 'b', '', '__proto__', 'toString'), fc.integer({ min: -3_700_000, max: 100_000 }));
+    fc.assert(
+      fc.property(fc.array(call, { maxLength: 60 }), (calls) => {
+        const state = { ...initialSessionState({ session_id: SESSION, agent_id: 'agent-1' }), recent_tool_calls: calls.map(([tool, dt]) => [tool, nowMs + dt] as [string, number]) };
+        const counters = (buildPolicyInput('steps/userMessage', params({}, { timestamp: '2026-03-01T10:00:00Z' }), state, client, facts).session as Record<string, Record<string, Json>>).counters;
+        const window = (floor: number) => {
+          const inside = state.recent_tool_calls.filter(([, at]) => at > floor && at <= nowMs);
+          const byTool: Record<string, number> = {};
+          for (const [tool] of inside) Object.defineProperty(byTool, tool, { value: (Object.prototype.hasOwnProperty.call(byTool, tool) ? byTool[tool] : 0) + 1, enumerable: true, writable: true, configurable: true });
+          return [inside.length, byTool];
+        };
+        expect(JSON.stringify([counters.tool_calls_last_minute, counters.tool_calls_last_minute_by_tool])).toBe(JSON.stringify(window(nowMs - 60_000)));
+        expect(JSON.stringify([counters.tool_calls_last_hour, counters.tool_calls_last_hour_by_tool])).toBe(JSON.stringify(window(nowMs - 3_600_000)));
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('lets a this_request grant serve only the next tool call', () => {
