@@ -10,7 +10,7 @@ const methods = fc.constantFrom('steps/sessionStart', 'steps/agentTrigger', 'ste
 const provenance = fc.record({ provenance_id: fc.constantFrom('p1', 'p2', 'p3', 'p4', 'constructor', '__proto__'), origin: fc.constantFrom('user_input', 'tool_output', 'agent_generated', 'weird'), derived_from: fc.array(fc.constantFrom('p1', 'p2', 'p3', 'p9'), { maxLength: 3 }) });
 const payload = fc.oneof(
   fc.jsonValue() as fc.Arbitrary<Json>,
-  fc.record({ tool: fc.record({ name: fc.oneof(fc.string(), fc.constantFrom('__proto__', 'hasOwnProperty')) }), arguments: fc.dictionary(fc.string(), fc.record({ value: fc.jsonValue(), provenance })) }) as fc.Arbitrary<Json>,
+  fc.record({ tool: fc.record({ name: fc.oneof(fc.string(), fc.constantFrom('__proto__', 'hasOwnProperty')) }), capability: fc.string(), arguments: fc.dictionary(fc.string(), fc.record({ value: fc.jsonValue(), provenance })) }, { requiredKeys: ['tool', 'arguments'] }) as fc.Arbitrary<Json>,
   fc.record({ content: fc.array(fc.record({ type: fc.constant('text'), value: fc.string(), provenance })) }) as fc.Arbitrary<Json>,
   fc.record({ intent: fc.jsonValue(), skill_id: fc.string(), definition: fc.jsonValue(), digest: fc.jsonValue() }) as fc.Arbitrary<Json>,
 );
@@ -35,16 +35,26 @@ describe('session state on arbitrary input', () => {
             const before = JSON.stringify(s);
             const next = advanceSessionState(s, m, p);
             expect(JSON.stringify(s)).toBe(before);
+            // Another payload with the state just advanced gets its own provenance, not the fold's (kept for the input).
+            const other = { request_id: 'other', payload: { content: [{ value: 'x', provenance: { provenance_id: 'p-other', origin: 'retrieved' } }] } } as Json;
+            expect(JSON.stringify(buildPolicyInput(m, other, next, { modify_capable: true, ask_capable: false }, { now: 'n', policy_version: 'v' }))).toBe(
+              JSON.stringify(buildPolicyInput(m, other, JSON.parse(JSON.stringify(next)) as typeof s, { modify_capable: true, ask_capable: false }, { now: 'n', policy_version: 'v' })),
+            );
             const input = buildPolicyInput(m, p, next, { modify_capable: true, ask_capable: false }, { now: 'n', policy_version: 'v' });
+            const advanced = JSON.stringify(next);
+            const step = { step_id: String((p as { request_id?: unknown } | null)?.request_id ?? ''), method: m, params: p };
+            // Right after the fold: its own recent step is copied member by member.
+            const decided = recordDecision(next, step, d);
+            expect(JSON.stringify(next)).toBe(advanced);
             const stored = advanceSessionState(JSON.parse(before) as typeof s, m, p);
             expect(JSON.stringify(buildPolicyInput(m, p, stored, { modify_capable: true, ask_capable: false }, { now: 'n', policy_version: 'v' }))).toBe(JSON.stringify(input));
+            // A stored state's recent step is copied by spread: the same state.
+            expect(JSON.stringify(recordDecision(JSON.parse(advanced) as typeof s, step, d))).toBe(JSON.stringify(decided));
             expect(input.method).toBe(m);
             const text = JSON.stringify(input);
             expect(JSON.stringify(JSON.parse(text))).toBe(text);
             expect(hasUndefined(input)).toBe(false);
-            const advanced = JSON.stringify(next);
-            s = recordDecision(next, { step_id: String((p as { request_id?: unknown } | null)?.request_id ?? ''), method: m, params: p }, d);
-            expect(JSON.stringify(next)).toBe(advanced);
+            s = decided;
           }
           return JSON.stringify(s);
         };

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import type { Json } from '../../src/store/types.ts';
 import {
   advanceSessionState,
@@ -228,6 +229,36 @@ describe('buildPolicyInput', () => {
     expect(counters.tool_calls_last_minute).toBe(2);
     expect(counters.tool_calls_last_hour).toBe(2);
     expect(counters.tool_calls_total).toBe(3);
+    // The state's counters followed by the windows, whatever members (and order) the stored counters have.
+    const windows = { tool_calls_last_minute: 2, tool_calls_last_minute_by_tool: { http: 2 }, tool_calls_last_hour: 2, tool_calls_last_hour_by_tool: { http: 2 } };
+    expect(JSON.stringify(counters)).toBe(JSON.stringify({ ...s.counters, ...windows }));
+    const { steps_total, ...rest } = s.counters;
+    for (const stored of [{ ...rest, steps_total }, { ...s.counters, legacy: 1 }, { ...s.counters, tool_calls_last_hour: 99 }]) {
+      const other = buildPolicyInput('steps/toolCallRequest', at('2026-03-01T10:00:00Z'), { ...s, counters: stored as SessionState['counters'] }, { modify_capable: true, ask_capable: true }, { now: 'x', policy_version: 'r' });
+      expect(JSON.stringify((other.session as Record<string, Json>).counters)).toBe(JSON.stringify({ ...stored, ...windows }));
+    }
+  });
+
+  it('counts the windows as a plain filter over the history would, tools in first-seen order', () => {
+    const nowMs = Date.parse('2026-03-01T10:00:00Z');
+    const client = { modify_capable: true, ask_capable: true };
+    const facts = { now: 'x', policy_version: 'r' };
+    const call = fc.tuple(fc.constantFrom('a', 'b', '', '__proto__', 'toString'), fc.integer({ min: -3_700_000, max: 100_000 }));
+    fc.assert(
+      fc.property(fc.array(call, { maxLength: 60 }), (calls) => {
+        const state = { ...initialSessionState({ session_id: SESSION, agent_id: 'agent-1' }), recent_tool_calls: calls.map(([tool, dt]) => [tool, nowMs + dt] as [string, number]) };
+        const counters = (buildPolicyInput('steps/userMessage', params({}, { timestamp: '2026-03-01T10:00:00Z' }), state, client, facts).session as Record<string, Record<string, Json>>).counters;
+        const window = (floor: number) => {
+          const inside = state.recent_tool_calls.filter(([, at]) => at > floor && at <= nowMs);
+          const byTool: Record<string, number> = {};
+          for (const [tool] of inside) Object.defineProperty(byTool, tool, { value: (Object.prototype.hasOwnProperty.call(byTool, tool) ? byTool[tool] : 0) + 1, enumerable: true, writable: true, configurable: true });
+          return [inside.length, byTool];
+        };
+        expect(JSON.stringify([counters.tool_calls_last_minute, counters.tool_calls_last_minute_by_tool])).toBe(JSON.stringify(window(nowMs - 60_000)));
+        expect(JSON.stringify([counters.tool_calls_last_hour, counters.tool_calls_last_hour_by_tool])).toBe(JSON.stringify(window(nowMs - 3_600_000)));
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('lets a this_request grant serve only the next tool call', () => {
@@ -282,6 +313,18 @@ describe('session state representation', () => {
     const input = JSON.parse(JSON.stringify(buildPolicyInput('steps/toolCallRequest', p, next, client, facts))) as { session: { provenance: { trust: Record<string, string> }; counters: Record<string, Json> } };
     expect(input.session.provenance.trust).toEqual({ g: 'unknown', constructor: 'trusted', ['__proto__']: 'unknown' });
     expect(input.session.counters.tool_calls_last_minute_by_tool).toEqual({ ['__proto__']: 1, toString: 1, x: 1 });
+  });
+
+  it('folds the same states step after step as from the stored form each step (the layer size the fold keeps)', () => {
+    const steps = Array.from({ length: 200 }, (_, i) =>
+      params({ content: [{ type: 'text', value: 'x', provenance: prov(`q${i}`, i % 3 ? 'agent_generated' : 'retrieved', i % 3 ? [`q${i - 1}`] : undefined) }, ...(i % 7 ? [] : [{ type: 'text', value: 'y', provenance: prov(`q${i - 1}`, 'retrieved') }])] }),
+    );
+    const options = { maxProvenanceRecords: 150 };
+    let live = initialSessionState({ session_id: SESSION, agent_id: 'agent-1' });
+    const liveStates = steps.map((p) => JSON.stringify((live = advanceSessionState(live, 'steps/agentResponse', p, options))));
+    let stored = initialSessionState({ session_id: SESSION, agent_id: 'agent-1' });
+    const storedStates = steps.map((p) => JSON.stringify((stored = advanceSessionState(JSON.parse(JSON.stringify(stored)) as SessionState, 'steps/agentResponse', p, options))));
+    expect(liveStates).toEqual(storedStates);
   });
 
   it('keeps the newest records in a small layer: lookups, eviction and the persisted form agree across folds', () => {
