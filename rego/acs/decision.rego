@@ -13,24 +13,30 @@ import data.acs.ibac
 import data.acs.pii
 import data.acs.skills
 
-# One set filled from each module (eight chained unions built and copied seven intermediate sets).
-findings contains f if some f in baseline.findings
+# One set filled from each module (eight chained unions built and copied seven intermediate sets), except
+# PII redaction: its finding is always a modify, so it is looked at (and its redaction pipeline runs) only
+# when no deny, defer or ask finding outranks it.
+findings_but_redaction contains f if some f in baseline.findings
 
-findings contains f if some f in ibac.findings
+findings_but_redaction contains f if some f in ibac.findings
 
-findings contains f if some f in fides.findings
+findings_but_redaction contains f if some f in fides.findings
 
-findings contains f if some f in aarm.findings
+findings_but_redaction contains f if some f in aarm.findings
 
-findings contains f if some f in camel.findings
+findings_but_redaction contains f if some f in camel.findings
 
-findings contains f if some f in pii.findings
+findings_but_redaction contains f if some f in pii.deny_findings
 
-findings contains f if some f in budgets.findings
+findings_but_redaction contains f if some f in budgets.findings
 
-findings contains f if some f in skills.findings
+findings_but_redaction contains f if some f in skills.findings
 
-findings contains f if some f in approvals.findings
+findings_but_redaction contains f if some f in approvals.findings
+
+findings contains f if some f in findings_but_redaction
+
+findings contains f if some f in pii.modify_findings
 
 # The strongest disposition among the findings (a finding with an unknown disposition counts for none):
 # one existence check per disposition, strongest first, instead of a set of ranks and two lookup tables.
@@ -42,14 +48,24 @@ else := "ask" if has_disposition("ask")
 
 else := "modify" if has_disposition("modify")
 
+else := "modify" if redaction_modifies
+
 else := "allow"
 
 has_disposition(d) if {
-	some f in findings
+	some f in findings_but_redaction
 	f.disposition == d
 }
 
-contributing := {f | some f in findings; f.disposition == chosen}
+redaction_modifies if {
+	some f in pii.modify_findings
+	f.disposition == "modify"
+}
+
+# A finding outside findings_but_redaction is a modify: for any other disposition the smaller set gives the same.
+contributing := {f | some f in findings; f.disposition == chosen} if chosen == "modify"
+
+else := {f | some f in findings_but_redaction; f.disposition == chosen}
 
 # ---- modifications (§6.3) -------------------------------------------------------------------------------
 
@@ -202,7 +218,8 @@ reasoning := "no policy objected" if {
 	count(reasonings) == 0
 }
 
-first_by_rule(disp) := [f | some id in sort({g.rule_id | some g in findings; g.disposition == disp}); some f in findings; f.disposition == disp; f.rule_id == id][0]
+# Called for ask and defer only, which no redaction finding has.
+first_by_rule(disp) := [f | some id in sort({g.rule_id | some g in findings_but_redaction; g.disposition == disp}); some f in findings_but_redaction; f.disposition == disp; f.rule_id == id][0]
 
 decision := {
 	"decision": final,
