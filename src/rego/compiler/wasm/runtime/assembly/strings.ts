@@ -401,19 +401,39 @@ export function bi_strings_replace_n(patterns: usize, s: usize): usize {
     return replaceBytes(patterns, n, s, oneByteValues);
   }
   const p = strPtr(s), m = lenOf(s);
-  // pass 1 sizes the result (and finds out whether anything matches), pass 2 writes it
-  let total: u32 = 0;
+  // One pass finds the matches (positions where no key starts are skipped 16 at a time when the keys start
+  // with at most FIRST_LANES distinct bytes), then the result is written from the recorded hits.
+  const lanes = firstByteLanes(patterns, n);
+  let added: u32 = 0, removed: u32 = 0;
   let hits: u32 = 0;
-  for (let i: u32 = 0; i < m; ) {
+  for (let i = nextKeyStart(p, m, 0, lanes); i < m; ) {
     const k = matchAt(patterns, n, p, m, i);
-    if (k < 0) { total++; i++; continue; }
+    if (k < 0) { i = nextKeyStart(p, m, i + 1, lanes); continue; }
+    if (hits < MAX_HITS) { store<u32>(HITS + (<usize>hits << 3), i); store<u32>(HITS + (<usize>hits << 3), <u32>k, 4); }
     hits++;
-    total += lenOf(entryVal(patterns, <u32>k));
-    i += lenOf(entryKey(patterns, <u32>k));
+    const kl = lenOf(entryKey(patterns, <u32>k));
+    added += lenOf(entryVal(patterns, <u32>k));
+    removed += kl;
+    i = nextKeyStart(p, m, i + kl, lanes);
   }
   if (hits == 0) return s;
+  const total = m - removed + added;
   const out = opa_malloc(<usize>total);
   let o: usize = out;
+  if (hits <= MAX_HITS) {
+    let from: u32 = 0;
+    for (let h: u32 = 0; h < hits; h++) {
+      const at = load<u32>(HITS + (<usize>h << 3)), k = load<u32>(HITS + (<usize>h << 3), 4);
+      memory.copy(o, p + from, at - from);
+      o += at - from;
+      const val = entryVal(patterns, k);
+      memory.copy(o, strPtr(val), lenOf(val));
+      o += lenOf(val);
+      from = at + lenOf(entryKey(patterns, k));
+    }
+    memory.copy(o, p + from, m - from);
+    return rt_string(out, total);
+  }
   for (let i: u32 = 0; i < m; ) {
     const k = matchAt(patterns, n, p, m, i);
     if (k < 0) { store<u8>(o++, load<u8>(p + i)); i++; continue; }
@@ -423,6 +443,43 @@ export function bi_strings_replace_n(patterns: usize, s: usize): usize {
     i += lenOf(entryKey(patterns, <u32>k));
   }
   return rt_string(out, total);
+}
+
+// matches recorded by the first pass (position, key index); a text with more is rewritten by a second scan
+const MAX_HITS: u32 = 256;
+const HITS: usize = memory.data(MAX_HITS * 8, 8);
+// the keys' distinct first bytes, when there are at most FIRST_LANES of them (unused lanes repeat the first)
+const FIRST_LANES: u32 = 4;
+const FIRST_LANE_BYTES: usize = memory.data(FIRST_LANES, 8);
+
+/** How many distinct first bytes the keys have, filed in FIRST_LANE_BYTES; 0 when over FIRST_LANES. */
+function firstByteLanes(patterns: usize, n: u32): u32 {
+  let count: u32 = 0;
+  for (let k: u32 = 0; k < n; k++) {
+    const b = load<u8>(strPtr(entryKey(patterns, k)));
+    let seen = false;
+    for (let j: u32 = 0; j < count; j++) if (load<u8>(FIRST_LANE_BYTES + j) == b) seen = true;
+    if (seen) continue;
+    if (count == FIRST_LANES) return 0;
+    store<u8>(FIRST_LANE_BYTES + count++, b);
+  }
+  for (let j = count; j < FIRST_LANES; j++) store<u8>(FIRST_LANE_BYTES + j, load<u8>(FIRST_LANE_BYTES));
+  return count;
+}
+
+/** The first position ≥ i where some key's first byte is (m if none). */
+function nextKeyStart(p: usize, m: u32, i: u32, lanes: u32): u32 {
+  if (lanes != 0) {
+    const b0 = i8x16.splat(load<u8>(FIRST_LANE_BYTES)), b1 = i8x16.splat(load<u8>(FIRST_LANE_BYTES, 1));
+    const b2 = i8x16.splat(load<u8>(FIRST_LANE_BYTES, 2)), b3 = i8x16.splat(load<u8>(FIRST_LANE_BYTES, 3));
+    for (; i + 16 <= m; i += 16) {
+      const v = v128.load(p + i);
+      const bits = i8x16.bitmask(v128.or(v128.or(i8x16.eq(v, b0), i8x16.eq(v, b1)), v128.or(i8x16.eq(v, b2), i8x16.eq(v, b3))));
+      if (bits != 0) return i + ctz(bits);
+    }
+  }
+  while (i < m && !isKeyByte(load<u8>(p + i))) i++;
+  return i;
 }
 
 /**
