@@ -616,12 +616,20 @@ function deleteByteRanges(s: usize): usize {
       if (out != 0) { v128.store(o, v); o += 16; }
       continue;
     }
-    if (out == 0) { out = opa_malloc(<usize>m); memory.copy(out, p, i); o = out + i; }
-    // every byte is written, the cursor moves past the kept ones
-    for (let k: u32 = 0; k < 16; k++) {
-      store<u8>(o, load<u8>(p + i + k));
-      o += ((drop >>> k) & 1) ^ 1;
-    }
+    if (out == 0) { out = opa_malloc(<usize>m); memory.copy(out, p, i); o = out + i; keptIndexTable(); }
+    // each half's kept bytes are gathered to its front by a shuffle and written 8 bytes at a time (o stays at
+    // or before out + i, so the writes end within the block's own bytes of the m-byte result)
+    const lo = drop & 0xff, hi = (drop >>> 8) & 0xff;
+    const idx = i64x2.replace_lane(
+      i64x2.splat(load<u64>(KEPT_INDEX + (<usize>lo << 3))),
+      1,
+      load<u64>(KEPT_INDEX + (<usize>hi << 3)) + 0x0808080808080808,
+    );
+    const packed = i8x16.swizzle(v, idx);
+    store<u64>(o, i64x2.extract_lane(packed, 0));
+    o += 8 - popcnt(lo);
+    store<u64>(o, i64x2.extract_lane(packed, 1));
+    o += 8 - popcnt(hi);
   }
   for (; i < m; i++) {
     const b = load<u8>(p + i);
@@ -632,6 +640,19 @@ function deleteByteRanges(s: usize): usize {
     if (out != 0) store<u8>(o++, b);
   }
   return out == 0 ? s : rt_string(out, <u32>(o - out));
+}
+
+// for each 8-bit drop mask, the indices of the kept bytes in order (then padding): 256 × 8 bytes, filled once
+const KEPT_INDEX: usize = memory.data(256 * 8, 8);
+let keptIndexReady = false;
+function keptIndexTable(): void {
+  if (keptIndexReady) return;
+  for (let mask: u32 = 0; mask < 256; mask++) {
+    let k: u32 = 0;
+    for (let j: u32 = 0; j < 8; j++) if (((mask >>> j) & 1) == 0) store<u8>(KEPT_INDEX + (mask << 3) + k++, <u8>j);
+    for (; k < 8; k++) store<u8>(KEPT_INDEX + (mask << 3) + k, 0);
+  }
+  keptIndexReady = true;
 }
 
 @inline function isKeyByte(b: u8): bool { return (load<u8>(FIRST_BYTES + (b >> 3)) & (1 << (b & 7))) != 0; }
