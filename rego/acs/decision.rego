@@ -13,26 +13,41 @@ import data.acs.ibac
 import data.acs.pii
 import data.acs.skills
 
-# One set filled from each module (eight chained unions built and copied seven intermediate sets), except
-# PII redaction: its finding is always a modify, so it is looked at (and its redaction pipeline runs) only
-# when no deny, defer or ask finding outranks it.
-findings_but_redaction contains f if some f in baseline.findings
+# Every module's findings but PII's: one set filled from each module (eight chained unions built and copied
+# seven intermediate sets).
+module_findings contains f if some f in baseline.findings
 
-findings_but_redaction contains f if some f in ibac.findings
+module_findings contains f if some f in ibac.findings
 
-findings_but_redaction contains f if some f in fides.findings
+module_findings contains f if some f in fides.findings
 
-findings_but_redaction contains f if some f in aarm.findings
+module_findings contains f if some f in aarm.findings
 
-findings_but_redaction contains f if some f in camel.findings
+module_findings contains f if some f in camel.findings
 
-findings_but_redaction contains f if some f in pii.deny_findings
+module_findings contains f if some f in budgets.findings
 
-findings_but_redaction contains f if some f in budgets.findings
+module_findings contains f if some f in skills.findings
 
-findings_but_redaction contains f if some f in skills.findings
+module_findings contains f if some f in approvals.findings
 
-findings_but_redaction contains f if some f in approvals.findings
+module_denies if {
+	some f in module_findings
+	f.disposition == "deny"
+}
+
+# PII's deny finding. When another module denies, the PII pipeline would run for it alone: the module then
+# looks for deny-category matches only (pii.deny_findings_if_candidate, the same set). Otherwise the pipeline
+# runs for the redaction anyway.
+pii_deny_findings := pii.deny_findings_if_candidate if module_denies
+
+else := pii.deny_findings
+
+# PII redaction's finding is always a modify, so it is looked at (and its redaction pipeline runs) only when
+# no deny, defer or ask finding outranks it.
+findings_but_redaction contains f if some f in module_findings
+
+findings_but_redaction contains f if some f in pii_deny_findings
 
 findings contains f if some f in findings_but_redaction
 

@@ -1,8 +1,7 @@
-// The library looks at PII redaction only when no deny, defer or ask finding outranks it, and at the full PII
-// pipeline for deny categories only when a deny category's regex matches (rego/acs/decision.rego,
-// rego/acs/pii/pii.rego). Differential: the library as it is against the same sources rewritten to the eager
-// form (every finding, every category), on generated steps and several PII configurations; whole decisions
-// must be identical.
+// The library looks at PII redaction only when no deny, defer or ask finding outranks it, and, when another
+// module denies, at the full PII pipeline for deny categories only when a deny category's regex matches
+// (rego/acs/decision.rego, rego/acs/pii/pii.rego). Differential: the library as it is against the same sources
+// rewritten to the eager form, on generated steps and several PII configurations; whole decisions must be identical.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Json } from '../../src/store/types.ts';
 import { compileBundle } from '../../src/rego/index.ts';
@@ -37,13 +36,14 @@ function rewrite(text: string, from: string, to: string): string {
   return parts.join(to);
 }
 
-/** decision.rego and pii.rego in the eager form: every finding decides, deny categories from every match. */
+/** decision.rego in the eager form: every finding decides, PII's deny finding always from the whole pipeline. */
 function eagerSources(sources: { file: string; text: string }[]): { file: string; text: string }[] {
   return sources.map((s) => {
     if (s.file.endsWith('acs/decision.rego')) {
       let t = s.text;
       t = rewrite(t, 'has_disposition(d) if {\n\tsome f in findings_but_redaction', 'has_disposition(d) if {\n\tsome f in findings');
       t = rewrite(t, 'else := "modify" if redaction_modifies\n', '');
+      t = rewrite(t, 'pii_deny_findings := pii.deny_findings_if_candidate if module_denies\n\nelse := pii.deny_findings', 'pii_deny_findings := pii.deny_findings');
       t = rewrite(
         t,
         'contributing := {f | some f in findings; f.disposition == chosen} if chosen == "modify"\n\nelse := {f | some f in findings_but_redaction; f.disposition == chosen}',
@@ -55,9 +55,6 @@ function eagerSources(sources: { file: string; text: string }[]): { file: string
         'first_by_rule(disp) := [f | some id in sort({g.rule_id | some g in findings; g.disposition == disp}); some f in findings;',
       );
       return { ...s, text: t };
-    }
-    if (s.file.endsWith('acs/pii/pii.rego')) {
-      return { ...s, text: rewrite(s.text, 'c in cfg.deny_categories} if deny_candidate\n\nelse := set()', 'c in cfg.deny_categories}') };
     }
     return s;
   });
@@ -175,5 +172,8 @@ describe('PII redaction decided lazily', () => {
     expect(keys).toMatch(/default configuration: deny .*pii_detected/);
     expect(keys).toMatch(/phone and email as deny categories: deny .*pii_detected/);
     expect(keys).toMatch(/card and IBAN as deny categories: deny .*pii_detected/);
+    // PII denies next to another module's deny (the path that looks for deny-category matches only)
+    expect(keys).toMatch(/phone and email as deny categories: deny aarm_cumulative_taint\+.*pii_detected/);
+    expect(keys).toMatch(/default configuration: deny aarm_cumulative_taint\+.*pii_detected/);
   }, 600_000);
 });

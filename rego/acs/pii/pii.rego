@@ -299,10 +299,12 @@ matches contains c if {
 
 categories := {c.category | some c in matches}
 
-# Deny categories take every match (a deny match inside a longer match is dropped), but a field can only have
-# one if a deny category's regex matches it: when none does (a regex call per deny category that the field's
-# pre-filters admit, no other category's pre-filter or regex), the set is empty without the full pipeline.
-deny_categories := {c | some c in categories; c in cfg.deny_categories} if deny_candidate
+deny_categories := {c | some c in categories; c in cfg.deny_categories}
+
+# deny_findings, without the full pipeline when it is empty for want of a candidate: a field has a deny
+# category only if a deny category's regex matches it (a regex call per deny category that the field's
+# pre-filters admit; no other category's pre-filter or regex). acs.decision uses it when another module denies.
+deny_findings_if_candidate := deny_findings if deny_candidate
 
 else := set()
 
