@@ -13,24 +13,45 @@ import data.acs.ibac
 import data.acs.pii
 import data.acs.skills
 
-# One set filled from each module (eight chained unions built and copied seven intermediate sets).
-findings contains f if some f in baseline.findings
+# Every module's findings but PII's: one set filled from each module (eight chained unions built and copied
+# seven intermediate sets).
+module_findings contains f if some f in baseline.findings
 
-findings contains f if some f in ibac.findings
+module_findings contains f if some f in ibac.findings
 
-findings contains f if some f in fides.findings
+module_findings contains f if some f in fides.findings
 
-findings contains f if some f in aarm.findings
+module_findings contains f if some f in aarm.findings
 
-findings contains f if some f in camel.findings
+module_findings contains f if some f in camel.findings
 
-findings contains f if some f in pii.findings
+module_findings contains f if some f in budgets.findings
 
-findings contains f if some f in budgets.findings
+module_findings contains f if some f in skills.findings
 
-findings contains f if some f in skills.findings
+module_findings contains f if some f in approvals.findings
 
-findings contains f if some f in approvals.findings
+module_denies if {
+	some f in module_findings
+	f.disposition == "deny"
+}
+
+# PII's deny finding. When another module denies, the PII pipeline would run for it alone: the module then
+# looks for deny-category matches only (pii.deny_findings_if_candidate, the same set). Otherwise the pipeline
+# runs for the redaction anyway.
+pii_deny_findings := pii.deny_findings_if_candidate if module_denies
+
+else := pii.deny_findings
+
+# PII redaction's finding is always a modify, so it is looked at (and its redaction pipeline runs) only when
+# no deny, defer or ask finding outranks it.
+findings_but_redaction contains f if some f in module_findings
+
+findings_but_redaction contains f if some f in pii_deny_findings
+
+findings contains f if some f in findings_but_redaction
+
+findings contains f if some f in pii.modify_findings
 
 # The strongest disposition among the findings (a finding with an unknown disposition counts for none):
 # one existence check per disposition, strongest first, instead of a set of ranks and two lookup tables.
@@ -42,14 +63,24 @@ else := "ask" if has_disposition("ask")
 
 else := "modify" if has_disposition("modify")
 
+else := "modify" if redaction_modifies
+
 else := "allow"
 
 has_disposition(d) if {
-	some f in findings
+	some f in findings_but_redaction
 	f.disposition == d
 }
 
-contributing := {f | some f in findings; f.disposition == chosen}
+redaction_modifies if {
+	some f in pii.modify_findings
+	f.disposition == "modify"
+}
+
+# A finding outside findings_but_redaction is a modify: for any other disposition the smaller set gives the same.
+contributing := {f | some f in findings; f.disposition == chosen} if chosen == "modify"
+
+else := {f | some f in findings_but_redaction; f.disposition == chosen}
 
 # ---- modifications (§6.3) -------------------------------------------------------------------------------
 
@@ -202,7 +233,8 @@ reasoning := "no policy objected" if {
 	count(reasonings) == 0
 }
 
-first_by_rule(disp) := [f | some id in sort({g.rule_id | some g in findings; g.disposition == disp}); some f in findings; f.disposition == disp; f.rule_id == id][0]
+# Called for ask and defer only, which no redaction finding has.
+first_by_rule(disp) := [f | some id in sort({g.rule_id | some g in findings_but_redaction; g.disposition == disp}); some f in findings_but_redaction; f.disposition == disp; f.rule_id == id][0]
 
 decision := {
 	"decision": final,

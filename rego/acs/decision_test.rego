@@ -107,7 +107,7 @@ test_overlapping_redaction_and_override_are_denied if {
 		modify_finding("t.redact", {"redactions": [{"path": "/arguments/body/value", "replacement": "x"}]}),
 		modify_finding("t.override", {"parameter_overrides": {"body": "y"}}),
 	}
-	d := acs.decision with input as testlib.tool_call("read_file", {}) with data.acs.pii.findings as fs
+	d := acs.decision with input as testlib.tool_call("read_file", {}) with data.acs.skills.findings as fs
 	d.decision == "deny"
 	"modification_conflict" in d.reason_codes
 }
@@ -117,7 +117,7 @@ test_disjoint_redaction_and_override_merge if {
 		modify_finding("t.redact", {"redactions": [{"path": "/arguments/body/value", "replacement": "x"}]}),
 		modify_finding("t.override", {"parameter_overrides": {"subject": "y"}}),
 	}
-	d := acs.decision with input as testlib.tool_call("read_file", {}) with data.acs.pii.findings as fs
+	d := acs.decision with input as testlib.tool_call("read_file", {}) with data.acs.skills.findings as fs
 	d.decision == "modify"
 	d.modifications == {"redactions": [{"path": "/arguments/body/value", "replacement": "x"}], "parameter_overrides": {"subject": "y"}}
 }
@@ -127,7 +127,7 @@ test_modified_content_is_exclusive if {
 		modify_finding("t.content", {"modified_content": "replaced"}),
 		modify_finding("t.redact", {"redactions": [{"path": "/content/0/value", "replacement": "x"}]}),
 	}
-	d := acs.decision with input as testlib.tool_call("read_file", {}) with data.acs.pii.findings as fs
+	d := acs.decision with input as testlib.tool_call("read_file", {}) with data.acs.skills.findings as fs
 	d.decision == "deny"
 	"modification_conflict" in d.reason_codes
 }

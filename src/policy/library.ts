@@ -88,14 +88,14 @@ export function ruleAnnotations(modules: Module[]): PolicyRuleAnnotation[] {
   return out.sort((x, y) => (x.rule_id < y.rule_id ? -1 : x.rule_id > y.rule_id ? 1 : 0));
 }
 
-/** String members of a finding object literal (`findings contains {...}`), for consistency checks. */
+/** String members of a finding object literal (`findings contains {...}`, or a part such as `deny_findings`), for consistency checks. */
 export function findingLiterals(modules: Module[]): { file: string; row: number; fields: Record<string, string> }[] {
   const out: { file: string; row: number; fields: Record<string, string> }[] = [];
   for (const m of modules) {
     for (const rule of m.rules) {
       const head = rule.head;
       const name = head.reference[0] as Term;
-      if (head.kind !== 'multi' || name.type !== 'var' || name.value !== 'findings' || head.key?.type !== 'object') continue;
+      if (head.kind !== 'multi' || name.type !== 'var' || !/^(?:\w+_)?findings$/.test(name.value) || head.key?.type !== 'object') continue;
       const fields: Record<string, string> = {};
       for (const [k, v] of head.key.value) {
         if (k.type === 'string' && v.type === 'string') fields[k.value] = v.value;

@@ -301,6 +301,62 @@ categories := {c.category | some c in matches}
 
 deny_categories := {c | some c in categories; c in cfg.deny_categories}
 
+# deny_findings, without the full pipeline when it is empty for want of a candidate: a field has a deny
+# category only if a deny category's regex matches it (a regex call per deny category that the field's
+# pre-filters admit; no other category's pre-filter or regex). acs.decision uses it when another module denies.
+deny_findings_if_candidate := deny_findings if deny_candidate
+
+else := set()
+
+deny_candidate if {
+	applies
+	some f in lib.text_fields
+	some category in cfg.deny_categories
+	pattern := cfg.patterns[category]
+	not category_blocked(category, f)
+	some _ in regex.find_n(pattern, f.value, -1)
+}
+
+deny_candidate if {
+	applies
+	"phone" in cfg.deny_categories
+	some f in lib.text_fields
+	not category_blocked("national_phone", f)
+	national_phone_pattern != ""
+	some _ in regex.find_n(national_phone_pattern, f.value, -1)
+}
+
+# `category in blocked_categories[f.path]` for one category, without scanning for the other categories' literals.
+category_blocked(category, f) if prefilter_blocks(prefilter_lists, category, f.value)
+
+else if shape_blocks(category, f.path)
+
+shape_blocks(category, path) if prefilter_blocks(shape_prefilter_lists, category, shapes[path])
+
+shape_blocks(category, path) if prefilter_blocks(compact_shape_prefilter_lists, category, strings.replace_n({" ": "", "-": ""}, shapes[path]))
+
+shape_blocks(category, path) if {
+	not shapes[path]
+	shape_prefilter_lists[category] != false
+}
+
+shape_blocks(category, path) if {
+	not shapes[path]
+	compact_shape_prefilter_lists[category] != false
+}
+
+# The category is listed (as `listed` reads it) and none of its literals is in the text (`with_literal`).
+prefilter_blocks(lists, category, text) if {
+	lits := lists[category]
+	lits != false
+	not has_literal(lits, text)
+}
+
+has_literal(lits, text) if {
+	some lit in lits
+	contains(text, lit)
+}
+
 paths := {c.path | some c in matches}
 
 # One replacement per matched text: when two categories match the very same text, the first in sorted order
@@ -321,7 +377,7 @@ redacted_value(path) := strings.replace_n(
 #   policy_name: PII and secrets
 #   rule_id: pii.deny
 #   reason_code: pii_detected
-findings contains {
+deny_findings contains {
 	"disposition": "deny",
 	"reason_code": "pii_detected",
 	"reasoning": sprintf("step carries %s", [concat(", ", sort(deny_categories))]),
@@ -340,7 +396,7 @@ findings contains {
 #   policy_name: PII and secrets
 #   rule_id: pii.redact
 #   reason_code: pii_detected
-findings contains {
+modify_findings contains {
 	"disposition": "modify",
 	"reason_code": "pii_detected",
 	"reasoning": sprintf("redacted %s", [concat(", ", sort(categories))]),
@@ -354,6 +410,11 @@ findings contains {
 	count(matches) > 0
 	count(deny_categories) == 0
 }
+
+# The module's findings, as the other modules give theirs (acs.decision reads the two parts apart).
+findings contains f if some f in deny_findings
+
+findings contains f if some f in modify_findings
 
 valid(c) if {
 	c.category == "in_aadhaar"

@@ -274,6 +274,41 @@ describe('native string builtins agree with the host implementations', () => {
     }
   });
 
+  it('strings.replace_n deleting one-byte keys agrees with the host on long texts dense in deleted bytes (every drop pattern of a 16-byte block)', () => {
+    const rnd = seededBelow(0x2f6b1c3d);
+    const alphabet = ['0', '0', ' ', '-', 'A', 'x', 'é', ' ', '-'];
+    for (let k = 0; k < 600; k++) {
+      const map: Record<string, string> = k % 3 ? { ' ': '', '-': '' } : { [alphabet[rnd(6)]]: '', [alphabet[rnd(6)]]: '' };
+      const text = Array.from({ length: 16 + rnd(300) }, () => alphabet[rnd(alphabet.length)]).join('');
+      const args = [map, text];
+      hostCalls = [];
+      expect(native(lax, 'strings.replace_n', args), JSON.stringify(args)).toEqual(host('strings.replace_n', args));
+      expect(hostCalls).toEqual([]);
+    }
+  });
+
+  it('strings.replace_n with longer keys agrees with the host on random maps and texts (overlapping keys, up to and over four first bytes, texts with hundreds of matches)', () => {
+    const rnd = seededBelow(0x3c6ef372);
+    const alphabet = [...'abcab 01.@', 'é'];
+    const word = (len: number) => Array.from({ length: len }, () => alphabet[rnd(alphabet.length)]).join('');
+    for (let k = 0; k < 300; k++) {
+      const map: Record<string, string> = {};
+      // at least one key of two or more bytes, so the one-byte paths are not taken
+      map[word(2 + rnd(4))] = ['[X]', '', 'y', 'longer replacement'][rnd(4)];
+      for (let j = rnd(k % 3 === 0 ? 9 : 4); j > 0; j--) map[word(1 + rnd(5))] = ['[X]', '', 'y', 'é'][rnd(4)];
+      const keys = Object.keys(map);
+      // k % 5 == 0: a long text made of keys (several hundred matches: the second-pass path), else random text with keys planted
+      const text =
+        k % 5 === 0
+          ? Array.from({ length: 300 + rnd(200) }, () => (rnd(4) ? keys[rnd(keys.length)] : word(1 + rnd(3)))).join('')
+          : Array.from({ length: rnd(8) }, () => word(rnd(20)) + keys[rnd(keys.length)]).join('') + word(rnd(40));
+      const args = [map, text];
+      hostCalls = [];
+      expect(native(lax, 'strings.replace_n', args), JSON.stringify(args)).toEqual(host('strings.replace_n', args));
+      expect(hostCalls).toEqual([]);
+    }
+  });
+
   it('a run of one byte is found at the start, the end, after a shorter run, or not at all', () => {
     const run = '0'.repeat(13);
     for (const text of [run + 'x', 'x' + run, '0'.repeat(12) + 'x' + run + '0', '0'.repeat(12) + 'x' + '0'.repeat(12), 'x0000000000000y', '0'.repeat(40)]) {

@@ -454,6 +454,23 @@ export function indexOfBytes(hp: usize, m: u32, np: usize, n: u32, from: u32): i
     mask = (<u64>1 << (n << 3)) - 1;
   }
   const textEnd = hp + m;
+  // reads bytes [i + j, i + j + 64) for j < n: within the text while i + 64 <= last + 1. Four blocks per step:
+  // most blocks of a long text hold no candidate, and the loop's own cost is then half the scan.
+  for (; i + 64 <= last + 1; i += 64) {
+    const a = hp + i + j1, b = hp + i + j2;
+    let hits = <u64>i8x16.bitmask(v128.and(i8x16.eq(v128.load(a), pattern1), i8x16.eq(v128.load(b), pattern2)))
+      | (<u64>i8x16.bitmask(v128.and(i8x16.eq(v128.load(a, 16), pattern1), i8x16.eq(v128.load(b, 16), pattern2))) << 16)
+      | (<u64>i8x16.bitmask(v128.and(i8x16.eq(v128.load(a, 32), pattern1), i8x16.eq(v128.load(b, 32), pattern2))) << 32)
+      | (<u64>i8x16.bitmask(v128.and(i8x16.eq(v128.load(a, 48), pattern1), i8x16.eq(v128.load(b, 48), pattern2))) << 48);
+    while (hits != 0) {
+      const at = hp + i + <usize>ctz(hits);
+      hits &= hits - 1;
+      if (n >= 8) {
+        if (load<u64>(at) != head) continue;
+        if (n <= 16 ? load<u64>(at + n - 8) == tail : bytesEqual(at + 8, np + 8, n - 8)) return <i32>(at - hp);
+      } else if (at + 8 <= textEnd ? (load<u64>(at) & mask) == head : bytesEqual(at, np, n)) return <i32>(at - hp);
+    }
+  }
   // reads bytes [i + j, i + j + 16) for j < n: within the text while i + 16 <= last + 1
   for (; i + 16 <= last + 1; i += 16) {
     let hits = i8x16.bitmask(v128.and(i8x16.eq(v128.load(hp + i + j1), pattern1), i8x16.eq(v128.load(hp + i + j2), pattern2)));

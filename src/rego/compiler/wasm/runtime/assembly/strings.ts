@@ -401,19 +401,39 @@ export function bi_strings_replace_n(patterns: usize, s: usize): usize {
     return replaceBytes(patterns, n, s, oneByteValues);
   }
   const p = strPtr(s), m = lenOf(s);
-  // pass 1 sizes the result (and finds out whether anything matches), pass 2 writes it
-  let total: u32 = 0;
+  // One pass finds the matches (positions where no key starts are skipped 16 at a time when the keys start
+  // with at most FIRST_LANES distinct bytes), then the result is written from the recorded hits.
+  const lanes = firstByteLanes(patterns, n);
+  let added: u32 = 0, removed: u32 = 0;
   let hits: u32 = 0;
-  for (let i: u32 = 0; i < m; ) {
+  for (let i = nextKeyStart(p, m, 0, lanes); i < m; ) {
     const k = matchAt(patterns, n, p, m, i);
-    if (k < 0) { total++; i++; continue; }
+    if (k < 0) { i = nextKeyStart(p, m, i + 1, lanes); continue; }
+    if (hits < MAX_HITS) { store<u32>(HITS + (<usize>hits << 3), i); store<u32>(HITS + (<usize>hits << 3), <u32>k, 4); }
     hits++;
-    total += lenOf(entryVal(patterns, <u32>k));
-    i += lenOf(entryKey(patterns, <u32>k));
+    const kl = lenOf(entryKey(patterns, <u32>k));
+    added += lenOf(entryVal(patterns, <u32>k));
+    removed += kl;
+    i = nextKeyStart(p, m, i + kl, lanes);
   }
   if (hits == 0) return s;
+  const total = m - removed + added;
   const out = opa_malloc(<usize>total);
   let o: usize = out;
+  if (hits <= MAX_HITS) {
+    let from: u32 = 0;
+    for (let h: u32 = 0; h < hits; h++) {
+      const at = load<u32>(HITS + (<usize>h << 3)), k = load<u32>(HITS + (<usize>h << 3), 4);
+      memory.copy(o, p + from, at - from);
+      o += at - from;
+      const val = entryVal(patterns, k);
+      memory.copy(o, strPtr(val), lenOf(val));
+      o += lenOf(val);
+      from = at + lenOf(entryKey(patterns, k));
+    }
+    memory.copy(o, p + from, m - from);
+    return rt_string(out, total);
+  }
   for (let i: u32 = 0; i < m; ) {
     const k = matchAt(patterns, n, p, m, i);
     if (k < 0) { store<u8>(o++, load<u8>(p + i)); i++; continue; }
@@ -423,6 +443,43 @@ export function bi_strings_replace_n(patterns: usize, s: usize): usize {
     i += lenOf(entryKey(patterns, <u32>k));
   }
   return rt_string(out, total);
+}
+
+// matches recorded by the first pass (position, key index); a text with more is rewritten by a second scan
+const MAX_HITS: u32 = 256;
+const HITS: usize = memory.data(MAX_HITS * 8, 8);
+// the keys' distinct first bytes, when there are at most FIRST_LANES of them (unused lanes repeat the first)
+const FIRST_LANES: u32 = 4;
+const FIRST_LANE_BYTES: usize = memory.data(FIRST_LANES, 8);
+
+/** How many distinct first bytes the keys have, filed in FIRST_LANE_BYTES; 0 when over FIRST_LANES. */
+function firstByteLanes(patterns: usize, n: u32): u32 {
+  let count: u32 = 0;
+  for (let k: u32 = 0; k < n; k++) {
+    const b = load<u8>(strPtr(entryKey(patterns, k)));
+    let seen = false;
+    for (let j: u32 = 0; j < count; j++) if (load<u8>(FIRST_LANE_BYTES + j) == b) seen = true;
+    if (seen) continue;
+    if (count == FIRST_LANES) return 0;
+    store<u8>(FIRST_LANE_BYTES + count++, b);
+  }
+  for (let j = count; j < FIRST_LANES; j++) store<u8>(FIRST_LANE_BYTES + j, load<u8>(FIRST_LANE_BYTES));
+  return count;
+}
+
+/** The first position ≥ i where some key's first byte is (m if none). */
+function nextKeyStart(p: usize, m: u32, i: u32, lanes: u32): u32 {
+  if (lanes != 0) {
+    const b0 = i8x16.splat(load<u8>(FIRST_LANE_BYTES)), b1 = i8x16.splat(load<u8>(FIRST_LANE_BYTES, 1));
+    const b2 = i8x16.splat(load<u8>(FIRST_LANE_BYTES, 2)), b3 = i8x16.splat(load<u8>(FIRST_LANE_BYTES, 3));
+    for (; i + 16 <= m; i += 16) {
+      const v = v128.load(p + i);
+      const bits = i8x16.bitmask(v128.or(v128.or(i8x16.eq(v, b0), i8x16.eq(v, b1)), v128.or(i8x16.eq(v, b2), i8x16.eq(v, b3))));
+      if (bits != 0) return i + ctz(bits);
+    }
+  }
+  while (i < m && !isKeyByte(load<u8>(p + i))) i++;
+  return i;
 }
 
 /**
@@ -559,12 +616,20 @@ function deleteByteRanges(s: usize): usize {
       if (out != 0) { v128.store(o, v); o += 16; }
       continue;
     }
-    if (out == 0) { out = opa_malloc(<usize>m); memory.copy(out, p, i); o = out + i; }
-    // every byte is written, the cursor moves past the kept ones
-    for (let k: u32 = 0; k < 16; k++) {
-      store<u8>(o, load<u8>(p + i + k));
-      o += ((drop >>> k) & 1) ^ 1;
-    }
+    if (out == 0) { out = opa_malloc(<usize>m); memory.copy(out, p, i); o = out + i; keptIndexTable(); }
+    // each half's kept bytes are gathered to its front by a shuffle and written 8 bytes at a time (o stays at
+    // or before out + i, so the writes end within the block's own bytes of the m-byte result)
+    const lo = drop & 0xff, hi = (drop >>> 8) & 0xff;
+    const idx = i64x2.replace_lane(
+      i64x2.splat(load<u64>(KEPT_INDEX + (<usize>lo << 3))),
+      1,
+      load<u64>(KEPT_INDEX + (<usize>hi << 3)) + 0x0808080808080808,
+    );
+    const packed = i8x16.swizzle(v, idx);
+    store<u64>(o, i64x2.extract_lane(packed, 0));
+    o += 8 - popcnt(lo);
+    store<u64>(o, i64x2.extract_lane(packed, 1));
+    o += 8 - popcnt(hi);
   }
   for (; i < m; i++) {
     const b = load<u8>(p + i);
@@ -575,6 +640,19 @@ function deleteByteRanges(s: usize): usize {
     if (out != 0) store<u8>(o++, b);
   }
   return out == 0 ? s : rt_string(out, <u32>(o - out));
+}
+
+// for each 8-bit drop mask, the indices of the kept bytes in order (then padding): 256 × 8 bytes, filled once
+const KEPT_INDEX: usize = memory.data(256 * 8, 8);
+let keptIndexReady = false;
+function keptIndexTable(): void {
+  if (keptIndexReady) return;
+  for (let mask: u32 = 0; mask < 256; mask++) {
+    let k: u32 = 0;
+    for (let j: u32 = 0; j < 8; j++) if (((mask >>> j) & 1) == 0) store<u8>(KEPT_INDEX + (mask << 3) + k++, <u8>j);
+    for (; k < 8; k++) store<u8>(KEPT_INDEX + (mask << 3) + k, 0);
+  }
+  keptIndexReady = true;
 }
 
 @inline function isKeyByte(b: u8): bool { return (load<u8>(FIRST_BYTES + (b >> 3)) & (1 << (b & 7))) != 0; }
