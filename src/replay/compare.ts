@@ -99,7 +99,7 @@ export function compareDecisions(recorded: DecisionView, replayed: DecisionView)
   const detailsChanged = !sameJson(recorded.details, replayed.details);
   const changed = transition !== null || reasonCodesAdded.length > 0 || reasonCodesRemoved.length > 0
     || rulesAdded.length > 0 || rulesRemoved.length > 0 || detailsChanged;
-  // One literal: a member added after a spread costs ≈ 0.7 µs on Node 20.
+  // One literal: on Node 20 a member a spread object lacks costs ≈ 0.6 µs (and a hidden class per object).
   return { transition, reasonCodesAdded, reasonCodesRemoved, rulesAdded, rulesRemoved, detailsChanged, changed };
 }
 

@@ -149,10 +149,7 @@ export class SessionReplay {
 /** What every step of an entry shares. */
 type StepHead = Pick<ReplayStep, 'sessionId' | 'seq' | 'stepId' | 'method' | 'timestamp' | 'recorded' | 'recordedRevision'>;
 
-/**
- * A step as one object literal, members in the report's order: on Node 20 (V8 11.3) each member added after a
- * spread (`{ ...base, replayed, … }`) costs ≈ 0.7 µs.
- */
+/** A step as one object literal, members in the report's order (one allocation, no base step copied per status). */
 function stepOf(h: StepHead, status: StepStatus, replayed: DecisionView | null = null, replayedRevision: string | null = null, delta: DecisionDelta | null = null, nondeterministic = false): ReplayStep {
   return {
     sessionId: h.sessionId, seq: h.seq, stepId: h.stepId, method: h.method, timestamp: h.timestamp,

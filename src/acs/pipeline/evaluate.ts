@@ -50,8 +50,8 @@ export async function evaluateStep(
   }
 }
 
-// Object literals, not `{ ...ctx, revision }` / `{ ...final, state, … }`: on Node 20 (V8 11.3) every member added
-// after a spread costs ≈ 0.7 µs, ≈ 3.5 µs per step here.
+// Object literals, not `{ ...final, state, … }`: on Node 20 (V8 11.3), in optimised code, each member a spread
+// object lacks costs ≈ 0.6 µs and gives every result its own hidden class (≈ 2.5 µs per step here).
 function decisionContext(config: GuardianConfig, method: string, deferralsSoFar: number, permitted: readonly Disposition[], wrappedMcp: boolean, revision: string): DecisionContext {
   return {
     permitted,
