@@ -21,7 +21,7 @@
 // have written shows up as tampered and the bench fails. Recorded decisions are a fixed ALLOW, so under the
 // library most steps show up as differences (the report keeps 1000 of them: its size is capped, not the walk).
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { loadavg } from 'node:os';
 import { canonicalJson, computeEntryHash, sha256Hex } from '../src/chain/index.ts';
@@ -45,6 +45,8 @@ const WORKERS = arg('workers', '0,2').split(',').map(Number);
 const RUNS = Number(arg('runs', '1'));
 const PROVENANCE = process.argv.includes('--provenance');
 const CPU_PROF_DIR = arg('cpu-prof', '');
+// --threads: also print each thread's CPU per entry (/proc/self/task; Linux only).
+const THREADS = process.argv.includes('--threads');
 // Worker start file per run, alternated within a process (A/B over one populated store): `bundle` (the default
 // entry, worker-entry.ts) or `tsx` (the TypeScript worker through tsx's loader).
 const WORKER_ENTRIES = arg('worker-entry', 'bundle').split(',') as ('bundle' | 'tsx')[];
@@ -136,26 +138,44 @@ async function policyBundle(which: 'library' | 'trivial'): Promise<Uint8Array> {
 
 const mib = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);
 
+/** CPU ticks (utime + stime, 1/100 s) of each thread of this process, by thread id, with its name. */
+function threadTicks(): Map<string, { name: string; ticks: number }> {
+  const out = new Map<string, { name: string; ticks: number }>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      const fields = stat.slice(close + 2).split(' ');
+      out.set(tid, { name: stat.slice(stat.indexOf('(') + 1, close), ticks: Number(fields[11]) + Number(fields[12]) });
+    } catch { /* thread ended */ }
+  }
+  return out;
+}
+
 async function run(store: DurableStore, total: number, which: 'library' | 'trivial', bundle: Uint8Array, workers: number, entry: 'bundle' | 'tsx'): Promise<number> {
   // From the registry, as `guardian replay --against <sha256>` does: a policy worker threads can load too.
   const sha256 = sha256Hex(bundle);
   if (!(await store.getPolicyBundle(sha256))) await store.putPolicyBundle({ sha256, revision: which, manifest: { revision: which }, bytes: bundle, source: null });
   const policy = await resolveReplayPolicy(store, sha256);
   global.gc?.();
-  const rssStart = process.memoryUsage().rss;
+  const rssStart = process.memoryUsage.rss();
   let peak = rssStart;
   const samples: string[] = [];
   let nextMark = 0.2;
+  // memoryUsage.rss() reads the RSS alone: memoryUsage() also walks the heap spaces (≈ 1 µs per entry at 50 ms).
   const sample = (): void => {
-    peak = Math.max(peak, process.memoryUsage().rss);
+    peak = Math.max(peak, process.memoryUsage.rss());
   };
-  const timer = setInterval(sample, 50);
+  // Every 200 ms and at every progress report (each page): RSS reads showed up in the main thread's profile at 50 ms.
+  const timer = setInterval(sample, 200);
   const profiler = CPU_PROF_DIR ? new Session() : null;
   if (profiler) {
     profiler.connect();
     await profiler.post('Profiler.enable');
     await profiler.post('Profiler.start');
   }
+  const ticksStart = THREADS ? threadTicks() : null;
+  let ticksEnd: ReturnType<typeof threadTicks> | undefined;
   const cpuStart = process.cpuUsage();
   const report = await runReplay({
     store, policy, maxReportedSteps: 1000, countTotal: true,
@@ -163,6 +183,8 @@ async function run(store: DurableStore, total: number, which: 'library' | 'trivi
     workerEntry: entry === 'tsx' ? TSX_WORKER_BOOTSTRAP : await replayWorkerEntry(),
     onProgress: (p) => {
       sample();
+      // Worker threads are gone once runReplay returns: their CPU is read when the last entry is counted.
+      if (ticksStart && p.processed === p.total) ticksEnd ??= threadTicks();
       while (p.total && p.processed / p.total >= nextMark) {
         // With --expose-gc the heap is sampled after a full collection: live memory, not collection lag.
         global.gc?.();
@@ -174,6 +196,14 @@ async function run(store: DurableStore, total: number, which: 'library' | 'trivi
   });
   clearInterval(timer);
   const cpu = process.cpuUsage(cpuStart);
+  if (ticksStart) {
+    const byName = new Map<string, number>();
+    for (const [tid, t] of ticksEnd ?? threadTicks()) {
+      const d = t.ticks - (ticksStart.get(tid)?.ticks ?? 0);
+      if (d > 0) byName.set(`${t.name}#${tid}`, d);
+    }
+    console.log(`  thread CPU µs per entry: ${[...byName].sort((a, b) => b[1] - a[1]).map(([n, d]) => `${n} ${((d * 1e4) / total).toFixed(1)}`).join(', ')}`);
+  }
   if (profiler) {
     const { profile } = await profiler.post('Profiler.stop');
     mkdirSync(CPU_PROF_DIR, { recursive: true });

@@ -122,7 +122,7 @@ export interface ReplayOptions extends LiveSettings {
   store: DurableStore;
   policy: ReplayPolicy;
   selection?: ReplaySelection;
-  /** Entries per store read (default 500). */
+  /** Entries per store read (default 2000). */
   pageSize?: number;
   /** In-process: sessions replayed at once (default 4; I/O of one overlaps evaluation of another). */
   concurrency?: number;
@@ -210,7 +210,8 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   const { store, policy } = options;
   const sel = options.selection ?? {};
   checkSelection(sel);
-  const pageSize = Math.min(Math.max(1, Math.floor(options.pageSize ?? 500)), 10_000);
+  // PGlite pays ≈ 0.7 ms of CPU per query whatever its size: 2000 rows a page rather than 500 save ≈ 1 µs per entry.
+  const pageSize = Math.min(Math.max(1, Math.floor(options.pageSize ?? 2000)), 10_000);
   const concurrency = Math.min(Math.max(1, Math.floor(options.concurrency ?? 4)), 64);
   const reportUnchanged = options.reportUnchanged === true;
   const counts = emptyCounts();
@@ -362,7 +363,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   const pool: ReplayWorker[] = [];
   try {
     if (workers > 0) {
-      const init = { type: 'init' as const, settings: liveSettingsOf(options), filter, reportUnchanged, sendEveryStep: options.onStep !== undefined, keepNone: keeper.keepsNone };
+      const init = { type: 'init' as const, settings: liveSettingsOf(options), filter, reportUnchanged, sendEveryStep: options.onStep !== undefined, maxReportedSteps: keeper.max };
       const entry = options.workerEntry ?? await replayWorkerEntry();
       for (let i = 0; i < workers; i++) pool.push(new ReplayWorker(entry, policy, init));
       await Promise.all(pool.map(workerLane));

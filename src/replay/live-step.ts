@@ -67,10 +67,23 @@ export function requestOf(method: string, params: Json): AcsRequest {
   return { jsonrpc: '2.0', id: typeof p?.request_id === 'string' ? p.request_id : 'replay', method, params: p };
 }
 
-export type RoutedStep = { ok: true; permitted: Evaluated['decision']['decision'][]; wrappedMcp: boolean } | { ok: false; reason: string };
+export type RoutedStep = { ok: true; permitted: readonly Evaluated['decision']['decision'][]; wrappedMcp: boolean } | { ok: false; reason: string };
+
+/** routeStep per method: the routing is fixed, and replay asks once per entry (the permitted list is read-only). */
+const routes = new Map<string, RoutedStep>();
 
 /** Dispatch as the live router does; handshake and ping never reach the chain, so they are not steps. */
 export function routeStep(method: string): RoutedStep {
+  let routed = routes.get(method);
+  if (routed === undefined) {
+    routed = routeUncached(method);
+    // A stored step_type is arbitrary text: only known methods are kept, so the map stays bounded.
+    if (routed.ok) routes.set(method, routed);
+  }
+  return routed;
+}
+
+function routeUncached(method: string): RoutedStep {
   try {
     const routed = routeMethod(method);
     if (routed.kind === 'step') return { ok: true, permitted: [...routed.spec.permitted], wrappedMcp: false };

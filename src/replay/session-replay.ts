@@ -2,8 +2,8 @@
 // code runs in-process (engine.ts) and in worker threads (worker.ts), so both paths report identically.
 import type { GuardianConfig } from '../acs/pipeline/config.ts';
 import type { PolicyEngine, SessionState } from '../policy/index.ts';
-import { compareDecisions, decisionView } from './compare.ts';
-import type { ReplaySelection, ReplayStep } from './engine.ts';
+import { compareDecisions, decisionView, type DecisionDelta, type DecisionView } from './compare.ts';
+import type { ReplaySelection, ReplayStep, StepStatus } from './engine.ts';
 import { entryContent, entryTamper, parseJson, unpackEntry } from './entries.ts';
 import { evaluateStep } from '../acs/pipeline/evaluate.ts';
 import { foldDecision, foldRecordedStep, requestOf, routeStep } from './live-step.ts';
@@ -90,15 +90,16 @@ export class SessionReplay {
       const atMs = Number.isFinite(parsedAt) ? parsedAt : entry.createdAtMs;
       const result = parseJson(entry.resultJcs);
       const recorded = decisionView(result);
-      const base: ReplayStep = {
-        sessionId: this.sessionId, seq: entry.seq, stepId: typeof content?.step_id === 'string' ? content.step_id : '', method, timestamp,
-        status: 'compared', recorded, recordedRevision: entry.bundleRevision, replayed: null, replayedRevision: null, delta: null, nondeterministic: false,
-      };
+      const stepId = typeof content?.step_id === 'string' ? content.step_id : '';
+      const head: StepHead = { sessionId: this.sessionId, seq: entry.seq, stepId, method, timestamp, recorded, recordedRevision: entry.bundleRevision };
       const tamper = content ? entryTamper(entry, content) : 'entry_hash_mismatch';
       if (tamper) {
         // Reported whatever the selection: the stored history itself is in question. Skipped: its params
         // are not what was evaluated, so they must not shape the state of later steps.
-        ctx.emit({ ...base, status: 'tampered', tamper, detail: tamper === 'request_hash_mismatch' ? 'stored params do not hash to request_hash' : 'stored entry does not hash to entry_hash' });
+        const tampered = stepOf(head, 'tampered');
+        tampered.tamper = tamper;
+        tampered.detail = tamper === 'request_hash_mismatch' ? 'stored params do not hash to request_hash' : 'stored entry does not hash to entry_hash';
+        ctx.emit(tampered);
         continue;
       }
       if (filter.untilMs !== undefined && atMs > filter.untilMs + TIME_MARGIN_MS) {
@@ -114,14 +115,14 @@ export class SessionReplay {
       const request = requestOf(method, parseJson(entry.paramsJcs));
       const routed = routeStep(method);
       if (!routed.ok) {
-        if (selected) ctx.emit({ ...base, status: 'unroutable', detail: routed.reason });
+        if (selected) ctx.emit(withDetail(stepOf(head, 'unroutable'), routed.reason));
         continue;
       }
       const known = this.engineFor(entry.bundleRevision);
       const engine = known instanceof Promise ? await known : known;
       if (!engine) {
         this.prior = foldRecordedStep(this.prior, request, recorded?.decision ?? null);
-        if (selected) ctx.emit({ ...base, status: 'policy_unavailable', detail: `revision ${entry.bundleRevision ?? '(none recorded)'} is not in the registry` });
+        if (selected) ctx.emit(withDetail(stepOf(head, 'policy_unavailable'), `revision ${entry.bundleRevision ?? '(none recorded)'} is not in the registry`));
         continue;
       }
       // evaluateRecordedStep's two calls, with the chain's config (steps of a chain run one at a time, so the clock
@@ -136,11 +137,27 @@ export class SessionReplay {
       if (!selected) continue;
       const replayed = decisionView(evaluated.decision);
       if (!recorded || !replayed) {
-        ctx.emit({ ...base, status: 'unrecorded', replayed, replayedRevision: evaluated.revision });
+        ctx.emit(stepOf(head, 'unrecorded', replayed, evaluated.revision));
         continue;
       }
       const delta = compareDecisions(recorded, replayed);
-      ctx.emit({ ...base, replayed, replayedRevision: evaluated.revision, delta, nondeterministic: delta.changed && evaluated.revision === entry.bundleRevision });
+      ctx.emit(stepOf(head, 'compared', replayed, evaluated.revision, delta, delta.changed && evaluated.revision === entry.bundleRevision));
     }
   }
+}
+
+/** What every step of an entry shares. */
+type StepHead = Pick<ReplayStep, 'sessionId' | 'seq' | 'stepId' | 'method' | 'timestamp' | 'recorded' | 'recordedRevision'>;
+
+/** A step as one object literal, members in the report's order (one allocation, no base step copied per status). */
+function stepOf(h: StepHead, status: StepStatus, replayed: DecisionView | null = null, replayedRevision: string | null = null, delta: DecisionDelta | null = null, nondeterministic = false): ReplayStep {
+  return {
+    sessionId: h.sessionId, seq: h.seq, stepId: h.stepId, method: h.method, timestamp: h.timestamp,
+    status, recorded: h.recorded, recordedRevision: h.recordedRevision, replayed, replayedRevision, delta, nondeterministic,
+  };
+}
+
+function withDetail(step: ReplayStep, detail: string): ReplayStep {
+  step.detail = detail;
+  return step;
 }

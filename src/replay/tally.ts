@@ -76,15 +76,11 @@ export class StepKeeper {
   /** Once the list was full: the largest key still kept (a step above it can never make the list). */
   private bound: StepKey | null = null;
 
-  constructor(private readonly max: number) {}
+  constructor(readonly max: number) {}
 
-  /** A step above this key would be dropped; null while every step can still make the list. `keepsNone` for max 0. */
+  /** A step above this key would be dropped; null while every step can still make the list. */
   cutoff(): StepKey | null {
     return this.bound;
-  }
-
-  get keepsNone(): boolean {
-    return this.max === 0;
   }
 
   /** Steps another party already dropped against the cutoff. */

@@ -16,7 +16,7 @@ import { SessionReplay, type StepFilter } from './session-replay.ts';
 import { compareStepKeys, countStep, emptyCounts, type ReplayCounts, type StepKey } from './tally.ts';
 
 export type ToWorker =
-  | { type: 'init'; settings: LiveSettings; filter: StepFilter; reportUnchanged: boolean; sendEveryStep: boolean; keepNone: boolean }
+  | { type: 'init'; settings: LiveSettings; filter: StepFilter; reportUnchanged: boolean; sendEveryStep: boolean; maxReportedSteps: number }
   | { type: 'bundle'; recordedRevision: string | null; bundle: ReplayBundle | null }
   | { type: 'session'; sessionId: string; state: SessionState }
   /** entries: packed rows (entries.ts readPackedPage). */
@@ -39,6 +39,10 @@ let session: SessionReplay | null = null;
 let out: { step: ReplayStep; notable: boolean }[] = [];
 let dropped = 0;
 let cutoff: StepKey | null = null;
+/** Notable steps this worker shipped, and the largest of their keys: once there are `maxReportedSteps` of them, a
+ * later step above that key has that many smaller ones in the parent's list and can never make it. */
+let shipped = 0;
+let shippedMax: StepKey | null = null;
 
 function engineFor(recordedRevision: string | null): Promise<PolicyEngine | null> {
   const key = routes.get(recordedRevision ?? '');
@@ -58,9 +62,16 @@ const context = {
   counts: () => counts,
   emit(step: ReplayStep): void {
     const notable = countStep(counts, step, init?.reportUnchanged === true);
-    // A notable step past the parent's cutoff can never make the report's list: count it, do not ship it.
-    const useless = notable && (init?.keepNone === true || (cutoff !== null && compareStepKeys(step, cutoff) > 0));
+    // A notable step past the parent's cutoff, or past this worker's own, can never make the report's list:
+    // count it, do not ship it (shipping costs a structured clone on both threads).
+    const max = init?.maxReportedSteps ?? 0;
+    const useless = notable && (max === 0 || (cutoff !== null && compareStepKeys(step, cutoff) > 0)
+      || (shipped >= max && shippedMax !== null && compareStepKeys(step, shippedMax) > 0));
     if (useless) dropped++;
+    else if (notable) {
+      shipped++;
+      if (shippedMax === null || compareStepKeys(step, shippedMax) > 0) shippedMax = { sessionId: step.sessionId, seq: step.seq };
+    }
     if (init?.sendEveryStep || (notable && !useless)) out.push({ step, notable: notable && !useless });
   },
   checkCancelled(): void {},

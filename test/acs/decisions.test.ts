@@ -1,6 +1,7 @@
 // Decisions (§6, §6.3, §6.5, §9.2, hooks.md permitted dispositions): whatever the engine returns is validated and
 // substituted before it reaches the wire. The engine here is real Wasm (fixture module) whose output the test
 // chooses per step through the payload member `want` (unknown payload members are ignored by the schemas).
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { finalizeDecision, modificationViolation, pointersOverlap } from '../../src/acs/decisions/index.ts';
 import { STEP_METHODS } from '../../src/acs/methods.ts';
@@ -213,5 +214,20 @@ describe('finalizeDecision and §6.3 helpers (pure)', () => {
     const out = finalizeDecision({ decision: 'deny', reasoning: 'r', reason_codes: ['fides_p_t_violation'], policy_data: { fides: { path: '/arguments/x' } }, cited_provenance_ids: ['p1'] }, ctx);
     expect(out.decision).toEqual({ decision: 'deny', reasoning: 'r', reason_codes: ['fides_p_t_violation'], policy_data: { fides: { path: '/arguments/x' } }, cited_provenance_ids: ['p1'], policy_references: [{ policy_id: 'acs/decision', policy_version: 'r' }] });
     expect(out.auditEvents).toEqual([]);
+  });
+});
+
+describe('policy_version stamping', () => {
+  it('gives every reference the members and member order of `{ ...ref, policy_version }`', () => {
+    const member = fc.option(fc.string({ maxLength: 6 }), { nil: undefined });
+    const ref = fc.record({ policy_id: member, policy_version: member, policy_name: member, rule_id: member }, { requiredKeys: [] });
+    fc.assert(fc.property(fc.array(ref, { maxLength: 4 }), fc.string({ maxLength: 8 }), (refs, revision) => {
+      const ctx = { permitted: ['allow', 'deny'] as const, method: 'steps/userMessage', wrappedMcp: false, client: { modifyCapable: true, askCapable: true }, deferralsSoFar: 0, maxDeferrals: 3, revision, validator: sharedValidator() };
+      const { decision } = finalizeDecision({ decision: 'allow', policy_references: refs }, ctx);
+      // parseRawDecision keeps the string members in this order; the stamp then overwrites or appends policy_version.
+      const clean = refs.map((r) => Object.fromEntries((['policy_id', 'policy_version', 'policy_name', 'rule_id'] as const).filter((k) => r[k] !== undefined).map((k) => [k, r[k]])));
+      const expected = (clean.length ? clean : [{ policy_id: 'acs/decision' }]).map((r) => ({ ...r, policy_version: revision }));
+      expect(JSON.stringify(decision.policy_references)).toBe(JSON.stringify(expected));
+    }));
   });
 });
