@@ -241,10 +241,13 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
         const tricky = { quote: 'say "hi" \\ back\\', nul: 'a\u0000b', emoji: '\ud83d\ude00', sep: '\u2028', nested: [{ '"k"': null }], n: 1.5e-7 };
         const ids = await Promise.all(Array.from({ length: 4 }, () => newSession(store, { state: { kept: true } })));
         const steps = ids.map((id, i) => {
-          const s = step(id, i, null, { session: { state: { kept: true, tricky: i % 2 === 0 ? tricky : null }, stateBase: { kept: true } } });
-          s.entry = stepEntry(id, i, { tricky, i });
-          s.decision = { result: { decision: 'modify', reasoning: tricky.quote, tricky }, bundleRevision: 'rev-1', evaluationDurationMs: 0.5 };
-          return s;
+          const entry = stepEntry(id, i, { tricky, i });
+          return step(id, i, null, {
+            entry,
+            replayKeys: [{ kind: 'request_id', value: entry.content.entry_id }, { kind: 'nonce', value: `nonce-${entry.content.entry_id}` }],
+            decision: { result: { decision: 'modify', reasoning: tricky.quote, tricky }, bundleRevision: 'rev-1', evaluationDurationMs: 0.5 },
+            session: { state: { kept: true, tricky: i % 2 === 0 ? tricky : null }, stateBase: { kept: true } },
+          });
         });
         const outcomes = await Promise.all(ids.map((id, i) => store.commitStep(id, steps[i])));
         expect(outcomes.map((o) => o.status)).toEqual(['committed', 'committed', 'committed', 'committed']);
