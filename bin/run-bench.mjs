@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run bench [name…]`: runs every benchmark script in bench/ (or the named ones) one after another,
 // each in its own process so figures are not skewed by another benchmark's heap or JIT state.
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
@@ -16,10 +16,14 @@ if (scripts.length === 0) {
   console.error(`bench: no benchmark matches ${wanted.join(', ') || '(none in bench/)'}`);
   process.exit(2);
 }
+// tsx's loader rewrites every ESM file it loads, and binaryen is one 15 MB file: through the loader its import
+// takes 10–25 s instead of 1 s (see bin/guardian.mjs). A benchmark that reaches the compiler gets binaryen
+// loaded natively first; the others are spared its ≈ 240 MB of heap.
+const reachesCompiler = (script) => /from '\.\.\/src\/(rego\/index|rego\/compiler\/[\w/]+|policy\/library)\.ts'/.test(readFileSync(join(root, 'bench', script), 'utf8'));
 let failed = 0;
 for (const script of scripts) {
   console.log(`\n=== bench/${script}`);
-  const run = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'bench', script)], { stdio: 'inherit', cwd: root });
+  const run = spawnSync(process.execPath, [...(reachesCompiler(script) ? ['--import', 'binaryen'] : []), '--import', 'tsx', join(root, 'bench', script)], { stdio: 'inherit', cwd: root });
   if (run.status !== 0) {
     failed++;
     console.error(`bench/${script} exited with ${run.status ?? run.signal}`);
