@@ -30,6 +30,26 @@ describe('canonicalJson (RFC 8785)', () => {
     expect(canonicalJson({ at: new Date(0) })).toBe('{"at":"1970-01-01T00:00:00.000Z"}');
   });
 
+  it('writes every value exactly as the canonicalize package does, or refuses it as the package does', () => {
+    // Beyond plain JSON too: dates and other toJSON values, undefined and symbol members, holes, deep values.
+    const odd = fc.oneof(fc.constant(undefined), fc.constant(Symbol('s')), fc.date({ noInvalidDate: true }), fc.constant({ toJSON: () => ({ b: 1, a: [2] }) }));
+    const value = fc.letrec((tie) => ({
+      value: fc.oneof({ depthSize: 'small' },
+        fc.constant(null), fc.boolean(), fc.double(), fc.integer(), text, odd,
+        fc.array(tie('value'), { maxLength: 5 }),
+        fc.sparseArray(tie('value'), { maxLength: 5 }),
+        fc.dictionary(text, tie('value'), { maxKeys: 6 })),
+    })).value;
+    fc.assert(fc.property(value, (v) => {
+      const want = reference(v);
+      if (want instanceof Error) expect(() => canonicalJson(v)).toThrow(TypeError);
+      else expect(canonicalJson(v)).toBe(want);
+    }), { numRuns: 5000 });
+    let deep: unknown = 'x';
+    for (let i = 0; i < 300; i++) deep = i % 2 ? [deep] : { k: deep };
+    expect(canonicalJson(deep)).toBe(reference(deep));
+  });
+
   it('refuses non-finite numbers, lone surrogates, circular values and non-JSON types', () => {
     const circular: Record<string, unknown> = { a: 1 };
     circular.self = { deeper: circular };
