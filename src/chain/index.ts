@@ -30,6 +30,30 @@ const JCS_FAST_DEPTH = 100;
 const isWellFormed = (s: string): boolean => (s as string & { isWellFormed(): boolean }).isWellFormed();
 
 /**
+ * An object's own enumerable keys in UTF-16 code-unit order (RFC 8785 §3.2.3; the order of `<` on strings and of
+ * Array.prototype.sort). Members mostly arrive in order or nearly, and a sort allocates a work copy on every
+ * call (a third of the request path's JCS garbage), so short lists are insertion-sorted in place.
+ */
+function sortedKeys(object: object): string[] {
+  const keys = Object.keys(object);
+  if (keys.length > 32) {
+    for (let i = 1; i < keys.length; i++) if (keys[i - 1] > keys[i]) return keys.sort();
+    return keys;
+  }
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i];
+    let j = i - 1;
+    if (keys[j] < key) continue;
+    while (j >= 0 && keys[j] > key) {
+      keys[j + 1] = keys[j];
+      j--;
+    }
+    keys[j + 1] = key;
+  }
+  return keys;
+}
+
+/**
  * JCS of a plain JSON value, or undefined where only `canonicalize` decides. RFC 8785 writes strings and numbers
  * exactly as ECMAScript's JSON.stringify does (§3.2.2.2, §3.2.2.3), and orders members by UTF-16 code units, the
  * order of Array.prototype.sort (§3.2.3); so this is the package's output with the native JSON.stringify doing
@@ -59,15 +83,7 @@ function jcsOfJson(value: unknown, depth: number): string | undefined {
         return out + ']';
       }
       const object = value as Record<string, unknown>;
-      const keys = Object.keys(object);
-      let sorted = true;
-      for (let i = 1; i < keys.length; i++) {
-        if (keys[i - 1] > keys[i]) {
-          sorted = false;
-          break;
-        }
-      }
-      if (!sorted) keys.sort();
+      const keys = sortedKeys(object);
       let out = '{';
       let first = true;
       for (const key of keys) {
@@ -93,26 +109,24 @@ function jcsOfJson(value: unknown, depth: number): string | undefined {
  * and again, with the signature, for the store).
  */
 export function canonicalJsonWithout(object: Record<string, unknown>, name: string): { text: string; withMember(value: unknown): string; withMemberText(jcs: string): string } {
-  const keys: string[] = [];
-  const parts: string[] = [];
-  // Object.keys(…).sort() compares UTF-16 code units, the member order of RFC 8785 §3.2.3
-  for (const key of Object.keys(object).sort()) {
+  // The members before and after `name` in RFC 8785 §3.2.3 order, each run joined once.
+  let before = '';
+  let after = '';
+  for (const key of sortedKeys(object)) {
     const member = object[key];
     if (member === undefined || typeof member === 'symbol' || key === name) continue;
-    keys.push(key);
-    parts.push(canonicalJson(key) + ':' + canonicalJson(member));
+    const part = canonicalJson(key) + ':' + canonicalJson(member);
+    if (key < name) before = before === '' ? part : before + ',' + part;
+    else after = after === '' ? part : after + ',' + part;
   }
   return {
-    text: '{' + parts.join(',') + '}',
+    text: '{' + before + (before !== '' && after !== '' ? ',' : '') + after + '}',
     withMember(value) {
       return this.withMemberText(canonicalJson(value));
     },
     /** `jcs` must be the JCS text of the member's value. */
     withMemberText(jcs) {
-      let at = 0;
-      while (at < keys.length && keys[at] < name) at++;
-      const all = [...parts.slice(0, at), canonicalJson(name) + ':' + jcs, ...parts.slice(at)];
-      return '{' + all.join(',') + '}';
+      return '{' + (before === '' ? '' : before + ',') + canonicalJson(name) + ':' + jcs + (after === '' ? '' : ',' + after) + '}';
     },
   };
 }

@@ -45,6 +45,12 @@ describe('canonicalJson (RFC 8785)', () => {
       if (want instanceof Error) expect(() => canonicalJson(v)).toThrow(TypeError);
       else expect(canonicalJson(v)).toBe(want);
     }), { numRuns: 5000 });
+    // Objects past the insertion-sort length (32 members) take Array.prototype.sort.
+    fc.assert(fc.property(fc.dictionary(text, fc.oneof(fc.integer(), text), { minKeys: 20, maxKeys: 60 }), (v) => {
+      const want = reference(v);
+      if (want instanceof Error) expect(() => canonicalJson(v)).toThrow(TypeError);
+      else expect(canonicalJson(v)).toBe(want);
+    }), { numRuns: 300 });
     let deep: unknown = 'x';
     for (let i = 0; i < 300; i++) deep = i % 2 ? [deep] : { k: deep };
     expect(canonicalJson(deep)).toBe(reference(deep));
