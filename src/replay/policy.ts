@@ -4,8 +4,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { PolicyEngine } from '../policy/index.ts';
-import { DECISION_ENTRYPOINT, readLibrary } from '../policy/library.ts';
-import { compileBundle, RegoErrors } from '../rego/index.ts';
 import type { DurableStore } from '../store/types.ts';
 import { engineFromBundle } from './bundle-engine.ts';
 import { ReplayError } from './errors.ts';
@@ -64,6 +62,9 @@ export async function loadRegistryBundle(store: DurableStore, ref: string): Prom
 
 /** Compiles a directory of Rego sources (and its data.json files) into a bundle with the ACS entrypoint. */
 export async function compileRegoDir(dir: string): Promise<Uint8Array> {
+  // Loaded here: the Rego toolchain (binaryen) is only needed to compile, and the server reaches this module.
+  const { DECISION_ENTRYPOINT, readLibrary } = await import('../policy/library.ts');
+  const { compileBundle, RegoErrors } = await import('../rego/index.ts');
   const lib = readLibrary(dir);
   if (lib.sources.length === 0) throw new ReplayError('policy_invalid', `${dir} holds no .rego sources`);
   try {

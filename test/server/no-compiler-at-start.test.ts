@@ -1,0 +1,50 @@
+// A Guardian serving a prebuilt bundle never loads the Rego toolchain: binaryen alone is ≈ 240 MB of heap that
+// every full collection would mark for the server's life, and through tsx its import takes 10–25 s.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const dataDir = mkdtempSync(join(tmpdir(), 'no-compiler-'));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+// A resolve hook that prints every module the child reaches, dynamic imports included.
+const hook = `data:text/javascript,${encodeURIComponent(
+  "import { register } from 'node:module'; register('data:text/javascript,' + encodeURIComponent('export async function resolve(s, c, n) { const r = await n(s, c); process.stderr.write(\"resolved \" + r.url + \"\\\\n\"); return r; }'));",
+)}`;
+
+function modulesReachedBy(code: string, preload: string[] = []): string[] {
+  const run = spawnSync(process.execPath, [...preload, '--import', hook, '--import', 'tsx', '--input-type=module', '-e', code], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: { ...process.env, DATABASE_URL: '', GUARDIAN_HMAC_IKM: Buffer.alloc(32, 7).toString('base64') },
+  });
+  expect(run.status, run.stderr).toBe(0);
+  return run.stderr.split('\n').filter((l) => l.startsWith('resolved ')).map((l) => l.slice('resolved '.length));
+}
+
+const toolchain = (urls: string[]): string[] => urls.filter((u) => u.includes('/node_modules/binaryen/') || u.includes('/src/rego/compiler/'));
+
+describe('guardian serve start-up', () => {
+  it('opening the runtime on the prebuilt bundle (lifecycle, admin and replay routes included) reaches neither binaryen nor the compiler', () => {
+    const reached = modulesReachedBy(
+      `const { openGuardianRuntime } = await import('./src/server/index.ts');
+       const runtime = await openGuardianRuntime({ dataDir: ${JSON.stringify(dataDir)} });
+       if (!(await runtime.ready())) throw new Error('not ready');
+       await runtime.close();
+       await import('./src/cli/main.ts');`,
+    );
+    expect(reached.some((u) => u.includes('/src/lifecycle/runtime.ts'))).toBe(true);
+    expect(reached.some((u) => u.includes('/src/replay/'))).toBe(true);
+    expect(toolchain(reached)).toEqual([]);
+  }, 240_000);
+
+  it('the check sees the toolchain when a module does reach it', () => {
+    // binaryen preloaded natively: through tsx its import takes 20 s
+    expect(toolchain(modulesReachedBy(`await import('./src/rego/compiler/wasm/index.ts');`, ['--import', 'binaryen'])).length).toBeGreaterThan(0);
+  }, 240_000);
+});
