@@ -4,6 +4,7 @@
 // non-ABI export. IR locals map to Wasm i32 locals holding value pointers (0 = undefined).
 import binaryen from 'binaryen';
 import type { Func, Plan, Policy } from '../../ir/types.ts';
+import { staticCompositesSafe } from './static-composites.ts';
 import { blockUsesDynamic, compileFunc, compilePlan, TABLE, WasmLinkError, type Ctx, type HostBuiltin } from './codegen.ts';
 import { StaticData, type StaticValue } from './static-data.ts';
 import { loadRuntimeWasm, WASM_NAMES } from './runtime.ts';
@@ -127,6 +128,7 @@ function link(m: binaryen.Module, policy: Policy, options: LinkOptions): Uint8Ar
     strict: options.strictBuiltinErrors === true,
     mappingAddr: usesDynamic ? data.value(mapping) : 0,
     hasTable: usesDynamic && tableFuncs.length > 0,
+    staticComposites: staticCompositesSafe(funcs, plans),
   };
 
   // Host builtin imports (opa_builtin0..4), only the arities used.
