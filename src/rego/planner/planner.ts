@@ -25,6 +25,8 @@ interface PlanState {
   vars: Map<string, Local>;
   where: Location | undefined;
   gen: Generation;
+  /** FuncPlanner.blockDepth where `cur` is being filled. */
+  blockDepth: number;
 }
 
 /** A mock installed by `with f as g` (function or builtin replaced by a function name or a value). */
@@ -213,17 +215,23 @@ export class FuncPlanner {
   }
 
   /** Run `fn` collecting its statements into a fresh block, with its own var scope. */
+  /** IR blocks open around the statement being emitted (a BreakStmt's index counts them). */
+  private blockDepth = 0;
+
   private block(fn: () => void): Block {
     const saved = this.cur;
     const savedVars = this.vars;
     this.vars = new Map(savedVars);
+    const savedDepth = this.blockDepth;
     this.cur = [];
+    this.blockDepth++;
     try {
       fn();
       return { stmts: this.cur };
     } finally {
       this.cur = saved;
       this.vars = savedVars;
+      this.blockDepth = savedDepth;
     }
   }
 
@@ -331,14 +339,21 @@ export class FuncPlanner {
         for (let x: CompiledRule | undefined = r; x; x = x.else) chain.push(x);
         // `first`: a lone definition resets lresult itself; in an else chain the reset precedes the
         // chain and every branch runs only while lresult is still undefined.
+        // Early exit (as OPA's evaluator does): a definition whose value is ground has its value once its body
+        // succeeds, and every further solution would assign the same value, so the body's loops stop there.
         const bodyBlock = (x: CompiledRule, first: boolean): Block =>
           this.block(() =>
             this.at(x.location, () => {
+              const bodyDepth = this.blockDepth;
+              const ground = isGroundTerm(valueOf(x));
               if (first) this.emit({ type: 'ResetLocalStmt', stmt: { target: lresult } });
               else this.emit({ type: 'IsUndefinedStmt', stmt: { source: lresult } });
               this.unifyAll(x.args, argTerms, 0, () =>
                 this.planBody(x.body, 0, () =>
-                  this.planValue(valueOf(x), (v) => this.emit({ type: 'AssignVarOnceStmt', stmt: { source: v, target: lresult } })),
+                  this.planValue(valueOf(x), (v) => {
+                    this.emit({ type: 'AssignVarOnceStmt', stmt: { source: v, target: lresult } });
+                    if (ground && this.blockDepth > bodyDepth) this.emit({ type: 'BreakStmt', stmt: { index: this.blockDepth - bodyDepth } });
+                  }),
                 ),
               );
             }),
@@ -441,7 +456,7 @@ export class FuncPlanner {
   private capture(): PlanState {
     // No copy: every construct that resumes a continuation more than once does so from separate
     // blocks, and `block()` gives each block its own scope map, so a captured map is never shared.
-    return { cur: this.cur, vars: this.vars, where: this.where, gen: this.gen };
+    return { cur: this.cur, vars: this.vars, where: this.where, gen: this.gen, blockDepth: this.blockDepth };
   }
 
   private restore(st: PlanState): void {
@@ -449,6 +464,7 @@ export class FuncPlanner {
     this.vars = st.vars;
     this.where = st.where;
     this.gen = st.gen;
+    this.blockDepth = st.blockDepth;
   }
 
   /**
