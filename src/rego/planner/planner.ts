@@ -20,6 +20,11 @@ type PTerm = Term | LocalTerm;
 
 type Cont = () => void;
 
+export interface PlanOptions {
+  /** Leave a ground-valued definition's loops at its first solution (default true). */
+  earlyExit?: boolean;
+}
+
 interface PlanState {
   cur: Stmt[];
   vars: Map<string, Local>;
@@ -93,7 +98,11 @@ export class PolicyBuilder {
   readonly base: Generation;
   stmtCount = 0;
 
-  constructor(readonly program: CompiledProgram) {
+  /** `earlyExit: false` plans every solution of a ground-valued body (the differential tests' reference). */
+  constructor(
+    readonly program: CompiledProgram,
+    readonly options: PlanOptions = {},
+  ) {
     this.base = { id: 0, trie: buildTrie(program.ruleSets, program.packages), mocks: new Map() };
   }
 
@@ -345,7 +354,7 @@ export class FuncPlanner {
           this.block(() =>
             this.at(x.location, () => {
               const bodyDepth = this.blockDepth;
-              const ground = isGroundTerm(valueOf(x));
+              const ground = this.pb.options.earlyExit !== false && isGroundTerm(valueOf(x));
               if (first) this.emit({ type: 'ResetLocalStmt', stmt: { target: lresult } });
               else this.emit({ type: 'IsUndefinedStmt', stmt: { source: lresult } });
               this.unifyAll(x.args, argTerms, 0, () =>
