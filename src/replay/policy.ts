@@ -4,7 +4,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { PolicyEngine } from '../policy/index.ts';
-import { DECISION_ENTRYPOINT, readLibrary } from '../policy/library.ts';
+import { DECISION_ENTRYPOINT, readLibrary, withDerivedData } from '../policy/library.ts';
 import { compileBundle, RegoErrors } from '../rego/index.ts';
 import type { DurableStore } from '../store/types.ts';
 import { engineFromBundle } from './bundle-engine.ts';
@@ -67,7 +67,7 @@ export async function compileRegoDir(dir: string): Promise<Uint8Array> {
   const lib = readLibrary(dir);
   if (lib.sources.length === 0) throw new ReplayError('policy_invalid', `${dir} holds no .rego sources`);
   try {
-    const compiled = await compileBundle({ sources: lib.sources, entrypoints: [DECISION_ENTRYPOINT], data: lib.data });
+    const compiled = await compileBundle({ sources: lib.sources, entrypoints: [DECISION_ENTRYPOINT], data: withDerivedData(lib.data) });
     return compiled.bundle;
   } catch (err) {
     if (err instanceof RegoErrors) throw new ReplayError('policy_compile_error', `Rego sources in ${dir} do not compile: ${err.message}`);

@@ -1,12 +1,13 @@
 // The library's evaluation-cost work must not change a decision: the library built as shipped (ground composite
-// literals as static data, early exit from ground-valued rule bodies, acs.pii's Luhn sum by position rows) against
-// the same sources built without the two compiler optimisations and with the Luhn sum by its formula, on
-// generated steps under two PII configurations; whole decisions must be identical.
+// literals as static data, early exit from ground-valued rule bodies, acs.pii's Luhn sum by position rows, the
+// national-phone alternation precomputed into data by withDerivedData) against the same sources built without
+// the two compiler optimisations, with the Luhn sum by its formula and from the data as written (acs.pii builds
+// the alternation), on generated steps under two PII configurations; whole decisions must be identical.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Json } from '../../src/store/types.ts';
 import { compileBundle } from '../../src/rego/index.ts';
 import { advanceSessionState, buildPolicyInput, createWasmPolicyEngine, initialSessionState, type SessionState, type WasmPolicyEngine } from '../../src/policy/index.ts';
-import { readLibrary } from '../../src/policy/library.ts';
+import { readLibrary, withDerivedData } from '../../src/policy/library.ts';
 
 const SESSION = '6b1e2f0a-7c3d-4e5f-8a9b-0c1d2e3f4a5b';
 let seq = 0;
@@ -89,7 +90,7 @@ describe('library evaluation optimisations', () => {
       const base = lib.data as Record<string, Json>;
       const config = base.acs_config as Record<string, Json>;
       const data = { ...base, acs_config: { ...config, pii: { ...(config.pii as Record<string, Json>), ...(pii as Record<string, Json>) } } };
-      const shipped = await compileBundle({ sources: lib.sources, entrypoints: ['acs/decision'], data, revision: 'opt-test', recordInputPaths: true });
+      const shipped = await compileBundle({ sources: lib.sources, entrypoints: ['acs/decision'], data: withDerivedData(data), revision: 'opt-test', recordInputPaths: true });
       const reference = await compileBundle({
         sources: referenceSources(lib.sources),
         entrypoints: ['acs/decision'],
@@ -163,4 +164,16 @@ describe('library evaluation optimisations', () => {
     expect(keys).toMatch(/default configuration: modify .*pii_detected/);
     expect(keys).toMatch(/card and IBAN as deny categories: deny .*pii_detected/);
   }, 600_000);
+
+  it('precomputes the national-phone alternation acs.pii would build, and acs.pii uses it', async () => {
+    const lib = readLibrary();
+    const derived = withDerivedData(lib.data) as { acs_config: { pii: { national_phone_alternation: { of: unknown; pattern: string } } } };
+    const alternation = derived.acs_config.pii.national_phone_alternation;
+    expect(alternation.pattern).toContain('|(?:');
+    const c = await compileBundle({ sources: lib.sources, entrypoints: ['acs/pii/national_phone_alternation', 'acs/pii/national_phone_pattern'], data: derived });
+    const engine = await createWasmPolicyEngine({ bundle: c.bundle, timeoutMs: 10_000 });
+    // Built by acs.pii from national_phones, and the pattern in force (the precomputed one while current).
+    expect((await engine.evaluateValue({}, { entrypoint: 'acs/pii/national_phone_alternation' })).value).toBe(alternation.pattern);
+    expect((await engine.evaluateValue({}, { entrypoint: 'acs/pii/national_phone_pattern' })).value).toBe(alternation.pattern);
+  }, 300_000);
 });

@@ -156,7 +156,13 @@ candidates contains {"path": f.path, "category": category, "text": m} if {
 # the number of countries, and only when its shape has a national grouping (shape pre-filter
 # `national_phone`). A national number inside a longer match (a card, an IBAN, an international number) is
 # dropped by inside_longer_match.
-national_phone_pattern := concat("|", [sprintf("(?:%s)", [p]) | some p in object.get(cfg, "national_phones", {})])
+national_phone_pattern := cfg.national_phone_alternation.pattern if {
+	# Precomputed by the bundle builder (withDerivedData in src/policy/library.ts), used only while it was
+	# derived from the national_phones in force: a string in data costs the regex host call no dump.
+	cfg.national_phone_alternation.of == object.get(cfg, "national_phones", {})
+} else := national_phone_alternation
+
+national_phone_alternation := concat("|", [sprintf("(?:%s)", [p]) | some p in object.get(cfg, "national_phones", {})])
 
 candidates contains {"path": f.path, "category": "phone", "text": m} if {
 	applies

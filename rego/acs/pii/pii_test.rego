@@ -333,3 +333,14 @@ test_luhn_valid_on_long_and_short_digit_runs if {
 	not pii.luhn_valid("0000000000000000000001")
 	not pii.luhn_valid("000000000000") # 12 digits: too short
 }
+
+# The bundle builder's precomputed alternation is used only while it was derived from the national_phones in
+# force; otherwise (edited or replaced data) the module builds it.
+test_national_phone_pattern_uses_the_precomputed_alternation_only_when_current if {
+	phones := {"AA": "a+", "BB": "b+"}
+	pii.national_phone_pattern == "PRECOMPUTED" with data.acs_config.pii.national_phones as phones
+		with data.acs_config.pii.national_phone_alternation as {"of": phones, "pattern": "PRECOMPUTED"}
+	pii.national_phone_pattern == "(?:a+)|(?:b+)" with data.acs_config.pii.national_phones as phones
+		with data.acs_config.pii.national_phone_alternation as {"of": {"AA": "a+"}, "pattern": "STALE"}
+	pii.national_phone_pattern == "(?:a+)|(?:b+)" with data.acs_config.pii.national_phones as phones
+}
