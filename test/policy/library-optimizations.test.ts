@@ -1,8 +1,9 @@
 // The library's evaluation-cost work must not change a decision: the library built as shipped (ground composite
 // literals as static data, early exit from ground-valued rule bodies, acs.pii's Luhn sum by position rows, the
-// national-phone alternation precomputed into data by withDerivedData) against the same sources built without
-// the two compiler optimisations, with the Luhn sum by its formula and from the data as written (acs.pii builds
-// the alternation), on generated steps under two PII configurations; whole decisions must be identical.
+// national-phone alternation precomputed into data by withDerivedData, Aadhaar candidates inside a longer valid
+// candidate left unchecked) against the same sources built without the two compiler optimisations, with the Luhn
+// sum by its formula, every candidate checked, and from the data as written (acs.pii builds the alternation), on
+// generated steps under two PII configurations; whole decisions must be identical.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Json } from '../../src/store/types.ts';
 import { compileBundle } from '../../src/rego/index.ts';
@@ -23,14 +24,21 @@ function params(payload: Json, turn_id = 't1'): Json {
 }
 const prov = (id: string, origin: string, derived_from?: string[]): Json => ({ provenance_id: id, origin, ...(derived_from ? { derived_from } : {}) });
 
-/** pii.rego with the Luhn sum by its formula only (the form before the position rows). */
+/** Replaces `from` (which must occur exactly once) by `to`. */
+function rewrite(text: string, from: string, to: string): string {
+  const parts = text.split(from);
+  if (parts.length !== 2) throw new Error(`reference rewrite: expected one occurrence of ${JSON.stringify(from.slice(0, 60))}, found ${parts.length - 1}`);
+  return parts.join(to);
+}
+
+/** pii.rego in its earlier form: the Luhn sum by its formula only, and every candidate checked. */
 function referenceSources(sources: { file: string; text: string }[]): { file: string; text: string }[] {
   return sources.map((s) => {
     if (!s.file.endsWith('acs/pii/pii.rego')) return s;
-    const from = 'luhn_total(ds, n) := sum([rows[i][d] | some i, d in ds]) if {\n\tn <= 19\n\trows := luhn_rows[n % 2]\n} else := sum(';
-    const parts = s.text.split(from);
-    if (parts.length !== 2) throw new Error('reference rewrite: luhn_total not found once');
-    return { ...s, text: parts.join('luhn_total(ds, n) := sum(') };
+    let t = rewrite(s.text, 'luhn_total(ds, n) := sum([rows[i][d] | some i, d in ds]) if {\n\tn <= 19\n\trows := luhn_rows[n % 2]\n} else := sum(', 'luhn_total(ds, n) := sum(');
+    t = rewrite(t, 'checked contains c if some c in checked_outer\n', 'checked contains c if {\n\tsome c in candidates\n\tvalid(c)\n}\n');
+    t = rewrite(t, 'checked contains c if {\n\tsome c in candidates\n\tc.category == "in_aadhaar"\n\tnot inside_longer_outer(c)\n\tvalid(c)\n}\n', '');
+    return { ...s, text: t };
   });
 }
 
