@@ -357,20 +357,21 @@ checked_outer contains c if {
 
 inside_longer_outer(c) if {
 	some o in checked_outer
-	o.path == c.path
 	o.text != c.text
 	contains(o.text, c.text)
+	o.path == c.path
 }
 
 # A valid match inside a longer valid match of the same text (an Aadhaar-shaped run at the start of a card
 # number) is dropped, so the longer one is redacted whole instead of leaving its tail in clear. (Checking
 # containment before every check made the card's Luhn check run twice, 1 µs slower; `checked` holds the other
 # categories' checks first and skips only an inner Aadhaar candidate's.)
+# (Texts first: most pairs differ in them, and the path of one field's candidates is always the same.)
 inside_longer_match(c) if {
 	some o in checked
-	o.path == c.path
 	o.text != c.text # a different text that contains c's is longer
 	contains(o.text, c.text)
+	o.path == c.path
 }
 
 matches contains c if {
