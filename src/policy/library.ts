@@ -59,6 +59,27 @@ export function readLibrary(dir: string = LIBRARY_DIR): LibrarySources {
   return { sources, tests, data };
 }
 
+/**
+ * The library's data with what acs.pii can take from data instead of computing it on every evaluation:
+ * `acs_config.pii.national_phone_alternation` = `{of: <national_phones>, pattern: <their alternation>}`, the
+ * alternation acs.pii would build (each pattern in `(?:…)`, in key order, joined by `|`). acs.pii uses it only
+ * while `of` equals the configured `national_phones` (else it builds the alternation itself), so data replaced
+ * or edited later cannot make it stale. A pattern in data is static: the engine hands it to the regex host
+ * call without dumping it out of the module on every evaluation (≈ 1.4-3 µs of the PII bench scenario).
+ */
+export function withDerivedData(data: Record<string, unknown>): Record<string, unknown> {
+  const config = data.acs_config as Record<string, unknown> | undefined;
+  const pii = config?.pii as Record<string, unknown> | undefined;
+  const phones = pii?.national_phones;
+  if (phones === null || typeof phones !== 'object' || Array.isArray(phones)) return data;
+  const entries = Object.entries(phones as Record<string, unknown>);
+  if (entries.some(([, p]) => typeof p !== 'string')) return data;
+  // Rego's object order: keys sorted by their UTF-8 bytes.
+  entries.sort(([a], [b]) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')));
+  const pattern = entries.map(([, p]) => `(?:${p as string})`).join('|');
+  return { ...data, acs_config: { ...config, pii: { ...pii, national_phone_alternation: { of: phones, pattern } } } };
+}
+
 function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
@@ -123,7 +144,7 @@ export async function buildLibraryBundle(options: BuildLibraryOptions = {}): Pro
   const compiled = await compileBundle({
     sources: lib.sources,
     entrypoints: [DECISION_ENTRYPOINT],
-    data: lib.data,
+    data: withDerivedData(lib.data),
     ...(options.revision ? { revision: options.revision } : {}),
     metadata: { library: 'acs', policy_rules: rules.map(({ file: _f, row: _r, ...r }) => r) },
     recordInputPaths: true,

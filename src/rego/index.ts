@@ -10,7 +10,7 @@ import { referencedInputPaths } from './compile/input-paths.ts';
 import { linkPolicyWasm } from './compiler/wasm/index.ts';
 import { RegoError, RegoErrors } from './errors.ts';
 import type { Policy } from './ir/types.ts';
-import { planEntrypoints, planQueries } from './planner/index.ts';
+import { planEntrypoints, planQueries, type PlanOptions } from './planner/index.ts';
 
 export { parseModule, parseQuery } from './ast/index.ts';
 export { BundleError, readBundle, writeBundle } from './bundle/index.ts';
@@ -42,6 +42,10 @@ export interface CompileBundleOptions {
    * serialises only those members of the input (src/rego/compile/input-paths.ts).
    */
   recordInputPaths?: boolean;
+  /** Planner options (early exit; on by default). */
+  plan?: PlanOptions;
+  /** Ground composite literals as static data (default true). */
+  staticComposites?: boolean;
 }
 
 export interface CompiledBundle {
@@ -77,8 +81,8 @@ export async function compileBundle(options: CompileBundleOptions): Promise<Comp
   checkEntrypoints(options.entrypoints);
   const modules = parseSources(options.sources);
   const program = compileModules(modules);
-  const plan = planEntrypoints(program, options.entrypoints);
-  const wasm = await linkPolicyWasm(plan, { strictBuiltinErrors: options.strictBuiltinErrors ?? false });
+  const plan = planEntrypoints(program, options.entrypoints, options.plan);
+  const wasm = await linkPolicyWasm(plan, { strictBuiltinErrors: options.strictBuiltinErrors ?? false, staticComposites: options.staticComposites });
   const manifest: BundleManifest = {
     ...(options.revision !== undefined ? { revision: options.revision } : {}),
     roots: options.roots ?? [''],

@@ -63,12 +63,12 @@ export async function loadRegistryBundle(store: DurableStore, ref: string): Prom
 /** Compiles a directory of Rego sources (and its data.json files) into a bundle with the ACS entrypoint. */
 export async function compileRegoDir(dir: string): Promise<Uint8Array> {
   // Loaded here: the Rego toolchain (binaryen) is only needed to compile, and the server reaches this module.
-  const { DECISION_ENTRYPOINT, readLibrary } = await import('../policy/library.ts');
+  const { DECISION_ENTRYPOINT, readLibrary, withDerivedData } = await import('../policy/library.ts');
   const { compileBundle, RegoErrors } = await import('../rego/index.ts');
   const lib = readLibrary(dir);
   if (lib.sources.length === 0) throw new ReplayError('policy_invalid', `${dir} holds no .rego sources`);
   try {
-    const compiled = await compileBundle({ sources: lib.sources, entrypoints: [DECISION_ENTRYPOINT], data: lib.data });
+    const compiled = await compileBundle({ sources: lib.sources, entrypoints: [DECISION_ENTRYPOINT], data: withDerivedData(lib.data) });
     return compiled.bundle;
   } catch (err) {
     if (err instanceof RegoErrors) throw new ReplayError('policy_compile_error', `Rego sources in ${dir} do not compile: ${err.message}`);

@@ -14,7 +14,7 @@ import {
   type SessionState,
   type WasmPolicyEngine,
 } from '../../src/policy/index.ts';
-import { buildLibraryBundle, DEFAULT_BUNDLE_PATH, findingLiterals, readLibrary, ruleAnnotations } from '../../src/policy/library.ts';
+import { buildLibraryBundle, DEFAULT_BUNDLE_PATH, findingLiterals, readLibrary, ruleAnnotations, withDerivedData } from '../../src/policy/library.ts';
 import { modificationViolation, pointersOverlap } from '../../src/acs/decisions/index.ts';
 
 const SESSION = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
@@ -55,7 +55,7 @@ describe('bundles/acs.tar.gz', () => {
     const lib = readLibrary();
     const strip = (p: string) => p.replace(/^\//, '');
     expect(Object.fromEntries(bundle.sources.map((s) => [strip(s.path), s.text]))).toEqual(Object.fromEntries(lib.sources.map((s) => [s.file, s.text])));
-    expect(bundle.data).toEqual(lib.data);
+    expect(bundle.data).toEqual(withDerivedData(lib.data));
     expect(bundle.manifest.wasm).toEqual([{ entrypoint: 'acs/decision', module: '/policy.wasm' }]);
     expect(bundle.manifest.metadata?.input_paths).toEqual(referencedInputPaths(parseSources(lib.sources)));
   });

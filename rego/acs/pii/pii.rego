@@ -156,7 +156,13 @@ candidates contains {"path": f.path, "category": category, "text": m} if {
 # the number of countries, and only when its shape has a national grouping (shape pre-filter
 # `national_phone`). A national number inside a longer match (a card, an IBAN, an international number) is
 # dropped by inside_longer_match.
-national_phone_pattern := concat("|", [sprintf("(?:%s)", [p]) | some p in object.get(cfg, "national_phones", {})])
+national_phone_pattern := cfg.national_phone_alternation.pattern if {
+	# Precomputed by the bundle builder (withDerivedData in src/policy/library.ts), used only while it was
+	# derived from the national_phones in force: a string in data costs the regex host call no dump.
+	cfg.national_phone_alternation.of == object.get(cfg, "national_phones", {})
+} else := national_phone_alternation
+
+national_phone_alternation := concat("|", [sprintf("(?:%s)", [p]) | some p in object.get(cfg, "national_phones", {})])
 
 candidates contains {"path": f.path, "category": "phone", "text": m} if {
 	applies
@@ -180,9 +186,62 @@ luhn_valid(s) if {
 	ds := digits(s)
 	n := count(ds)
 	n >= 13
-	total := sum([luhn_terms[((n - 1) - i) % 2][d] | some i, d in ds])
-	total % 10 == 0
+	luhn_total(ds, n) % 10 == 0
 }
+
+# The sum of the digits' Luhn terms. Up to 19 digits (every card number) each digit's term is two lookups in
+# the row of its position from the left, read from the table for the count's parity: no arithmetic per digit
+# (three number operations each cost more than the checks they feed). Longer runs take the formula.
+luhn_total(ds, n) := sum([rows[i][d] | some i, d in ds]) if {
+	n <= 19
+	rows := luhn_rows[n % 2]
+} else := sum([luhn_terms[((n - 1) - i) % 2][d] | some i, d in ds])
+
+# luhn_rows[n % 2][i]: luhn_terms[((n - 1) - i) % 2] for i = 0..18, written out as a constant (static data).
+luhn_rows := [
+	[ # n even: the first digit is doubled
+		[0, 2, 4, 6, 8, 1, 3, 5, 7, 9],
+		[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+		[0, 2, 4, 6, 8, 1, 3, 5, 7, 9],
+		[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+		[0, 2, 4, 6, 8, 1, 3, 5, 7, 9],
+		[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+		[0, 2, 4, 6, 8, 1, 3, 5, 7, 9],
+		[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+		[0, 2, 4, 6, 8, 1, 3, 5, 7, 9],
+		[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+		[0, 2, 4, 6, 8, 1, 3, 5, 7, 9],
+		[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+		[0, 2, 4, 6, 8, 1, 3, 5, 7, 9],
+		[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+		[0, 2, 4, 6, 8, 1, 3, 5, 7, 9],
+		[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+		[0, 2, 4, 6, 8, 1, 3, 5, 7, 9],
+		[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+		[0, 2, 4, 6, 8, 1, 3, 5, 7, 9],
+	],
+	[ # n odd: the first digit is as it is
+		[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+		[0, 2, 4, 6, 8, 1, 3, 5, 7, 9],
+		[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+		[0, 2, 4, 6, 8, 1, 3, 5, 7, 9],
+		[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+		[0, 2, 4, 6, 8, 1, 3, 5, 7, 9],
+		[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+		[0, 2, 4, 6, 8, 1, 3, 5, 7, 9],
+		[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+		[0, 2, 4, 6, 8, 1, 3, 5, 7, 9],
+		[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+		[0, 2, 4, 6, 8, 1, 3, 5, 7, 9],
+		[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+		[0, 2, 4, 6, 8, 1, 3, 5, 7, 9],
+		[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+		[0, 2, 4, 6, 8, 1, 3, 5, 7, 9],
+		[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+		[0, 2, 4, 6, 8, 1, 3, 5, 7, 9],
+		[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+	],
+]
 
 # IBAN check digits (ISO 13616 / ISO 7064 MOD 97-10): the country's length from data (pii.iban_lengths),
 # then the first four characters moved to the end, letters as 10..35, and the number mod 97 must be 1.
@@ -277,19 +336,42 @@ valid(c) if {
 	dni_valid(c.text)
 }
 
+# Valid candidates. Those of category in_aadhaar are checked last, and only when no other valid candidate of
+# the same text is longer and holds them (the first 12 digits of a card number): such a one could not be a
+# match either way (inside_longer_match), and whatever lies inside it lies inside the longer one too, so
+# leaving it out changes no match and saves its Verhoeff check.
+checked contains c if some c in checked_outer
+
 checked contains c if {
 	some c in candidates
+	c.category == "in_aadhaar"
+	not inside_longer_outer(c)
 	valid(c)
+}
+
+checked_outer contains c if {
+	some c in candidates
+	c.category != "in_aadhaar"
+	valid(c)
+}
+
+inside_longer_outer(c) if {
+	some o in checked_outer
+	o.text != c.text
+	contains(o.text, c.text)
+	o.path == c.path
 }
 
 # A valid match inside a longer valid match of the same text (an Aadhaar-shaped run at the start of a card
 # number) is dropped, so the longer one is redacted whole instead of leaving its tail in clear. (Checking
-# containment first, to skip the inner one's check, made the card's Luhn check run twice: 1 µs slower.)
+# containment before every check made the card's Luhn check run twice, 1 µs slower; `checked` holds the other
+# categories' checks first and skips only an inner Aadhaar candidate's.)
+# (Texts first: most pairs differ in them, and the path of one field's candidates is always the same.)
 inside_longer_match(c) if {
 	some o in checked
-	o.path == c.path
 	o.text != c.text # a different text that contains c's is longer
 	contains(o.text, c.text)
+	o.path == c.path
 }
 
 matches contains c if {

@@ -311,3 +311,36 @@ test_national_phones_run_only_on_text_with_digits if {
 test_national_phones_can_be_switched_off if {
 	count(pii.findings) == 0 with input as user_message("call 020 7946 0958") with data.acs_config.pii.national_phones as {}
 }
+
+# The Luhn sum by position rows equals the formula over every digit count 1..25 (rows up to 19, the formula
+# beyond) and digit sequences that put each digit at both parities.
+test_luhn_total_by_rows_equals_the_formula if {
+	every n in numbers.range(1, 25) {
+		every k in numbers.range(0, 9) {
+			ds := [((((i * 7) + (k * 3)) + n) % 10) | some i in numbers.range(1, n)]
+			pii.luhn_total(ds, n) == sum([pii.luhn_terms[((n - 1) - i) % 2][d] | some i, d in ds])
+		}
+	}
+}
+
+test_luhn_valid_on_long_and_short_digit_runs if {
+	pii.luhn_valid("4111111111111111")
+	pii.luhn_valid("4111 1111 1111 1111")
+	not pii.luhn_valid("4111111111111112")
+	pii.luhn_valid("6011000990139424") # 16 digits
+	pii.luhn_valid("4222222222222") # 13 digits
+	pii.luhn_valid("0000000000000000000000") # 22 digits: the formula
+	not pii.luhn_valid("0000000000000000000001")
+	not pii.luhn_valid("000000000000") # 12 digits: too short
+}
+
+# The bundle builder's precomputed alternation is used only while it was derived from the national_phones in
+# force; otherwise (edited or replaced data) the module builds it.
+test_national_phone_pattern_uses_the_precomputed_alternation_only_when_current if {
+	phones := {"AA": "a+", "BB": "b+"}
+	pii.national_phone_pattern == "PRECOMPUTED" with data.acs_config.pii.national_phones as phones
+		with data.acs_config.pii.national_phone_alternation as {"of": phones, "pattern": "PRECOMPUTED"}
+	pii.national_phone_pattern == "(?:a+)|(?:b+)" with data.acs_config.pii.national_phones as phones
+		with data.acs_config.pii.national_phone_alternation as {"of": {"AA": "a+"}, "pattern": "STALE"}
+	pii.national_phone_pattern == "(?:a+)|(?:b+)" with data.acs_config.pii.national_phones as phones
+}

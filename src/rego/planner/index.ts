@@ -5,7 +5,9 @@ import type { CompiledProgram } from '../compile/types.ts';
 import { dataRef } from '../compile/terms.ts';
 import { RegoError, RegoErrors } from '../errors.ts';
 import type { Policy } from '../ir/types.ts';
-import { FuncPlanner, PolicyBuilder } from './planner.ts';
+import { FuncPlanner, PolicyBuilder, type PlanOptions } from './planner.ts';
+
+export type { PlanOptions } from './planner.ts';
 
 /** Wrap JS stack overflows on hostile input into a RegoError instead of crashing. */
 function guarded<T>(fn: () => T): T {
@@ -21,9 +23,9 @@ function guarded<T>(fn: () => T): T {
  * One plan per entrypoint (`"pkg/rule"` → query `data.pkg.rule`, bound to `result`), as
  * `opa build -t plan -e pkg/rule` does.
  */
-export function planEntrypoints(program: CompiledProgram, entrypoints: string[]): Policy {
+export function planEntrypoints(program: CompiledProgram, entrypoints: string[], options: PlanOptions = {}): Policy {
   return guarded(() => {
-    const pb = new PolicyBuilder(program);
+    const pb = new PolicyBuilder(program, options);
     const plans = entrypoints.map((ep) => {
       const path = ep.split('/').filter((s) => s.length > 0);
       const fp = new FuncPlanner(pb, pb.base);

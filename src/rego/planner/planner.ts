@@ -20,11 +20,18 @@ type PTerm = Term | LocalTerm;
 
 type Cont = () => void;
 
+export interface PlanOptions {
+  /** Leave a ground-valued definition's loops at its first solution (default true). */
+  earlyExit?: boolean;
+}
+
 interface PlanState {
   cur: Stmt[];
   vars: Map<string, Local>;
   where: Location | undefined;
   gen: Generation;
+  /** FuncPlanner.blockDepth where `cur` is being filled. */
+  blockDepth: number;
 }
 
 /** A mock installed by `with f as g` (function or builtin replaced by a function name or a value). */
@@ -91,7 +98,11 @@ export class PolicyBuilder {
   readonly base: Generation;
   stmtCount = 0;
 
-  constructor(readonly program: CompiledProgram) {
+  /** `earlyExit: false` plans every solution of a ground-valued body (the differential tests' reference). */
+  constructor(
+    readonly program: CompiledProgram,
+    readonly options: PlanOptions = {},
+  ) {
     this.base = { id: 0, trie: buildTrie(program.ruleSets, program.packages), mocks: new Map() };
   }
 
@@ -213,17 +224,23 @@ export class FuncPlanner {
   }
 
   /** Run `fn` collecting its statements into a fresh block, with its own var scope. */
+  /** IR blocks open around the statement being emitted (a BreakStmt's index counts them). */
+  private blockDepth = 0;
+
   private block(fn: () => void): Block {
     const saved = this.cur;
     const savedVars = this.vars;
     this.vars = new Map(savedVars);
+    const savedDepth = this.blockDepth;
     this.cur = [];
+    this.blockDepth++;
     try {
       fn();
       return { stmts: this.cur };
     } finally {
       this.cur = saved;
       this.vars = savedVars;
+      this.blockDepth = savedDepth;
     }
   }
 
@@ -331,14 +348,21 @@ export class FuncPlanner {
         for (let x: CompiledRule | undefined = r; x; x = x.else) chain.push(x);
         // `first`: a lone definition resets lresult itself; in an else chain the reset precedes the
         // chain and every branch runs only while lresult is still undefined.
+        // Early exit (as OPA's evaluator does): a definition whose value is ground has its value once its body
+        // succeeds, and every further solution would assign the same value, so the body's loops stop there.
         const bodyBlock = (x: CompiledRule, first: boolean): Block =>
           this.block(() =>
             this.at(x.location, () => {
+              const bodyDepth = this.blockDepth;
+              const ground = this.pb.options.earlyExit !== false && isGroundTerm(valueOf(x));
               if (first) this.emit({ type: 'ResetLocalStmt', stmt: { target: lresult } });
               else this.emit({ type: 'IsUndefinedStmt', stmt: { source: lresult } });
               this.unifyAll(x.args, argTerms, 0, () =>
                 this.planBody(x.body, 0, () =>
-                  this.planValue(valueOf(x), (v) => this.emit({ type: 'AssignVarOnceStmt', stmt: { source: v, target: lresult } })),
+                  this.planValue(valueOf(x), (v) => {
+                    this.emit({ type: 'AssignVarOnceStmt', stmt: { source: v, target: lresult } });
+                    if (ground && this.blockDepth > bodyDepth) this.emit({ type: 'BreakStmt', stmt: { index: this.blockDepth - bodyDepth } });
+                  }),
                 ),
               );
             }),
@@ -441,7 +465,7 @@ export class FuncPlanner {
   private capture(): PlanState {
     // No copy: every construct that resumes a continuation more than once does so from separate
     // blocks, and `block()` gives each block its own scope map, so a captured map is never shared.
-    return { cur: this.cur, vars: this.vars, where: this.where, gen: this.gen };
+    return { cur: this.cur, vars: this.vars, where: this.where, gen: this.gen, blockDepth: this.blockDepth };
   }
 
   private restore(st: PlanState): void {
@@ -449,6 +473,7 @@ export class FuncPlanner {
     this.vars = st.vars;
     this.where = st.where;
     this.gen = st.gen;
+    this.blockDepth = st.blockDepth;
   }
 
   /**

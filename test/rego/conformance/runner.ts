@@ -10,7 +10,8 @@ import { compileBundle, compileQuery, hostBuiltins, instantiatePolicy, type Resu
 import { RegoErrors } from '../../../src/rego/errors.ts';
 import { HostBuiltinContext } from '../../../src/rego/builtins/index.ts';
 
-export const CONFORMANCE_ROOT = fileURLToPath(new URL('../../../../shared/rego-conformance', import.meta.url));
+// GUARDIAN_CONFORMANCE_ROOT: the cases' directory when the checkout is not next to shared/ (a worktree elsewhere).
+export const CONFORMANCE_ROOT = process.env.GUARDIAN_CONFORMANCE_ROOT ?? fileURLToPath(new URL('../../../../shared/rego-conformance', import.meta.url));
 export const KNOWN_FAILURES_FILE = fileURLToPath(new URL('./known-failures.json', import.meta.url));
 
 export interface ConformanceCase {

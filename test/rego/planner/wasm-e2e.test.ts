@@ -107,3 +107,61 @@ p := input.b if true
     expect(() => ev('t/p', { a: 1, b: 2 })).toThrow(/eval_conflict_error/);
   }, 60_000);
 });
+
+describe('early exit', () => {
+  it('a definition with a ground value stops its loops at the first solution; other values, definitions and functions still run in full', async () => {
+    const lines: string[] = [];
+    const ev = await load(
+      `package t
+found if {
+  some x in input.xs
+  print("found", x)
+  x > 1
+}
+deep := "yes" if {
+  some x in input.xs
+  some y in input.xs
+  print("deep", x, y)
+  x + y > 4
+}
+f(n) if {
+  some x in input.xs
+  print("f", x)
+  x > n
+}
+fx := true if f(2)
+value := x if {
+  some x in input.xs
+  print("value", x)
+  x > 3
+}
+two if {
+  some x in input.xs
+  print("two-a", x)
+  x == 1
+}
+two if {
+  some x in input.xs
+  print("two-b", x)
+  x == 4
+}
+`,
+      ['t/found', 't/deep', 't/fx', 't/value', 't/two'],
+      {},
+      lines,
+    );
+    const run = (entry: string) => {
+      lines.length = 0;
+      const result = ev(entry, { xs: [1, 2, 3, 4] });
+      return { result, lines: [...lines] };
+    };
+    expect(run('t/found')).toEqual({ result: true, lines: ['found 1', 'found 2'] });
+    // Out of both loops at once.
+    expect(run('t/deep')).toEqual({ result: 'yes', lines: ['deep 1 1', 'deep 1 2', 'deep 1 3', 'deep 1 4'] });
+    expect(run('t/fx')).toEqual({ result: true, lines: ['f 1', 'f 2', 'f 3'] });
+    // A value bound in the body is not ground: every solution is checked (for conflicts).
+    expect(run('t/value')).toEqual({ result: 4, lines: ['value 1', 'value 2', 'value 3', 'value 4'] });
+    // Each definition exits its own loop; the second still runs.
+    expect(run('t/two')).toEqual({ result: true, lines: ['two-a 1', 'two-b 1', 'two-b 2', 'two-b 3', 'two-b 4'] });
+  });
+});

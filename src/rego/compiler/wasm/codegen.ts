@@ -5,6 +5,7 @@ import binaryen from 'binaryen';
 import type { Block, Func, Operand, Plan, Policy, Stmt, StmtLocation } from '../../ir/types.ts';
 import type { StaticData } from './static-data.ts';
 import { NATIVE_BUILTINS } from './native-builtins.ts';
+import { mutationCounts, staticRuns } from './static-composites.ts';
 
 /** A plan the backend cannot link (unknown function, bad operand, …). */
 export class WasmLinkError extends Error {
@@ -38,6 +39,8 @@ export interface Ctx {
   strict: boolean;
   mappingAddr: number;
   hasTable: boolean;
+  /** Ground composite literals become static data (static-composites.ts); false when the plan's mutations forbid it. */
+  staticComposites: boolean;
 }
 
 export function blockUsesDynamic(b: Block): boolean {
@@ -69,12 +72,17 @@ class FnGen {
   // Active WithStmts: a BreakStmt that leaves one must restore its local and memo frame first.
   private readonly withFrames: { labelDepth: number; local: number; saved: number }[] = [];
 
+  /** Mutating statements per local of the whole func or plan; undefined ⇒ no static composites. */
+  private readonly mutations: Map<number, number> | undefined;
+
   constructor(
     readonly ctx: Ctx,
     private readonly nparams: number,
     readonly isFunction: boolean,
+    blocks: Block[],
   ) {
     this.m = ctx.m;
+    this.mutations = ctx.staticComposites ? mutationCounts(blocks) : undefined;
   }
 
   bindParam(irLocal: number, wasmIndex: number): void {
@@ -120,7 +128,18 @@ class FnGen {
   block(b: Block | null | undefined, tail: Ref[] = []): Ref {
     const label = this.newLabel('b');
     this.labels.push(label);
-    const body = (b?.stmts ?? []).map((s) => this.stmt(s));
+    const stmts = b?.stmts ?? [];
+    const runs = this.mutations && stmts.length > 0 ? staticRuns(stmts, this.mutations, this.ctx.data, this.ctx.strings) : undefined;
+    const body: Ref[] = [];
+    for (let i = 0; i < stmts.length; i++) {
+      const run = runs?.get(i);
+      if (run === undefined) body.push(this.stmt(stmts[i]));
+      else {
+        // A ground literal: its static value instead of the Make statement and its run of inserts.
+        body.push(this.set((stmts[i].stmt as { target: number }).target, this.m.i32.const(run.addr)));
+        i = run.end;
+      }
+    }
     body.push(...tail);
     this.labels.pop();
     return this.m.block(label, body, none);
@@ -458,7 +477,7 @@ function compileFuncUnchecked(ctx: Ctx, f: Func, index: number): void {
   const m = ctx.m;
   if (!Array.isArray(f.params) || f.params.length < 2) throw new WasmLinkError('params must list at least input and data');
   if (!Array.isArray(f.blocks)) throw new WasmLinkError('blocks missing');
-  const gen = new FnGen(ctx, f.params.length, f.params.length > 2);
+  const gen = new FnGen(ctx, f.params.length, f.params.length > 2, f.blocks);
   f.params.forEach((p, i) => gen.bindParam(p, i));
   const body: Ref[] = [];
   if (f.params.length === 2) {
@@ -483,7 +502,7 @@ function compilePlanUnchecked(ctx: Ctx, p: Plan, index: number): void {
   const m = ctx.m;
   if (!Array.isArray(p.blocks)) throw new WasmLinkError('blocks missing');
   // Plan functions: (input, data, result set); IR locals 0 and 1 are input and data.
-  const gen = new FnGen(ctx, 3, false);
+  const gen = new FnGen(ctx, 3, false, p.blocks);
   gen.bindParam(0, 0);
   gen.bindParam(1, 1);
   const body = p.blocks.map((b) => gen.block(b));

@@ -4,6 +4,7 @@
 // non-ABI export. IR locals map to Wasm i32 locals holding value pointers (0 = undefined).
 import binaryen from 'binaryen';
 import type { Func, Plan, Policy } from '../../ir/types.ts';
+import { staticCompositesSafe } from './static-composites.ts';
 import { blockUsesDynamic, compileFunc, compilePlan, TABLE, WasmLinkError, type Ctx, type HostBuiltin } from './codegen.ts';
 import { StaticData, type StaticValue } from './static-data.ts';
 import { loadRuntimeWasm, WASM_NAMES } from './runtime.ts';
@@ -15,6 +16,8 @@ export interface LinkOptions {
   strictBuiltinErrors?: boolean;
   /** Run binaryen's optimizer on the result (slower link, smaller/faster module). */
   optimize?: boolean;
+  /** Ground composite literals as static data (static-composites.ts; default true; false for differential tests). */
+  staticComposites?: boolean;
 }
 
 // Exports of the final module: exactly the OPA ABI 1.3 surface (design/opa-wasm-abi.md §4).
@@ -127,6 +130,7 @@ function link(m: binaryen.Module, policy: Policy, options: LinkOptions): Uint8Ar
     strict: options.strictBuiltinErrors === true,
     mappingAddr: usesDynamic ? data.value(mapping) : 0,
     hasTable: usesDynamic && tableFuncs.length > 0,
+    staticComposites: options.staticComposites !== false && staticCompositesSafe(funcs, plans),
   };
 
   // Host builtin imports (opa_builtin0..4), only the arities used.

@@ -7,7 +7,9 @@ const T_NULL = 1;
 const T_BOOL = 2;
 const T_NUMBER = 3;
 const T_STRING = 4;
+const T_ARRAY = 5;
 const T_OBJECT = 6;
+const T_SET = 7;
 const K_INT = 0;
 const K_DEC = 2;
 const K_BIG = 3;
@@ -167,6 +169,23 @@ export class StaticData {
     this.view.setUint32(off, T_OBJECT, true);
     this.view.setUint32(off + 4, pairs.length, true);
     this.view.setUint32(off + 8, pairs.length, true);
+    this.view.setUint32(off + 12, ents >= 0 ? this.base + ents : 0, true);
+    return this.base + off;
+  }
+
+  /**
+   * Immutable array, set or object from value addresses already in this segment (static-composites.ts):
+   * set elements and object entries must come sorted and unique by the runtime's compareValues; `slots` is
+   * the elements, or the keys and values alternating. Same layout as rt_array/rt_set/rt_object with cap = len.
+   */
+  composite(kind: 'array' | 'set' | 'object', slots: number[]): number {
+    const len = kind === 'object' ? slots.length / 2 : slots.length;
+    const ents = slots.length > 0 ? this.reserve(slots.length * 4) : -1;
+    slots.forEach((a, i) => this.view.setUint32(ents + i * 4, a, true));
+    const off = this.reserve(16);
+    this.view.setUint32(off, kind === 'array' ? T_ARRAY : kind === 'set' ? T_SET : T_OBJECT, true);
+    this.view.setUint32(off + 4, len, true);
+    this.view.setUint32(off + 8, len, true);
     this.view.setUint32(off + 12, ents >= 0 ? this.base + ents : 0, true);
     return this.base + off;
   }

@@ -1,0 +1,82 @@
+// Paired A/B of two policy bundles on one scenario of bench/policy.ts, for a noisy machine: both engines in one
+// process, many short rounds alternating which goes first; prints each side's median of round medians and
+// the quartiles of the paired difference (B - A) of round medians, so load swings hit both sides alike.
+// Run: BENCH_A=<base bundle> BENCH_B=<new bundle> [BENCH_SCENARIO=PII] [BENCH_ROUNDS=60] [BENCH_PER_ROUND=200]
+//   node --import tsx bench/policy-ab.ts
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import type { Json } from '../src/store/types.ts';
+import { advanceSessionState, buildPolicyInput, createWasmPolicyEngine, initialSessionState, type SessionState, type WasmPolicyEngine } from '../src/policy/index.ts';
+import { canonicalJson } from '../src/chain/index.ts';
+
+const SESSION = '5c3f1b8e-9a0d-4c2e-8f4b-2d6a7e9c1b30';
+let seq = 0;
+const params = (payload: Json, turn = 't3'): Json => ({
+  acs_version: '0.1.0',
+  request_id: `0b6e8f0e-2f7c-4f43-9d6f-${String(++seq).padStart(12, '0')}`,
+  timestamp: '2026-11-29T12:00:00.000Z',
+  metadata: { agent_id: 'agent-7', session_id: SESSION, turn_id: turn },
+  payload,
+  signature: { algorithm: 'HMAC-SHA256', value: 'x'.repeat(44), key_id: 'k1' },
+});
+const prov = (id: string, origin: string, derived_from?: string[]): Json => ({ provenance_id: id, origin, ...(derived_from ? { derived_from } : {}) });
+
+// The same session history as bench/policy.ts.
+function history(): SessionState {
+  let s = initialSessionState({ session_id: SESSION, agent_id: 'agent-7' });
+  const steps: [string, Json][] = [['steps/sessionStart', params({ intent: { raw: 'triage the inbox', parsed: ['email.send', 'filesystem.read', 'network.egress'], scope_mode: 'moderate' } }, 't0')]];
+  for (let t = 1; t <= 3; t++) {
+    const turn = `t${t}`;
+    steps.push(['steps/turnStart', params({ turn_id: turn }, turn)]);
+    steps.push(['steps/userMessage', params({ content: [{ type: 'text', value: `please handle item ${t}`, provenance: prov(`u${t}`, 'user_input') }] }, turn)]);
+    steps.push(['steps/knowledgeRetrieval', params({ query: { value: 'policy', provenance: prov(`q${t}`, 'user_input') }, results: [{ value: 'doc text '.repeat(20), provenance: prov(`r${t}`, 'retrieved') }] }, turn)]);
+    steps.push(['steps/toolCallRequest', params({ tool: { name: 'read_file' }, arguments: { path: { value: `/workspace/f${t}.txt`, provenance: prov(`p${t}`, 'user_input') } } }, turn)]);
+  }
+  for (const [m, p] of steps) s = advanceSessionState(s, m, p);
+  return s;
+}
+
+const scenarios: Record<string, { method: string; params: Json }> = {
+  PII: { method: 'steps/userMessage', params: params({ content: [{ type: 'text', value: 'Contact jane.doe@example.com or +44 20 7946 0958, card 4111 1111 1111 1111. ' + 'Some ordinary text. '.repeat(20), provenance: prov('u9', 'user_input') }] }) },
+  email: { method: 'steps/toolCallRequest', params: params({ tool: { name: 'email.send' }, arguments: { to: { value: 'x@evil.test', provenance: prov('g1', 'agent_generated', ['u3', 'r3']) }, body: { value: 'hello', provenance: prov('g2', 'agent_generated', ['u3']) } } }) },
+  rm: { method: 'steps/toolCallRequest', params: params({ tool: { name: 'shell' }, arguments: { command: { value: 'rm -rf / --no-preserve-root', provenance: prov('u3', 'user_input') } } }) },
+  benign: { method: 'steps/toolCallRequest', params: params({ tool: { name: 'read_file' }, arguments: { path: { value: '/workspace/notes.md', provenance: prov('u3', 'user_input') } } }) },
+};
+const name = process.env.BENCH_SCENARIO ?? 'PII';
+const sc = scenarios[name];
+if (!sc) throw new Error(`BENCH_SCENARIO must be one of ${Object.keys(scenarios).join(', ')}`);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 60);
+const PER_ROUND = Number(process.env.BENCH_PER_ROUND ?? 200);
+
+const engines: WasmPolicyEngine[] = [];
+for (const f of [process.env.BENCH_A, process.env.BENCH_B]) {
+  if (!f) throw new Error('set BENCH_A and BENCH_B to bundle files');
+  engines.push(await createWasmPolicyEngine({ bundle: new Uint8Array(readFileSync(f)), timeoutMs: 5_000 }));
+}
+const base = history();
+const client = { modify_capable: true, ask_capable: true };
+const jcs = canonicalJson(sc.params);
+const state = advanceSessionState(base, sc.method, sc.params);
+const inputs = engines.map((e) => buildPolicyInput(sc.method, sc.params, state, client, { now: '2026-11-29T12:00:00.000Z', policy_version: e.revision }, jcs));
+const decisions = await Promise.all(engines.map((e, i) => e.evaluate(inputs[i])));
+const strip = (d: unknown) => JSON.stringify(d, (k, v) => (k === 'policy_version' || k === 'revision' ? undefined : v));
+if (strip(decisions[0].decision) !== strip(decisions[1].decision)) console.log(`policy-ab: decisions differ:\n A ${strip(decisions[0].decision)}\n B ${strip(decisions[1].decision)}`);
+
+async function round(i: number): Promise<number> {
+  const xs: number[] = [];
+  for (let k = 0; k < PER_ROUND; k++) {
+    const t = performance.now();
+    await engines[i].evaluate(inputs[i]);
+    xs.push(performance.now() - t);
+  }
+  xs.sort((a, b) => a - b);
+  return xs[xs.length >> 1] * 1000;
+}
+for (let w = 0; w < 10; w++) for (const i of [0, 1]) await round(i); // warm-up (JIT, Wasm tier-up)
+const med: number[][] = [[], []];
+for (let r = 0; r < ROUNDS; r++) for (const i of r % 2 ? [1, 0] : [0, 1]) med[i].push(await round(i));
+const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))];
+const diff = med[1].map((b, r) => b - med[0][r]);
+console.log(
+  `policy-ab ${name}: A median ${q(med[0], 0.5).toFixed(1)} µs (min ${q(med[0], 0).toFixed(1)}) | B median ${q(med[1], 0.5).toFixed(1)} µs (min ${q(med[1], 0).toFixed(1)}) | B-A paired ${q(diff, 0.5).toFixed(2)} µs (quartiles ${q(diff, 0.25).toFixed(2)} .. ${q(diff, 0.75).toFixed(2)}) | ${ROUNDS}x${PER_ROUND} per side, load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+);
