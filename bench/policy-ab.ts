@@ -5,46 +5,14 @@
 //   node --import tsx bench/policy-ab.ts
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import type { Json } from '../src/store/types.ts';
-import { advanceSessionState, buildPolicyInput, createWasmPolicyEngine, initialSessionState, type SessionState, type WasmPolicyEngine } from '../src/policy/index.ts';
+import { advanceSessionState, buildPolicyInput, createWasmPolicyEngine, type WasmPolicyEngine } from '../src/policy/index.ts';
 import { canonicalJson } from '../src/chain/index.ts';
+import { allScenarios, history } from './fixtures/policy-scenarios.ts';
 
-const SESSION = '5c3f1b8e-9a0d-4c2e-8f4b-2d6a7e9c1b30';
-let seq = 0;
-const params = (payload: Json, turn = 't3'): Json => ({
-  acs_version: '0.1.0',
-  request_id: `0b6e8f0e-2f7c-4f43-9d6f-${String(++seq).padStart(12, '0')}`,
-  timestamp: '2026-11-29T12:00:00.000Z',
-  metadata: { agent_id: 'agent-7', session_id: SESSION, turn_id: turn },
-  payload,
-  signature: { algorithm: 'HMAC-SHA256', value: 'x'.repeat(44), key_id: 'k1' },
-});
-const prov = (id: string, origin: string, derived_from?: string[]): Json => ({ provenance_id: id, origin, ...(derived_from ? { derived_from } : {}) });
-
-// The same session history as bench/policy.ts.
-function history(): SessionState {
-  let s = initialSessionState({ session_id: SESSION, agent_id: 'agent-7' });
-  const steps: [string, Json][] = [['steps/sessionStart', params({ intent: { raw: 'triage the inbox', parsed: ['email.send', 'filesystem.read', 'network.egress'], scope_mode: 'moderate' } }, 't0')]];
-  for (let t = 1; t <= 3; t++) {
-    const turn = `t${t}`;
-    steps.push(['steps/turnStart', params({ turn_id: turn }, turn)]);
-    steps.push(['steps/userMessage', params({ content: [{ type: 'text', value: `please handle item ${t}`, provenance: prov(`u${t}`, 'user_input') }] }, turn)]);
-    steps.push(['steps/knowledgeRetrieval', params({ query: { value: 'policy', provenance: prov(`q${t}`, 'user_input') }, results: [{ value: 'doc text '.repeat(20), provenance: prov(`r${t}`, 'retrieved') }] }, turn)]);
-    steps.push(['steps/toolCallRequest', params({ tool: { name: 'read_file' }, arguments: { path: { value: `/workspace/f${t}.txt`, provenance: prov(`p${t}`, 'user_input') } } }, turn)]);
-  }
-  for (const [m, p] of steps) s = advanceSessionState(s, m, p);
-  return s;
-}
-
-const scenarios: Record<string, { method: string; params: Json }> = {
-  PII: { method: 'steps/userMessage', params: params({ content: [{ type: 'text', value: 'Contact jane.doe@example.com or +44 20 7946 0958, card 4111 1111 1111 1111. ' + 'Some ordinary text. '.repeat(20), provenance: prov('u9', 'user_input') }] }) },
-  email: { method: 'steps/toolCallRequest', params: params({ tool: { name: 'email.send' }, arguments: { to: { value: 'x@evil.test', provenance: prov('g1', 'agent_generated', ['u3', 'r3']) }, body: { value: 'hello', provenance: prov('g2', 'agent_generated', ['u3']) } } }) },
-  rm: { method: 'steps/toolCallRequest', params: params({ tool: { name: 'shell' }, arguments: { command: { value: 'rm -rf / --no-preserve-root', provenance: prov('u3', 'user_input') } } }) },
-  benign: { method: 'steps/toolCallRequest', params: params({ tool: { name: 'read_file' }, arguments: { path: { value: '/workspace/notes.md', provenance: prov('u3', 'user_input') } } }) },
-};
+// BENCH_SCENARIO: the first of bench/policy.ts's scenarios whose name contains it (default PII).
 const name = process.env.BENCH_SCENARIO ?? 'PII';
-const sc = scenarios[name];
-if (!sc) throw new Error(`BENCH_SCENARIO must be one of ${Object.keys(scenarios).join(', ')}`);
+const sc = allScenarios.find((s) => s.name.includes(name));
+if (!sc) throw new Error(`BENCH_SCENARIO matches none of: ${allScenarios.map((s) => s.name).join('; ')}`);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 60);
 const PER_ROUND = Number(process.env.BENCH_PER_ROUND ?? 200);
 

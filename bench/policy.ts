@@ -24,74 +24,15 @@ import {
   buildPolicyInput,
   createPolicyEnginePool,
   createWasmPolicyEngine,
-  initialSessionState,
   projectHostBuiltins,
   type HostBuiltinFactory,
   type PolicyInput,
-  type SessionState,
   type WasmPolicyEngine,
 } from '../src/policy/index.ts';
 import { canonicalJson } from '../src/chain/index.ts';
+import { allScenarios, history } from './fixtures/policy-scenarios.ts';
 
 const iterations = Number(process.env.BENCH_ITERATIONS ?? 2000);
-const SESSION = '5c3f1b8e-9a0d-4c2e-8f4b-2d6a7e9c1b30';
-let seq = 0;
-const params = (payload: Json, turn = 't3'): Json => ({
-  acs_version: '0.1.0',
-  request_id: `0b6e8f0e-2f7c-4f43-9d6f-${String(++seq).padStart(12, '0')}`,
-  timestamp: '2026-11-29T12:00:00.000Z',
-  metadata: { agent_id: 'agent-7', session_id: SESSION, turn_id: turn },
-  payload,
-  signature: { algorithm: 'HMAC-SHA256', value: 'x'.repeat(44), key_id: 'k1' },
-});
-const prov = (id: string, origin: string, derived_from?: string[]): Json => ({ provenance_id: id, origin, ...(derived_from ? { derived_from } : {}) });
-
-// A session with history: intent, 3 turns, retrieved content, several tool calls.
-function history(): SessionState {
-  let s = initialSessionState({ session_id: SESSION, agent_id: 'agent-7' });
-  const steps: [string, Json][] = [
-    ['steps/sessionStart', params({ intent: { raw: 'triage the inbox', parsed: ['email.send', 'filesystem.read', 'network.egress'], scope_mode: 'moderate' } }, 't0')],
-  ];
-  for (let t = 1; t <= 3; t++) {
-    const turn = `t${t}`;
-    steps.push(['steps/turnStart', params({ turn_id: turn }, turn)]);
-    steps.push(['steps/userMessage', params({ content: [{ type: 'text', value: `please handle item ${t}`, provenance: prov(`u${t}`, 'user_input') }] }, turn)]);
-    steps.push(['steps/knowledgeRetrieval', params({ query: { value: 'policy', provenance: prov(`q${t}`, 'user_input') }, results: [{ value: 'doc text '.repeat(20), provenance: prov(`r${t}`, 'retrieved') }] }, turn)]);
-    steps.push(['steps/toolCallRequest', params({ tool: { name: 'read_file' }, arguments: { path: { value: `/workspace/f${t}.txt`, provenance: prov(`p${t}`, 'user_input') } } }, turn)]);
-  }
-  for (const [m, p] of steps) s = advanceSessionState(s, m, p);
-  return s;
-}
-
-// A realistic 4 KiB service log: ISO timestamps, amounts, ids, durations, addresses (digits everywhere, no PII).
-function serviceLog(bytes: number): string {
-  const two = (n: number) => String(n % 60).padStart(2, '0');
-  const lines: string[] = [];
-  for (let i = 0, size = 0; size < bytes; i++) {
-    const ts = `2026-11-29T12:${two(7 + (i >> 3))}:${two(i * 7)}.${String((i * 137) % 1000).padStart(3, '0')}Z`;
-    const order = 18_234 + i * 17;
-    const line = [
-      `${ts} INFO  http GET /api/v1/orders/${order} status=200 duration_ms=${(3 + ((i * 13) % 90) / 10).toFixed(1)} request_id=req_${(0x7f3a9c21 + i * 4099).toString(16)}`,
-      `${ts} INFO  payment captured order=${order} amount=${(19 + ((i * 37) % 300)).toFixed(2)} currency=EUR attempt=1`,
-      `${ts} WARN  upstream retry host=10.0.${i % 16}.${(i * 11) % 250}:8443 attempt=2 backoff_ms=${250 * (1 + (i % 3))}`,
-      `${ts} DEBUG cache hit key=user:${48_213 + i}:profile ttl=3600 size=${512 + ((i * 97) % 4096)}`,
-    ][i % 4];
-    lines.push(line);
-    size += line.length + 1;
-  }
-  return lines.join('\n').slice(0, bytes);
-}
-
-const allScenarios: { name: string; method: string; params: Json }[] = [
-  { name: 'benign read_file (allow)', method: 'steps/toolCallRequest', params: params({ tool: { name: 'read_file' }, arguments: { path: { value: '/workspace/notes.md', provenance: prov('u3', 'user_input') } } }) },
-  { name: 'rm -rf / (deny baseline)', method: 'steps/toolCallRequest', params: params({ tool: { name: 'shell' }, arguments: { command: { value: 'rm -rf / --no-preserve-root', provenance: prov('u3', 'user_input') } } }) },
-  { name: 'benign shell command, outside the intent (deny IBAC)', method: 'steps/toolCallRequest', params: params({ tool: { name: 'shell' }, arguments: { command: { value: 'ls -la /workspace/src', provenance: prov('u3', 'user_input') } } }) },
-  { name: 'email from retrieved data (deny FIDES+AARM+CaMeL)', method: 'steps/toolCallRequest', params: params({ tool: { name: 'email.send' }, arguments: { to: { value: 'x@evil.test', provenance: prov('g1', 'agent_generated', ['u3', 'r3']) }, body: { value: 'hello', provenance: prov('g2', 'agent_generated', ['u3']) } } }) },
-  { name: 'user message with PII (modify)', method: 'steps/userMessage', params: params({ content: [{ type: 'text', value: 'Contact jane.doe@example.com or +44 20 7946 0958, card 4111 1111 1111 1111. ' + 'Some ordinary text. '.repeat(20), provenance: prov('u9', 'user_input') }] }) },
-  { name: 'tool result, 4 KiB output (allow)', method: 'steps/toolCallResult', params: params({ tool: { name: 'read_file' }, exit_status: 'success', outputs: [{ value: 'lorem ipsum dolor sit amet '.repeat(150), provenance: prov('o1', 'tool_output') }] }) },
-  { name: 'tool result, 4 KiB log with digits (allow)', method: 'steps/toolCallResult', params: params({ tool: { name: 'read_file' }, exit_status: 'success', outputs: [{ value: serviceLog(4096), provenance: prov('o2', 'tool_output') }] }) },
-];
-
 // BENCH_SCENARIO=<substring>[,<substring>…]: only the scenarios whose name contains one of them (profiling, A/B)
 const only = process.env.BENCH_SCENARIO?.split(',').filter(Boolean);
 const scenarios = only ? allScenarios.filter((sc) => only.some((o) => sc.name.includes(o))) : allScenarios;
