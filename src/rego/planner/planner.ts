@@ -223,10 +223,10 @@ export class FuncPlanner {
     this.cur.push(s);
   }
 
-  /** Run `fn` collecting its statements into a fresh block, with its own var scope. */
   /** IR blocks open around the statement being emitted (a BreakStmt's index counts them). */
   private blockDepth = 0;
 
+  /** Run `fn` collecting its statements into a fresh block, with its own var scope. */
   private block(fn: () => void): Block {
     const saved = this.cur;
     const savedVars = this.vars;
