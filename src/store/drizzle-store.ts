@@ -362,6 +362,106 @@ async function writeEntries(query: RawQuery, cols: EntryColumns, heads: Map<stri
   await query(`with ${ENTRY_WRITES} select 1`, entryWriteParams(cols, heads), { last: true });
 }
 
+/**
+ * A step batch's writes, in one statement sent right behind lockChainHeads' (the two and COMMIT go out together:
+ * one round trip). It cannot wait for the heads, so it reads them itself, under the lock the first statement took:
+ * the steps whose head is still where they expect it insert their replay keys (§10.3: a fresh key inserts, an
+ * expired one is taken over, a live one returns nothing; a stale step's keys are not burnt, since its re-evaluated
+ * retry carries the same request_id), and those whose every key went in write their entries, head moves, subagent
+ * session rows and session rows. Rows: the committed steps' sessions (kind null), then the keys written.
+ * Parameters: stepWriteParams.
+ */
+const STEP_WRITES = `
+  with placed as materialized (
+    select u.session_id, u.seq, u.entry_id, u.step_id, u.step_type, u.request_hash, u.timestamp, u.provenance,
+           u.previous_hash, u.entry_hash, u.revision, u.ms, u.request_id, u.nonce, u.keys_expire_at, u.ord
+      from unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                  $10::text[], $11::text[], $14::text[], $15::double precision[], $17::text[], $18::text[], $19::timestamptz[])
+             with ordinality
+             as u(session_id, seq, entry_id, step_id, step_type, request_hash, timestamp, provenance, previous_hash, entry_hash, revision, ms,
+                  request_id, nonce, keys_expire_at, ord)
+      join chain_heads as h on h.session_id = u.session_id and h.pruned_at is null
+                           and h.seq = u.seq - 1 and h.head_hash is not distinct from u.previous_hash),
+  keys as (
+    insert into replay_keys (session_id, kind, value, expires_at)
+      select p.session_id, k.kind, k.value, p.keys_expire_at
+        from placed as p cross join lateral (values ('request_id', p.request_id), ('nonce', p.nonce)) as k(kind, value)
+       where k.value is not null
+    on conflict (session_id, kind, value) do update set expires_at = excluded.expires_at
+      where replay_keys.expires_at <= $20::timestamptz
+    returning session_id, kind, value),
+  steps as materialized (
+    select p.* from placed as p
+     where (select count(*) from keys where keys.session_id = p.session_id)
+           = (p.request_id is not null)::integer + (p.nonce is not null)::integer),
+  entries as (
+    insert into context_entries (session_id, seq, entry_id, step_id, step_type, request_hash, timestamp, provenance_summary_jcs,
+                                 content_jcs, previous_hash, entry_hash, params_jcs, result_jcs, bundle_revision, evaluation_duration_ms,
+                                 state_delta_jcs)
+    select s.session_id, s.seq, s.entry_id, s.step_id, s.step_type, s.request_hash, s.timestamp, s.provenance, c.value::text,
+           s.previous_hash, s.entry_hash, p.value::text, case when json_typeof(r.value) <> 'null' then r.value::text end,
+           s.revision, s.ms, case when json_typeof(d.value) <> 'null' then d.value::text end
+      from steps as s
+      join json_array_elements($9::json) with ordinality as c(value, ord) on c.ord = s.ord
+      join json_array_elements($12::json) with ordinality as p(value, ord) on p.ord = s.ord
+      join json_array_elements($13::json) with ordinality as r(value, ord) on r.ord = s.ord
+      join json_array_elements($16::json) with ordinality as d(value, ord) on d.ord = s.ord),
+  moved as (
+    update chain_heads as h set seq = s.seq, head_hash = s.entry_hash, updated_at = now()
+      from steps as s where h.session_id = s.session_id),
+  children as (
+    insert into sessions (id, tenant_id, agent_id, key_id, hello_jcs, intent_jcs, state_jcs, parent_session_id, created_at)
+    select c.id, c.tenant_id, c.agent_id, c.key_id, c.hello_jcs, c.intent_jcs, c.state_jcs, c.parent_session_id, coalesce(c.created_at, now())
+      from unnest($28::text[], $29::text[], $30::text[], $31::text[], $32::text[], $33::text[], $34::text[], $35::text[], $36::text[],
+                  $37::timestamptz[])
+             as c(step_session_id, id, tenant_id, agent_id, key_id, hello_jcs, intent_jcs, state_jcs, parent_session_id, created_at)
+      join steps as s on s.session_id = c.step_session_id
+    on conflict (id) do nothing),
+  session_rows as (
+    update sessions as s
+       set state_jcs = coalesce(v.state_jcs, s.state_jcs), state_seq = coalesce(v.state_seq, s.state_seq),
+           intent_jcs = coalesce(v.intent_jcs, s.intent_jcs), key_id = coalesce(v.key_id, s.key_id),
+           closed_at = coalesce(s.closed_at, v.closed_at)
+      from (select u.id, case when u.has_state then j.value::text end, case when u.has_state then u.seq end,
+                   u.intent_jcs, u.key_id, u.closed_at
+              from unnest($21::text[], $22::boolean[], $23::integer[], $24::text[], $25::text[], $26::timestamptz[])
+                     with ordinality as u(id, has_state, seq, intent_jcs, key_id, closed_at, ord)
+              join json_array_elements($27::json) with ordinality as j(value, ord) on j.ord = u.ord
+              join steps as st on st.session_id = u.id)
+           as v(id, state_jcs, state_seq, intent_jcs, key_id, closed_at)
+     where s.id = v.id)
+  select session_id, null as kind, null as value from steps
+  union all select session_id, kind, value from keys`;
+
+/** A step's expected head, as the head its entry is placed at. */
+function expectedHeadOf(p: PreparedStep): LockedHead {
+  return { seq: p.expected.seq, headHash: p.expected.headHash, pruned: false, changed: false };
+}
+
+/**
+ * Parameters of STEP_WRITES: the entries ($1…$16, in ENTRY_WRITES' order), each step's keys (one per kind) and their
+ * expiry, the time keys expire against, session rows, subagent rows.
+ */
+function stepWriteParams(batch: QueuedItem<PreparedStep, StepCommitOutcome>[], cols: EntryColumns): unknown[] {
+  const keyOf = (p: PreparedStep, kind: ReplayKeyKind) => p.keys.find((k) => k.kind === kind)?.value ?? null;
+  // Most steps store only their state's change (in the entry) and leave the session row alone.
+  const rowsOf = batch.filter(({ value: p }) => p.stateJcs ?? p.intentJcs ?? p.keyId ?? p.closedAt);
+  const children = batch.filter(({ value: p }) => p.child !== null);
+  const child = (item: QueuedItem<PreparedStep, StepCommitOutcome>) => item.value.child!;
+  return [cols.sessionId, cols.seq, cols.entryId, cols.stepId, cols.stepType, cols.requestHash, cols.timestamp, cols.provenance,
+    jsonTextsArray(cols.content), cols.previousHash, cols.entryHash, jsonTextsArray(cols.params), jsonTextsArray(cols.result), cols.revision,
+    cols.durationMs, jsonTextsArray(cols.stateDelta),
+    batch.map((item) => keyOf(item.value, 'request_id')), batch.map((item) => keyOf(item.value, 'nonce')),
+    batch.map((item) => item.value.keysExpireAt), new Date().toISOString(),
+    rowsOf.map((r) => r.key), rowsOf.map((r) => r.value.stateJcs !== null), rowsOf.map((r) => r.value.expected.seq + 1),
+    rowsOf.map((r) => r.value.intentJcs), rowsOf.map((r) => r.value.keyId), rowsOf.map((r) => r.value.closedAt),
+    jsonTextsArray(rowsOf.map((r) => r.value.stateJcs)),
+    children.map((r) => r.key), children.map((r) => child(r).id), children.map((r) => child(r).tenantId ?? null), children.map((r) => child(r).agentId),
+    children.map((r) => child(r).keyId ?? null), children.map((r) => child(r).helloJcs), children.map((r) => child(r).intentJcs),
+    children.map((r) => child(r).stateJcs), children.map((r) => child(r).parentSessionId ?? null),
+    children.map((r) => child(r).createdAt?.toISOString() ?? null)];
+}
+
 export class DrizzleGuardianStore implements DurableStore {
   readonly driver: 'pglite' | 'postgres';
   readonly #d: StoreDriver;
@@ -590,8 +690,9 @@ export class DrizzleGuardianStore implements DurableStore {
 
   /**
    * Group commit of whole steps: replay keys, entries with their decisions, head moves and session rows of the
-   * batch in one transaction (six statements at most, whatever the batch size). A step whose head moved or whose
-   * key is a live duplicate writes nothing; the others commit.
+   * batch in one transaction of two statements, whatever the batch size, sent in one round trip. A step whose head
+   * moved writes nothing; one whose key is a live duplicate writes no entry (the keys it brought fresh stay
+   * recorded, §10.3); the others commit.
    */
   async #commitSteps(batch: QueuedItem<PreparedStep, StepCommitOutcome>[]): Promise<(StepCommitOutcome | Error)[]> {
     try {
@@ -627,96 +728,32 @@ export class DrizzleGuardianStore implements DurableStore {
 
   async #commitStepsOnce(batch: QueuedItem<PreparedStep, StepCommitOutcome>[]): Promise<(StepCommitOutcome | Error)[]> {
     // The queue batches one step per session; sorted ids make every batch lock heads in the same order.
-    const order = batch.map((_, i) => i).sort((x, y) => (batch[x].key < batch[y].key ? -1 : batch[x].key > batch[y].key ? 1 : 0));
-    const keyed = batch.flatMap((item) => item.value.keys.map((k) => ({ item, k })));
+    const ids = batch.map((item) => item.key).sort();
+    // Each step can only land at the head it expects, so its entry (and hash) is known before the transaction.
+    const cols = new EntryColumns();
+    const placed = batch.map((item) => cols.add(item.key, expectedHeadOf(item.value), item.value.append, item.value));
+    const writes = stepWriteParams(batch, cols);
     return this.#retrying('commitStep', () => this.#d.transaction(async (query) => {
-      // One statement locks the heads (the upsert also creates a first entry's head) and inserts the keys of the
-      // steps whose expected head is the locked one; a stale or pruned step's keys are not burnt (its re-evaluated
-      // retry carries the same request_id). §10.3: a fresh key inserts, an expired one is taken over, a live one
-      // returns nothing.
-      const rows = await query(
-        `with heads as (
-           insert into chain_heads (session_id, seq, head_hash)
-             select id, -1, null from unnest($1::text[]) with ordinality as t(id, ord) order by ord
-           on conflict (session_id) do update set seq = chain_heads.seq
-           returning session_id, seq, head_hash, pruned_at),
-         keys as (
-           insert into replay_keys (session_id, kind, value, expires_at)
-             select k.session_id, k.kind, k.value, k.expires_at
-               from unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::integer[], $7::text[])
-                      as k(session_id, kind, value, expires_at, expected_seq, expected_hash)
-               join heads as h on h.session_id = k.session_id and h.pruned_at is null
-                              and h.seq = k.expected_seq and h.head_hash is not distinct from k.expected_hash
-           on conflict (session_id, kind, value) do update set expires_at = excluded.expires_at
-             where replay_keys.expires_at <= $8::timestamptz
-           returning session_id, kind, value)
-         select session_id, seq, head_hash, pruned_at, null as kind, null as value from heads
-         union all select session_id, null, null, null, kind, value from keys`,
-        [order.map((i) => batch[i].key),
-          keyed.map((x) => x.item.key), keyed.map((x) => x.k.kind), keyed.map((x) => x.k.value), keyed.map((x) => x.item.value.keysExpireAt),
-          keyed.map((x) => x.item.value.expected.seq), keyed.map((x) => x.item.value.expected.headHash), new Date().toISOString()],
-      );
-      const heads = new Map<string, LockedHead>();
+      const [heads, rows] = await Promise.all([lockChainHeads(query, ids), query(STEP_WRITES, writes, { last: true })]);
+      const committed = new Set<string>();
       const fresh = new Set<string>();
       for (const r of rows) {
-        if (r.kind === null) {
-          heads.set(String(r.session_id), { seq: Number(r.seq), headHash: r.head_hash === null ? null : String(r.head_hash), pruned: r.pruned_at !== null, changed: false });
-        } else fresh.add(`${String(r.session_id)}\u0000${String(r.kind)}\u0000${String(r.value)}`);
+        if (r.kind === null) committed.add(String(r.session_id));
+        else fresh.add(`${String(r.session_id)}\u0000${String(r.kind)}\u0000${String(r.value)}`);
       }
-      const cols = new EntryColumns();
-      const committed: { id: string; p: PreparedStep }[] = [];
-      const outcomes = batch.map((item): StepCommitOutcome | Error => {
+      return batch.map((item, i): StepCommitOutcome | Error => {
+        if (committed.has(item.key)) return { status: 'committed', appended: placed[i] };
         const head = heads.get(item.key);
+        const p = item.value;
         if (!head) return new StoreError('unavailable', `chain head for ${item.key} was not returned`);
         if (head.pruned) return new StoreError('conflict', `session ${item.key} was pruned; its chain is closed`);
-        const p = item.value;
         if (head.seq !== p.expected.seq || head.headHash !== p.expected.headHash) {
           return { status: 'stale_head', head: head.headHash === null ? null : { seq: head.seq, entryHash: head.headHash } };
         }
         const taken = p.keys.find((k) => !fresh.has(`${item.key}\u0000${k.kind}\u0000${k.value}`));
-        if (taken) return { status: 'replay', kind: taken.kind };
-        committed.push({ id: item.key, p });
-        return { status: 'committed', appended: cols.add(item.key, head, p.append, p) };
+        // Placed at its head with every key fresh, the statement would have written it.
+        return taken ? { status: 'replay', kind: taken.kind } : new StoreError('unavailable', `step for ${item.key} was not written`);
       });
-      // A subagent's session row (rare): before the last statement.
-      for (const { p } of committed) {
-        if (!p.child) continue;
-        const c = p.child;
-        await query(
-          `insert into sessions (id, tenant_id, agent_id, key_id, hello_jcs, intent_jcs, state_jcs, parent_session_id, created_at)
-           values ($1, $2, $3, $4, $5, $6, $7, $8, coalesce($9::timestamptz, now())) on conflict (id) do nothing`,
-          [c.id, c.tenantId ?? null, c.agentId, c.keyId ?? null, c.helloJcs, c.intentJcs, c.stateJcs, c.parentSessionId ?? null, c.createdAt?.toISOString() ?? null],
-        );
-      }
-      if (cols.length > 0) {
-        // Entries with their decisions, head moves and session rows: one statement, the last (COMMIT goes with it).
-        const rowsOf = committed.filter(({ p }) => p.stateJcs ?? p.intentJcs ?? p.keyId ?? p.closedAt);
-        // Most steps store only their state's change (in the entry) and leave the session row alone.
-        if (rowsOf.length === 0) await query(`with ${ENTRY_WRITES} select 1`, entryWriteParams(cols, heads), { last: true });
-        else {
-          await query(
-            `with ${ENTRY_WRITES},
-             session_rows as (
-               update sessions as s
-                  set state_jcs = coalesce(v.state_jcs, s.state_jcs), state_seq = coalesce(v.state_seq, s.state_seq),
-                      intent_jcs = coalesce(v.intent_jcs, s.intent_jcs), key_id = coalesce(v.key_id, s.key_id),
-                      closed_at = coalesce(s.closed_at, v.closed_at)
-                 from (select u.id, case when u.has_state then j.value::text end, case when u.has_state then u.seq end,
-                              u.intent_jcs, u.key_id, u.closed_at
-                         from unnest($20::text[], $21::boolean[], $22::integer[], $23::text[], $24::text[], $25::timestamptz[])
-                                with ordinality as u(id, has_state, seq, intent_jcs, key_id, closed_at, ord)
-                         join json_array_elements($26::json) with ordinality as j(value, ord) on j.ord = u.ord)
-                      as v(id, state_jcs, state_seq, intent_jcs, key_id, closed_at)
-                where s.id = v.id)
-             select 1`,
-            [...entryWriteParams(cols, heads),
-              rowsOf.map((r) => r.id), rowsOf.map((r) => r.p.stateJcs !== null), rowsOf.map((r) => r.p.expected.seq + 1), rowsOf.map((r) => r.p.intentJcs),
-              rowsOf.map((r) => r.p.keyId), rowsOf.map((r) => r.p.closedAt), jsonTextsArray(rowsOf.map((r) => r.p.stateJcs))],
-            { last: true },
-          );
-        }
-      }
-      return outcomes;
     }));
   }
 

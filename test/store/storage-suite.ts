@@ -329,6 +329,46 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
         await expectLinearChain(store, sessionId, 2);
       });
 
+      it('in one batch, a replayed step and a stale step write no entry, state or subagent row while their neighbours commit', async () => {
+        const [fine, replayed, stale, plain] = await Promise.all(Array.from({ length: 4 }, () => newSession(store, { state: { kept: true } })));
+        const firstOf = new Map<string, StepCommitOutcome>();
+        for (const id of [replayed, stale]) firstOf.set(id, await store.commitStep(id, step(id, 0, null)));
+        await store.commitStep(stale, step(stale, 1, headOf(firstOf.get(stale)!)));
+        const usedId = (await store.listContextEntries(replayed))[0].content.entry_id;
+        const childOf = (parent: string) => ({ id: randomUUID(), tenantId: null, agentId: 'sub', keyId: null, hello: {}, intent: null, state: null, parentSessionId: parent });
+        const children = [childOf(fine), childOf(replayed), childOf(stale)];
+        const freshKey = randomUUID();
+        const others = await Promise.all(Array.from({ length: 6 }, () => newSession(store)));
+        // The other sessions' steps take every transaction slot first, so the four meet in one queued batch.
+        const outcomes = await Promise.all([
+          ...others.map((id, i) => store.commitStep(id, step(id, i, null))),
+          store.commitStep(fine, step(fine, 10, null, { childSession: children[0], session: { state: { turns: 1 }, keyId: 'k-fine' } })),
+          store.commitStep(replayed, step(replayed, 11, headOf(firstOf.get(replayed)!), {
+            childSession: children[1], session: { state: { turns: 99 }, keyId: 'k-replayed' },
+            replayKeys: [{ kind: 'nonce', value: freshKey }, { kind: 'request_id', value: usedId }],
+          })),
+          store.commitStep(stale, step(stale, 12, headOf(firstOf.get(stale)!), { childSession: children[2], session: { state: { turns: 99 } } })),
+          store.commitStep(plain, step(plain, 13, null)),
+        ]);
+        const [a, b, c, d] = outcomes.slice(-4);
+        expect(a.status).toBe('committed');
+        expect(b).toEqual({ status: 'replay', kind: 'request_id' });
+        expect(c).toMatchObject({ status: 'stale_head', head: { seq: 1 } });
+        expect(d.status).toBe('committed');
+        // The committed two went in one transaction with the refused two.
+        const xmins = await store.query(`select distinct xmin::text from context_entries where session_id = any($1::text[])`, [[fine, plain]]);
+        expect(xmins).toHaveLength(1);
+        await expectLinearChain(store, fine, 1);
+        await expectLinearChain(store, replayed, 1);
+        await expectLinearChain(store, stale, 2);
+        expect(await store.getSession(fine)).toMatchObject({ keyId: 'k-fine', state: { turns: 1 } });
+        expect(await store.getSession(replayed)).toMatchObject({ keyId: 'k1', state: { turns: 1 } });
+        expect((await store.getSession(stale))?.state).toEqual({ turns: 2 });
+        expect(await store.getSession(children[0].id)).toMatchObject({ parentSessionId: fine });
+        expect(await store.getSession(children[1].id)).toBeNull();
+        expect(await store.getSession(children[2].id)).toBeNull();
+      });
+
       it('seals a session and opens a subagent session in the same commit; a sealed chain gets a signed head', async () => {
         const sessionId = await newSession(store);
         const childId = randomUUID();
