@@ -4,12 +4,13 @@ import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 
 /**
- * RFC 8785 JSON Canonicalization Scheme text. Plain JSON data (what JSON.parse gives and what the pipeline builds)
- * is written by `jcsOfJson`; anything else — toJSON, lone surrogates, non-finite numbers, cycles, non-JSON types,
+ * RFC 8785 JSON Canonicalization Scheme text. Plain JSON data already in canonical member order (what a JCS-speaking
+ * client sends, parsed) is written by the native JSON.stringify; other plain JSON data by `jcsOfJson`; anything else — toJSON, lone surrogates, non-finite numbers, cycles, non-JSON types,
  * very deep values — by the `canonicalize` package, which also words the refusals. Throws on values JCS cannot
  * represent.
  */
 export function canonicalJson(value: unknown): string {
+  if (inCanonicalOrder(value, 0)) return JSON.stringify(value);
   const text = jcsOfJson(value, 0);
   if (text !== undefined) return text;
   let slow: string | undefined;
@@ -21,6 +22,40 @@ export function canonicalJson(value: unknown): string {
   }
   if (slow === undefined) throw new TypeError('value cannot be canonicalized (RFC 8785)');
   return slow;
+}
+
+/**
+ * True when JSON.stringify(value) is its JCS text: only JSON values (finite numbers, well-formed strings, no holes,
+ * no toJSON), and every object's members already in RFC 8785 §3.2.3 order, in the order JSON.stringify writes them
+ * (Object.keys order, which puts integer-like keys first). A check without building strings: half the cost of
+ * jcsOfJson on a parsed ACS envelope.
+ */
+function inCanonicalOrder(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case 'string':
+      return isWellFormed(value);
+    case 'number':
+      return Number.isFinite(value);
+    case 'boolean':
+      return true;
+    case 'object': {
+      if (value === null) return true;
+      if (depth >= JCS_FAST_DEPTH || typeof (value as { toJSON?: unknown }).toJSON === 'function') return false;
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) if (!(i in value) || !inCanonicalOrder(value[i], depth + 1)) return false;
+        return true;
+      }
+      let previous: string | undefined;
+      for (const key of Object.keys(value)) {
+        if ((previous !== undefined && !(previous < key)) || !isWellFormed(key)) return false;
+        if (!inCanonicalOrder((value as Record<string, unknown>)[key], depth + 1)) return false;
+        previous = key;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
 }
 
 // Past this depth the `canonicalize` package takes over: it detects cycles, this walk does not.

@@ -235,7 +235,8 @@ export function createSignatureRegistry(config: SignatureRegistryConfig = {}): S
   const sign = async (algorithm: SignatureAlgorithm, input: Uint8Array | string, options: SignOptions): Promise<EnvelopeSignature> => {
     const entry = resolveSigningKey(algorithm, options?.keyId);
     const raw = await signRaw(entry, input, options?.sessionId);
-    return { algorithm, value: encodeBase64(raw), key_id: entry.keyId };
+    // Members in JCS order: the signed answer that carries this object is canonicalised without re-sorting it.
+    return { algorithm, key_id: entry.keyId, value: encodeBase64(raw) };
   };
 
   return {

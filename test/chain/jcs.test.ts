@@ -56,6 +56,33 @@ describe('canonicalJson (RFC 8785)', () => {
     expect(canonicalJson(deep)).toBe(reference(deep));
   });
 
+  it('writes values whose members are already in canonical order (what a JCS client sends) as the package does', () => {
+    // Rebuilt with every object's members inserted in §3.2.3 order, odd values and refusals included.
+    const inOrder = (v: unknown): unknown => {
+      if (Array.isArray(v)) return v.map((item, i) => (i in v ? inOrder(item) : item));
+      if (v === null || typeof v !== 'object' || v instanceof Date) return v;
+      const out: Record<string, unknown> = {};
+      for (const key of Object.keys(v).sort()) out[key] = inOrder((v as Record<string, unknown>)[key]);
+      return out;
+    };
+    const odd = fc.oneof(fc.constant(undefined), fc.constant(Symbol('s')), fc.date({ noInvalidDate: true }), fc.constant(NaN), fc.constant('\ud800'));
+    const value = fc.letrec((tie) => ({
+      value: fc.oneof({ depthSize: 'small' },
+        fc.constant(null), fc.boolean(), fc.double(), fc.integer(), text, odd,
+        fc.array(tie('value'), { maxLength: 5 }),
+        fc.sparseArray(tie('value'), { maxLength: 5 }),
+        fc.dictionary(fc.oneof(text, fc.nat().map(String)), tie('value'), { maxKeys: 8 })),
+    })).value;
+    fc.assert(fc.property(value, (raw) => {
+      const v = inOrder(raw);
+      const want = reference(v);
+      if (want instanceof Error) expect(() => canonicalJson(v)).toThrow(TypeError);
+      else expect(canonicalJson(v)).toBe(want);
+    }), { numRuns: 5000 });
+    const envelope = JSON.parse(canonicalJson({ jsonrpc: '2.0', id: 'r-1', method: 'steps/toolCallRequest', params: { b: [1, { y: 2, x: 'é' }], a: -0, '10': 1, '9': 2 } }));
+    expect(canonicalJson(envelope)).toBe(canonicalize(envelope));
+  });
+
   it('refuses non-finite numbers, lone surrogates, circular values and non-JSON types', () => {
     const circular: Record<string, unknown> = { a: 1 };
     circular.self = { deeper: circular };

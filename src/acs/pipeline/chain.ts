@@ -30,11 +30,12 @@ export function checkChainHint(request: AcsRequest, head: { entryHash: string } 
 export function stepEntry(request: AcsRequest, paramsJcs: string = canonicalJson(request.params)): NewContextEntry & { contentJcs: string } {
   const { params } = request;
   // request_hash = SHA-256(JCS(params)) (§8.2); the same JCS text is what the store keeps.
+  // Members in JCS order (RFC 8785 §3.2.3), so canonicalJson writes them natively.
   const content = {
     entry_id: params.request_id,
+    request_hash: sha256Hex(paramsJcs),
     step_id: params.request_id,
     step_type: request.method,
-    request_hash: sha256Hex(paramsJcs),
     timestamp: params.timestamp,
   };
   return { content, params: params as unknown as Json, paramsJcs, contentJcs: canonicalJson(content) };

@@ -60,7 +60,7 @@ export function cryptoEnvelopeSignatures(registry: CryptoSignatureRegistry, fixe
         return await registry.sign(algorithm, input, { sessionId: ctx.sessionId, keyId: ctx.keyId });
       } catch {
         const sig = await registry.sign(algorithm, input, { sessionId: ctx.sessionId });
-        return algorithm === 'HMAC-SHA256' ? { ...sig, key_id: ctx.keyId } : sig;
+        return algorithm === 'HMAC-SHA256' ? { algorithm: sig.algorithm, key_id: ctx.keyId, value: sig.value } : sig;
       }
     },
   };
@@ -79,7 +79,7 @@ export function hmacEnvelopeSignatures(ikm: Uint8Array): EnvelopeSignatures {
     },
     async sign(input, ctx) {
       const bytes = await hmac.sign(input, ctx);
-      return { algorithm: 'HMAC-SHA256', value: Buffer.from(bytes).toString('base64'), key_id: ctx.keyId };
+      return { algorithm: 'HMAC-SHA256', key_id: ctx.keyId, value: Buffer.from(bytes).toString('base64') };
     },
   };
 }

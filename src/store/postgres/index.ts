@@ -70,11 +70,12 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
   return {
     name: 'postgres',
     db,
-    // Group-commit transactions in flight at once. Two: one commits (fsync) while the next is built and sent.
-    // More only split the same steps into more, smaller transactions, and Postgres' CPU per step is mostly per
-    // transaction: bench/server.ts external phase, 64 sessions, postgres processes' CPU per decision at 16 / 64
-    // clients was 0.53-0.55 / 0.37-0.38 ms with four in flight, 0.39-0.40 / 0.32-0.34 with two (load 2.3-2.8).
-    appendConcurrency: Math.max(1, Math.min(2, (options.poolSize ?? 10) - 2)),
+    // Group-commit transactions in flight at once: one. A step batch is one round trip, and while it commits the
+    // next batch gathers on the event loop; a second transaction in flight only halves the batches, and Postgres'
+    // CPU per step is mostly per transaction. bench/server.ts external phase, 64 sessions and clients, alternating
+    // (load 1.4-2.4): 2196-2324 decisions/s with one, 2005-2150 with two; postgres processes 0.124-0.134 ms of
+    // CPU per decision against 0.149-0.167.
+    appendConcurrency: 1,
     async transaction(work) {
       const client = await pool.connect();
       const socket = socketOf(client);
@@ -83,26 +84,33 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
       let ended = false;
       try {
         // Pipelined (the pool's connections run in pipeline mode): BEGIN goes out with the first statement and
-        // COMMIT with the one marked last, in one socket write, so a two-statement transaction is two round trips
-        // and two writes, not four. Each message keeps its own Sync: a failed statement leaves the transaction
-        // aborted, and a COMMIT sent behind it rolls back.
-        const result = await work(async (sqlText, params = [], options) => {
-          if (ended) throw new Error('statement after the last one of a transaction');
-          const sent: Promise<unknown>[] = [];
-          socket?.cork();
-          try {
-            if (!begun) sent.push(client.query('begin'));
-            sent.push(client.query({ name: statementName(sqlText), text: sqlText, values: params }));
-            if (options?.last) sent.push(client.query('commit'));
-          } finally {
-            socket?.uncork();
-          }
-          const statement = begun ? 0 : 1;
-          begun = true;
-          ended = options?.last === true;
-          const results = await Promise.all(sent);
-          return (results[statement] as pg.QueryResult).rows as Record<string, unknown>[];
-        });
+        // COMMIT with the one marked last. What `work` sends before its first await leaves in one socket write: a
+        // step batch's two statements and COMMIT are one write and one round trip. Each message keeps its own
+        // Sync: a failed statement leaves the transaction aborted, and a COMMIT sent behind it rolls back.
+        let pending: ReturnType<typeof work>;
+        socket?.cork();
+        try {
+          pending = work(async (sqlText, params = [], options) => {
+            if (ended) throw new Error('statement after the last one of a transaction');
+            const sent: Promise<unknown>[] = [];
+            socket?.cork();
+            try {
+              if (!begun) sent.push(client.query('begin'));
+              sent.push(client.query({ name: statementName(sqlText), text: sqlText, values: params }));
+              if (options?.last) sent.push(client.query('commit'));
+            } finally {
+              socket?.uncork();
+            }
+            const statement = begun ? 0 : 1;
+            begun = true;
+            ended = options?.last === true;
+            const results = await Promise.all(sent);
+            return (results[statement] as pg.QueryResult).rows as Record<string, unknown>[];
+          });
+        } finally {
+          socket?.uncork();
+        }
+        const result = await pending;
         if (begun && !ended) await client.query('commit');
         return result;
       } catch (err) {
