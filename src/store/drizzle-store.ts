@@ -228,15 +228,18 @@ function stateDeltaTextOf(base: Json, next: Json): string | null {
   return patch === undefined ? null : stateTextOf(patch);
 }
 
+function isValidDate(d: unknown): d is Date {
+  return d instanceof Date && !Number.isNaN(d.getTime());
+}
+
 function prepareStep(step: StepCommit, checkpointEvery: number): PreparedStep {
   for (const k of step.replayKeys) {
     if (k.kind !== 'request_id' && k.kind !== 'nonce') throw new StoreError('invalid_input', `unknown replay key kind ${String(k.kind)}`);
     requireId(k.value, k.kind);
   }
   if (new Set(step.replayKeys.map((k) => k.kind)).size !== step.replayKeys.length) throw new StoreError('invalid_input', 'one replay key per kind');
-  const validDate = (d: unknown): d is Date => d instanceof Date && !Number.isNaN(d.getTime());
-  if (!validDate(step.replayKeysExpireAt)) throw new StoreError('invalid_input', 'replayKeysExpireAt must be a valid Date');
-  if (step.session.closedAt !== undefined && !validDate(step.session.closedAt)) throw new StoreError('invalid_input', 'closedAt must be a valid Date');
+  if (!isValidDate(step.replayKeysExpireAt)) throw new StoreError('invalid_input', 'replayKeysExpireAt must be a valid Date');
+  if (step.session.closedAt !== undefined && !isValidDate(step.session.closedAt)) throw new StoreError('invalid_input', 'closedAt must be a valid Date');
   if (!Number.isFinite(step.decision.evaluationDurationMs)) throw new StoreError('invalid_input', 'evaluationDurationMs must be a finite number');
   const head = step.expectedHead;
   if (head !== null && (!Number.isInteger(head.seq) || head.seq < 0 || !HEX64.test(head.entryHash))) {
