@@ -335,25 +335,38 @@ function entryWriteParams(cols: EntryColumns, heads: Map<string, LockedHead>): u
     moved.map(([id]) => id), moved.map(([, h]) => h.seq), moved.map(([, h]) => h.headHash)];
 }
 
+/** A batch's entry columns (entryWriteParams' $1…$16 but the JSON texts), one row per entry, `ord` its place. */
+const ENTRY_ROWS = `
+  unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+         $10::text[], $11::text[], $14::text[], $15::double precision[]) with ordinality
+    as u(session_id, seq, entry_id, step_id, step_type, request_hash, timestamp, provenance, previous_hash, entry_hash, revision, ms, ord)`;
+
+/**
+ * Inserts the entries of `source` (rows with ENTRY_ROWS' columns), each with its JSON texts (content, params,
+ * result, state change: $9, $12, $13, $16) picked by `ord`.
+ */
+function entriesInsertFrom(source: string): string {
+  return `
+    insert into context_entries (session_id, seq, entry_id, step_id, step_type, request_hash, timestamp, provenance_summary_jcs,
+                                 content_jcs, previous_hash, entry_hash, params_jcs, result_jcs, bundle_revision, evaluation_duration_ms,
+                                 state_delta_jcs)
+    select s.session_id, s.seq, s.entry_id, s.step_id, s.step_type, s.request_hash, s.timestamp, s.provenance, c.value::text,
+           s.previous_hash, s.entry_hash, p.value::text, case when json_typeof(r.value) <> 'null' then r.value::text end,
+           s.revision, s.ms, case when json_typeof(d.value) <> 'null' then d.value::text end
+      from ${source} as s
+      join json_array_elements($9::json) with ordinality as c(value, ord) on c.ord = s.ord
+      join json_array_elements($12::json) with ordinality as p(value, ord) on p.ord = s.ord
+      join json_array_elements($13::json) with ordinality as r(value, ord) on r.ord = s.ord
+      join json_array_elements($16::json) with ordinality as d(value, ord) on d.ord = s.ord`;
+}
+
 /**
  * A batch's entries and the moves of the heads they were appended at, as WITH clauses of one statement (one
  * round trip; a statement is atomic, and the transaction holds the head locks). Parameters: entryWriteParams.
  */
 const ENTRY_WRITES = `
-  entries as (
-    insert into context_entries (session_id, seq, entry_id, step_id, step_type, request_hash, timestamp, provenance_summary_jcs,
-                                 content_jcs, previous_hash, entry_hash, params_jcs, result_jcs, bundle_revision, evaluation_duration_ms,
-                                 state_delta_jcs)
-    select u.session_id, u.seq, u.entry_id, u.step_id, u.step_type, u.request_hash, u.timestamp, u.provenance, c.value::text,
-           u.previous_hash, u.entry_hash, p.value::text, case when json_typeof(r.value) <> 'null' then r.value::text end,
-           u.revision, u.ms, case when json_typeof(d.value) <> 'null' then d.value::text end
-      from unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-                  $10::text[], $11::text[], $14::text[], $15::double precision[]) with ordinality
-             as u(session_id, seq, entry_id, step_id, step_type, request_hash, timestamp, provenance, previous_hash, entry_hash, revision, ms, ord)
-      join json_array_elements($9::json) with ordinality as c(value, ord) on c.ord = u.ord
-      join json_array_elements($12::json) with ordinality as p(value, ord) on p.ord = u.ord
-      join json_array_elements($13::json) with ordinality as r(value, ord) on r.ord = u.ord
-      join json_array_elements($16::json) with ordinality as d(value, ord) on d.ord = u.ord),
+  placed as (select * from ${ENTRY_ROWS}),
+  entries as (${entriesInsertFrom('placed')}),
   moved as (
     update chain_heads as h set seq = v.seq, head_hash = v.head_hash, updated_at = now()
       from unnest($17::text[], $18::integer[], $19::text[]) as v(session_id, seq, head_hash)
@@ -376,13 +389,9 @@ async function writeEntries(query: RawQuery, cols: EntryColumns, heads: Map<stri
  */
 const STEP_WRITES = `
   with placed as materialized (
-    select u.session_id, u.seq, u.entry_id, u.step_id, u.step_type, u.request_hash, u.timestamp, u.provenance,
-           u.previous_hash, u.entry_hash, u.revision, u.ms, u.request_id, u.nonce, u.keys_expire_at, u.ord
-      from unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-                  $10::text[], $11::text[], $14::text[], $15::double precision[], $17::text[], $18::text[], $19::timestamptz[])
-             with ordinality
-             as u(session_id, seq, entry_id, step_id, step_type, request_hash, timestamp, provenance, previous_hash, entry_hash, revision, ms,
-                  request_id, nonce, keys_expire_at, ord)
+    select u.*, k.request_id, k.nonce, k.keys_expire_at
+      from ${ENTRY_ROWS}
+      join unnest($17::text[], $18::text[], $19::timestamptz[]) with ordinality as k(request_id, nonce, keys_expire_at, ord) on k.ord = u.ord
       join chain_heads as h on h.session_id = u.session_id and h.pruned_at is null
                            and h.seq = u.seq - 1 and h.head_hash is not distinct from u.previous_hash),
   keys as (
@@ -397,18 +406,7 @@ const STEP_WRITES = `
     select p.* from placed as p
      where (select count(*) from keys where keys.session_id = p.session_id)
            = (p.request_id is not null)::integer + (p.nonce is not null)::integer),
-  entries as (
-    insert into context_entries (session_id, seq, entry_id, step_id, step_type, request_hash, timestamp, provenance_summary_jcs,
-                                 content_jcs, previous_hash, entry_hash, params_jcs, result_jcs, bundle_revision, evaluation_duration_ms,
-                                 state_delta_jcs)
-    select s.session_id, s.seq, s.entry_id, s.step_id, s.step_type, s.request_hash, s.timestamp, s.provenance, c.value::text,
-           s.previous_hash, s.entry_hash, p.value::text, case when json_typeof(r.value) <> 'null' then r.value::text end,
-           s.revision, s.ms, case when json_typeof(d.value) <> 'null' then d.value::text end
-      from steps as s
-      join json_array_elements($9::json) with ordinality as c(value, ord) on c.ord = s.ord
-      join json_array_elements($12::json) with ordinality as p(value, ord) on p.ord = s.ord
-      join json_array_elements($13::json) with ordinality as r(value, ord) on r.ord = s.ord
-      join json_array_elements($16::json) with ordinality as d(value, ord) on d.ord = s.ord),
+  entries as (${entriesInsertFrom('steps')}),
   moved as (
     update chain_heads as h set seq = s.seq, head_hash = s.entry_hash, updated_at = now()
       from steps as s where h.session_id = s.session_id),
