@@ -404,8 +404,8 @@ const STEP_WRITES = `
     returning session_id, kind, value),
   steps as materialized (
     select p.* from placed as p
-     where (select count(*) from keys where keys.session_id = p.session_id)
-           = (p.request_id is not null)::integer + (p.nonce is not null)::integer),
+      left join (select session_id, count(*) as n from keys group by session_id) as w on w.session_id = p.session_id
+     where coalesce(w.n, 0) = (p.request_id is not null)::integer + (p.nonce is not null)::integer),
   entries as (${entriesInsertFrom('steps')}),
   moved as (
     update chain_heads as h set seq = s.seq, head_hash = s.entry_hash, updated_at = now()
