@@ -96,7 +96,8 @@ export interface GuardianRuntime {
   /** Bundle lifecycle (registry, activation, fleet sync, admin app to mount at /admin); absent with a provided engine. */
   lifecycle?: LifecycleRuntime;
   ready(): Promise<boolean>;
-  close(): Promise<void>;
+  /** Stops the lifecycle, lets pending commits and checkpoints finish, closes the store and keys; `progress` hears each stage. */
+  close(progress?: (stage: string) => void): Promise<void>;
 }
 
 export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}): Promise<GuardianRuntime> {
@@ -173,9 +174,16 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
       await store.getChainHead('00000000-0000-0000-0000-000000000000');
       return true;
     },
-    async close() {
-      await lifecycle?.close();
-      if (ownsStore) await store.close();
+    async close(progress) {
+      if (lifecycle) {
+        progress?.('stopping the policy lifecycle');
+        await lifecycle.close();
+      }
+      if (ownsStore) {
+        progress?.('finishing pending commits and checkpoints, closing the store');
+        await store.close();
+      }
+      progress?.('closing the key registry');
       await registry.close();
     },
   };

@@ -58,4 +58,18 @@ describe('guardian serve (HTTP, child process)', () => {
     expect(health.status).toBe(200);
     expect((await fetch(url.replace('/acs', '/readyz'))).status).toBe(200);
   });
+
+  it('on SIGTERM names each shutdown stage as it starts, then stops with exit code 0', async () => {
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    const stages = stderr.split('\n').filter((l) => l.startsWith('guardian: SIGTERM: ') || l === 'guardian: stopped');
+    expect(stages).toEqual([
+      'guardian: SIGTERM: closing the HTTP listener',
+      'guardian: SIGTERM: stopping the policy lifecycle',
+      'guardian: SIGTERM: finishing pending commits and checkpoints, closing the store',
+      'guardian: SIGTERM: closing the key registry',
+      'guardian: stopped',
+    ]);
+  });
 });

@@ -58,12 +58,14 @@ export function registerServeCommand(program: Command): void {
         throw new CliError(`cannot listen on ${flags.host}:${port}: ${err instanceof Error ? err.message : String(err)}`, ExitCode.Unavailable);
       }
       process.stdout.write(`guardian: listening on ${server.url}\n`);
-      await new Promise<void>((resolveStop) => {
-        const stop = (): void => resolveStop();
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
+      const signal = await new Promise<NodeJS.Signals>((resolveStop) => {
+        process.once('SIGINT', resolveStop);
+        process.once('SIGTERM', resolveStop);
       });
+      // Each stage is named as it starts, so a shutdown that stalls says where.
+      say(`guardian: ${signal}: closing the HTTP listener`);
       await server.close();
-      await runtime.close();
+      await runtime.close((stage) => say(`guardian: ${signal}: ${stage}`));
+      say('guardian: stopped');
     });
 }
