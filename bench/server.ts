@@ -314,6 +314,7 @@ async function postgresCpuMs(): Promise<number> {
 /**
  * BENCH_PROFILE_DIR: a V8 CPU profile of this process over exactly the measured window of each external run
  * (`<dir>/<run>-<clients>.cpuprofile`), without the start-up, handshakes and warm-up a --cpu-prof would include.
+ * With BENCH_HEAP=1, a sampling heap profile of the same window instead (`.heapprofile`, freed allocations kept).
  */
 async function profileWindow(): Promise<(name: string) => Promise<void>> {
   const dir = process.env.BENCH_PROFILE_DIR;
@@ -321,12 +322,19 @@ async function profileWindow(): Promise<(name: string) => Promise<void>> {
   const session = new Session();
   session.connect();
   const post = (method: string): Promise<unknown> => new Promise((resolve, reject) => session.post(method, (err, res) => (err ? reject(err) : resolve(res))));
-  await post('Profiler.enable');
-  await post('Profiler.start');
+  const heap = process.env.BENCH_HEAP === '1';
+  if (heap) {
+    // Every sampled allocation, also those a scavenge or a full collection has freed since: the garbage per decision.
+    await new Promise<void>((resolve, reject) => session.post('HeapProfiler.startSampling',
+      { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never, (err) => (err ? reject(err) : resolve())));
+  } else {
+    await post('Profiler.enable');
+    await post('Profiler.start');
+  }
   return async (name) => {
-    const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+    const { profile } = (await post(heap ? 'HeapProfiler.stopSampling' : 'Profiler.stop')) as { profile: unknown };
     session.disconnect();
-    await writeFile(`${dir}/${name}.cpuprofile`, JSON.stringify(profile));
+    await writeFile(`${dir}/${name}.${heap ? 'heapprofile' : 'cpuprofile'}`, JSON.stringify(profile));
   };
 }
 

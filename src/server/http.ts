@@ -4,6 +4,7 @@
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { AddressInfo } from 'node:net';
+import { setImmediate as afterPollPhase } from 'node:timers/promises';
 import { AcsError, AcsErrorCode } from '../acs/errors.ts';
 import type { Guardian } from '../acs/pipeline/index.ts';
 import { errorEnvelope } from '../acs/pipeline/respond.ts';
@@ -37,6 +38,10 @@ export function createHttpApp(guardian: Guardian, options: HttpAppOptions = {}):
       const err = new AcsError(AcsErrorCode.InvalidRequest, 'body_too_large', `messages larger than ${limit} bytes are refused`);
       return json(await errorEnvelope(guardian.config, null, err, null));
     }
+    // The pipeline runs in the event loop's check phase, not inside the read callback that delivered the body: the
+    // poll phase first takes in every socket that is ready (other requests, the store's commit answers), then the
+    // requests' pipelines run back to back. docs/performance.md "Pipelines after the poll phase".
+    await afterPollPhase();
     return json(await guardian.handle(body, 'http'));
   });
   app.get('/healthz', () => json({ status: 'ok' }));
