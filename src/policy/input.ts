@@ -4,7 +4,7 @@
 // projected, so the input stays small however long the session runs (input is serialised per evaluation).
 import type { Json } from '../store/types.ts';
 import { POLICY_PARAMS_JSON, type PolicyInput } from './types.ts';
-import { lineageOf, provenanceRecord, referencedProvenanceIds, setOwn, timestampMs, type SessionState, type Trust } from './session-state.ts';
+import { lineageOf, provenanceRecord, referencedProvenanceIds, setOwn, timestampMs, toolCallColumns, type SessionState, type Trust } from './session-state.ts';
 
 export interface ClientCapabilities {
   /** §6.5: false ⇒ the Guardian must not answer MODIFY. */
@@ -102,37 +102,25 @@ function windowCount(tools: readonly string[], counts: readonly number[], order:
 }
 
 /**
- * Tool calls in the minute and the hour ending at `nowMs`: both windows in one pass over the bounded history,
- * tallied per distinct tool name by position (a session uses a handful of tools; a hash per call cost 4×).
+ * Tool calls in the minute and the hour ending at `nowMs`: both windows in one pass over the history's columns,
+ * tallied per tool by its position in the columns' names. Each window lists its tools in order of first call.
  */
 function windowCounts(state: SessionState, nowMs: number): { minute: WindowCount; hour: WindowCount } {
-  const tools: string[] = [];
-  const minute: number[] = [];
-  const hour: number[] = [];
+  const { names, nameAt, atMs } = toolCallColumns(state.recent_tool_calls);
+  const minute = new Array<number>(names.length).fill(0);
+  const hour = new Array<number>(names.length).fill(0);
   const minuteOrder: number[] = [];
-  const calls = state.recent_tool_calls;
+  const hourOrder: number[] = [];
   const hourFloor = nowMs - 3_600_000;
   const minuteFloor = nowMs - 60_000;
-  // Consecutive calls often name the same tool: remember the last one's position.
-  let lastTool: string | undefined;
-  let lastK = -1;
-  for (let i = 0; i < calls.length; i++) {
-    const call = calls[i];
-    const atMs = call[1];
-    if (atMs > nowMs || atMs <= hourFloor) continue;
-    const tool = call[0];
-    let k = tool === lastTool ? lastK : tools.indexOf(tool);
-    if (k < 0) {
-      k = tools.push(tool) - 1;
-      minute.push(0);
-      hour.push(0);
-    }
-    lastTool = tool;
-    lastK = k;
-    hour[k] += 1;
-    if (atMs > minuteFloor && minute[k]++ === 0) minuteOrder.push(k);
+  for (let i = 0; i < atMs.length; i++) {
+    const at = atMs[i];
+    if (at > nowMs || at <= hourFloor) continue;
+    const k = nameAt[i];
+    if (hour[k]++ === 0) hourOrder.push(k);
+    if (at > minuteFloor && minute[k]++ === 0) minuteOrder.push(k);
   }
-  return { minute: windowCount(tools, minute, minuteOrder), hour: windowCount(tools, hour, tools.map((_, k) => k)) };
+  return { minute: windowCount(names, minute, minuteOrder), hour: windowCount(names, hour, hourOrder) };
 }
 
 /** The members of the state's counters, in the order the state writes them (initialSessionState). */

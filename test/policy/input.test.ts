@@ -12,7 +12,7 @@ import {
   recordDecision,
   type SessionState,
 } from '../../src/policy/index.ts';
-import { isSessionState, provenanceRecords, upgradeSessionState } from '../../src/policy/session-state.ts';
+import { isSessionState, provenanceRecords, toolCallColumns, upgradeSessionState } from '../../src/policy/session-state.ts';
 
 const SESSION = '5b0e3c1a-1111-4222-8333-444455556666';
 let n = 0;
@@ -350,6 +350,33 @@ describe('session state representation', () => {
     expect(records.r199.lineage_depth).toBe(49);
     expect(Object.keys(s.provenance.recent_records ?? {}).length).toBeLessThan(64);
     expect(Object.keys(s.provenance.records).length).toBeGreaterThan(64);
+  });
+
+  it('counts the same windows over a history carried from step to step as over the same history read back', () => {
+    const client = { modify_capable: true, ask_capable: true };
+    const facts = { now: 'x', policy_version: 'r' };
+    const baseMs = Date.parse('2026-03-01T10:00:00Z');
+    // More tool names than the shortest histories hold, so names gone from the window pile up and get dropped.
+    const call = fc.tuple(fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', '', '__proto__'), fc.integer({ min: -7_200, max: 7_200 }));
+    const windowsOf = (state: SessionState, p: Json): string => {
+      const counters = (buildPolicyInput('steps/toolCallRequest', p, state, client, facts).session as Record<string, Record<string, Json>>).counters;
+      return JSON.stringify([counters.tool_calls_last_minute, counters.tool_calls_last_minute_by_tool, counters.tool_calls_last_hour, counters.tool_calls_last_hour_by_tool]);
+    };
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 8 }), fc.array(call, { minLength: 1, maxLength: 40 }), (keep, calls) => {
+        let state = initialSessionState({ session_id: SESSION, agent_id: 'agent-1' });
+        for (const [tool, dt] of calls) {
+          const p = params({ tool: { name: tool }, arguments: {} }, { timestamp: new Date(baseMs + dt * 1000).toISOString() });
+          state = advanceSessionState(state, 'steps/toolCallRequest', p, { recentToolCalls: keep });
+          const stored = JSON.parse(JSON.stringify(state)) as SessionState;
+          expect(state.recent_tool_calls).toEqual(stored.recent_tool_calls);
+          expect(windowsOf(state, p)).toBe(windowsOf(stored, p));
+          // Names of tools gone from the window do not pile up without bound.
+          expect(toolCallColumns(state.recent_tool_calls).names.length).toBeLessThanOrEqual(2 * state.recent_tool_calls.length + 1);
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('shares what a step does not change with the state it came from (copy on write)', () => {

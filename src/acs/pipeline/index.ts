@@ -151,7 +151,7 @@ export function createGuardian(options: GuardianOptions): Guardian {
     }
 
     const permitted = routed.kind === 'step' ? routed.spec.permitted : MCP_PERMITTED;
-    const prior = sessionState(admitted);
+    const prior = sessionState(admitted, cached !== undefined);
     // The entry first: its params JCS (hashed for request_hash) is also the policy input's params text.
     const entry = stepEntry(request, auth.paramsJcs);
     const evaluated = await evaluateStep(config, request, prior, permitted, routed.kind === 'mcp', entry.paramsJcs);

@@ -18,9 +18,13 @@ export function negotiatedHello(session: SessionRecord): NegotiatedHello {
   return session.hello as unknown as NegotiatedHello;
 }
 
-/** The policy session state (src/policy/session-state.ts) held in SessionRecord.state; created on first use. */
-export function sessionState(session: SessionRecord): SessionState {
-  if (isSessionState(session.state)) return upgradeSessionState(session.state);
+/**
+ * The policy session state (src/policy/session-state.ts) held in SessionRecord.state; created on first use.
+ * `cached`: the record is the session cache's, whose state this process wrote in the current form; the upgrade
+ * check of a stored state reads the whole tool-call history.
+ */
+export function sessionState(session: SessionRecord, cached = false): SessionState {
+  if (isSessionState(session.state)) return cached ? session.state : upgradeSessionState(session.state);
   return initialSessionState({ session_id: session.id, agent_id: session.agentId, parent_session_id: session.parentSessionId, intent: session.intent });
 }
 
