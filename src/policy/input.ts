@@ -106,14 +106,14 @@ function windowCount(tools: readonly string[], counts: readonly number[], order:
  * tallied per tool by its position in the columns' names. Each window lists its tools in order of first call.
  */
 function windowCounts(state: SessionState, nowMs: number): { minute: WindowCount; hour: WindowCount } {
-  const { names, nameAt, atMs } = toolCallColumns(state.recent_tool_calls);
+  const { names, nameAt, atMs, start, end } = toolCallColumns(state.recent_tool_calls);
   const minute = new Array<number>(names.length).fill(0);
   const hour = new Array<number>(names.length).fill(0);
   const minuteOrder: number[] = [];
   const hourOrder: number[] = [];
   const hourFloor = nowMs - 3_600_000;
   const minuteFloor = nowMs - 60_000;
-  for (let i = 0; i < atMs.length; i++) {
+  for (let i = start; i < end; i++) {
     const at = atMs[i];
     if (at > nowMs || at <= hourFloor) continue;
     const k = nameAt[i];

@@ -322,14 +322,17 @@ function appendBounded<T>(list: readonly T[], item: T, keep: number): T[] {
 /**
  * A tool-call history as columns: the index of each call's tool in `names`, and each call's time. Every evaluation
  * counts the minute and hour windows over the whole history (policy/input.ts); walking 200 `[tool, at_ms]` pairs
- * scattered over the heap cost 2 % of a durable decision's main-thread time, and each step's history differs from
- * the last one's by a shift and a push.
+ * scattered over the heap cost 2 % of a durable decision's main-thread time. Each step's history is the last one
+ * shifted and pushed, so successive histories share append-only columns and each one is a range of them.
  */
 export interface ToolCallColumns {
-  /** Tool names in order of first sighting; may name tools no longer in the history. */
+  /** Tool names in order of first sighting; may name tools no longer in the history. Append-only. */
   readonly names: readonly string[];
+  /** Append-only, shared with the histories before and after this one; this history is [start, end). */
   readonly nameAt: readonly number[];
   readonly atMs: readonly number[];
+  readonly start: number;
+  readonly end: number;
 }
 
 /** Columns per history array. Sound because a history is never changed once built (the state is copy-on-write). */
@@ -356,27 +359,34 @@ export function toolCallColumns(calls: readonly RecentToolCall[]): ToolCallColum
       nameAt.push(k);
       atMs.push(+calls[i][1]);
     }
-    columns = { names, nameAt, atMs };
+    columns = { names, nameAt, atMs, start: 0, end: calls.length };
     columnsOfHistory.set(calls, columns);
   }
   return columns;
 }
 
-/** appendBounded for the tool-call history; the new history's columns are the old ones shifted and pushed. */
+/** appendBounded for the tool-call history; when the old history has columns, the new one's extend them. */
 function appendToolCall(calls: readonly RecentToolCall[], call: RecentToolCall, keep: number): RecentToolCall[] {
   const next = appendBounded(calls, call, keep);
   const before = columnsOfHistory.get(calls);
   // Names of tools gone from the window pile up in a long session: past twice the history, build afresh.
   if (before === undefined || next.length === 0 || before.names.length > 2 * next.length) return next;
-  const dropped = calls.length + 1 - next.length;
-  let k = before.names.indexOf(call[0]);
-  const names = k < 0 ? [...before.names, call[0]] : before.names;
-  if (k < 0) k = names.length - 1;
-  const nameAt = before.nameAt.slice(dropped);
+  let nameAt = before.nameAt as number[];
+  let atMs = before.atMs as number[];
+  let start = before.start + calls.length + 1 - next.length;
+  // Copy the kept calls when another history already extends these columns (a step evaluated twice from one
+  // state), or when the calls before the window outnumber it (so the columns stay within twice the history).
+  if (before.end !== nameAt.length || start > next.length) {
+    nameAt = nameAt.slice(start, before.end);
+    atMs = atMs.slice(start, before.end);
+    start = 0;
+  }
+  const names = before.names as string[];
+  let k = names.indexOf(call[0]);
+  if (k < 0) k = names.push(call[0]) - 1;
   nameAt.push(k);
-  const atMs = before.atMs.slice(dropped);
   atMs.push(+call[1]);
-  columnsOfHistory.set(next, { names, nameAt, atMs });
+  columnsOfHistory.set(next, { names, nameAt, atMs, start, end: nameAt.length });
   return next;
 }
 

@@ -366,13 +366,24 @@ describe('session state representation', () => {
       fc.property(fc.integer({ min: 1, max: 8 }), fc.array(call, { minLength: 1, maxLength: 40 }), (keep, calls) => {
         let state = initialSessionState({ session_id: SESSION, agent_id: 'agent-1' });
         for (const [tool, dt] of calls) {
-          const p = params({ tool: { name: tool }, arguments: {} }, { timestamp: new Date(baseMs + dt * 1000).toISOString() });
-          state = advanceSessionState(state, 'steps/toolCallRequest', p, { recentToolCalls: keep });
+          const timestamp = new Date(baseMs + dt * 1000).toISOString();
+          const p = params({ tool: { name: tool }, arguments: {} }, { timestamp });
+          const previous = state;
+          state = advanceSessionState(previous, 'steps/toolCallRequest', p, { recentToolCalls: keep });
+          // A second step from the same state (a retry after a stale head) must not disturb the first one's history.
+          const sibling = advanceSessionState(previous, 'steps/toolCallRequest', params({ tool: { name: `${tool}2` }, arguments: {} }, { timestamp }), { recentToolCalls: keep });
+          for (const s of [state, sibling]) {
+            const stored = JSON.parse(JSON.stringify(s)) as SessionState;
+            expect(s.recent_tool_calls).toEqual(stored.recent_tool_calls);
+            expect(windowsOf(s, p)).toBe(windowsOf(stored, p));
+          }
           const stored = JSON.parse(JSON.stringify(state)) as SessionState;
-          expect(state.recent_tool_calls).toEqual(stored.recent_tool_calls);
           expect(windowsOf(state, p)).toBe(windowsOf(stored, p));
-          // Names of tools gone from the window do not pile up without bound.
-          expect(toolCallColumns(state.recent_tool_calls).names.length).toBeLessThanOrEqual(2 * state.recent_tool_calls.length + 1);
+          // The columns stay within twice the history: neither calls before the window nor names gone from it pile up.
+          const columns = toolCallColumns(state.recent_tool_calls);
+          expect(columns.end - columns.start).toBe(state.recent_tool_calls.length);
+          expect(columns.nameAt.length).toBeLessThanOrEqual(2 * state.recent_tool_calls.length);
+          expect(columns.names.length).toBeLessThanOrEqual(2 * state.recent_tool_calls.length + 1);
         }
       }),
       { numRuns: 300 },
