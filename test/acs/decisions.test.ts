@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { finalizeDecision, modificationViolation, pointersOverlap } from '../../src/acs/decisions/index.ts';
 import { STEP_METHODS } from '../../src/acs/methods.ts';
 import { sharedValidator } from '../../src/acs/validation/index.ts';
+import { canonicalJson } from '../../src/chain/index.ts';
 import type { AcsClient } from '../../src/client/index.ts';
 import type { Json } from '../../src/store/types.ts';
 import { scriptedDecisionEngine } from './fixtures/decision-module.ts';
@@ -218,16 +219,19 @@ describe('finalizeDecision and §6.3 helpers (pure)', () => {
 });
 
 describe('policy_version stamping', () => {
-  it('gives every reference the members and member order of `{ ...ref, policy_version }`', () => {
+  it('gives every reference its string members and policy_version, in RFC 8785 member order', () => {
     const member = fc.option(fc.string({ maxLength: 6 }), { nil: undefined });
     const ref = fc.record({ policy_id: member, policy_version: member, policy_name: member, rule_id: member }, { requiredKeys: [] });
     fc.assert(fc.property(fc.array(ref, { maxLength: 4 }), fc.string({ maxLength: 8 }), (refs, revision) => {
       const ctx = { permitted: ['allow', 'deny'] as const, method: 'steps/userMessage', wrappedMcp: false, client: { modifyCapable: true, askCapable: true }, deferralsSoFar: 0, maxDeferrals: 3, revision, validator: sharedValidator() };
       const { decision } = finalizeDecision({ decision: 'allow', policy_references: refs }, ctx);
-      // parseRawDecision keeps the string members in this order; the stamp then overwrites or appends policy_version.
+      // The string members kept, policy_version overwritten or added, members sorted (so the signed answer's JCS
+      // is what JSON.stringify writes).
       const clean = refs.map((r) => Object.fromEntries((['policy_id', 'policy_version', 'policy_name', 'rule_id'] as const).filter((k) => r[k] !== undefined).map((k) => [k, r[k]])));
-      const expected = (clean.length ? clean : [{ policy_id: 'acs/decision' }]).map((r) => ({ ...r, policy_version: revision }));
+      const stamped = (clean.length ? clean : [{ policy_id: 'acs/decision' }]).map((r): Record<string, unknown> => ({ ...r, policy_version: revision }));
+      const expected = stamped.map((r) => Object.fromEntries(Object.keys(r).sort().map((k) => [k, r[k]])));
       expect(JSON.stringify(decision.policy_references)).toBe(JSON.stringify(expected));
+      expect(JSON.stringify(decision.policy_references)).toBe(canonicalJson(decision.policy_references));
     }));
   });
 });

@@ -160,7 +160,8 @@ export function createGuardian(options: GuardianOptions): Guardian {
     const { envelope, resultJcs } = await signedResultEnvelope(config, request.id, {
       type: 'final', acs_version: version, request_id: request.params.request_id, ...evaluated.decision,
       chain_hash: placed.entryHash,
-      metadata: { evaluator: 'deterministic', evaluator_version: config.evaluatorVersion, evaluation_duration_ms: durationMs },
+      // Members in RFC 8785 order: the answer's JCS (signature input, stored result) is then JSON.stringify's.
+      metadata: { evaluation_duration_ms: durationMs, evaluator: 'deterministic', evaluator_version: config.evaluatorVersion },
     }, auth);
     const writes = sessionWrites(config, request, admitted, session.keyId === null, prior, evaluated.state, evaluated.decision);
     const { keys, expiresAt } = replayKeysOf(request, now, config.skewWindowMs);
