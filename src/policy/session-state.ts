@@ -343,8 +343,8 @@ export function toolCallColumns(calls: readonly RecentToolCall[]): ToolCallColum
   let columns = columnsOfHistory.get(calls);
   if (columns === undefined) {
     const names: string[] = [];
-    // Plain arrays (packed small integers, packed doubles): a typed array over 64 bytes allocates its buffer outside
-    // the heap, which cost more per step than the walk it saves.
+    // Plain arrays (packed small integers, packed doubles): later histories push onto them, which a typed array
+    // cannot do, and a typed array over 64 bytes allocates its buffer outside the heap (1.8 % when copied per step).
     const nameAt: number[] = [];
     const atMs: number[] = [];
     // Consecutive calls often name the same tool: remember the last one's position.
