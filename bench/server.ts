@@ -92,10 +92,9 @@ function mapStore(): GuardianStore {
       const seq = (head?.seq ?? -1) + 1;
       const entryHash = computeEntryHash(step.entry.content, previousHash);
       heads.set(sessionId, { seq, entryHash });
-      // What any store does with the step's texts (serialise them), not a parse back: the pipeline never
-      // mutates a state it committed, so the row keeps the objects.
-      void JSON.stringify(step.decision.result);
-      void JSON.stringify(step.session.state);
+      // Nothing serialised here: the texts the pipeline owes a store (params, entry content and result as JCS) it
+      // has already made, and what a store makes of the state (a delta, a checkpoint) is storage, which this run
+      // leaves out. The pipeline never mutates a state it committed, so the row keeps the objects.
       const s = sessions.get(sessionId);
       if (s) Object.assign(s, step.session as Partial<SessionRecord>);
       return { status: 'committed', appended: { seq, entryHash, previousHash } };
@@ -133,11 +132,12 @@ async function closedLoop(sessions: AcsClient[], clients: number, seconds = SECO
       for (let i = 0; performance.now() < deadline; i++) {
         const t = performance.now();
         // Same client work as the echo run (sign, send, parse): the figure is the Guardian's, not the SDK's
-        // answer verification. Every answer must still be a signed final decision.
+        // answer verification. Every answer must still be a signed final decision on a recorded step: a chain_hash
+        // (a step refused before the commit, such as chain_mismatch, carries none).
         const k = mine[i % mine.length];
         const answer = await k.exchange(await k.buildRequest('steps/toolCallRequest', tool));
-        const result = (answer as { result?: { decision?: string; signature?: unknown } }).result;
-        if (!result?.decision || !result.signature) throw new Error(`step failed: ${JSON.stringify(answer).slice(0, 300)}`);
+        const result = (answer as { result?: { decision?: string; signature?: unknown; chain_hash?: unknown } }).result;
+        if (!result?.decision || !result.signature || typeof result.chain_hash !== 'string') throw new Error(`step failed: ${JSON.stringify(answer).slice(0, 300)}`);
         latencies.push(performance.now() - t);
         done++;
       }
@@ -149,7 +149,9 @@ async function closedLoop(sessions: AcsClient[], clients: number, seconds = SECO
 async function openSessions(url: string, count: number): Promise<AcsClient[]> {
   const out: AcsClient[] = [];
   for (let i = 0; i < count; i++) {
-    const k = new AcsClient({ transport: httpTransport(url), ikm, agentId: 'bench' });
+    // No chain hint: the runs send with exchange(), which does not track the chain head, so a hint would stay at
+    // sessionStart's and every step after the first would be refused chain_mismatch before evaluation.
+    const k = new AcsClient({ transport: httpTransport(url), ikm, agentId: 'bench', sendChainHint: false });
     await k.hello({ methods_implemented: METHODS });
     await k.step('steps/sessionStart', {});
     out.push(k);
