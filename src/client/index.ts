@@ -123,7 +123,11 @@ export class AcsClient {
     return signed as unknown as AcsRequest;
   }
 
-  /** Sends an envelope and parses the answer (no interpretation). Throws on transport failure or non-JSON. */
+  /**
+   * Sends an envelope and parses the answer (no interpretation). Throws on transport failure or non-JSON. The chain
+   * head is not taken from the answer (step() does that), so with chain hints on, later buildRequest() hints go stale
+   * and the Guardian refuses those steps `chain_mismatch`.
+   */
   async exchange(request: AcsRequest | string): Promise<ResponseEnvelope> {
     const text = await this.#transport(typeof request === 'string' ? request : JSON.stringify(request));
     return JSON.parse(text) as ResponseEnvelope;
