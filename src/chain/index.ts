@@ -5,9 +5,9 @@ import canonicalize from 'canonicalize';
 
 /**
  * RFC 8785 JSON Canonicalization Scheme text. Plain JSON data already in canonical member order (what a JCS-speaking
- * client sends, parsed) is written by the native JSON.stringify; other plain JSON data by `jcsOfJson`; anything else — toJSON, lone surrogates, non-finite numbers, cycles, non-JSON types,
- * very deep values — by the `canonicalize` package, which also words the refusals. Throws on values JCS cannot
- * represent.
+ * client sends, parsed) is written by the native JSON.stringify; other plain JSON data by `jcsOfJson`; anything
+ * else — toJSON, lone surrogates, non-finite numbers, cycles, non-JSON types, very deep values — by the
+ * `canonicalize` package, which also words the refusals. Throws on values JCS cannot represent.
  */
 export function canonicalJson(value: unknown): string {
   if (inCanonicalOrder(value, 0)) return JSON.stringify(value);
