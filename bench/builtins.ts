@@ -31,16 +31,16 @@ const toolArgs = { cmd: 'ls -la /tmp', path: '/home/agent/projects/acs-guardian/
 const email = 'Contact ops@guardian.test or admin@example.com, card 4111-1111-1111-1111, phone +1 555 0100.';
 
 const cases: [string, () => unknown][] = [
-  ['startswith', () => b['startswith'](toolArgs.path, '/home/agent/')],
-  ['contains', () => b['contains'](email, 'admin@')],
-  ['lower', () => b['lower']('Some Mixed Case Tool Name')],
-  ['split', () => b['split'](toolArgs.path, '/')],
-  ['concat', () => b['concat']('/', ['a', 'b', 'c', 'd'])],
-  ['trim_space', () => b['trim_space']('   padded value   ')],
-  ['indexof (unicode)', () => b['indexof']('skön var våren', 'vår')],
-  ['replace', () => b['replace'](toolArgs.cmd, ' ', '_')],
+  ['startswith', () => b.startswith(toolArgs.path, '/home/agent/')],
+  ['contains', () => b.contains(email, 'admin@')],
+  ['lower', () => b.lower('Some Mixed Case Tool Name')],
+  ['split', () => b.split(toolArgs.path, '/')],
+  ['concat', () => b.concat('/', ['a', 'b', 'c', 'd'])],
+  ['trim_space', () => b.trim_space('   padded value   ')],
+  ['indexof (unicode)', () => b.indexof('skön var våren', 'vår')],
+  ['replace', () => b.replace(toolArgs.cmd, ' ', '_')],
   ['strings.any_prefix_match', () => b['strings.any_prefix_match'](toolArgs.path, ['/etc/', '/root/', '/home/agent/'])],
-  ['sprintf %s %d %v', () => b['sprintf']('tool %s denied for %d: %v', ['shell', 42, ['rm', '-rf']])],
+  ['sprintf %s %d %v', () => b.sprintf('tool %s denied for %d: %v', ['shell', 42, ['rm', '-rf']])],
   ['regex.match (cached RE2)', () => b['regex.match']('[a-z0-9._%+-]+@[a-z0-9.-]+\\.[a-z]{2,}', email)],
   ['regex.match (anchored, no match)', () => b['regex.match']('^(?:rm|dd|mkfs)\\b', toolArgs.cmd)],
   ['regex.find_n (all emails)', () => b['regex.find_n']('[a-z0-9._%+-]+@[a-z0-9.-]+\\.[a-z]{2,}', email, -1)],
@@ -62,15 +62,20 @@ console.log(`host builtins (JSON operands, createHostBuiltins wrappers), ${budge
 const width = Math.max(...cases.map(([n]) => n.length));
 for (const [name, op] of cases) {
   const r = opsPerSec(op);
-  console.log(`  ${name.padEnd(width)}  ${Math.round(r).toLocaleString('en-US').padStart(12)} ops/s  ${(1e6 / r).toFixed(2).padStart(8)} µs/op`);
+  console.log(
+    `  ${name.padEnd(width)}  ${Math.round(r).toLocaleString('en-US').padStart(12)} ops/s  ${(1e6 / r).toFixed(2).padStart(8)} µs/op`,
+  );
 }
 
 // The library's patterns (rego/data.json, combined as rego/acs/pii and rego/acs/baseline combine them) on a
 // ~300-character PII text and a destructive command: regex.find_n / regex.match µs per call on each engine.
 const acs = JSON.parse(readFileSync(new URL('../rego/data.json', import.meta.url), 'utf8')).acs_config;
-const piiText = 'Contact jane.doe@example.com or +44 20 7946 0958, card 4111 1111 1111 1111, ref 2024-01-15 id 12345. '.repeat(3);
+const piiText =
+  'Contact jane.doe@example.com or +44 20 7946 0958, card 4111 1111 1111 1111, ref 2024-01-15 id 12345. '.repeat(3);
 const libraryCalls: [string, string, () => unknown][] = [
-  ...Object.entries({ ...acs.pii.patterns } as Record<string, string>).map(([name, p]): [string, string, () => unknown] => [`find_n ${name}`, p, () => b['regex.find_n'](p, piiText, -1)]),
+  ...Object.entries({ ...acs.pii.patterns } as Record<string, string>).map(
+    ([name, p]): [string, string, () => unknown] => [`find_n ${name}`, p, () => b['regex.find_n'](p, piiText, -1)],
+  ),
   ...(() => {
     const p = Object.values(acs.pii.national_phones as Record<string, string>)
       .map((x) => `(?:${x})`)
@@ -85,7 +90,11 @@ const libraryCalls: [string, string, () => unknown][] = [
     ] as [string, string, () => unknown][];
   })(),
 ];
-console.log(`\nlibrary regexes, µs per call: irregexp path vs re2js (load ${loadavg().map((x) => x.toFixed(2)).join(' ')})`);
+console.log(
+  `\nlibrary regexes, µs per call: irregexp path vs re2js (load ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')})`,
+);
 const libWidth = Math.max(...libraryCalls.map(([n]) => n.length));
 for (const [name, pattern, op] of libraryCalls) {
   const fast = irregexpFor(pattern, false) !== null;
@@ -99,9 +108,15 @@ for (const [name, pattern, op] of libraryCalls) {
   setIrregexpEnabled(true);
   const best = (xs: number[]) => 1e6 / Math.max(...xs);
   const [tf, tr] = [best(rates.irregexp), best(rates.re2js)];
-  console.log(`  ${name.padEnd(libWidth)}  ${fast ? 'irregexp' : 're2js   '} ${tf.toFixed(2).padStart(8)} µs  re2js ${tr.toFixed(2).padStart(8)} µs  ×${(tr / tf).toFixed(1)}`);
+  console.log(
+    `  ${name.padEnd(libWidth)}  ${fast ? 'irregexp' : 're2js   '} ${tf.toFixed(2).padStart(8)} µs  re2js ${tr.toFixed(2).padStart(8)} µs  ×${(tr / tf).toFixed(1)}`,
+  );
 }
-console.log(`  (load ${loadavg().map((x) => x.toFixed(2)).join(' ')})\n`);
+console.log(
+  `  (load ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')})\n`,
+);
 
 // One policy evaluation that calls several host builtins through opa_builtinN (JSON round trips included).
 const q = await compileQuery({
@@ -131,4 +146,6 @@ const input = { cmd: 'rm -rf /', path: '/ETC/passwd' };
 const check = policy.evaluate(input, q.entrypoint) as { v: number }[];
 if (check[0]?.v !== 2) throw new Error(`bench policy returned ${JSON.stringify(check)}`);
 const evalRate = opsPerSec(() => policy.evaluate(input, q.entrypoint));
-console.log(`policy evaluation through Wasm (4 host builtin calls): ${Math.round(evalRate).toLocaleString('en-US')} evals/s, ${(1e6 / evalRate).toFixed(1)} µs/eval`);
+console.log(
+  `policy evaluation through Wasm (4 host builtin calls): ${Math.round(evalRate).toLocaleString('en-US')} evals/s, ${(1e6 / evalRate).toFixed(1)} µs/eval`,
+);

@@ -9,7 +9,8 @@ import type { Block, Func, Operand, Policy, Stmt } from '../src/rego/ir/types.ts
 const RULES = 300;
 const iterations = Number(process.env.BENCH_ITERATIONS ?? 5000);
 
-const st = <T extends Stmt['type']>(type: T, stmt: Extract<Stmt, { type: T }>['stmt']): Stmt => ({ type, stmt }) as Stmt;
+const st = <T extends Stmt['type']>(type: T, stmt: Extract<Stmt, { type: T }>['stmt']): Stmt =>
+  ({ type, stmt }) as Stmt;
 const loc = (value: number): Operand => ({ type: 'local', value });
 
 /**
@@ -37,13 +38,25 @@ function generatePlan(): Policy {
               st('EqualStmt', { a: loc(5), b: s(`role-${i}`) }),
               st('DotStmt', { source: loc(0), key: s('action'), target: 6 }),
               st('EqualStmt', { a: loc(6), b: s(i % 2 === 0 ? 'read' : 'write') }),
-              st('AssignVarOnceStmt', { source: { type: 'bool', value: true }, target: 2, file: 0, row: i + 1, col: 1 }),
+              st('AssignVarOnceStmt', {
+                source: { type: 'bool', value: true },
+                target: 2,
+                file: 0,
+                row: i + 1,
+                col: 1,
+              }),
             ],
           },
         }),
       ],
     };
-    funcs.push({ name: `g0.data.bench.rule_${i}`, params: [0, 1], return: 2, path: ['g0', 'bench', `rule_${i}`], blocks: [body, { stmts: [st('ReturnLocalStmt', { source: 2 })] }] });
+    funcs.push({
+      name: `g0.data.bench.rule_${i}`,
+      params: [0, 1],
+      return: 2,
+      path: ['g0', 'bench', `rule_${i}`],
+      blocks: [body, { stmts: [st('ReturnLocalStmt', { source: 2 })] }],
+    });
   }
   const collect: Stmt[] = [st('MakeSetStmt', { target: 2 })];
   const blocks: Block[] = [{ stmts: collect }];
@@ -73,7 +86,11 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-async function timeLink(plan: Policy, optimize: boolean, runs: number): Promise<{ first: number; warm: number; bytes: number }> {
+async function timeLink(
+  plan: Policy,
+  optimize: boolean,
+  runs: number,
+): Promise<{ first: number; warm: number; bytes: number }> {
   let t = performance.now();
   const wasm = await linkPolicyWasm(plan, { optimize });
   const first = performance.now() - t;
@@ -98,11 +115,18 @@ const plan = generatePlan();
 const plain = await timeLink(plan, false, 5);
 const optimized = await timeLink(plan, true, 2);
 console.log(`plan: ${RULES} rules, ${JSON.stringify(plan).length} bytes of IR JSON`);
-console.log(`link (plain):     first ${plain.first.toFixed(0)} ms (includes runtime load), warm ${plain.warm.toFixed(1)} ms, module ${plain.bytes} bytes`);
-console.log(`link (optimize):  first ${optimized.first.toFixed(0)} ms, warm ${optimized.warm.toFixed(1)} ms, module ${optimized.bytes} bytes`);
+console.log(
+  `link (plain):     first ${plain.first.toFixed(0)} ms (includes runtime load), warm ${plain.warm.toFixed(1)} ms, module ${plain.bytes} bytes`,
+);
+console.log(
+  `link (optimize):  first ${optimized.first.toFixed(0)} ms, warm ${optimized.warm.toFixed(1)} ms, module ${optimized.bytes} bytes`,
+);
 
 const input = { roles: ['role-7', 'role-42', 'role-299', 'other'], action: 'write', user: 'alice' };
-for (const [label, optimize] of [['plain', false], ['optimize', true]] as const) {
+for (const [label, optimize] of [
+  ['plain', false],
+  ['optimize', true],
+] as const) {
   const wasm = await linkPolicyWasm(plan, { optimize });
   const fast = await loadPolicy(wasm);
   const slow = await loadPolicy(wasm);
@@ -122,7 +146,12 @@ for (const [label, optimize] of [['plain', false], ['optimize', true]] as const)
 const small: Policy = {
   static: {
     strings: ['result', 'user', 'roles', 'admin'].map((value) => ({ value })),
-    builtin_funcs: [{ name: 'internal.member_2', decl: { type: 'function', args: [{ type: 'any' }, { type: 'any' }], result: { type: 'boolean' } } }],
+    builtin_funcs: [
+      {
+        name: 'internal.member_2',
+        decl: { type: 'function', args: [{ type: 'any' }, { type: 'any' }], result: { type: 'boolean' } },
+      },
+    ],
     files: [{ value: 'rbac.rego' }],
   },
   plans: {
@@ -154,12 +183,21 @@ const small: Policy = {
             stmts: [
               st('DotStmt', { source: loc(0), key: { type: 'string_index', value: 1 }, target: 3 }),
               st('DotStmt', { source: loc(3), key: { type: 'string_index', value: 2 }, target: 4 }),
-              st('CallStmt', { func: 'internal.member_2', args: [{ type: 'string_index', value: 3 }, loc(4)], result: 5 }),
+              st('CallStmt', {
+                func: 'internal.member_2',
+                args: [{ type: 'string_index', value: 3 }, loc(4)],
+                result: 5,
+              }),
               st('NotEqualStmt', { a: loc(5), b: { type: 'bool', value: false } }),
               st('AssignVarOnceStmt', { source: { type: 'bool', value: true }, target: 2 }),
             ],
           },
-          { stmts: [st('IsUndefinedStmt', { source: 2 }), st('AssignVarOnceStmt', { source: { type: 'bool', value: false }, target: 2 })] },
+          {
+            stmts: [
+              st('IsUndefinedStmt', { source: 2 }),
+              st('AssignVarOnceStmt', { source: { type: 'bool', value: false }, target: 2 }),
+            ],
+          },
           { stmts: [st('ReturnLocalStmt', { source: 2 })] },
         ],
       },
@@ -170,4 +208,6 @@ const smallWasm = await linkPolicyWasm(small);
 const rbac = await loadPolicy(smallWasm);
 const rbacInput = { user: { name: 'alice', roles: ['dev', 'admin'] } };
 const r = timeEval(rbac, rbacInput);
-console.log(`small RBAC rule (${smallWasm.length} bytes, result ${JSON.stringify(rbac.evaluate(rbacInput))}): evaluate p50 ${r.p50.toFixed(1)} µs p99 ${r.p99.toFixed(1)} µs`);
+console.log(
+  `small RBAC rule (${smallWasm.length} bytes, result ${JSON.stringify(rbac.evaluate(rbacInput))}): evaluate p50 ${r.p50.toFixed(1)} µs p99 ${r.p99.toFixed(1)} µs`,
+);

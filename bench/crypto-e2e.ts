@@ -20,14 +20,31 @@ const IKM = new Uint8Array(32).fill(3);
 const METHODS = ['steps/sessionStart', 'steps/toolCallRequest'];
 const TOOL = { tool: { name: 'search' }, arguments: { q: { value: 'benchmarks' } } };
 
-const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
-const load = (): string => loadavg().map((l) => l.toFixed(2)).join(' ');
+const pct = (xs: number[], p: number): number =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+const load = (): string =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
-const agentKeys = { 'ECDSA-P256': generateKeyFile('ECDSA-P256', { keyId: 'agent-ec', agentId: 'bench' }), 'ML-DSA-65': generateKeyFile('ML-DSA-65', { keyId: 'agent-pq', agentId: 'bench' }) };
-const guardianKeys = { 'ECDSA-P256': generateKeyFile('ECDSA-P256', { keyId: 'guardian-ec' }), 'ML-DSA-65': generateKeyFile('ML-DSA-65', { keyId: 'guardian-pq' }) };
-const agentRegistry = createSignatureRegistry({ hmacIkm: IKM, keys: [...Object.values(agentKeys), ...Object.values(guardianKeys).map(publicPart)] });
+const agentKeys = {
+  'ECDSA-P256': generateKeyFile('ECDSA-P256', { keyId: 'agent-ec', agentId: 'bench' }),
+  'ML-DSA-65': generateKeyFile('ML-DSA-65', { keyId: 'agent-pq', agentId: 'bench' }),
+};
+const guardianKeys = {
+  'ECDSA-P256': generateKeyFile('ECDSA-P256', { keyId: 'guardian-ec' }),
+  'ML-DSA-65': generateKeyFile('ML-DSA-65', { keyId: 'guardian-pq' }),
+};
+const agentRegistry = createSignatureRegistry({
+  hmacIkm: IKM,
+  keys: [...Object.values(agentKeys), ...Object.values(guardianKeys).map(publicPart)],
+});
 
-async function run(label: string, requestAlgorithm: SignatureAlgorithm, checkpointAlgorithm: SignatureAlgorithm): Promise<void> {
+async function run(
+  label: string,
+  requestAlgorithm: SignatureAlgorithm,
+  checkpointAlgorithm: SignatureAlgorithm,
+): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-crypto-e2e-'));
   const env = {
     GUARDIAN_HMAC_IKM: Buffer.from(IKM).toString('base64'),
@@ -40,7 +57,13 @@ async function run(label: string, requestAlgorithm: SignatureAlgorithm, checkpoi
   const runtime = await openGuardianRuntime({ dataDir, env, onAudit: () => {} });
   const server = await startHttpServer(runtime.guardian, { host: '127.0.0.1', port: 0 });
   try {
-    const signatures = requestAlgorithm === 'HMAC-SHA256' ? { ikm: IKM } : { signatures: cryptoEnvelopeSignatures(agentRegistry, requestAlgorithm), keyId: requestAlgorithm === 'ML-DSA-65' ? 'agent-pq' : 'agent-ec' };
+    const signatures =
+      requestAlgorithm === 'HMAC-SHA256'
+        ? { ikm: IKM }
+        : {
+            signatures: cryptoEnvelopeSignatures(agentRegistry, requestAlgorithm),
+            keyId: requestAlgorithm === 'ML-DSA-65' ? 'agent-pq' : 'agent-ec',
+          };
     const sessions: AcsClient[] = [];
     for (let i = 0; i < SESSIONS; i++) {
       const c = new AcsClient({ transport: httpTransport(server.url), agentId: 'bench', ...signatures });
@@ -62,7 +85,9 @@ async function run(label: string, requestAlgorithm: SignatureAlgorithm, checkpoi
       }),
     );
     const rate = latencies.length / ((performance.now() - t0) / 1000);
-    console.log(`${label.padEnd(44)} ${rate.toFixed(0).padStart(5)} decisions/s  p50 ${pct(latencies, 50).toFixed(1)} ms  p99 ${pct(latencies, 99).toFixed(1)} ms  (load ${load()})`);
+    console.log(
+      `${label.padEnd(44)} ${rate.toFixed(0).padStart(5)} decisions/s  p50 ${pct(latencies, 50).toFixed(1)} ms  p99 ${pct(latencies, 99).toFixed(1)} ms  (load ${load()})`,
+    );
   } finally {
     await server.close();
     await runtime.close();
@@ -70,7 +95,9 @@ async function run(label: string, requestAlgorithm: SignatureAlgorithm, checkpoi
   }
 }
 
-console.log(`${SESSIONS} sessions, ${CLIENTS} concurrent clients, ${SECONDS} s per run, PGlite, answers verified by the SDK`);
+console.log(
+  `${SESSIONS} sessions, ${CLIENTS} concurrent clients, ${SECONDS} s per run, PGlite, answers verified by the SDK`,
+);
 await run('requests+answers HMAC-SHA256', 'HMAC-SHA256', 'HMAC-SHA256');
 await run('requests+answers ECDSA-P256', 'ECDSA-P256', 'HMAC-SHA256');
 await run('requests+answers ML-DSA-65', 'ML-DSA-65', 'HMAC-SHA256');

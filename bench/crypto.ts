@@ -2,7 +2,13 @@
 // worker pool. Run: `npm run bench crypto` (or `node --import tsx bench/crypto.ts`). BENCH_SECONDS scales the
 // time spent per measurement (default 1).
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { createSignatureRegistry, envelopeSigningInput, generateKeyFile, SIGNATURE_ALGORITHMS, type SignatureAlgorithm } from '../src/crypto/index.ts';
+import {
+  createSignatureRegistry,
+  envelopeSigningInput,
+  generateKeyFile,
+  SIGNATURE_ALGORITHMS,
+  type SignatureAlgorithm,
+} from '../src/crypto/index.ts';
 
 const budgetMs = 1000 * Number(process.env.BENCH_SECONDS ?? 1);
 const sessionId = '5c3f1b8e-9a0d-4c2e-8f4b-2d6a7e9c1b30';
@@ -19,7 +25,9 @@ const input = envelopeSigningInput({
   },
 });
 
-const keys = SIGNATURE_ALGORITHMS.filter((a) => a !== 'HMAC-SHA256').map((a) => generateKeyFile(a, { keyId: `bench-${a}`, rsaModulusBits: 3072 }));
+const keys = SIGNATURE_ALGORITHMS.filter((a) => a !== 'HMAC-SHA256').map((a) =>
+  generateKeyFile(a, { keyId: `bench-${a}`, rsaModulusBits: 3072 }),
+);
 const hmacIkm = new Uint8Array(32).fill(7);
 
 /** Runs `op` sequentially until the budget is spent (at least `min` times); returns ops/s and p50. */
@@ -61,7 +69,12 @@ async function perAlgorithm(): Promise<void> {
  * Event-loop delay while a stream of ML-DSA-65 signatures is produced, the way a server signing responses would:
  * `concurrency` requests in flight. With the pool the main thread only posts messages.
  */
-async function eventLoop(algorithm: SignatureAlgorithm, workerPool: boolean | { size: number }, total: number, concurrency: number): Promise<void> {
+async function eventLoop(
+  algorithm: SignatureAlgorithm,
+  workerPool: boolean | { size: number },
+  total: number,
+  concurrency: number,
+): Promise<void> {
   const registry = createSignatureRegistry({ keys, hmacIkm, workerPool });
   await registry.sign(algorithm, input, { sessionId }); // warm-up (worker start, JIT)
   const histogram = monitorEventLoopDelay({ resolution: 1 });
@@ -81,7 +94,8 @@ async function eventLoop(algorithm: SignatureAlgorithm, workerPool: boolean | { 
   const elapsed = performance.now() - start;
   histogram.disable();
   const ms = (ns: number) => (ns / 1e6).toFixed(1);
-  const label = workerPool === false ? 'in-thread' : `pool(${typeof workerPool === 'object' ? workerPool.size : 'default'})`;
+  const label =
+    workerPool === false ? 'in-thread' : `pool(${typeof workerPool === 'object' ? workerPool.size : 'default'})`;
   console.log(
     `${algorithm.padEnd(12)} ${label.padEnd(10)} ${String(total).padStart(5)} signs, ${concurrency} in flight: ${fmt((total * 1000) / elapsed).padStart(6)} signs/s   event-loop delay p50 ${ms(histogram.percentile(50))} ms  p99 ${ms(histogram.percentile(99))} ms  max ${ms(histogram.max)} ms`,
   );

@@ -5,7 +5,12 @@
 //   node --import tsx bench/policy-ab.ts
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { advanceSessionState, buildPolicyInput, createWasmPolicyEngine, type WasmPolicyEngine } from '../src/policy/index.ts';
+import {
+  advanceSessionState,
+  buildPolicyInput,
+  createWasmPolicyEngine,
+  type WasmPolicyEngine,
+} from '../src/policy/index.ts';
 import { canonicalJson } from '../src/chain/index.ts';
 import { allScenarios, history } from './fixtures/policy-scenarios.ts';
 
@@ -25,10 +30,20 @@ const base = history();
 const client = { modify_capable: true, ask_capable: true };
 const jcs = canonicalJson(sc.params);
 const state = advanceSessionState(base, sc.method, sc.params);
-const inputs = engines.map((e) => buildPolicyInput(sc.method, sc.params, state, client, { now: '2026-11-29T12:00:00.000Z', policy_version: e.revision }, jcs));
+const inputs = engines.map((e) =>
+  buildPolicyInput(
+    sc.method,
+    sc.params,
+    state,
+    client,
+    { now: '2026-11-29T12:00:00.000Z', policy_version: e.revision },
+    jcs,
+  ),
+);
 const decisions = await Promise.all(engines.map((e, i) => e.evaluate(inputs[i])));
 const strip = (d: unknown) => JSON.stringify(d, (k, v) => (k === 'policy_version' || k === 'revision' ? undefined : v));
-if (strip(decisions[0].decision) !== strip(decisions[1].decision)) console.log(`policy-ab: decisions differ:\n A ${strip(decisions[0].decision)}\n B ${strip(decisions[1].decision)}`);
+if (strip(decisions[0].decision) !== strip(decisions[1].decision))
+  console.log(`policy-ab: decisions differ:\n A ${strip(decisions[0].decision)}\n B ${strip(decisions[1].decision)}`);
 
 async function round(i: number): Promise<number> {
   const xs: number[] = [];
@@ -43,8 +58,11 @@ async function round(i: number): Promise<number> {
 for (let w = 0; w < 10; w++) for (const i of [0, 1]) await round(i); // warm-up (JIT, Wasm tier-up)
 const med: number[][] = [[], []];
 for (let r = 0; r < ROUNDS; r++) for (const i of r % 2 ? [1, 0] : [0, 1]) med[i].push(await round(i));
-const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))];
+const q = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))];
 const diff = med[1].map((b, r) => b - med[0][r]);
 console.log(
-  `policy-ab ${name}: A median ${q(med[0], 0.5).toFixed(1)} µs (min ${q(med[0], 0).toFixed(1)}) | B median ${q(med[1], 0.5).toFixed(1)} µs (min ${q(med[1], 0).toFixed(1)}) | B-A paired ${q(diff, 0.5).toFixed(2)} µs (quartiles ${q(diff, 0.25).toFixed(2)} .. ${q(diff, 0.75).toFixed(2)}) | ${ROUNDS}x${PER_ROUND} per side, load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+  `policy-ab ${name}: A median ${q(med[0], 0.5).toFixed(1)} µs (min ${q(med[0], 0).toFixed(1)}) | B median ${q(med[1], 0.5).toFixed(1)} µs (min ${q(med[1], 0).toFixed(1)}) | B-A paired ${q(diff, 0.5).toFixed(2)} µs (quartiles ${q(diff, 0.25).toFixed(2)} .. ${q(diff, 0.75).toFixed(2)}) | ${ROUNDS}x${PER_ROUND} per side, load ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`,
 );

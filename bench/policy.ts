@@ -47,13 +47,26 @@ function percentile(sorted: number[], p: number): number {
 // collection during the timed loops would mark it, which the server never does.
 const t0 = performance.now();
 const bundlePath = join(mkdtempSync(join(tmpdir(), 'bench-policy-')), 'acs.tar.gz');
-execFileSync(process.execPath, ['--import', import.meta.resolve('binaryen'), '--import', 'tsx', fileURLToPath(new URL('../scripts/build-bundle.ts', import.meta.url)), bundlePath], { stdio: ['ignore', 'ignore', 'inherit'] });
+execFileSync(
+  process.execPath,
+  [
+    '--import',
+    import.meta.resolve('binaryen'),
+    '--import',
+    'tsx',
+    fileURLToPath(new URL('../scripts/build-bundle.ts', import.meta.url)),
+    bundlePath,
+  ],
+  { stdio: ['ignore', 'ignore', 'inherit'] },
+);
 const built = { bundle: new Uint8Array(readFileSync(bundlePath)) };
 const compileMs = performance.now() - t0;
 const t1 = performance.now();
 const engine = await createWasmPolicyEngine({ bundle: built.bundle, timeoutMs: 5_000 });
 const loadMs = performance.now() - t1;
-console.log(`policy: library compile (child process) ${compileMs.toFixed(0)} ms, bundle ${built.bundle.byteLength} bytes, engine load (incl. warm-up) ${loadMs.toFixed(1)} ms`);
+console.log(
+  `policy: library compile (child process) ${compileMs.toFixed(0)} ms, bundle ${built.bundle.byteLength} bytes, engine load (incl. warm-up) ${loadMs.toFixed(1)} ms`,
+);
 const baselinePath = process.env.BENCH_BASELINE_BUNDLE;
 const inputAB = process.env.BENCH_INPUT_AB === '1';
 const builtinsAB = process.env.BENCH_BUILTINS_AB === '1';
@@ -65,12 +78,20 @@ const baseline = baselinePath
       ? await createWasmPolicyEngine({ bundle: built.bundle, timeoutMs: 5_000, directBuiltins: false })
       : undefined;
 // The pipeline has the params' JCS anyway (request_hash, ACS §8.2); the reference engine gets none.
-const paramsJcsOf = (eng: WasmPolicyEngine, sc: { params: Json }): string | undefined => (inputAB && eng === baseline ? undefined : canonicalJson(sc.params));
+const paramsJcsOf = (eng: WasmPolicyEngine, sc: { params: Json }): string | undefined =>
+  inputAB && eng === baseline ? undefined : canonicalJson(sc.params);
 
 const base = history();
 const client = { modify_capable: true, ask_capable: true };
 const inputFor = (sc: (typeof scenarios)[number], revision: string): PolicyInput =>
-  buildPolicyInput(sc.method, sc.params, advanceSessionState(base, sc.method, sc.params), client, { now: '2026-11-29T12:00:00.000Z', policy_version: revision }, canonicalJson(sc.params));
+  buildPolicyInput(
+    sc.method,
+    sc.params,
+    advanceSessionState(base, sc.method, sc.params),
+    client,
+    { now: '2026-11-29T12:00:00.000Z', policy_version: revision },
+    canonicalJson(sc.params),
+  );
 
 // Host-builtin calls per decision (each marshals its arguments out of Wasm as JSON and back), counted on
 // separate engines so the timed ones run the plain host table.
@@ -78,7 +99,10 @@ async function hostCallsPerScenario(bundle: Uint8Array): Promise<string[]> {
   const calls = new Map<string, number>();
   const counting: HostBuiltinFactory = (clock) =>
     Object.fromEntries(
-      Object.entries(projectHostBuiltins(clock)).map(([name, fn]) => [name, (...args: Json[]) => (calls.set(name, (calls.get(name) ?? 0) + 1), fn(...args))]),
+      Object.entries(projectHostBuiltins(clock)).map(([name, fn]) => [
+        name,
+        (...args: Json[]) => (calls.set(name, (calls.get(name) ?? 0) + 1), fn(...args)),
+      ]),
     );
   const counter = await createWasmPolicyEngine({ bundle, timeoutMs: 5_000, hostBuiltins: counting });
   const out: string[] = [];
@@ -91,7 +115,9 @@ async function hostCallsPerScenario(bundle: Uint8Array): Promise<string[]> {
   return out;
 }
 const hostCalls = await hostCallsPerScenario(built.bundle);
-const baselineHostCalls = baselinePath ? await hostCallsPerScenario(new Uint8Array(readFileSync(baselinePath))) : undefined;
+const baselineHostCalls = baselinePath
+  ? await hostCallsPerScenario(new Uint8Array(readFileSync(baselinePath)))
+  : undefined;
 
 interface Sample {
   prep: number[];
@@ -104,7 +130,14 @@ async function measure(eng: WasmPolicyEngine, sc: (typeof scenarios)[number], n:
   for (let i = 0; i < n; i++) {
     const a = performance.now();
     const state = advanceSessionState(base, sc.method, sc.params);
-    const input = buildPolicyInput(sc.method, sc.params, state, client, { now: '2026-11-29T12:00:00.000Z', policy_version: eng.revision }, paramsJcs);
+    const input = buildPolicyInput(
+      sc.method,
+      sc.params,
+      state,
+      client,
+      { now: '2026-11-29T12:00:00.000Z', policy_version: eng.revision },
+      paramsJcs,
+    );
     const b = performance.now();
     const res = await eng.evaluate(input);
     const c = performance.now();
@@ -134,7 +167,16 @@ for (const [k, sc] of scenarios.entries()) {
   if (baseline) {
     // alternate in rounds, starting with a different engine each round
     for (let r = 0; r < ROUNDS; r++) {
-      const order: [WasmPolicyEngine, Sample][] = r % 2 ? [[engine, current], [baseline, before]] : [[baseline, before], [engine, current]];
+      const order: [WasmPolicyEngine, Sample][] =
+        r % 2
+          ? [
+              [engine, current],
+              [baseline, before],
+            ]
+          : [
+              [baseline, before],
+              [engine, current],
+            ];
       for (const [eng, into] of order) await measure(eng, sc, Math.ceil(iterations / ROUNDS), into);
     }
   } else await measure(engine, sc, iterations, current);
@@ -142,12 +184,20 @@ for (const [k, sc] of scenarios.entries()) {
     `policy: ${sc.name.padEnd(52)} → ${current.decision.padEnd(6)} input ${String(current.inputBytes).padStart(5)} B | state+input ${fmt(current.prep)} | evaluate ${fmt(current.evals)} | host calls ${hostCalls[k]}`,
   );
   if (baseline && baselineHostCalls) {
-    console.log(`policy:   baseline bundle${' '.repeat(36)} → ${before.decision.padEnd(6)}${' '.repeat(53)} | evaluate ${fmt(before.evals)} | host calls ${baselineHostCalls[k]}`);
+    console.log(
+      `policy:   baseline bundle${' '.repeat(36)} → ${before.decision.padEnd(6)}${' '.repeat(53)} | evaluate ${fmt(before.evals)} | host calls ${baselineHostCalls[k]}`,
+    );
   } else if (baseline) {
-    console.log(`policy:   reference ${builtinsAB ? 'host-call' : 'input'} path${' '.repeat(builtinsAB ? 27 : 31)} → ${before.decision.padEnd(6)}${' '.repeat(14)} | state+input ${fmt(before.prep)} | evaluate ${fmt(before.evals)}`);
+    console.log(
+      `policy:   reference ${builtinsAB ? 'host-call' : 'input'} path${' '.repeat(builtinsAB ? 27 : 31)} → ${before.decision.padEnd(6)}${' '.repeat(14)} | state+input ${fmt(before.prep)} | evaluate ${fmt(before.evals)}`,
+    );
   }
 }
-console.log(`policy: ${iterations} iterations per scenario, instance recycles ${engine.instanceRecycles}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `policy: ${iterations} iterations per scenario, instance recycles ${engine.instanceRecycles}, load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
 if (baseline) process.exit(0);
 
 // The same decisions through the worker pool (hard pre-emption, off the event loop): latency of one
@@ -168,13 +218,19 @@ async function throughput(run: (inp: PolicyInput) => Promise<unknown>): Promise<
   const total = iterations * 2;
   let next = 0;
   const t = performance.now();
-  await Promise.all(Array.from({ length: 32 }, async () => {
-    while (next < total) await run(inputs[next++ % inputs.length]);
-  }));
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (next < total) await run(inputs[next++ % inputs.length]);
+    }),
+  );
   return total / ((performance.now() - t) / 1000);
 }
 const inProc = await latency((inp) => engine.evaluate(inp));
 const pooled = await latency((inp) => pool.evaluate(inp));
-console.log(`policy: mixed scenarios, one at a time: in-process p50 ${percentile(inProc, 50).toFixed(3)} ms p99 ${percentile(inProc, 99).toFixed(3)} ms | worker pool (2) p50 ${percentile(pooled, 50).toFixed(3)} ms p99 ${percentile(pooled, 99).toFixed(3)} ms`);
-console.log(`policy: 32 in flight: in-process ${(await throughput((inp) => engine.evaluate(inp))).toFixed(0)} decisions/s | worker pool (2) ${(await throughput((inp) => pool.evaluate(inp))).toFixed(0)} decisions/s`);
+console.log(
+  `policy: mixed scenarios, one at a time: in-process p50 ${percentile(inProc, 50).toFixed(3)} ms p99 ${percentile(inProc, 99).toFixed(3)} ms | worker pool (2) p50 ${percentile(pooled, 50).toFixed(3)} ms p99 ${percentile(pooled, 99).toFixed(3)} ms`,
+);
+console.log(
+  `policy: 32 in flight: in-process ${(await throughput((inp) => engine.evaluate(inp))).toFixed(0)} decisions/s | worker pool (2) ${(await throughput((inp) => pool.evaluate(inp))).toFixed(0)} decisions/s`,
+);
 await pool.close();

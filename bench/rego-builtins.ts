@@ -81,11 +81,13 @@ const variants: Variant[] = [
   },
   {
     name: 'regex.match (host)',
-    rego: Array.from({ length: CHECKS }, (_, i) =>
-      [
-        `c${i} if regex.match("^/workspace/[a-z0-9/_-]+\\\\.md$", ${path})`,
-        `c${i} if not regex.match("(?i)password|secret", ${intent})`,
-      ][i % 2],
+    rego: Array.from(
+      { length: CHECKS },
+      (_, i) =>
+        [
+          `c${i} if regex.match("^/workspace/[a-z0-9/_-]+\\\\.md$", ${path})`,
+          `c${i} if not regex.match("(?i)password|secret", ${intent})`,
+        ][i % 2],
     ).join('\n'),
     hostCalls: 10,
   },
@@ -125,7 +127,9 @@ function timeEval(policy: LoadedPolicy, input: ArrayBuffer): number {
 
 const bytes = new TextEncoder().encode(JSON.stringify(envelope));
 const input = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-const nativeStrings = [...NATIVE_BUILTINS.keys()].filter((n) => /^(startswith|endswith|contains|lower|upper|trim|replace|regex\.|sprintf|concat|split)/.test(n));
+const nativeStrings = [...NATIVE_BUILTINS.keys()].filter((n) =>
+  /^(startswith|endswith|contains|lower|upper|trim|replace|regex\.|sprintf|concat|split)/.test(n),
+);
 console.log(`input ${bytes.length} bytes; native string builtins today: ${nativeStrings.join(', ') || 'none'}`);
 let baseline: number | undefined;
 for (const v of variants) {
@@ -137,5 +141,7 @@ for (const v of variants) {
   const p50 = timeEval(policy, input);
   baseline ??= p50;
   const perCall = v.hostCalls ? ` → ${((p50 - baseline) / v.hostCalls).toFixed(2)} µs per host call over native` : '';
-  console.log(`${v.name.padEnd(42)} hits ${result[0]?.result}/${CHECKS}  p50 ${p50.toFixed(1)} µs${perCall}  [host: ${host.join(', ') || 'none'}]`);
+  console.log(
+    `${v.name.padEnd(42)} hits ${result[0]?.result}/${CHECKS}  p50 ${p50.toFixed(1)} µs${perCall}  [host: ${host.join(', ') || 'none'}]`,
+  );
 }

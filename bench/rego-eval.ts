@@ -62,20 +62,28 @@ function timeEval(policy: LoadedPolicy, input: unknown, entrypoint: string): { p
   return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
 }
 
-const compiled = await compileBundle({ sources: [{ file: 'bench.rego', text: POLICY }], entrypoints: ['bench/decision'] });
+const compiled = await compileBundle({
+  sources: [{ file: 'bench.rego', text: POLICY }],
+  entrypoints: ['bench/decision'],
+});
 const inputBytes = JSON.stringify(envelope).length;
 const fast = await instantiatePolicy(compiled.wasm, hostBuiltins());
 const slow = await instantiatePolicy(compiled.wasm, hostBuiltins());
 // opa-wasm picks its slow path for modules reporting ABI minor version < 2.
 (slow as unknown as { minorVersion: number }).minorVersion = 1;
 const result = JSON.stringify(fast.evaluate(envelope, 'bench/decision'));
-if (JSON.stringify(slow.evaluate(envelope, 'bench/decision')) !== result) throw new Error('fast and slow paths disagree');
+if (JSON.stringify(slow.evaluate(envelope, 'bench/decision')) !== result)
+  throw new Error('fast and slow paths disagree');
 const hostCalls = (compiled.plan.static?.builtin_funcs ?? []).map((b) => b.name);
-console.log(`policy: 20 rules, policy.wasm ${compiled.wasm.length} bytes, builtins ${hostCalls.join(', ') || '(none)'}`);
+console.log(
+  `policy: 20 rules, policy.wasm ${compiled.wasm.length} bytes, builtins ${hostCalls.join(', ') || '(none)'}`,
+);
 console.log(`input: ACS steps/toolCallRequest envelope, ${inputBytes} bytes; result ${result}`);
 const f = timeEval(fast, envelope, 'bench/decision');
 const s = timeEval(slow, envelope, 'bench/decision');
-console.log(`evaluate() fast path (${iterations} runs): p50 ${f.p50.toFixed(1)} µs  p99 ${f.p99.toFixed(1)} µs   (target p50 ≤ 15 µs)`);
+console.log(
+  `evaluate() fast path (${iterations} runs): p50 ${f.p50.toFixed(1)} µs  p99 ${f.p99.toFixed(1)} µs   (target p50 ≤ 15 µs)`,
+);
 console.log(`evaluate() slow path (${iterations} runs): p50 ${s.p50.toFixed(1)} µs  p99 ${s.p99.toFixed(1)} µs`);
 // Passing the input as pre-serialised bytes skips opa-wasm's JSON.stringify (what src/policy/engine.ts does).
 const bytes = new TextEncoder().encode(JSON.stringify(envelope));

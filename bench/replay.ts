@@ -27,7 +27,7 @@ import { loadavg } from 'node:os';
 import { canonicalJson, computeEntryHash, sha256Hex } from '../src/chain/index.ts';
 import { buildLibraryBundle, DECISION_ENTRYPOINT } from '../src/policy/library.ts';
 import { compileBundle } from '../src/rego/index.ts';
-import { resolveReplayPolicy, runReplay, } from '../src/replay/index.ts';
+import { resolveReplayPolicy, runReplay } from '../src/replay/index.ts';
 import { replayWorkerEntry, TSX_WORKER_BOOTSTRAP } from '../src/replay/worker-entry.ts';
 import { openStore } from '../src/store/index.ts';
 import type { DurableStore } from '../src/store/types.ts';
@@ -64,13 +64,30 @@ const STEPS: [string, Record<string, unknown>][] = [
 function payloadOf(template: Record<string, unknown>, seq: number): Record<string, unknown> {
   if (!PROVENANCE) return template;
   if ('message' in template) {
-    return { message: { ...(template.message as Record<string, unknown>), provenance: { provenance_id: `u${seq}`, origin: 'user_input' } } };
+    return {
+      message: {
+        ...(template.message as Record<string, unknown>),
+        provenance: { provenance_id: `u${seq}`, origin: 'user_input' },
+      },
+    };
   }
   const args = template.arguments as Record<string, { value: unknown }> | undefined;
   if (!args) return template;
   const [name, data] = Object.entries(args)[0];
   const lastUser = seq - (seq % STEPS.length); // user messages are the steps at seq ≡ 0 (mod STEPS.length)
-  return { ...template, arguments: { [name]: { ...data, provenance: { provenance_id: `g${seq}`, origin: 'agent_generated', derived_from: lastUser > 0 ? [`u${lastUser}`] : [] } } } };
+  return {
+    ...template,
+    arguments: {
+      [name]: {
+        ...data,
+        provenance: {
+          provenance_id: `g${seq}`,
+          origin: 'agent_generated',
+          derived_from: lastUser > 0 ? [`u${lastUser}`] : [],
+        },
+      },
+    },
+  };
 }
 
 const TRIVIAL_REGO = `package acs
@@ -84,7 +101,19 @@ async function populate(store: DurableStore): Promise<number> {
   const perSession = Math.ceil(ENTRIES / SESSIONS);
   const base = Date.parse('2026-06-01T08:00:00Z');
   const started = performance.now();
-  const cols = () => ({ sessionId: [] as string[], seq: [] as number[], id: [] as string[], type: [] as string[], requestHash: [] as string[], ts: [] as string[], content: [] as string[], prev: [] as (string | null)[], hash: [] as string[], params: [] as string[], result: [] as string[] });
+  const cols = () => ({
+    sessionId: [] as string[],
+    seq: [] as number[],
+    id: [] as string[],
+    type: [] as string[],
+    requestHash: [] as string[],
+    ts: [] as string[],
+    content: [] as string[],
+    prev: [] as (string | null)[],
+    hash: [] as string[],
+    params: [] as string[],
+    result: [] as string[],
+  });
   let c = cols();
   const flush = async (): Promise<void> => {
     if (c.seq.length === 0) return;
@@ -100,38 +129,88 @@ async function populate(store: DurableStore): Promise<number> {
   for (let s = 0; s < SESSIONS && written < ENTRIES; s++) {
     const sessionId = randomUUID();
     const agentId = `bench-agent-${s % 10}`;
-    await store.createSession({ id: sessionId, tenantId: null, agentId, keyId: 'default', hello: null, intent: null, state: null, parentSessionId: null });
+    await store.createSession({
+      id: sessionId,
+      tenantId: null,
+      agentId,
+      keyId: 'default',
+      hello: null,
+      intent: null,
+      state: null,
+      parentSessionId: null,
+    });
     let prev: string | null = null;
     let seq = 0;
     for (; seq < perSession && written < ENTRIES; seq++, written++) {
-      const [method, template] = seq === 0 ? ['steps/sessionStart', {}] as [string, Record<string, unknown>] : STEPS[seq % STEPS.length];
+      const [method, template] =
+        seq === 0 ? (['steps/sessionStart', {}] as [string, Record<string, unknown>]) : STEPS[seq % STEPS.length];
       const payload = payloadOf(template, seq);
       const requestId = randomUUID();
       const params = {
-        acs_version: '0.1.0', request_id: requestId, timestamp: new Date(base + s * 60_000 + seq * 100).toISOString(),
-        metadata: { agent_id: agentId, session_id: sessionId }, payload,
+        acs_version: '0.1.0',
+        request_id: requestId,
+        timestamp: new Date(base + s * 60_000 + seq * 100).toISOString(),
+        metadata: { agent_id: agentId, session_id: sessionId },
+        payload,
         signature: { algorithm: 'HMAC-SHA256', value: 'AAAA', key_id: 'default' },
       };
       const paramsJcs = canonicalJson(params);
-      const content = { entry_id: requestId, step_id: requestId, step_type: method, request_hash: sha256Hex(paramsJcs), timestamp: params.timestamp };
+      const content = {
+        entry_id: requestId,
+        step_id: requestId,
+        step_type: method,
+        request_hash: sha256Hex(paramsJcs),
+        timestamp: params.timestamp,
+      };
       const hash = computeEntryHash(content, prev);
-      c.sessionId.push(sessionId); c.seq.push(seq); c.id.push(requestId); c.type.push(method); c.requestHash.push(content.request_hash);
-      c.ts.push(params.timestamp); c.content.push(canonicalJson(content)); c.prev.push(prev); c.hash.push(hash); c.params.push(paramsJcs);
-      c.result.push(canonicalJson({ type: 'final', acs_version: '0.1.0', request_id: requestId, decision: 'allow', reason_codes: [], policy_references: [] }));
+      c.sessionId.push(sessionId);
+      c.seq.push(seq);
+      c.id.push(requestId);
+      c.type.push(method);
+      c.requestHash.push(content.request_hash);
+      c.ts.push(params.timestamp);
+      c.content.push(canonicalJson(content));
+      c.prev.push(prev);
+      c.hash.push(hash);
+      c.params.push(paramsJcs);
+      c.result.push(
+        canonicalJson({
+          type: 'final',
+          acs_version: '0.1.0',
+          request_id: requestId,
+          decision: 'allow',
+          reason_codes: [],
+          policy_references: [],
+        }),
+      );
       prev = hash;
       if (c.seq.length >= ROWS_PER_INSERT) await flush();
     }
     await flush();
-    await store.query('insert into chain_heads (session_id, seq, head_hash) values ($1, $2, $3)', [sessionId, seq - 1, prev]);
+    await store.query('insert into chain_heads (session_id, seq, head_hash) values ($1, $2, $3)', [
+      sessionId,
+      seq - 1,
+      prev,
+    ]);
   }
-  console.log(`  populated ${written} entries in ${SESSIONS} sessions: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  console.log(
+    `  populated ${written} entries in ${SESSIONS} sessions: ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
   return written;
 }
 
 async function policyBundle(which: 'library' | 'trivial'): Promise<Uint8Array> {
   // Input paths recorded as the library's are (none: the policy reads no input), so `trivial` measures what
   // replay costs besides evaluation rather than serialising and parsing a whole input nobody reads.
-  if (which === 'trivial') return (await compileBundle({ sources: [{ file: 'trivial.rego', text: TRIVIAL_REGO }], entrypoints: [DECISION_ENTRYPOINT], revision: 'trivial', recordInputPaths: !process.env.BENCH_TRIVIAL_WHOLE_INPUT })).bundle;
+  if (which === 'trivial')
+    return (
+      await compileBundle({
+        sources: [{ file: 'trivial.rego', text: TRIVIAL_REGO }],
+        entrypoints: [DECISION_ENTRYPOINT],
+        revision: 'trivial',
+        recordInputPaths: !process.env.BENCH_TRIVIAL_WHOLE_INPUT,
+      })
+    ).bundle;
   if (existsSync('bundles/acs.tar.gz')) return new Uint8Array(readFileSync('bundles/acs.tar.gz'));
   return (await buildLibraryBundle()).bundle;
 }
@@ -147,15 +226,31 @@ function threadTicks(): Map<string, { name: string; ticks: number }> {
       const close = stat.lastIndexOf(')');
       const fields = stat.slice(close + 2).split(' ');
       out.set(tid, { name: stat.slice(stat.indexOf('(') + 1, close), ticks: Number(fields[11]) + Number(fields[12]) });
-    } catch { /* thread ended */ }
+    } catch {
+      /* thread ended */
+    }
   }
   return out;
 }
 
-async function run(store: DurableStore, total: number, which: 'library' | 'trivial', bundle: Uint8Array, workers: number, entry: 'bundle' | 'tsx'): Promise<number> {
+async function run(
+  store: DurableStore,
+  total: number,
+  which: 'library' | 'trivial',
+  bundle: Uint8Array,
+  workers: number,
+  entry: 'bundle' | 'tsx',
+): Promise<number> {
   // From the registry, as `guardian replay --against <sha256>` does: a policy worker threads can load too.
   const sha256 = sha256Hex(bundle);
-  if (!(await store.getPolicyBundle(sha256))) await store.putPolicyBundle({ sha256, revision: which, manifest: { revision: which }, bytes: bundle, source: null });
+  if (!(await store.getPolicyBundle(sha256)))
+    await store.putPolicyBundle({
+      sha256,
+      revision: which,
+      manifest: { revision: which },
+      bytes: bundle,
+      source: null,
+    });
   const policy = await resolveReplayPolicy(store, sha256);
   global.gc?.();
   const rssStart = process.memoryUsage.rss();
@@ -178,7 +273,10 @@ async function run(store: DurableStore, total: number, which: 'library' | 'trivi
   let ticksEnd: ReturnType<typeof threadTicks> | undefined;
   const cpuStart = process.cpuUsage();
   const report = await runReplay({
-    store, policy, maxReportedSteps: 1000, countTotal: true,
+    store,
+    policy,
+    maxReportedSteps: 1000,
+    countTotal: true,
     workers,
     workerEntry: entry === 'tsx' ? TSX_WORKER_BOOTSTRAP : await replayWorkerEntry(),
     onProgress: (p) => {
@@ -202,7 +300,12 @@ async function run(store: DurableStore, total: number, which: 'library' | 'trivi
       const d = t.ticks - (ticksStart.get(tid)?.ticks ?? 0);
       if (d > 0) byName.set(`${t.name}#${tid}`, d);
     }
-    console.log(`  thread CPU µs per entry: ${[...byName].sort((a, b) => b[1] - a[1]).map(([n, d]) => `${n} ${((d * 1e4) / total).toFixed(1)}`).join(', ')}`);
+    console.log(
+      `  thread CPU µs per entry: ${[...byName]
+        .sort((a, b) => b[1] - a[1])
+        .map(([n, d]) => `${n} ${((d * 1e4) / total).toFixed(1)}`)
+        .join(', ')}`,
+    );
   }
   if (profiler) {
     const { profile } = await profiler.post('Profiler.stop');
@@ -213,23 +316,39 @@ async function run(store: DurableStore, total: number, which: 'library' | 'trivi
   const s = report.summary;
   // CPU time of every thread of the process: on a loaded machine, entries per CPU second is the steadier figure.
   const perCpuSecond = Math.round(s.entriesScanned / ((cpu.user + cpu.system) / 1e6));
-  if (s.tampered > 0 || s.entriesScanned !== total) throw new Error(`bench history is not what the live store writes: ${s.tampered} tampered, ${s.entriesScanned}/${total} scanned`);
-  const evalShare = s.durationMs > 0 ? ` evaluation ${((s.evaluationMs / (s.durationMs * Math.max(1, workers))) * 100).toFixed(0)}% of ${workers > 0 ? 'worker' : 'wall'} time,` : '';
-  console.log(`  ${which}, ${workers > 0 ? `${workers} workers (${entry})` : 'in-process'}: ${s.entriesScanned} entries in ${(s.durationMs / 1000).toFixed(2)} s = ${s.entriesPerSecond} entries/s (${perCpuSecond} per CPU second, ${(((cpu.user + cpu.system) / s.entriesScanned)).toFixed(0)} µs CPU per entry),${evalShare} ${s.changed} changed; RSS start ${mib(rssStart)} peak ${mib(peak)} MiB (${samples.join(', ')}); load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  if (s.tampered > 0 || s.entriesScanned !== total)
+    throw new Error(
+      `bench history is not what the live store writes: ${s.tampered} tampered, ${s.entriesScanned}/${total} scanned`,
+    );
+  const evalShare =
+    s.durationMs > 0
+      ? ` evaluation ${((s.evaluationMs / (s.durationMs * Math.max(1, workers))) * 100).toFixed(0)}% of ${workers > 0 ? 'worker' : 'wall'} time,`
+      : '';
+  console.log(
+    `  ${which}, ${workers > 0 ? `${workers} workers (${entry})` : 'in-process'}: ${s.entriesScanned} entries in ${(s.durationMs / 1000).toFixed(2)} s = ${s.entriesPerSecond} entries/s (${perCpuSecond} per CPU second, ${((cpu.user + cpu.system) / s.entriesScanned).toFixed(0)} µs CPU per entry),${evalShare} ${s.changed} changed; RSS start ${mib(rssStart)} peak ${mib(peak)} MiB (${samples.join(', ')}); load ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   return s.entriesPerSecond;
 }
 
 async function bench(driver: 'pglite' | 'postgres', bundles: Map<'library' | 'trivial', Uint8Array>): Promise<void> {
   const schema = `replay_bench_${process.pid}`;
-  const store = driver === 'pglite' ? await openStore({ inMemory: true }) : await openStore({ databaseUrl: DATABASE_URL, schema });
+  const store =
+    driver === 'pglite' ? await openStore({ inMemory: true }) : await openStore({ databaseUrl: DATABASE_URL, schema });
   try {
     console.log(`${driver}:`);
     const total = await populate(store);
     for (const [which, bundle] of bundles) {
       for (const workers of WORKERS) {
         const rates: number[] = [];
-        for (let r = 0; r < RUNS; r++) for (const entry of workers > 0 ? WORKER_ENTRIES : ['bundle' as const]) rates.push(await run(store, total, which, bundle, workers, entry));
-        if (RUNS > 1) console.log(`  ${which}, ${workers > 0 ? `${workers} workers` : 'in-process'}: median ${rates.sort((a, b) => a - b)[Math.floor(rates.length / 2)]} entries/s over ${RUNS} runs`);
+        for (let r = 0; r < RUNS; r++)
+          for (const entry of workers > 0 ? WORKER_ENTRIES : ['bundle' as const])
+            rates.push(await run(store, total, which, bundle, workers, entry));
+        if (RUNS > 1)
+          console.log(
+            `  ${which}, ${workers > 0 ? `${workers} workers` : 'in-process'}: median ${rates.sort((a, b) => a - b)[Math.floor(rates.length / 2)]} entries/s over ${RUNS} runs`,
+          );
       }
     }
   } finally {
@@ -239,7 +358,10 @@ async function bench(driver: 'pglite' | 'postgres', bundles: Map<'library' | 'tr
 }
 
 const bundles = new Map<'library' | 'trivial', Uint8Array>();
-for (const which of ['trivial', 'library'] as const) if (POLICY === which || POLICY === 'both') bundles.set(which, await policyBundle(which));
-console.log(`replay bench: ${ENTRIES} entries, ${SESSIONS} sessions${PROVENANCE ? ' with provenance' : ''}, policies ${[...bundles.keys()].join(', ')}, workers ${WORKERS.join(', ')}`);
+for (const which of ['trivial', 'library'] as const)
+  if (POLICY === which || POLICY === 'both') bundles.set(which, await policyBundle(which));
+console.log(
+  `replay bench: ${ENTRIES} entries, ${SESSIONS} sessions${PROVENANCE ? ' with provenance' : ''}, policies ${[...bundles.keys()].join(', ')}, workers ${WORKERS.join(', ')}`,
+);
 if (DRIVER === 'pglite' || DRIVER === 'both') await bench('pglite', bundles);
 if (DRIVER === 'postgres' || DRIVER === 'both') await bench('postgres', bundles);

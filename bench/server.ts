@@ -40,12 +40,16 @@ const DB_URL = process.env.BENCH_DATABASE_URL;
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'latency,echo,bypass,durable,external').split(','));
 const ikm = new Uint8Array(32).fill(7);
 
-const load = (): string => loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = (): string =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 const pct = (xs: number[], p: number): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
-const fmt = (xs: number[]): string => `p50 ${pct(xs, 50).toFixed(2)} ms  p95 ${pct(xs, 95).toFixed(2)} ms  p99 ${pct(xs, 99).toFixed(2)} ms  (n=${xs.length})`;
+const fmt = (xs: number[]): string =>
+  `p50 ${pct(xs, 50).toFixed(2)} ms  p95 ${pct(xs, 95).toFixed(2)} ms  p99 ${pct(xs, 99).toFixed(2)} ms  (n=${xs.length})`;
 
 /** Storage bypassed: the GuardianStore contract in process memory (no durability, bench only). */
 function mapStore(): GuardianStore {
@@ -119,7 +123,11 @@ const METHODS = ['steps/sessionStart', 'steps/userMessage', 'steps/toolCallReque
 const tool = { tool: { name: 'shell' }, arguments: { command: { value: 'ls -la /tmp' } } };
 
 /** Runs `clients` workers for SECONDS; each worker cycles over its share of `sessions`. Returns steps/s. */
-async function closedLoop(sessions: AcsClient[], clients: number, seconds = SECONDS): Promise<{ rate: number; latencies: number[] }> {
+async function closedLoop(
+  sessions: AcsClient[],
+  clients: number,
+  seconds = SECONDS,
+): Promise<{ rate: number; latencies: number[] }> {
   const latencies: number[] = [];
   const deadline = performance.now() + seconds * 1000;
   let done = 0;
@@ -137,7 +145,8 @@ async function closedLoop(sessions: AcsClient[], clients: number, seconds = SECO
         const k = mine[i % mine.length];
         const answer = await k.exchange(await k.buildRequest('steps/toolCallRequest', tool));
         const result = (answer as { result?: { decision?: string; signature?: unknown; chain_hash?: unknown } }).result;
-        if (!result?.decision || !result.signature || typeof result.chain_hash !== 'string') throw new Error(`step failed: ${JSON.stringify(answer).slice(0, 300)}`);
+        if (!result?.decision || !result.signature || typeof result.chain_hash !== 'string')
+          throw new Error(`step failed: ${JSON.stringify(answer).slice(0, 300)}`);
         latencies.push(performance.now() - t);
         done++;
       }
@@ -167,7 +176,9 @@ async function throughput(label: string, guardian: Guardian): Promise<Record<num
   for (const clients of CLIENTS) {
     const { rate, latencies } = await closedLoop(sessions, clients);
     rates[clients] = rate;
-    console.log(`${label.padEnd(26)} ${SESSIONS} sessions, ${String(clients).padStart(2)} clients: ${rate.toFixed(0).padStart(5)} steps/s  ${fmt(latencies)}  load ${load()}`);
+    console.log(
+      `${label.padEnd(26)} ${SESSIONS} sessions, ${String(clients).padStart(2)} clients: ${rate.toFixed(0).padStart(5)} steps/s  ${fmt(latencies)}  load ${load()}`,
+    );
   }
   await server.close();
   return rates;
@@ -176,7 +187,10 @@ async function throughput(label: string, guardian: Guardian): Promise<Record<num
 // ---- 2. bare Hono echo of the same payload: the HTTP + client ceiling.
 async function echoRate(clients: number): Promise<number> {
   const app = new Hono();
-  app.post('/acs', async (c) => new Response(await c.req.text(), { headers: { 'content-type': 'application/json; charset=utf-8' } }));
+  app.post(
+    '/acs',
+    async (c) => new Response(await c.req.text(), { headers: { 'content-type': 'application/json; charset=utf-8' } }),
+  );
   const server: ServerType = await new Promise((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
   });
@@ -187,9 +201,12 @@ async function echoRate(clients: number): Promise<number> {
   const send = httpTransport(url);
   // Same 1 s warm-up as the pipeline runs get (JIT of the client path, keep-alive sockets).
   const warmUntil = performance.now() + 1000;
-  await Promise.all(Array.from({ length: clients }, async () => {
-    while (performance.now() < warmUntil) JSON.parse(await send(JSON.stringify(await signer.buildRequest('steps/toolCallRequest', tool))));
-  }));
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (performance.now() < warmUntil)
+        JSON.parse(await send(JSON.stringify(await signer.buildRequest('steps/toolCallRequest', tool))));
+    }),
+  );
   const deadline = performance.now() + SECONDS * 1000;
   const t0 = performance.now();
   await Promise.all(
@@ -211,7 +228,9 @@ async function echoRate(clients: number): Promise<number> {
 
 // ---- 1. latency on the durable store.
 if (PHASES.has('latency')) {
-  const store = await openStore(DB_URL ? { databaseUrl: DB_URL, schema: `bench_server_${process.pid}` } : { inMemory: true });
+  const store = await openStore(
+    DB_URL ? { databaseUrl: DB_URL, schema: `bench_server_${process.pid}` } : { inMemory: true },
+  );
   // The same engine, its evaluate calls timed (the answer's evaluation_duration_ms is whole ms, ACS schema).
   const engineMs: number[] = [];
   const timedEngine = new Proxy(engine, {
@@ -266,10 +285,14 @@ if (PHASES.has('latency')) {
     evalMs.push(engineMs[0]);
   }
   console.log(`[${store.driver}] toolCallRequest sequential ${fmt(seq)}`);
-  console.log(`[${store.driver}]   of which policy eval     ${fmt(evalMs)} (the engine's evaluate: input, Wasm, result)`);
+  console.log(
+    `[${store.driver}]   of which policy eval     ${fmt(evalMs)} (the engine's evaluate: input, Wasm, result)`,
+  );
   // Issue #5: the policy's share of the end-to-end decision time, step by step.
   const shares = evalMs.map((e, i) => (100 * e) / seq[i]);
-  console.log(`[${store.driver}]   policy share of the decision: p50 ${pct(shares, 50).toFixed(1)}%  p99 ${pct(shares, 99).toFixed(1)}%`);
+  console.log(
+    `[${store.driver}]   policy share of the decision: p50 ${pct(shares, 50).toFixed(1)}%  p99 ${pct(shares, 99).toFixed(1)}%`,
+  );
   await server.close();
   await store.close();
 }
@@ -278,17 +301,36 @@ if (PHASES.has('latency')) {
 const echo: Record<number, number> = {};
 for (const clients of PHASES.has('echo') ? CLIENTS : []) {
   echo[clients] = await echoRate(clients);
-  console.log(`${'bare Hono echo'.padEnd(26)} ${String(clients).padStart(2)} clients: ${echo[clients].toFixed(0).padStart(5)} req/s  load ${load()}`);
+  console.log(
+    `${'bare Hono echo'.padEnd(26)} ${String(clients).padStart(2)} clients: ${echo[clients].toFixed(0).padStart(5)} req/s  load ${load()}`,
+  );
 }
-const bypass = PHASES.has('bypass') ? await throughput('pipeline, storage bypassed', createGuardian({ store: mapStore(), engine, signatures })) : {};
-for (const clients of PHASES.has('echo') && PHASES.has('bypass') ? CLIENTS : []) console.log(`ratio pipeline(bypassed)/echo at ${clients} clients: ${(100 * bypass[clients] / echo[clients]).toFixed(0)}%`);
+const bypass = PHASES.has('bypass')
+  ? await throughput('pipeline, storage bypassed', createGuardian({ store: mapStore(), engine, signatures }))
+  : {};
+for (const clients of PHASES.has('echo') && PHASES.has('bypass') ? CLIENTS : [])
+  console.log(
+    `ratio pipeline(bypassed)/echo at ${clients} clients: ${((100 * bypass[clients]) / echo[clients]).toFixed(0)}%`,
+  );
 
 // ---- 4: durable.
-const durable: { label: string; url?: string }[] = !PHASES.has('durable') ? [] : process.env.BENCH_STORE === 'both' && DB_URL
-  ? [{ label: 'postgres', url: DB_URL }, { label: 'pglite' }]
-  : DB_URL ? [{ label: 'postgres', url: DB_URL }] : [{ label: 'pglite' }];
+const durable: { label: string; url?: string }[] = !PHASES.has('durable')
+  ? []
+  : process.env.BENCH_STORE === 'both' && DB_URL
+    ? [{ label: 'postgres', url: DB_URL }, { label: 'pglite' }]
+    : DB_URL
+      ? [{ label: 'postgres', url: DB_URL }]
+      : [{ label: 'pglite' }];
 for (const d of durable) {
-  const store = await openStore(d.url ? { databaseUrl: d.url, schema: `bench_server_${process.pid}_t`, ...(process.env.BENCH_POOL ? { poolSize: Number(process.env.BENCH_POOL) } : {}) } : { inMemory: true });
+  const store = await openStore(
+    d.url
+      ? {
+          databaseUrl: d.url,
+          schema: `bench_server_${process.pid}_t`,
+          ...(process.env.BENCH_POOL ? { poolSize: Number(process.env.BENCH_POOL) } : {}),
+        }
+      : { inMemory: true },
+  );
   await throughput(`durable ${store.driver}`, createGuardian({ store, engine, signatures }));
   if (d.url) await store.query(`drop schema if exists bench_server_${process.pid}_t cascade`).catch(() => undefined);
   await store.close();
@@ -303,13 +345,17 @@ async function postgresCpuMs(): Promise<number> {
   const tick = 10; // ms per clock tick (USER_HZ 100 on Linux)
   let total = 0;
   const pids = await readdir('/proc').catch(() => [] as string[]);
-  await Promise.all(pids.filter((p) => /^\d+$/.test(p)).map(async (pid) => {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-    const close = stat.lastIndexOf(')');
-    if (!stat.slice(stat.indexOf('(') + 1, close).startsWith('postgres')) return;
-    const fields = stat.slice(close + 2).split(' ');
-    total += (Number(fields[11]) + Number(fields[12])) * tick; // utime, stime
-  }));
+  await Promise.all(
+    pids
+      .filter((p) => /^\d+$/.test(p))
+      .map(async (pid) => {
+        const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+        const close = stat.lastIndexOf(')');
+        if (!stat.slice(stat.indexOf('(') + 1, close).startsWith('postgres')) return;
+        const fields = stat.slice(close + 2).split(' ');
+        total += (Number(fields[11]) + Number(fields[12])) * tick; // utime, stime
+      }),
+  );
   return total;
 }
 
@@ -323,12 +369,22 @@ async function profileWindow(): Promise<(name: string) => Promise<void>> {
   if (!dir) return async () => {};
   const session = new Session();
   session.connect();
-  const post = (method: string): Promise<unknown> => new Promise((resolve, reject) => session.post(method, (err, res) => (err ? reject(err) : resolve(res))));
+  const post = (method: string): Promise<unknown> =>
+    new Promise((resolve, reject) => session.post(method, (err, res) => (err ? reject(err) : resolve(res))));
   const heap = process.env.BENCH_HEAP === '1';
   if (heap) {
     // Every sampled allocation, also those a scavenge or a full collection has freed since: the garbage per decision.
-    await new Promise<void>((resolve, reject) => session.post('HeapProfiler.startSampling',
-      { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never, (err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      session.post(
+        'HeapProfiler.startSampling',
+        {
+          samplingInterval: 4096,
+          includeObjectsCollectedByMajorGC: true,
+          includeObjectsCollectedByMinorGC: true,
+        } as never,
+        (err) => (err ? reject(err) : resolve()),
+      ),
+    );
   } else {
     await post('Profiler.enable');
     await post('Profiler.start');
@@ -351,11 +407,31 @@ async function mainThreadCpuMs(): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime in USER_HZ (100) ticks
 }
 
-async function externalLoad(url: string, clients: number, label: string): Promise<LoadReport & { cpuMsPerDecision: number; systemMsPerDecision: number; postgresMsPerDecision: number; mainThreadMsPerDecision: number }> {
-  const child = fork(new URL('./fixtures/acs-load.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+async function externalLoad(
+  url: string,
+  clients: number,
+  label: string,
+): Promise<
+  LoadReport & {
+    cpuMsPerDecision: number;
+    systemMsPerDecision: number;
+    postgresMsPerDecision: number;
+    mainThreadMsPerDecision: number;
+  }
+> {
+  const child = fork(new URL('./fixtures/acs-load.ts', import.meta.url).pathname, [], {
+    execArgv: ['--import', 'tsx'],
+    stdio: 'inherit',
+  });
   const order: LoadOrder = {
-    url, ikmBase64: Buffer.from(ikm).toString('base64'), sessions: SESSIONS, clients, seconds: SECONDS, warmupSeconds: 1,
-    perSession: Math.ceil((Number(process.env.BENCH_MAX_RATE ?? 6000) * (SECONDS + 1)) / SESSIONS), payload: tool,
+    url,
+    ikmBase64: Buffer.from(ikm).toString('base64'),
+    sessions: SESSIONS,
+    clients,
+    seconds: SECONDS,
+    warmupSeconds: 1,
+    perSession: Math.ceil((Number(process.env.BENCH_MAX_RATE ?? 6000) * (SECONDS + 1)) / SESSIONS),
+    payload: tool,
   };
   // This process's CPU time over the measured window only (not the sessions' handshakes or the warm-up).
   let cpuAtOpen: NodeJS.CpuUsage | undefined;
@@ -388,27 +464,50 @@ async function externalLoad(url: string, clients: number, label: string): Promis
   if (!answer.ok || !answer.report) throw new Error(`load generator failed: ${answer.error}`);
   const cpu = cpuInWindow ?? process.cpuUsage(cpuAtOpen);
   const per = (us: number): number => us / 1000 / Math.max(1, answer.report!.done);
-  return { ...answer.report, cpuMsPerDecision: per(cpu.user + cpu.system), systemMsPerDecision: per(cpu.system), postgresMsPerDecision: ((await pgInWindow) ?? 0) / Math.max(1, answer.report.done), mainThreadMsPerDecision: ((await mainInWindow) ?? 0) / Math.max(1, answer.report.done) };
+  return {
+    ...answer.report,
+    cpuMsPerDecision: per(cpu.user + cpu.system),
+    systemMsPerDecision: per(cpu.system),
+    postgresMsPerDecision: ((await pgInWindow) ?? 0) / Math.max(1, answer.report.done),
+    mainThreadMsPerDecision: ((await mainInWindow) ?? 0) / Math.max(1, answer.report.done),
+  };
 }
 
 // BENCH_EXTERNAL picks the external runs (bypassed,postgres,pglite), e.g. to profile one of them alone.
 const EXTERNAL = process.env.BENCH_EXTERNAL?.split(',');
-const external: { label: string; url?: string; bypass?: boolean }[] = (!PHASES.has('external') ? [] : [
-  { label: 'bypassed', bypass: true },
-  ...(DB_URL ? [{ label: 'postgres', url: DB_URL }] : []),
-  ...(!DB_URL || process.env.BENCH_STORE === 'both' ? [{ label: 'pglite' }] : []),
-]).filter((d) => !EXTERNAL || EXTERNAL.includes(d.label));
+const external: { label: string; url?: string; bypass?: boolean }[] = (
+  !PHASES.has('external')
+    ? []
+    : [
+        { label: 'bypassed', bypass: true },
+        ...(DB_URL ? [{ label: 'postgres', url: DB_URL }] : []),
+        ...(!DB_URL || process.env.BENCH_STORE === 'both' ? [{ label: 'pglite' }] : []),
+      ]
+).filter((d) => !EXTERNAL || EXTERNAL.includes(d.label));
 for (const d of external) {
-  const store = d.bypass ? null : await openStore(d.url ? { databaseUrl: d.url, schema: `bench_server_${process.pid}_x`, ...(process.env.BENCH_POOL ? { poolSize: Number(process.env.BENCH_POOL) } : {}) } : { inMemory: true });
+  const store = d.bypass
+    ? null
+    : await openStore(
+        d.url
+          ? {
+              databaseUrl: d.url,
+              schema: `bench_server_${process.pid}_x`,
+              ...(process.env.BENCH_POOL ? { poolSize: Number(process.env.BENCH_POOL) } : {}),
+            }
+          : { inMemory: true },
+      );
   const guardian = createGuardian({ store: store ?? mapStore(), engine, signatures });
   const server = await startHttpServer(guardian, { host: '127.0.0.1', port: 0 });
   for (const clients of CLIENTS) {
     const report = await externalLoad(server.url, clients, d.label);
     const rate = report.done / report.seconds;
-    console.log(`external load, ${`${d.label}`.padEnd(9)} ${SESSIONS} sessions, ${String(clients).padStart(2)} clients: ${rate.toFixed(0).padStart(5)} decisions/s  ${fmt(report.latenciesMs)}  Guardian process CPU ${report.cpuMsPerDecision.toFixed(3)} ms/decision (kernel ${report.systemMsPerDecision.toFixed(3)}; main thread ${report.mainThreadMsPerDecision.toFixed(3)} = ${(report.mainThreadMsPerDecision * rate / 10).toFixed(0)}% of a core), postgres processes ${report.postgresMsPerDecision.toFixed(3)}, load generator ${(report.cpuMs / Math.max(1, report.done)).toFixed(3)}  (${report.verified} signatures verified)  load ${load()}`);
+    console.log(
+      `external load, ${`${d.label}`.padEnd(9)} ${SESSIONS} sessions, ${String(clients).padStart(2)} clients: ${rate.toFixed(0).padStart(5)} decisions/s  ${fmt(report.latenciesMs)}  Guardian process CPU ${report.cpuMsPerDecision.toFixed(3)} ms/decision (kernel ${report.systemMsPerDecision.toFixed(3)}; main thread ${report.mainThreadMsPerDecision.toFixed(3)} = ${((report.mainThreadMsPerDecision * rate) / 10).toFixed(0)}% of a core), postgres processes ${report.postgresMsPerDecision.toFixed(3)}, load generator ${(report.cpuMs / Math.max(1, report.done)).toFixed(3)}  (${report.verified} signatures verified)  load ${load()}`,
+    );
   }
   await server.close();
-  if (d.url && store) await store.query(`drop schema if exists bench_server_${process.pid}_x cascade`).catch(() => undefined);
+  if (d.url && store)
+    await store.query(`drop schema if exists bench_server_${process.pid}_x cascade`).catch(() => undefined);
   await store?.close();
 }
 

@@ -12,7 +12,12 @@ const compiling = new Set(['policy', 'serve', 'replay', 'bundle']);
 const args = process.argv.slice(2);
 const group = args.find((arg) => !arg.startsWith('-'));
 const bundleFlag = args.findIndex((arg) => arg === '--bundle' || arg.startsWith('--bundle='));
-const bundleFile = bundleFlag < 0 ? 'bundles/acs.tar.gz' : args[bundleFlag].includes('=') ? args[bundleFlag].slice('--bundle='.length) : args[bundleFlag + 1];
+const bundleFile =
+  bundleFlag < 0
+    ? 'bundles/acs.tar.gz'
+    : args[bundleFlag].includes('=')
+      ? args[bundleFlag].slice('--bundle='.length)
+      : args[bundleFlag + 1];
 const servesPrebuilt = group === 'serve' && typeof bundleFile === 'string' && existsSync(bundleFile);
 if (compiling.has(group) && !servesPrebuilt) await import('binaryen');
 

@@ -19,11 +19,18 @@ if (scripts.length === 0) {
 // tsx's loader rewrites every ESM file it loads, and binaryen is one 15 MB file: through the loader its import
 // takes 10–25 s instead of 1 s (see bin/guardian.mjs). A benchmark that reaches the compiler gets binaryen
 // loaded natively first; the others are spared its ≈ 240 MB of heap.
-const reachesCompiler = (script) => /from '\.\.\/src\/(rego\/index|rego\/compiler\/[\w/]+|policy\/library)\.ts'/.test(readFileSync(join(root, 'bench', script), 'utf8'));
+const reachesCompiler = (script) =>
+  /from '\.\.\/src\/(rego\/index|rego\/compiler\/[\w/]+|policy\/library)\.ts'/.test(
+    readFileSync(join(root, 'bench', script), 'utf8'),
+  );
 let failed = 0;
 for (const script of scripts) {
   console.log(`\n=== bench/${script}`);
-  const run = spawnSync(process.execPath, [...(reachesCompiler(script) ? ['--import', 'binaryen'] : []), '--import', 'tsx', join(root, 'bench', script)], { stdio: 'inherit', cwd: root });
+  const run = spawnSync(
+    process.execPath,
+    [...(reachesCompiler(script) ? ['--import', 'binaryen'] : []), '--import', 'tsx', join(root, 'bench', script)],
+    { stdio: 'inherit', cwd: root },
+  );
   if (run.status !== 0) {
     failed++;
     console.error(`bench/${script} exited with ${run.status ?? run.signal}`);

@@ -6,7 +6,9 @@ const out = process.argv[2] ?? DEFAULT_BUNDLE_PATH;
 const started = performance.now();
 try {
   const { bundle, revision, rules } = await buildLibraryBundle({ out });
-  console.log(`build-bundle: ${out} (${bundle.byteLength} bytes, revision ${revision}, ${rules.length} annotated rules) in ${(performance.now() - started).toFixed(0)} ms`);
+  console.log(
+    `build-bundle: ${out} (${bundle.byteLength} bytes, revision ${revision}, ${rules.length} annotated rules) in ${(performance.now() - started).toFixed(0)} ms`,
+  );
 } catch (err) {
   console.error(`build-bundle: ${err instanceof Error ? err.message : String(err)}`);
   process.exitCode = 1;

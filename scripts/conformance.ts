@@ -30,8 +30,17 @@ for (const c of cases) {
   } else {
     counts.fail++;
     failed++;
-    failures.push({ note: c.note, file: c.file, stage: outcome.stage, detail: outcome.detail, known: known.has(c.note) });
-    if (flag('--failures')) console.log(`FAIL [${outcome.stage}] ${c.note} (${c.file}, ${Date.now() - t0} ms)\n  ${outcome.detail.replace(/\n/g, '\n  ')}`);
+    failures.push({
+      note: c.note,
+      file: c.file,
+      stage: outcome.stage,
+      detail: outcome.detail,
+      known: known.has(c.note),
+    });
+    if (flag('--failures'))
+      console.log(
+        `FAIL [${outcome.stage}] ${c.note} (${c.file}, ${Date.now() - t0} ms)\n  ${outcome.detail.replace(/\n/g, '\n  ')}`,
+      );
   }
   perTopic.set(topic, counts);
 }
@@ -39,7 +48,9 @@ for (const [topic, { pass, fail }] of [...perTopic].sort()) {
   console.log(`${topic.padEnd(24)} ${String(pass).padStart(4)} passed ${String(fail).padStart(4)} failed`);
 }
 const unknownFailures = failures.filter((f) => !f.known).length;
-console.log(`(${unknownFailures} failures not in known-failures.json; ${((Date.now() - started) / 1000).toFixed(1)} s for ${cases.length} cases)`);
+console.log(
+  `(${unknownFailures} failures not in known-failures.json; ${((Date.now() - started) / 1000).toFixed(1)} s for ${cases.length} cases)`,
+);
 const jsonOut = value('--json');
 if (jsonOut) writeFileSync(jsonOut, JSON.stringify(failures, null, 2));
 console.log(`${passed} passed, ${failed} failed`);

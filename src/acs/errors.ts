@@ -53,7 +53,12 @@ export interface AcsErrorData {
 export class AcsError extends Error {
   readonly code: AcsErrorCode;
   readonly data: AcsErrorData;
-  constructor(code: AcsErrorCode, reason: string, message: string, extra: Omit<AcsErrorData, 'reason' | 'message'> = {}) {
+  constructor(
+    code: AcsErrorCode,
+    reason: string,
+    message: string,
+    extra: Omit<AcsErrorData, 'reason' | 'message'> = {},
+  ) {
     super(message);
     this.name = 'AcsError';
     this.code = code;

@@ -1,10 +1,26 @@
 // The ACS v0.1.0 Guardian front door: everything a transport or an embedding needs.
 //   createGuardian({ store, engine, signatures }) → guardian.handle(bytes, 'http' | 'stdio') → response envelope
 // Transports live in src/server/, the Observed-Agent SDK in src/client/.
-export { createGuardian, resolveConfig, GUARDIAN_VERSION, type Guardian, type GuardianOptions, type AuditEvent } from './pipeline/index.ts';
+export {
+  createGuardian,
+  resolveConfig,
+  GUARDIAN_VERSION,
+  type Guardian,
+  type GuardianOptions,
+  type AuditEvent,
+} from './pipeline/index.ts';
 export type { GuardianConfig } from './pipeline/config.ts';
 export { AcsError, AcsErrorCode, ERROR_MESSAGES, type AcsErrorData } from './errors.ts';
-export { STEP_METHODS, MCP_PERMITTED, DISPOSITIONS, routeMethod, isEvaluableMethod, type Disposition, type StepMethodSpec, type RoutedMethod } from './methods.ts';
+export {
+  STEP_METHODS,
+  MCP_PERMITTED,
+  DISPOSITIONS,
+  routeMethod,
+  isEvaluableMethod,
+  type Disposition,
+  type StepMethodSpec,
+  type RoutedMethod,
+} from './methods.ts';
 export {
   finalizeDecision,
   evaluationFailed,

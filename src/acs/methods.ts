@@ -73,9 +73,16 @@ export function routeMethod(method: string): RoutedMethod {
   if (wrapped) return { kind: 'mcp', mcpMethod: wrapped[2], version: wrapped[1] };
   if (method.startsWith('trace/') || method.startsWith('protocols/A2A/') || /^wrapped:a2a-[^/]+\/.+$/i.test(method)) {
     // Reserved namespaces: defined by ACS, not negotiable in v0.1 (§3, extend_mcp.md).
-    throw new AcsError(AcsErrorCode.CapabilityNotNegotiated, 'not_negotiable_in_v0_1', `${method} is reserved and cannot be negotiated in ACS v0.1.0`, { method });
+    throw new AcsError(
+      AcsErrorCode.CapabilityNotNegotiated,
+      'not_negotiable_in_v0_1',
+      `${method} is reserved and cannot be negotiated in ACS v0.1.0`,
+      { method },
+    );
   }
-  throw new AcsError(AcsErrorCode.MethodNotFound, 'method_not_found', `ACS v0.1.0 does not define ${method}`, { method });
+  throw new AcsError(AcsErrorCode.MethodNotFound, 'method_not_found', `ACS v0.1.0 does not define ${method}`, {
+    method,
+  });
 }
 
 /** Every method this Guardian evaluates (what `methods_evaluated` may list; GUIDE §2 rule 4). */

@@ -31,15 +31,28 @@ export function tokenMatches(presented: string, expected: string): boolean {
 }
 
 const STATUS_OF: Record<string, number> = {
-  not_found: 404, ambiguous: 409, nothing_to_roll_back: 409, invalid_bundle: 400, signature_required: 422,
-  signature_unexpected: 422, signature_invalid: 422, unknown_key: 422, smoke_failed: 422, load_failed: 422, bundle_service: 502,
+  not_found: 404,
+  ambiguous: 409,
+  nothing_to_roll_back: 409,
+  invalid_bundle: 400,
+  signature_required: 422,
+  signature_unexpected: 422,
+  signature_invalid: 422,
+  unknown_key: 422,
+  smoke_failed: 422,
+  load_failed: 422,
+  bundle_service: 502,
 };
 
 export function createAdminApp(options: AdminAppOptions): Hono {
   const env = options.env ?? process.env;
   const token = options.token ?? env.GUARDIAN_ADMIN_TOKEN ?? '';
   const app = new Hono();
-  const json = (body: unknown, status = 200): Response => new Response(JSON.stringify(body, null, 2), { status, headers: { 'content-type': 'application/json; charset=utf-8' } });
+  const json = (body: unknown, status = 200): Response =>
+    new Response(JSON.stringify(body, null, 2), {
+      status,
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    });
   if (!token) {
     app.all('*', () => json({ error: 'admin API disabled (set GUARDIAN_ADMIN_TOKEN)' }, 404));
     return app;
@@ -49,7 +62,10 @@ export function createAdminApp(options: AdminAppOptions): Hono {
     const h = c.req.header('authorization') ?? '';
     const m = /^Bearer\s+(.+)$/i.exec(h);
     if (!m || !tokenMatches(m[1].trim(), token)) {
-      return new Response(JSON.stringify({ error: 'unauthorized' }), { status: 401, headers: { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="guardian-admin"' } });
+      return new Response(JSON.stringify({ error: 'unauthorized' }), {
+        status: 401,
+        headers: { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="guardian-admin"' },
+      });
     }
     await next();
   });
@@ -65,7 +81,10 @@ export function createAdminApp(options: AdminAppOptions): Hono {
 
   app.get('/status', async () => {
     try {
-      const [active, replicas] = await Promise.all([node.registry.active(), listReplicas(node.store, 3 * (node.options.heartbeatMs ?? 2000))]);
+      const [active, replicas] = await Promise.all([
+        node.registry.active(),
+        listReplicas(node.store, 3 * (node.options.heartbeatMs ?? 2000)),
+      ]);
       return json({ active, local: node.local(), replicas, sources: options.sources?.() ?? [] });
     } catch (e) {
       return fail(e);
@@ -104,7 +123,8 @@ export function createAdminApp(options: AdminAppOptions): Hono {
   app.post('/bundles', async (c) => {
     const max = options.maxBundleBytes ?? 64 * 1024 * 1024;
     const declared = Number(c.req.header('content-length'));
-    if (Number.isFinite(declared) && declared > max) return json({ error: 'too_large', reason: `bundle larger than ${max} bytes` }, 413);
+    if (Number.isFinite(declared) && declared > max)
+      return json({ error: 'too_large', reason: `bundle larger than ${max} bytes` }, 413);
     const body = await readStreamWithLimit(c.req.raw.body, max);
     if (body === null) return json({ error: 'too_large', reason: `bundle larger than ${max} bytes` }, 413);
     const activate = c.req.query('activate') === 'true' || c.req.query('activate') === '1';

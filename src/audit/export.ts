@@ -6,9 +6,35 @@ import { checkpointSigningInput } from '../store/checkpoints.ts';
 import type { DurableStore, Json } from '../store/types.ts';
 
 export type ExportLine =
-  | { kind: 'session'; session_id: string; agent_id: string | null; tenant_id: string | null; parent_session_id: string | null; created_at: string | null; closed_at: string | null; head_seq: number; head_hash: string | null; hash_rule: string }
-  | { kind: 'context_entry'; seq: number; entry: Record<string, unknown>; params: Json; decision: { result: Json; bundle_revision: string | null; evaluation_duration_ms: number | null } | null }
-  | { kind: 'checkpoint'; scope: string; seq: number; head_hash: string; algorithm: string; key_id: string; signature: string; signed: string };
+  | {
+      kind: 'session';
+      session_id: string;
+      agent_id: string | null;
+      tenant_id: string | null;
+      parent_session_id: string | null;
+      created_at: string | null;
+      closed_at: string | null;
+      head_seq: number;
+      head_hash: string | null;
+      hash_rule: string;
+    }
+  | {
+      kind: 'context_entry';
+      seq: number;
+      entry: Record<string, unknown>;
+      params: Json;
+      decision: { result: Json; bundle_revision: string | null; evaluation_duration_ms: number | null } | null;
+    }
+  | {
+      kind: 'checkpoint';
+      scope: string;
+      seq: number;
+      head_hash: string;
+      algorithm: string;
+      key_id: string;
+      signature: string;
+      signed: string;
+    };
 
 /** Yields the export's lines (without newlines). Throws StoreError-like errors from the store. */
 export async function* exportSession(store: DurableStore, sessionId: string, pageSize = 1000): AsyncGenerator<string> {
@@ -24,7 +50,8 @@ export async function* exportSession(store: DurableStore, sessionId: string, pag
     closed_at: session?.closedAt?.toISOString() ?? null,
     head_seq: chain?.seq ?? -1,
     head_hash: chain?.headHash ?? null,
-    hash_rule: 'ACS §8.2: entry_hash = hex(SHA-256(UTF8(JCS(entry minus entry_hash, previous_hash)) || previous_hash raw bytes)); request_hash = hex(SHA-256(JCS(params)))',
+    hash_rule:
+      'ACS §8.2: entry_hash = hex(SHA-256(UTF8(JCS(entry minus entry_hash, previous_hash)) || previous_hash raw bytes)); request_hash = hex(SHA-256(JCS(params)))',
   };
   yield canonicalJson(header);
   let after = -1;
@@ -39,7 +66,10 @@ export async function* exportSession(store: DurableStore, sessionId: string, pag
         seq: e.seq,
         entry,
         params: e.params,
-        decision: e.result === null ? null : { result: e.result, bundle_revision: e.bundleRevision, evaluation_duration_ms: e.evaluationDurationMs },
+        decision:
+          e.result === null
+            ? null
+            : { result: e.result, bundle_revision: e.bundleRevision, evaluation_duration_ms: e.evaluationDurationMs },
       };
       yield canonicalJson(line);
       after = e.seq;
@@ -48,7 +78,13 @@ export async function* exportSession(store: DurableStore, sessionId: string, pag
   }
   for (const cp of await store.listCheckpoints(sessionId)) {
     const line: ExportLine = {
-      kind: 'checkpoint', scope: cp.scope, seq: cp.seq, head_hash: cp.headHash, algorithm: cp.algorithm, key_id: cp.keyId, signature: cp.signature,
+      kind: 'checkpoint',
+      scope: cp.scope,
+      seq: cp.seq,
+      head_hash: cp.headHash,
+      algorithm: cp.algorithm,
+      key_id: cp.keyId,
+      signature: cp.signature,
       signed: new TextDecoder().decode(checkpointSigningInput(cp)),
     };
     yield canonicalJson(line);

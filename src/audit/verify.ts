@@ -93,43 +93,83 @@ function breakAt(sessionId: string, seq: number | null, kind: ChainBreakKind, me
 }
 
 /** Checks one stored entry against its predecessor; returns its first problem, or null. */
-function checkEntry(sessionId: string, row: RawEntryRow, expectedSeq: number, previousHash: string | null): ChainBreak | null {
+function checkEntry(
+  sessionId: string,
+  row: RawEntryRow,
+  expectedSeq: number,
+  previousHash: string | null,
+): ChainBreak | null {
   const seq = Number(row.seq);
   if (seq !== expectedSeq) {
-    return breakAt(sessionId, expectedSeq, 'seq_gap', `expected seq ${expectedSeq}, found seq ${seq}: ${seq - expectedSeq} entr${seq - expectedSeq === 1 ? 'y' : 'ies'} missing`);
+    return breakAt(
+      sessionId,
+      expectedSeq,
+      'seq_gap',
+      `expected seq ${expectedSeq}, found seq ${seq}: ${seq - expectedSeq} entr${seq - expectedSeq === 1 ? 'y' : 'ies'} missing`,
+    );
   }
   let content: ContextEntryContent;
   let params: unknown;
   try {
     content = JSON.parse(row.content_jcs) as ContextEntryContent;
     params = JSON.parse(row.params_jcs);
-    if (!content || typeof content !== 'object' || Array.isArray(content)) throw new TypeError('content is not an object');
+    if (!content || typeof content !== 'object' || Array.isArray(content))
+      throw new TypeError('content is not an object');
   } catch (err) {
-    return breakAt(sessionId, seq, 'unparseable_entry', `stored entry is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+    return breakAt(
+      sessionId,
+      seq,
+      'unparseable_entry',
+      `stored entry is not valid JSON: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   if (row.previous_hash !== previousHash) {
-    return breakAt(sessionId, seq, 'previous_hash_mismatch', `previous_hash ${row.previous_hash ?? 'null'} is not the predecessor's entry_hash ${previousHash ?? 'null (first entry)'}`);
+    return breakAt(
+      sessionId,
+      seq,
+      'previous_hash_mismatch',
+      `previous_hash ${row.previous_hash ?? 'null'} is not the predecessor's entry_hash ${previousHash ?? 'null (first entry)'}`,
+    );
   }
   let recomputed: string;
   try {
     recomputed = computeEntryHash(content, row.previous_hash);
   } catch (err) {
-    return breakAt(sessionId, seq, 'unparseable_entry', `entry cannot be hashed: ${err instanceof Error ? err.message : String(err)}`);
+    return breakAt(
+      sessionId,
+      seq,
+      'unparseable_entry',
+      `entry cannot be hashed: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   if (recomputed !== row.entry_hash) {
-    return breakAt(sessionId, seq, 'entry_hash_mismatch', `entry_hash ${row.entry_hash} but the stored content hashes to ${recomputed}`);
+    return breakAt(
+      sessionId,
+      seq,
+      'entry_hash_mismatch',
+      `entry_hash ${row.entry_hash} but the stored content hashes to ${recomputed}`,
+    );
   }
   if (content.request_hash !== undefined && computeRequestHash(params) !== content.request_hash) {
-    return breakAt(sessionId, seq, 'request_hash_mismatch', `request_hash ${String(content.request_hash)} but the stored params hash to ${computeRequestHash(params)}`);
+    return breakAt(
+      sessionId,
+      seq,
+      'request_hash_mismatch',
+      `request_hash ${String(content.request_hash)} but the stored params hash to ${computeRequestHash(params)}`,
+    );
   }
   const provenance = content.provenance_summary === undefined ? undefined : canonicalJson(content.provenance_summary);
   const columns: [string, string | null, unknown][] = [
-    ['entry_id', row.entry_id, content.entry_id], ['step_id', row.step_id, content.step_id], ['step_type', row.step_type, content.step_type],
-    ['request_hash', row.request_hash, content.request_hash], ['timestamp', row.timestamp, content.timestamp],
+    ['entry_id', row.entry_id, content.entry_id],
+    ['step_id', row.step_id, content.step_id],
+    ['step_type', row.step_type, content.step_type],
+    ['request_hash', row.request_hash, content.request_hash],
+    ['timestamp', row.timestamp, content.timestamp],
     ['provenance_summary', row.provenance_summary_jcs, provenance],
   ];
   for (const [name, column, member] of columns) {
-    if (!columnAgrees(column, member)) return breakAt(sessionId, seq, 'column_mismatch', `column ${name} disagrees with the hashed entry`);
+    if (!columnAgrees(column, member))
+      return breakAt(sessionId, seq, 'column_mismatch', `column ${name} disagrees with the hashed entry`);
   }
   if (row.result_jcs !== null) {
     let result: unknown;
@@ -140,22 +180,40 @@ function checkEntry(sessionId: string, row: RawEntryRow, expectedSeq: number, pr
     }
     const chainHash = (result as { chain_hash?: unknown } | null)?.chain_hash;
     if (chainHash !== undefined && chainHash !== row.entry_hash) {
-      return breakAt(sessionId, seq, 'decision_chain_hash_mismatch', `the delivered decision carries chain_hash ${String(chainHash)}, not this entry's ${row.entry_hash}`);
+      return breakAt(
+        sessionId,
+        seq,
+        'decision_chain_hash_mismatch',
+        `the delivered decision carries chain_hash ${String(chainHash)}, not this entry's ${row.entry_hash}`,
+      );
     }
   }
   return null;
 }
 
-const ENTRY_COLUMNS = 'seq, entry_id, step_id, step_type, request_hash, timestamp, provenance_summary_jcs, content_jcs, previous_hash, entry_hash, params_jcs, result_jcs';
+const ENTRY_COLUMNS =
+  'seq, entry_id, step_id, step_type, request_hash, timestamp, provenance_summary_jcs, content_jcs, previous_hash, entry_hash, params_jcs, result_jcs';
 
-export async function verifyChain(store: DurableStore, sessionId: string, options: VerifyOptions = {}): Promise<ChainReport> {
+export async function verifyChain(
+  store: DurableStore,
+  sessionId: string,
+  options: VerifyOptions = {},
+): Promise<ChainReport> {
   const pageSize = Math.min(Math.max(1, options.pageSize ?? 1000), 10_000);
   const verifiers = new Map((options.verifiers ?? []).map((v) => [v.algorithm as string, v]));
   const chain = await store.getChain(sessionId);
   const cps = await store.listCheckpoints(sessionId);
   const report: ChainReport = {
-    sessionId, ok: true, entries: 0, headSeq: chain?.seq ?? -1, pruned: Boolean(chain?.prunedAt),
-    checkpoints: cps.length, checkpointsVerified: 0, firstBreak: null, breaks: [], warnings: [],
+    sessionId,
+    ok: true,
+    entries: 0,
+    headSeq: chain?.seq ?? -1,
+    pruned: Boolean(chain?.prunedAt),
+    checkpoints: cps.length,
+    checkpointsVerified: 0,
+    firstBreak: null,
+    breaks: [],
+    warnings: [],
   };
   const bySeq = new Map<number, CheckpointRecord[]>();
   for (const cp of cps) bySeq.set(cp.seq, [...(bySeq.get(cp.seq) ?? []), cp]);
@@ -164,9 +222,15 @@ export async function verifyChain(store: DurableStore, sessionId: string, option
   const trusted: CheckpointRecord[] = [];
   for (const cp of cps) {
     const verifier = verifiers.get(cp.algorithm);
-    const valid = options.checkpointSignature ? await options.checkpointSignature(cp) : verifier ? await verifyCheckpoint(verifier, cp) : undefined;
+    const valid = options.checkpointSignature
+      ? await options.checkpointSignature(cp)
+      : verifier
+        ? await verifyCheckpoint(verifier, cp)
+        : undefined;
     if (valid === undefined) {
-      report.warnings.push(`checkpoint at seq ${cp.seq}: no key for ${cp.algorithm} ${cp.keyId}; signature not checked`);
+      report.warnings.push(
+        `checkpoint at seq ${cp.seq}: no key for ${cp.algorithm} ${cp.keyId}; signature not checked`,
+      );
       trusted.push(cp);
       continue;
     }
@@ -174,14 +238,29 @@ export async function verifyChain(store: DurableStore, sessionId: string, option
       report.checkpointsVerified++;
       trusted.push(cp);
     } else {
-      report.breaks.push(breakAt(sessionId, cp.seq, 'checkpoint_signature_invalid', `checkpoint at seq ${cp.seq} (key ${cp.keyId}) has an invalid ${cp.algorithm} signature`));
+      report.breaks.push(
+        breakAt(
+          sessionId,
+          cp.seq,
+          'checkpoint_signature_invalid',
+          `checkpoint at seq ${cp.seq} (key ${cp.keyId}) has an invalid ${cp.algorithm} signature`,
+        ),
+      );
     }
   }
 
   if (report.pruned && chain) {
     // A pruned chain keeps only its head row and checkpoints: the final head must be signed.
     const covered = trusted.some((cp) => cp.seq === chain.seq && cp.headHash === chain.headHash);
-    if (!covered) report.breaks.push(breakAt(sessionId, null, 'pruned_without_checkpoint', `pruned chain has no valid checkpoint of its head (seq ${chain.seq})`));
+    if (!covered)
+      report.breaks.push(
+        breakAt(
+          sessionId,
+          null,
+          'pruned_without_checkpoint',
+          `pruned chain has no valid checkpoint of its head (seq ${chain.seq})`,
+        ),
+      );
     return finish(report);
   }
 
@@ -209,18 +288,42 @@ export async function verifyChain(store: DurableStore, sessionId: string, option
 
   if (!entryBreak) {
     if (!chain) {
-      if (lastSeq >= 0) report.breaks.push(breakAt(sessionId, null, 'head_mismatch', `entries up to seq ${lastSeq} but no chain head row`));
+      if (lastSeq >= 0)
+        report.breaks.push(
+          breakAt(sessionId, null, 'head_mismatch', `entries up to seq ${lastSeq} but no chain head row`),
+        );
     } else if (chain.seq !== lastSeq || chain.headHash !== previousHash) {
-      report.breaks.push(breakAt(sessionId, lastSeq + 1, 'head_mismatch',
-        `head row says seq ${chain.seq} (${chain.headHash ?? 'null'}) but the entries end at seq ${lastSeq} (${previousHash ?? 'null'}): tail truncated or head edited`));
+      report.breaks.push(
+        breakAt(
+          sessionId,
+          lastSeq + 1,
+          'head_mismatch',
+          `head row says seq ${chain.seq} (${chain.headHash ?? 'null'}) but the entries end at seq ${lastSeq} (${previousHash ?? 'null'}): tail truncated or head edited`,
+        ),
+      );
     }
   }
   for (const cp of trusted) {
     if (cp.seq > lastSeq) {
       // Only meaningful when the walk reached the real end: a mid-chain break already explains it.
-      if (!entryBreak) report.breaks.push(breakAt(sessionId, cp.seq, 'checkpoint_beyond_chain', `signed checkpoint at seq ${cp.seq} but the chain ends at seq ${lastSeq}: entries removed`));
+      if (!entryBreak)
+        report.breaks.push(
+          breakAt(
+            sessionId,
+            cp.seq,
+            'checkpoint_beyond_chain',
+            `signed checkpoint at seq ${cp.seq} but the chain ends at seq ${lastSeq}: entries removed`,
+          ),
+        );
     } else if (hashAt.get(cp.seq) !== cp.headHash) {
-      report.breaks.push(breakAt(sessionId, cp.seq, 'checkpoint_mismatch', `signed checkpoint at seq ${cp.seq} names head ${cp.headHash}, the chain has ${hashAt.get(cp.seq)}: chain rewritten`));
+      report.breaks.push(
+        breakAt(
+          sessionId,
+          cp.seq,
+          'checkpoint_mismatch',
+          `signed checkpoint at seq ${cp.seq} names head ${cp.headHash}, the chain has ${hashAt.get(cp.seq)}: chain rewritten`,
+        ),
+      );
     }
   }
   return finish(report);
@@ -240,7 +343,11 @@ export interface VerifyAllSummary {
 }
 
 /** Verifies every chain, one report at a time (constant memory in the number of chains). */
-export async function verifyAllChains(store: DurableStore, options: VerifyOptions = {}, onReport?: (report: ChainReport) => void | Promise<void>): Promise<VerifyAllSummary> {
+export async function verifyAllChains(
+  store: DurableStore,
+  options: VerifyOptions = {},
+  onReport?: (report: ChainReport) => void | Promise<void>,
+): Promise<VerifyAllSummary> {
   const summary: VerifyAllSummary = { chains: 0, broken: 0, entries: 0 };
   let after: string | undefined;
   for (;;) {

@@ -42,7 +42,8 @@ function inCanonicalOrder(value: unknown, depth: number): boolean {
       if (value === null) return true;
       if (depth >= JCS_FAST_DEPTH || typeof (value as { toJSON?: unknown }).toJSON === 'function') return false;
       if (Array.isArray(value)) {
-        for (let i = 0; i < value.length; i++) if (!(i in value) || !inCanonicalOrder(value[i], depth + 1)) return false;
+        for (let i = 0; i < value.length; i++)
+          if (!(i in value) || !inCanonicalOrder(value[i], depth + 1)) return false;
         return true;
       }
       let previous: string | undefined;
@@ -143,7 +144,10 @@ function jcsOfJson(value: unknown, depth: number): string | undefined {
  * canonicalising the other members again (a signed envelope member is canonicalised for the signature's input
  * and again, with the signature, for the store).
  */
-export function canonicalJsonWithout(object: Record<string, unknown>, name: string): { text: string; withMember(value: unknown): string; withMemberText(jcs: string): string } {
+export function canonicalJsonWithout(
+  object: Record<string, unknown>,
+  name: string,
+): { text: string; withMember(value: unknown): string; withMemberText(jcs: string): string } {
   // The members before and after `name` in RFC 8785 §3.2.3 order, each run joined once.
   let before = '';
   let after = '';
@@ -161,7 +165,15 @@ export function canonicalJsonWithout(object: Record<string, unknown>, name: stri
     },
     /** `jcs` must be the JCS text of the member's value. */
     withMemberText(jcs) {
-      return '{' + (before === '' ? '' : before + ',') + canonicalJson(name) + ':' + jcs + (after === '' ? '' : ',' + after) + '}';
+      return (
+        '{' +
+        (before === '' ? '' : before + ',') +
+        canonicalJson(name) +
+        ':' +
+        jcs +
+        (after === '' ? '' : ',' + after) +
+        '}'
+      );
     },
   };
 }

@@ -17,7 +17,10 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
 /** Thrown by commands to end with a specific exit code and message (no stack trace printed). */
 export class CliError extends Error {
-  constructor(message: string, readonly exitCode: ExitCode = ExitCode.Failed) {
+  constructor(
+    message: string,
+    readonly exitCode: ExitCode = ExitCode.Failed,
+  ) {
     super(message);
     this.name = 'CliError';
   }

@@ -8,13 +8,41 @@ type Register = (program: Command) => void;
  * compiler, the stores or the crypto library, and a CLI start must not pay for all of them.
  */
 const commandGroups: { name: string; summary: string; load: () => Promise<Register> }[] = [
-  { name: 'serve', summary: 'Serve ACS over HTTP or stdio', load: async () => (await import('./commands/serve.ts')).registerServeCommand },
-  { name: 'policy', summary: 'Build, evaluate, inspect and test Rego policy bundles', load: async () => (await import('./commands/policy.ts')).registerPolicyCommands },
-  { name: 'bundle', summary: 'Policy bundle registry, activation, rollback, signing and shadow mode', load: async () => (await import('./commands/bundle.ts')).registerBundleCommands },
-  { name: 'db', summary: 'Database schema and status', load: async () => (await import('./commands/db.ts')).registerDbCommands },
-  { name: 'audit', summary: 'Verify, export, inspect and prune the hash-chained audit log', load: async () => (await import('./commands/audit.ts')).registerAuditCommands },
-  { name: 'keys', summary: 'Manage signature keys', load: async () => (await import('./commands/keys.ts')).registerKeysCommands },
-  { name: 'replay', summary: 'Replay recorded steps against another policy version', load: async () => (await import('./commands/replay.ts')).registerReplayCommand },
+  {
+    name: 'serve',
+    summary: 'Serve ACS over HTTP or stdio',
+    load: async () => (await import('./commands/serve.ts')).registerServeCommand,
+  },
+  {
+    name: 'policy',
+    summary: 'Build, evaluate, inspect and test Rego policy bundles',
+    load: async () => (await import('./commands/policy.ts')).registerPolicyCommands,
+  },
+  {
+    name: 'bundle',
+    summary: 'Policy bundle registry, activation, rollback, signing and shadow mode',
+    load: async () => (await import('./commands/bundle.ts')).registerBundleCommands,
+  },
+  {
+    name: 'db',
+    summary: 'Database schema and status',
+    load: async () => (await import('./commands/db.ts')).registerDbCommands,
+  },
+  {
+    name: 'audit',
+    summary: 'Verify, export, inspect and prune the hash-chained audit log',
+    load: async () => (await import('./commands/audit.ts')).registerAuditCommands,
+  },
+  {
+    name: 'keys',
+    summary: 'Manage signature keys',
+    load: async () => (await import('./commands/keys.ts')).registerKeysCommands,
+  },
+  {
+    name: 'replay',
+    summary: 'Replay recorded steps against another policy version',
+    load: async () => (await import('./commands/replay.ts')).registerReplayCommand,
+  },
 ];
 
 function rootProgram(): Command {
@@ -64,7 +92,9 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`guardian: ${err.message}\n`);
       return err.exitCode;
     }
-    process.stderr.write(`guardian: internal error: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+    process.stderr.write(
+      `guardian: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
     return ExitCode.Internal;
   }
 }

@@ -5,9 +5,23 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { computeEntryHash, computeRequestHash } from '../chain/index.ts';
 import { hmacEnvelopeSignatures, signEnvelope, verifyEnvelope, type EnvelopeSignatures } from '../acs/signing/index.ts';
-import type { AcsRequest, AcsResult, ClientHello, JsonRpcErrorObject, ResponseEnvelope, ServerHello } from '../acs/types.ts';
+import type {
+  AcsRequest,
+  AcsResult,
+  ClientHello,
+  JsonRpcErrorObject,
+  ResponseEnvelope,
+  ServerHello,
+} from '../acs/types.ts';
 
-export type { AcsRequest, AcsResult, ClientHello, JsonRpcErrorObject, ResponseEnvelope, ServerHello } from '../acs/types.ts';
+export type {
+  AcsRequest,
+  AcsResult,
+  ClientHello,
+  JsonRpcErrorObject,
+  ResponseEnvelope,
+  ServerHello,
+} from '../acs/types.ts';
 
 /** Sends one framed message and returns the answer text. */
 export type AcsTransport = (message: string) => Promise<string>;
@@ -50,7 +64,13 @@ export class AcsRpcError extends Error {
   }
 }
 
-export type DecisionFailureReason = 'transport_failed' | 'malformed_response' | 'error_response' | 'signature_invalid' | 'chain_head_mismatch' | 'request_id_mismatch';
+export type DecisionFailureReason =
+  | 'transport_failed'
+  | 'malformed_response'
+  | 'error_response'
+  | 'signature_invalid'
+  | 'chain_head_mismatch'
+  | 'request_id_mismatch';
 
 export interface StepOutcome {
   /** The decision to enforce: the Guardian's verified result, or the posture's synthetic one on failure. */
@@ -84,7 +104,13 @@ export class AcsClient {
   #chainHash: string | null = null;
   serverHello: ServerHello | null = null;
   /** Every decision failure and every fail-open proceed (§6.4: MUST be audited). */
-  readonly audit: { at: string; method: string; reason: DecisionFailureReason; detail: string; applied: 'allow' | 'deny' }[] = [];
+  readonly audit: {
+    at: string;
+    method: string;
+    reason: DecisionFailureReason;
+    detail: string;
+    applied: 'allow' | 'deny';
+  }[] = [];
 
   constructor(options: AcsClientOptions) {
     if (!options.signatures && !options.ikm) throw new Error('AcsClient needs ikm or signatures');
@@ -106,8 +132,13 @@ export class AcsClient {
 
   /** Builds and signs a request envelope. */
   async buildRequest(method: string, payload: Record<string, unknown>, options: StepOptions = {}): Promise<AcsRequest> {
-    const metadata: Record<string, unknown> = { agent_id: this.agentId, session_id: this.sessionId, ...(options.turnId ? { turn_id: options.turnId } : {}) };
-    if (this.#sendHint && this.#chainHash !== null && CONTENT_BEARING.test(method)) metadata.session_state = { chain_hash: this.#chainHash };
+    const metadata: Record<string, unknown> = {
+      agent_id: this.agentId,
+      session_id: this.sessionId,
+      ...(options.turnId ? { turn_id: options.turnId } : {}),
+    };
+    if (this.#sendHint && this.#chainHash !== null && CONTENT_BEARING.test(method))
+      metadata.session_state = { chain_hash: this.#chainHash };
     Object.assign(metadata, options.metadata);
     const params: Record<string, unknown> = {
       acs_version: this.#version,
@@ -119,7 +150,10 @@ export class AcsClient {
       ...options.params,
     };
     const envelope = { jsonrpc: '2.0' as const, method, id: this.#nextId++, params };
-    const signed = await signEnvelope(envelope, 'params', this.#signatures, { sessionId: String(metadata.session_id), keyId: this.keyId });
+    const signed = await signEnvelope(envelope, 'params', this.#signatures, {
+      sessionId: String(metadata.session_id),
+      keyId: this.keyId,
+    });
     return signed as unknown as AcsRequest;
   }
 
@@ -136,7 +170,10 @@ export class AcsClient {
   /** True when the answer's signature verifies for this session (result.signature or error.signature). */
   async verifyResponse(envelope: ResponseEnvelope): Promise<boolean> {
     const location = 'result' in envelope ? 'result' : 'error';
-    const outcome = await verifyEnvelope(this.#signatures, envelope as unknown as Record<string, unknown>, location, { sessionId: this.sessionId, agentId: this.agentId });
+    const outcome = await verifyEnvelope(this.#signatures, envelope as unknown as Record<string, unknown>, location, {
+      sessionId: this.sessionId,
+      agentId: this.agentId,
+    });
     return outcome.ok;
   }
 
@@ -150,7 +187,9 @@ export class AcsClient {
       profiles_supported: ['acs-core'],
       ...overrides,
     };
-    const response = await this.exchange(await this.buildRequest('handshake/hello', clientHello as unknown as Record<string, unknown>));
+    const response = await this.exchange(
+      await this.buildRequest('handshake/hello', clientHello as unknown as Record<string, unknown>),
+    );
     if ('error' in response) throw new AcsRpcError(response.error);
     if (!(await this.verifyResponse(response))) throw new Error('ServerHello signature does not verify');
     const { signature: _sig, ...server } = response.result as ServerHello;
@@ -187,16 +226,26 @@ export class AcsClient {
     if (response === null || typeof response !== 'object' || (!('result' in response) && !('error' in response))) {
       return this.#fail(method, 'malformed_response', 'not a JSON-RPC response');
     }
-    if ('error' in response) return this.#fail(method, 'error_response', `${response.error.code} ${response.error.message}`, response.error);
-    if (!(await this.verifyResponse(response))) return this.#fail(method, 'signature_invalid', 'response signature does not verify');
+    if ('error' in response)
+      return this.#fail(method, 'error_response', `${response.error.code} ${response.error.message}`, response.error);
+    if (!(await this.verifyResponse(response)))
+      return this.#fail(method, 'signature_invalid', 'response signature does not verify');
     const result = response.result as AcsResult;
-    if (result.request_id !== request.params.request_id) return this.#fail(method, 'request_id_mismatch', 'answer is for another request');
+    if (result.request_id !== request.params.request_id)
+      return this.#fail(method, 'request_id_mismatch', 'answer is for another request');
     if (result.chain_hash !== undefined) {
       const expected = computeEntryHash(
-        { entry_id: request.params.request_id, step_id: request.params.request_id, step_type: method, request_hash: computeRequestHash(request.params), timestamp: request.params.timestamp },
+        {
+          entry_id: request.params.request_id,
+          step_id: request.params.request_id,
+          step_type: method,
+          request_hash: computeRequestHash(request.params),
+          timestamp: request.params.timestamp,
+        },
         this.#chainHash,
       );
-      if (expected !== result.chain_hash) return this.#fail(method, 'chain_head_mismatch', `published ${result.chain_hash}, expected ${expected}`);
+      if (expected !== result.chain_hash)
+        return this.#fail(method, 'chain_head_mismatch', `published ${result.chain_hash}, expected ${expected}`);
       this.#chainHash = result.chain_hash;
     }
     return { decision: result.decision, result };

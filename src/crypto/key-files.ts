@@ -72,12 +72,15 @@ export function parseKeyFile(value: unknown, source: string): KeyFileJson {
   const o = value as Record<string, unknown>;
   if (o.format !== KEY_FILE_FORMAT) fail(`"format" must be "${KEY_FILE_FORMAT}"`);
   if (!isValidKeyId(o.key_id)) fail('"key_id" must match ' + KEY_ID_PATTERN.source);
-  if (!isSignatureAlgorithm(o.algorithm)) fail(`"algorithm" must be an ACS §10.1 name, got ${JSON.stringify(o.algorithm)}`);
+  if (!isSignatureAlgorithm(o.algorithm))
+    fail(`"algorithm" must be an ACS §10.1 name, got ${JSON.stringify(o.algorithm)}`);
   const algorithm = o.algorithm as SignatureAlgorithm;
-  if (typeof o.created_at !== 'string' || Number.isNaN(Date.parse(o.created_at))) fail('"created_at" must be an ISO 8601 timestamp');
+  if (typeof o.created_at !== 'string' || Number.isNaN(Date.parse(o.created_at)))
+    fail('"created_at" must be an ISO 8601 timestamp');
   const status = o.status ?? 'active';
   if (status !== 'active' && status !== 'retired') fail('"status" must be "active" or "retired"');
-  if (o.agent_id !== undefined && (typeof o.agent_id !== 'string' || o.agent_id === '')) fail('"agent_id" must be a non-empty string');
+  if (o.agent_id !== undefined && (typeof o.agent_id !== 'string' || o.agent_id === ''))
+    fail('"agent_id" must be a non-empty string');
   const b64 = (field: string, v: unknown, required: boolean): string | undefined => {
     if (v === undefined && !required) return undefined;
     if (decodeBase64Strict(v) === null) fail(`"${field}" must be standard padded base64`);
@@ -127,7 +130,10 @@ export function publicPart(file: KeyFileJson): KeyFileJson {
   const { private_key: _p, ikm: _i, components, ...rest } = file;
   const pub: KeyFileJson = { ...rest };
   if (components) {
-    pub.components = { pqc: { public_key: components.pqc.public_key }, classical: { public_key: components.classical.public_key } };
+    pub.components = {
+      pqc: { public_key: components.pqc.public_key },
+      classical: { public_key: components.classical.public_key },
+    };
   }
   return pub;
 }
@@ -146,7 +152,10 @@ function generateClassical(algorithm: ClassicalAlgorithm, rsaModulusBits: number
     algorithm === 'ECDSA-P256'
       ? generateKeyPairSync('ec', { namedCurve: 'prime256v1' })
       : generateKeyPairSync('rsa', { modulusLength: rsaModulusBits, publicExponent: 0x10001 });
-  return { public_key: encodeBase64(exportSpkiDer(pair.publicKey)), private_key: encodeBase64(exportPkcs8Der(pair.privateKey)) };
+  return {
+    public_key: encodeBase64(exportSpkiDer(pair.publicKey)),
+    private_key: encodeBase64(exportPkcs8Der(pair.privateKey)),
+  };
 }
 
 function generatePqc(algorithm: PqcAlgorithm): KeyMaterialJson {
@@ -156,9 +165,11 @@ function generatePqc(algorithm: PqcAlgorithm): KeyMaterialJson {
 
 /** Generates a fresh key of any §10.1 algorithm as a private key file (it includes the public half). */
 export function generateKeyFile(algorithm: SignatureAlgorithm, options: GenerateKeyOptions): KeyFileJson {
-  if (!isValidKeyId(options.keyId)) throw new KeyFileError(`invalid key id ${JSON.stringify(options.keyId)}: must match ${KEY_ID_PATTERN.source}`);
+  if (!isValidKeyId(options.keyId))
+    throw new KeyFileError(`invalid key id ${JSON.stringify(options.keyId)}: must match ${KEY_ID_PATTERN.source}`);
   const rsaBits = options.rsaModulusBits ?? 3072;
-  if (!Number.isInteger(rsaBits) || rsaBits < 2048 || rsaBits > 8192) throw new KeyFileError('RSA modulus must be 2048..8192 bits');
+  if (!Number.isInteger(rsaBits) || rsaBits < 2048 || rsaBits > 8192)
+    throw new KeyFileError('RSA modulus must be 2048..8192 bits');
   const file: KeyFileJson = {
     format: KEY_FILE_FORMAT,
     key_id: options.keyId,

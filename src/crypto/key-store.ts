@@ -1,8 +1,25 @@
 // Writing key files to a directory (docs/keys.md): secrets go to `<key_id>.key.json` created with mode 0600
 // (O_EXCL: an existing key is never overwritten), public halves to `<key_id>.pub.json` (0644).
-import { chmodSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync, closeSync, existsSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+  closeSync,
+  existsSync,
+} from 'node:fs';
 import { join } from 'node:path';
-import { hasSecretMaterial, isValidKeyId, KeyFileError, parseKeyFile, publicPart, type KeyFileJson } from './key-files.ts';
+import {
+  hasSecretMaterial,
+  isValidKeyId,
+  KeyFileError,
+  parseKeyFile,
+  publicPart,
+  type KeyFileJson,
+} from './key-files.ts';
 
 export interface WrittenKeyFiles {
   /** Path of the file holding secret material (mode 0600), if any. */
@@ -17,7 +34,9 @@ function writeNew(path: string, json: KeyFileJson, mode: number): void {
     fd = openSync(path, 'wx', mode);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new KeyFileError(code === 'EEXIST' ? `${path} already exists: refusing to overwrite a key` : `${path}: ${(err as Error).message}`);
+    throw new KeyFileError(
+      code === 'EEXIST' ? `${path} already exists: refusing to overwrite a key` : `${path}: ${(err as Error).message}`,
+    );
   }
   try {
     writeFileSync(fd, JSON.stringify(json, null, 2) + '\n');
@@ -35,7 +54,8 @@ export function writeKeyFiles(dir: string, file: KeyFileJson): WrittenKeyFiles {
   const out: WrittenKeyFiles = {};
   const privatePath = join(dir, `${file.key_id}.key.json`);
   const publicPath = join(dir, `${file.key_id}.pub.json`);
-  if (existsSync(privatePath) || existsSync(publicPath)) throw new KeyFileError(`key "${file.key_id}" already exists in ${dir}`);
+  if (existsSync(privatePath) || existsSync(publicPath))
+    throw new KeyFileError(`key "${file.key_id}" already exists in ${dir}`);
   if (hasSecretMaterial(file)) {
     writeNew(privatePath, file, 0o600);
     out.privatePath = privatePath;

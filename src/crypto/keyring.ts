@@ -99,7 +99,8 @@ function loadClassical(algorithm: ClassicalAlgorithm, m: KeyMaterialJson, source
     if (m.private_key !== undefined) {
       key.privateKey = importClassicalPrivateKey(algorithm, b64(m.private_key, 'private key', source));
       // The private key must belong to the public key stored beside it.
-      if (!createPublicKey(key.privateKey).equals(publicKey)) throw new Error('private key does not match the public key stored with it');
+      if (!createPublicKey(key.privateKey).equals(publicKey))
+        throw new Error('private key does not match the public key stored with it');
     }
     return key;
   } catch (err) {
@@ -113,7 +114,8 @@ function loadPqc(algorithm: PqcAlgorithm, m: KeyMaterialJson, source: string): P
     const publicKey = b64(m.public_key, 'public key', source);
     checkPqcPublicKey(algorithm, publicKey);
     const key: PqcKey = { kind: 'pqc', algorithm, publicKey };
-    if (m.private_key !== undefined) key.signingKey = loadPqcPrivateKey(algorithm, b64(m.private_key, 'private key', source), publicKey).signingKey;
+    if (m.private_key !== undefined)
+      key.signingKey = loadPqcPrivateKey(algorithm, b64(m.private_key, 'private key', source), publicKey).signingKey;
     return key;
   } catch (err) {
     if (err instanceof KeyFileError) throw err;
@@ -145,7 +147,11 @@ export function loadKeyFile(file: KeyFileJson, source: string): KeyringEntry {
       pqc: loadPqc(parts.pqc, c.pqc, `${source} (components.pqc)`),
       classical: loadClassical(parts.classical, c.classical, `${source} (components.classical)`),
     };
-    return { ...base, material, canSign: material.pqc.signingKey !== undefined && material.classical.privateKey !== undefined };
+    return {
+      ...base,
+      material,
+      canSign: material.pqc.signingKey !== undefined && material.classical.privateKey !== undefined,
+    };
   }
   const m: KeyMaterialJson = { public_key: file.public_key! };
   if (file.private_key !== undefined) m.private_key = file.private_key;
@@ -165,7 +171,9 @@ export function readKeyDirectory(dir: string): { file: KeyFileJson; source: stri
   let names: string[];
   try {
     if (!statSync(dir).isDirectory()) throw new Error('not a directory');
-    names = readdirSync(dir).filter((n) => n.endsWith('.json')).sort();
+    names = readdirSync(dir)
+      .filter((n) => n.endsWith('.json'))
+      .sort();
   } catch (err) {
     throw new KeyFileError(`key directory ${dir}: ${(err as Error).message}`);
   }
@@ -202,11 +210,15 @@ export class Keyring {
     const existing = this.#entries.get(entry.keyId);
     if (existing) {
       if (existing.algorithm !== entry.algorithm || !samePublicMaterial(existing, entry)) {
-        throw new KeyFileError(`key_id "${entry.keyId}" is defined twice with different keys (${existing.source}, ${entry.source})`);
+        throw new KeyFileError(
+          `key_id "${entry.keyId}" is defined twice with different keys (${existing.source}, ${entry.source})`,
+        );
       }
       if (existing.canSign && !entry.canSign) return;
       if (existing.canSign === entry.canSign && existing.status !== entry.status) {
-        throw new KeyFileError(`key_id "${entry.keyId}" is defined twice with different status (${existing.source}, ${entry.source})`);
+        throw new KeyFileError(
+          `key_id "${entry.keyId}" is defined twice with different status (${existing.source}, ${entry.source})`,
+        );
       }
     }
     this.#entries.set(entry.keyId, entry);
@@ -267,7 +279,10 @@ function publicKeyHex(e: KeyringEntry): string {
     case 'classical':
       return m.publicKey.export({ format: 'der', type: 'spki' }).toString('hex');
     case 'hybrid':
-      return Buffer.from(m.pqc.publicKey).toString('hex') + m.classical.publicKey.export({ format: 'der', type: 'spki' }).toString('hex');
+      return (
+        Buffer.from(m.pqc.publicKey).toString('hex') +
+        m.classical.publicKey.export({ format: 'der', type: 'spki' }).toString('hex')
+      );
   }
 }
 
@@ -283,7 +298,9 @@ export function loadKeyring(sources: KeyringSources = {}): Keyring {
   for (const dir of new Set(dirs)) {
     for (const { file, source } of readKeyDirectory(dir)) keyring.add(loadKeyFile(file, source));
   }
-  (sources.keys ?? []).forEach((k, i) => keyring.add(loadKeyFile(parseKeyFile(k, `config keys[${i}]`), `config keys[${i}]`)));
+  (sources.keys ?? []).forEach((k, i) =>
+    keyring.add(loadKeyFile(parseKeyFile(k, `config keys[${i}]`), `config keys[${i}]`)),
+  );
   if (env.GUARDIAN_KEYS) {
     let parsed: unknown;
     try {
@@ -292,7 +309,9 @@ export function loadKeyring(sources: KeyringSources = {}): Keyring {
       throw new KeyFileError('env GUARDIAN_KEYS: not valid JSON');
     }
     const list = Array.isArray(parsed) ? parsed : [parsed];
-    list.forEach((k, i) => keyring.add(loadKeyFile(parseKeyFile(k, `env GUARDIAN_KEYS[${i}]`), `env GUARDIAN_KEYS[${i}]`)));
+    list.forEach((k, i) =>
+      keyring.add(loadKeyFile(parseKeyFile(k, `env GUARDIAN_KEYS[${i}]`), `env GUARDIAN_KEYS[${i}]`)),
+    );
   }
   const hmacKeyId = sources.hmacKeyId ?? 'default';
   let ikm = sources.hmacIkm;

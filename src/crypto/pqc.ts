@@ -44,15 +44,22 @@ export function generatePqcKeyPair(algorithm: PqcAlgorithm, seed?: Uint8Array): 
     const { secretKey, publicKey } = noble.keygen(xi);
     return { privateKey: Uint8Array.from(xi), publicKey, signingKey: secretKey };
   }
-  if (seed && seed.length !== noble.lengths.seed) throw new Error(`${algorithm} key-generation seed must be ${noble.lengths.seed} bytes`);
+  if (seed && seed.length !== noble.lengths.seed)
+    throw new Error(`${algorithm} key-generation seed must be ${noble.lengths.seed} bytes`);
   const { secretKey, publicKey } = noble.keygen(seed);
   return { privateKey: secretKey, publicKey, signingKey: secretKey };
 }
 
 /** Rebuilds the signing key from stored private material and checks it matches the stored public key. */
-export function loadPqcPrivateKey(algorithm: PqcAlgorithm, privateKey: Uint8Array, expectedPublicKey?: Uint8Array): PqcKeyPair {
+export function loadPqcPrivateKey(
+  algorithm: PqcAlgorithm,
+  privateKey: Uint8Array,
+  expectedPublicKey?: Uint8Array,
+): PqcKeyPair {
   if (privateKey.length !== PQC_PRIVATE_KEY_BYTES[algorithm]) {
-    throw new Error(`${algorithm} private key must be ${PQC_PRIVATE_KEY_BYTES[algorithm]} bytes, got ${privateKey.length}`);
+    throw new Error(
+      `${algorithm} private key must be ${PQC_PRIVATE_KEY_BYTES[algorithm]} bytes, got ${privateKey.length}`,
+    );
   }
   const noble = NOBLE[algorithm];
   let pair: PqcKeyPair;
@@ -70,7 +77,9 @@ export function loadPqcPrivateKey(algorithm: PqcAlgorithm, privateKey: Uint8Arra
 
 export function checkPqcPublicKey(algorithm: PqcAlgorithm, publicKey: Uint8Array): void {
   if (publicKey.length !== PQC_PUBLIC_KEY_BYTES[algorithm]) {
-    throw new Error(`${algorithm} public key must be ${PQC_PUBLIC_KEY_BYTES[algorithm]} bytes, got ${publicKey.length}`);
+    throw new Error(
+      `${algorithm} public key must be ${PQC_PUBLIC_KEY_BYTES[algorithm]} bytes, got ${publicKey.length}`,
+    );
   }
 }
 
@@ -79,8 +88,14 @@ export function signPqc(algorithm: PqcAlgorithm, signingKey: Uint8Array, input: 
 }
 
 /** Never throws: wrong lengths and anything noble rejects are a failed verification. */
-export function verifyPqc(algorithm: PqcAlgorithm, publicKey: Uint8Array, input: Uint8Array, signature: Uint8Array): boolean {
-  if (signature.length !== PQC_SIGNATURE_BYTES[algorithm] || publicKey.length !== PQC_PUBLIC_KEY_BYTES[algorithm]) return false;
+export function verifyPqc(
+  algorithm: PqcAlgorithm,
+  publicKey: Uint8Array,
+  input: Uint8Array,
+  signature: Uint8Array,
+): boolean {
+  if (signature.length !== PQC_SIGNATURE_BYTES[algorithm] || publicKey.length !== PQC_PUBLIC_KEY_BYTES[algorithm])
+    return false;
   try {
     return NOBLE[algorithm].verify(signature, input, publicKey) === true;
   } catch {

@@ -12,7 +12,7 @@ import {
 import { decodeBase64Strict, encodeBase64 } from './base64.ts';
 import { signClassical, verifyClassical } from './classical.ts';
 import { decodeHybridSignature, encodeHybridSignature } from './hybrid-encoding.ts';
-import { Keyring, loadKeyring, type KeyringEntry, type KeyringSources } from './keyring.ts';
+import { type Keyring, loadKeyring, type KeyringEntry, type KeyringSources } from './keyring.ts';
 import { signPqc, verifyPqc } from './pqc.ts';
 import type { EnvelopeSignature, SignatureAlgorithm, Signer, SigningContext, Verifier } from './types.ts';
 import { PqcWorkerPool } from './worker-pool.ts';
@@ -99,7 +99,8 @@ export function createSignatureRegistry(config: SignatureRegistryConfig = {}): S
   const hmacByKey = new Map<string, HmacSha256>();
   const accepted = config.acceptedAlgorithms ? new Set<string>(config.acceptedAlgorithms) : null;
   for (const a of config.acceptedAlgorithms ?? []) {
-    if (!isSignatureAlgorithm(a)) throw new SignatureRegistryError(`acceptedAlgorithms: unknown algorithm ${JSON.stringify(a)}`);
+    if (!isSignatureAlgorithm(a))
+      throw new SignatureRegistryError(`acceptedAlgorithms: unknown algorithm ${JSON.stringify(a)}`);
   }
 
   const hmacFor = (entry: KeyringEntry): HmacSha256 => {
@@ -114,7 +115,12 @@ export function createSignatureRegistry(config: SignatureRegistryConfig = {}): S
 
   const pqcSign = (alg: PqcAlgorithm, key: Uint8Array, input: Uint8Array): Promise<Uint8Array> =>
     pool ? pool.sign(alg, key, input) : Promise.resolve(signPqc(alg, key, input));
-  const pqcVerify = async (alg: PqcAlgorithm, key: Uint8Array, input: Uint8Array, sig: Uint8Array): Promise<boolean> => {
+  const pqcVerify = async (
+    alg: PqcAlgorithm,
+    key: Uint8Array,
+    input: Uint8Array,
+    sig: Uint8Array,
+  ): Promise<boolean> => {
     // Cheap length checks before a thread hop; verifyPqc repeats them in-thread.
     if (!pool) return verifyPqc(alg, key, input, sig);
     if (sig.length !== PQC_SIGNATURE_BYTES[alg] || key.length !== PQC_PUBLIC_KEY_BYTES[alg]) return false;
@@ -128,7 +134,8 @@ export function createSignatureRegistry(config: SignatureRegistryConfig = {}): S
   };
 
   const verifiable = (alg: SignatureAlgorithm): boolean => keyring.entries().some((e) => e.algorithm === alg);
-  const signable = (alg: SignatureAlgorithm): boolean => keyring.entries().some((e) => e.algorithm === alg && e.canSign && e.status === 'active');
+  const signable = (alg: SignatureAlgorithm): boolean =>
+    keyring.entries().some((e) => e.algorithm === alg && e.canSign && e.status === 'active');
 
   // verify() consults the accepted list on every request: cache it per agent until the keyring changes.
   const acceptedCache = new Map<string | undefined, SignatureAlgorithm[]>();
@@ -143,7 +150,8 @@ export function createSignatureRegistry(config: SignatureRegistryConfig = {}): S
     let list = acceptedCache.get(cacheKey);
     if (!list) {
       list = SIGNATURE_ALGORITHMS.filter(
-        (a) => verifiable(a) && (!accepted || accepted.has(a)) && (!policy?.algorithms || policy.algorithms.includes(a)),
+        (a) =>
+          verifiable(a) && (!accepted || accepted.has(a)) && (!policy?.algorithms || policy.algorithms.includes(a)),
       );
       acceptedCache.set(cacheKey, list);
     }
@@ -151,17 +159,24 @@ export function createSignatureRegistry(config: SignatureRegistryConfig = {}): S
   };
 
   const resolveSigningKey = (algorithm: SignatureAlgorithm, keyId: string | undefined): KeyringEntry => {
-    if (!isSignatureAlgorithm(algorithm)) throw new SignatureRegistryError(`unknown signature algorithm ${JSON.stringify(algorithm)}`);
+    if (!isSignatureAlgorithm(algorithm))
+      throw new SignatureRegistryError(`unknown signature algorithm ${JSON.stringify(algorithm)}`);
     const entry =
       keyId !== undefined
         ? keyring.get(keyId)
         : algorithm === 'HMAC-SHA256'
           ? (keyring.get(hmacDefaultKeyId) ?? keyring.activeSigningKey(algorithm))
           : keyring.activeSigningKey(algorithm);
-    if (!entry) throw new SignatureRegistryError(keyId !== undefined ? `no key with key_id "${keyId}"` : `no active signing key for ${algorithm}`);
-    if (entry.algorithm !== algorithm) throw new SignatureRegistryError(`key "${entry.keyId}" is a ${entry.algorithm} key, not ${algorithm}`);
-    if (!entry.canSign) throw new SignatureRegistryError(`key "${entry.keyId}" has no private material (verification only)`);
-    if (entry.status !== 'active') throw new SignatureRegistryError(`key "${entry.keyId}" is retired (verification only)`);
+    if (!entry)
+      throw new SignatureRegistryError(
+        keyId !== undefined ? `no key with key_id "${keyId}"` : `no active signing key for ${algorithm}`,
+      );
+    if (entry.algorithm !== algorithm)
+      throw new SignatureRegistryError(`key "${entry.keyId}" is a ${entry.algorithm} key, not ${algorithm}`);
+    if (!entry.canSign)
+      throw new SignatureRegistryError(`key "${entry.keyId}" has no private material (verification only)`);
+    if (entry.status !== 'active')
+      throw new SignatureRegistryError(`key "${entry.keyId}" is retired (verification only)`);
     return entry;
   };
 
@@ -169,7 +184,8 @@ export function createSignatureRegistry(config: SignatureRegistryConfig = {}): S
   const signRaw = async (entry: KeyringEntry, text: Uint8Array | string, sessionId: string): Promise<Uint8Array> => {
     const m = entry.material;
     if (m.kind === 'hmac') {
-      if (typeof sessionId !== 'string' || sessionId === '') throw new SignatureRegistryError('HMAC-SHA256 signing needs a sessionId');
+      if (typeof sessionId !== 'string' || sessionId === '')
+        throw new SignatureRegistryError('HMAC-SHA256 signing needs a sessionId');
       return hmacFor(entry).signSync(text, { sessionId, keyId: entry.keyId });
     }
     const input = toBytes(text);
@@ -187,7 +203,12 @@ export function createSignatureRegistry(config: SignatureRegistryConfig = {}): S
     }
   };
 
-  const verifyRaw = async (entry: KeyringEntry, text: Uint8Array | string, sig: Uint8Array, sessionId: string): Promise<boolean> => {
+  const verifyRaw = async (
+    entry: KeyringEntry,
+    text: Uint8Array | string,
+    sig: Uint8Array,
+    sessionId: string,
+  ): Promise<boolean> => {
     const m = entry.material;
     if (m.kind === 'hmac') {
       if (typeof sessionId !== 'string' || sessionId === '') return false;
@@ -232,7 +253,11 @@ export function createSignatureRegistry(config: SignatureRegistryConfig = {}): S
     }
   };
 
-  const sign = async (algorithm: SignatureAlgorithm, input: Uint8Array | string, options: SignOptions): Promise<EnvelopeSignature> => {
+  const sign = async (
+    algorithm: SignatureAlgorithm,
+    input: Uint8Array | string,
+    options: SignOptions,
+  ): Promise<EnvelopeSignature> => {
     const entry = resolveSigningKey(algorithm, options?.keyId);
     const raw = await signRaw(entry, input, options?.sessionId);
     // Members in JCS order: the signed answer that carries this object is canonicalised without re-sorting it.

@@ -58,10 +58,12 @@ export class PqcWorkerPool {
 
   constructor(options: PqcWorkerPoolOptions = {}) {
     const size = options.size ?? defaultPoolSize();
-    if (!Number.isInteger(size) || size < 1 || size > 64) throw new Error(`worker pool size must be an integer 1..64, got ${size}`);
+    if (!Number.isInteger(size) || size < 1 || size > 64)
+      throw new Error(`worker pool size must be an integer 1..64, got ${size}`);
     this.size = size;
     const max = options.maxInFlight ?? 4096;
-    if (!Number.isInteger(max) || max < 1) throw new Error(`worker pool maxInFlight must be a positive integer, got ${max}`);
+    if (!Number.isInteger(max) || max < 1)
+      throw new Error(`worker pool maxInFlight must be a positive integer, got ${max}`);
     this.maxInFlight = max;
     this.#workerUrl = options.workerUrl ?? new URL('./pq-worker.mjs', import.meta.url);
     this.#slots = new Array<Slot | undefined>(size).fill(undefined);
@@ -79,7 +81,12 @@ export class PqcWorkerPool {
   }
 
   /** Resolves false (never rejects) when the signature does not verify; rejects only if the pool itself fails. */
-  async verify(algorithm: PqcAlgorithm, publicKey: Uint8Array, input: Uint8Array, signature: Uint8Array): Promise<boolean> {
+  async verify(
+    algorithm: PqcAlgorithm,
+    publicKey: Uint8Array,
+    input: Uint8Array,
+    signature: Uint8Array,
+  ): Promise<boolean> {
     const reply = await this.#run({ op: 'verify', algorithm, key: publicKey, input, signature });
     return reply.valid === true;
   }
@@ -97,7 +104,13 @@ export class PqcWorkerPool {
     );
   }
 
-  async #run(job: { op: 'sign' | 'verify'; algorithm: PqcAlgorithm; key: Uint8Array; input: Uint8Array; signature?: Uint8Array }): Promise<WorkerReply> {
+  async #run(job: {
+    op: 'sign' | 'verify';
+    algorithm: PqcAlgorithm;
+    key: Uint8Array;
+    input: Uint8Array;
+    signature?: Uint8Array;
+  }): Promise<WorkerReply> {
     if (this.#closed) throw new Error('PQC worker pool closed');
     if (this.inFlight >= this.maxInFlight) throw new PqcPoolSaturatedError(this.maxInFlight);
     const slot = this.#pickSlot();

@@ -2,7 +2,10 @@
 // bundle-service download, so a body is never buffered past its limit whatever its Content-Length says.
 
 /** Reads a stream up to `limit` bytes; null as soon as it is larger (the stream is cancelled early). */
-export async function readStreamWithLimit(body: ReadableStream<Uint8Array> | null | undefined, limit: number): Promise<Uint8Array | null> {
+export async function readStreamWithLimit(
+  body: ReadableStream<Uint8Array> | null | undefined,
+  limit: number,
+): Promise<Uint8Array | null> {
   if (!body) return new Uint8Array(0);
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];

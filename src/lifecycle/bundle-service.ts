@@ -48,7 +48,12 @@ export interface BundleServicePollerOptions {
 }
 
 /** OPA-style exponential backoff with jitter: base·2^n capped at max, then a random factor in [0.5, 1]. */
-export function backoffDelay(errors: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
+export function backoffDelay(
+  errors: number,
+  baseMs: number,
+  maxMs: number,
+  random: () => number = Math.random,
+): number {
   const exp = Math.min(maxMs, baseMs * 2 ** Math.min(errors, 30));
   return Math.round(exp * (0.5 + random() * 0.5));
 }
@@ -63,9 +68,19 @@ export class BundleServicePoller {
 
   constructor(readonly options: BundleServicePollerOptions) {
     this.status = {
-      name: options.name, url: options.url, etag: null, lastRequest: null, lastSuccessfulRequest: null,
-      lastSuccessfulDownload: null, lastSuccessfulActivation: null, lastRevision: null, httpCode: null, message: null,
-      consecutiveErrors: 0, longPolling: (options.longPollSeconds ?? 0) > 0, nextDelayMs: 0,
+      name: options.name,
+      url: options.url,
+      etag: null,
+      lastRequest: null,
+      lastSuccessfulRequest: null,
+      lastSuccessfulDownload: null,
+      lastSuccessfulActivation: null,
+      lastRevision: null,
+      httpCode: null,
+      message: null,
+      consecutiveErrors: 0,
+      longPolling: (options.longPollSeconds ?? 0) > 0,
+      nextDelayMs: 0,
     };
   }
 
@@ -108,12 +123,17 @@ export class BundleServicePoller {
       try {
         res = await fetch(o.url, { headers, signal: this.#abort.signal });
       } catch (e) {
-        const reason = this.#abort.signal.reason instanceof Error ? this.#abort.signal.reason.message : (e as Error).message;
+        const reason =
+          this.#abort.signal.reason instanceof Error ? this.#abort.signal.reason.message : (e as Error).message;
         this.status.httpCode = null;
         return failed(`request failed: ${reason}`, true);
       }
       this.status.httpCode = res.status;
-      if (longPoll && res.headers.get('content-type')?.split(';')[0].trim() !== 'application/vnd.openpolicyagent.bundles' && res.status !== 304) {
+      if (
+        longPoll &&
+        res.headers.get('content-type')?.split(';')[0].trim() !== 'application/vnd.openpolicyagent.bundles' &&
+        res.status !== 304
+      ) {
         // The server does not support long polling: OPA falls back to short polling.
         this.status.longPolling = false;
       }
@@ -134,7 +154,10 @@ export class BundleServicePoller {
       try {
         bytes = await readBody(res, o.maxBytes ?? 64 * 1024 * 1024);
       } catch (e) {
-        return failed(`download failed: ${this.#abort.signal.aborted && this.#abort.signal.reason instanceof Error ? this.#abort.signal.reason.message : (e as Error).message}`, true);
+        return failed(
+          `download failed: ${this.#abort.signal.aborted && this.#abort.signal.reason instanceof Error ? this.#abort.signal.reason.message : (e as Error).message}`,
+          true,
+        );
       }
       const etag = res.headers.get('etag');
       this.status.lastSuccessfulRequest = new Date();
@@ -175,7 +198,8 @@ export class BundleServicePoller {
 
 async function readBody(res: Response, max: number): Promise<Uint8Array> {
   const declared = Number(res.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > max) throw new Error(`bundle of ${declared} bytes exceeds the ${max}-byte limit`);
+  if (Number.isFinite(declared) && declared > max)
+    throw new Error(`bundle of ${declared} bytes exceeds the ${max}-byte limit`);
   const body = await readStreamWithLimit(res.body, max);
   if (body === null) throw new Error(`bundle exceeds the ${max}-byte limit`);
   return body;

@@ -6,12 +6,18 @@
 import { readFileSync } from 'node:fs';
 import type { BundleVerificationConfig } from './signing.ts';
 
-export function verificationFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): BundleVerificationConfig | undefined {
+export function verificationFromEnv(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): BundleVerificationConfig | undefined {
   const file = env.GUARDIAN_BUNDLE_VERIFY_KEY;
   if (!file) return undefined;
   const algorithm = env.GUARDIAN_BUNDLE_VERIFY_ALG || 'RS256';
   const raw = readFileSync(file);
   const key = /^HS\d+$/.test(algorithm) ? new Uint8Array(raw) : raw.toString('utf8');
   const keyId = env.GUARDIAN_BUNDLE_VERIFY_KEY_ID || 'default';
-  return { keys: { [keyId]: { algorithm, key } }, keyId, ...(env.GUARDIAN_BUNDLE_VERIFY_SCOPE ? { scope: env.GUARDIAN_BUNDLE_VERIFY_SCOPE } : {}) };
+  return {
+    keys: { [keyId]: { algorithm, key } },
+    keyId,
+    ...(env.GUARDIAN_BUNDLE_VERIFY_SCOPE ? { scope: env.GUARDIAN_BUNDLE_VERIFY_SCOPE } : {}),
+  };
 }

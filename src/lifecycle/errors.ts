@@ -13,7 +13,10 @@ export type LifecycleErrorCode =
   | 'bundle_service';
 
 export class LifecycleError extends Error {
-  constructor(readonly code: LifecycleErrorCode, message: string) {
+  constructor(
+    readonly code: LifecycleErrorCode,
+    message: string,
+  ) {
     super(message);
     this.name = 'LifecycleError';
   }

@@ -13,7 +13,15 @@ import { sha256Hex } from '../chain/index.ts';
 import { LifecycleError } from './errors.ts';
 import { BundleRegistry, type ActivationEntry, type RegisteredBundle } from './registry.ts';
 import type { BundleVerificationConfig, SignatureCheck } from './signing.ts';
-import { loadUnpacked, loadVersion, PolicySlot, type EngineSettings, type LoadedVersion, type ShadowDifference, type ShadowStats } from './slot.ts';
+import {
+  loadUnpacked,
+  loadVersion,
+  PolicySlot,
+  type EngineSettings,
+  type LoadedVersion,
+  type ShadowDifference,
+  type ShadowStats,
+} from './slot.ts';
 import { sharedUnpackThread } from './unpack-thread.ts';
 import { unpackBundle, type UnpackedBundle } from './unpack.ts';
 import { createPolicyEnginePool, type PolicyEnginePool } from '../policy/pool/pool.ts';
@@ -166,7 +174,9 @@ export class LifecycleNode {
     this.#slot = new PolicySlot(version);
     // From now on loads share the thread with evaluations: they unpack in the worker, started (and waited for)
     // here so its start-up does not compete with the first requests or delay the first activation.
-    await sharedUnpackThread().warm().catch((e: unknown) => this.#log(`bundle unpack worker not available: ${(e as Error).message}`));
+    await sharedUnpackThread()
+      .warm()
+      .catch((e: unknown) => this.#log(`bundle unpack worker not available: ${(e as Error).message}`));
     this.#slot.onShadowDifference = (d) => this.#storeDifference(d);
     this.#lastSync = new Date();
     await this.#syncShadow();
@@ -222,7 +232,12 @@ export class LifecycleNode {
     const bytes = known ? undefined : (given ?? (await this.registry.readBytes(sha256)).bytes);
     const read = performance.now() - started;
     const version = bytes
-      ? await loadVersion(bytes, this.options.engine, this.options.verification, this.#slot ? sharedUnpackThread() : undefined)
+      ? await loadVersion(
+          bytes,
+          this.options.engine,
+          this.options.verification,
+          this.#slot ? sharedUnpackThread() : undefined,
+        )
       : await loadUnpacked(known as UnpackedBundle, this.options.engine);
     // The unpack hashed the bytes: bytes that are not what the store keys them by are refused here, before the
     // version can be installed (their engine is dropped).
@@ -245,19 +260,29 @@ export class LifecycleNode {
     const started = performance.now();
     // The parts the unpack worker extracted (module + data text): no pool worker reads the tarball again.
     const parts = version.unpacked.parts;
-    const bundle: Uint8Array | WasmBundleParts = parts ? { wasm: parts.wasm, dataJson: parts.dataJson, manifest: version.unpacked.manifest } : (given ?? (await this.registry.bytes(sha256)));
+    const bundle: Uint8Array | WasmBundleParts = parts
+      ? { wasm: parts.wasm, dataJson: parts.dataJson, manifest: version.unpacked.manifest }
+      : (given ?? (await this.registry.bytes(sha256)));
     try {
       if (this.#pool) version.pooled = await this.#pool.loadVersion(bundle, { revision: version.revision });
       else {
         const { entrypoint, maxInputBytes, timeoutMs, maxMemoryPages } = this.options.engine ?? {};
         this.#pool = await createPolicyEnginePool({
-          bundle, size, revision: version.revision,
-          ...(entrypoint ? { entrypoint } : {}), ...(maxInputBytes ? { maxInputBytes } : {}), ...(timeoutMs ? { timeoutMs } : {}), ...(maxMemoryPages ? { maxMemoryPages } : {}),
+          bundle,
+          size,
+          revision: version.revision,
+          ...(entrypoint ? { entrypoint } : {}),
+          ...(maxInputBytes ? { maxInputBytes } : {}),
+          ...(timeoutMs ? { timeoutMs } : {}),
+          ...(maxMemoryPages ? { maxMemoryPages } : {}),
         });
         version.pooled = this.#pool.current;
       }
     } catch (e) {
-      throw new LifecycleError('load_failed', `bundle does not load in the policy worker pool: ${(e as Error).message}`);
+      throw new LifecycleError(
+        'load_failed',
+        `bundle does not load in the policy worker pool: ${(e as Error).message}`,
+      );
     }
     version.loadMs.pool = performance.now() - started;
     return version;
@@ -266,7 +291,10 @@ export class LifecycleNode {
   /** Runs `fn` after every earlier activation/sync of this node (one at a time: the newest activation wins). */
   #exclusive<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.#syncing.then(fn);
-    this.#syncing = run.then(() => {}, () => {});
+    this.#syncing = run.then(
+      () => {},
+      () => {},
+    );
     return run;
   }
 
@@ -283,7 +311,8 @@ export class LifecycleNode {
       const before = this.#slot ? null : await this.registry.active();
       target = await this.registry.resolve(ref);
       const resolved = performance.now();
-      const version = prepared?.sha256 === target.sha256 ? await this.#intoPool(prepared) : await this.#loadForServing(target.sha256);
+      const version =
+        prepared?.sha256 === target.sha256 ? await this.#intoPool(prepared) : await this.#loadForServing(target.sha256);
       const loaded = performance.now();
       let activationId: number;
       try {
@@ -301,30 +330,52 @@ export class LifecycleNode {
       const finished = performance.now();
       const { read, unpack, engine, pool } = version.loadMs;
       const result: ActivationResult = {
-        sha256: target.sha256, revision: version.revision, previousRevision: previous?.revision ?? before?.revision ?? null,
-        smokeCases: version.smokeCases, signature: version.signature, durationMs: finished - started,
+        sha256: target.sha256,
+        revision: version.revision,
+        previousRevision: previous?.revision ?? before?.revision ?? null,
+        smokeCases: version.smokeCases,
+        signature: version.signature,
+        durationMs: finished - started,
         phasesMs: {
-          resolve: resolved - started, read, unpack, engine, ...(pool !== undefined ? { pool } : {}),
-          record: recorded - loaded, publish: finished - recorded,
+          resolve: resolved - started,
+          read,
+          unpack,
+          engine,
+          ...(pool !== undefined ? { pool } : {}),
+          record: recorded - loaded,
+          publish: finished - recorded,
         },
       };
-      this.#log(`activated ${result.revision} (${result.sha256.slice(0, 12)}) by ${by} in ${result.durationMs.toFixed(1)} ms`);
+      this.#log(
+        `activated ${result.revision} (${result.sha256.slice(0, 12)}) by ${by} in ${result.durationMs.toFixed(1)} ms`,
+      );
       return result;
     } catch (e) {
       const reason = e instanceof Error ? e.message : String(e);
-      await this.registry.audit(by, 'activate', target ? `${target.revision} ${target.sha256}` : ref, 'refused', reason).catch(() => {});
+      await this.registry
+        .audit(by, 'activate', target ? `${target.revision} ${target.sha256}` : ref, 'refused', reason)
+        .catch(() => {});
       this.#log(`activation of ${ref} refused: ${reason}`);
       throw e;
     }
   }
 
   /** Registers bytes (content-addressed) and optionally activates them. */
-  async push(bytes: Uint8Array, options: { source: string | null; activate?: boolean; by: string }): Promise<{ record: RegisteredBundle; activation?: ActivationResult }> {
+  async push(
+    bytes: Uint8Array,
+    options: { source: string | null; activate?: boolean; by: string },
+  ): Promise<{ record: RegisteredBundle; activation?: ActivationResult }> {
     if (options.activate) {
       const prepared = await this.#prepare(bytes);
       if (prepared) {
         const record = await this.registry.register(bytes, options.source, prepared.unpacked.manifest, prepared.sha256);
-        await this.registry.audit(options.by, 'push', `${record.revision} ${record.sha256}`, 'ok', options.source ?? undefined);
+        await this.registry.audit(
+          options.by,
+          'push',
+          `${record.revision} ${record.sha256}`,
+          'ok',
+          options.source ?? undefined,
+        );
         return { record, activation: await this.#exclusive(() => this.#activate(record.sha256, options.by, prepared)) };
       }
       // Refused for a reason other than a malformed bundle (signature, smoke file, load): registered and refused
@@ -333,13 +384,32 @@ export class LifecycleNode {
     // Unpacked and checked once (serving: in the unpack worker, a 1 MB bundle is tens of ms of parsing); the
     // activation that follows re-uses it (registry.unpacked) instead of parsing the data again.
     const verification = this.options.verification;
-    const checked = await (this.#slot ? sharedUnpackThread().unpack(bytes, verification) : unpackBundle(bytes, verification)).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
+    const checked = await (this.#slot
+      ? sharedUnpackThread().unpack(bytes, verification)
+      : unpackBundle(bytes, verification)
+    ).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
     // A malformed tarball is not registered; a bundle refused for its signature or smoke file is, as before.
     if (checked instanceof LifecycleError && checked.code === 'invalid_bundle') throw checked;
-    const manifest = checked instanceof Error ? (this.#slot ? await sharedUnpackThread().readManifest(bytes) : undefined) : checked.manifest;
-    const record = await this.registry.register(bytes, options.source, manifest, checked instanceof Error ? undefined : checked.sha256);
+    const manifest =
+      checked instanceof Error
+        ? this.#slot
+          ? await sharedUnpackThread().readManifest(bytes)
+          : undefined
+        : checked.manifest;
+    const record = await this.registry.register(
+      bytes,
+      options.source,
+      manifest,
+      checked instanceof Error ? undefined : checked.sha256,
+    );
     if (!(checked instanceof Error)) this.registry.rememberUnpacked(checked);
-    await this.registry.audit(options.by, 'push', `${record.revision} ${record.sha256}`, 'ok', options.source ?? undefined);
+    await this.registry.audit(
+      options.by,
+      'push',
+      `${record.revision} ${record.sha256}`,
+      'ok',
+      options.source ?? undefined,
+    );
     if (!options.activate) {
       // Early feedback: a bundle that would be refused at activation (signature, smoke file) is flagged now; it
       // stays registered.
@@ -359,7 +429,12 @@ export class LifecycleNode {
   async #prepare(bytes: Uint8Array): Promise<LoadedVersion | undefined> {
     try {
       // Not #loadChecked: that needs the sha256 first, and the unpack hashes the bytes off the event loop.
-      const version = await loadVersion(bytes, this.options.engine, this.options.verification, this.#slot ? sharedUnpackThread() : undefined);
+      const version = await loadVersion(
+        bytes,
+        this.options.engine,
+        this.options.verification,
+        this.#slot ? sharedUnpackThread() : undefined,
+      );
       this.registry.rememberUnpacked(version.unpacked);
       return version;
     } catch (e) {
@@ -389,7 +464,9 @@ export class LifecycleNode {
       await this.registry.setShadowTarget(target.sha256, by);
       this.#slot?.setShadow(version);
     } catch (e) {
-      await this.registry.audit(by, 'shadow', `${target.revision} ${target.sha256}`, 'refused', (e as Error).message).catch(() => {});
+      await this.registry
+        .audit(by, 'shadow', `${target.revision} ${target.sha256}`, 'refused', (e as Error).message)
+        .catch(() => {});
       throw e;
     }
     await this.registry.audit(by, 'shadow', `${target.revision} ${target.sha256}`, 'ok');
@@ -418,7 +495,8 @@ export class LifecycleNode {
 
   async #notify(): Promise<void> {
     signalOf(this.store).emit('activation');
-    if (this.store.driver === 'postgres') await this.store.query('SELECT pg_notify($1, $2)', [NOTIFY_CHANNEL, this.replicaId]).catch(() => {});
+    if (this.store.driver === 'postgres')
+      await this.store.query('SELECT pg_notify($1, $2)', [NOTIFY_CHANNEL, this.replicaId]).catch(() => {});
   }
 
   /** Brings this replica to the store's active version and shadow target (serialised; safe to call any time). */
@@ -480,7 +558,17 @@ export class LifecycleNode {
     const p = this.store
       .query(
         'INSERT INTO lifecycle_shadow_diffs (replica_id, method, enforcing_revision, shadow_revision, shadow_sha256, enforcing, shadow, shadow_error, at) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8, $9)',
-        [this.replicaId, d.method, d.enforcingRevision, d.shadowRevision, shadow.sha256, JSON.stringify(d.enforcing), JSON.stringify(d.shadow), d.shadowError ?? null, d.at.toISOString()],
+        [
+          this.replicaId,
+          d.method,
+          d.enforcingRevision,
+          d.shadowRevision,
+          shadow.sha256,
+          JSON.stringify(d.enforcing),
+          JSON.stringify(d.shadow),
+          d.shadowError ?? null,
+          d.at.toISOString(),
+        ],
       )
       .catch((e: unknown) => this.#log(`could not store a shadow difference: ${(e as Error).message}`))
       .finally(() => this.#pendingDiffs.delete(p));
@@ -502,13 +590,30 @@ export class LifecycleNode {
        ON CONFLICT (replica_id) DO UPDATE SET revision = EXCLUDED.revision, bundle_sha256 = EXCLUDED.bundle_sha256,
          shadow_revision = EXCLUDED.shadow_revision, last_sync = EXCLUDED.last_sync, last_error = EXCLUDED.last_error,
          heartbeat_at = now(), status = EXCLUDED.status`,
-      [this.replicaId, hostname(), cur.revision, cur.sha256, this.#slot.shadow?.revision ?? null, this.#lastSync?.toISOString() ?? null, this.#lastError, JSON.stringify(this.#statusExtra)],
+      [
+        this.replicaId,
+        hostname(),
+        cur.revision,
+        cur.sha256,
+        this.#slot.shadow?.revision ?? null,
+        this.#lastSync?.toISOString() ?? null,
+        this.#lastError,
+        JSON.stringify(this.#statusExtra),
+      ],
     );
   }
 
   local(): LocalStatus {
     const slot = this.engine;
-    return { replicaId: this.replicaId, revision: slot.revision, sha256: slot.current.sha256, swaps: slot.swaps, lastSync: this.#lastSync, lastError: this.#lastError, shadow: slot.shadowStats };
+    return {
+      replicaId: this.replicaId,
+      revision: slot.revision,
+      sha256: slot.current.sha256,
+      swaps: slot.swaps,
+      lastSync: this.#lastSync,
+      lastError: this.#lastError,
+      shadow: slot.shadowStats,
+    };
   }
 
   /** Every replica that heartbeats into this store; `stale` when silent for 3 heartbeat intervals. */
@@ -518,15 +623,24 @@ export class LifecycleNode {
 }
 
 export async function listReplicas(store: DurableStore, staleAfterMs = 6000): Promise<ReplicaStatus[]> {
-  const rows = await store.query('SELECT replica_id, hostname, revision, bundle_sha256, shadow_revision, last_sync, last_error, heartbeat_at, now() AS db_now FROM lifecycle_replicas ORDER BY replica_id');
-  const d = (v: unknown): Date | null => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v)));
+  const rows = await store.query(
+    'SELECT replica_id, hostname, revision, bundle_sha256, shadow_revision, last_sync, last_error, heartbeat_at, now() AS db_now FROM lifecycle_replicas ORDER BY replica_id',
+  );
+  const d = (v: unknown): Date | null =>
+    v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v));
   const s = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
   return rows.map((r) => {
     const heartbeatAt = d(r.heartbeat_at) ?? new Date(0);
     const now = d(r.db_now) ?? new Date();
     return {
-      replicaId: String(r.replica_id), hostname: s(r.hostname), revision: s(r.revision), bundleSha256: s(r.bundle_sha256),
-      shadowRevision: s(r.shadow_revision), lastSync: d(r.last_sync), lastError: s(r.last_error), heartbeatAt,
+      replicaId: String(r.replica_id),
+      hostname: s(r.hostname),
+      revision: s(r.revision),
+      bundleSha256: s(r.bundle_sha256),
+      shadowRevision: s(r.shadow_revision),
+      lastSync: d(r.last_sync),
+      lastError: s(r.last_error),
+      heartbeatAt,
       stale: now.getTime() - heartbeatAt.getTime() > staleAfterMs,
     };
   });
@@ -546,7 +660,14 @@ export interface ShadowReport {
   shadowSha256: string | null;
   differences: number;
   byMethod: { method: string; enforcing: string | null; shadow: string | null; count: number }[];
-  samples: { method: string; enforcingRevision: string; enforcing: unknown; shadow: unknown; shadowError: string | null; at: Date }[];
+  samples: {
+    method: string;
+    enforcingRevision: string;
+    enforcing: unknown;
+    shadow: unknown;
+    shadowError: string | null;
+    at: Date;
+  }[];
 }
 
 /** Differences stored for the current shadow target (or a given sha256), grouped by method and decisions. */
@@ -560,14 +681,29 @@ export async function shadowReport(store: DurableStore, sha256?: string, sampleL
        FROM lifecycle_shadow_diffs WHERE shadow_sha256 = $1 GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1`,
     [target],
   );
-  const samples = await store.query('SELECT method, enforcing_revision, enforcing, shadow, shadow_error, at FROM lifecycle_shadow_diffs WHERE shadow_sha256 = $1 ORDER BY id DESC LIMIT $2', [target, sampleLimit]);
+  const samples = await store.query(
+    'SELECT method, enforcing_revision, enforcing, shadow, shadow_error, at FROM lifecycle_shadow_diffs WHERE shadow_sha256 = $1 ORDER BY id DESC LIMIT $2',
+    [target, sampleLimit],
+  );
   const parse = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v);
-  const byMethod = groups.map((g) => ({ method: String(g.method), enforcing: g.enforcing === null ? null : String(g.enforcing), shadow: g.shadow === null ? null : String(g.shadow), count: Number(g.n) }));
+  const byMethod = groups.map((g) => ({
+    method: String(g.method),
+    enforcing: g.enforcing === null ? null : String(g.enforcing),
+    shadow: g.shadow === null ? null : String(g.shadow),
+    count: Number(g.n),
+  }));
   return {
     shadowRevision: rev,
     shadowSha256: target,
     differences: byMethod.reduce((a, b) => a + b.count, 0),
     byMethod,
-    samples: samples.map((s) => ({ method: String(s.method), enforcingRevision: String(s.enforcing_revision), enforcing: parse(s.enforcing), shadow: parse(s.shadow), shadowError: s.shadow_error === null ? null : String(s.shadow_error), at: s.at instanceof Date ? s.at : new Date(String(s.at)) })),
+    samples: samples.map((s) => ({
+      method: String(s.method),
+      enforcingRevision: String(s.enforcing_revision),
+      enforcing: parse(s.enforcing),
+      shadow: parse(s.shadow),
+      shadowError: s.shadow_error === null ? null : String(s.shadow_error),
+      at: s.at instanceof Date ? s.at : new Date(String(s.at)),
+    })),
   };
 }

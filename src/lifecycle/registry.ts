@@ -34,7 +34,10 @@ export interface ActivationEntry {
 const asDate = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
 
 const registeredBundle = (r: Record<string, unknown>): RegisteredBundle => ({
-  sha256: String(r.sha256), revision: String(r.revision), source: r.source === null ? null : String(r.source), createdAt: asDate(r.created_at),
+  sha256: String(r.sha256),
+  revision: String(r.revision),
+  source: r.source === null ? null : String(r.source),
+  createdAt: asDate(r.created_at),
 });
 
 /** Bundles whose bytes a registry keeps in memory (pushed through it or read recently): rollback, push → activate. */
@@ -83,17 +86,30 @@ export class BundleRegistry {
    * files are checked by the unpack of every activation). `sha256`: of these bytes, when the caller has it (the
    * unpack hashed them off the event loop: 1 MB is 1-2 ms of sha256 here).
    */
-  async register(bytes: Uint8Array, source: string | null, manifest: BundleManifest = readBundleManifest(bytes), sha256 = sha256Hex(bytes)): Promise<RegisteredBundle> {
-    const revision = typeof manifest.revision === 'string' && manifest.revision !== '' ? manifest.revision : `sha256:${sha256}`;
+  async register(
+    bytes: Uint8Array,
+    source: string | null,
+    manifest: BundleManifest = readBundleManifest(bytes),
+    sha256 = sha256Hex(bytes),
+  ): Promise<RegisteredBundle> {
+    const revision =
+      typeof manifest.revision === 'string' && manifest.revision !== '' ? manifest.revision : `sha256:${sha256}`;
     await this.store.putPolicyBundle({ sha256, revision, manifest: manifest as Json, bytes, source });
     this.#remember(sha256, bytes);
     const rows = await this.store.query('SELECT source, created_at FROM policy_bundles WHERE sha256 = $1', [sha256]);
     const stored = rows[0];
-    return { sha256, revision, source: stored ? (stored.source === null ? null : String(stored.source)) : source, createdAt: stored ? asDate(stored.created_at) : new Date() };
+    return {
+      sha256,
+      revision,
+      source: stored ? (stored.source === null ? null : String(stored.source)) : source,
+      createdAt: stored ? asDate(stored.created_at) : new Date(),
+    };
   }
 
   async list(): Promise<RegisteredBundle[]> {
-    const rows = await this.store.query('SELECT sha256, revision, source, created_at FROM policy_bundles ORDER BY created_at, sha256');
+    const rows = await this.store.query(
+      'SELECT sha256, revision, source, created_at FROM policy_bundles ORDER BY created_at, sha256',
+    );
     return rows.map(registeredBundle);
   }
 
@@ -101,7 +117,10 @@ export class BundleRegistry {
   async resolve(ref: string): Promise<RegisteredBundle> {
     // A full sha256 (activations, rollback, replicas following the store): one row, whatever the registry's size.
     if (/^[0-9a-f]{64}$/.test(ref)) {
-      const rows = await this.store.query('SELECT sha256, revision, source, created_at FROM policy_bundles WHERE sha256 = $1', [ref]);
+      const rows = await this.store.query(
+        'SELECT sha256, revision, source, created_at FROM policy_bundles WHERE sha256 = $1',
+        [ref],
+      );
       if (rows[0]) return registeredBundle(rows[0]);
     }
     const all = await this.list();
@@ -110,7 +129,8 @@ export class BundleRegistry {
     if (/^[0-9a-f]{8,63}$/.test(ref)) {
       const byPrefix = all.filter((b) => b.sha256.startsWith(ref));
       if (byPrefix.length === 1) return byPrefix[0];
-      if (byPrefix.length > 1) throw new LifecycleError('ambiguous', `sha256 prefix ${ref} matches ${byPrefix.length} bundles`);
+      if (byPrefix.length > 1)
+        throw new LifecycleError('ambiguous', `sha256 prefix ${ref} matches ${byPrefix.length} bundles`);
     }
     const byRevision = all.filter((b) => b.revision === ref);
     if (byRevision.length > 0) return byRevision[byRevision.length - 1];
@@ -151,7 +171,9 @@ export class BundleRegistry {
     }
     // base64 text instead of the bytea value: PGlite decodes a 1 MB bytea in 150-350 ms on the event loop,
     // base64 in ~30 ms (Postgres: about equal). Measured in docs/bundle-lifecycle.md.
-    const rows = await this.store.query(`SELECT encode(bytes, 'base64') AS b64 FROM policy_bundles WHERE sha256 = $1`, [sha256]);
+    const rows = await this.store.query(`SELECT encode(bytes, 'base64') AS b64 FROM policy_bundles WHERE sha256 = $1`, [
+      sha256,
+    ]);
     if (rows.length === 0) throw new LifecycleError('not_found', `bundle ${sha256} is not in the registry`);
     // A Buffer of its own (not from the shared pool at this size): no second copy into a Uint8Array.
     return { bytes: Buffer.from(String(rows[0].b64), 'base64'), verified: false };
@@ -159,13 +181,23 @@ export class BundleRegistry {
 
   /** Refuses bytes from readBytes whose sha256 (`actual`) is not their key; keeps them in memory otherwise. */
   confirmBytes(sha256: string, bytes: Uint8Array, actual: string): void {
-    if (actual !== sha256) throw new LifecycleError('invalid_bundle', `stored bundle ${sha256} does not match its sha256`);
+    if (actual !== sha256)
+      throw new LifecycleError('invalid_bundle', `stored bundle ${sha256} does not match its sha256`);
     this.#remember(sha256, bytes);
   }
 
   async activations(limit = 100): Promise<ActivationEntry[]> {
-    const rows = await this.store.query('SELECT id, bundle_sha256, revision, activated_by, activated_at FROM policy_activations ORDER BY id DESC LIMIT $1', [limit]);
-    return rows.map((r) => ({ id: Number(r.id), sha256: String(r.bundle_sha256), revision: String(r.revision), activatedBy: r.activated_by === null ? null : String(r.activated_by), activatedAt: asDate(r.activated_at) }));
+    const rows = await this.store.query(
+      'SELECT id, bundle_sha256, revision, activated_by, activated_at FROM policy_activations ORDER BY id DESC LIMIT $1',
+      [limit],
+    );
+    return rows.map((r) => ({
+      id: Number(r.id),
+      sha256: String(r.bundle_sha256),
+      revision: String(r.revision),
+      activatedBy: r.activated_by === null ? null : String(r.activated_by),
+      activatedAt: asDate(r.activated_at),
+    }));
   }
 
   /**
@@ -198,12 +230,35 @@ export class BundleRegistry {
     );
   }
 
-  async audit(actor: string, action: string, target: string | null, outcome: 'ok' | 'refused', detail?: string): Promise<void> {
-    await this.store.query('INSERT INTO lifecycle_audit (actor, action, target, outcome, detail) VALUES ($1, $2, $3, $4, $5)', [actor, action, target, outcome, detail ?? null]);
+  async audit(
+    actor: string,
+    action: string,
+    target: string | null,
+    outcome: 'ok' | 'refused',
+    detail?: string,
+  ): Promise<void> {
+    await this.store.query(
+      'INSERT INTO lifecycle_audit (actor, action, target, outcome, detail) VALUES ($1, $2, $3, $4, $5)',
+      [actor, action, target, outcome, detail ?? null],
+    );
   }
 
-  async auditLog(limit = 100): Promise<{ actor: string; action: string; target: string | null; outcome: string; detail: string | null; at: Date }[]> {
-    const rows = await this.store.query('SELECT actor, action, target, outcome, detail, at FROM lifecycle_audit ORDER BY id DESC LIMIT $1', [limit]);
-    return rows.map((r) => ({ actor: String(r.actor), action: String(r.action), target: r.target === null ? null : String(r.target), outcome: String(r.outcome), detail: r.detail === null ? null : String(r.detail), at: asDate(r.at) }));
+  async auditLog(
+    limit = 100,
+  ): Promise<
+    { actor: string; action: string; target: string | null; outcome: string; detail: string | null; at: Date }[]
+  > {
+    const rows = await this.store.query(
+      'SELECT actor, action, target, outcome, detail, at FROM lifecycle_audit ORDER BY id DESC LIMIT $1',
+      [limit],
+    );
+    return rows.map((r) => ({
+      actor: String(r.actor),
+      action: String(r.action),
+      target: r.target === null ? null : String(r.target),
+      outcome: String(r.outcome),
+      detail: r.detail === null ? null : String(r.detail),
+      at: asDate(r.at),
+    }));
   }
 }

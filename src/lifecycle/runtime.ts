@@ -49,17 +49,28 @@ export interface LifecycleRuntime {
 
 export function isDurableStore(store: GuardianStore): store is DurableStore {
   const s = store as Partial<DurableStore>;
-  return typeof s.putPolicyBundle === 'function' && typeof s.query === 'function' && typeof s.activatePolicyBundle === 'function';
+  return (
+    typeof s.putPolicyBundle === 'function' &&
+    typeof s.query === 'function' &&
+    typeof s.activatePolicyBundle === 'function'
+  );
 }
 
 /** A bare Wasm module (`serve --bundle policy.wasm`) wrapped as a bundle; the revision the engine gives it unwrapped. */
 function wrapBareWasm(bytes: Uint8Array): Uint8Array {
   if (!(bytes[0] === 0x00 && bytes[1] === 0x61 && bytes[2] === 0x73 && bytes[3] === 0x6d)) return bytes;
   const revision = 'sha256:' + createHash('sha256').update(bytes).update('{}').digest('hex');
-  return writeBundle({ manifest: { revision, wasm: [{ entrypoint: 'acs/decision', module: '/policy.wasm' }] }, wasm: bytes, data: {}, sources: [] });
+  return writeBundle({
+    manifest: { revision, wasm: [{ entrypoint: 'acs/decision', module: '/policy.wasm' }] },
+    wasm: bytes,
+    data: {},
+    sources: [],
+  });
 }
 
-async function initialBundle(options: LifecycleRuntimeOptions): Promise<{ bytes: Uint8Array; source: string } | undefined> {
+async function initialBundle(
+  options: LifecycleRuntimeOptions,
+): Promise<{ bytes: Uint8Array; source: string } | undefined> {
   const cwd = options.cwd ?? process.cwd();
   const path = resolve(cwd, options.bundlePath ?? 'bundles/acs.tar.gz');
   if (existsSync(path)) return { bytes: wrapBareWasm(new Uint8Array(readFileSync(path))), source: `file:${path}` };
@@ -68,8 +79,14 @@ async function initialBundle(options: LifecycleRuntimeOptions): Promise<{ bytes:
   if (!existsSync(regoDir)) return undefined;
   const rego = await import('../rego/index.ts');
   const dataPath = join(regoDir, 'data.json');
-  const data = existsSync(dataPath) ? (JSON.parse(readFileSync(dataPath, 'utf8')) as Record<string, unknown>) : undefined;
-  const compiled = await rego.compileBundle({ sources: readRegoDirectory(regoDir), entrypoints: ['acs/decision'], ...(data ? { data } : {}) });
+  const data = existsSync(dataPath)
+    ? (JSON.parse(readFileSync(dataPath, 'utf8')) as Record<string, unknown>)
+    : undefined;
+  const compiled = await rego.compileBundle({
+    sources: readRegoDirectory(regoDir),
+    entrypoints: ['acs/decision'],
+    ...(data ? { data } : {}),
+  });
   return { bytes: compiled.bundle, source: `rego:${regoDir}` };
 }
 
@@ -78,7 +95,8 @@ export async function startLifecycleRuntime(options: LifecycleRuntimeOptions): P
   if (!isDurableStore(options.store)) throw new Error('the bundle lifecycle needs a durable store (openStore)');
   const env = options.env ?? process.env;
   const store = options.store;
-  const num = (v: string | undefined, d: number): number => (v !== undefined && v !== '' && Number.isFinite(Number(v)) ? Number(v) : d);
+  const num = (v: string | undefined, d: number): number =>
+    v !== undefined && v !== '' && Number.isFinite(Number(v)) ? Number(v) : d;
   const node = new LifecycleNode({
     store,
     ...(env.GUARDIAN_REPLICA_ID ? { replicaId: env.GUARDIAN_REPLICA_ID } : {}),
@@ -93,7 +111,8 @@ export async function startLifecycleRuntime(options: LifecycleRuntimeOptions): P
   const active = await store.getActivePolicyBundle();
   if (options.bundlePath) {
     const explicit = await initialBundle(options);
-    if (explicit && active?.bundleSha256 !== sha256Hex(explicit.bytes)) await node.push(explicit.bytes, { source: explicit.source, activate: true, by: 'serve --bundle' });
+    if (explicit && active?.bundleSha256 !== sha256Hex(explicit.bytes))
+      await node.push(explicit.bytes, { source: explicit.source, activate: true, by: 'serve --bundle' });
   } else if (!active) {
     const seed = await initialBundle(options);
     if (seed) node.options.initialBundle = seed;
@@ -107,7 +126,9 @@ export async function startLifecycleRuntime(options: LifecycleRuntimeOptions): P
       longPollSeconds: num(env.GUARDIAN_BUNDLE_SERVICE_LONG_POLL_S, 0),
       minDelayMs: num(env.GUARDIAN_BUNDLE_SERVICE_MIN_DELAY_S, 60) * 1000,
       maxDelayMs: num(env.GUARDIAN_BUNDLE_SERVICE_MAX_DELAY_S, 120) * 1000,
-      ...(env.GUARDIAN_BUNDLE_SERVICE_TOKEN ? { headers: { authorization: `Bearer ${env.GUARDIAN_BUNDLE_SERVICE_TOKEN}` } } : {}),
+      ...(env.GUARDIAN_BUNDLE_SERVICE_TOKEN
+        ? { headers: { authorization: `Bearer ${env.GUARDIAN_BUNDLE_SERVICE_TOKEN}` } }
+        : {}),
       onBundle: async (bytes, meta) => {
         // Every replica polls: the first to download a change activates it, the others just follow.
         const active = await node.registry.active();
@@ -126,7 +147,14 @@ export async function startLifecycleRuntime(options: LifecycleRuntimeOptions): P
   let watcher: DirectoryWatch | undefined;
   // Development default: on PGlite without an explicit --bundle, a rebuilt bundles/acs.tar.gz goes live.
   const devDir = resolve(options.cwd ?? process.cwd(), 'bundles');
-  const watchDir = env.GUARDIAN_BUNDLE_WATCH_DIR || (store.driver === 'pglite' && !options.bundlePath && env.GUARDIAN_BUNDLE_WATCH !== 'off' && existsSync(join(devDir, 'acs.tar.gz')) ? devDir : undefined);
+  const watchDir =
+    env.GUARDIAN_BUNDLE_WATCH_DIR ||
+    (store.driver === 'pglite' &&
+    !options.bundlePath &&
+    env.GUARDIAN_BUNDLE_WATCH !== 'off' &&
+    existsSync(join(devDir, 'acs.tar.gz'))
+      ? devDir
+      : undefined);
   if (watchDir) {
     watcher = watchBundleDirectory(watchDir, node, {
       ...(env.GUARDIAN_BUNDLE_WATCH_DIR ? {} : { file: 'acs.tar.gz' }),
@@ -135,7 +163,9 @@ export async function startLifecycleRuntime(options: LifecycleRuntimeOptions): P
   }
   const mount: Record<string, Hono> = {};
   try {
-    const replay = (await import('../replay/http.ts')) as { createReplayAdminRoutes?: (deps: { store: DurableStore }) => Hono };
+    const replay = (await import('../replay/http.ts')) as {
+      createReplayAdminRoutes?: (deps: { store: DurableStore }) => Hono;
+    };
     // Its routes already start with /replay: mounted at the admin root they answer under /admin/replay.
     if (typeof replay.createReplayAdminRoutes === 'function') mount['/'] = replay.createReplayAdminRoutes({ store });
   } catch {

@@ -11,8 +11,14 @@ import { gzipSync } from 'node:zlib';
 import { LifecycleError } from './errors.ts';
 
 const HASH_ALGORITHMS: Record<string, string> = {
-  MD5: 'md5', 'SHA-1': 'sha1', 'SHA-224': 'sha224', 'SHA-256': 'sha256', 'SHA-384': 'sha384',
-  'SHA-512': 'sha512', 'SHA-512-224': 'sha512-224', 'SHA-512-256': 'sha512-256',
+  MD5: 'md5',
+  'SHA-1': 'sha1',
+  'SHA-224': 'sha224',
+  'SHA-256': 'sha256',
+  'SHA-384': 'sha384',
+  'SHA-512': 'sha512',
+  'SHA-512-224': 'sha512-224',
+  'SHA-512-256': 'sha512-256',
 };
 
 /** A key the verifier (or signer) uses: PEM (SPKI public / PKCS#8 private) for asymmetric algorithms, raw bytes for HS*. */
@@ -49,7 +55,9 @@ interface SignedFile {
 
 function goJsonString(s: string): string {
   // Go's encoder (SetEscapeHTML(false)) still escapes U+2028/U+2029; JSON.stringify does not.
-  return JSON.stringify(s).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(s)
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 function compareUtf8(a: string, b: string): number {
@@ -106,16 +114,22 @@ export function hashBundleFile(file: BundleFile, algorithm = 'SHA-256'): string 
 const signedName = (path: string): string => path.replace(/^\/+/, '');
 
 function signedFiles(bundle: Pick<Bundle, 'files'>, algorithm: string): SignedFile[] {
-  return bundle.files.filter((f) => f.path !== '/.signatures.json').map((f) => ({ name: signedName(f.path), hash: hashBundleFile(f, algorithm), algorithm }));
+  return bundle.files
+    .filter((f) => f.path !== '/.signatures.json')
+    .map((f) => ({ name: signedName(f.path), hash: hashBundleFile(f, algorithm), algorithm }));
 }
 
 async function importKey(cfg: BundleKeyConfig, use: 'sign' | 'verify'): Promise<CryptoKey | KeyObject | Uint8Array> {
   if (/^HS\d+$/.test(cfg.algorithm)) return typeof cfg.key === 'string' ? new TextEncoder().encode(cfg.key) : cfg.key;
-  if (typeof cfg.key !== 'string') throw new LifecycleError('unknown_key', `algorithm ${cfg.algorithm} needs a PEM key`);
+  if (typeof cfg.key !== 'string')
+    throw new LifecycleError('unknown_key', `algorithm ${cfg.algorithm} needs a PEM key`);
   try {
     return use === 'sign' ? await importPKCS8(cfg.key, cfg.algorithm) : await importSPKI(cfg.key, cfg.algorithm);
   } catch (e) {
-    throw new LifecycleError('unknown_key', `cannot import ${use === 'sign' ? 'private' : 'public'} key for ${cfg.algorithm}: ${(e as Error).message}`);
+    throw new LifecycleError(
+      'unknown_key',
+      `cannot import ${use === 'sign' ? 'private' : 'public'} key for ${cfg.algorithm}: ${(e as Error).message}`,
+    );
   }
 }
 
@@ -136,7 +150,9 @@ export async function signBundle(bytes: Uint8Array, options: SignBundleOptions):
   const jws = await new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
     .setProtectedHeader({ alg: options.key.algorithm, typ: 'JWT', ...(options.keyId ? { kid: options.keyId } : {}) })
     .sign(await importKey(options.key, 'sign'));
-  const entries = bundle.files.filter((f) => f.path !== '/.signatures.json').map((f) => ({ name: f.path, data: f.bytes }));
+  const entries = bundle.files
+    .filter((f) => f.path !== '/.signatures.json')
+    .map((f) => ({ name: f.path, data: f.bytes }));
   entries.push({ name: '/.signatures.json', data: new TextEncoder().encode(JSON.stringify({ signatures: [jws] })) });
   entries.sort((a, b) => (a.name < b.name ? -1 : 1));
   return new Uint8Array(gzipSync(writeTar(entries), { level: 9 }));
@@ -146,35 +162,60 @@ export async function signBundle(bytes: Uint8Array, options: SignBundleOptions):
  * OPA's verification matrix: no signatures and nothing configured → unsigned (accepted); signatures present but
  * nothing configured → refused; configured but unsigned → refused (whether or not a key id is pinned).
  */
-export async function verifyBundleSignature(bundle: Pick<Bundle, 'files' | 'signatures'>, config: BundleVerificationConfig | undefined): Promise<SignatureCheck> {
+export async function verifyBundleSignature(
+  bundle: Pick<Bundle, 'files' | 'signatures'>,
+  config: BundleVerificationConfig | undefined,
+): Promise<SignatureCheck> {
   const configured = config !== undefined && Object.keys(config.keys).length > 0;
   const sigs = bundle.signatures?.signatures;
   if (!configured) {
     if (sigs === undefined) return { status: 'unsigned' };
     throw new LifecycleError('signature_unexpected', 'bundle carries signatures but no verification key is configured');
   }
-  if (sigs === undefined || sigs.length === 0) throw new LifecycleError('signature_required', 'bundle is not signed (/.signatures.json missing) and signature verification is required');
-  if (sigs.length !== 1) throw new LifecycleError('signature_invalid', `expected exactly one signature, found ${sigs.length}`);
+  if (sigs === undefined || sigs.length === 0)
+    throw new LifecycleError(
+      'signature_required',
+      'bundle is not signed (/.signatures.json missing) and signature verification is required',
+    );
+  if (sigs.length !== 1)
+    throw new LifecycleError('signature_invalid', `expected exactly one signature, found ${sigs.length}`);
   const jws = sigs[0];
   if (typeof jws !== 'string') throw new LifecycleError('signature_invalid', 'signature must be a JWS compact string');
   let header: { kid?: unknown; alg?: unknown };
   try {
-    header = JSON.parse(Buffer.from(jws.split('.')[0] ?? '', 'base64url').toString('utf8')) as { kid?: unknown; alg?: unknown };
+    header = JSON.parse(Buffer.from(jws.split('.')[0] ?? '', 'base64url').toString('utf8')) as {
+      kid?: unknown;
+      alg?: unknown;
+    };
   } catch {
     throw new LifecycleError('signature_invalid', 'signature is not a JWS compact serialisation');
   }
   // OPA: the configured key id wins over the header's kid.
   const keyId = config.keyId ?? (typeof header.kid === 'string' ? header.kid : undefined);
-  if (keyId === undefined) throw new LifecycleError('unknown_key', 'signature names no key id (kid) and none is configured');
+  if (keyId === undefined)
+    throw new LifecycleError('unknown_key', 'signature names no key id (kid) and none is configured');
   const keyCfg = config.keys[keyId];
-  if (!keyCfg) throw new LifecycleError('unknown_key', `signature key id ${JSON.stringify(keyId)} is not a configured verification key`);
-  if (header.alg !== keyCfg.algorithm) throw new LifecycleError('signature_invalid', `signature algorithm ${String(header.alg)} does not match key ${keyId} (${keyCfg.algorithm})`);
+  if (!keyCfg)
+    throw new LifecycleError(
+      'unknown_key',
+      `signature key id ${JSON.stringify(keyId)} is not a configured verification key`,
+    );
+  if (header.alg !== keyCfg.algorithm)
+    throw new LifecycleError(
+      'signature_invalid',
+      `signature algorithm ${String(header.alg)} does not match key ${keyId} (${keyCfg.algorithm})`,
+    );
   let payloadBytes: Uint8Array;
   try {
-    ({ payload: payloadBytes } = await compactVerify(jws, await importKey(keyCfg, 'verify'), { algorithms: [keyCfg.algorithm] }));
+    ({ payload: payloadBytes } = await compactVerify(jws, await importKey(keyCfg, 'verify'), {
+      algorithms: [keyCfg.algorithm],
+    }));
   } catch (e) {
     if (e instanceof LifecycleError) throw e;
-    throw new LifecycleError('signature_invalid', `signature does not verify with key ${keyId}: ${(e as Error).message}`);
+    throw new LifecycleError(
+      'signature_invalid',
+      `signature does not verify with key ${keyId}: ${(e as Error).message}`,
+    );
   }
   let payload: { files?: unknown; scope?: unknown };
   try {
@@ -183,21 +224,36 @@ export async function verifyBundleSignature(bundle: Pick<Bundle, 'files' | 'sign
     throw new LifecycleError('signature_invalid', 'signature payload is not JSON');
   }
   const scope = config.scope ?? keyCfg.scope;
-  if (scope !== undefined && payload.scope !== scope) throw new LifecycleError('signature_invalid', `signature scope ${JSON.stringify(payload.scope)} does not match the required scope ${JSON.stringify(scope)}`);
-  if (!Array.isArray(payload.files)) throw new LifecycleError('signature_invalid', 'signature payload has no files list');
+  if (scope !== undefined && payload.scope !== scope)
+    throw new LifecycleError(
+      'signature_invalid',
+      `signature scope ${JSON.stringify(payload.scope)} does not match the required scope ${JSON.stringify(scope)}`,
+    );
+  if (!Array.isArray(payload.files))
+    throw new LifecycleError('signature_invalid', 'signature payload has no files list');
   const listed = new Map<string, SignedFile>();
   for (const f of payload.files as SignedFile[]) {
-    if (!f || typeof f.name !== 'string' || typeof f.hash !== 'string' || typeof f.algorithm !== 'string') throw new LifecycleError('signature_invalid', 'malformed entry in the signature payload files');
-    if (config.allowedHashes && !config.allowedHashes.includes(f.algorithm)) throw new LifecycleError('signature_invalid', `${f.name}: hash algorithm ${f.algorithm} not allowed`);
+    if (!f || typeof f.name !== 'string' || typeof f.hash !== 'string' || typeof f.algorithm !== 'string')
+      throw new LifecycleError('signature_invalid', 'malformed entry in the signature payload files');
+    if (config.allowedHashes && !config.allowedHashes.includes(f.algorithm))
+      throw new LifecycleError('signature_invalid', `${f.name}: hash algorithm ${f.algorithm} not allowed`);
     listed.set(signedName(normaliseBundlePath(f.name)), f);
   }
   const actual = bundle.files.filter((f) => f.path !== '/.signatures.json');
   for (const file of actual) {
     const entry = listed.get(signedName(file.path));
     if (!entry) throw new LifecycleError('signature_invalid', `${file.path}: file is not covered by the signature`);
-    if (hashBundleFile(file, entry.algorithm) !== entry.hash.toLowerCase()) throw new LifecycleError('signature_invalid', `${file.path}: digest mismatch (the file was modified after signing)`);
+    if (hashBundleFile(file, entry.algorithm) !== entry.hash.toLowerCase())
+      throw new LifecycleError(
+        'signature_invalid',
+        `${file.path}: digest mismatch (the file was modified after signing)`,
+      );
     listed.delete(signedName(file.path));
   }
-  if (listed.size > 0) throw new LifecycleError('signature_invalid', `signed file(s) missing from the bundle: ${[...listed.keys()].join(', ')}`);
+  if (listed.size > 0)
+    throw new LifecycleError(
+      'signature_invalid',
+      `signed file(s) missing from the bundle: ${[...listed.keys()].join(', ')}`,
+    );
   return { status: 'verified', keyId };
 }

@@ -7,7 +7,12 @@
 // off the critical path); differences are counted and handed to a sink, never enforced.
 import { performance } from 'node:perf_hooks';
 import { isDeepStrictEqual } from 'node:util';
-import { createWasmPolicyEngine, type WasmBundleParts, type WasmPolicyEngine, type WasmPolicyEngineOptions } from '../policy/engine.ts';
+import {
+  createWasmPolicyEngine,
+  type WasmBundleParts,
+  type WasmPolicyEngine,
+  type WasmPolicyEngineOptions,
+} from '../policy/engine.ts';
 import type { PolicyEngine, PolicyEvaluation, PolicyInput } from '../policy/types.ts';
 import type { PooledPolicyVersion } from '../policy/pool/pool.ts';
 import { LifecycleError } from './errors.ts';
@@ -66,7 +71,11 @@ const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmedi
  * parsing the data text into its heap, the warm-up and the smoke cases. `tarball`: needed only when the
  * unpacked form has no `parts` (the engine then reads the bundle itself).
  */
-export async function loadUnpacked(unpacked: UnpackedBundle, settings: EngineSettings = {}, tarball?: Uint8Array): Promise<LoadedVersion> {
+export async function loadUnpacked(
+  unpacked: UnpackedBundle,
+  settings: EngineSettings = {},
+  tarball?: Uint8Array,
+): Promise<LoadedVersion> {
   const started = performance.now();
   await yieldToEventLoop();
   let engine: WasmPolicyEngine;
@@ -74,17 +83,34 @@ export async function loadUnpacked(unpacked: UnpackedBundle, settings: EngineSet
     const parts = unpacked.parts;
     if (!parts && !tarball) throw new Error('the bundle has no single module: its tarball is needed');
     engine = parts
-      ? await createWasmPolicyEngine({ ...settings, bundle: { wasm: parts.wasm, dataJson: parts.dataJson, manifest: unpacked.manifest as WasmBundleParts['manifest'] }, revision: unpacked.revision })
+      ? await createWasmPolicyEngine({
+          ...settings,
+          bundle: {
+            wasm: parts.wasm,
+            dataJson: parts.dataJson,
+            manifest: unpacked.manifest as WasmBundleParts['manifest'],
+          },
+          revision: unpacked.revision,
+        })
       : await createWasmPolicyEngine({ ...settings, bundle: tarball as Uint8Array });
   } catch (e) {
     // Data text nobody parsed before the engine: a malformed file is the bundle's fault, said with its name.
-    throw unparsedDataRefusal(unpacked) ?? new LifecycleError('load_failed', `bundle does not load: ${(e as Error).message}`);
+    throw (
+      unparsedDataRefusal(unpacked) ??
+      new LifecycleError('load_failed', `bundle does not load: ${(e as Error).message}`)
+    );
   }
   await yieldToEventLoop();
   const smokeCases = await runSmokeCases(engine, unpacked.smokeCases);
   return {
-    engine, sha256: unpacked.sha256, revision: engine.revision, smokeCases, signature: unpacked.signature.status, loadedAt: new Date(),
-    loadMs: { read: 0, unpack: 0, engine: performance.now() - started }, unpacked,
+    engine,
+    sha256: unpacked.sha256,
+    revision: engine.revision,
+    smokeCases,
+    signature: unpacked.signature.status,
+    loadedAt: new Date(),
+    loadMs: { read: 0, unpack: 0, engine: performance.now() - started },
+    unpacked,
   };
 }
 
@@ -92,11 +118,18 @@ export async function loadUnpacked(unpacked: UnpackedBundle, settings: EngineSet
  * Reads, verifies (when `verification` is configured; a signed bundle without it is refused, see signing.ts),
  * loads and smoke-tests a bundle. With `unpackThread` the reading and verifying run in that worker thread.
  */
-export async function loadVersion(bytes: Uint8Array, settings: EngineSettings = {}, verification?: BundleVerificationConfig, unpackThread?: BundleUnpackThread): Promise<LoadedVersion> {
+export async function loadVersion(
+  bytes: Uint8Array,
+  settings: EngineSettings = {},
+  verification?: BundleVerificationConfig,
+  unpackThread?: BundleUnpackThread,
+): Promise<LoadedVersion> {
   const started = performance.now();
   // The engine loaded next parses the data text (and refuses it if malformed), so the unpack does not parse it too.
   const options = { soleDataAsText: true };
-  const unpacked = unpackThread ? await unpackThread.unpack(bytes, verification, options) : await unpackBundle(bytes, verification, options);
+  const unpacked = unpackThread
+    ? await unpackThread.unpack(bytes, verification, options)
+    : await unpackBundle(bytes, verification, options);
   const unpackMs = performance.now() - started;
   const version = await loadUnpacked(unpacked, settings, bytes);
   version.loadMs.unpack = unpackMs;
@@ -142,7 +175,14 @@ export class PolicySlot implements PolicyEngine {
 
   setShadow(version: LoadedVersion | undefined): void {
     this.#shadow = version;
-    this.#stats = { revision: version?.revision ?? null, sha256: version?.sha256 ?? null, evaluated: 0, differences: 0, errors: 0, skipped: 0 };
+    this.#stats = {
+      revision: version?.revision ?? null,
+      sha256: version?.sha256 ?? null,
+      evaluated: 0,
+      differences: 0,
+      errors: 0,
+      skipped: 0,
+    };
   }
 
   async evaluate(input: PolicyInput, options?: { entrypoint?: string; now?: Date }): Promise<PolicyEvaluation> {
@@ -155,13 +195,21 @@ export class PolicySlot implements PolicyEngine {
       if (this.#pendingShadow >= MAX_PENDING_SHADOW) stats.skipped++;
       else {
         this.#pendingShadow++;
-        setImmediate(() => void this.#runShadow(shadow, stats, input, options, result).finally(() => this.#pendingShadow--));
+        setImmediate(
+          () => void this.#runShadow(shadow, stats, input, options, result).finally(() => this.#pendingShadow--),
+        );
       }
     }
     return result;
   }
 
-  async #runShadow(shadow: LoadedVersion, stats: ShadowStats, input: PolicyInput, options: { entrypoint?: string; now?: Date } | undefined, enforced: PolicyEvaluation): Promise<void> {
+  async #runShadow(
+    shadow: LoadedVersion,
+    stats: ShadowStats,
+    input: PolicyInput,
+    options: { entrypoint?: string; now?: Date } | undefined,
+    enforced: PolicyEvaluation,
+  ): Promise<void> {
     let shadowDecision: unknown;
     let shadowError: string | undefined;
     try {

@@ -31,7 +31,8 @@ export function readSmokeCases(bundle: Pick<Bundle, 'files'>): SmokeCase[] {
   if (!Array.isArray(cases)) throw new LifecycleError('smoke_failed', `${SMOKE_FILE}: expected {"cases": [...]}`);
   return cases.map((c, i) => {
     const sc = c as SmokeCase;
-    if (!sc || typeof sc !== 'object' || !('input' in sc)) throw new LifecycleError('smoke_failed', `${SMOKE_FILE}: case ${i} needs an input`);
+    if (!sc || typeof sc !== 'object' || !('input' in sc))
+      throw new LifecycleError('smoke_failed', `${SMOKE_FILE}: case ${i} needs an input`);
     if (sc.expect !== undefined && (sc.expect === null || typeof sc.expect !== 'object' || Array.isArray(sc.expect))) {
       throw new LifecycleError('smoke_failed', `${SMOKE_FILE}: case ${i}: expect must be an object`);
     }
@@ -46,17 +47,28 @@ export async function runSmokeCases(engine: WasmPolicyEngine, cases: SmokeCase[]
     try {
       ({ value } = await engine.evaluateValue(c.input, c.entrypoint ? { entrypoint: c.entrypoint } : undefined));
     } catch (e) {
-      throw new LifecycleError('smoke_failed', `smoke case ${JSON.stringify(c.name)}: evaluation failed: ${(e as Error).message}`);
+      throw new LifecycleError(
+        'smoke_failed',
+        `smoke case ${JSON.stringify(c.name)}: evaluation failed: ${(e as Error).message}`,
+      );
     }
     if (c.expect_undefined) {
-      if (value !== undefined) throw new LifecycleError('smoke_failed', `smoke case ${JSON.stringify(c.name)}: expected undefined, got ${JSON.stringify(value)}`);
+      if (value !== undefined)
+        throw new LifecycleError(
+          'smoke_failed',
+          `smoke case ${JSON.stringify(c.name)}: expected undefined, got ${JSON.stringify(value)}`,
+        );
       continue;
     }
-    if (value === undefined) throw new LifecycleError('smoke_failed', `smoke case ${JSON.stringify(c.name)}: result is undefined`);
+    if (value === undefined)
+      throw new LifecycleError('smoke_failed', `smoke case ${JSON.stringify(c.name)}: result is undefined`);
     for (const [k, want] of Object.entries(c.expect ?? {})) {
       const got = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[k] : undefined;
       if (!isDeepStrictEqual(got, want)) {
-        throw new LifecycleError('smoke_failed', `smoke case ${JSON.stringify(c.name)}: ${k} is ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`);
+        throw new LifecycleError(
+          'smoke_failed',
+          `smoke case ${JSON.stringify(c.name)}: ${k} is ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`,
+        );
       }
     }
   }

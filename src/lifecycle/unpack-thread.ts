@@ -64,8 +64,17 @@ export class BundleUnpackThread {
   }
 
   /** unpackBundle(bytes, verification, options) in the worker; the caller's bytes are copied, not transferred. */
-  unpack(bytes: Uint8Array, verification: BundleVerificationConfig | undefined, options: UnpackOptions = {}): Promise<UnpackedBundle> {
-    return this.#request({ op: 'unpack', bytes, options, ...(verification ? { verification } : {}) }) as Promise<UnpackedBundle>;
+  unpack(
+    bytes: Uint8Array,
+    verification: BundleVerificationConfig | undefined,
+    options: UnpackOptions = {},
+  ): Promise<UnpackedBundle> {
+    return this.#request({
+      op: 'unpack',
+      bytes,
+      options,
+      ...(verification ? { verification } : {}),
+    }) as Promise<UnpackedBundle>;
   }
 
   /** The manifest of a well-formed bundle (readBundleManifest in the worker); LifecycleError('invalid_bundle') otherwise. */
@@ -73,7 +82,16 @@ export class BundleUnpackThread {
     return this.#request({ op: 'manifest', bytes }) as Promise<BundleManifest>;
   }
 
-  #request(message: { op: 'ping' } | { op: 'unpack' | 'manifest'; bytes: Uint8Array; verification?: BundleVerificationConfig; options?: UnpackOptions }): Promise<UnpackedBundle | BundleManifest> {
+  #request(
+    message:
+      | { op: 'ping' }
+      | {
+          op: 'unpack' | 'manifest';
+          bytes: Uint8Array;
+          verification?: BundleVerificationConfig;
+          options?: UnpackOptions;
+        },
+  ): Promise<UnpackedBundle | BundleManifest> {
     const worker = this.#ensure();
     const id = this.#nextId++;
     return new Promise<UnpackedBundle | BundleManifest>((resolve, reject) => {

@@ -40,7 +40,9 @@ port.on('message', (msg: UnpackRequest) => {
   }
   unpackBundle(msg.bytes, msg.verification, msg.options).then(
     (result) => {
-      const transfer: TransferListItem[] = result.parts ? [result.parts.wasm.buffer as ArrayBuffer, result.parts.dataJson.buffer as ArrayBuffer] : [];
+      const transfer: TransferListItem[] = result.parts
+        ? [result.parts.wasm.buffer as ArrayBuffer, result.parts.dataJson.buffer as ArrayBuffer]
+        : [];
       port.postMessage({ id: msg.id, ok: true, result }, transfer);
     },
     (err: unknown) => port.postMessage(refusal(msg.id, err)),

@@ -5,7 +5,16 @@
 // opa-wasm parses straight into the module's heap (no JSON.parse / JSON.stringify on the main thread).
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
-import { BundleError, DEFAULT_BUNDLE_LIMITS, normaliseBundlePath, readBundle, type Bundle, type BundleManifest, type BundleWithDataText, type ReadBundleOptions } from '../rego/bundle/index.ts';
+import {
+  BundleError,
+  DEFAULT_BUNDLE_LIMITS,
+  normaliseBundlePath,
+  readBundle,
+  type Bundle,
+  type BundleManifest,
+  type BundleWithDataText,
+  type ReadBundleOptions,
+} from '../rego/bundle/index.ts';
 import { readTar, TarFormatError } from '../rego/bundle/tar.ts';
 import { LifecycleError } from './errors.ts';
 import { verifyBundleSignature, type BundleVerificationConfig, type SignatureCheck } from './signing.ts';
@@ -46,7 +55,10 @@ export function readBundleOrRefuse(bytes: Uint8Array, options: ReadBundleOptions
   try {
     return readBundle(bytes, undefined, options);
   } catch (e) {
-    throw new LifecycleError('invalid_bundle', e instanceof BundleError ? e.message : `unreadable bundle: ${(e as Error).message}`);
+    throw new LifecycleError(
+      'invalid_bundle',
+      e instanceof BundleError ? e.message : `unreadable bundle: ${(e as Error).message}`,
+    );
   }
 }
 
@@ -60,21 +72,32 @@ export function readBundleManifest(bytes: Uint8Array): BundleManifest {
   try {
     return manifestOf(bytes);
   } catch (e) {
-    throw new LifecycleError('invalid_bundle', e instanceof BundleError || e instanceof TarFormatError ? e.message : `unreadable bundle: ${(e as Error).message}`);
+    throw new LifecycleError(
+      'invalid_bundle',
+      e instanceof BundleError || e instanceof TarFormatError
+        ? e.message
+        : `unreadable bundle: ${(e as Error).message}`,
+    );
   }
 }
 
 function manifestOf(bytes: Uint8Array): BundleManifest {
   const limits = DEFAULT_BUNDLE_LIMITS;
-  if (bytes.length > limits.maxCompressedBytes) throw new BundleError(`bundle too large (${bytes.length} bytes, limit ${limits.maxCompressedBytes})`);
+  if (bytes.length > limits.maxCompressedBytes)
+    throw new BundleError(`bundle too large (${bytes.length} bytes, limit ${limits.maxCompressedBytes})`);
   let tar: Buffer;
   try {
     tar = gunzipSync(bytes, { maxOutputLength: limits.maxUncompressedBytes });
   } catch (e) {
-    if (e instanceof RangeError || (e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw new BundleError(`bundle too large when decompressed (limit ${limits.maxUncompressedBytes} bytes)`);
+    if (e instanceof RangeError || (e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE')
+      throw new BundleError(`bundle too large when decompressed (limit ${limits.maxUncompressedBytes} bytes)`);
     throw new BundleError(`bundle is not a valid gzip stream: ${(e as Error).message}`);
   }
-  const entries = readTar(tar, { maxEntries: limits.maxEntries, maxEntryBytes: limits.maxEntryBytes, maxTotalBytes: limits.maxUncompressedBytes });
+  const entries = readTar(tar, {
+    maxEntries: limits.maxEntries,
+    maxEntryBytes: limits.maxEntryBytes,
+    maxTotalBytes: limits.maxUncompressedBytes,
+  });
   const paths = new Set<string>();
   let manifestBytes: Uint8Array | undefined;
   for (const entry of entries) {
@@ -90,13 +113,16 @@ function manifestOf(bytes: Uint8Array): BundleManifest {
   } catch (e) {
     throw new BundleError(`/.manifest: invalid JSON: ${(e as Error).message}`);
   }
-  if (manifest === null || typeof manifest !== 'object' || Array.isArray(manifest)) throw new BundleError('/.manifest: must be a JSON object');
+  if (manifest === null || typeof manifest !== 'object' || Array.isArray(manifest))
+    throw new BundleError('/.manifest: must be a JSON object');
   const wasm = (manifest as BundleManifest).wasm;
   if (wasm !== undefined && !Array.isArray(wasm)) throw new BundleError('/.manifest: wasm must be a list');
   for (const w of wasm ?? []) {
-    if (!w || typeof w.entrypoint !== 'string' || typeof w.module !== 'string') throw new BundleError('/.manifest: wasm entries need entrypoint and module');
+    if (!w || typeof w.entrypoint !== 'string' || typeof w.module !== 'string')
+      throw new BundleError('/.manifest: wasm entries need entrypoint and module');
     const module = normaliseBundlePath(w.module);
-    if (!paths.has(module) || !module.endsWith('/policy.wasm')) throw new BundleError(`/.manifest: wasm module ${w.module} not found in bundle`);
+    if (!paths.has(module) || !module.endsWith('/policy.wasm'))
+      throw new BundleError(`/.manifest: wasm module ${w.module} not found in bundle`);
   }
   return manifest as BundleManifest;
 }
@@ -111,21 +137,41 @@ export interface UnpackOptions {
 }
 
 /** Reads, verifies and prepares a bundle; throws LifecycleError (invalid_bundle, signature_*, smoke_failed). */
-export async function unpackBundle(bytes: Uint8Array, verification: BundleVerificationConfig | undefined, options: UnpackOptions = {}): Promise<UnpackedBundle> {
+export async function unpackBundle(
+  bytes: Uint8Array,
+  verification: BundleVerificationConfig | undefined,
+  options: UnpackOptions = {},
+): Promise<UnpackedBundle> {
   const bundle = readBundleOrRefuse(bytes, { soleDataAsText: options.soleDataAsText === true });
   // Structural hashes of every file (signing.ts), the data files included: as strong with or without a parse here.
   const signature = await verifyBundleSignature(bundle, verification);
   const smokeCases = readSmokeCases(bundle);
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   const single = bundle.wasm !== undefined && (bundle.manifest.wasm?.length ?? 0) <= 1;
-  const manifestRevision = typeof bundle.manifest.revision === 'string' && bundle.manifest.revision.length > 0 ? bundle.manifest.revision : undefined;
+  const manifestRevision =
+    typeof bundle.manifest.revision === 'string' && bundle.manifest.revision.length > 0
+      ? bundle.manifest.revision
+      : undefined;
   // The engine's default revision hashes the JSON text of the merged document, so only then is it serialised
   // (and, for unparsed text, parsed after all: the revision must not depend on how the bundle was read).
-  const data = bundle.dataText === undefined ? bundle.data : manifestRevision === undefined ? parseDataText(bundle.dataText) : undefined;
+  const data =
+    bundle.dataText === undefined
+      ? bundle.data
+      : manifestRevision === undefined
+        ? parseDataText(bundle.dataText)
+        : undefined;
   const mergedText = manifestRevision === undefined ? JSON.stringify(data) : undefined;
-  const revision = manifestRevision ?? 'sha256:' + createHash('sha256').update(bundle.wasm ?? new Uint8Array()).update(mergedText as string).digest('hex');
+  const revision =
+    manifestRevision ??
+    'sha256:' +
+      createHash('sha256')
+        .update(bundle.wasm ?? new Uint8Array())
+        .update(mergedText as string)
+        .digest('hex');
   const dataJson = (): Uint8Array =>
-    bundle.dataText !== undefined ? ownBuffer(bundle.dataText) : (soleDataFileText(bundle) ?? new TextEncoder().encode(mergedText ?? JSON.stringify(bundle.data)));
+    bundle.dataText !== undefined
+      ? ownBuffer(bundle.dataText)
+      : (soleDataFileText(bundle) ?? new TextEncoder().encode(mergedText ?? JSON.stringify(bundle.data)));
   return {
     sha256,
     manifest: bundle.manifest,

@@ -1,6 +1,15 @@
 // Development loops: watch a directory of bundles (`bundles/`) and activate a rebuilt bundle, and
 // `watchAndBuild` (Rego sources → bundle file on every change; `guardian policy build --watch` can call it).
-import { existsSync, readdirSync, readFileSync, renameSync, statSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
+import {
+  existsSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  watch,
+  writeFileSync,
+  type FSWatcher,
+} from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { sha256Hex } from '../chain/index.ts';
 import type { LifecycleNode } from './node.ts';
@@ -28,7 +37,11 @@ export interface WatchBundleDirectoryOptions {
 }
 
 /** Activates the newest bundle in `dir` whenever its content changes; a bad bundle is reported, the old one kept. */
-export function watchBundleDirectory(dir: string, node: LifecycleNode, options: WatchBundleDirectoryOptions = {}): DirectoryWatch {
+export function watchBundleDirectory(
+  dir: string,
+  node: LifecycleNode,
+  options: WatchBundleDirectoryOptions = {},
+): DirectoryWatch {
   const root = resolve(dir);
   let lastSha: string | null = null;
   let running: Promise<void> = Promise.resolve();
@@ -36,7 +49,9 @@ export function watchBundleDirectory(dir: string, node: LifecycleNode, options: 
   const pick = (): string | null => {
     if (options.file) return existsSync(join(root, options.file)) ? join(root, options.file) : null;
     if (!existsSync(root)) return null;
-    const files = readdirSync(root).filter((f) => f.endsWith('.tar.gz')).map((f) => join(root, f));
+    const files = readdirSync(root)
+      .filter((f) => f.endsWith('.tar.gz'))
+      .map((f) => join(root, f));
     files.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
     return files[0] ?? null;
   };
@@ -51,7 +66,11 @@ export function watchBundleDirectory(dir: string, node: LifecycleNode, options: 
     }
     lastSha = sha;
     try {
-      const r = await node.push(bytes, { source: `file:${file}`, activate: true, by: `watch:${relative(process.cwd(), file) || file}` });
+      const r = await node.push(bytes, {
+        source: `file:${file}`,
+        activate: true,
+        by: `watch:${relative(process.cwd(), file) || file}`,
+      });
       options.onEvent?.({ file, outcome: 'activated', detail: r.activation?.revision ?? '' });
     } catch (e) {
       options.onEvent?.({ file, outcome: 'refused', detail: (e as Error).message });
@@ -100,8 +119,14 @@ export function watchAndBuild(dir: string, options: WatchAndBuildOptions): { clo
     try {
       const rego = await import('../rego/index.ts');
       const dataPath = join(root, 'data.json');
-      const data = existsSync(dataPath) ? (JSON.parse(readFileSync(dataPath, 'utf8')) as Record<string, unknown>) : undefined;
-      const compiled = await rego.compileBundle({ sources: readRegoDirectory(root), entrypoints: options.entrypoints, ...(data ? { data } : {}) });
+      const data = existsSync(dataPath)
+        ? (JSON.parse(readFileSync(dataPath, 'utf8')) as Record<string, unknown>)
+        : undefined;
+      const compiled = await rego.compileBundle({
+        sources: readRegoDirectory(root),
+        entrypoints: options.entrypoints,
+        ...(data ? { data } : {}),
+      });
       const tmp = `${options.out}.tmp-${process.pid}`;
       writeFileSync(tmp, compiled.bundle);
       renameSync(tmp, options.out);

@@ -18,7 +18,13 @@ import { performance } from 'node:perf_hooks';
 import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import type { Json } from '../store/types.ts';
 import { createHostBuiltins, HostBuiltinContext } from '../rego/builtins/index.ts';
-import { POLICY_PARAMS_JSON, type PolicyEngine, type PolicyEvaluation, type PolicyInput, type RawPolicyDecision } from './types.ts';
+import {
+  POLICY_PARAMS_JSON,
+  type PolicyEngine,
+  type PolicyEvaluation,
+  type PolicyInput,
+  type RawPolicyDecision,
+} from './types.ts';
 import { BundleError, readBundle, type BundleManifest } from '../rego/bundle/index.ts';
 
 export type { BundleManifest } from '../rego/bundle/index.ts';
@@ -109,7 +115,10 @@ export type PolicyEvaluationErrorCode =
 
 /** Every evaluation failure rejects with this; the pipeline maps it to DENY `evaluation_failed`. */
 export class PolicyEvaluationError extends Error {
-  constructor(readonly code: PolicyEvaluationErrorCode, message: string) {
+  constructor(
+    readonly code: PolicyEvaluationErrorCode,
+    message: string,
+  ) {
     super(message);
     this.name = 'PolicyEvaluationError';
   }
@@ -128,7 +137,10 @@ export interface WasmPolicyEngine extends PolicyEngine {
   readonly entrypoints: readonly string[];
   readonly manifest: BundleManifest;
   /** Evaluates any entrypoint and returns its raw value (undefined when the entrypoint is undefined). */
-  evaluateValue(input: unknown, options?: { entrypoint?: string; now?: Date }): Promise<{ value: Json | undefined; durationMs: number }>;
+  evaluateValue(
+    input: unknown,
+    options?: { entrypoint?: string; now?: Date },
+  ): Promise<{ value: Json | undefined; durationMs: number }>;
   /** Swaps in a new bundle atomically; on failure the old one stays in force and the error is thrown. */
   replaceBundle(bundle: Uint8Array | WasmBundleParts, options?: { revision?: string }): Promise<void>;
   /** How many times an instance was re-created after an abort or memory growth (observability). */
@@ -136,7 +148,14 @@ export interface WasmPolicyEngine extends PolicyEngine {
 }
 
 /** Builtins opa-wasm implements itself in JS (they take precedence over customBuiltins). */
-const SDK_JS_BUILTINS = new Set(['sprintf', 'json.is_valid', 'regex.split', 'yaml.is_valid', 'yaml.marshal', 'yaml.unmarshal']);
+const SDK_JS_BUILTINS = new Set([
+  'sprintf',
+  'json.is_valid',
+  'regex.split',
+  'yaml.is_valid',
+  'yaml.marshal',
+  'yaml.unmarshal',
+]);
 
 const DEFAULT_ENTRYPOINT = 'acs/decision';
 const DEFAULT_MAX_INPUT_BYTES = 1024 * 1024;
@@ -163,13 +182,29 @@ interface OpaAbiInstance {
   dataAddr: number;
   dataHeapPtr: number;
   mem: WasmMemory;
-  wasmInstance: { exports: { opa_eval?: (reserved: number, entrypoint: number, data: number, input: number, inputLen: number, heapPtr: number, format: number) => number } };
+  wasmInstance: {
+    exports: {
+      opa_eval?: (
+        reserved: number,
+        entrypoint: number,
+        data: number,
+        input: number,
+        inputLen: number,
+        heapPtr: number,
+        format: number,
+      ) => number;
+    };
+  };
 }
 
 function opaAbi12(instance: LoadedPolicy): OpaAbiInstance | undefined {
   const abi = instance as unknown as Partial<OpaAbiInstance>;
-  return typeof abi.minorVersion === 'number' && abi.minorVersion >= 2 && typeof abi.dataAddr === 'number' && typeof abi.dataHeapPtr === 'number' &&
-    typeof abi.wasmInstance?.exports.opa_eval === 'function' && typeof abi.mem?.grow === 'function'
+  return typeof abi.minorVersion === 'number' &&
+    abi.minorVersion >= 2 &&
+    typeof abi.dataAddr === 'number' &&
+    typeof abi.dataHeapPtr === 'number' &&
+    typeof abi.wasmInstance?.exports.opa_eval === 'function' &&
+    typeof abi.mem?.grow === 'function'
     ? (abi as OpaAbiInstance)
     : undefined;
 }
@@ -179,9 +214,15 @@ function opaAbi12(instance: LoadedPolicy): OpaAbiInstance | undefined {
  * dispatches the same way. Not in the package's exports map, so required by file path next to its entry.
  */
 const requireCjs = createRequire(import.meta.url);
-const sdkJsBuiltins = requireCjs(join(dirname(requireCjs.resolve('@open-policy-agent/opa-wasm')), 'builtins', 'index.js')) as Record<string, HostBuiltin>;
+const sdkJsBuiltins = requireCjs(
+  join(dirname(requireCjs.resolve('@open-policy-agent/opa-wasm')), 'builtins', 'index.js'),
+) as Record<string, HostBuiltin>;
 /** opa-wasm's policy wrapper, built here around an instance the engine linked itself (the ESM entry exports only loadPolicy). */
-const OpaLoadedPolicy = (requireCjs('@open-policy-agent/opa-wasm') as { LoadedPolicy: new (instance: object, memory: WasmMemory, minorVersion: number | undefined) => LoadedPolicy }).LoadedPolicy;
+const OpaLoadedPolicy = (
+  requireCjs('@open-policy-agent/opa-wasm') as {
+    LoadedPolicy: new (instance: object, memory: WasmMemory, minorVersion: number | undefined) => LoadedPolicy;
+  }
+).LoadedPolicy;
 
 /** The exports the engine's host-call path uses (OPA Wasm ABI 1.x). */
 interface OpaHostCallExports {
@@ -293,7 +334,15 @@ function hostCallResult(link: HostCallLink, result: unknown): number {
   return parsed;
 }
 
-function hostCall(link: HostCallLink, id: number, arity: number, a1: number, a2: number, a3: number, a4: number): number {
+function hostCall(
+  link: HostCallLink,
+  id: number,
+  arity: number,
+  a1: number,
+  a2: number,
+  a3: number,
+  a4: number,
+): number {
   const impl = link.impls[id];
   if (impl === undefined) throw { message: `not implemented: built-in function ${id}: ${link.names[id]}` };
   const slot = id * 4;
@@ -309,10 +358,19 @@ function hostCall(link: HostCallLink, id: number, arity: number, a1: number, a2:
       result = impl(hostCallArgument(link, slot, a1), hostCallArgument(link, slot + 1, a2));
       break;
     case 3:
-      result = impl(hostCallArgument(link, slot, a1), hostCallArgument(link, slot + 1, a2), hostCallArgument(link, slot + 2, a3));
+      result = impl(
+        hostCallArgument(link, slot, a1),
+        hostCallArgument(link, slot + 1, a2),
+        hostCallArgument(link, slot + 2, a3),
+      );
       break;
     default:
-      result = impl(hostCallArgument(link, slot, a1), hostCallArgument(link, slot + 1, a2), hostCallArgument(link, slot + 2, a3), hostCallArgument(link, slot + 3, a4));
+      result = impl(
+        hostCallArgument(link, slot, a1),
+        hostCallArgument(link, slot + 1, a2),
+        hostCallArgument(link, slot + 2, a3),
+        hostCallArgument(link, slot + 3, a4),
+      );
   }
   return hostCallResult(link, result);
 }
@@ -324,7 +382,12 @@ function hostCall(link: HostCallLink, id: number, arity: number, a1: number, a2:
  */
 function allocatorReusesFreedBlocks(exports: OpaHostCallExports): boolean {
   // Without the exports to probe with, assume the worst.
-  if (typeof exports.opa_free !== 'function' || typeof exports.opa_heap_ptr_get !== 'function' || typeof exports.opa_heap_ptr_set !== 'function') return true;
+  if (
+    typeof exports.opa_free !== 'function' ||
+    typeof exports.opa_heap_ptr_get !== 'function' ||
+    typeof exports.opa_heap_ptr_set !== 'function'
+  )
+    return true;
   const heapPtr = exports.opa_heap_ptr_get();
   const first = exports.opa_malloc(64);
   exports.opa_free(first);
@@ -347,8 +410,10 @@ function hostCallImports(link: HostCallLink): object {
       opa_builtin0: (id: number) => hostCall(link, id, 0, 0, 0, 0, 0),
       opa_builtin1: (id: number, _ctx: number, a1: number) => hostCall(link, id, 1, a1, 0, 0, 0),
       opa_builtin2: (id: number, _ctx: number, a1: number, a2: number) => hostCall(link, id, 2, a1, a2, 0, 0),
-      opa_builtin3: (id: number, _ctx: number, a1: number, a2: number, a3: number) => hostCall(link, id, 3, a1, a2, a3, 0),
-      opa_builtin4: (id: number, _ctx: number, a1: number, a2: number, a3: number, a4: number) => hostCall(link, id, 4, a1, a2, a3, a4),
+      opa_builtin3: (id: number, _ctx: number, a1: number, a2: number, a3: number) =>
+        hostCall(link, id, 3, a1, a2, a3, 0),
+      opa_builtin4: (id: number, _ctx: number, a1: number, a2: number, a3: number, a4: number) =>
+        hostCall(link, id, 4, a1, a2, a3, a4),
     },
   };
 }
@@ -356,13 +421,15 @@ function hostCallImports(link: HostCallLink): object {
 const utf8Encoder = new TextEncoder();
 const utf8Decoder = new TextDecoder();
 type CompiledWasmModule = object;
-const WasmApi = (globalThis as unknown as {
-  WebAssembly: {
-    compile(bytes: Uint8Array): Promise<CompiledWasmModule>;
-    instantiate(module: CompiledWasmModule, imports: object): Promise<{ exports: object }>;
-    Memory: new (descriptor: { initial: number; maximum: number }) => WasmMemory;
-  };
-}).WebAssembly;
+const WasmApi = (
+  globalThis as unknown as {
+    WebAssembly: {
+      compile(bytes: Uint8Array): Promise<CompiledWasmModule>;
+      instantiate(module: CompiledWasmModule, imports: object): Promise<{ exports: object }>;
+      Memory: new (descriptor: { initial: number; maximum: number }) => WasmMemory;
+    };
+  }
+).WebAssembly;
 
 class DeadlineExceeded extends Error {
   constructor() {
@@ -388,11 +455,17 @@ interface LoadedModule {
 export const projectHostBuiltins: HostBuiltinFactory = (clock) => {
   const nowNs = (): bigint => BigInt(clock.now().getTime()) * 1_000_000n;
   const lenient = createHostBuiltins(new HostBuiltinContext({ clock: nowNs })) as Record<string, HostBuiltin>;
-  const strict = createHostBuiltins(new HostBuiltinContext({ clock: nowNs, strict: true })) as Record<string, HostBuiltin>;
+  const strict = createHostBuiltins(new HostBuiltinContext({ clock: nowNs, strict: true })) as Record<
+    string,
+    HostBuiltin
+  >;
   // The table outlives bundle swaps, so strictness is read per call from the bundle in force: host builtins
   // then fail the same way as the Wasm-native ones that bundle was linked with.
   return Object.fromEntries(
-    Object.keys(lenient).map((name) => [name, (...args: Json[]) => (clock.strictBuiltinErrors?.() ? strict : lenient)[name](...args)]),
+    Object.keys(lenient).map((name) => [
+      name,
+      (...args: Json[]) => (clock.strictBuiltinErrors?.() ? strict : lenient)[name](...args),
+    ]),
   );
 };
 
@@ -405,7 +478,10 @@ function describeThrown(err: unknown): string {
   return String(err);
 }
 
-async function resolveBundle(bundle: Uint8Array | WasmBundleParts, revisionOverride?: string): Promise<Omit<LoadedModule, 'initialPages' | 'inputPaths'>> {
+async function resolveBundle(
+  bundle: Uint8Array | WasmBundleParts,
+  revisionOverride?: string,
+): Promise<Omit<LoadedModule, 'initialPages' | 'inputPaths'>> {
   let parts: { wasm: Uint8Array; data: Json; manifest: BundleManifest };
   if (bundle instanceof Uint8Array) {
     if (isWasmModule(bundle)) parts = { wasm: bundle, data: {}, manifest: {} };
@@ -426,9 +502,16 @@ async function resolveBundle(bundle: Uint8Array | WasmBundleParts, revisionOverr
     const text = bundle.dataJson;
     // Parsed inside the module; only its shape is checked here (an object), the module refuses malformed JSON.
     let first = 0;
-    while (first < text.length && (text[first] === 0x20 || text[first] === 0x0a || text[first] === 0x0d || text[first] === 0x09)) first++;
+    while (
+      first < text.length &&
+      (text[first] === 0x20 || text[first] === 0x0a || text[first] === 0x0d || text[first] === 0x09)
+    )
+      first++;
     if (text[first] !== 0x7b) throw new PolicyLoadError('bundle data must be a JSON object');
-    const buffer = text.byteOffset === 0 && text.byteLength === text.buffer.byteLength ? (text.buffer as ArrayBuffer) : (text.slice().buffer as ArrayBuffer);
+    const buffer =
+      text.byteOffset === 0 && text.byteLength === text.buffer.byteLength
+        ? (text.buffer as ArrayBuffer)
+        : (text.slice().buffer as ArrayBuffer);
     return finishResolve(bundle.wasm, buffer, text, bundle.manifest ?? {}, revisionOverride);
   } else {
     parts = { wasm: bundle.wasm, data: bundle.data ?? {}, manifest: bundle.manifest ?? {} };
@@ -440,7 +523,13 @@ async function resolveBundle(bundle: Uint8Array | WasmBundleParts, revisionOverr
 }
 
 /** Compiles the module (off the main thread: WebAssembly.compile) and names the revision. */
-async function finishResolve(wasm: Uint8Array, data: BaseDocument, dataText: string | Uint8Array, manifest: BundleManifest, revisionOverride?: string): Promise<Omit<LoadedModule, 'initialPages' | 'inputPaths'>> {
+async function finishResolve(
+  wasm: Uint8Array,
+  data: BaseDocument,
+  dataText: string | Uint8Array,
+  manifest: BundleManifest,
+  revisionOverride?: string,
+): Promise<Omit<LoadedModule, 'initialPages' | 'inputPaths'>> {
   let module: CompiledWasmModule;
   try {
     module = await WasmApi.compile(wasm);
@@ -491,7 +580,11 @@ function spreadWildcards(node: InputPathTrie): InputPathTrie {
  */
 function inputPathTrie(manifest: BundleManifest): InputPathTrie | undefined {
   const paths = manifest.metadata?.input_paths;
-  if (!Array.isArray(paths) || !paths.every((p) => Array.isArray(p) && p.every((seg) => typeof seg === 'string' || seg === null))) return undefined;
+  if (
+    !Array.isArray(paths) ||
+    !paths.every((p) => Array.isArray(p) && p.every((seg) => typeof seg === 'string' || seg === null))
+  )
+    return undefined;
   const root: InputPathTrie = new Map();
   for (const path of paths as (string | null)[][]) {
     if (path.length === 0) return undefined;
@@ -513,7 +606,8 @@ function inputPathTrie(manifest: BundleManifest): InputPathTrie | undefined {
 
 /** `out[key] = value` that also keeps a member named `__proto__` as data (keys under a wildcard come from the input). */
 function setMember(out: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
   else out[key] = value;
 }
 
@@ -525,12 +619,13 @@ function setMember(out: Record<string, unknown>, key: string, value: unknown): v
 function projectInput(value: unknown, trie: InputPathTrie): unknown {
   if (value === null || typeof value !== 'object') return value;
   const any = trie.get(ANY_KEY);
-  if (Array.isArray(value)) return any === undefined || any === true ? value : value.map((v: unknown) => projectInput(v, any));
+  if (Array.isArray(value))
+    return any === undefined || any === true ? value : value.map((v: unknown) => projectInput(v, any));
   const source = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   if (any === undefined) {
     for (const [key, below] of trie) {
-      if (!Object.prototype.hasOwnProperty.call(source, key)) continue;
+      if (!Object.hasOwn(source, key)) continue;
       out[key as string] = below === true ? source[key as string] : projectInput(source[key as string], below);
     }
     return out;
@@ -562,15 +657,21 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * differ from it, and then only in key order (JCS sorts keys; Rego objects are unordered).
  */
 function inputJson(input: unknown, trie: InputPathTrie | undefined): string | undefined {
-  const paramsJson = isPlainObject(input) ? (input as { [POLICY_PARAMS_JSON]?: unknown })[POLICY_PARAMS_JSON] : undefined;
-  if (typeof paramsJson !== 'string' || (trie && (trie.get('params') !== true || trie.has(ANY_KEY)))) return JSON.stringify(trie ? projectInput(input, trie) : input);
+  const paramsJson = isPlainObject(input)
+    ? (input as { [POLICY_PARAMS_JSON]?: unknown })[POLICY_PARAMS_JSON]
+    : undefined;
+  if (typeof paramsJson !== 'string' || (trie && (trie.get('params') !== true || trie.has(ANY_KEY))))
+    return JSON.stringify(trie ? projectInput(input, trie) : input);
   const source = input as Record<string, unknown>;
   let text = '{';
   const keys = trie ? (trie.keys() as Iterable<string>) : Object.keys(source);
   for (const key of keys) {
-    if (trie && !Object.prototype.hasOwnProperty.call(source, key)) continue;
+    if (trie && !Object.hasOwn(source, key)) continue;
     const below = trie?.get(key);
-    const value = key === 'params' ? paramsJson : JSON.stringify(below === undefined || below === true ? source[key] : projectInput(source[key], below));
+    const value =
+      key === 'params'
+        ? paramsJson
+        : JSON.stringify(below === undefined || below === true ? source[key] : projectInput(source[key], below));
     if (value === undefined) continue;
     text += (text.length > 1 ? ',' : '') + JSON.stringify(key) + ':' + value;
   }
@@ -652,14 +753,20 @@ class Engine implements WasmPolicyEngine {
     this.entrypointIds = ids;
   }
 
-  private async instantiate(module: CompiledWasmModule, data: BaseDocument, knownInitial?: number): Promise<{ instance: LoadedPolicy; initialPages: number }> {
+  private async instantiate(
+    module: CompiledWasmModule,
+    data: BaseDocument,
+    knownInitial?: number,
+  ): Promise<{ instance: LoadedPolicy; initialPages: number }> {
     // opa-wasm creates the memory; the module's import declares a minimum we must meet. OPA's own modules
     // declare the pages their static data needs, so retry with the size the engine reports.
     let initial = knownInitial ?? 5;
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
         const memory = { initial, maximum: Math.max(initial, this.maxMemoryPages) };
-        const instance = this.directBuiltins ? await this.instantiateLinked(module, memory) : await loadPolicy(module as Parameters<typeof loadPolicy>[0], memory, this.builtins);
+        const instance = this.directBuiltins
+          ? await this.instantiateLinked(module, memory)
+          : await loadPolicy(module as Parameters<typeof loadPolicy>[0], memory, this.builtins);
         instance.setData(data as object | ArrayBuffer);
         return { instance, initialPages: initial };
       } catch (err) {
@@ -676,8 +783,21 @@ class Engine implements WasmPolicyEngine {
   }
 
   /** What loadPolicy does (ABI version checks, builtin ids), with the engine's host-call imports. */
-  private async instantiateLinked(module: CompiledWasmModule, descriptor: { initial: number; maximum: number }): Promise<LoadedPolicy> {
-    const link: HostCallLink = { memory: new WasmApi.Memory(descriptor), exports: undefined, names: [], impls: [], argTexts: [], argValues: [], immutableBelow: 0, immutableValues: new Map(), evaluationValues: new Map() };
+  private async instantiateLinked(
+    module: CompiledWasmModule,
+    descriptor: { initial: number; maximum: number },
+  ): Promise<LoadedPolicy> {
+    const link: HostCallLink = {
+      memory: new WasmApi.Memory(descriptor),
+      exports: undefined,
+      names: [],
+      impls: [],
+      argTexts: [],
+      argValues: [],
+      immutableBelow: 0,
+      immutableValues: new Map(),
+      evaluationValues: new Map(),
+    };
     const instance = await WasmApi.instantiate(module, hostCallImports(link));
     const exports = instance.exports as OpaHostCallExports;
     const major = exports.opa_wasm_abi_version?.value;
@@ -687,10 +807,13 @@ class Engine implements WasmPolicyEngine {
     if (minor === undefined) console.error('opa_wasm_abi_minor_version undefined');
     link.exports = exports;
     const reusesFreed = allocatorReusesFreedBlocks(exports);
-    const ids = JSON.parse(readCString(link.memory, exports.opa_json_dump(exports.builtins()))) as Record<string, number>;
+    const ids = JSON.parse(readCString(link.memory, exports.opa_json_dump(exports.builtins()))) as Record<
+      string,
+      number
+    >;
     for (const [name, id] of Object.entries(ids)) {
       link.names[id] = name;
-      link.impls[id] = Object.prototype.hasOwnProperty.call(sdkJsBuiltins, name) ? sdkJsBuiltins[name] : this.builtins[name];
+      link.impls[id] = Object.hasOwn(sdkJsBuiltins, name) ? sdkJsBuiltins[name] : this.builtins[name];
     }
     const policy = new OpaLoadedPolicy(instance, link.memory, minor);
     hostCallLinks.set(policy, link);
@@ -710,10 +833,16 @@ class Engine implements WasmPolicyEngine {
     const exportsObj = (instance.wasmInstance as unknown as { exports: Record<string, unknown> }).exports;
     const builtinsFn = exportsObj.builtins as (() => number) | undefined;
     const dump = exportsObj.opa_json_dump as ((addr: number) => number) | undefined;
-    if (typeof builtinsFn !== 'function' || typeof dump !== 'function') throw new PolicyLoadError('policy module lacks the builtins/opa_json_dump exports');
-    const needed = Object.keys(JSON.parse(readCString(instance.mem as WasmMemoryView, dump(builtinsFn()))) as Record<string, number>);
+    if (typeof builtinsFn !== 'function' || typeof dump !== 'function')
+      throw new PolicyLoadError('policy module lacks the builtins/opa_json_dump exports');
+    const needed = Object.keys(
+      JSON.parse(readCString(instance.mem as WasmMemoryView, dump(builtinsFn()))) as Record<string, number>,
+    );
     const missing = needed.filter((name) => !SDK_JS_BUILTINS.has(name) && !(name in this.builtins)).sort();
-    if (missing.length > 0) throw new PolicyLoadError(`policy module needs host builtins this engine does not provide: ${missing.join(', ')}`);
+    if (missing.length > 0)
+      throw new PolicyLoadError(
+        `policy module needs host builtins this engine does not provide: ${missing.join(', ')}`,
+      );
   }
 
   private recycling: Promise<void> | undefined;
@@ -766,10 +895,17 @@ class Engine implements WasmPolicyEngine {
     try {
       text = inputJson(input, inputPaths);
     } catch (err) {
-      throw new PolicyEvaluationError('input_not_serialisable', `input is not JSON-serialisable: ${describeThrown(err)}`);
+      throw new PolicyEvaluationError(
+        'input_not_serialisable',
+        `input is not JSON-serialisable: ${describeThrown(err)}`,
+      );
     }
     if (text === undefined) throw new PolicyEvaluationError('input_not_serialisable', 'input is not JSON-serialisable');
-    if (text.length > this.maxInputBytes) throw new PolicyEvaluationError('input_too_large', `input is at least ${text.length} bytes, limit ${this.maxInputBytes}`);
+    if (text.length > this.maxInputBytes)
+      throw new PolicyEvaluationError(
+        'input_too_large',
+        `input is at least ${text.length} bytes, limit ${this.maxInputBytes}`,
+      );
     return text;
   }
 
@@ -782,7 +918,9 @@ class Engine implements WasmPolicyEngine {
     const encoded = utf8Encoder.encode(text);
     if (encoded.byteLength > this.maxInputBytes) throw this.inputTooLarge(encoded.byteLength);
     const whole = encoded.byteOffset === 0 && encoded.byteLength === encoded.buffer.byteLength;
-    return (whole ? encoded.buffer : encoded.buffer.slice(encoded.byteOffset, encoded.byteOffset + encoded.byteLength)) as ArrayBuffer;
+    return (
+      whole ? encoded.buffer : encoded.buffer.slice(encoded.byteOffset, encoded.byteOffset + encoded.byteLength)
+    ) as ArrayBuffer;
   }
 
   /**
@@ -810,13 +948,28 @@ class Engine implements WasmPolicyEngine {
     if (!abi) return instance.evaluate(text === undefined ? undefined : this.encodeInput(text), id);
     const inputLen = text === undefined ? 0 : this.writeInput(abi, text);
     const inputAddr = text === undefined ? 0 : abi.dataHeapPtr;
-    const resultAddr = abi.wasmInstance.exports.opa_eval!(0, id, abi.dataAddr, inputAddr, inputLen, abi.dataHeapPtr + inputLen, 0);
+    const resultAddr = abi.wasmInstance.exports.opa_eval!(
+      0,
+      id,
+      abi.dataAddr,
+      inputAddr,
+      inputLen,
+      abi.dataHeapPtr + inputLen,
+      0,
+    );
     return JSON.parse(readCString(abi.mem, resultAddr)) as unknown;
   }
 
-  async evaluateValue(input: unknown, options?: { entrypoint?: string; now?: Date }): Promise<{ value: Json | undefined; durationMs: number }> {
+  async evaluateValue(
+    input: unknown,
+    options?: { entrypoint?: string; now?: Date },
+  ): Promise<{ value: Json | undefined; durationMs: number }> {
     const entrypoint = options?.entrypoint ?? this.defaultEntrypoint;
-    if (!this.entrypointIds.has(entrypoint)) throw new PolicyEvaluationError('unknown_entrypoint', `entrypoint ${entrypoint} is not in the policy module (has: ${this.entrypoints.join(', ') || 'none'})`);
+    if (!this.entrypointIds.has(entrypoint))
+      throw new PolicyEvaluationError(
+        'unknown_entrypoint',
+        `entrypoint ${entrypoint} is not in the policy module (has: ${this.entrypoints.join(', ') || 'none'})`,
+      );
 
     // `undefined` input means "no input document" (policy tests); anything else must serialise to JSON.
     let inputPaths = this.current.inputPaths;
@@ -826,7 +979,8 @@ class Engine implements WasmPolicyEngine {
     const instance = this.instance ?? (await this.ready());
     // Entrypoint id read after a possible await: a bundle swap may have happened meanwhile (and may read other input members).
     const id = this.entrypointIds.get(entrypoint);
-    if (id === undefined) throw new PolicyEvaluationError('unknown_entrypoint', `entrypoint ${entrypoint} is not in the policy module`);
+    if (id === undefined)
+      throw new PolicyEvaluationError('unknown_entrypoint', `entrypoint ${entrypoint} is not in the policy module`);
     if (input !== undefined && this.current.inputPaths !== inputPaths) {
       inputPaths = this.current.inputPaths;
       text = this.serialiseInput(input, inputPaths);
@@ -845,7 +999,10 @@ class Engine implements WasmPolicyEngine {
       if (err instanceof PolicyEvaluationError) throw err;
       await this.retire(instance);
       if (err instanceof DeadlineExceeded) {
-        throw new PolicyEvaluationError('timeout', `evaluation of ${entrypoint} exceeded ${this.timeoutMs} ms (stopped at ${durationMs.toFixed(1)} ms)`);
+        throw new PolicyEvaluationError(
+          'timeout',
+          `evaluation of ${entrypoint} exceeded ${this.timeoutMs} ms (stopped at ${durationMs.toFixed(1)} ms)`,
+        );
       }
       const msg = describeThrown(err);
       // opa_abort messages from compiled Rego read `<file>:<row>:<col>: <code>: <message>`; strict host
@@ -857,13 +1014,22 @@ class Engine implements WasmPolicyEngine {
     }
     const durationMs = performance.now() - started;
     this.deadline = Infinity;
-    if ((instance.mem as WasmMemoryView).buffer.byteLength > this.recycleMemoryPages * PAGE_BYTES) await this.retire(instance);
+    if ((instance.mem as WasmMemoryView).buffer.byteLength > this.recycleMemoryPages * PAGE_BYTES)
+      await this.retire(instance);
     if (durationMs > this.timeoutMs) {
-      throw new PolicyEvaluationError('timeout', `evaluation of ${entrypoint} took ${durationMs.toFixed(1)} ms, limit ${this.timeoutMs} ms`);
+      throw new PolicyEvaluationError(
+        'timeout',
+        `evaluation of ${entrypoint} took ${durationMs.toFixed(1)} ms, limit ${this.timeoutMs} ms`,
+      );
     }
-    if (!Array.isArray(resultSet)) throw new PolicyEvaluationError('invalid_result', 'policy module returned a non-array result set');
+    if (!Array.isArray(resultSet))
+      throw new PolicyEvaluationError('invalid_result', 'policy module returned a non-array result set');
     if (resultSet.length === 0) return { value: undefined, durationMs };
-    if (resultSet.length > 1) throw new PolicyEvaluationError('invalid_result', `entrypoint ${entrypoint} produced ${resultSet.length} results`);
+    if (resultSet.length > 1)
+      throw new PolicyEvaluationError(
+        'invalid_result',
+        `entrypoint ${entrypoint} produced ${resultSet.length} results`,
+      );
     const row = resultSet[0] as { result?: Json } | null;
     if (row === null || typeof row !== 'object' || !('result' in row)) {
       throw new PolicyEvaluationError('invalid_result', 'policy module result row has no `result` binding');
@@ -876,7 +1042,10 @@ class Engine implements WasmPolicyEngine {
     const { value, durationMs } = await this.evaluateValue(input, options);
     if (value === undefined) return { decision: undefined, revision, durationMs };
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      throw new PolicyEvaluationError('invalid_result', `entrypoint produced a ${value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value}, expected a decision object`);
+      throw new PolicyEvaluationError(
+        'invalid_result',
+        `entrypoint produced a ${value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value}, expected a decision object`,
+      );
     }
     return { decision: value as RawPolicyDecision, revision, durationMs };
   }

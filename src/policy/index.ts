@@ -36,5 +36,11 @@ export {
   type IntentState,
   type FoundProvenance,
 } from './session-state.ts';
-export { buildPolicyInput, sessionProjection, policyParams, type ClientCapabilities, type GuardianFacts } from './input.ts';
+export {
+  buildPolicyInput,
+  sessionProjection,
+  policyParams,
+  type ClientCapabilities,
+  type GuardianFacts,
+} from './input.ts';
 export { createPolicyEnginePool, type PolicyEnginePool, type PolicyEnginePoolOptions } from './pool/pool.ts';

@@ -4,7 +4,16 @@
 // projected, so the input stays small however long the session runs (input is serialised per evaluation).
 import type { Json } from '../store/types.ts';
 import { POLICY_PARAMS_JSON, type PolicyInput } from './types.ts';
-import { lineageOf, provenanceRecord, referencedProvenanceIds, setOwn, timestampMs, toolCallColumns, type SessionState, type Trust } from './session-state.ts';
+import {
+  lineageOf,
+  provenanceRecord,
+  referencedProvenanceIds,
+  setOwn,
+  timestampMs,
+  toolCallColumns,
+  type SessionState,
+  type Trust,
+} from './session-state.ts';
 
 export interface ClientCapabilities {
   /** §6.5: false ⇒ the Guardian must not answer MODIFY. */
@@ -124,7 +133,17 @@ function windowCounts(state: SessionState, nowMs: number): { minute: WindowCount
 }
 
 /** The members of the state's counters, in the order the state writes them (initialSessionState). */
-const STATE_COUNTERS = ['steps_total', 'steps_by_method', 'tool_calls_total', 'tool_calls_by_tool', 'turns_total', 'deferrals', 'asks', 'denials', 'subagents_started'];
+const STATE_COUNTERS = [
+  'steps_total',
+  'steps_by_method',
+  'tool_calls_total',
+  'tool_calls_by_tool',
+  'turns_total',
+  'deferrals',
+  'asks',
+  'denials',
+  'subagents_started',
+];
 
 /** True when `obj`'s own enumerable keys are exactly `keys`, in that order. */
 function hasExactKeys(obj: object, keys: readonly string[]): boolean {
@@ -170,7 +189,15 @@ function projectProvenance(state: SessionState, id: string, trust: Record<string
   const rec = provenanceRecord(state, id);
   setOwn(trust, id, rec ? rec.trust : 'unknown');
   if (rec) {
-    const r: JsonObject = { origin: rec.origin, trust: rec.trust, step_id: rec.step_id, step_index: rec.step_index, turn_index: rec.turn_index, path: rec.path, derived_from: rec.derived_from };
+    const r: JsonObject = {
+      origin: rec.origin,
+      trust: rec.trust,
+      step_id: rec.step_id,
+      step_index: rec.step_index,
+      turn_index: rec.turn_index,
+      path: rec.path,
+      derived_from: rec.derived_from,
+    };
     if (rec.source_id !== undefined) r.source_id = rec.source_id;
     setOwn(records, id, r);
   }
@@ -220,13 +247,20 @@ export function sessionProjection(state: SessionState, params: Json): JsonObject
     intent,
     intent_extensions: state.intent_extensions as unknown as Json,
     intent_change_attempts: state.intent_change_attempts,
-    turn: { id: state.turn.id, index: state.turn.index, step_count: state.turn.step_count, tool_call_count: state.turn.tool_call_count },
+    turn: {
+      id: state.turn.id,
+      index: state.turn.index,
+      step_count: state.turn.step_count,
+      tool_call_count: state.turn.tool_call_count,
+    },
     counters,
     provenance: { summary: state.provenance.summary as unknown as Json, trust, lineage, records },
     taint: state.taint as unknown as Json,
     recent_steps: state.recent_steps as unknown as Json,
     // Session-scoped grants, pending ones, and this_request grants consumed by this very step.
-    approvals: state.approvals.filter((g) => g.scope === 'session' || g.consumed_by === undefined || g.consumed_by === currentStepId) as unknown as Json,
+    approvals: state.approvals.filter(
+      (g) => g.scope === 'session' || g.consumed_by === undefined || g.consumed_by === currentStepId,
+    ) as unknown as Json,
     skills: state.skills as unknown as Json,
   };
 }
@@ -237,7 +271,14 @@ export function sessionProjection(state: SessionState, params: Json): JsonObject
  * caller has it, is the JCS text of exactly `params` (chain.ts `stepEntry`, replay's stored `params_jcs`):
  * the input then carries the policy's view of it as text for the engine to splice in.
  */
-export function buildPolicyInput(method: string, params: Json, state: SessionState, client: ClientCapabilities, guardian: GuardianFacts, paramsJcs?: string): PolicyInput {
+export function buildPolicyInput(
+  method: string,
+  params: Json,
+  state: SessionState,
+  client: ClientCapabilities,
+  guardian: GuardianFacts,
+  paramsJcs?: string,
+): PolicyInput {
   const input: PolicyInput = {
     method,
     params: policyParams(params),

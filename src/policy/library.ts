@@ -116,7 +116,13 @@ export function findingLiterals(modules: Module[]): { file: string; row: number;
     for (const rule of m.rules) {
       const head = rule.head;
       const name = head.reference[0] as Term;
-      if (head.kind !== 'multi' || name.type !== 'var' || !/^(?:\w+_)?findings$/.test(name.value) || head.key?.type !== 'object') continue;
+      if (
+        head.kind !== 'multi' ||
+        name.type !== 'var' ||
+        !/^(?:\w+_)?findings$/.test(name.value) ||
+        head.key?.type !== 'object'
+      )
+        continue;
       const fields: Record<string, string> = {};
       for (const [k, v] of head.key.value) {
         if (k.type === 'string' && v.type === 'string') fields[k.value] = v.value;
@@ -138,7 +144,9 @@ export interface BuildLibraryOptions {
  * Compiles the library to an OPA bundle with the `acs/decision` entrypoint. The manifest metadata carries
  * the annotation table (`policy_rules`), so a deployment can list what each policy_reference means.
  */
-export async function buildLibraryBundle(options: BuildLibraryOptions = {}): Promise<{ bundle: Uint8Array; revision: string; rules: PolicyRuleAnnotation[] }> {
+export async function buildLibraryBundle(
+  options: BuildLibraryOptions = {},
+): Promise<{ bundle: Uint8Array; revision: string; rules: PolicyRuleAnnotation[] }> {
   const lib = readLibrary(options.dir ?? LIBRARY_DIR);
   const rules = ruleAnnotations(parseSources(lib.sources));
   const compiled = await compileBundle({

@@ -4,7 +4,14 @@
 import type { Json } from '../store/types.ts';
 
 export type Trust = 'trusted' | 'unknown' | 'untrusted';
-export type Origin = 'user_input' | 'system' | 'tool_output' | 'retrieved' | 'agent_generated' | 'a2a_inbound' | 'external';
+export type Origin =
+  | 'user_input'
+  | 'system'
+  | 'tool_output'
+  | 'retrieved'
+  | 'agent_generated'
+  | 'a2a_inbound'
+  | 'external';
 
 /** ACS §7.2 default trust by origin; `agent_generated` is the minimum over its lineage instead. */
 export const DEFAULT_ORIGIN_TRUST: Readonly<Record<Exclude<Origin, 'agent_generated'>, Trust>> = {
@@ -99,7 +106,12 @@ export interface SessionState {
   policy_mode: string | null;
   intent: IntentState | null;
   /** Capabilities granted by approvers with scope `session` (§9.1), kept apart from intent.parsed's provenance. */
-  intent_extensions: { capabilities: string[]; approver: { type: string; id: string }; ask_step_id: string; provenance?: Json }[];
+  intent_extensions: {
+    capabilities: string[];
+    approver: { type: string; id: string };
+    ask_step_id: string;
+    provenance?: Json;
+  }[];
   intent_change_attempts: number;
   closed: boolean;
   step_index: number;
@@ -190,7 +202,13 @@ export function initialSessionState(init: {
       subagents_started: 0,
     },
     provenance: {
-      summary: { origins_seen: [], entry_count: 0, entry_count_by_origin: {}, earliest_step_id_by_origin: {}, max_lineage_depth: 0 },
+      summary: {
+        origins_seen: [],
+        entry_count: 0,
+        entry_count_by_origin: {},
+        earliest_step_id_by_origin: {},
+        max_lineage_depth: 0,
+      },
       records: {},
       recent_records: {},
       record_count: 0,
@@ -282,11 +300,22 @@ function collectProvenanceInto(found: FoundProvenance[], node: Json, path: strin
   if (!isObject(node)) return;
   for (const key of Object.keys(node)) {
     const value = node[key];
-    if (key.endsWith('provenance') && isObject(value) && typeof value.provenance_id === 'string' && typeof value.origin === 'string') {
-      const rec: FoundProvenance = { provenance_id: value.provenance_id, origin: value.origin, derived_from: stringList(value.derived_from), path };
+    if (
+      key.endsWith('provenance') &&
+      isObject(value) &&
+      typeof value.provenance_id === 'string' &&
+      typeof value.origin === 'string'
+    ) {
+      const rec: FoundProvenance = {
+        provenance_id: value.provenance_id,
+        origin: value.origin,
+        derived_from: stringList(value.derived_from),
+        path,
+      };
       if (typeof value.source_id === 'string') rec.source_id = value.source_id;
       found.push(rec);
-    } else if (value !== null && typeof value === 'object') collectProvenanceInto(found, value, `${path}/${escapePointer(key)}`, depth + 1);
+    } else if (value !== null && typeof value === 'object')
+      collectProvenanceInto(found, value, `${path}/${escapePointer(key)}`, depth + 1);
   }
 }
 
@@ -299,7 +328,7 @@ function clone<T>(v: T): T {
  * provenance ids, skill ids): a plain index would read `Object.prototype` for `constructor` or `__proto__`.
  */
 export function ownValue<T>(obj: Readonly<Record<string, T>>, key: string): T | undefined {
-  return Object.prototype.hasOwnProperty.call(obj, key) ? obj[key] : undefined;
+  return Object.hasOwn(obj, key) ? obj[key] : undefined;
 }
 
 /** A copy of `obj` with `key` set as an own member (setOwn defines it, even `__proto__`). */
@@ -419,7 +448,8 @@ export function timestampMs(ts: string | undefined): number {
 
 /** Sets `key` as an own member of a fresh map (plain assignment of `__proto__` would set the prototype instead). */
 export function setOwn<T>(obj: Record<string, T>, key: string, value: T): void {
-  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
   else obj[key] = value;
 }
 
@@ -446,7 +476,12 @@ function isPendingGrant(g: ApprovalGrant): boolean {
   return g.scope === 'this_request' && g.consumed_by === undefined;
 }
 
-export function advanceSessionState(state: SessionState, method: string, params: Json, options: SessionStateOptions = {}): SessionState {
+export function advanceSessionState(
+  state: SessionState,
+  method: string,
+  params: Json,
+  options: SessionStateOptions = {},
+): SessionState {
   const p = isObject(params) ? params : {};
   const payload = isObject(p.payload) ? p.payload : {};
   const metadata = isObject(p.metadata) ? p.metadata : {};
@@ -455,13 +490,23 @@ export function advanceSessionState(state: SessionState, method: string, params:
   const metaTurnId = str(metadata.turn_id) ?? null;
   // Copies then assignments throughout, never `{ ...x, member }` (see withMember); same members, same order.
   const counters = { ...state.counters };
-  counters.steps_by_method = withMember(state.counters.steps_by_method, method, (ownValue(state.counters.steps_by_method, method) ?? 0) + 1);
+  counters.steps_by_method = withMember(
+    state.counters.steps_by_method,
+    method,
+    (ownValue(state.counters.steps_by_method, method) ?? 0) + 1,
+  );
   const next: SessionState = { ...state };
   next.counters = counters;
 
   // Turn bookkeeping (turnStart opens; a step naming an unseen turn opens one implicitly).
   if (method === 'steps/turnStart') {
-    next.turn = { id: str(payload.turn_id) ?? metaTurnId, index: state.turn.index + 1, step_count: 0, tool_call_count: 0, open: true };
+    next.turn = {
+      id: str(payload.turn_id) ?? metaTurnId,
+      index: state.turn.index + 1,
+      step_count: 0,
+      tool_call_count: 0,
+      open: true,
+    };
     counters.turns_total += 1;
   } else if (metaTurnId !== null && metaTurnId !== state.turn.id) {
     next.turn = { id: metaTurnId, index: state.turn.index + 1, step_count: 0, tool_call_count: 0, open: true };
@@ -479,10 +524,19 @@ export function advanceSessionState(state: SessionState, method: string, params:
     next.turn.tool_call_count += 1;
     counters.tool_calls_total += 1;
     const key = tool ?? '';
-    counters.tool_calls_by_tool = withMember(state.counters.tool_calls_by_tool, key, (ownValue(state.counters.tool_calls_by_tool, key) ?? 0) + 1);
-    next.recent_tool_calls = appendToolCall(state.recent_tool_calls, [key, timestampMs(timestamp)], options.recentToolCalls ?? DEFAULT_RECENT_TOOL_CALLS);
+    counters.tool_calls_by_tool = withMember(
+      state.counters.tool_calls_by_tool,
+      key,
+      (ownValue(state.counters.tool_calls_by_tool, key) ?? 0) + 1,
+    );
+    next.recent_tool_calls = appendToolCall(
+      state.recent_tool_calls,
+      [key, timestampMs(timestamp)],
+      options.recentToolCalls ?? DEFAULT_RECENT_TOOL_CALLS,
+    );
     // §9.1 scope this_request: pending grants apply to this call only, never to later ones.
-    if (state.approvals.some(isPendingGrant)) next.approvals = state.approvals.map((g) => (isPendingGrant(g) ? { ...g, consumed_by: stepId } : g));
+    if (state.approvals.some(isPendingGrant))
+      next.approvals = state.approvals.map((g) => (isPendingGrant(g) ? { ...g, consumed_by: stepId } : g));
   }
 
   // Intent is fixed at sessionStart or the first agentTrigger (§8.4); later attempts are counted, not applied.
@@ -490,7 +544,8 @@ export function advanceSessionState(state: SessionState, method: string, params:
     if (next.intent === null) next.intent = parseIntent(payload.intent, stepId);
     else next.intent_change_attempts += 1;
   }
-  if (method === 'steps/sessionStart' && typeof payload.policy_mode === 'string') next.policy_mode = payload.policy_mode;
+  if (method === 'steps/sessionStart' && typeof payload.policy_mode === 'string')
+    next.policy_mode = payload.policy_mode;
   if (method === 'steps/subagentStart') counters.subagents_started += 1;
   if (method === 'steps/sessionEnd') next.closed = true;
 
@@ -508,7 +563,11 @@ export function advanceSessionState(state: SessionState, method: string, params:
       }),
     };
   }
-  if (method === 'steps/skillLoad' && typeof payload.skill_id === 'string' && !state.skills.loaded.includes(payload.skill_id)) {
+  if (
+    method === 'steps/skillLoad' &&
+    typeof payload.skill_id === 'string' &&
+    !state.skills.loaded.includes(payload.skill_id)
+  ) {
     next.skills = { ...next.skills, loaded: [...state.skills.loaded, payload.skill_id] };
   }
   if (method === 'steps/skillUnload' && typeof payload.skill_id === 'string') {
@@ -529,10 +588,18 @@ export function advanceSessionState(state: SessionState, method: string, params:
     const rec = existing ?? recordFor(known, f, stepId, next.step_index, next.turn.index, options);
     if (!existing) added.set(f.provenance_id, rec);
     if (rec.trust !== 'trusted' && stepUntrusted === null) {
-      stepUntrusted = { step_id: stepId, step_index: next.step_index, turn_index: next.turn.index, turn_id: next.turn.id, provenance_id: f.provenance_id, origin: f.origin };
+      stepUntrusted = {
+        step_id: stepId,
+        step_index: next.step_index,
+        turn_index: next.turn.index,
+        turn_id: next.turn.id,
+        provenance_id: f.provenance_id,
+        origin: f.origin,
+      };
     }
   }
-  const recordCount = added.size > 0 ? (state.provenance.record_count ?? 0) + added.size : state.provenance.record_count;
+  const recordCount =
+    added.size > 0 ? (state.provenance.record_count ?? 0) + added.size : state.provenance.record_count;
   const overCap = (recordCount ?? Object.keys(base).length + Object.keys(recentBase).length) > maxRecords;
   if (added.size > 0 || overCap) {
     let recent: Record<string, ProvenanceRecord> = { ...recentBase };
@@ -545,7 +612,8 @@ export function advanceSessionState(state: SessionState, method: string, params:
       summary.entry_count += 1;
       setOwn(summary.entry_count_by_origin, rec.origin, (ownValue(summary.entry_count_by_origin, rec.origin) ?? 0) + 1);
       if (!summary.origins_seen.includes(rec.origin)) summary.origins_seen.push(rec.origin);
-      if (ownValue(summary.earliest_step_id_by_origin, rec.origin) === undefined) setOwn(summary.earliest_step_id_by_origin, rec.origin, stepId);
+      if (ownValue(summary.earliest_step_id_by_origin, rec.origin) === undefined)
+        setOwn(summary.earliest_step_id_by_origin, rec.origin, stepId);
       summary.max_lineage_depth = Math.max(summary.max_lineage_depth, rec.lineage_depth);
     }
     let records = base;
@@ -574,7 +642,18 @@ export function advanceSessionState(state: SessionState, method: string, params:
   }
 
   const provenanceIds = distinctProvenanceIds(found);
-  const recent = recentStep(stepId, next.step_index, method, next.turn.index, next.turn.id, timestamp, provenanceIds, stepUntrusted !== null, tool, capability);
+  const recent = recentStep(
+    stepId,
+    next.step_index,
+    method,
+    next.turn.index,
+    next.turn.id,
+    timestamp,
+    provenanceIds,
+    stepUntrusted !== null,
+    tool,
+    capability,
+  );
   next.recent_steps = appendBounded(state.recent_steps, recent, options.recentSteps ?? DEFAULT_RECENT_STEPS);
   lastRecentStep = recent;
   lastFold = { state: next, payload, ids: provenanceIds };
@@ -590,7 +669,9 @@ export function advanceSessionState(state: SessionState, method: string, params:
 let lastRecentLayer: { records: Readonly<Record<string, ProvenanceRecord>>; size: number } | undefined;
 
 function recentLayerSize(records: Readonly<Record<string, ProvenanceRecord>>): number {
-  return lastRecentLayer !== undefined && lastRecentLayer.records === records ? lastRecentLayer.size : Object.keys(records).length;
+  return lastRecentLayer !== undefined && lastRecentLayer.records === records
+    ? lastRecentLayer.size
+    : Object.keys(records).length;
 }
 
 /** Provenance ids in first-seen order, each once. */
@@ -612,7 +693,9 @@ let lastFold: { state: SessionState; payload: Json; ids: readonly string[] } | u
 
 /** The distinct provenance ids of `payload`, taken from the fold that produced `state` when it folded this payload. */
 export function referencedProvenanceIds(state: SessionState, payload: Json): readonly string[] {
-  return lastFold !== undefined && lastFold.state === state && lastFold.payload === payload ? lastFold.ids : distinctProvenanceIds(collectProvenance(payload));
+  return lastFold !== undefined && lastFold.state === state && lastFold.payload === payload
+    ? lastFold.ids
+    : distinctProvenanceIds(collectProvenance(payload));
 }
 
 /**
@@ -645,7 +728,19 @@ function recentStep(
 /** `{ ...step, decision }`. */
 function withDecision(step: RecentStep, decision: string): RecentStep {
   if (step !== lastRecentStep) return { ...step, decision };
-  return recentStep(step.step_id, step.index, step.method, step.turn_index, step.turn_id, step.timestamp, step.provenance_ids, step.untrusted, step.tool, step.capability, decision);
+  return recentStep(
+    step.step_id,
+    step.index,
+    step.method,
+    step.turn_index,
+    step.turn_id,
+    step.timestamp,
+    step.provenance_ids,
+    step.untrusted,
+    step.tool,
+    step.capability,
+    decision,
+  );
 }
 
 /** The records a step's fold can see: those it adds, then the state's recent and folded ones. */
@@ -676,7 +771,7 @@ function recordFor(
       ? f.derived_from.length === 0
         ? 'unknown'
         : 'trusted'
-      : override ?? ownValue(DEFAULT_ORIGIN_TRUST as Record<string, Trust>, f.origin) ?? 'unknown';
+      : (override ?? ownValue(DEFAULT_ORIGIN_TRUST as Record<string, Trust>, f.origin) ?? 'unknown');
   if (f.origin === 'agent_generated' && override !== undefined) trust = minTrust(trust, override);
   let depth = 0;
   for (const parent of f.derived_from) {
@@ -729,7 +824,11 @@ export function lineageOf(state: SessionState, provenanceId: string, limit = Inf
  * the step's decision in recent_steps, and a denied skillRegister is no longer an approved registration.
  * Copy on write, like advanceSessionState.
  */
-export function recordDecision(state: SessionState, step: { step_id: string; method: string; params?: Json }, decision: string): SessionState {
+export function recordDecision(
+  state: SessionState,
+  step: { step_id: string; method: string; params?: Json },
+  decision: string,
+): SessionState {
   const next: SessionState = { ...state };
   if (decision === 'defer' || decision === 'ask' || decision === 'deny') {
     const counters = { ...state.counters };
@@ -762,7 +861,8 @@ export function recordDecision(state: SessionState, step: { step_id: string; met
   if (step.method === 'steps/skillLoad' && decision !== 'allow') {
     const payload = isObject(step.params) && isObject(step.params.payload) ? step.params.payload : {};
     const skillId = payload.skill_id;
-    if (typeof skillId === 'string') next.skills = { ...next.skills, loaded: next.skills.loaded.filter((s) => s !== skillId) };
+    if (typeof skillId === 'string')
+      next.skills = { ...next.skills, loaded: next.skills.loaded.filter((s) => s !== skillId) };
   }
   return next;
 }
@@ -774,7 +874,11 @@ export function recordDecision(state: SessionState, step: { step_id: string; met
 export function recordApproval(state: SessionState, grant: ApprovalGrant): SessionState {
   const next: SessionState = { ...state, approvals: [...state.approvals, clone(grant)] };
   if (grant.scope === 'session' && grant.capabilities.length > 0) {
-    const ext: SessionState['intent_extensions'][number] = { capabilities: [...grant.capabilities], approver: grant.approver, ask_step_id: grant.ask_step_id };
+    const ext: SessionState['intent_extensions'][number] = {
+      capabilities: [...grant.capabilities],
+      approver: grant.approver,
+      ask_step_id: grant.ask_step_id,
+    };
     if (grant.provenance !== undefined) ext.provenance = grant.provenance;
     next.intent_extensions = [...state.intent_extensions, ext];
   }
@@ -793,12 +897,15 @@ export function upgradeSessionState(state: SessionState): SessionState {
   const pairs: RecentToolCall[] = [];
   for (const c of calls) {
     if (Array.isArray(c)) pairs.push([String(c[0]), Number(c[1]) || 0]);
-    else if (isObject(c)) pairs.push([typeof c.tool === 'string' ? c.tool : '', typeof c.at_ms === 'number' ? c.at_ms : 0]);
+    else if (isObject(c))
+      pairs.push([typeof c.tool === 'string' ? c.tool : '', typeof c.at_ms === 'number' ? c.at_ms : 0]);
   }
   return { ...state, recent_tool_calls: pairs };
 }
 
 /** Type guard for state read back from the store (fail closed: anything else is rebuilt by replay). */
 export function isSessionState(v: unknown): v is SessionState {
-  return isObject(v) && v.version === 1 && typeof v.session_id === 'string' && isObject(v.provenance) && isObject(v.counters);
+  return (
+    isObject(v) && v.version === 1 && typeof v.session_id === 'string' && isObject(v.provenance) && isObject(v.counters)
+  );
 }

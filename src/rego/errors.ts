@@ -37,7 +37,11 @@ export class RegoError extends Error {
 /** Several diagnostics at once (OPA reports up to 10 errors per compile). */
 export class RegoErrors extends Error {
   constructor(readonly errors: RegoError[]) {
-    super(errors.length === 1 ? errors[0].format() : `${errors.length} errors occurred:\n${errors.map((e) => e.format()).join('\n')}`);
+    super(
+      errors.length === 1
+        ? errors[0].format()
+        : `${errors.length} errors occurred:\n${errors.map((e) => e.format()).join('\n')}`,
+    );
     this.name = 'RegoErrors';
   }
 }

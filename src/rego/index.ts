@@ -3,8 +3,15 @@
 import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { parseModules, parseQuery } from './ast/index.ts';
 import type { Body, Module } from './ast/types.ts';
-import { createHostBuiltins, HostBuiltinContext, type HostBuiltinOptions } from './builtins/index.ts';
-import { BundleError, readBundle, writeBundle, type Bundle, type BundleLimits, type BundleManifest } from './bundle/index.ts';
+import { createHostBuiltins, type HostBuiltinContext, type HostBuiltinOptions } from './builtins/index.ts';
+import {
+  BundleError,
+  readBundle,
+  writeBundle,
+  type Bundle,
+  type BundleLimits,
+  type BundleManifest,
+} from './bundle/index.ts';
 import { compileModules, type CompiledProgram } from './compile/index.ts';
 import { referencedInputPaths } from './compile/input-paths.ts';
 import { linkPolicyWasm } from './compiler/wasm/index.ts';
@@ -68,10 +75,13 @@ export function parseSources(sources: RegoSource[]): Module[] {
 }
 
 function checkEntrypoints(entrypoints: string[]): void {
-  if (entrypoints.length === 0) throw new RegoErrors([new RegoError('rego_compile_error', 'at least one entrypoint is required')]);
+  if (entrypoints.length === 0)
+    throw new RegoErrors([new RegoError('rego_compile_error', 'at least one entrypoint is required')]);
   for (const ep of entrypoints) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*(\/[A-Za-z_][A-Za-z0-9_]*)*$/.test(ep)) {
-      throw new RegoErrors([new RegoError('rego_compile_error', `invalid entrypoint ${JSON.stringify(ep)}: expected a path like pkg/rule`)]);
+      throw new RegoErrors([
+        new RegoError('rego_compile_error', `invalid entrypoint ${JSON.stringify(ep)}: expected a path like pkg/rule`),
+      ]);
     }
   }
 }
@@ -82,14 +92,22 @@ export async function compileBundle(options: CompileBundleOptions): Promise<Comp
   const modules = parseSources(options.sources);
   const program = compileModules(modules);
   const plan = planEntrypoints(program, options.entrypoints, options.plan);
-  const wasm = await linkPolicyWasm(plan, { strictBuiltinErrors: options.strictBuiltinErrors ?? false, staticComposites: options.staticComposites });
+  const wasm = await linkPolicyWasm(plan, {
+    strictBuiltinErrors: options.strictBuiltinErrors ?? false,
+    staticComposites: options.staticComposites,
+  });
   const manifest: BundleManifest = {
     ...(options.revision !== undefined ? { revision: options.revision } : {}),
     roots: options.roots ?? [''],
     wasm: options.entrypoints.map((entrypoint) => ({ entrypoint, module: '/policy.wasm' })),
     rego_version: 1,
     ...(options.metadata || options.recordInputPaths
-      ? { metadata: { ...options.metadata, ...(options.recordInputPaths ? { input_paths: referencedInputPaths(modules) } : {}) } }
+      ? {
+          metadata: {
+            ...options.metadata,
+            ...(options.recordInputPaths ? { input_paths: referencedInputPaths(modules) } : {}),
+          },
+        }
       : {}),
   };
   const bundle = writeBundle({
@@ -133,7 +151,11 @@ export interface LoadedBundle {
 }
 
 /** Instantiate a Wasm module, growing the initial memory when the module's static data needs it. */
-export async function instantiatePolicy(wasm: Uint8Array, builtins: CustomBuiltins, maxPages = 1024): Promise<LoadedPolicy> {
+export async function instantiatePolicy(
+  wasm: Uint8Array,
+  builtins: CustomBuiltins,
+  maxPages = 1024,
+): Promise<LoadedPolicy> {
   let initial = 5;
   for (let attempt = 0; ; attempt++) {
     try {
@@ -155,14 +177,23 @@ export async function loadBundle(bytes: Uint8Array, options: LoadOptions = {}): 
   if (!bundle.wasm) throw new BundleError('bundle has no policy.wasm');
   const policy = await instantiatePolicy(bundle.wasm, hostBuiltins(options.builtinContext), options.maxMemoryPages);
   policy.setData(options.data ?? bundle.data);
-  return { policy, manifest: bundle.manifest, bundle, entrypoints: { ...(policy.entrypoints as Record<string, number>) } };
+  return {
+    policy,
+    manifest: bundle.manifest,
+    bundle,
+    entrypoints: { ...(policy.entrypoints as Record<string, number>) },
+  };
 }
 
 /** OPA result set: one object per result (`{result: v}` for entrypoints, the query's bindings for queries). */
 export type ResultSet = Record<string, unknown>[];
 
 /** Evaluate one entrypoint; returns OPA's result set (`[]` when undefined). */
-export function evaluateEntrypoint(loaded: LoadedBundle | LoadedPolicy, entrypoint: string, input?: unknown): ResultSet {
+export function evaluateEntrypoint(
+  loaded: LoadedBundle | LoadedPolicy,
+  entrypoint: string,
+  input?: unknown,
+): ResultSet {
   const policy = 'policy' in loaded ? loaded.policy : loaded;
   return policy.evaluate(input, entrypoint) as ResultSet;
 }
@@ -200,7 +231,8 @@ export async function compileQuery(options: CompileQueryOptions): Promise<Compil
     if (termBody.length !== 1 || only.terms.type !== 'term' || only.negated || only.with.length) {
       throw new RegoErrors([new RegoError('rego_parse_error', 'input term must be a single term', only?.location)]);
     }
-    for (const expr of body) expr.with.push({ target: { type: 'ref', value: [{ type: 'var', value: 'input' }] }, value: only.terms.term });
+    for (const expr of body)
+      expr.with.push({ target: { type: 'ref', value: [{ type: 'var', value: 'input' }] }, value: only.terms.term });
   }
   const program = compileModules(modules);
   const name = options.name ?? 'eval';

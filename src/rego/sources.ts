@@ -15,7 +15,8 @@ export function readRegoDirectory(dir: string): RegoSourceFile[] {
     for (const e of readdirSync(d, { withFileTypes: true })) {
       const p = join(d, e.name);
       if (e.isDirectory()) walk(p);
-      else if (e.name.endsWith('.rego') && !e.name.endsWith('_test.rego')) out.push({ file: relative(dir, p), text: readFileSync(p, 'utf8') });
+      else if (e.name.endsWith('.rego') && !e.name.endsWith('_test.rego'))
+        out.push({ file: relative(dir, p), text: readFileSync(p, 'utf8') });
     }
   };
   walk(dir);

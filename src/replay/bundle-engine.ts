@@ -7,6 +7,9 @@ export async function engineFromBundle(bytes: Uint8Array, timeoutMs: number, rev
   try {
     return await createWasmPolicyEngine({ bundle: bytes, timeoutMs, warmupRuns: 1, ...(revision ? { revision } : {}) });
   } catch (err) {
-    throw new ReplayError('policy_invalid', `policy bundle does not load: ${err instanceof Error ? err.message : String(err)}`);
+    throw new ReplayError(
+      'policy_invalid',
+      `policy bundle does not load: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }

@@ -147,10 +147,15 @@ export interface ReplayOptions extends LiveSettings {
 }
 
 function checkSelection(sel: ReplaySelection): void {
-  for (const [name, d] of [['since', sel.since], ['until', sel.until]] as const) {
-    if (d !== undefined && (!(d instanceof Date) || Number.isNaN(d.getTime()))) throw new ReplayError('invalid_selection', `${name} is not a valid date`);
+  for (const [name, d] of [
+    ['since', sel.since],
+    ['until', sel.until],
+  ] as const) {
+    if (d !== undefined && (!(d instanceof Date) || Number.isNaN(d.getTime())))
+      throw new ReplayError('invalid_selection', `${name} is not a valid date`);
   }
-  if (sel.since && sel.until && sel.since > sel.until) throw new ReplayError('invalid_selection', 'since is after until');
+  if (sel.since && sel.until && sel.since > sel.until)
+    throw new ReplayError('invalid_selection', 'since is after until');
   if (sel.sessionIds && sel.sessionIds.length === 0) throw new ReplayError('invalid_selection', 'sessionIds is empty');
 }
 
@@ -187,13 +192,16 @@ async function* selectedChains(store: DurableStore, sel: ReplaySelection): Async
 export function tamperOf(entry: ContextEntryRecord): 'request_hash_mismatch' | 'entry_hash_mismatch' | null {
   try {
     if (computeEntryHash(entry.content, entry.previousHash) !== entry.entryHash) return 'entry_hash_mismatch';
-    if (typeof entry.content.request_hash !== 'string' || computeRequestHash(entry.params) !== entry.content.request_hash) return 'request_hash_mismatch';
+    if (
+      typeof entry.content.request_hash !== 'string' ||
+      computeRequestHash(entry.params) !== entry.content.request_hash
+    )
+      return 'request_hash_mismatch';
   } catch {
     return 'entry_hash_mismatch';
   }
   return null;
 }
-
 
 /** Below this many entries, starting worker threads (each loads its engines) costs more than it saves. */
 const AUTO_WORKERS_MIN_ENTRIES = 20_000;
@@ -201,7 +209,8 @@ const MAX_WORKERS = 8;
 
 function workerCount(requested: number | 'auto', policy: ReplayPolicy, total: number | null): number {
   if (!policy.bundleFor) return 0;
-  if (requested === 'auto') return total !== null && total >= AUTO_WORKERS_MIN_ENTRIES ? Math.min(availableParallelism(), MAX_WORKERS) : 0;
+  if (requested === 'auto')
+    return total !== null && total >= AUTO_WORKERS_MIN_ENTRIES ? Math.min(availableParallelism(), MAX_WORKERS) : 0;
   return Math.min(Math.max(0, Math.floor(requested)), MAX_WORKERS);
 }
 
@@ -233,8 +242,13 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
     const rate = elapsedMs > 0 ? (counts.entriesScanned * 1000) / elapsedMs : 0;
     const remaining = total === null ? null : Math.max(0, total - counts.entriesScanned);
     options.onProgress({
-      processed: counts.entriesScanned, total, elapsedMs, ratePerSecond: rate,
-      etaMs: remaining === null || rate <= 0 ? null : (remaining / rate) * 1000, sessions: counts.sessions, changed: counts.changed,
+      processed: counts.entriesScanned,
+      total,
+      elapsedMs,
+      ratePerSecond: rate,
+      etaMs: remaining === null || rate <= 0 ? null : (remaining / rate) * 1000,
+      sessions: counts.sessions,
+      changed: counts.changed,
     });
   };
   let failed = false;
@@ -255,10 +269,11 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
       return null;
     }
     const session: SessionRecord | null = await store.getSession(chain.sessionId);
-    const skip = !session
-      || (sel.agentId !== undefined && session.agentId !== sel.agentId)
-      || (sel.until && session.createdAt.getTime() > sel.until.getTime() + TIME_MARGIN_MS)
-      || (sel.since && session.closedAt && session.closedAt.getTime() < sel.since.getTime() - TIME_MARGIN_MS);
+    const skip =
+      !session ||
+      (sel.agentId !== undefined && session.agentId !== sel.agentId) ||
+      (sel.until && session.createdAt.getTime() > sel.until.getTime() + TIME_MARGIN_MS) ||
+      (sel.since && session.closedAt && session.closedAt.getTime() < sel.since.getTime() - TIME_MARGIN_MS);
     if (skip || !session) {
       counts.sessionsSkipped++;
       return null;
@@ -345,12 +360,15 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
         if (laneError) throw laneError;
         if (chain.stopped) break;
         const { outcome } = await worker.page(page, keeper.cutoff());
-        const applied = outcome.then((o) => {
-          apply(o);
-          if (o.stopped) chain.stopped = true;
-        }, (err: unknown) => {
-          laneError ??= err;
-        });
+        const applied = outcome.then(
+          (o) => {
+            apply(o);
+            if (o.stopped) chain.stopped = true;
+          },
+          (err: unknown) => {
+            laneError ??= err;
+          },
+        );
         inFlight.add(applied);
         void applied.then(() => inFlight.delete(applied));
       }
@@ -363,8 +381,15 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   const pool: ReplayWorker[] = [];
   try {
     if (workers > 0) {
-      const init = { type: 'init' as const, settings: liveSettingsOf(options), filter, reportUnchanged, sendEveryStep: options.onStep !== undefined, maxReportedSteps: keeper.max };
-      const entry = options.workerEntry ?? await replayWorkerEntry();
+      const init = {
+        type: 'init' as const,
+        settings: liveSettingsOf(options),
+        filter,
+        reportUnchanged,
+        sendEveryStep: options.onStep !== undefined,
+        maxReportedSteps: keeper.max,
+      };
+      const entry = options.workerEntry ?? (await replayWorkerEntry());
       for (let i = 0; i < workers; i++) pool.push(new ReplayWorker(entry, policy, init));
       await Promise.all(pool.map(workerLane));
     } else {
@@ -389,7 +414,8 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
       startedAt: new Date(started).toISOString(),
       finishedAt: new Date(started + durationMs).toISOString(),
       durationMs,
-      entriesPerSecond: durationMs > 0 ? Math.round((counts.entriesScanned * 1000) / durationMs) : counts.entriesScanned,
+      entriesPerSecond:
+        durationMs > 0 ? Math.round((counts.entriesScanned * 1000) / durationMs) : counts.entriesScanned,
       workers,
       ...finishedCounts(counts),
     },

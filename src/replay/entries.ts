@@ -94,8 +94,18 @@ export function unpackEntry(packed: string): StoredEntry {
     at = end;
   }
   const [contentJcs, previousHash, entryHash, paramsJcs, resultJcs, bundleRevision] = texts;
-  if (at !== packed.length || contentJcs === null || entryHash === null || paramsJcs === null) throw new Error('replay: malformed packed entry row');
-  return { seq: headerScratch[0], contentJcs, previousHash, entryHash, paramsJcs, resultJcs, bundleRevision, createdAtMs: headerScratch[1] };
+  if (at !== packed.length || contentJcs === null || entryHash === null || paramsJcs === null)
+    throw new Error('replay: malformed packed entry row');
+  return {
+    seq: headerScratch[0],
+    contentJcs,
+    previousHash,
+    entryHash,
+    paramsJcs,
+    resultJcs,
+    bundleRevision,
+    createdAtMs: headerScratch[1],
+  };
 }
 
 /**
@@ -103,7 +113,12 @@ export function unpackEntry(packed: string): StoredEntry {
  * worker thread as an array of strings (cloned as flat text, not as 500 objects of eight members) and each
  * row is unpacked where it is replayed.
  */
-export async function readPackedPage(store: DurableStore, sessionId: string, afterSeq: number, limit: number): Promise<string[]> {
+export async function readPackedPage(
+  store: DurableStore,
+  sessionId: string,
+  afterSeq: number,
+  limit: number,
+): Promise<string[]> {
   const rows = await store.query(
     `select ${PACKED_ENTRY} from context_entries where session_id = $1 and seq > $2 order by seq limit $3`,
     [sessionId, afterSeq, limit],
@@ -112,7 +127,12 @@ export async function readPackedPage(store: DurableStore, sessionId: string, aft
 }
 
 /** The entries of one chain after `afterSeq`, in seq order, at most `limit`. */
-export async function readEntryPage(store: DurableStore, sessionId: string, afterSeq: number, limit: number): Promise<StoredEntry[]> {
+export async function readEntryPage(
+  store: DurableStore,
+  sessionId: string,
+  afterSeq: number,
+  limit: number,
+): Promise<StoredEntry[]> {
   return (await readPackedPage(store, sessionId, afterSeq, limit)).map(unpackEntry);
 }
 
@@ -168,12 +188,14 @@ let hashScratch = Buffer.allocUnsafe(4096);
 export function entryTamper(entry: StoredEntry, content: ContextEntryContent): TamperKind | null {
   try {
     const prevOk = entry.previousHash === null || HEX64.test(entry.previousHash);
-    const entryOk = (prevOk && sha256Text(entry.contentJcs, entry.previousHash ?? undefined) === entry.entryHash)
-      || computeEntryHash(content, entry.previousHash) === entry.entryHash;
+    const entryOk =
+      (prevOk && sha256Text(entry.contentJcs, entry.previousHash ?? undefined) === entry.entryHash) ||
+      computeEntryHash(content, entry.previousHash) === entry.entryHash;
     if (!entryOk) return 'entry_hash_mismatch';
     const recorded = content.request_hash;
     if (typeof recorded !== 'string') return 'request_hash_mismatch';
-    if (sha256Text(entry.paramsJcs) !== recorded && computeRequestHash(JSON.parse(entry.paramsJcs)) !== recorded) return 'request_hash_mismatch';
+    if (sha256Text(entry.paramsJcs) !== recorded && computeRequestHash(JSON.parse(entry.paramsJcs)) !== recorded)
+      return 'request_hash_mismatch';
   } catch {
     return 'entry_hash_mismatch';
   }

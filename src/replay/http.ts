@@ -81,7 +81,10 @@ export function createReplayAdminRoutes(deps: ReplayAdminDeps): Hono {
   const keepFinished = deps.keepFinished ?? 20;
 
   const problem = (status: 400 | 404 | 409 | 429, code: string, message: string): Response =>
-    new Response(JSON.stringify({ error: code, message }), { status, headers: { 'content-type': 'application/json; charset=utf-8' } });
+    new Response(JSON.stringify({ error: code, message }), {
+      status,
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    });
 
   const notify = (job: Job): void => {
     for (const l of job.listeners) l();
@@ -94,7 +97,10 @@ export function createReplayAdminRoutes(deps: ReplayAdminDeps): Hono {
 
   async function run(job: Job, selection: ReturnType<typeof parseSelection>): Promise<void> {
     try {
-      const policy = await resolveReplayPolicy(deps.store, job.against, { allowPaths: deps.allowPaths === true, cwd: deps.cwd });
+      const policy = await resolveReplayPolicy(deps.store, job.against, {
+        allowPaths: deps.allowPaths === true,
+        cwd: deps.cwd,
+      });
       job.report = await runReplay({
         store: deps.store,
         policy,
@@ -112,7 +118,10 @@ export function createReplayAdminRoutes(deps: ReplayAdminDeps): Hono {
       if (err instanceof ReplayError && err.code === 'cancelled' && job.abort.signal.aborted) job.status = 'cancelled';
       else job.status = 'failed';
       // Replay errors are written for operators; anything else is summarised without internals.
-      job.error = err instanceof ReplayError ? { code: err.code, message: err.message } : { code: 'replay_failed', message: err instanceof Error ? err.message : String(err) };
+      job.error =
+        err instanceof ReplayError
+          ? { code: err.code, message: err.message }
+          : { code: 'replay_failed', message: err instanceof Error ? err.message : String(err) };
     } finally {
       job.finishedAt = new Date().toISOString();
       notify(job);
@@ -131,10 +140,19 @@ export function createReplayAdminRoutes(deps: ReplayAdminDeps): Hono {
     const known = new Set(['against', 'session', 'agent', 'since', 'until', 'method', 'decision', 'decided_by']);
     const unknown = Object.keys(body).filter((k) => !known.has(k));
     if (unknown.length) return problem(400, 'invalid_selection', `unknown member(s): ${unknown.join(', ')}`);
-    if (typeof body.against !== 'string' || body.against.trim().length === 0) return problem(400, 'invalid_selection', '`against` must name a revision (or "recorded")');
+    if (typeof body.against !== 'string' || body.against.trim().length === 0)
+      return problem(400, 'invalid_selection', '`against` must name a revision (or "recorded")');
     let selection;
     try {
-      selection = parseSelection({ session: body.session, agent: body.agent, since: body.since, until: body.until, method: body.method, decision: body.decision, decidedBy: body.decided_by });
+      selection = parseSelection({
+        session: body.session,
+        agent: body.agent,
+        since: body.since,
+        until: body.until,
+        method: body.method,
+        decision: body.decision,
+        decidedBy: body.decided_by,
+      });
     } catch (err) {
       if (err instanceof ReplayError) return problem(400, err.code, err.message);
       throw err;
@@ -142,12 +160,26 @@ export function createReplayAdminRoutes(deps: ReplayAdminDeps): Hono {
     const running = [...jobs.values()].filter((j) => j.status === 'running').length;
     if (running >= maxRunning) return problem(429, 'busy', `${running} replay job(s) already running`);
     const job: Job = {
-      id: randomUUID(), status: 'running', against: body.against.trim(), createdAt: new Date().toISOString(), finishedAt: null,
-      progress: null, report: null, error: null, abort: new AbortController(), listeners: new Set(),
+      id: randomUUID(),
+      status: 'running',
+      against: body.against.trim(),
+      createdAt: new Date().toISOString(),
+      finishedAt: null,
+      progress: null,
+      report: null,
+      error: null,
+      abort: new AbortController(),
+      listeners: new Set(),
     };
     jobs.set(job.id, job);
     void run(job, selection);
-    return c.json({ ...jobView(job), links: { self: `replay/${job.id}`, events: `replay/${job.id}/events`, report: `replay/${job.id}/report` } }, 202);
+    return c.json(
+      {
+        ...jobView(job),
+        links: { self: `replay/${job.id}`, events: `replay/${job.id}/events`, report: `replay/${job.id}/report` },
+      },
+      202,
+    );
   });
 
   app.get('/replay', (c) => c.json({ jobs: [...jobs.values()].reverse().map(jobView) }));
@@ -174,7 +206,10 @@ export function createReplayAdminRoutes(deps: ReplayAdminDeps): Hono {
             await stream.writeSSE({ event: 'progress', data: JSON.stringify(job.progress) });
           }
           if (job.status !== 'running') {
-            await stream.writeSSE({ event: job.status === 'done' ? 'done' : 'failed', data: JSON.stringify(jobView(job)) });
+            await stream.writeSSE({
+              event: job.status === 'done' ? 'done' : 'failed',
+              data: JSON.stringify(jobView(job)),
+            });
             return;
           }
           await new Promise<void>((resolve) => {
@@ -193,18 +228,29 @@ export function createReplayAdminRoutes(deps: ReplayAdminDeps): Hono {
     const job = jobs.get(c.req.param('id'));
     if (!job) return problem(404, 'not_found', 'no such replay job');
     const format = (c.req.query('format') ?? 'json') as ReportFormat;
-    if (!REPORT_FORMATS.includes(format)) return problem(400, 'invalid_format', `format must be one of ${REPORT_FORMATS.join(', ')}`);
-    if (!job.report) return problem(409, job.status === 'running' ? 'not_finished' : 'no_report', job.status === 'running' ? 'the job is still running' : `the job ${job.status}`);
+    if (!REPORT_FORMATS.includes(format))
+      return problem(400, 'invalid_format', `format must be one of ${REPORT_FORMATS.join(', ')}`);
+    if (!job.report)
+      return problem(
+        409,
+        job.status === 'running' ? 'not_finished' : 'no_report',
+        job.status === 'running' ? 'the job is still running' : `the job ${job.status}`,
+      );
     return new Response(renderReport(job.report, format), {
       status: 200,
-      headers: { 'content-type': REPORT_TYPES[format], 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'" },
+      headers: {
+        'content-type': REPORT_TYPES[format],
+        'x-content-type-options': 'nosniff',
+        'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
+      },
     });
   });
 
   app.delete('/replay/:id', (c) => {
     const job = jobs.get(c.req.param('id'));
     if (!job) return problem(404, 'not_found', 'no such replay job');
-    if (job.status !== 'running') return problem(409, 'not_running', `the job already ${job.status === 'done' ? 'finished' : job.status}`);
+    if (job.status !== 'running')
+      return problem(409, 'not_running', `the job already ${job.status === 'done' ? 'finished' : job.status}`);
     job.abort.abort();
     return c.json(jobView(job), 202);
   });

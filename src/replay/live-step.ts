@@ -33,11 +33,25 @@ function refuse(): never {
  * ever does, replay fails loudly instead of writing to the live chain.
  */
 const refusingStore: GuardianStore = {
-  migrate: refuse, close: refuse, createSession: refuse, getSession: refuse, updateSessionState: refuse, closeSession: refuse,
-  appendContextEntry: refuse, recordDecision: refuse, commitStep: refuse, getChainHead: refuse, listContextEntries: refuse, rememberReplayKey: refuse,
+  migrate: refuse,
+  close: refuse,
+  createSession: refuse,
+  getSession: refuse,
+  updateSessionState: refuse,
+  closeSession: refuse,
+  appendContextEntry: refuse,
+  recordDecision: refuse,
+  commitStep: refuse,
+  getChainHead: refuse,
+  listContextEntries: refuse,
+  rememberReplayKey: refuse,
 };
 
-const refusingSignatures: EnvelopeSignatures = { supportedAlgorithms: () => [], verify: async () => false, sign: refuse };
+const refusingSignatures: EnvelopeSignatures = {
+  supportedAlgorithms: () => [],
+  verify: async () => false,
+  sign: refuse,
+};
 
 /** A GuardianConfig for offline evaluation: the live defaults, a refusing store, no signing. */
 export function replayConfig(engine: PolicyEngine, settings: LiveSettings = {}): GuardianConfig {
@@ -46,7 +60,9 @@ export function replayConfig(engine: PolicyEngine, settings: LiveSettings = {}):
     engine,
     signatures: refusingSignatures,
     ...(settings.client ? { client: settings.client } : {}),
-    ...(settings.maxDeferralsPerSession !== undefined ? { maxDeferralsPerSession: settings.maxDeferralsPerSession } : {}),
+    ...(settings.maxDeferralsPerSession !== undefined
+      ? { maxDeferralsPerSession: settings.maxDeferralsPerSession }
+      : {}),
     ...(settings.evaluatorVersion ? { evaluatorVersion: settings.evaluatorVersion } : {}),
   });
 }
@@ -67,7 +83,9 @@ export function requestOf(method: string, params: Json): AcsRequest {
   return { jsonrpc: '2.0', id: typeof p?.request_id === 'string' ? p.request_id : 'replay', method, params: p };
 }
 
-export type RoutedStep = { ok: true; permitted: readonly Evaluated['decision']['decision'][]; wrappedMcp: boolean } | { ok: false; reason: string };
+export type RoutedStep =
+  | { ok: true; permitted: readonly Evaluated['decision']['decision'][]; wrappedMcp: boolean }
+  | { ok: false; reason: string };
 
 /** routeStep per method: the routing is fixed, and replay asks once per entry (the permitted list is read-only). */
 const routes = new Map<string, RoutedStep>();
@@ -113,12 +131,21 @@ export async function evaluateRecordedStep(
 }
 
 /** What advanceSession folds into the state after the verdict: the live `nextSessionState` (src/acs/pipeline/advance.ts). */
-export function foldDecision(advanced: SessionState, request: AcsRequest, decision: string, prior: SessionState = advanced): SessionState {
+export function foldDecision(
+  advanced: SessionState,
+  request: AcsRequest,
+  decision: string,
+  prior: SessionState = advanced,
+): SessionState {
   return nextSessionState(prior, advanced, request, decision as Evaluated['decision']['decision']).state;
 }
 
 /** For a step whose policy is unavailable: keep the state moving with the recorded decision. */
-export function foldRecordedStep(prior: SessionState, request: AcsRequest, recordedDecision: string | null): SessionState {
+export function foldRecordedStep(
+  prior: SessionState,
+  request: AcsRequest,
+  recordedDecision: string | null,
+): SessionState {
   const advanced = advanceSessionState(prior, request.method, request.params as unknown as Json);
   return recordedDecision === null ? advanced : foldDecision(advanced, request, recordedDecision, prior);
 }

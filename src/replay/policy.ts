@@ -46,15 +46,20 @@ export interface ResolvePolicyOptions {
 
 const HEX64 = /^[0-9a-f]{64}$/;
 
-
 /** Registry lookup: a sha256 (exact) or a manifest revision (the newest bundle stored under it). */
-export async function loadRegistryBundle(store: DurableStore, ref: string): Promise<{ sha256: string; revision: string; bytes: Uint8Array } | null> {
+export async function loadRegistryBundle(
+  store: DurableStore,
+  ref: string,
+): Promise<{ sha256: string; revision: string; bytes: Uint8Array } | null> {
   if (HEX64.test(ref)) {
     const byHash = await store.getPolicyBundle(ref);
     if (byHash) return byHash;
   }
   // No store call looks bundles up by revision; the registry table is read directly (read-only).
-  const rows = await store.query('select sha256 from policy_bundles where revision = $1 order by created_at desc limit 1', [ref]);
+  const rows = await store.query(
+    'select sha256 from policy_bundles where revision = $1 order by created_at desc limit 1',
+    [ref],
+  );
   const sha = rows[0]?.sha256;
   if (typeof sha !== 'string') return null;
   return store.getPolicyBundle(sha);
@@ -68,11 +73,19 @@ export async function compileRegoDir(dir: string): Promise<Uint8Array> {
   const lib = readLibrary(dir);
   if (lib.sources.length === 0) throw new ReplayError('policy_invalid', `${dir} holds no .rego sources`);
   try {
-    const compiled = await compileBundle({ sources: lib.sources, entrypoints: [DECISION_ENTRYPOINT], data: withDerivedData(lib.data) });
+    const compiled = await compileBundle({
+      sources: lib.sources,
+      entrypoints: [DECISION_ENTRYPOINT],
+      data: withDerivedData(lib.data),
+    });
     return compiled.bundle;
   } catch (err) {
-    if (err instanceof RegoErrors) throw new ReplayError('policy_compile_error', `Rego sources in ${dir} do not compile: ${err.message}`);
-    throw new ReplayError('policy_compile_error', `Rego sources in ${dir} do not compile: ${err instanceof Error ? err.message : String(err)}`);
+    if (err instanceof RegoErrors)
+      throw new ReplayError('policy_compile_error', `Rego sources in ${dir} do not compile: ${err.message}`);
+    throw new ReplayError(
+      'policy_compile_error',
+      `Rego sources in ${dir} do not compile: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }
 
@@ -95,7 +108,9 @@ function recordedPolicy(store: DurableStore, timeoutMs: number): ReplayPolicy {
     if (revision === null) return Promise.resolve(null);
     let bundle = bundles.get(revision);
     if (!bundle) {
-      bundle = loadRegistryBundle(store, revision).then((b) => (b ? { key: revision, bytes: b.bytes, revision: b.revision, timeoutMs } : null));
+      bundle = loadRegistryBundle(store, revision).then((b) =>
+        b ? { key: revision, bytes: b.bytes, revision: b.revision, timeoutMs } : null,
+      );
       bundles.set(revision, bundle);
     }
     return bundle;
@@ -121,16 +136,25 @@ function recordedPolicy(store: DurableStore, timeoutMs: number): ReplayPolicy {
  * Resolves `--against`: "recorded", an existing file or directory (when allowed), else a registry
  * reference (sha256 or revision). A PolicyEngine may be passed directly (API users, tests).
  */
-export async function resolveReplayPolicy(store: DurableStore, against: string | PolicyEngine, options: ResolvePolicyOptions = {}): Promise<ReplayPolicy> {
+export async function resolveReplayPolicy(
+  store: DurableStore,
+  against: string | PolicyEngine,
+  options: ResolvePolicyOptions = {},
+): Promise<ReplayPolicy> {
   const timeoutMs = options.timeoutMs ?? 2000;
   if (typeof against !== 'string') return fixedPolicy(against, `engine (revision ${against.revision})`);
   const ref = against.trim();
-  if (ref.length === 0) throw new ReplayError('invalid_selection', '--against must name a revision, a bundle file or a Rego directory');
+  if (ref.length === 0)
+    throw new ReplayError('invalid_selection', '--against must name a revision, a bundle file or a Rego directory');
   if (ref === RECORDED) return recordedPolicy(store, timeoutMs);
   const path = resolve(options.cwd ?? process.cwd(), ref);
   const looksLikePath = ref.includes('/') || ref.startsWith('.') || ref.endsWith('.tar.gz') || ref.endsWith('.wasm');
   if (existsSync(path) && (looksLikePath || !(await loadRegistryBundle(store, ref)))) {
-    if (!options.allowPaths) throw new ReplayError('policy_path_refused', 'file and directory policies are not accepted here; name a registry revision');
+    if (!options.allowPaths)
+      throw new ReplayError(
+        'policy_path_refused',
+        'file and directory policies are not accepted here; name a registry revision',
+      );
     if (statSync(path).isDirectory()) {
       const bytes = await compileRegoDir(path);
       const engine = await engineFromBundle(bytes, timeoutMs);
@@ -141,7 +165,16 @@ export async function resolveReplayPolicy(store: DurableStore, against: string |
     return fixedPolicy(engine, `bundle file ${ref} (revision ${engine.revision})`, bytes, timeoutMs);
   }
   const bundle = await loadRegistryBundle(store, ref);
-  if (!bundle) throw new ReplayError('policy_not_found', `no policy revision ${JSON.stringify(ref)} in the registry, and no such file or directory`);
+  if (!bundle)
+    throw new ReplayError(
+      'policy_not_found',
+      `no policy revision ${JSON.stringify(ref)} in the registry, and no such file or directory`,
+    );
   const engine = await engineFromBundle(bundle.bytes, timeoutMs, bundle.revision);
-  return fixedPolicy(engine, `registry revision ${bundle.revision} (sha256 ${bundle.sha256.slice(0, 12)}…)`, bundle.bytes, timeoutMs);
+  return fixedPolicy(
+    engine,
+    `registry revision ${bundle.revision} (sha256 ${bundle.sha256.slice(0, 12)}…)`,
+    bundle.bytes,
+    timeoutMs,
+  );
 }

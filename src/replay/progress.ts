@@ -27,7 +27,10 @@ export function formatProgress(p: ReplayProgress, width = 24): string {
 }
 
 /** Returns an onProgress callback and a `done()` that ends the line. */
-export function progressBar(sink: ProgressSink, options: { quietMs?: number; plainEveryMs?: number; now?: () => number } = {}): { onProgress: (p: ReplayProgress) => void; done: () => void } {
+export function progressBar(
+  sink: ProgressSink,
+  options: { quietMs?: number; plainEveryMs?: number; now?: () => number } = {},
+): { onProgress: (p: ReplayProgress) => void; done: () => void } {
   const now = options.now ?? (() => performance.now());
   const started = now();
   const quietMs = options.quietMs ?? 1000;

@@ -51,7 +51,12 @@ function summaryRows(s: ReplaySummary): [string, string][] {
   const rows: [string, string][] = [
     ['against', s.against],
     ['revisions', list(s.revisions)],
-    ['selection', Object.entries(s.selection).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(',') : v}`).join(' ') || 'everything'],
+    [
+      'selection',
+      Object.entries(s.selection)
+        .map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(',') : v}`)
+        .join(' ') || 'everything',
+    ],
     ['sessions', `${s.sessions} replayed, ${s.sessionsSkipped} skipped`],
     ['entries', `${s.entriesScanned} scanned, ${s.entriesEvaluated} evaluated, ${s.selected} selected`],
     ['compared', `${s.compared} (${s.unchanged} unchanged, ${s.changed} changed)`],
@@ -66,16 +71,28 @@ function summaryRows(s: ReplaySummary): [string, string][] {
 }
 
 function transitionRows(s: ReplaySummary): [string, string][] {
-  return Object.entries(s.transitions).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, n]) => [k, String(n)]);
+  return Object.entries(s.transitions)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, n]) => [k, String(n)]);
 }
 
 function deltaRows(table: Record<string, { added: number; removed: number }>): [string, string, string][] {
-  return Object.entries(table).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => [k, String(v.added), String(v.removed)]);
+  return Object.entries(table)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => [k, String(v.added), String(v.removed)]);
 }
 
 function stepRows(report: ReplayReport): Row[] {
   return report.steps.map((st) => ({
-    cells: [st.sessionId, String(st.seq), st.method, st.timestamp ?? '-', decisionCell(st, 'recorded'), decisionCell(st, 'replayed'), stepChange(st)],
+    cells: [
+      st.sessionId,
+      String(st.seq),
+      st.method,
+      st.timestamp ?? '-',
+      decisionCell(st, 'recorded'),
+      decisionCell(st, 'replayed'),
+      stepChange(st),
+    ],
   }));
 }
 
@@ -89,11 +106,17 @@ function plain(text: string): string {
 
 function textTable(headers: string[], rows: string[][]): string {
   // The last column (the change) is never cut: it is what the reader is looking for.
-  const widths = headers.map((h, i) => Math.min(i === headers.length - 1 ? Infinity : 60, Math.max(h.length, ...rows.map((r) => plain(r[i]).length))));
-  const fmt = (cells: string[]): string => cells.map((c, i) => {
-    const t = plain(c);
-    return (t.length > widths[i] ? t.slice(0, widths[i] - 1) + '…' : t).padEnd(widths[i]);
-  }).join('  ').trimEnd();
+  const widths = headers.map((h, i) =>
+    Math.min(i === headers.length - 1 ? Infinity : 60, Math.max(h.length, ...rows.map((r) => plain(r[i]).length))),
+  );
+  const fmt = (cells: string[]): string =>
+    cells
+      .map((c, i) => {
+        const t = plain(c);
+        return (t.length > widths[i] ? t.slice(0, widths[i] - 1) + '…' : t).padEnd(widths[i]);
+      })
+      .join('  ')
+      .trimEnd();
   return [fmt(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(fmt)].join('\n') + '\n';
 }
 
@@ -106,7 +129,13 @@ export function renderTable(report: ReplayReport): string {
   if (codes.length) out += '\n' + textTable(['reason code', 'added', 'removed'], codes);
   const rules = deltaRows(s.rules);
   if (rules.length) out += '\n' + textTable(['rule', 'added', 'removed'], rules);
-  if (report.steps.length) out += '\n' + textTable(STEP_HEADERS, stepRows(report).map((r) => r.cells));
+  if (report.steps.length)
+    out +=
+      '\n' +
+      textTable(
+        STEP_HEADERS,
+        stepRows(report).map((r) => r.cells),
+      );
   if (report.stepsOmitted) out += `\n… ${report.stepsOmitted} more steps not listed\n`;
   return out;
 }
@@ -115,7 +144,8 @@ export function renderTable(report: ReplayReport): string {
 export function escapeMarkdownCell(text: string): string {
   return plain(text)
     .replace(/[\\`*_{}[\]()#+!|~>]/g, (c) => '\\' + c)
-    .replace(/&/g, '&amp;').replace(/</g, '&lt;');
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;');
 }
 
 function mdTable(headers: string[], rows: string[][]): string {
@@ -132,19 +162,33 @@ export function renderMarkdown(report: ReplayReport): string {
   if (codes.length) out += `\n## Reason codes\n\n${mdTable(['reason code', 'added', 'removed'], codes)}`;
   const rules = deltaRows(s.rules);
   if (rules.length) out += `\n## Rules\n\n${mdTable(['rule', 'added', 'removed'], rules)}`;
-  if (report.steps.length) out += `\n## Steps\n\n${mdTable(STEP_HEADERS, stepRows(report).map((r) => r.cells))}`;
+  if (report.steps.length)
+    out += `\n## Steps\n\n${mdTable(
+      STEP_HEADERS,
+      stepRows(report).map((r) => r.cells),
+    )}`;
   if (report.stepsOmitted) out += `\n${report.stepsOmitted} more steps not listed.\n`;
   return out;
 }
 
 /** HTML text and attribute escaping (the five significant characters). */
 export function escapeHtml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
 }
 
 function htmlTable(headers: string[], rows: string[][], rowClass?: (i: number) => string): string {
   const head = `<tr>${headers.map((h) => `<th>${escapeHtml(h)}</th>`).join('')}</tr>`;
-  const body = rows.map((r, i) => `<tr${rowClass ? ` class="${escapeHtml(rowClass(i))}"` : ''}>${r.map((c) => `<td>${escapeHtml(c)}</td>`).join('')}</tr>`).join('\n');
+  const body = rows
+    .map(
+      (r, i) =>
+        `<tr${rowClass ? ` class="${escapeHtml(rowClass(i))}"` : ''}>${r.map((c) => `<td>${escapeHtml(c)}</td>`).join('')}</tr>`,
+    )
+    .join('\n');
   return `<table>\n<thead>${head}</thead>\n<tbody>\n${body}\n</tbody>\n</table>\n`;
 }
 
@@ -152,7 +196,8 @@ export function renderHtml(report: ReplayReport): string {
   const s = report.summary;
   const sections: string[] = [`<h1>Replay report</h1>`, htmlTable(['', 'value'], summaryRows(s))];
   const transitions = transitionRows(s);
-  if (transitions.length) sections.push('<h2>Transitions</h2>', htmlTable(['recorded → replayed', 'steps'], transitions));
+  if (transitions.length)
+    sections.push('<h2>Transitions</h2>', htmlTable(['recorded → replayed', 'steps'], transitions));
   const codes = deltaRows(s.reasonCodes);
   if (codes.length) sections.push('<h2>Reason codes</h2>', htmlTable(['reason code', 'added', 'removed'], codes));
   const rules = deltaRows(s.rules);
@@ -160,9 +205,22 @@ export function renderHtml(report: ReplayReport): string {
   if (report.steps.length) {
     const cls = (i: number): string => {
       const st = report.steps[i];
-      return st.status === 'tampered' ? 'tampered' : st.nondeterministic ? 'nondeterministic' : st.delta?.transition ? 'transition' : 'changed';
+      return st.status === 'tampered'
+        ? 'tampered'
+        : st.nondeterministic
+          ? 'nondeterministic'
+          : st.delta?.transition
+            ? 'transition'
+            : 'changed';
     };
-    sections.push('<h2>Steps</h2>', htmlTable(STEP_HEADERS, stepRows(report).map((r) => r.cells), cls));
+    sections.push(
+      '<h2>Steps</h2>',
+      htmlTable(
+        STEP_HEADERS,
+        stepRows(report).map((r) => r.cells),
+        cls,
+      ),
+    );
   }
   if (report.stepsOmitted) sections.push(`<p>${report.stepsOmitted} more steps not listed.</p>`);
   return `<!DOCTYPE html>

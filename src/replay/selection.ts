@@ -18,9 +18,18 @@ function stringsOf(name: string, v: unknown): string[] | undefined {
   const xs = Array.isArray(v) ? v : [v];
   const out: string[] = [];
   for (const x of xs) {
-    if (typeof x !== 'string' || x.length === 0 || x.length > 512) throw new ReplayError('invalid_selection', `${name} must be a non-empty string (or a list of them) of at most 512 characters`);
+    if (typeof x !== 'string' || x.length === 0 || x.length > 512)
+      throw new ReplayError(
+        'invalid_selection',
+        `${name} must be a non-empty string (or a list of them) of at most 512 characters`,
+      );
     // Comma-separated lists are accepted from flags (`--method a,b`).
-    out.push(...x.split(',').map((s) => s.trim()).filter((s) => s.length > 0));
+    out.push(
+      ...x
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0),
+    );
   }
   if (out.length === 0) throw new ReplayError('invalid_selection', `${name} is empty`);
   return [...new Set(out)];
@@ -31,10 +40,14 @@ function dateOf(name: string, v: unknown): Date | undefined {
   if (typeof v !== 'string') throw new ReplayError('invalid_selection', `${name} must be an ISO 8601 date string`);
   // A bare date or a full RFC 3339 timestamp; anything Date.parse would guess at is refused.
   if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(v)) {
-    throw new ReplayError('invalid_selection', `${name}: ${JSON.stringify(v)} is not an ISO 8601 date (e.g. 2026-01-31 or 2026-01-31T12:00:00Z)`);
+    throw new ReplayError(
+      'invalid_selection',
+      `${name}: ${JSON.stringify(v)} is not an ISO 8601 date (e.g. 2026-01-31 or 2026-01-31T12:00:00Z)`,
+    );
   }
   const d = new Date(v);
-  if (Number.isNaN(d.getTime())) throw new ReplayError('invalid_selection', `${name}: ${JSON.stringify(v)} is not a valid date`);
+  if (Number.isNaN(d.getTime()))
+    throw new ReplayError('invalid_selection', `${name}: ${JSON.stringify(v)} is not a valid date`);
   return d;
 }
 
@@ -60,7 +73,11 @@ export function parseSelection(input: SelectionInput): ReplaySelection {
   const decisions = stringsOf('decision', input.decision);
   if (decisions) {
     const bad = decisions.filter((d) => !(DISPOSITIONS as readonly string[]).includes(d));
-    if (bad.length) throw new ReplayError('invalid_selection', `decision must be one of ${DISPOSITIONS.join(', ')} (got ${bad.join(', ')})`);
+    if (bad.length)
+      throw new ReplayError(
+        'invalid_selection',
+        `decision must be one of ${DISPOSITIONS.join(', ')} (got ${bad.join(', ')})`,
+      );
     sel.decisions = decisions;
   }
   const decidedBy = oneString('decided-by', input.decidedBy);

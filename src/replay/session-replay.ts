@@ -54,7 +54,12 @@ export class SessionReplay {
   /** Past the selection's end (plus the margin): later entries of this chain are not read. */
   stopped = false;
 
-  constructor(readonly sessionId: string, initial: SessionState, private readonly filter: StepFilter, private readonly ctx: SessionReplayContext) {
+  constructor(
+    readonly sessionId: string,
+    initial: SessionState,
+    private readonly filter: StepFilter,
+    private readonly ctx: SessionReplayContext,
+  ) {
     this.prior = initial;
     this.methods = filter.methods ? new Set(filter.methods) : null;
     this.decisions = filter.decisions ? new Set(filter.decisions) : null;
@@ -91,14 +96,25 @@ export class SessionReplay {
       const result = parseJson(entry.resultJcs);
       const recorded = decisionView(result);
       const stepId = typeof content?.step_id === 'string' ? content.step_id : '';
-      const head: StepHead = { sessionId: this.sessionId, seq: entry.seq, stepId, method, timestamp, recorded, recordedRevision: entry.bundleRevision };
+      const head: StepHead = {
+        sessionId: this.sessionId,
+        seq: entry.seq,
+        stepId,
+        method,
+        timestamp,
+        recorded,
+        recordedRevision: entry.bundleRevision,
+      };
       const tamper = content ? entryTamper(entry, content) : 'entry_hash_mismatch';
       if (tamper) {
         // Reported whatever the selection: the stored history itself is in question. Skipped: its params
         // are not what was evaluated, so they must not shape the state of later steps.
         const tampered = stepOf(head, 'tampered');
         tampered.tamper = tamper;
-        tampered.detail = tamper === 'request_hash_mismatch' ? 'stored params do not hash to request_hash' : 'stored entry does not hash to entry_hash';
+        tampered.detail =
+          tamper === 'request_hash_mismatch'
+            ? 'stored params do not hash to request_hash'
+            : 'stored entry does not hash to entry_hash';
         ctx.emit(tampered);
         continue;
       }
@@ -106,11 +122,12 @@ export class SessionReplay {
         this.stopped = true;
         return;
       }
-      const selected = (!this.methods || this.methods.has(method))
-        && (!this.decisions || (recorded !== null && this.decisions.has(recorded.decision)))
-        && (filter.decidedBy === undefined || entry.bundleRevision === filter.decidedBy)
-        && (filter.sinceMs === undefined || atMs >= filter.sinceMs)
-        && (filter.untilMs === undefined || atMs <= filter.untilMs);
+      const selected =
+        (!this.methods || this.methods.has(method)) &&
+        (!this.decisions || (recorded !== null && this.decisions.has(recorded.decision))) &&
+        (filter.decidedBy === undefined || entry.bundleRevision === filter.decidedBy) &&
+        (filter.sinceMs === undefined || atMs >= filter.sinceMs) &&
+        (filter.untilMs === undefined || atMs <= filter.untilMs);
       if (selected) ctx.counts().selected++;
       const request = requestOf(method, parseJson(entry.paramsJcs));
       const routed = routeStep(method);
@@ -122,13 +139,26 @@ export class SessionReplay {
       const engine = known instanceof Promise ? await known : known;
       if (!engine) {
         this.prior = foldRecordedStep(this.prior, request, recorded?.decision ?? null);
-        if (selected) ctx.emit(withDetail(stepOf(head, 'policy_unavailable'), `revision ${entry.bundleRevision ?? '(none recorded)'} is not in the registry`));
+        if (selected)
+          ctx.emit(
+            withDetail(
+              stepOf(head, 'policy_unavailable'),
+              `revision ${entry.bundleRevision ?? '(none recorded)'} is not in the registry`,
+            ),
+          );
         continue;
       }
       // evaluateRecordedStep's two calls, with the chain's config (steps of a chain run one at a time, so the clock
       // holds this step's time while evaluateStep reads it).
       this.stepAt = new Date(atMs);
-      const evaluated = await evaluateStep(this.configFor(engine), request, this.prior, routed.permitted, routed.wrappedMcp, entry.paramsJcs);
+      const evaluated = await evaluateStep(
+        this.configFor(engine),
+        request,
+        this.prior,
+        routed.permitted,
+        routed.wrappedMcp,
+        entry.paramsJcs,
+      );
       this.prior = foldDecision(evaluated.state, request, evaluated.decision.decision, this.prior);
       const counts = ctx.counts();
       counts.entriesEvaluated++;
@@ -141,19 +171,48 @@ export class SessionReplay {
         continue;
       }
       const delta = compareDecisions(recorded, replayed);
-      ctx.emit(stepOf(head, 'compared', replayed, evaluated.revision, delta, delta.changed && evaluated.revision === entry.bundleRevision));
+      ctx.emit(
+        stepOf(
+          head,
+          'compared',
+          replayed,
+          evaluated.revision,
+          delta,
+          delta.changed && evaluated.revision === entry.bundleRevision,
+        ),
+      );
     }
   }
 }
 
 /** What every step of an entry shares. */
-type StepHead = Pick<ReplayStep, 'sessionId' | 'seq' | 'stepId' | 'method' | 'timestamp' | 'recorded' | 'recordedRevision'>;
+type StepHead = Pick<
+  ReplayStep,
+  'sessionId' | 'seq' | 'stepId' | 'method' | 'timestamp' | 'recorded' | 'recordedRevision'
+>;
 
 /** A step as one object literal, members in the report's order (one allocation, no base step copied per status). */
-function stepOf(h: StepHead, status: StepStatus, replayed: DecisionView | null = null, replayedRevision: string | null = null, delta: DecisionDelta | null = null, nondeterministic = false): ReplayStep {
+function stepOf(
+  h: StepHead,
+  status: StepStatus,
+  replayed: DecisionView | null = null,
+  replayedRevision: string | null = null,
+  delta: DecisionDelta | null = null,
+  nondeterministic = false,
+): ReplayStep {
   return {
-    sessionId: h.sessionId, seq: h.seq, stepId: h.stepId, method: h.method, timestamp: h.timestamp,
-    status, recorded: h.recorded, recordedRevision: h.recordedRevision, replayed, replayedRevision, delta, nondeterministic,
+    sessionId: h.sessionId,
+    seq: h.seq,
+    stepId: h.stepId,
+    method: h.method,
+    timestamp: h.timestamp,
+    status,
+    recorded: h.recorded,
+    recordedRevision: h.recordedRevision,
+    replayed,
+    replayedRevision,
+    delta,
+    nondeterministic,
   };
 }
 

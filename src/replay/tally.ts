@@ -3,16 +3,46 @@
 // keys, and the step list keeps the first `max` notable steps in (session, seq) order, not the first to arrive.
 import type { ReplayStep, ReplaySummary } from './engine.ts';
 
-export type ReplayCounts = Omit<ReplaySummary, 'against' | 'determinismCheck' | 'revisions' | 'selection' | 'startedAt' | 'finishedAt' | 'durationMs' | 'entriesPerSecond' | 'workers'>;
+export type ReplayCounts = Omit<
+  ReplaySummary,
+  | 'against'
+  | 'determinismCheck'
+  | 'revisions'
+  | 'selection'
+  | 'startedAt'
+  | 'finishedAt'
+  | 'durationMs'
+  | 'entriesPerSecond'
+  | 'workers'
+>;
 
 export function emptyCounts(): ReplayCounts {
   return {
-    sessions: 0, sessionsSkipped: 0, entriesScanned: 0, entriesEvaluated: 0, evaluationMs: 0, selected: 0, compared: 0, unchanged: 0, changed: 0,
-    tampered: 0, unrecorded: 0, policyUnavailable: 0, unroutable: 0, nondeterministic: 0, transitions: {}, reasonCodes: {}, rules: {},
+    sessions: 0,
+    sessionsSkipped: 0,
+    entriesScanned: 0,
+    entriesEvaluated: 0,
+    evaluationMs: 0,
+    selected: 0,
+    compared: 0,
+    unchanged: 0,
+    changed: 0,
+    tampered: 0,
+    unrecorded: 0,
+    policyUnavailable: 0,
+    unroutable: 0,
+    nondeterministic: 0,
+    transitions: {},
+    reasonCodes: {},
+    rules: {},
   };
 }
 
-function bump(table: Record<string, { added: number; removed: number }>, names: string[], which: 'added' | 'removed'): void {
+function bump(
+  table: Record<string, { added: number; removed: number }>,
+  names: string[],
+  which: 'added' | 'removed',
+): void {
   for (const n of names) (table[n] ??= { added: 0, removed: 0 })[which]++;
 }
 
@@ -39,8 +69,23 @@ export function countStep(s: ReplayCounts, step: ReplayStep, reportUnchanged: bo
 
 /** Adds counts gathered elsewhere (a worker's page) into `into`. */
 export function mergeCounts(into: ReplayCounts, from: ReplayCounts): void {
-  for (const k of ['sessions', 'sessionsSkipped', 'entriesScanned', 'entriesEvaluated', 'evaluationMs', 'selected', 'compared', 'unchanged', 'changed',
-    'tampered', 'unrecorded', 'policyUnavailable', 'unroutable', 'nondeterministic'] as const) into[k] += from[k];
+  for (const k of [
+    'sessions',
+    'sessionsSkipped',
+    'entriesScanned',
+    'entriesEvaluated',
+    'evaluationMs',
+    'selected',
+    'compared',
+    'unchanged',
+    'changed',
+    'tampered',
+    'unrecorded',
+    'policyUnavailable',
+    'unroutable',
+    'nondeterministic',
+  ] as const)
+    into[k] += from[k];
   for (const [k, n] of Object.entries(from.transitions)) into.transitions[k] = (into.transitions[k] ?? 0) + n;
   for (const table of ['reasonCodes', 'rules'] as const) {
     for (const [k, v] of Object.entries(from[table])) {
@@ -52,12 +97,22 @@ export function mergeCounts(into: ReplayCounts, from: ReplayCounts): void {
 }
 
 function sortedKeys<T>(table: Record<string, T>): Record<string, T> {
-  return Object.fromEntries(Object.keys(table).sort().map((k) => [k, table[k]]));
+  return Object.fromEntries(
+    Object.keys(table)
+      .sort()
+      .map((k) => [k, table[k]]),
+  );
 }
 
 /** The counts with every table in key order (the report's JSON does not depend on arrival order). */
 export function finishedCounts(s: ReplayCounts): ReplayCounts {
-  return { ...s, evaluationMs: Math.round(s.evaluationMs), transitions: sortedKeys(s.transitions), reasonCodes: sortedKeys(s.reasonCodes), rules: sortedKeys(s.rules) };
+  return {
+    ...s,
+    evaluationMs: Math.round(s.evaluationMs),
+    transitions: sortedKeys(s.transitions),
+    reasonCodes: sortedKeys(s.reasonCodes),
+    rules: sortedKeys(s.rules),
+  };
 }
 
 export interface StepKey {

@@ -43,11 +43,23 @@ async function writeAtomically(path: string, text: string): Promise<void> {
 }
 
 async function cachedBundle(cacheDir: string): Promise<URL | null> {
-  const manifest = JSON.parse(await readFile(join(cacheDir, 'replay-worker.json'), 'utf8').catch(() => 'null')) as Manifest | null;
-  if (manifest?.version !== BUILD_VERSION || !Array.isArray(manifest.inputs) || typeof manifest.bundle !== 'string') return null;
+  const manifest = JSON.parse(
+    await readFile(join(cacheDir, 'replay-worker.json'), 'utf8').catch(() => 'null'),
+  ) as Manifest | null;
+  if (manifest?.version !== BUILD_VERSION || !Array.isArray(manifest.inputs) || typeof manifest.bundle !== 'string')
+    return null;
   const bundle = join(cacheDir, manifest.bundle);
-  const same = await hashInputs(manifest.inputs).then((h) => h === manifest.inputsHash, () => false);
-  return same && (await access(bundle).then(() => true, () => false)) ? pathToFileURL(bundle) : null;
+  const same = await hashInputs(manifest.inputs).then(
+    (h) => h === manifest.inputsHash,
+    () => false,
+  );
+  return same &&
+    (await access(bundle).then(
+      () => true,
+      () => false,
+    ))
+    ? pathToFileURL(bundle)
+    : null;
 }
 
 async function buildBundle(cacheDir: string): Promise<URL> {
@@ -65,20 +77,29 @@ async function buildBundle(cacheDir: string): Promise<URL> {
     // opa-wasm is also loaded with require() by src/policy/engine.ts: kept external so both get one instance.
     external: ['@open-policy-agent/opa-wasm'],
     // Bundled CommonJS packages (ajv …) call require() for node built-ins, which ESM output lacks.
-    banner: { js: "import { createRequire as __guardianCreateRequire } from 'node:module';\nconst require = __guardianCreateRequire(import.meta.url);" },
-    plugins: [{
-      name: 'source-import-meta-url',
-      setup(build) {
-        // Each module keeps its own import.meta.url (schemas and packages are found next to the sources).
-        build.onLoad({ filter: /\.ts$/ }, async (args) => ({
-          contents: (await readFile(args.path, 'utf8')).replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)),
-          loader: 'ts',
-        }));
+    banner: {
+      js: "import { createRequire as __guardianCreateRequire } from 'node:module';\nconst require = __guardianCreateRequire(import.meta.url);",
+    },
+    plugins: [
+      {
+        name: 'source-import-meta-url',
+        setup(build) {
+          // Each module keeps its own import.meta.url (schemas and packages are found next to the sources).
+          build.onLoad({ filter: /\.ts$/ }, async (args) => ({
+            contents: (await readFile(args.path, 'utf8')).replaceAll(
+              'import.meta.url',
+              JSON.stringify(pathToFileURL(args.path).href),
+            ),
+            loader: 'ts',
+          }));
+        },
       },
-    }],
+    ],
   });
   const text = result.outputFiles[0].text;
-  const inputs = Object.keys(result.metafile.inputs).map((p) => relative(PACKAGE_ROOT, resolve(PACKAGE_ROOT, p))).sort();
+  const inputs = Object.keys(result.metafile.inputs)
+    .map((p) => relative(PACKAGE_ROOT, resolve(PACKAGE_ROOT, p)))
+    .sort();
   const bundle = `replay-worker-${createHash('sha256').update(text).digest('hex').slice(0, 16)}.mjs`;
   await mkdir(cacheDir, { recursive: true });
   await writeAtomically(join(cacheDir, bundle), text);
@@ -110,8 +131,9 @@ let entry: Promise<URL> | undefined;
  * bootstrap (A/B runs, or a read-only install without a cache).
  */
 export function replayWorkerEntry(): Promise<URL> {
-  entry ??= process.env.GUARDIAN_REPLAY_WORKER === 'tsx'
-    ? Promise.resolve(TSX_WORKER_BOOTSTRAP)
-    : bundledReplayWorker().catch(() => TSX_WORKER_BOOTSTRAP);
+  entry ??=
+    process.env.GUARDIAN_REPLAY_WORKER === 'tsx'
+      ? Promise.resolve(TSX_WORKER_BOOTSTRAP)
+      : bundledReplayWorker().catch(() => TSX_WORKER_BOOTSTRAP);
   return entry;
 }

@@ -9,7 +9,16 @@ import type { ReplayBundle, ReplayPolicy } from './policy.ts';
 import type { StepKey } from './tally.ts';
 import type { FromWorker, ToWorker } from './worker.ts';
 
-const REPLAY_ERROR_CODES = new Set<string>(['invalid_selection', 'policy_not_found', 'policy_invalid', 'policy_compile_error', 'policy_path_refused', 'write_refused', 'cancelled', 'worker_failed']);
+const REPLAY_ERROR_CODES = new Set<string>([
+  'invalid_selection',
+  'policy_not_found',
+  'policy_invalid',
+  'policy_compile_error',
+  'policy_path_refused',
+  'write_refused',
+  'cancelled',
+  'worker_failed',
+]);
 
 export type PageOutcome = Extract<FromWorker, { type: 'done' }>;
 
@@ -22,7 +31,12 @@ export class ReplayWorker {
   private slotFreed: (() => void) | null = null;
 
   /** `entry`: the worker's start file (worker-entry.ts). */
-  constructor(entry: URL, private readonly policy: ReplayPolicy, init: Extract<ToWorker, { type: 'init' }>, private readonly maxInFlight = 2) {
+  constructor(
+    entry: URL,
+    private readonly policy: ReplayPolicy,
+    init: Extract<ToWorker, { type: 'init' }>,
+    private readonly maxInFlight = 2,
+  ) {
     this.worker = new Worker(entry);
     this.worker.on('message', (msg: FromWorker) => {
       const p = this.pending.get(msg.id);
@@ -30,7 +44,13 @@ export class ReplayWorker {
       this.pending.delete(msg.id);
       this.slotFreed?.();
       if (msg.type === 'done') p.resolve(msg);
-      else p.reject(new ReplayError(REPLAY_ERROR_CODES.has(msg.code) ? (msg.code as ReplayErrorCode) : 'worker_failed', msg.message));
+      else
+        p.reject(
+          new ReplayError(
+            REPLAY_ERROR_CODES.has(msg.code) ? (msg.code as ReplayErrorCode) : 'worker_failed',
+            msg.message,
+          ),
+        );
     });
     const fail = (err: Error): void => {
       this.failure ??= err;

@@ -16,14 +16,28 @@ import { SessionReplay, type StepFilter } from './session-replay.ts';
 import { compareStepKeys, countStep, emptyCounts, type ReplayCounts, type StepKey } from './tally.ts';
 
 export type ToWorker =
-  | { type: 'init'; settings: LiveSettings; filter: StepFilter; reportUnchanged: boolean; sendEveryStep: boolean; maxReportedSteps: number }
+  | {
+      type: 'init';
+      settings: LiveSettings;
+      filter: StepFilter;
+      reportUnchanged: boolean;
+      sendEveryStep: boolean;
+      maxReportedSteps: number;
+    }
   | { type: 'bundle'; recordedRevision: string | null; bundle: ReplayBundle | null }
   | { type: 'session'; sessionId: string; state: SessionState }
   /** entries: packed rows (entries.ts readPackedPage). */
   | { type: 'page'; id: number; entries: string[]; cutoff: StepKey | null };
 
 export type FromWorker =
-  | { type: 'done'; id: number; counts: ReplayCounts; steps: { step: ReplayStep; notable: boolean }[]; dropped: number; stopped: boolean }
+  | {
+      type: 'done';
+      id: number;
+      counts: ReplayCounts;
+      steps: { step: ReplayStep; notable: boolean }[];
+      dropped: number;
+      stopped: boolean;
+    }
   | { type: 'failed'; id: number; code: string; message: string };
 
 const port = parentPort!;
@@ -46,7 +60,8 @@ let shippedMax: StepKey | null = null;
 
 function engineFor(recordedRevision: string | null): Promise<PolicyEngine | null> {
   const key = routes.get(recordedRevision ?? '');
-  if (key === undefined) return Promise.reject(new ReplayError('cancelled', `no policy route for revision ${recordedRevision ?? '(none)'}`));
+  if (key === undefined)
+    return Promise.reject(new ReplayError('cancelled', `no policy route for revision ${recordedRevision ?? '(none)'}`));
   if (key === null) return Promise.resolve(null);
   const engine = engines.get(key);
   return engine ?? Promise.reject(new ReplayError('cancelled', `policy ${key} was not sent to the worker`));
@@ -65,12 +80,16 @@ const context = {
     // A notable step past the parent's cutoff, or past this worker's own, can never make the report's list:
     // count it, do not ship it (shipping costs a structured clone on both threads).
     const max = init?.maxReportedSteps ?? 0;
-    const useless = notable && (max === 0 || (cutoff !== null && compareStepKeys(step, cutoff) > 0)
-      || (shipped >= max && shippedMax !== null && compareStepKeys(step, shippedMax) > 0));
+    const useless =
+      notable &&
+      (max === 0 ||
+        (cutoff !== null && compareStepKeys(step, cutoff) > 0) ||
+        (shipped >= max && shippedMax !== null && compareStepKeys(step, shippedMax) > 0));
     if (useless) dropped++;
     else if (notable) {
       shipped++;
-      if (shippedMax === null || compareStepKeys(step, shippedMax) > 0) shippedMax = { sessionId: step.sessionId, seq: step.seq };
+      if (shippedMax === null || compareStepKeys(step, shippedMax) > 0)
+        shippedMax = { sessionId: step.sessionId, seq: step.seq };
     }
     if (init?.sendEveryStep || (notable && !useless)) out.push({ step, notable: notable && !useless });
   },
@@ -107,7 +126,12 @@ async function handle(msg: ToWorker): Promise<void> {
         const reply: FromWorker = { type: 'done', id: msg.id, counts, steps: out, dropped, stopped: session.stopped };
         port.postMessage(reply);
       } catch (err) {
-        const reply: FromWorker = { type: 'failed', id: msg.id, code: err instanceof ReplayError ? err.code : 'internal', message: err instanceof Error ? err.message : String(err) };
+        const reply: FromWorker = {
+          type: 'failed',
+          id: msg.id,
+          code: err instanceof ReplayError ? err.code : 'internal',
+          message: err instanceof Error ? err.message : String(err),
+        };
         port.postMessage(reply);
       }
     }

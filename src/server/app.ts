@@ -4,7 +4,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { createSignatureRegistry, decodeBase64Strict, isSignatureAlgorithm, type SignatureRegistry } from '../crypto/index.ts';
+import {
+  createSignatureRegistry,
+  decodeBase64Strict,
+  isSignatureAlgorithm,
+  type SignatureRegistry,
+} from '../crypto/index.ts';
 import { createWasmPolicyEngine } from '../policy/index.ts';
 import type { PolicyEngine } from '../policy/types.ts';
 import { openStore } from '../store/index.ts';
@@ -55,12 +60,20 @@ export function resolveHmacKey(env: NodeJS.ProcessEnv, dataDir: string): HmacKey
 }
 
 /** bundles/acs.tar.gz (or `bundlePath`) if present, else compile `regoDir` (default rego/) at start. */
-export async function loadPolicyEngine(options: { bundlePath?: string; regoDir?: string; cwd?: string; evaluationTimeoutMs?: number }): Promise<{ engine: PolicyEngine; source: string }> {
+export async function loadPolicyEngine(options: {
+  bundlePath?: string;
+  regoDir?: string;
+  cwd?: string;
+  evaluationTimeoutMs?: number;
+}): Promise<{ engine: PolicyEngine; source: string }> {
   const timeoutMs = options.evaluationTimeoutMs;
   const cwd = options.cwd ?? process.cwd();
   const bundlePath = resolve(cwd, options.bundlePath ?? 'bundles/acs.tar.gz');
   if (existsSync(bundlePath)) {
-    return { engine: await createWasmPolicyEngine({ bundle: new Uint8Array(readFileSync(bundlePath)), timeoutMs }), source: bundlePath };
+    return {
+      engine: await createWasmPolicyEngine({ bundle: new Uint8Array(readFileSync(bundlePath)), timeoutMs }),
+      source: bundlePath,
+    };
   }
   if (options.bundlePath) throw new Error(`policy bundle ${bundlePath} not found`);
   const regoDir = resolve(cwd, options.regoDir ?? 'rego');
@@ -68,7 +81,10 @@ export async function loadPolicyEngine(options: { bundlePath?: string; regoDir?:
   // Loaded lazily: the Rego toolchain is only needed when no prebuilt bundle exists.
   const rego = await import('../rego/index.ts');
   const compiled = await rego.compileBundle({ sources: readRegoDirectory(regoDir), entrypoints: ['acs/decision'] });
-  return { engine: await createWasmPolicyEngine({ bundle: compiled.bundle, timeoutMs }), source: `${regoDir} (compiled at start)` };
+  return {
+    engine: await createWasmPolicyEngine({ bundle: compiled.bundle, timeoutMs }),
+    source: `${regoDir} (compiled at start)`,
+  };
 }
 
 export interface GuardianRuntimeOptions extends Partial<Omit<GuardianOptions, 'store' | 'engine' | 'signatures'>> {
@@ -108,13 +124,15 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
     const raw = env[name];
     if (raw === undefined || raw === '') return undefined;
     const n = Number(raw);
-    if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+    if (!Number.isInteger(n) || n <= 0)
+      throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
     return n;
   };
   const everyEntries = every('GUARDIAN_CHECKPOINT_EVERY_ENTRIES');
   const everyMs = every('GUARDIAN_CHECKPOINT_EVERY_MS');
   const checkpointAlgorithm = env.GUARDIAN_CHECKPOINT_ALGORITHM || 'HMAC-SHA256';
-  if (!isSignatureAlgorithm(checkpointAlgorithm)) throw new Error(`GUARDIAN_CHECKPOINT_ALGORITHM: unknown algorithm ${JSON.stringify(checkpointAlgorithm)}`);
+  if (!isSignatureAlgorithm(checkpointAlgorithm))
+    throw new Error(`GUARDIAN_CHECKPOINT_ALGORITHM: unknown algorithm ${JSON.stringify(checkpointAlgorithm)}`);
   const key = resolveHmacKey(env, dataDir);
   const registry = createSignatureRegistry({ hmacIkm: key.ikm, env: { ...env, GUARDIAN_HMAC_IKM: undefined } });
   const ownsStore = !options.store;
@@ -146,7 +164,15 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
       policySource = 'provided';
     } else if (isDurableStore(store) && env.GUARDIAN_LIFECYCLE !== 'off') {
       // docs/bundle-lifecycle.md: the engine is the lifecycle's swappable slot (activations, fleet sync, shadow).
-      lifecycle = await startLifecycleRuntime({ store, env, cwd: options.cwd, bundlePath: options.bundlePath, regoDir: options.regoDir, evaluationTimeoutMs: options.evaluationTimeoutMs, log: (l) => void process.stderr.write(l + '\n') });
+      lifecycle = await startLifecycleRuntime({
+        store,
+        env,
+        cwd: options.cwd,
+        bundlePath: options.bundlePath,
+        regoDir: options.regoDir,
+        evaluationTimeoutMs: options.evaluationTimeoutMs,
+        log: (l) => void process.stderr.write(l + '\n'),
+      });
       engine = lifecycle.engine;
       policySource = `bundle registry (${lifecycle.engine.current.sha256.slice(0, 12)}, replica ${lifecycle.node.replicaId})`;
     } else {
@@ -160,7 +186,14 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
   const onAudit = options.onAudit ?? ((e: AuditEvent) => process.stderr.write(JSON.stringify({ audit: e }) + '\n'));
   // acs-crypto is accepted only when ML-DSA-65 can be both verified and signed here (docs/keys.md).
   const profiles = options.profiles ?? ['acs-core', ...(registry.acsCryptoAvailable() ? ['acs-crypto'] : [])];
-  const guardian = createGuardian({ ...options, profiles, store, engine, signatures: cryptoEnvelopeSignatures(registry), onAudit });
+  const guardian = createGuardian({
+    ...options,
+    profiles,
+    store,
+    engine,
+    signatures: cryptoEnvelopeSignatures(registry),
+    onAudit,
+  });
   return {
     guardian,
     store,

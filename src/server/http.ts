@@ -29,13 +29,18 @@ export function createHttpApp(guardian: Guardian, options: HttpAppOptions = {}):
     // A declared length is enforced by the HTTP parser (the body cannot exceed it), so a declared body within the
     // limit is read whole through the adapter's direct path (no Web stream per request: it showed in the CPU
     // profile). Chunked bodies of unknown length are read as a stream and cut at the limit.
-    const body = Number.isFinite(declared) && declared > limit
-      ? null
-      : Number.isInteger(declared) && declared >= 0
-        ? new Uint8Array(await c.req.raw.arrayBuffer())
-        : await readStreamWithLimit(c.req.raw.body, limit);
+    const body =
+      Number.isFinite(declared) && declared > limit
+        ? null
+        : Number.isInteger(declared) && declared >= 0
+          ? new Uint8Array(await c.req.raw.arrayBuffer())
+          : await readStreamWithLimit(c.req.raw.body, limit);
     if (body === null) {
-      const err = new AcsError(AcsErrorCode.InvalidRequest, 'body_too_large', `messages larger than ${limit} bytes are refused`);
+      const err = new AcsError(
+        AcsErrorCode.InvalidRequest,
+        'body_too_large',
+        `messages larger than ${limit} bytes are refused`,
+      );
       return json(await errorEnvelope(guardian.config, null, err, null));
     }
     // The pipeline runs in the event loop's check phase, not inside the read callback that delivered the body: the
@@ -58,7 +63,9 @@ export function createHttpApp(guardian: Guardian, options: HttpAppOptions = {}):
   app.all('/acs', () => json({ error: 'use POST /acs' }, 405));
   app.notFound(() => json({ error: 'not found' }, 404));
   // A bug must never surface as an HTML 500 page: answer -32603 in JSON-RPC form.
-  app.onError(() => json({ jsonrpc: '2.0', id: null, error: { code: AcsErrorCode.InternalError, message: 'Internal error' } }, 500));
+  app.onError(() =>
+    json({ jsonrpc: '2.0', id: null, error: { code: AcsErrorCode.InternalError, message: 'Internal error' } }, 500),
+  );
   return app;
 }
 
@@ -70,7 +77,10 @@ export interface RunningHttpServer {
 }
 
 /** Listens on host:port (port 0 = ephemeral). Default 127.0.0.1:8787. */
-export async function startHttpServer(guardian: Guardian, options: HttpAppOptions & { host?: string; port?: number } = {}): Promise<RunningHttpServer> {
+export async function startHttpServer(
+  guardian: Guardian,
+  options: HttpAppOptions & { host?: string; port?: number } = {},
+): Promise<RunningHttpServer> {
   const app = createHttpApp(guardian, options);
   const host = options.host ?? '127.0.0.1';
   const server: ServerType = await new Promise((resolve, reject) => {

@@ -15,7 +15,10 @@ export function encodeFrame(message: unknown): Buffer {
   return Buffer.concat([Buffer.from(`Content-Length: ${body.length}\r\n\r\n`, 'ascii'), body]);
 }
 
-export type FrameEvent = { kind: 'message'; body: Buffer } | { kind: 'framing_error'; message: string } | { kind: 'oversize'; length: number };
+export type FrameEvent =
+  | { kind: 'message'; body: Buffer }
+  | { kind: 'framing_error'; message: string }
+  | { kind: 'oversize'; length: number };
 
 /** Incremental Content-Length frame parser. */
 export class FrameParser {
@@ -83,8 +86,28 @@ export async function serveStdio(guardian: Guardian, input: Readable, output: Wr
   for await (const chunk of input) {
     for (const event of parser.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string))) {
       if (event.kind === 'message') answer(() => guardian.handle(event.body, 'stdio'));
-      else if (event.kind === 'framing_error') answer(() => errorEnvelope(guardian.config, null, new AcsError(AcsErrorCode.ParseError, 'framing_invalid', event.message), null));
-      else answer(() => errorEnvelope(guardian.config, null, new AcsError(AcsErrorCode.InvalidRequest, 'body_too_large', `frame of ${event.length} bytes exceeds ${guardian.config.maxBodyBytes}`), null));
+      else if (event.kind === 'framing_error')
+        answer(() =>
+          errorEnvelope(
+            guardian.config,
+            null,
+            new AcsError(AcsErrorCode.ParseError, 'framing_invalid', event.message),
+            null,
+          ),
+        );
+      else
+        answer(() =>
+          errorEnvelope(
+            guardian.config,
+            null,
+            new AcsError(
+              AcsErrorCode.InvalidRequest,
+              'body_too_large',
+              `frame of ${event.length} bytes exceeds ${guardian.config.maxBodyBytes}`,
+            ),
+            null,
+          ),
+        );
     }
   }
   await queue;

@@ -14,14 +14,16 @@ export interface CheckpointClaim {
 
 /** The signed bytes: UTF-8 of JCS({type, scope, seq, head_hash, algorithm, key_id}). */
 export function checkpointSigningInput(claim: CheckpointClaim): Uint8Array {
-  return new TextEncoder().encode(canonicalJson({
-    type: 'acs-guardian-checkpoint/v1',
-    scope: claim.scope,
-    seq: claim.seq,
-    head_hash: claim.headHash,
-    algorithm: claim.algorithm,
-    key_id: claim.keyId,
-  }));
+  return new TextEncoder().encode(
+    canonicalJson({
+      type: 'acs-guardian-checkpoint/v1',
+      scope: claim.scope,
+      seq: claim.seq,
+      head_hash: claim.headHash,
+      algorithm: claim.algorithm,
+      key_id: claim.keyId,
+    }),
+  );
 }
 
 /** HMAC keys are derived per session: the checkpoint's chain (its session id) is the signing context. */
@@ -29,17 +31,30 @@ function contextOf(claim: CheckpointClaim): SigningContext {
   return { sessionId: claim.scope, keyId: claim.keyId };
 }
 
-export async function signCheckpoint(signer: Signer, keyId: string, scope: string, seq: number, headHash: string): Promise<CheckpointClaim & { signature: string }> {
+export async function signCheckpoint(
+  signer: Signer,
+  keyId: string,
+  scope: string,
+  seq: number,
+  headHash: string,
+): Promise<CheckpointClaim & { signature: string }> {
   const claim: CheckpointClaim = { scope, seq, headHash, algorithm: signer.algorithm, keyId };
   const signature = await signer.sign(checkpointSigningInput(claim), contextOf(claim));
   return { ...claim, signature: Buffer.from(signature).toString('base64') };
 }
 
 /** False on any malformed signature; never throws on bad input. */
-export async function verifyCheckpoint(verifier: Verifier, claim: CheckpointClaim & { signature: string }): Promise<boolean> {
+export async function verifyCheckpoint(
+  verifier: Verifier,
+  claim: CheckpointClaim & { signature: string },
+): Promise<boolean> {
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(claim.signature)) return false;
   try {
-    return await verifier.verify(checkpointSigningInput(claim), new Uint8Array(Buffer.from(claim.signature, 'base64')), contextOf(claim));
+    return await verifier.verify(
+      checkpointSigningInput(claim),
+      new Uint8Array(Buffer.from(claim.signature, 'base64')),
+      contextOf(claim),
+    );
   } catch {
     return false;
   }

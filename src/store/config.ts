@@ -11,7 +11,10 @@ export interface StoreLocationFlags {
 
 export const DEFAULT_DATA_DIR = '.guardian';
 
-export function storeOptionsFrom(flags: StoreLocationFlags, env: Readonly<Record<string, string | undefined>> = process.env): OpenStoreOptions {
+export function storeOptionsFrom(
+  flags: StoreLocationFlags,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): OpenStoreOptions {
   // GUARDIAN_STATE_CHECKPOINT_EVERY: steps between whole session states in the session row (StoreOptions).
   // A value that is not a positive integer is refused rather than silently replaced by the default.
   const raw = env.GUARDIAN_STATE_CHECKPOINT_EVERY;

@@ -6,11 +6,31 @@ import { canonicalJson, sha256Hex, type ContextEntryContent } from '../chain/ind
 import { type CheckpointPolicy, signCheckpoint } from './checkpoints.ts';
 import { StoreError, isRetryableConflict, sqlStateOf, toStoreError } from './errors.ts';
 import { GroupCommitQueue, type QueuedItem } from './group-commit.ts';
-import { chainHeads, checkpoints, contextEntries, policyActivations, policyBundles, replayKeys, sessions } from './schema.ts';
+import {
+  chainHeads,
+  checkpoints,
+  contextEntries,
+  policyActivations,
+  policyBundles,
+  replayKeys,
+  sessions,
+} from './schema.ts';
 import { applyStatePatch, stateDiff } from './state-delta.ts';
 import type {
-  AppendedEntry, ChainHead, ChainInfo, CheckpointRecord, ContextEntryRecord, DurableStore, Json, NewContextEntry,
-  PolicyActivationRecord, PolicyBundleRecord, ReplayKeyKind, SessionRecord, StepCommit, StepCommitOutcome,
+  AppendedEntry,
+  ChainHead,
+  ChainInfo,
+  CheckpointRecord,
+  ContextEntryRecord,
+  DurableStore,
+  Json,
+  NewContextEntry,
+  PolicyActivationRecord,
+  PolicyBundleRecord,
+  ReplayKeyKind,
+  SessionRecord,
+  StepCommit,
+  StepCommitOutcome,
 } from './types.ts';
 
 export type StoreDatabase = PgDatabase<PgQueryResultHKT>;
@@ -19,7 +39,11 @@ export type StoreDatabase = PgDatabase<PgQueryResultHKT>;
  * Parameterised SQL on one connection, rows as plain objects. In a transaction, `{ last: true }` marks its final
  * statement: a driver may send COMMIT along with it (one round trip less); nothing may follow it.
  */
-export type RawQuery = (sqlText: string, params?: unknown[], options?: { last?: boolean }) => Promise<Record<string, unknown>[]>;
+export type RawQuery = (
+  sqlText: string,
+  params?: unknown[],
+  options?: { last?: boolean },
+) => Promise<Record<string, unknown>[]>;
 
 /** What a driver folder provides; everything else is shared. */
 export interface StoreDriver {
@@ -74,7 +98,10 @@ function jcsOf(value: unknown, what: string): string {
   try {
     return canonicalJson(value);
   } catch (err) {
-    throw new StoreError('invalid_input', `${what} is not a JSON value: ${err instanceof Error ? err.message : String(err)}`);
+    throw new StoreError(
+      'invalid_input',
+      `${what} is not a JSON value: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }
 
@@ -87,7 +114,10 @@ function stateTextOf(value: unknown): string {
   try {
     text = JSON.stringify(value);
   } catch (err) {
-    throw new StoreError('invalid_input', `state is not a JSON value: ${err instanceof Error ? err.message : String(err)}`);
+    throw new StoreError(
+      'invalid_input',
+      `state is not a JSON value: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   if (text === undefined) throw new StoreError('invalid_input', 'state is not a JSON value');
   return text;
@@ -171,7 +201,6 @@ interface PendingDecision {
 
 type DecisionOutcome = 'recorded' | 'exists' | 'missing';
 
-
 function toEntryRecord(row: EntryRow): ContextEntryRecord {
   return {
     sessionId: row.sessionId,
@@ -234,20 +263,26 @@ function isValidDate(d: unknown): d is Date {
 
 function prepareStep(step: StepCommit, checkpointEvery: number): PreparedStep {
   for (const k of step.replayKeys) {
-    if (k.kind !== 'request_id' && k.kind !== 'nonce') throw new StoreError('invalid_input', `unknown replay key kind ${String(k.kind)}`);
+    if (k.kind !== 'request_id' && k.kind !== 'nonce')
+      throw new StoreError('invalid_input', `unknown replay key kind ${String(k.kind)}`);
     requireId(k.value, k.kind);
   }
-  if (new Set(step.replayKeys.map((k) => k.kind)).size !== step.replayKeys.length) throw new StoreError('invalid_input', 'one replay key per kind');
-  if (!isValidDate(step.replayKeysExpireAt)) throw new StoreError('invalid_input', 'replayKeysExpireAt must be a valid Date');
-  if (step.session.closedAt !== undefined && !isValidDate(step.session.closedAt)) throw new StoreError('invalid_input', 'closedAt must be a valid Date');
-  if (!Number.isFinite(step.decision.evaluationDurationMs)) throw new StoreError('invalid_input', 'evaluationDurationMs must be a finite number');
+  if (new Set(step.replayKeys.map((k) => k.kind)).size !== step.replayKeys.length)
+    throw new StoreError('invalid_input', 'one replay key per kind');
+  if (!isValidDate(step.replayKeysExpireAt))
+    throw new StoreError('invalid_input', 'replayKeysExpireAt must be a valid Date');
+  if (step.session.closedAt !== undefined && !isValidDate(step.session.closedAt))
+    throw new StoreError('invalid_input', 'closedAt must be a valid Date');
+  if (!Number.isFinite(step.decision.evaluationDurationMs))
+    throw new StoreError('invalid_input', 'evaluationDurationMs must be a finite number');
   const head = step.expectedHead;
   if (head !== null && (!Number.isInteger(head.seq) || head.seq < 0 || !HEX64.test(head.entryHash))) {
     throw new StoreError('invalid_input', 'expectedHead must be null or { seq ≥ 0, entryHash: 64 hex digits }');
   }
   const { state, stateBase } = step.session;
   // The row is rewritten anyway when the step binds a key, fixes the intent or seals the session.
-  const rowWritten = step.session.intent !== undefined || step.session.keyId !== undefined || step.session.closedAt !== undefined;
+  const rowWritten =
+    step.session.intent !== undefined || step.session.keyId !== undefined || step.session.closedAt !== undefined;
   const seq = (head?.seq ?? -1) + 1;
   const whole = state !== undefined && (stateBase === undefined || rowWritten || (seq + 1) % checkpointEvery === 0);
   return {
@@ -255,7 +290,8 @@ function prepareStep(step: StepCommit, checkpointEvery: number): PreparedStep {
     expected: head === null ? { seq: -1, headHash: null } : { seq: head.seq, headHash: head.entryHash },
     keys: step.replayKeys,
     keysExpireAt: step.replayKeysExpireAt.toISOString(),
-    resultJcs: typeof step.decision.resultJcs === 'string' ? step.decision.resultJcs : jcsOf(step.decision.result, 'result'),
+    resultJcs:
+      typeof step.decision.resultJcs === 'string' ? step.decision.resultJcs : jcsOf(step.decision.result, 'result'),
     bundleRevision: step.decision.bundleRevision ?? null,
     evaluationDurationMs: step.decision.evaluationDurationMs,
     stateJcs: whole ? stateTextOf(state) : null,
@@ -277,22 +313,53 @@ interface LockedHead {
 
 /** Column arrays for one multi-row entries insert (unnest keeps it at one statement per batch). */
 class EntryColumns {
-  readonly sessionId: string[] = []; readonly seq: number[] = []; readonly entryId: string[] = []; readonly stepId: string[] = [];
-  readonly stepType: string[] = []; readonly requestHash: (string | null)[] = []; readonly timestamp: (string | null)[] = [];
-  readonly provenance: (string | null)[] = []; readonly content: string[] = []; readonly previousHash: (string | null)[] = [];
-  readonly entryHash: string[] = []; readonly params: string[] = []; readonly result: (string | null)[] = [];
-  readonly revision: (string | null)[] = []; readonly durationMs: (number | null)[] = []; readonly stateDelta: (string | null)[] = [];
+  readonly sessionId: string[] = [];
+  readonly seq: number[] = [];
+  readonly entryId: string[] = [];
+  readonly stepId: string[] = [];
+  readonly stepType: string[] = [];
+  readonly requestHash: (string | null)[] = [];
+  readonly timestamp: (string | null)[] = [];
+  readonly provenance: (string | null)[] = [];
+  readonly content: string[] = [];
+  readonly previousHash: (string | null)[] = [];
+  readonly entryHash: string[] = [];
+  readonly params: string[] = [];
+  readonly result: (string | null)[] = [];
+  readonly revision: (string | null)[] = [];
+  readonly durationMs: (number | null)[] = [];
+  readonly stateDelta: (string | null)[] = [];
 
   /** Appends at the locked head and moves it; returns where the entry landed. */
-  add(sessionId: string, head: LockedHead, p: PreparedAppend, decision?: { resultJcs: string; bundleRevision: string | null; evaluationDurationMs: number; stateDeltaJcs: string | null }): AppendedEntry {
+  add(
+    sessionId: string,
+    head: LockedHead,
+    p: PreparedAppend,
+    decision?: {
+      resultJcs: string;
+      bundleRevision: string | null;
+      evaluationDurationMs: number;
+      stateDeltaJcs: string | null;
+    },
+  ): AppendedEntry {
     const seq = head.seq + 1;
     const previousHash = head.headHash;
     const entryHash = entryHashOf(p.contentJcs, previousHash);
-    this.sessionId.push(sessionId); this.seq.push(seq); this.entryId.push(p.content.entry_id); this.stepId.push(p.content.step_id);
-    this.stepType.push(p.content.step_type); this.requestHash.push(p.content.request_hash ?? null); this.timestamp.push(p.content.timestamp ?? null);
-    this.provenance.push(p.provenanceSummaryJcs); this.content.push(p.contentJcs); this.previousHash.push(previousHash);
-    this.entryHash.push(entryHash); this.params.push(p.paramsJcs);
-    this.result.push(decision?.resultJcs ?? null); this.revision.push(decision?.bundleRevision ?? null); this.durationMs.push(decision?.evaluationDurationMs ?? null);
+    this.sessionId.push(sessionId);
+    this.seq.push(seq);
+    this.entryId.push(p.content.entry_id);
+    this.stepId.push(p.content.step_id);
+    this.stepType.push(p.content.step_type);
+    this.requestHash.push(p.content.request_hash ?? null);
+    this.timestamp.push(p.content.timestamp ?? null);
+    this.provenance.push(p.provenanceSummaryJcs);
+    this.content.push(p.contentJcs);
+    this.previousHash.push(previousHash);
+    this.entryHash.push(entryHash);
+    this.params.push(p.paramsJcs);
+    this.result.push(decision?.resultJcs ?? null);
+    this.revision.push(decision?.bundleRevision ?? null);
+    this.durationMs.push(decision?.evaluationDurationMs ?? null);
     this.stateDelta.push(decision?.stateDeltaJcs ?? null);
     Object.assign(head, { seq, headHash: entryHash, changed: true });
     return { seq, entryHash, previousHash };
@@ -316,9 +383,17 @@ async function lockChainHeads(query: RawQuery, ids: string[]): Promise<Map<strin
      returning session_id, seq, head_hash, pruned_at`,
     [ids],
   );
-  return new Map(heads.map((h) => [String(h.session_id), {
-    seq: Number(h.seq), headHash: h.head_hash === null ? null : String(h.head_hash), pruned: h.pruned_at !== null, changed: false,
-  }]));
+  return new Map(
+    heads.map((h) => [
+      String(h.session_id),
+      {
+        seq: Number(h.seq),
+        headHash: h.head_hash === null ? null : String(h.head_hash),
+        pruned: h.pruned_at !== null,
+        changed: false,
+      },
+    ]),
+  );
 }
 
 /**
@@ -329,10 +404,27 @@ async function lockChainHeads(query: RawQuery, ids: string[]): Promise<Map<strin
  */
 function entryWriteParams(cols: EntryColumns, heads: Map<string, LockedHead>): unknown[] {
   const moved = [...heads].filter(([, h]) => h.changed);
-  return [cols.sessionId, cols.seq, cols.entryId, cols.stepId, cols.stepType, cols.requestHash, cols.timestamp, cols.provenance,
-    jsonTextsArray(cols.content), cols.previousHash, cols.entryHash, jsonTextsArray(cols.params), jsonTextsArray(cols.result), cols.revision,
-    cols.durationMs, jsonTextsArray(cols.stateDelta),
-    moved.map(([id]) => id), moved.map(([, h]) => h.seq), moved.map(([, h]) => h.headHash)];
+  return [
+    cols.sessionId,
+    cols.seq,
+    cols.entryId,
+    cols.stepId,
+    cols.stepType,
+    cols.requestHash,
+    cols.timestamp,
+    cols.provenance,
+    jsonTextsArray(cols.content),
+    cols.previousHash,
+    cols.entryHash,
+    jsonTextsArray(cols.params),
+    jsonTextsArray(cols.result),
+    cols.revision,
+    cols.durationMs,
+    jsonTextsArray(cols.stateDelta),
+    moved.map(([id]) => id),
+    moved.map(([, h]) => h.seq),
+    moved.map(([, h]) => h.headHash),
+  ];
 }
 
 /** A batch's entry columns (entryWriteParams' $1…$16 but the JSON texts), one row per entry, `ord` its place. */
@@ -449,18 +541,45 @@ function stepWriteParams(batch: QueuedItem<PreparedStep, StepCommitOutcome>[], c
   const rowsOf = batch.filter(({ value: p }) => p.stateJcs ?? p.intentJcs ?? p.keyId ?? p.closedAt);
   const children = batch.filter(({ value: p }) => p.child !== null);
   const child = (item: QueuedItem<PreparedStep, StepCommitOutcome>) => item.value.child!;
-  return [cols.sessionId, cols.seq, cols.entryId, cols.stepId, cols.stepType, cols.requestHash, cols.timestamp, cols.provenance,
-    jsonTextsArray(cols.content), cols.previousHash, cols.entryHash, jsonTextsArray(cols.params), jsonTextsArray(cols.result), cols.revision,
-    cols.durationMs, jsonTextsArray(cols.stateDelta),
-    batch.map((item) => keyOf(item.value, 'request_id')), batch.map((item) => keyOf(item.value, 'nonce')),
-    batch.map((item) => item.value.keysExpireAt), new Date().toISOString(),
-    rowsOf.map((r) => r.key), rowsOf.map((r) => r.value.stateJcs !== null), rowsOf.map((r) => r.value.expected.seq + 1),
-    rowsOf.map((r) => r.value.intentJcs), rowsOf.map((r) => r.value.keyId), rowsOf.map((r) => r.value.closedAt),
+  return [
+    cols.sessionId,
+    cols.seq,
+    cols.entryId,
+    cols.stepId,
+    cols.stepType,
+    cols.requestHash,
+    cols.timestamp,
+    cols.provenance,
+    jsonTextsArray(cols.content),
+    cols.previousHash,
+    cols.entryHash,
+    jsonTextsArray(cols.params),
+    jsonTextsArray(cols.result),
+    cols.revision,
+    cols.durationMs,
+    jsonTextsArray(cols.stateDelta),
+    batch.map((item) => keyOf(item.value, 'request_id')),
+    batch.map((item) => keyOf(item.value, 'nonce')),
+    batch.map((item) => item.value.keysExpireAt),
+    new Date().toISOString(),
+    rowsOf.map((r) => r.key),
+    rowsOf.map((r) => r.value.stateJcs !== null),
+    rowsOf.map((r) => r.value.expected.seq + 1),
+    rowsOf.map((r) => r.value.intentJcs),
+    rowsOf.map((r) => r.value.keyId),
+    rowsOf.map((r) => r.value.closedAt),
     jsonTextsArray(rowsOf.map((r) => r.value.stateJcs)),
-    children.map((r) => r.key), children.map((r) => child(r).id), children.map((r) => child(r).tenantId ?? null), children.map((r) => child(r).agentId),
-    children.map((r) => child(r).keyId ?? null), children.map((r) => child(r).helloJcs), children.map((r) => child(r).intentJcs),
-    children.map((r) => child(r).stateJcs), children.map((r) => child(r).parentSessionId ?? null),
-    children.map((r) => child(r).createdAt?.toISOString() ?? null)];
+    children.map((r) => r.key),
+    children.map((r) => child(r).id),
+    children.map((r) => child(r).tenantId ?? null),
+    children.map((r) => child(r).agentId),
+    children.map((r) => child(r).keyId ?? null),
+    children.map((r) => child(r).helloJcs),
+    children.map((r) => child(r).intentJcs),
+    children.map((r) => child(r).stateJcs),
+    children.map((r) => child(r).parentSessionId ?? null),
+    children.map((r) => child(r).createdAt?.toISOString() ?? null),
+  ];
 }
 
 export class DrizzleGuardianStore implements DurableStore {
@@ -488,11 +607,24 @@ export class DrizzleGuardianStore implements DurableStore {
     this.#maxRetries = options.maxRetries ?? 8;
     const every = Math.floor(options.stateCheckpointEvery ?? 32);
     this.#stateCheckpointEvery = Number.isFinite(every) && every > 1 ? every : 1;
-    this.#appends = new GroupCommitQueue((batch) => this.#commitAppends(batch), options.maxBatch ?? 256, driver.appendConcurrency);
-    this.#decisions = new GroupCommitQueue((batch) => this.#commitDecisions(batch), options.maxBatch ?? 256, driver.appendConcurrency);
+    this.#appends = new GroupCommitQueue(
+      (batch) => this.#commitAppends(batch),
+      options.maxBatch ?? 256,
+      driver.appendConcurrency,
+    );
+    this.#decisions = new GroupCommitQueue(
+      (batch) => this.#commitDecisions(batch),
+      options.maxBatch ?? 256,
+      driver.appendConcurrency,
+    );
     // One step per session per batch: each is placed at the head it was evaluated against, which a second step of
     // the same session in the batch would see moved (it goes in the next batch and comes back stale_head).
-    this.#steps = new GroupCommitQueue((batch) => this.#commitSteps(batch), options.maxBatch ?? 256, driver.appendConcurrency, true);
+    this.#steps = new GroupCommitQueue(
+      (batch) => this.#commitSteps(batch),
+      options.maxBatch ?? 256,
+      driver.appendConcurrency,
+      true,
+    );
     const everyMs = options.checkpoints?.everyMs ?? 10_000;
     if (options.checkpoints && everyMs > 0) {
       this.#checkpointTimer = setInterval(() => this.#checkpointStale(everyMs), Math.max(50, Math.floor(everyMs / 2)));
@@ -563,7 +695,10 @@ export class DrizzleGuardianStore implements DurableStore {
     try {
       for (const delta of r.deltas as string[]) state = applyStatePatch(state, JSON.parse(delta)) as Json;
     } catch (err) {
-      throw new StoreError('unavailable', `session ${id}: a stored state change does not apply: ${err instanceof Error ? err.message : String(err)}`);
+      throw new StoreError(
+        'unavailable',
+        `session ${id}: a stored state change does not apply: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
     const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
     return {
@@ -577,11 +712,17 @@ export class DrizzleGuardianStore implements DurableStore {
       parentSessionId: r.parent_session_id === null ? null : String(r.parent_session_id),
       createdAt: date(r.created_at),
       closedAt: r.closed_at === null ? null : date(r.closed_at),
-      stateHead: r.head_hash === null || r.head_hash === undefined ? null : { seq: Number(r.head_seq), entryHash: String(r.head_hash) },
+      stateHead:
+        r.head_hash === null || r.head_hash === undefined
+          ? null
+          : { seq: Number(r.head_seq), entryHash: String(r.head_hash) },
     };
   }
 
-  async updateSessionState(id: string, patch: Partial<Pick<SessionRecord, 'intent' | 'state' | 'keyId' | 'hello'>>): Promise<void> {
+  async updateSessionState(
+    id: string,
+    patch: Partial<Pick<SessionRecord, 'intent' | 'state' | 'keyId' | 'hello'>>,
+  ): Promise<void> {
     this.#assertOpen();
     const set: PgUpdateSetSource<typeof sessions> = {};
     if (patch.intent !== undefined) set.intentJcs = jcsOf(patch.intent, 'intent');
@@ -606,7 +747,10 @@ export class DrizzleGuardianStore implements DurableStore {
     this.#assertOpen();
     let found: { closedAt: Date | null }[];
     try {
-      await this.#db.update(sessions).set({ closedAt: at }).where(and(eq(sessions.id, id), sql`${sessions.closedAt} is null`));
+      await this.#db
+        .update(sessions)
+        .set({ closedAt: at })
+        .where(and(eq(sessions.id, id), sql`${sessions.closedAt} is null`));
       found = await this.#db.select({ closedAt: sessions.closedAt }).from(sessions).where(eq(sessions.id, id));
     } catch (err) {
       throw toStoreError(err, 'closeSession');
@@ -640,18 +784,20 @@ export class DrizzleGuardianStore implements DurableStore {
    */
   async #commitAppends(batch: QueuedItem<PreparedAppend, AppendedEntry>[]): Promise<(AppendedEntry | Error)[]> {
     const ids = [...new Set(batch.map((b) => b.key))].sort();
-    return this.#retrying('appendContextEntry', () => this.#d.transaction(async (query) => {
-      const heads = await lockChainHeads(query, ids);
-      const cols = new EntryColumns();
-      const outcomes = batch.map((item): AppendedEntry | Error => {
-        const head = heads.get(item.key);
-        if (!head) return new StoreError('unavailable', `chain head for ${item.key} was not returned`);
-        if (head.pruned) return new StoreError('conflict', `session ${item.key} was pruned; its chain is closed`);
-        return cols.add(item.key, head, item.value);
-      });
-      await writeEntries(query, cols, heads);
-      return outcomes;
-    }));
+    return this.#retrying('appendContextEntry', () =>
+      this.#d.transaction(async (query) => {
+        const heads = await lockChainHeads(query, ids);
+        const cols = new EntryColumns();
+        const outcomes = batch.map((item): AppendedEntry | Error => {
+          const head = heads.get(item.key);
+          if (!head) return new StoreError('unavailable', `chain head for ${item.key} was not returned`);
+          if (head.pruned) return new StoreError('conflict', `session ${item.key} was pruned; its chain is closed`);
+          return cols.add(item.key, head, item.value);
+        });
+        await writeEntries(query, cols, heads);
+        return outcomes;
+      }),
+    );
   }
 
   /** A batch transaction, retried as a whole on serialization failures and deadlocks. */
@@ -711,10 +857,17 @@ export class DrizzleGuardianStore implements DurableStore {
    * with another decision. Each step can only have landed at its expected head, with the hash it was signed with.
    * Null when nothing of the batch landed (then nothing did: the batch was one transaction).
    */
-  async #settleInDoubt(batch: QueuedItem<PreparedStep, StepCommitOutcome>[]): Promise<(StepCommitOutcome | null)[] | null> {
+  async #settleInDoubt(
+    batch: QueuedItem<PreparedStep, StepCommitOutcome>[],
+  ): Promise<(StepCommitOutcome | null)[] | null> {
     const placed = batch.map((item) => {
       const { seq, headHash } = item.value.expected;
-      return { sessionId: item.key, seq: seq + 1, previousHash: headHash, entryHash: entryHashOf(item.value.append.contentJcs, headHash) };
+      return {
+        sessionId: item.key,
+        seq: seq + 1,
+        previousHash: headHash,
+        entryHash: entryHashOf(item.value.append.contentJcs, headHash),
+      };
     });
     const rows = await this.#d.query(
       `select e.session_id, e.seq from context_entries as e
@@ -724,7 +877,11 @@ export class DrizzleGuardianStore implements DurableStore {
     );
     if (rows.length === 0) return null;
     const landed = new Set(rows.map((r) => `${String(r.session_id)}#${Number(r.seq)}`));
-    return placed.map((p) => (landed.has(`${p.sessionId}#${p.seq}`) ? { status: 'committed', appended: { seq: p.seq, entryHash: p.entryHash, previousHash: p.previousHash } } : null));
+    return placed.map((p) =>
+      landed.has(`${p.sessionId}#${p.seq}`)
+        ? { status: 'committed', appended: { seq: p.seq, entryHash: p.entryHash, previousHash: p.previousHash } }
+        : null,
+    );
   }
 
   async #commitStepsOnce(batch: QueuedItem<PreparedStep, StepCommitOutcome>[]): Promise<(StepCommitOutcome | Error)[]> {
@@ -734,28 +891,38 @@ export class DrizzleGuardianStore implements DurableStore {
     const cols = new EntryColumns();
     const placed = batch.map((item) => cols.add(item.key, expectedHeadOf(item.value), item.value.append, item.value));
     const writes = stepWriteParams(batch, cols);
-    return this.#retrying('commitStep', () => this.#d.transaction(async (query) => {
-      const [heads, rows] = await Promise.all([lockChainHeads(query, ids), query(STEP_WRITES, writes, { last: true })]);
-      const committed = new Set<string>();
-      const fresh = new Set<string>();
-      for (const r of rows) {
-        if (r.kind === null) committed.add(String(r.session_id));
-        else fresh.add(`${String(r.session_id)}\u0000${String(r.kind)}\u0000${String(r.value)}`);
-      }
-      return batch.map((item, i): StepCommitOutcome | Error => {
-        if (committed.has(item.key)) return { status: 'committed', appended: placed[i] };
-        const head = heads.get(item.key);
-        const p = item.value;
-        if (!head) return new StoreError('unavailable', `chain head for ${item.key} was not returned`);
-        if (head.pruned) return new StoreError('conflict', `session ${item.key} was pruned; its chain is closed`);
-        if (head.seq !== p.expected.seq || head.headHash !== p.expected.headHash) {
-          return { status: 'stale_head', head: head.headHash === null ? null : { seq: head.seq, entryHash: head.headHash } };
+    return this.#retrying('commitStep', () =>
+      this.#d.transaction(async (query) => {
+        const [heads, rows] = await Promise.all([
+          lockChainHeads(query, ids),
+          query(STEP_WRITES, writes, { last: true }),
+        ]);
+        const committed = new Set<string>();
+        const fresh = new Set<string>();
+        for (const r of rows) {
+          if (r.kind === null) committed.add(String(r.session_id));
+          else fresh.add(`${String(r.session_id)}\u0000${String(r.kind)}\u0000${String(r.value)}`);
         }
-        const taken = p.keys.find((k) => !fresh.has(`${item.key}\u0000${k.kind}\u0000${k.value}`));
-        // Placed at its head with every key fresh, the statement would have written it.
-        return taken ? { status: 'replay', kind: taken.kind } : new StoreError('unavailable', `step for ${item.key} was not written`);
-      });
-    }));
+        return batch.map((item, i): StepCommitOutcome | Error => {
+          if (committed.has(item.key)) return { status: 'committed', appended: placed[i] };
+          const head = heads.get(item.key);
+          const p = item.value;
+          if (!head) return new StoreError('unavailable', `chain head for ${item.key} was not returned`);
+          if (head.pruned) return new StoreError('conflict', `session ${item.key} was pruned; its chain is closed`);
+          if (head.seq !== p.expected.seq || head.headHash !== p.expected.headHash) {
+            return {
+              status: 'stale_head',
+              head: head.headHash === null ? null : { seq: head.seq, entryHash: head.headHash },
+            };
+          }
+          const taken = p.keys.find((k) => !fresh.has(`${item.key}\u0000${k.kind}\u0000${k.value}`));
+          // Placed at its head with every key fresh, the statement would have written it.
+          return taken
+            ? { status: 'replay', kind: taken.kind }
+            : new StoreError('unavailable', `step for ${item.key} was not written`);
+        });
+      }),
+    );
   }
 
   #afterAppend(sessionId: string, appended: AppendedEntry): void {
@@ -776,13 +943,22 @@ export class DrizzleGuardianStore implements DurableStore {
     }
   }
 
-  async recordDecision(sessionId: string, seq: number, decision: { result: Json; bundleRevision: string | null; evaluationDurationMs: number }): Promise<void> {
+  async recordDecision(
+    sessionId: string,
+    seq: number,
+    decision: { result: Json; bundleRevision: string | null; evaluationDurationMs: number },
+  ): Promise<void> {
     this.#assertOpen();
     const resultJcs = jcsOf(decision.result, 'result');
-    if (!Number.isFinite(decision.evaluationDurationMs)) throw new StoreError('invalid_input', 'evaluationDurationMs must be a finite number');
+    if (!Number.isFinite(decision.evaluationDurationMs))
+      throw new StoreError('invalid_input', 'evaluationDurationMs must be a finite number');
     if (!Number.isInteger(seq) || seq < 0) throw new StoreError('invalid_input', 'seq must be a non-negative integer');
     const outcome = await this.#decisions.enqueue(`${sessionId}#${seq}`, {
-      sessionId, seq, resultJcs, bundleRevision: decision.bundleRevision ?? null, evaluationDurationMs: decision.evaluationDurationMs,
+      sessionId,
+      seq,
+      resultJcs,
+      bundleRevision: decision.bundleRevision ?? null,
+      evaluationDurationMs: decision.evaluationDurationMs,
     });
     if (outcome === 'recorded') return;
     // Decisions are write-once: what was delivered to the agent cannot be replaced afterwards.
@@ -807,8 +983,13 @@ export class DrizzleGuardianStore implements DurableStore {
            from unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::double precision[]) as v(session_id, seq, result_jcs, bundle_revision, ms)
           where e.session_id = v.session_id and e.seq = v.seq and e.result_jcs is null
          returning e.session_id, e.seq`,
-        [batch.map((b) => b.value.sessionId), batch.map((b) => b.value.seq), batch.map((b) => b.value.resultJcs),
-          batch.map((b) => b.value.bundleRevision), batch.map((b) => b.value.evaluationDurationMs)],
+        [
+          batch.map((b) => b.value.sessionId),
+          batch.map((b) => b.value.seq),
+          batch.map((b) => b.value.resultJcs),
+          batch.map((b) => b.value.bundleRevision),
+          batch.map((b) => b.value.evaluationDurationMs),
+        ],
       );
       updated = new Set(rows.map(keyOf));
       const missing = batch.filter((b) => !updated.has(b.key));
@@ -838,8 +1019,16 @@ export class DrizzleGuardianStore implements DurableStore {
   async getChain(sessionId: string): Promise<ChainInfo | null> {
     this.#assertOpen();
     try {
-      const rows = await this.#db.select({ sessionId: chainHeads.sessionId, seq: chainHeads.seq, headHash: chainHeads.headHash, prunedAt: chainHeads.prunedAt })
-        .from(chainHeads).where(eq(chainHeads.sessionId, sessionId)).limit(1);
+      const rows = await this.#db
+        .select({
+          sessionId: chainHeads.sessionId,
+          seq: chainHeads.seq,
+          headHash: chainHeads.headHash,
+          prunedAt: chainHeads.prunedAt,
+        })
+        .from(chainHeads)
+        .where(eq(chainHeads.sessionId, sessionId))
+        .limit(1);
       return rows[0] ?? null;
     } catch (err) {
       throw toStoreError(err, 'getChain');
@@ -850,23 +1039,36 @@ export class DrizzleGuardianStore implements DurableStore {
     this.#assertOpen();
     const limit = Math.min(Math.max(1, options.limit ?? 1000), MAX_PAGE);
     try {
-      return await this.#db.select({ sessionId: chainHeads.sessionId, seq: chainHeads.seq, headHash: chainHeads.headHash, prunedAt: chainHeads.prunedAt })
+      return await this.#db
+        .select({
+          sessionId: chainHeads.sessionId,
+          seq: chainHeads.seq,
+          headHash: chainHeads.headHash,
+          prunedAt: chainHeads.prunedAt,
+        })
         .from(chainHeads)
         .where(options.afterSessionId === undefined ? undefined : gt(chainHeads.sessionId, options.afterSessionId))
-        .orderBy(asc(chainHeads.sessionId)).limit(limit);
+        .orderBy(asc(chainHeads.sessionId))
+        .limit(limit);
     } catch (err) {
       throw toStoreError(err, 'listChains');
     }
   }
 
-  async listContextEntries(sessionId: string, options: { afterSeq?: number; limit?: number } = {}): Promise<ContextEntryRecord[]> {
+  async listContextEntries(
+    sessionId: string,
+    options: { afterSeq?: number; limit?: number } = {},
+  ): Promise<ContextEntryRecord[]> {
     this.#assertOpen();
     const limit = Math.min(Math.max(1, options.limit ?? 1000), MAX_PAGE);
     let rows: EntryRow[];
     try {
-      rows = await this.#db.select().from(contextEntries)
+      rows = await this.#db
+        .select()
+        .from(contextEntries)
         .where(and(eq(contextEntries.sessionId, sessionId), gt(contextEntries.seq, options.afterSeq ?? -1)))
-        .orderBy(asc(contextEntries.seq)).limit(limit);
+        .orderBy(asc(contextEntries.seq))
+        .limit(limit);
     } catch (err) {
       throw toStoreError(err, 'listContextEntries');
     }
@@ -878,10 +1080,19 @@ export class DrizzleGuardianStore implements DurableStore {
   async listCheckpoints(scope: string): Promise<CheckpointRecord[]> {
     this.#assertOpen();
     try {
-      return await this.#db.select({
-        scope: checkpoints.scope, seq: checkpoints.seq, headHash: checkpoints.headHash, algorithm: checkpoints.algorithm,
-        keyId: checkpoints.keyId, signature: checkpoints.signature, createdAt: checkpoints.createdAt,
-      }).from(checkpoints).where(eq(checkpoints.scope, scope)).orderBy(asc(checkpoints.seq), asc(checkpoints.id));
+      return await this.#db
+        .select({
+          scope: checkpoints.scope,
+          seq: checkpoints.seq,
+          headHash: checkpoints.headHash,
+          algorithm: checkpoints.algorithm,
+          keyId: checkpoints.keyId,
+          signature: checkpoints.signature,
+          createdAt: checkpoints.createdAt,
+        })
+        .from(checkpoints)
+        .where(eq(checkpoints.scope, scope))
+        .orderBy(asc(checkpoints.seq), asc(checkpoints.id));
     } catch (err) {
       throw toStoreError(err, 'listCheckpoints');
     }
@@ -900,7 +1111,11 @@ export class DrizzleGuardianStore implements DurableStore {
     if (!policy) return null;
     try {
       const signed = await signCheckpoint(policy.signer, policy.keyId, scope, seq, headHash);
-      const rows = await this.#db.insert(checkpoints).values(signed).onConflictDoNothing().returning({ createdAt: checkpoints.createdAt });
+      const rows = await this.#db
+        .insert(checkpoints)
+        .values(signed)
+        .onConflictDoNothing()
+        .returning({ createdAt: checkpoints.createdAt });
       return { ...signed, createdAt: rows[0]?.createdAt ?? new Date() };
     } catch (err) {
       throw toStoreError(err, 'checkpoint');
@@ -939,14 +1154,18 @@ export class DrizzleGuardianStore implements DurableStore {
 
   async rememberReplayKey(sessionId: string, kind: ReplayKeyKind, value: string, expiresAt: Date): Promise<boolean> {
     this.#assertOpen();
-    if (kind !== 'request_id' && kind !== 'nonce') throw new StoreError('invalid_input', `unknown replay key kind ${String(kind)}`);
+    if (kind !== 'request_id' && kind !== 'nonce')
+      throw new StoreError('invalid_input', `unknown replay key kind ${String(kind)}`);
     requireId(value, kind);
-    if (!(expiresAt instanceof Date) || Number.isNaN(expiresAt.getTime())) throw new StoreError('invalid_input', 'expiresAt must be a valid Date');
+    if (!(expiresAt instanceof Date) || Number.isNaN(expiresAt.getTime()))
+      throw new StoreError('invalid_input', 'expiresAt must be a valid Date');
     const now = new Date();
     let rows: { v: string }[];
     try {
       // A fresh key inserts; an expired one is taken over; a live one matches nothing (ACS §10.3).
-      rows = await this.#db.insert(replayKeys).values({ sessionId, kind, value, expiresAt })
+      rows = await this.#db
+        .insert(replayKeys)
+        .values({ sessionId, kind, value, expiresAt })
         .onConflictDoUpdate({
           target: [replayKeys.sessionId, replayKeys.kind, replayKeys.value],
           set: { expiresAt: sql`excluded.expires_at` },
@@ -972,8 +1191,11 @@ export class DrizzleGuardianStore implements DurableStore {
 
   async pruneClosedSessions(before: Date): Promise<{ sessions: number; entries: number; skipped: string[] }> {
     this.#assertOpen();
-    const closed = await this.#db.select({ id: sessions.id }).from(sessions)
-      .where(and(isNotNull(sessions.closedAt), lt(sessions.closedAt, before))).orderBy(asc(sessions.id));
+    const closed = await this.#db
+      .select({ id: sessions.id })
+      .from(sessions)
+      .where(and(isNotNull(sessions.closedAt), lt(sessions.closedAt, before)))
+      .orderBy(asc(sessions.id));
     let pruned = 0;
     let entries = 0;
     const skipped: string[] = [];
@@ -1008,14 +1230,21 @@ export class DrizzleGuardianStore implements DurableStore {
 
   async putPolicyBundle(bundle: Omit<PolicyBundleRecord, 'createdAt'>): Promise<void> {
     this.#assertOpen();
-    if (!HEX64.test(bundle.sha256)) throw new StoreError('invalid_input', 'bundle sha256 must be 64 lowercase hex digits');
+    if (!HEX64.test(bundle.sha256))
+      throw new StoreError('invalid_input', 'bundle sha256 must be 64 lowercase hex digits');
     try {
       // Bytes travel as base64 text: PGlite's bytea parameter and row codecs take hundreds of ms per MB on the
       // event loop (measured by the lifecycle work), base64 a few tens.
       await this.#d.query(
         `insert into policy_bundles (sha256, revision, manifest_jcs, bytes, source)
          values ($1, $2, $3, decode($4, 'base64'), $5) on conflict do nothing`,
-        [bundle.sha256, bundle.revision, jcsOf(bundle.manifest, 'manifest'), Buffer.from(bundle.bytes).toString('base64'), bundle.source ?? null],
+        [
+          bundle.sha256,
+          bundle.revision,
+          jcsOf(bundle.manifest, 'manifest'),
+          Buffer.from(bundle.bytes).toString('base64'),
+          bundle.source ?? null,
+        ],
       );
     } catch (err) {
       throw toStoreError(err, 'putPolicyBundle');
@@ -1036,26 +1265,41 @@ export class DrizzleGuardianStore implements DurableStore {
     if (!rows.length) return null;
     const r = rows[0];
     return {
-      sha256: String(r.sha256), revision: String(r.revision), manifest: parseJcs(String(r.manifest_jcs)),
+      sha256: String(r.sha256),
+      revision: String(r.revision),
+      manifest: parseJcs(String(r.manifest_jcs)),
       // encode(…, 'base64') wraps lines every 76 characters; Buffer.from skips the newlines.
-      bytes: new Uint8Array(Buffer.from(String(r.bytes_b64), 'base64')), source: r.source === null ? null : String(r.source),
+      bytes: new Uint8Array(Buffer.from(String(r.bytes_b64), 'base64')),
+      source: r.source === null ? null : String(r.source),
       createdAt: r.created_at instanceof Date ? r.created_at : new Date(String(r.created_at)),
     };
   }
 
   async activatePolicyBundle(sha256: string, activatedBy: string | null = null): Promise<void> {
     this.#assertOpen();
-    const bundle = await this.#db.select({ revision: policyBundles.revision }).from(policyBundles).where(eq(policyBundles.sha256, sha256)).limit(1);
+    const bundle = await this.#db
+      .select({ revision: policyBundles.revision })
+      .from(policyBundles)
+      .where(eq(policyBundles.sha256, sha256))
+      .limit(1);
     if (!bundle.length) throw new StoreError('not_found', `no policy bundle ${sha256}`);
-    await this.#db.insert(policyActivations).values({ bundleSha256: sha256, revision: bundle[0].revision, activatedBy });
+    await this.#db
+      .insert(policyActivations)
+      .values({ bundleSha256: sha256, revision: bundle[0].revision, activatedBy });
   }
 
   async getActivePolicyBundle(): Promise<PolicyActivationRecord | null> {
     this.#assertOpen();
-    const rows = await this.#db.select({
-      bundleSha256: policyActivations.bundleSha256, revision: policyActivations.revision,
-      activatedBy: policyActivations.activatedBy, activatedAt: policyActivations.activatedAt,
-    }).from(policyActivations).orderBy(desc(policyActivations.id)).limit(1);
+    const rows = await this.#db
+      .select({
+        bundleSha256: policyActivations.bundleSha256,
+        revision: policyActivations.revision,
+        activatedBy: policyActivations.activatedBy,
+        activatedAt: policyActivations.activatedAt,
+      })
+      .from(policyActivations)
+      .orderBy(desc(policyActivations.id))
+      .limit(1);
     return rows[0] ?? null;
   }
 

@@ -12,7 +12,11 @@ export type StoreErrorCode =
   | 'unavailable';
 
 export class StoreError extends Error {
-  constructor(readonly code: StoreErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly code: StoreErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = 'StoreError';
   }
@@ -40,8 +44,14 @@ export function isRetryableConflict(err: unknown): boolean {
 export function toStoreError(err: unknown, what: string): StoreError {
   if (err instanceof StoreError) return err;
   const state = sqlStateOf(err);
-  const detail = state ? `SQLSTATE ${state}` : err instanceof Error ? (err as { code?: string }).code ?? err.name : 'error';
+  const detail = state
+    ? `SQLSTATE ${state}`
+    : err instanceof Error
+      ? ((err as { code?: string }).code ?? err.name)
+      : 'error';
   const cause = (err as { cause?: unknown })?.cause;
   const reason = cause instanceof Error ? cause.message : err instanceof Error ? err.message : String(err);
-  return new StoreError('unavailable', `${what} failed (${detail}): ${reason.split('\n')[0].slice(0, 300)}`, { cause: err });
+  return new StoreError('unavailable', `${what} failed (${detail}): ${reason.split('\n')[0].slice(0, 300)}`, {
+    cause: err,
+  });
 }

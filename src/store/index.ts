@@ -24,7 +24,12 @@ export interface OpenStoreOptions extends StoreOptions {
 
 export async function openStore(options: OpenStoreOptions = {}): Promise<DurableStore> {
   const driver = options.databaseUrl
-    ? await openPostgresDriver({ databaseUrl: options.databaseUrl, schema: options.schema, poolSize: options.poolSize, applicationName: options.applicationName })
+    ? await openPostgresDriver({
+        databaseUrl: options.databaseUrl,
+        schema: options.schema,
+        poolSize: options.poolSize,
+        applicationName: options.applicationName,
+      })
     : await openPgliteDriver({ dataDir: options.inMemory ? undefined : options.dataDir });
   const store = new DrizzleGuardianStore(driver, options);
   if (!options.skipMigrations) {
@@ -39,7 +44,13 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Durable
 }
 
 export { StoreError, type StoreErrorCode } from './errors.ts';
-export { checkpointSigningInput, signCheckpoint, verifyCheckpoint, type CheckpointPolicy, type CheckpointClaim } from './checkpoints.ts';
+export {
+  checkpointSigningInput,
+  signCheckpoint,
+  verifyCheckpoint,
+  type CheckpointPolicy,
+  type CheckpointClaim,
+} from './checkpoints.ts';
 export type { StoreOptions } from './drizzle-store.ts';
 export { storeOptionsFrom, describeStoreLocation, DEFAULT_DATA_DIR, type StoreLocationFlags } from './config.ts';
 export type * from './types.ts';

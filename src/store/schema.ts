@@ -5,7 +5,20 @@
 // chain must re-hash params exactly as received (ACS §8.2), and jsonb rejects U+0000 in strings, which a
 // hostile agent can send. JCS text round-trips every JSON value losslessly.
 import { sql } from 'drizzle-orm';
-import { check, customType, doublePrecision, index, integer, jsonb, pgTable, primaryKey, bigserial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  check,
+  customType,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  bigserial,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 
 /** Raw bytes; PGlite yields Uint8Array, postgres.js a Buffer (a Uint8Array subclass). */
 export const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
@@ -16,24 +29,28 @@ export const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
 
 const tz = { withTimezone: true, mode: 'date' } as const;
 
-export const sessions = pgTable('sessions', {
-  id: text('id').primaryKey(),
-  tenantId: text('tenant_id'),
-  agentId: text('agent_id').notNull(),
-  keyId: text('key_id'),
-  helloJcs: text('hello_jcs').notNull(),
-  intentJcs: text('intent_jcs').notNull(),
-  /** The policy session state as JSON text (not canonical: nothing hashes it; the column name is historical). */
-  stateJcs: text('state_jcs').notNull(),
-  /**
-   * The seq of the last chain entry folded into state_jcs (-1: none). The entries after it carry their steps'
-   * state changes (context_entries.state_delta_jcs); getSession applies them.
-   */
-  stateSeq: integer('state_seq').notNull().default(-1),
-  parentSessionId: text('parent_session_id'),
-  createdAt: timestamp('created_at', tz).notNull().defaultNow(),
-  closedAt: timestamp('closed_at', tz),
-}, (t) => [index('sessions_closed_at_idx').on(t.closedAt), index('sessions_parent_idx').on(t.parentSessionId)]);
+export const sessions = pgTable(
+  'sessions',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id'),
+    agentId: text('agent_id').notNull(),
+    keyId: text('key_id'),
+    helloJcs: text('hello_jcs').notNull(),
+    intentJcs: text('intent_jcs').notNull(),
+    /** The policy session state as JSON text (not canonical: nothing hashes it; the column name is historical). */
+    stateJcs: text('state_jcs').notNull(),
+    /**
+     * The seq of the last chain entry folded into state_jcs (-1: none). The entries after it carry their steps'
+     * state changes (context_entries.state_delta_jcs); getSession applies them.
+     */
+    stateSeq: integer('state_seq').notNull().default(-1),
+    parentSessionId: text('parent_session_id'),
+    createdAt: timestamp('created_at', tz).notNull().defaultNow(),
+    closedAt: timestamp('closed_at', tz),
+  },
+  (t) => [index('sessions_closed_at_idx').on(t.closedAt), index('sessions_parent_idx').on(t.parentSessionId)],
+);
 
 /**
  * One row per chain: the serialisation point of appends. Appends upsert this row first (which both creates
@@ -49,47 +66,55 @@ export const chainHeads = pgTable('chain_heads', {
   prunedAt: timestamp('pruned_at', tz),
 });
 
-export const contextEntries = pgTable('context_entries', {
-  sessionId: text('session_id').notNull(),
-  seq: integer('seq').notNull(),
-  entryId: text('entry_id').notNull(),
-  stepId: text('step_id').notNull(),
-  stepType: text('step_type').notNull(),
-  requestHash: text('request_hash'),
-  /** The entry timestamp exactly as hashed (the request's params.timestamp string, ACS §8.2). */
-  timestamp: text('timestamp'),
-  provenanceSummaryJcs: text('provenance_summary_jcs'),
-  /** JCS of every hashed member (entry minus entry_hash and previous_hash): what entry_hash covers. */
-  contentJcs: text('content_jcs').notNull(),
-  previousHash: text('previous_hash'),
-  entryHash: text('entry_hash').notNull(),
-  /** JCS of params as received, signature included: request_hash is recomputed from it. */
-  paramsJcs: text('params_jcs').notNull(),
-  /** JCS of the signed result delivered to the agent; null until recordDecision. */
-  resultJcs: text('result_jcs'),
-  bundleRevision: text('bundle_revision'),
-  evaluationDurationMs: doublePrecision('evaluation_duration_ms'),
-  /** The step's change to the session state (src/store/state-delta.ts), when the session row did not get it whole. */
-  stateDeltaJcs: text('state_delta_jcs'),
-  createdAt: timestamp('created_at', tz).notNull().defaultNow(),
-}, (t) => [
-  // The last line of defence against a forked chain: one entry per (session, seq).
-  primaryKey({ name: 'context_entries_pkey', columns: [t.sessionId, t.seq] }),
-  index('context_entries_entry_id_idx').on(t.sessionId, t.entryId),
-]);
+export const contextEntries = pgTable(
+  'context_entries',
+  {
+    sessionId: text('session_id').notNull(),
+    seq: integer('seq').notNull(),
+    entryId: text('entry_id').notNull(),
+    stepId: text('step_id').notNull(),
+    stepType: text('step_type').notNull(),
+    requestHash: text('request_hash'),
+    /** The entry timestamp exactly as hashed (the request's params.timestamp string, ACS §8.2). */
+    timestamp: text('timestamp'),
+    provenanceSummaryJcs: text('provenance_summary_jcs'),
+    /** JCS of every hashed member (entry minus entry_hash and previous_hash): what entry_hash covers. */
+    contentJcs: text('content_jcs').notNull(),
+    previousHash: text('previous_hash'),
+    entryHash: text('entry_hash').notNull(),
+    /** JCS of params as received, signature included: request_hash is recomputed from it. */
+    paramsJcs: text('params_jcs').notNull(),
+    /** JCS of the signed result delivered to the agent; null until recordDecision. */
+    resultJcs: text('result_jcs'),
+    bundleRevision: text('bundle_revision'),
+    evaluationDurationMs: doublePrecision('evaluation_duration_ms'),
+    /** The step's change to the session state (src/store/state-delta.ts), when the session row did not get it whole. */
+    stateDeltaJcs: text('state_delta_jcs'),
+    createdAt: timestamp('created_at', tz).notNull().defaultNow(),
+  },
+  (t) => [
+    // The last line of defence against a forked chain: one entry per (session, seq).
+    primaryKey({ name: 'context_entries_pkey', columns: [t.sessionId, t.seq] }),
+    index('context_entries_entry_id_idx').on(t.sessionId, t.entryId),
+  ],
+);
 
 /** Replay guard (ACS §10.3): request_id / nonce seen per session until expiry. */
-export const replayKeys = pgTable('replay_keys', {
-  sessionId: text('session_id').notNull(),
-  kind: text('kind').notNull(),
-  value: text('value').notNull(),
-  expiresAt: timestamp('expires_at', tz).notNull(),
-}, (t) => [
-  primaryKey({ name: 'replay_keys_pkey', columns: [t.sessionId, t.kind, t.value] }),
-  // Only the once-a-minute purge reads it, and keys arrive in expiry order: a BRIN summary per block range costs
-  // a fraction of a b-tree insert per key (two keys per step).
-  index('replay_keys_expires_at_idx').using('brin', t.expiresAt),
-]);
+export const replayKeys = pgTable(
+  'replay_keys',
+  {
+    sessionId: text('session_id').notNull(),
+    kind: text('kind').notNull(),
+    value: text('value').notNull(),
+    expiresAt: timestamp('expires_at', tz).notNull(),
+  },
+  (t) => [
+    primaryKey({ name: 'replay_keys_pkey', columns: [t.sessionId, t.kind, t.value] }),
+    // Only the once-a-minute purge reads it, and keys arrive in expiry order: a BRIN summary per block range costs
+    // a fraction of a b-tree insert per key (two keys per step).
+    index('replay_keys_expires_at_idx').using('brin', t.expiresAt),
+  ],
+);
 
 export const policyBundles = pgTable('policy_bundles', {
   sha256: text('sha256').primaryKey(),
@@ -110,18 +135,22 @@ export const policyActivations = pgTable('policy_activations', {
 });
 
 /** Signed chain heads: detect a consistently rewritten or truncated chain (ACS §8, ACS-Audit). */
-export const checkpoints = pgTable('checkpoints', {
-  id: bigserial('id', { mode: 'number' }).primaryKey(),
-  /** The chain the checkpoint covers: its session id. */
-  scope: text('scope').notNull(),
-  seq: integer('seq').notNull(),
-  headHash: text('head_hash').notNull(),
-  algorithm: text('algorithm').notNull(),
-  keyId: text('key_id').notNull(),
-  /** Standard base64 signature over checkpointSigningInput(). */
-  signature: text('signature').notNull(),
-  createdAt: timestamp('created_at', tz).notNull().defaultNow(),
-}, (t) => [uniqueIndex('checkpoints_scope_seq_key_idx').on(t.scope, t.seq, t.keyId)]);
+export const checkpoints = pgTable(
+  'checkpoints',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    /** The chain the checkpoint covers: its session id. */
+    scope: text('scope').notNull(),
+    seq: integer('seq').notNull(),
+    headHash: text('head_hash').notNull(),
+    algorithm: text('algorithm').notNull(),
+    keyId: text('key_id').notNull(),
+    /** Standard base64 signature over checkpointSigningInput(). */
+    signature: text('signature').notNull(),
+    createdAt: timestamp('created_at', tz).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('checkpoints_scope_seq_key_idx').on(t.scope, t.seq, t.keyId)],
+);
 
 // Bundle lifecycle (src/lifecycle/, docs/bundle-lifecycle.md). These four tables were first created by the
 // lifecycle itself with CREATE TABLE IF NOT EXISTS; their migration keeps IF NOT EXISTS so databases that already
@@ -144,26 +173,34 @@ export const lifecycleReplicas = pgTable('lifecycle_replicas', {
 });
 
 /** The fleet's shadow candidate: a single row (id = 1); bundle_sha256 null = shadow mode off. */
-export const lifecycleShadow = pgTable('lifecycle_shadow', {
-  id: integer('id').primaryKey(),
-  bundleSha256: text('bundle_sha256'),
-  setBy: text('set_by'),
-  setAt: timestamp('set_at', tz).notNull().defaultNow(),
-}, (t) => [check('lifecycle_shadow_id_check', sql`${t.id} = 1`)]);
+export const lifecycleShadow = pgTable(
+  'lifecycle_shadow',
+  {
+    id: integer('id').primaryKey(),
+    bundleSha256: text('bundle_sha256'),
+    setBy: text('set_by'),
+    setAt: timestamp('set_at', tz).notNull().defaultNow(),
+  },
+  (t) => [check('lifecycle_shadow_id_check', sql`${t.id} = 1`)],
+);
 
 /** Every decision where the shadow candidate disagreed with the enforcing bundle (capped per target and replica). */
-export const lifecycleShadowDiffs = pgTable('lifecycle_shadow_diffs', {
-  id: bigserial('id', { mode: 'number' }).primaryKey(),
-  replicaId: text('replica_id').notNull(),
-  method: text('method').notNull(),
-  enforcingRevision: text('enforcing_revision').notNull(),
-  shadowRevision: text('shadow_revision').notNull(),
-  shadowSha256: text('shadow_sha256').notNull(),
-  enforcing: jsonb('enforcing'),
-  shadow: jsonb('shadow'),
-  shadowError: text('shadow_error'),
-  at: timestamp('at', tz).notNull().defaultNow(),
-}, (t) => [index('lifecycle_shadow_diffs_sha256_idx').on(t.shadowSha256)]);
+export const lifecycleShadowDiffs = pgTable(
+  'lifecycle_shadow_diffs',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    replicaId: text('replica_id').notNull(),
+    method: text('method').notNull(),
+    enforcingRevision: text('enforcing_revision').notNull(),
+    shadowRevision: text('shadow_revision').notNull(),
+    shadowSha256: text('shadow_sha256').notNull(),
+    enforcing: jsonb('enforcing'),
+    shadow: jsonb('shadow'),
+    shadowError: text('shadow_error'),
+    at: timestamp('at', tz).notNull().defaultNow(),
+  },
+  (t) => [index('lifecycle_shadow_diffs_sha256_idx').on(t.shadowSha256)],
+);
 
 /** Who pushed, activated, rolled back or shadowed what, including refusals and their reason. */
 export const lifecycleAudit = pgTable('lifecycle_audit', {

@@ -132,7 +132,8 @@ function malformed(): never {
 
 /** Sets an own member, `__proto__` included (a plain assignment would set the prototype). */
 function setMember(o: Record<string, unknown>, k: string, v: unknown): void {
-  if (k === '__proto__') Object.defineProperty(o, k, { value: v, writable: true, enumerable: true, configurable: true });
+  if (k === '__proto__')
+    Object.defineProperty(o, k, { value: v, writable: true, enumerable: true, configurable: true });
   else o[k] = v;
 }
 
@@ -158,7 +159,15 @@ export function applyStatePatch(base: unknown, patch: unknown): unknown {
     }
     case 'a': {
       const [, shift, edits, tail] = patch as [string, unknown, unknown, unknown];
-      if (!Array.isArray(base) || !Number.isInteger(shift) || (shift as number) < 0 || (shift as number) > base.length || !Array.isArray(edits) || !Array.isArray(tail)) malformed();
+      if (
+        !Array.isArray(base) ||
+        !Number.isInteger(shift) ||
+        (shift as number) < 0 ||
+        (shift as number) > base.length ||
+        !Array.isArray(edits) ||
+        !Array.isArray(tail)
+      )
+        malformed();
       const out = shift === 0 ? base : base.slice(shift as number);
       for (const edit of edits) {
         if (!Array.isArray(edit) || !Number.isInteger(edit[0]) || edit[0] < 0 || edit[0] >= out.length) malformed();

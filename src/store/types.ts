@@ -119,7 +119,10 @@ export interface GuardianStore {
 
   createSession(session: Omit<SessionRecord, 'createdAt' | 'closedAt'> & { createdAt?: Date }): Promise<void>;
   getSession(id: string): Promise<SessionRecord | null>;
-  updateSessionState(id: string, patch: Partial<Pick<SessionRecord, 'intent' | 'state' | 'keyId' | 'hello'>>): Promise<void>;
+  updateSessionState(
+    id: string,
+    patch: Partial<Pick<SessionRecord, 'intent' | 'state' | 'keyId' | 'hello'>>,
+  ): Promise<void>;
   closeSession(id: string, at: Date): Promise<void>;
 
   /**
@@ -128,7 +131,11 @@ export interface GuardianStore {
    */
   appendContextEntry(sessionId: string, entry: NewContextEntry): Promise<AppendedEntry>;
   /** Stores the decision delivered for an entry (the signed result, the bundle revision, the duration). */
-  recordDecision(sessionId: string, seq: number, decision: { result: Json; bundleRevision: string | null; evaluationDurationMs: number }): Promise<void>;
+  recordDecision(
+    sessionId: string,
+    seq: number,
+    decision: { result: Json; bundleRevision: string | null; evaluationDurationMs: number },
+  ): Promise<void>;
   getChainHead(sessionId: string): Promise<ChainHead | null>;
   /** Entries in chain order, in pages (cursor = last seq seen). */
   listContextEntries(sessionId: string, options?: { afterSeq?: number; limit?: number }): Promise<ContextEntryRecord[]>;

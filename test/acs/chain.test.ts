@@ -8,7 +8,8 @@ import { scriptedDecisionEngine } from './fixtures/decision-module.ts';
 import { ALL_STEPS, startHarness, type Harness } from './fixtures/harness.ts';
 
 const MSG = { content: [{ type: 'text', value: 'hi' }] };
-const want = (input: Json): Json => (input as { params: { payload: { want?: Json } } }).params.payload.want ?? { decision: 'allow' };
+const want = (input: Json): Json =>
+  (input as { params: { payload: { want?: Json } } }).params.payload.want ?? { decision: 'allow' };
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness({ engine: await scriptedDecisionEngine(want) });
@@ -32,13 +33,26 @@ describe('audit chain (§8.2, §8.6)', () => {
       // The hint the SDK would send is maintained by step(); exchange() bypasses it, so keep the chain by hand.
       const entries = await h.store.listContextEntries(c.sessionId);
       const last = entries.at(-1)!;
-      expect(last.content).toEqual({ entry_id: req.params.request_id, step_id: req.params.request_id, step_type: method, request_hash: computeRequestHash(req.params), timestamp: req.params.timestamp });
+      expect(last.content).toEqual({
+        entry_id: req.params.request_id,
+        step_id: req.params.request_id,
+        step_type: method,
+        request_hash: computeRequestHash(req.params),
+        timestamp: req.params.timestamp,
+      });
       expect(last.entryHash).toBe(result.chain_hash);
       expect(computeEntryHash(last.content, last.previousHash)).toBe(last.entryHash);
       expect((last.result as { decision: string }).decision).toBe(result.decision);
       // The texts the pipeline canonicalised once and handed over are the JCS of what was received and delivered.
-      const [raw] = await h.store.query('select params_jcs, result_jcs, content_jcs from context_entries where session_id = $1 and seq = $2', [c.sessionId, last.seq]);
-      expect(raw).toEqual({ params_jcs: canonicalJson(req.params), result_jcs: canonicalJson(result), content_jcs: canonicalJson(last.content) });
+      const [raw] = await h.store.query(
+        'select params_jcs, result_jcs, content_jcs from context_entries where session_id = $1 and seq = $2',
+        [c.sessionId, last.seq],
+      );
+      expect(raw).toEqual({
+        params_jcs: canonicalJson(req.params),
+        result_jcs: canonicalJson(result),
+        content_jcs: canonicalJson(last.content),
+      });
     }
     const entries = await h.store.listContextEntries(c.sessionId);
     expect(entries.map((e) => e.entryHash)).toEqual(sent.map((s) => s.hash));
@@ -98,7 +112,11 @@ describe('session lifecycle', () => {
     await parent.hello({ methods_implemented: ALL_STEPS });
     await parent.step('steps/sessionStart', { intent: { parsed: ['filesystem.read'] } });
     const childId = randomUUID();
-    const spawn = await parent.step('steps/subagentStart', { subagent_session_id: childId, parent_session_id: parent.sessionId, intent_derivation: 'inherit_full' });
+    const spawn = await parent.step('steps/subagentStart', {
+      subagent_session_id: childId,
+      parent_session_id: parent.sessionId,
+      intent_derivation: 'inherit_full',
+    });
     expect(spawn.decision).toBe('allow');
     const child = h.client({ sessionId: childId });
     const first = await child.step('steps/userMessage', MSG);
@@ -113,15 +131,26 @@ describe('session lifecycle', () => {
     expect(parentEntries.some((e) => e.entryHash === first.result?.chain_hash)).toBe(false);
 
     const childEnd = await child.step('steps/sessionEnd', { reason: 'completed' });
-    const stopOk = await parent.step('steps/subagentStop', { subagent_session_id: childId, outcome: 'completed', final_chain_hash: childEnd.result!.chain_hash! });
+    const stopOk = await parent.step('steps/subagentStop', {
+      subagent_session_id: childId,
+      outcome: 'completed',
+      final_chain_hash: childEnd.result!.chain_hash!,
+    });
     expect(stopOk.decision).toBe('allow');
     expect(h.audits.some((a) => a.sessionId === parent.sessionId && a.code === 'subagent_chain_mismatch')).toBe(false);
-    const stopBad = await parent.step('steps/subagentStop', { subagent_session_id: childId, outcome: 'completed', final_chain_hash: 'e'.repeat(64) });
+    const stopBad = await parent.step('steps/subagentStop', {
+      subagent_session_id: childId,
+      outcome: 'completed',
+      final_chain_hash: 'e'.repeat(64),
+    });
     expect(stopBad.decision).toBe('allow');
     expect(h.audits.some((a) => a.sessionId === parent.sessionId && a.code === 'subagent_chain_mismatch')).toBe(true);
 
     const deniedId = randomUUID();
-    const denied = await parent.step('steps/subagentStart', { subagent_session_id: deniedId, want: { decision: 'deny', reasoning: 'no subagents' } });
+    const denied = await parent.step('steps/subagentStart', {
+      subagent_session_id: deniedId,
+      want: { decision: 'deny', reasoning: 'no subagents' },
+    });
     expect(denied.decision).toBe('deny');
     const orphan = await h.client({ sessionId: deniedId }).step('steps/userMessage', MSG);
     expect(orphan.failure?.error?.code).toBe(-32003);

@@ -17,11 +17,27 @@ const IKM = Buffer.from(new Uint8Array(32).fill(5));
 const root = mkdtempSync(join(tmpdir(), 'acs-checkpoint-pk-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-function auditVerify(dataDir: string, keyArgs: string[]): { code: number | null; reports: Record<string, unknown>[]; stderr: string } {
+function auditVerify(
+  dataDir: string,
+  keyArgs: string[],
+): { code: number | null; reports: Record<string, unknown>[]; stderr: string } {
   // No HMAC key in the auditor's environment: only the public key file.
-  const env = { ...process.env, GUARDIAN_HMAC_IKM: '', GUARDIAN_HMAC_IKM_FILE: '', GUARDIAN_KEY_DIR: '', DATABASE_URL: '' };
-  const r = spawnSync(process.execPath, [BIN, 'audit', 'verify', '--all', '--json', '--data-dir', dataDir, ...keyArgs], { encoding: 'utf8', env, timeout: 180_000 });
-  const reports = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+  const env = {
+    ...process.env,
+    GUARDIAN_HMAC_IKM: '',
+    GUARDIAN_HMAC_IKM_FILE: '',
+    GUARDIAN_KEY_DIR: '',
+    DATABASE_URL: '',
+  };
+  const r = spawnSync(
+    process.execPath,
+    [BIN, 'audit', 'verify', '--all', '--json', '--data-dir', dataDir, ...keyArgs],
+    { encoding: 'utf8', env, timeout: 180_000 },
+  );
+  const reports = r.stdout
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   return { code: r.status, reports, stderr: r.stderr };
 }
 
@@ -36,14 +52,22 @@ describe('checkpoints signed with ML-DSA-65', () => {
       GUARDIAN_CHECKPOINT_EVERY_ENTRIES: '2',
       GUARDIAN_LIFECYCLE: 'off',
     };
-    const runtime = await openGuardianRuntime({ dataDir, engine: await constantDecisionEngine({ decision: 'allow' }), env, onAudit: () => {} });
+    const runtime = await openGuardianRuntime({
+      dataDir,
+      engine: await constantDecisionEngine({ decision: 'allow' }),
+      env,
+      onAudit: () => {},
+    });
     const server = await startHttpServer(runtime.guardian, { port: 0 });
     try {
       const client = new AcsClient({ transport: httpTransport(server.url), ikm: IKM, agentId: 'agent-cp' });
       await client.hello({ methods_implemented: ['steps/sessionStart', 'steps/toolCallRequest'] });
       await client.step('steps/sessionStart', {});
       for (let i = 0; i < 3; i++) {
-        const out = await client.step('steps/toolCallRequest', { tool: { name: 'search' }, arguments: { q: { value: `q${i}` } } });
+        const out = await client.step('steps/toolCallRequest', {
+          tool: { name: 'search' },
+          arguments: { q: { value: `q${i}` } },
+        });
         expect(out.decision).toBe('allow');
       }
     } finally {
@@ -85,8 +109,14 @@ describe('checkpoints signed with ML-DSA-65', () => {
 
   it('an unknown checkpoint algorithm, a missing key or a bad interval refuses to start', async () => {
     const env = { GUARDIAN_HMAC_IKM: IKM.toString('base64'), GUARDIAN_LIFECYCLE: 'off' };
-    await expect(openGuardianRuntime({ dataDir: join(root, 'x'), env: { ...env, GUARDIAN_CHECKPOINT_ALGORITHM: 'ML-DSA-99' } })).rejects.toThrow(/GUARDIAN_CHECKPOINT_ALGORITHM/);
-    await expect(openGuardianRuntime({ dataDir: join(root, 'y'), env: { ...env, GUARDIAN_CHECKPOINT_ALGORITHM: 'ML-DSA-65' } })).rejects.toThrow(/ML-DSA-65/);
-    await expect(openGuardianRuntime({ dataDir: join(root, 'z'), env: { ...env, GUARDIAN_CHECKPOINT_EVERY_ENTRIES: '0' } })).rejects.toThrow(/GUARDIAN_CHECKPOINT_EVERY_ENTRIES/);
+    await expect(
+      openGuardianRuntime({ dataDir: join(root, 'x'), env: { ...env, GUARDIAN_CHECKPOINT_ALGORITHM: 'ML-DSA-99' } }),
+    ).rejects.toThrow(/GUARDIAN_CHECKPOINT_ALGORITHM/);
+    await expect(
+      openGuardianRuntime({ dataDir: join(root, 'y'), env: { ...env, GUARDIAN_CHECKPOINT_ALGORITHM: 'ML-DSA-65' } }),
+    ).rejects.toThrow(/ML-DSA-65/);
+    await expect(
+      openGuardianRuntime({ dataDir: join(root, 'z'), env: { ...env, GUARDIAN_CHECKPOINT_EVERY_ENTRIES: '0' } }),
+    ).rejects.toThrow(/GUARDIAN_CHECKPOINT_EVERY_ENTRIES/);
   });
 });

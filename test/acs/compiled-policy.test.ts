@@ -22,14 +22,20 @@ describe('compiled rego/ bundle behind POST /acs', () => {
     const c = h.client();
     await c.hello({ methods_implemented: ['steps/sessionStart', 'steps/toolCallRequest'] });
     expect((await c.step('steps/sessionStart', {})).decision).toBe('allow');
-    const rm = await c.step('steps/toolCallRequest', { tool: { name: 'shell' }, arguments: { command: { value: 'rm -rf /' } } });
+    const rm = await c.step('steps/toolCallRequest', {
+      tool: { name: 'shell' },
+      arguments: { command: { value: 'rm -rf /' } },
+    });
     expect(rm.failure).toBeUndefined();
     expect(rm.result?.reasoning).not.toMatch(/fail closed/);
     expect(rm.decision).toBe('deny');
     expect(rm.result?.reason_codes).toContain('destructive_shell_command_blocked');
     expect(rm.result?.policy_references?.every((r) => r.policy_version === revision)).toBe(true);
     expect(rm.result?.chain_hash).toBe(c.chainHash);
-    const ls = await c.step('steps/toolCallRequest', { tool: { name: 'shell' }, arguments: { command: { value: 'ls' } } });
+    const ls = await c.step('steps/toolCallRequest', {
+      tool: { name: 'shell' },
+      arguments: { command: { value: 'ls' } },
+    });
     expect(ls.decision).toBe('allow');
   });
 });

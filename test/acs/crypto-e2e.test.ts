@@ -8,7 +8,12 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AcsClient, httpTransport } from '../../src/client/index.ts';
 import { cryptoEnvelopeSignatures, verifyEnvelope } from '../../src/acs/signing/index.ts';
-import { createSignatureRegistry, generateKeyFile, publicPart, type SignatureAlgorithm } from '../../src/crypto/index.ts';
+import {
+  createSignatureRegistry,
+  generateKeyFile,
+  publicPart,
+  type SignatureAlgorithm,
+} from '../../src/crypto/index.ts';
 import { openGuardianRuntime, type GuardianRuntime } from '../../src/server/app.ts';
 import { startHttpServer, type RunningHttpServer } from '../../src/server/http.ts';
 import { openStore } from '../../src/store/index.ts';
@@ -30,7 +35,10 @@ async function startGuardian(keys: unknown[]): Promise<Running> {
   const dataDir = mkdtempSync(join(tmpdir(), 'acs-crypto-e2e-'));
   const store = await openStore({ inMemory: true });
   const engine = await constantDecisionEngine({ decision: 'allow' });
-  const env: NodeJS.ProcessEnv = { GUARDIAN_HMAC_IKM: IKM_B64, ...(keys.length ? { GUARDIAN_KEYS: JSON.stringify(keys) } : {}) };
+  const env: NodeJS.ProcessEnv = {
+    GUARDIAN_HMAC_IKM: IKM_B64,
+    ...(keys.length ? { GUARDIAN_KEYS: JSON.stringify(keys) } : {}),
+  };
   const runtime = await openGuardianRuntime({ dataDir, store, engine, env, onAudit: () => {} });
   const server = await startHttpServer(runtime.guardian, { port: 0 });
   cleanups.push(async () => {
@@ -56,7 +64,12 @@ describe.each(ASYMMETRIC)('%s session over HTTP', (algorithm) => {
   cleanups.push(() => agentRegistry.close());
   const running = startGuardian([publicPart(agentKey), guardianKey]);
   const newClient = async (): Promise<AcsClient> =>
-    new AcsClient({ transport: httpTransport((await running).server.url), agentId: 'agent-1', keyId: 'agent-key', signatures: cryptoEnvelopeSignatures(agentRegistry, algorithm) });
+    new AcsClient({
+      transport: httpTransport((await running).server.url),
+      agentId: 'agent-1',
+      keyId: 'agent-key',
+      signatures: cryptoEnvelopeSignatures(agentRegistry, algorithm),
+    });
 
   it('handshake: ServerHello lists exactly the verified algorithms; acs-crypto accepted only with ML-DSA-65', async () => {
     const { runtime } = await running;
@@ -75,7 +88,10 @@ describe.each(ASYMMETRIC)('%s session over HTTP', (algorithm) => {
     const outcome = await client.step('steps/toolCallRequest', { tool: { name: 'shell' }, arguments: {} });
     expect(outcome.failure).toBeUndefined();
     expect(outcome.result?.signature?.algorithm).toBe(algorithm);
-    const request = await client.buildRequest('steps/toolCallRequest', { tool: { name: 'shell' }, arguments: { command: { value: 'ls' } } });
+    const request = await client.buildRequest('steps/toolCallRequest', {
+      tool: { name: 'shell' },
+      arguments: { command: { value: 'ls' } },
+    });
     expect(request.params.signature).toMatchObject({ algorithm, key_id: 'agent-key' });
     const answer = await post(server, JSON.stringify(request));
     expect(answer.result?.decision).toBe('allow');
@@ -83,10 +99,18 @@ describe.each(ASYMMETRIC)('%s session over HTTP', (algorithm) => {
     // Verified by a party holding only the Guardian's public key (not the SDK's own check).
     const verifierOnly = createSignatureRegistry({ keys: [publicPart(guardianKey)] });
     try {
-      const outcome = await verifyEnvelope(cryptoEnvelopeSignatures(verifierOnly), answer, 'result', { sessionId: client.sessionId });
+      const outcome = await verifyEnvelope(cryptoEnvelopeSignatures(verifierOnly), answer, 'result', {
+        sessionId: client.sessionId,
+      });
       expect(outcome.ok).toBe(true);
       const tamperedAnswer = { ...answer, result: { ...answer.result, decision: 'deny' } };
-      expect((await verifyEnvelope(cryptoEnvelopeSignatures(verifierOnly), tamperedAnswer, 'result', { sessionId: client.sessionId })).ok).toBe(false);
+      expect(
+        (
+          await verifyEnvelope(cryptoEnvelopeSignatures(verifierOnly), tamperedAnswer, 'result', {
+            sessionId: client.sessionId,
+          })
+        ).ok,
+      ).toBe(false);
     } finally {
       await verifierOnly.close();
     }
@@ -100,7 +124,10 @@ describe.each(ASYMMETRIC)('%s session over HTTP', (algorithm) => {
     const sig = request.params.signature as { value: string };
     const bytes = Buffer.from(sig.value, 'base64');
     bytes[bytes.length >> 1] ^= 0x01;
-    const tampered = { ...request, params: { ...request.params, signature: { ...request.params.signature, value: bytes.toString('base64') } } };
+    const tampered = {
+      ...request,
+      params: { ...request.params, signature: { ...request.params.signature, value: bytes.toString('base64') } },
+    };
     const answer = await post(server, JSON.stringify(tampered));
     expect(answer.error?.code).toBe(-32004);
     // A signed field changed under an intact signature is refused the same way.
@@ -112,7 +139,11 @@ describe.each(ASYMMETRIC)('%s session over HTTP', (algorithm) => {
 describe('HMAC-only Guardian', () => {
   it('advertises HMAC-SHA256 only and does not accept acs-crypto', async () => {
     const { server } = await startGuardian([]);
-    const client = new AcsClient({ transport: httpTransport(server.url), agentId: 'agent-1', ikm: Buffer.from(IKM_B64, 'base64') });
+    const client = new AcsClient({
+      transport: httpTransport(server.url),
+      agentId: 'agent-1',
+      ikm: Buffer.from(IKM_B64, 'base64'),
+    });
     const hello = await client.hello({ methods_implemented: METHODS, profiles_supported: ['acs-core', 'acs-crypto'] });
     expect(hello.signature_algorithms_supported).toEqual(['HMAC-SHA256']);
     expect(hello.profiles_accepted).toEqual(['acs-core']);

@@ -11,13 +11,22 @@ const MSG = { content: [{ type: 'text', value: 'hi' }] };
 beforeAll(async () => {
   h = await startHarness();
   c = h.client();
-  await c.hello({ methods_implemented: ['steps/sessionStart', 'steps/userMessage', 'steps/toolCallRequest', 'steps/sessionEnd', 'system/ping'] });
+  await c.hello({
+    methods_implemented: [
+      'steps/sessionStart',
+      'steps/userMessage',
+      'steps/toolCallRequest',
+      'steps/sessionEnd',
+      'system/ping',
+    ],
+  });
 });
 afterAll(async () => {
   await h.close();
 });
 
-const errorOf = (a: unknown) => (a as { error: { code: number; message: string; data?: Record<string, unknown>; signature?: unknown } }).error;
+const errorOf = (a: unknown) =>
+  (a as { error: { code: number; message: string; data?: Record<string, unknown>; signature?: unknown } }).error;
 
 describe('dispatch: protocol faults', () => {
   it('-32700 for invalid JSON, id null, unsigned', async () => {
@@ -86,15 +95,21 @@ describe('dispatch: protocol faults', () => {
     expect(errorOf(missing).code).toBe(-32004);
     expect(errorOf(missing).data?.reason).toBe('signature_missing');
     expect(errorOf(missing).signature).toBeUndefined();
-    const malformed = await h.post(JSON.stringify({ ...req, params: { ...req.params, signature: { ...signature!, value: 'not base64!' } } }));
+    const malformed = await h.post(
+      JSON.stringify({ ...req, params: { ...req.params, signature: { ...signature!, value: 'not base64!' } } }),
+    );
     expect(errorOf(malformed).data?.reason).toBe('signature_malformed');
     // Tamper with the payload after signing: the signature no longer covers the envelope.
-    const tampered = await h.post(JSON.stringify({ ...req, params: { ...req.params, payload: { content: [{ type: 'text', value: 'bye' }] } } }));
+    const tampered = await h.post(
+      JSON.stringify({ ...req, params: { ...req.params, payload: { content: [{ type: 'text', value: 'bye' }] } } }),
+    );
     expect(errorOf(tampered).code).toBe(-32004);
     expect(errorOf(tampered).data?.reason).toBe('signature_mismatch');
     const otherMethod = await h.post(JSON.stringify({ ...req, method: 'steps/agentResponse' }));
     expect(errorOf(otherMethod).code).toBe(-32004);
-    const otherAlg = await h.post(JSON.stringify({ ...req, params: { ...req.params, signature: { ...signature!, algorithm: 'ML-DSA-65' } } }));
+    const otherAlg = await h.post(
+      JSON.stringify({ ...req, params: { ...req.params, signature: { ...signature!, algorithm: 'ML-DSA-65' } } }),
+    );
     expect(errorOf(otherAlg).code).toBe(-32004);
   });
 
@@ -126,7 +141,11 @@ describe('dispatch: protocol faults', () => {
   });
 
   it('unknown fields are ignored at every level below the envelope', async () => {
-    const out = await c.step('steps/userMessage', { content: [{ type: 'text', value: 'hi', extra: 1 }], future: true }, { metadata: { future_meta: 'x' }, params: { future_param: 1 } });
+    const out = await c.step(
+      'steps/userMessage',
+      { content: [{ type: 'text', value: 'hi', extra: 1 }], future: true },
+      { metadata: { future_meta: 'x' }, params: { future_param: 1 } },
+    );
     expect(out.failure).toBeUndefined();
     expect(out.decision).toBe('allow');
   });
@@ -156,14 +175,18 @@ describe('dispatch: replay and freshness (§10.3)', () => {
 
   it('timestamps further than the skew window, past or future → -32006 with data.skew_window_ms; a replay of the refused request → -32005', async () => {
     for (const offset of [-301_000, 301_000]) {
-      const req = await c.buildRequest('steps/userMessage', MSG, { params: { timestamp: new Date(Date.now() + offset).toISOString() } });
+      const req = await c.buildRequest('steps/userMessage', MSG, {
+        params: { timestamp: new Date(Date.now() + offset).toISOString() },
+      });
       const a = await c.exchange(req);
       expect(errorOf(a).code).toBe(-32006);
       expect(errorOf(a).data?.skew_window_ms).toBe(300000);
       const replay = await c.exchange(req);
       expect(errorOf(replay).code).toBe(-32005);
     }
-    const inside = await c.step('steps/userMessage', MSG, { params: { timestamp: new Date(Date.now() - 290_000).toISOString() } });
+    const inside = await c.step('steps/userMessage', MSG, {
+      params: { timestamp: new Date(Date.now() - 290_000).toISOString() },
+    });
     expect(inside.failure).toBeUndefined();
   });
 });

@@ -1,7 +1,7 @@
 // The pipeline on real Postgres (TEST_DATABASE_URL): replay memory and sealed sessions survive a Guardian restart,
 // and concurrent steps of one session are serialised into one consistent chain.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import postgres from 'postgres';
 import { AcsClient, httpTransport } from '../../src/client/index.ts';
 import { createSignatureRegistry } from '../../src/crypto/index.ts';
@@ -21,7 +21,11 @@ const MSG = { content: [{ type: 'text', value: 'hi' }] };
 async function boot(): Promise<{ store: DurableStore; server: RunningHttpServer; stop(): Promise<void> }> {
   const store = await openStore({ databaseUrl: DATABASE_URL, schema: SCHEMA });
   const registry = createSignatureRegistry({ hmacIkm: TEST_IKM, workerPool: false });
-  const guardian = createGuardian({ store, engine: await constantDecisionEngine({ decision: 'allow' }), signatures: cryptoEnvelopeSignatures(registry) });
+  const guardian = createGuardian({
+    store,
+    engine: await constantDecisionEngine({ decision: 'allow' }),
+    signatures: cryptoEnvelopeSignatures(registry),
+  });
   const server = await startHttpServer(guardian, { port: 0 });
   return {
     store,
@@ -52,7 +56,13 @@ describe('on Postgres', () => {
 
     const second = await boot();
     try {
-      const c2 = new AcsClient({ transport: httpTransport(second.server.url), ikm: TEST_IKM, agentId: 'a', sessionId, sendChainHint: false });
+      const c2 = new AcsClient({
+        transport: httpTransport(second.server.url),
+        ikm: TEST_IKM,
+        agentId: 'a',
+        sessionId,
+        sendChainHint: false,
+      });
       const replay = await c2.exchange(req);
       expect('error' in replay && replay.error.code).toBe(-32005);
       await c2.step('steps/sessionEnd', { reason: 'completed' });
@@ -61,7 +71,13 @@ describe('on Postgres', () => {
     }
     const third = await boot();
     try {
-      const c3 = new AcsClient({ transport: httpTransport(third.server.url), ikm: TEST_IKM, agentId: 'a', sessionId, sendChainHint: false });
+      const c3 = new AcsClient({
+        transport: httpTransport(third.server.url),
+        ikm: TEST_IKM,
+        agentId: 'a',
+        sessionId,
+        sendChainHint: false,
+      });
       const late = await c3.step('steps/userMessage', MSG);
       expect(late.result?.reason_codes).toEqual(['session_closed']);
     } finally {
@@ -72,7 +88,12 @@ describe('on Postgres', () => {
   it('20 concurrent steps of one session all get decisions and form one unbroken chain', async () => {
     const g = await boot();
     try {
-      const c = new AcsClient({ transport: httpTransport(g.server.url), ikm: TEST_IKM, agentId: 'a', sendChainHint: false });
+      const c = new AcsClient({
+        transport: httpTransport(g.server.url),
+        ikm: TEST_IKM,
+        agentId: 'a',
+        sendChainHint: false,
+      });
       await c.hello({ methods_implemented: ['steps/userMessage'] });
       const requests = await Promise.all(Array.from({ length: 20 }, () => c.buildRequest('steps/userMessage', MSG)));
       const answers = await Promise.all(requests.map((r) => c.exchange(r)));

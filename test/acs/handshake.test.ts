@@ -13,7 +13,10 @@ afterAll(async () => {
 });
 
 async function refusal(promise: Promise<unknown>): Promise<AcsRpcError> {
-  const err = await promise.then(() => null, (e: unknown) => e);
+  const err = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(AcsRpcError);
   return err as AcsRpcError;
 }
@@ -51,14 +54,25 @@ describe('handshake/hello', () => {
 
   it('rule 4: methods_evaluated keeps client order and drops what the Guardian cannot answer', async () => {
     const server = await h.client().hello({
-      methods_implemented: ['steps/toolCallRequest', 'steps/userMessage', 'protocols/MCP/tools/call', 'wrapped:mcp-2025-06-18/tools/call', 'agbom/snapshot', 'trace/spans'],
+      methods_implemented: [
+        'steps/toolCallRequest',
+        'steps/userMessage',
+        'protocols/MCP/tools/call',
+        'wrapped:mcp-2025-06-18/tools/call',
+        'agbom/snapshot',
+        'trace/spans',
+      ],
     });
     expect(server.methods_evaluated).toEqual(['steps/toolCallRequest', 'steps/userMessage']);
   });
 
   it('rule 4: protocols/MCP/* and wrapped:mcp-<version>/* only when MCP is declared at that version', async () => {
     const server = await h.client().hello({
-      methods_implemented: ['protocols/MCP/tools/call', 'wrapped:mcp-2025-06-18/tools/call', 'wrapped:mcp-2024-11-05/tools/call'],
+      methods_implemented: [
+        'protocols/MCP/tools/call',
+        'wrapped:mcp-2025-06-18/tools/call',
+        'wrapped:mcp-2024-11-05/tools/call',
+      ],
       wrapped_protocols: [{ protocol: 'MCP', version: '2025-06-18' }],
     });
     expect(server.methods_evaluated).toEqual(['protocols/MCP/tools/call', 'wrapped:mcp-2025-06-18/tools/call']);
@@ -84,7 +98,12 @@ describe('handshake/hello', () => {
 
   it('rule 7: the hello must be signed (unsigned → -32004, unsigned answer)', async () => {
     const c = h.client();
-    const req = await c.buildRequest('handshake/hello', { acs_versions_supported: ['0.1.0'], methods_implemented: [], transports_supported: ['http'], provenance_producer: 'none' });
+    const req = await c.buildRequest('handshake/hello', {
+      acs_versions_supported: ['0.1.0'],
+      methods_implemented: [],
+      transports_supported: ['http'],
+      provenance_producer: 'none',
+    });
     delete (req.params as Record<string, unknown>).signature;
     const answer = await h.post(JSON.stringify(req));
     expect('error' in answer && answer.error.code).toBe(-32004);
@@ -100,7 +119,12 @@ describe('handshake/hello', () => {
 
   it('rule 8: a second hello for a negotiated session → -32000 renegotiation_not_supported; a replayed hello → -32005', async () => {
     const c = h.client();
-    const req = await c.buildRequest('handshake/hello', { acs_versions_supported: ['0.1.0'], methods_implemented: [], transports_supported: ['http'], provenance_producer: 'none' });
+    const req = await c.buildRequest('handshake/hello', {
+      acs_versions_supported: ['0.1.0'],
+      methods_implemented: [],
+      transports_supported: ['http'],
+      provenance_producer: 'none',
+    });
     const first = await h.post(JSON.stringify(req));
     expect('result' in first).toBe(true);
     const replay = await h.post(JSON.stringify(req));

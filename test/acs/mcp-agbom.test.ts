@@ -8,8 +8,14 @@ import { startHarness, type Harness } from './fixtures/harness.ts';
 // Policy fixture: deny wrapped tools/call of "rm", redact via override otherwise for "fetch".
 const decide = (input: Json): Json => {
   const p = (input as { params: { payload: { params?: { name?: string } } } }).params.payload;
-  if (p.params?.name === 'rm') return { decision: 'deny', reasoning: 'destructive tool', reason_codes: ['destructive_shell_command_blocked'] };
-  if (p.params?.name === 'fetch') return { decision: 'modify', reasoning: 'pin host', modifications: { parameter_overrides: { url: 'https://example.org' } } };
+  if (p.params?.name === 'rm')
+    return { decision: 'deny', reasoning: 'destructive tool', reason_codes: ['destructive_shell_command_blocked'] };
+  if (p.params?.name === 'fetch')
+    return {
+      decision: 'modify',
+      reasoning: 'pin host',
+      modifications: { parameter_overrides: { url: 'https://example.org' } },
+    };
   return { decision: 'allow' };
 };
 let h: Harness;
@@ -19,7 +25,13 @@ beforeAll(async () => {
   h = await startHarness({ engine: await scriptedDecisionEngine(decide) });
   c = h.client();
   await c.hello({
-    methods_implemented: ['protocols/MCP/tools/call', 'protocols/MCP/initialize', `wrapped:mcp-${VERSION}/tools/call`, 'agbom/snapshot', 'agbom/changed'],
+    methods_implemented: [
+      'protocols/MCP/tools/call',
+      'protocols/MCP/initialize',
+      `wrapped:mcp-${VERSION}/tools/call`,
+      'agbom/snapshot',
+      'agbom/changed',
+    ],
     wrapped_protocols: [{ protocol: 'MCP', version: VERSION }],
     profiles_supported: ['acs-core', 'acs-inspect'],
   });
@@ -30,10 +42,20 @@ afterAll(async () => {
 
 describe('wrapped MCP', () => {
   it('evaluates the intact MCP request in params.payload (all five dispositions available), chained', async () => {
-    const deny = await c.step('protocols/MCP/tools/call', { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'rm', arguments: { path: '/' } } });
+    const deny = await c.step('protocols/MCP/tools/call', {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name: 'rm', arguments: { path: '/' } },
+    });
     expect(deny.decision).toBe('deny');
     expect(deny.result?.chain_hash).toMatch(/^[0-9a-f]{64}$/);
-    const modify = await c.step(`wrapped:mcp-${VERSION}/tools/call`, { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'fetch', arguments: { url: 'http://evil' } } });
+    const modify = await c.step(`wrapped:mcp-${VERSION}/tools/call`, {
+      jsonrpc: '2.0',
+      id: 8,
+      method: 'tools/call',
+      params: { name: 'fetch', arguments: { url: 'http://evil' } },
+    });
     expect(modify.decision).toBe('modify');
     expect(modify.result?.modifications).toEqual({ parameter_overrides: { url: 'https://example.org' } });
     const response = await c.step('protocols/MCP/tools/call', { jsonrpc: '2.0', id: 8, result: { content: [] } });
@@ -58,22 +80,51 @@ describe('wrapped MCP', () => {
   });
 
   it('a wrapped version or MCP method that was not negotiated → -32003', async () => {
-    const a = await c.exchange(await c.buildRequest('wrapped:mcp-2024-11-05/tools/call', { jsonrpc: '2.0', id: 1, method: 'tools/call' }));
+    const a = await c.exchange(
+      await c.buildRequest('wrapped:mcp-2024-11-05/tools/call', { jsonrpc: '2.0', id: 1, method: 'tools/call' }),
+    );
     expect('error' in a && a.error.code).toBe(-32003);
-    const b = await c.exchange(await c.buildRequest('protocols/MCP/resources/read', { jsonrpc: '2.0', id: 1, method: 'resources/read' }));
+    const b = await c.exchange(
+      await c.buildRequest('protocols/MCP/resources/read', { jsonrpc: '2.0', id: 1, method: 'resources/read' }),
+    );
     expect('error' in b && b.error.code).toBe(-32003);
   });
 });
 
 describe('agbom/*', () => {
   it('agbom/snapshot and agbom/changed are evaluated and chained when an Inspect profile is offered', async () => {
-    const snap = await c.step('agbom/snapshot', { components: [{ id: 'm1', type: 'model', name: 'gpt', version: '5', provider: 'acme', endpoint: 'https://models.example/gpt', model_fields: { context_window: 128000 } }] });
+    const snap = await c.step('agbom/snapshot', {
+      components: [
+        {
+          id: 'm1',
+          type: 'model',
+          name: 'gpt',
+          version: '5',
+          provider: 'acme',
+          endpoint: 'https://models.example/gpt',
+          model_fields: { context_window: 128000 },
+        },
+      ],
+    });
     expect(snap.failure).toBeUndefined();
     expect(snap.decision).toBe('allow');
     expect(snap.result?.chain_hash).toMatch(/^[0-9a-f]{64}$/);
-    const changed = await c.step('agbom/changed', { added: [{ id: 't1', type: 'tool', name: 'Bash', version: '5.2', provider: 'gnu', tool_fields: { capability: 'process.execute' } }] });
+    const changed = await c.step('agbom/changed', {
+      added: [
+        {
+          id: 't1',
+          type: 'tool',
+          name: 'Bash',
+          version: '5.2',
+          provider: 'gnu',
+          tool_fields: { capability: 'process.execute' },
+        },
+      ],
+    });
     expect(changed.result?.chain_hash).toBe(c.chainHash);
-    const bad = await c.exchange(await c.buildRequest('agbom/snapshot', { components: [{ id: 'x', type: 'spaceship' }] }));
+    const bad = await c.exchange(
+      await c.buildRequest('agbom/snapshot', { components: [{ id: 'x', type: 'spaceship' }] }),
+    );
     expect('error' in bad && bad.error.code).toBe(-32602);
   });
 });

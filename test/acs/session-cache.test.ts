@@ -2,7 +2,7 @@
 // of the session row (src/acs/pipeline/session-cache.ts); the copy must be dropped as soon as the other replica
 // advanced the chain, or state counters regress and a sealed session keeps accepting steps.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AcsClient } from '../../src/client/index.ts';
+import type { AcsClient } from '../../src/client/index.ts';
 import { createGuardian, type Guardian } from '../../src/acs/pipeline/index.ts';
 import { cryptoEnvelopeSignatures } from '../../src/acs/signing/index.ts';
 import { createSignatureRegistry } from '../../src/crypto/index.ts';
@@ -15,7 +15,11 @@ let replicaB: Guardian;
 const registry = createSignatureRegistry({ hmacIkm: TEST_IKM, workerPool: false });
 beforeAll(async () => {
   h = await startHarness();
-  replicaB = createGuardian({ store: h.store, engine: await constantDecisionEngine({ decision: 'allow' }), signatures: cryptoEnvelopeSignatures(registry) });
+  replicaB = createGuardian({
+    store: h.store,
+    engine: await constantDecisionEngine({ decision: 'allow' }),
+    signatures: cryptoEnvelopeSignatures(registry),
+  });
 });
 afterAll(async () => {
   await h.close();
@@ -26,7 +30,8 @@ afterAll(async () => {
 function alternatingClient(route: { to: 'A' | 'B' }): AcsClient {
   const a = h.client();
   return h.client({
-    transport: async (message) => (route.to === 'A' ? JSON.stringify(await h.post(message)) : JSON.stringify(await replicaB.handle(message, 'http'))),
+    transport: async (message) =>
+      route.to === 'A' ? JSON.stringify(await h.post(message)) : JSON.stringify(await replicaB.handle(message, 'http')),
     sessionId: a.sessionId,
   });
 }
@@ -55,8 +60,12 @@ describe('session row cache across replicas', () => {
     const route: { to: 'A' | 'B' } = { to: 'A' };
     const client = alternatingClient(route);
     await client.hello({ methods_implemented: ['steps/sessionStart', 'steps/toolCallRequest', 'steps/sessionEnd'] });
-    expect((await client.step('steps/toolCallRequest', { tool: { name: 'shell' }, arguments: {} })).decision).toBe('allow');
-    expect((await client.step('steps/toolCallRequest', { tool: { name: 'shell' }, arguments: {} })).decision).toBe('allow');
+    expect((await client.step('steps/toolCallRequest', { tool: { name: 'shell' }, arguments: {} })).decision).toBe(
+      'allow',
+    );
+    expect((await client.step('steps/toolCallRequest', { tool: { name: 'shell' }, arguments: {} })).decision).toBe(
+      'allow',
+    );
     route.to = 'B';
     expect((await client.step('steps/sessionEnd', {})).failure).toBeUndefined();
     route.to = 'A';

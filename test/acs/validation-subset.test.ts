@@ -7,25 +7,56 @@ import { AcsValidator, sharedValidator } from '../../src/acs/validation/index.ts
 
 const PROVENANCE = { provenance_id: 'p1', origin: 'user_input' };
 const ASK = { approver: { type: 'human', id: 'ops' }, question: 'q', timeout_seconds: 30 };
-const extension = (provenance: unknown): unknown => ({ ...ASK, intent_extension: { capabilities: ['read'], scope: 'session', provenance } });
+const extension = (provenance: unknown): unknown => ({
+  ...ASK,
+  intent_extension: { capabilities: ['read'], scope: 'session', provenance },
+});
 /** Valid and invalid values per detail schema; ask_details reaches provenance.json through a $ref. */
 const CASES: Record<string, unknown[]> = {
   [DECISION_DETAIL_SCHEMAS.modify]: [
-    { modified_content: 'x' }, { redactions: [{ path: '/a' }] }, { redactions: [{ path: 1 }] }, { parameter_overrides: { a: 1 } },
-    { parameter_overrides: 'x' }, null, 'modify', [], {},
+    { modified_content: 'x' },
+    { redactions: [{ path: '/a' }] },
+    { redactions: [{ path: 1 }] },
+    { parameter_overrides: { a: 1 } },
+    { parameter_overrides: 'x' },
+    null,
+    'modify',
+    [],
+    {},
   ],
   [DECISION_DETAIL_SCHEMAS.ask]: [
     { approver: { type: 'human', id: 'ops' }, question: 'Run ls?', timeout_seconds: 30 },
     { approver: { type: 'robot', id: 'ops' }, question: 'q', timeout_seconds: 30 },
     { approver: { type: 'human' }, question: 'q', timeout_seconds: 30 },
     { approver: { type: 'human', id: 'ops' }, question: 'q', timeout_seconds: '30' },
-    extension(PROVENANCE), extension({ provenance_id: 'p1' }), extension({ ...PROVENANCE, origin: 'rumour' }), extension(7),
-    undefined, {},
+    extension(PROVENANCE),
+    extension({ provenance_id: 'p1' }),
+    extension({ ...PROVENANCE, origin: 'rumour' }),
+    extension(7),
+    undefined,
+    {},
   ],
   [DECISION_DETAIL_SCHEMAS.defer]: [
-    { reason: 'insufficient_context', resolution_method: 'additional_context', resolution_timeout_ms: 1000, timeout_decision: 'deny' },
-    { reason: 'low_confidence' }, { reason: 'insufficient_context', resolution_method: 'additional_context', resolution_timeout_ms: -1, timeout_decision: 'deny' },
-    { reason: 'insufficient_context', resolution_method: 'additional_context', resolution_timeout_ms: 1000, timeout_decision: 'maybe' }, 42,
+    {
+      reason: 'insufficient_context',
+      resolution_method: 'additional_context',
+      resolution_timeout_ms: 1000,
+      timeout_decision: 'deny',
+    },
+    { reason: 'low_confidence' },
+    {
+      reason: 'insufficient_context',
+      resolution_method: 'additional_context',
+      resolution_timeout_ms: -1,
+      timeout_decision: 'deny',
+    },
+    {
+      reason: 'insufficient_context',
+      resolution_method: 'additional_context',
+      resolution_timeout_ms: 1000,
+      timeout_decision: 'maybe',
+    },
+    42,
   ],
 };
 
@@ -33,7 +64,7 @@ describe('AcsValidator only: a subset for replay workers', () => {
   const full = new AcsValidator();
   const subset = new AcsValidator({ only: Object.values(DECISION_DETAIL_SCHEMAS) });
 
-  it('gives the full validator\'s verdict and first violation on every value', () => {
+  it("gives the full validator's verdict and first violation on every value", () => {
     let valid = 0;
     let invalid = 0;
     for (const [path, values] of Object.entries(CASES)) {

@@ -25,7 +25,12 @@ interface AbstractRequest {
 interface Vector {
   id: string;
   expected: { verdict: 'allow' | 'deny'; code: string | null };
-  payload: Record<string, unknown> & { request?: AbstractRequest; steps?: { request: AbstractRequest }[]; signature_state?: string; guardian_clock?: string };
+  payload: Record<string, unknown> & {
+    request?: AbstractRequest;
+    steps?: { request: AbstractRequest }[];
+    signature_state?: string;
+    guardian_clock?: string;
+  };
 }
 const load = (id: string): Vector => JSON.parse(readFileSync(new URL(`vectors/${id}.json`, DIR), 'utf8'));
 
@@ -33,7 +38,10 @@ const load = (id: string): Vector => JSON.parse(readFileSync(new URL(`vectors/${
 function toPayload(r: AbstractRequest): Record<string, unknown> {
   if (r.method === 'handshake/hello') return r.params;
   const tool = r.params.tool as { name: string; arguments: Record<string, unknown> };
-  return { tool: { name: tool.name }, arguments: Object.fromEntries(Object.entries(tool.arguments).map(([k, v]) => [k, { value: v }])) };
+  return {
+    tool: { name: tool.name },
+    arguments: Object.fromEntries(Object.entries(tool.arguments).map(([k, v]) => [k, { value: v }])),
+  };
 }
 
 async function toEnvelope(r: AbstractRequest, sessionId: string, signatureState = 'VALID'): Promise<AcsRequest> {
@@ -42,16 +50,32 @@ async function toEnvelope(r: AbstractRequest, sessionId: string, signatureState 
     jsonrpc: '2.0' as const,
     method: r.method.replace(/^hooks\//, 'steps/'),
     id: r.request_id,
-    params: { acs_version: version, request_id: r.request_id, timestamp: r.timestamp, metadata: { agent_id: 'vector-agent', session_id: sessionId }, payload: toPayload(r) },
+    params: {
+      acs_version: version,
+      request_id: r.request_id,
+      timestamp: r.timestamp,
+      metadata: { agent_id: 'vector-agent', session_id: sessionId },
+      payload: toPayload(r),
+    },
   };
   const sigs = hmacEnvelopeSignatures(TEST_IKM);
   if (signatureState === 'ABSENT') return envelope;
-  if (signatureState === 'INVALID') return { ...envelope, params: { ...envelope.params, signature: { algorithm: 'HMAC-SHA256', key_id: 'k1', value: 'AAAA' } } };
+  if (signatureState === 'INVALID')
+    return {
+      ...envelope,
+      params: { ...envelope.params, signature: { algorithm: 'HMAC-SHA256', key_id: 'k1', value: 'AAAA' } },
+    };
   if (signatureState === 'COVERS_SUBSET') {
     // Signed over the envelope with metadata.session_id removed, then sent with it.
     const { session_id: _s, ...meta } = envelope.params.metadata;
-    const subset = await signEnvelope({ ...envelope, params: { ...envelope.params, metadata: meta } }, 'params', sigs, { sessionId, keyId: 'k1' });
-    return { ...envelope, params: { ...envelope.params, signature: (subset.params as { signature?: unknown }).signature } } as unknown as AcsRequest;
+    const subset = await signEnvelope({ ...envelope, params: { ...envelope.params, metadata: meta } }, 'params', sigs, {
+      sessionId,
+      keyId: 'k1',
+    });
+    return {
+      ...envelope,
+      params: { ...envelope.params, signature: (subset.params as { signature?: unknown }).signature },
+    } as unknown as AcsRequest;
   }
   return (await signEnvelope(envelope, 'params', sigs, { sessionId, keyId: 'k1' })) as unknown as AcsRequest;
 }
@@ -79,7 +103,14 @@ async function withGuardian(clock: string, run: (h: Harness, sessionId: string) 
 }
 
 async function handshake(h: Harness, sessionId: string, clock: string): Promise<void> {
-  const c = new AcsClient({ transport: async (m) => JSON.stringify(await h.post(m)), ikm: TEST_IKM, agentId: 'vector-agent', sessionId, keyId: 'k1', now: () => new Date(clock) });
+  const c = new AcsClient({
+    transport: async (m) => JSON.stringify(await h.post(m)),
+    ikm: TEST_IKM,
+    agentId: 'vector-agent',
+    sessionId,
+    keyId: 'k1',
+    now: () => new Date(clock),
+  });
   await c.hello({ methods_implemented: ['steps/toolCallRequest', 'steps/toolCallResult'] });
 }
 
@@ -90,13 +121,23 @@ const expectVerdict = (v: Vector, answer: ResponseEnvelope): void => {
 };
 
 describe('ACS-Core vectors: single requests after a handshake', () => {
-  for (const id of ['v0577dc8ccd4d7e47', 'vb87b86b4930665ca', 'vf80a81054d3f0862', 'vd67cd207a4eb6798', 'va6d6e952d417c5a1', 'vb10df32610db1173']) {
+  for (const id of [
+    'v0577dc8ccd4d7e47',
+    'vb87b86b4930665ca',
+    'vf80a81054d3f0862',
+    'vd67cd207a4eb6798',
+    'va6d6e952d417c5a1',
+    'vb10df32610db1173',
+  ]) {
     const v = load(id);
     it(`${id}: ${v.expected.verdict}${v.expected.code ? ' ' + v.expected.code : ''}`, async () => {
       const clock = v.payload.guardian_clock ?? CLOCK;
       await withGuardian(clock, async (h, sessionId) => {
         await handshake(h, sessionId, clock);
-        expectVerdict(v, await h.post(JSON.stringify(await toEnvelope(v.payload.request!, sessionId, v.payload.signature_state))));
+        expectVerdict(
+          v,
+          await h.post(JSON.stringify(await toEnvelope(v.payload.request!, sessionId, v.payload.signature_state))),
+        );
       });
     });
   }

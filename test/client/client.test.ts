@@ -15,7 +15,10 @@ afterAll(async () => {
 });
 
 /** A transport that lets the test rewrite answers in flight. */
-function tampering(url: string, rewrite: (answer: Record<string, unknown>) => Promise<Record<string, unknown>> | Record<string, unknown>) {
+function tampering(
+  url: string,
+  rewrite: (answer: Record<string, unknown>) => Promise<Record<string, unknown>> | Record<string, unknown>,
+) {
   const base = httpTransport(url);
   return async (message: string) => JSON.stringify(await rewrite(JSON.parse(await base(message))));
 }
@@ -45,7 +48,12 @@ describe('AcsClient', () => {
   });
 
   it('an unreachable Guardian is a transport failure handled by the posture', async () => {
-    const c = new AcsClient({ transport: httpTransport('http://127.0.0.1:9/acs', { timeoutMs: 2000 }), ikm: TEST_IKM, agentId: 'a', onDecisionFailure: 'deny' });
+    const c = new AcsClient({
+      transport: httpTransport('http://127.0.0.1:9/acs', { timeoutMs: 2000 }),
+      ikm: TEST_IKM,
+      agentId: 'a',
+      onDecisionFailure: 'deny',
+    });
     const out = await c.step('steps/userMessage', MSG);
     expect(out.decision).toBe('deny');
     expect(out.failure?.reason).toBe('transport_failed');
@@ -53,7 +61,11 @@ describe('AcsClient', () => {
 
   it('a decision whose signature does not verify is not honoured (altered decision)', async () => {
     const c = new AcsClient({
-      transport: tampering(h.url, (a) => ('result' in a && (a.result as { decision?: string }).decision ? { ...a, result: { ...(a.result as object), decision: 'allow', reasoning: 'forged' } } : a)),
+      transport: tampering(h.url, (a) =>
+        'result' in a && (a.result as { decision?: string }).decision
+          ? { ...a, result: { ...(a.result as object), decision: 'allow', reasoning: 'forged' } }
+          : a,
+      ),
       ikm: TEST_IKM,
       agentId: 'agent-1',
       onDecisionFailure: 'deny',

@@ -1,7 +1,12 @@
 // Wire encodings: strict base64 (ACS §10: standard alphabet, padded) and the ACS §10.2 hybrid framing.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeBase64Strict, decodeHybridSignature, encodeBase64, encodeHybridSignature } from '../../src/crypto/index.ts';
+import {
+  decodeBase64Strict,
+  decodeHybridSignature,
+  encodeBase64,
+  encodeHybridSignature,
+} from '../../src/crypto/index.ts';
 
 describe('decodeBase64Strict', () => {
   it('round-trips any bytes', () => {
@@ -13,7 +18,22 @@ describe('decodeBase64Strict', () => {
   });
 
   it('refuses everything that is not canonical padded standard base64', () => {
-    for (const bad of ['', 'QQ', 'QQ=', 'QR==', 'Q===', 'QQ==QQ==', ' QQ==', 'QQ==\n', '-_8=', 'QUJD\r\n', 'QUJ', 42, null, undefined]) {
+    for (const bad of [
+      '',
+      'QQ',
+      'QQ=',
+      'QR==',
+      'Q===',
+      'QQ==QQ==',
+      ' QQ==',
+      'QQ==\n',
+      '-_8=',
+      'QUJD\r\n',
+      'QUJ',
+      42,
+      null,
+      undefined,
+    ]) {
       expect(decodeBase64Strict(bad)).toBeNull();
     }
     expect(Buffer.from(decodeBase64Strict('QQ==')!).toString()).toBe('A');
@@ -31,7 +51,14 @@ describe('hybrid framing u32be(len)‖pqc‖u32be(len)‖classical', () => {
   });
 
   it('refuses blobs whose prefixes do not exactly cover them', () => {
-    for (const bad of [[], [0, 0, 0], [0, 0, 0, 0, 0, 0, 0], [0, 0, 0, 1, 7, 0, 0, 0, 0, 5], [0, 0, 0, 0, 0, 0, 0, 2, 1], [255, 255, 255, 255, 0, 0, 0, 0]]) {
+    for (const bad of [
+      [],
+      [0, 0, 0],
+      [0, 0, 0, 0, 0, 0, 0],
+      [0, 0, 0, 1, 7, 0, 0, 0, 0, 5],
+      [0, 0, 0, 0, 0, 0, 0, 2, 1],
+      [255, 255, 255, 255, 0, 0, 0, 0],
+    ]) {
       expect(decodeHybridSignature(new Uint8Array(bad))).toBeNull();
     }
     fc.assert(

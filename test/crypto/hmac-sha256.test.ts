@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/chain/index.ts';
 import { HmacSha256, deriveSessionKey } from '../../src/crypto/hmac-sha256.ts';
 
-const v = JSON.parse(readFileSync(new URL('../../../shared/acs/vectors/envelope-signing-vectors.json', import.meta.url), 'utf8'));
+const v = JSON.parse(
+  readFileSync(new URL('../../../shared/acs/vectors/envelope-signing-vectors.json', import.meta.url), 'utf8'),
+);
 const ikm = Buffer.from(v.ikm_hex, 'hex');
 
 function withoutSignature(envelope: { params?: Record<string, unknown>; result?: Record<string, unknown> }) {
@@ -27,8 +29,18 @@ describe('HMAC-SHA256 envelope signatures (ACS §10)', () => {
       const sig = await hmac.sign(Buffer.from(input), { sessionId: v.session_id, keyId: v.key_id });
       const expected = (signed.params ?? signed.result).signature.value;
       expect(Buffer.from(sig).toString('base64')).toBe(expected);
-      expect(await hmac.verify(Buffer.from(input), Buffer.from(expected, 'base64'), { sessionId: v.session_id, keyId: v.key_id })).toBe(true);
-      expect(await hmac.verify(Buffer.from(input + ' '), Buffer.from(expected, 'base64'), { sessionId: v.session_id, keyId: v.key_id })).toBe(false);
+      expect(
+        await hmac.verify(Buffer.from(input), Buffer.from(expected, 'base64'), {
+          sessionId: v.session_id,
+          keyId: v.key_id,
+        }),
+      ).toBe(true);
+      expect(
+        await hmac.verify(Buffer.from(input + ' '), Buffer.from(expected, 'base64'), {
+          sessionId: v.session_id,
+          keyId: v.key_id,
+        }),
+      ).toBe(false);
     });
   }
 

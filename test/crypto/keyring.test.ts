@@ -42,7 +42,11 @@ describe('key files', () => {
       expect(pubText).not.toContain('private_key');
       // A member name, not a substring: random base64 key material can spell "ikm".
       expect(pubText).not.toContain('"ikm"');
-      for (const secret of [file.private_key, file.components?.pqc.private_key, file.components?.classical.private_key]) {
+      for (const secret of [
+        file.private_key,
+        file.components?.pqc.private_key,
+        file.components?.classical.private_key,
+      ]) {
         if (secret) expect(pubText).not.toContain(secret);
       }
     }
@@ -89,7 +93,9 @@ describe('key files', () => {
       return 'loaded';
     };
     expect(err([{ ...ec, private_key: ec2.private_key }])).toMatch(/does not match the public key/);
-    expect(err([{ ...ml, private_key: generateKeyFile('ML-DSA-65', { keyId: 'x' }).private_key }])).toMatch(/does not match the public key/);
+    expect(err([{ ...ml, private_key: generateKeyFile('ML-DSA-65', { keyId: 'x' }).private_key }])).toMatch(
+      /does not match the public key/,
+    );
     expect(err([{ ...ml, algorithm: 'ML-DSA-44' }])).toMatch(/ML-DSA-44 public key must be 1312 bytes/);
     expect(err([{ ...ec, algorithm: 'RSA-PSS-SHA256' }])).toMatch(/needs an RSA key/);
     const message = err([{ ...ec, private_key: ec2.private_key }]);
@@ -108,7 +114,9 @@ describe('keyring sources', () => {
       ['rsa', 'RSA-PSS-SHA256', true],
     ]);
     // A clashing definition of "pq" from config is refused, naming both sources.
-    expect(() => loadKeyring({ dir, keys: [generateKeyFile('ML-DSA-65', { keyId: 'pq' })] })).toThrow(/"pq" is defined twice/);
+    expect(() => loadKeyring({ dir, keys: [generateKeyFile('ML-DSA-65', { keyId: 'pq' })] })).toThrow(
+      /"pq" is defined twice/,
+    );
   });
 
   it('a directory with only public files verifies but cannot sign', async () => {
@@ -131,13 +139,23 @@ describe('keyring sources', () => {
     writeKeyFiles(dir, generateKeyFile('ECDSA-P256', { keyId: 'from-dir' }));
     const inline = generateKeyFile('SLH-DSA-128f', { keyId: 'from-env' });
     const ikm = Buffer.alloc(32, 7).toString('base64');
-    const r = createSignatureRegistry({ env: { GUARDIAN_KEY_DIR: dir, GUARDIAN_KEYS: JSON.stringify([inline]), GUARDIAN_HMAC_IKM: ikm }, workerPool: false });
-    expect(r.keyring.summaries().map((s) => s.keyId).sort()).toEqual(['default', 'from-dir', 'from-env']);
+    const r = createSignatureRegistry({
+      env: { GUARDIAN_KEY_DIR: dir, GUARDIAN_KEYS: JSON.stringify([inline]), GUARDIAN_HMAC_IKM: ikm },
+      workerPool: false,
+    });
+    expect(
+      r.keyring
+        .summaries()
+        .map((s) => s.keyId)
+        .sort(),
+    ).toEqual(['default', 'from-dir', 'from-env']);
     const sig = await r.sign('HMAC-SHA256', input, { sessionId: 's1' });
     expect(sig.key_id).toBe('default');
     expect(await r.verify(sig, input, { sessionId: 's1' })).toBe(true);
     expect(() => loadKeyring({ env: { GUARDIAN_HMAC_IKM: 'short' } })).toThrow(/GUARDIAN_HMAC_IKM: not valid base64/);
-    expect(() => loadKeyring({ env: { GUARDIAN_HMAC_IKM: Buffer.alloc(8).toString('base64') } })).toThrow(/at least 16 bytes/);
+    expect(() => loadKeyring({ env: { GUARDIAN_HMAC_IKM: Buffer.alloc(8).toString('base64') } })).toThrow(
+      /at least 16 bytes/,
+    );
     expect(() => loadKeyring({ env: { GUARDIAN_KEYS: '{' } })).toThrow(/GUARDIAN_KEYS: not valid JSON/);
     expect(() => loadKeyring({ dir: join(dir, 'missing') })).toThrow(/key directory .*missing/);
   });
@@ -153,13 +171,19 @@ describe('keyring sources', () => {
 describe('rotation', () => {
   it('old keys still verify, the newest active key signs, and each signature records its key id', async () => {
     const dir = fresh('rotate');
-    writeKeyFiles(dir, generateKeyFile('ML-DSA-65', { keyId: 'guardian-2026-10', createdAt: new Date('2026-10-01T00:00:00Z') }));
+    writeKeyFiles(
+      dir,
+      generateKeyFile('ML-DSA-65', { keyId: 'guardian-2026-10', createdAt: new Date('2026-10-01T00:00:00Z') }),
+    );
     const before = createSignatureRegistry({ dir, workerPool: false });
     const oldSig = await before.sign('ML-DSA-65', input, { sessionId: 's' });
     expect(oldSig.key_id).toBe('guardian-2026-10');
 
     // Add a newer key: it signs from now on; the old one still verifies.
-    writeKeyFiles(dir, generateKeyFile('ML-DSA-65', { keyId: 'guardian-2026-11', createdAt: new Date('2026-11-01T00:00:00Z') }));
+    writeKeyFiles(
+      dir,
+      generateKeyFile('ML-DSA-65', { keyId: 'guardian-2026-11', createdAt: new Date('2026-11-01T00:00:00Z') }),
+    );
     const after = createSignatureRegistry({ dir, workerPool: false });
     const newSig = await after.sign('ML-DSA-65', input, { sessionId: 's' });
     expect(newSig.key_id).toBe('guardian-2026-11');
@@ -175,7 +199,9 @@ describe('rotation', () => {
     const retired = createSignatureRegistry({ dir, workerPool: false });
     expect((await retired.sign('ML-DSA-65', input, { sessionId: 's' })).key_id).toBe('guardian-2026-10');
     expect(await retired.verify(newSig, input, { sessionId: 's' })).toBe(true);
-    await expect(retired.sign('ML-DSA-65', input, { sessionId: 's', keyId: 'guardian-2026-11' })).rejects.toThrow(/retired/);
+    await expect(retired.sign('ML-DSA-65', input, { sessionId: 's', keyId: 'guardian-2026-11' })).rejects.toThrow(
+      /retired/,
+    );
     expect(() => retireKeyFile(dir, 'nope')).toThrow(/no key "nope"/);
   });
 });

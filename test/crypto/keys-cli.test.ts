@@ -16,14 +16,20 @@ let dir: string;
 
 /** Runs `guardian <args>` with only the keys commands registered; same exit-code mapping as src/cli/main.ts. */
 async function guardian(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const program = new Command('guardian').exitOverride().configureOutput({ writeErr: (s) => void (err += s), writeOut: (s) => void (out += s) });
+  const program = new Command('guardian')
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => void (err += s), writeOut: (s) => void (out += s) });
   registerKeysCommands(program);
   let out = '';
   let err = '';
   const stdout = process.stdout.write.bind(process.stdout);
   const stderr = process.stderr.write.bind(process.stderr);
-  process.stdout.write = ((chunk: string | Uint8Array) => ((out += String(chunk)), true)) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string | Uint8Array) => ((err += String(chunk)), true)) as typeof process.stderr.write;
+  process.stdout.write = ((chunk: string | Uint8Array) => (
+    (out += String(chunk)), true
+  )) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string | Uint8Array) => (
+    (err += String(chunk)), true
+  )) as typeof process.stderr.write;
   const saved = process.env.GUARDIAN_KEY_DIR;
   delete process.env.GUARDIAN_KEY_DIR;
   try {
@@ -50,7 +56,17 @@ afterAll(() => {
 describe('guardian keys', () => {
   it('generate writes a 0600 private file and a public file, prints paths and fingerprint but no secret', async () => {
     const keys = join(dir, 'keys');
-    const r = await guardian('keys', 'generate', '--algorithm', 'ML-DSA-65+ECDSA-P256', '--out', keys, '--key-id', 'hybrid-1', '--json');
+    const r = await guardian(
+      'keys',
+      'generate',
+      '--algorithm',
+      'ML-DSA-65+ECDSA-P256',
+      '--out',
+      keys,
+      '--key-id',
+      'hybrid-1',
+      '--json',
+    );
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     const summary = JSON.parse(r.out);
@@ -65,7 +81,9 @@ describe('guardian keys', () => {
 
   it('generated keys sign and verify through the registry; list shows them; retire rotates', async () => {
     const keys = join(dir, 'rotation');
-    expect((await guardian('keys', 'generate', '--algorithm', 'ML-DSA-65', '--out', keys, '--key-id', 'old')).code).toBe(0);
+    expect(
+      (await guardian('keys', 'generate', '--algorithm', 'ML-DSA-65', '--out', keys, '--key-id', 'old')).code,
+    ).toBe(0);
     const hmac = await guardian('keys', 'generate', '--algorithm', 'HMAC-SHA256', '--out', keys, '--key-id', 'mac');
     expect(hmac.code).toBe(0);
     expect(hmac.out).toContain('fingerprint: secret');
@@ -76,7 +94,9 @@ describe('guardian keys', () => {
     const oldSig = await before.sign('ML-DSA-65', 'payload', { sessionId: 's' });
     expect(oldSig.key_id).toBe('old');
 
-    expect((await guardian('keys', 'generate', '--algorithm', 'ML-DSA-65', '--out', keys, '--key-id', 'new')).code).toBe(0);
+    expect(
+      (await guardian('keys', 'generate', '--algorithm', 'ML-DSA-65', '--out', keys, '--key-id', 'new')).code,
+    ).toBe(0);
     const retired = await guardian('keys', 'retire', 'old', '--dir', keys);
     expect(retired.code).toBe(0);
     expect(retired.out).toContain('retired old');
@@ -97,7 +117,9 @@ describe('guardian keys', () => {
 
   it('list warns about a private key file readable by others', async () => {
     const keys = join(dir, 'loose');
-    expect((await guardian('keys', 'generate', '--algorithm', 'ECDSA-P256', '--out', keys, '--key-id', 'loose')).code).toBe(0);
+    expect(
+      (await guardian('keys', 'generate', '--algorithm', 'ECDSA-P256', '--out', keys, '--key-id', 'loose')).code,
+    ).toBe(0);
     chmodSync(join(keys, 'loose.key.json'), 0o644);
     const list = await guardian('keys', 'list', '--dir', keys, '--json');
     expect(list.code).toBe(0);
@@ -114,22 +136,40 @@ describe('guardian keys', () => {
     expect(noDir.code).toBe(2);
     expect(noDir.err).toMatch(/--dir DIR or set GUARDIAN_KEY_DIR/);
     const keys = join(dir, 'dup');
-    expect((await guardian('keys', 'generate', '--algorithm', 'ECDSA-P256', '--out', keys, '--key-id', 'k')).code).toBe(0);
+    expect((await guardian('keys', 'generate', '--algorithm', 'ECDSA-P256', '--out', keys, '--key-id', 'k')).code).toBe(
+      0,
+    );
     const dup = await guardian('keys', 'generate', '--algorithm', 'ECDSA-P256', '--out', keys, '--key-id', 'k');
     expect(dup.code).toBe(1);
     expect(dup.err).toMatch(/key "k" already exists/);
-    expect((await guardian('keys', 'generate', '--algorithm', 'RSA-PSS-SHA256', '--out', keys, '--rsa-bits', '1024')).code).toBe(1);
+    expect(
+      (await guardian('keys', 'generate', '--algorithm', 'RSA-PSS-SHA256', '--out', keys, '--rsa-bits', '1024')).code,
+    ).toBe(1);
   });
 });
 
 describe('bin/guardian.mjs', () => {
   it('runs `keys generate` as a real process (exit 0, key usable)', async () => {
     const keys = join(dir, 'bin');
-    const run = spawnSync(process.execPath, [join(root, 'bin/guardian.mjs'), 'keys', 'generate', '--algorithm', 'ECDSA-P256', '--out', keys, '--key-id', 'bin-key'], {
-      cwd: root,
-      encoding: 'utf8',
-      timeout: 240_000,
-    });
+    const run = spawnSync(
+      process.execPath,
+      [
+        join(root, 'bin/guardian.mjs'),
+        'keys',
+        'generate',
+        '--algorithm',
+        'ECDSA-P256',
+        '--out',
+        keys,
+        '--key-id',
+        'bin-key',
+      ],
+      {
+        cwd: root,
+        encoding: 'utf8',
+        timeout: 240_000,
+      },
+    );
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     expect(run.stdout).toContain('generated ECDSA-P256 key bin-key');

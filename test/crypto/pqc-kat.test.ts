@@ -56,7 +56,9 @@ describe('ML-DSA key generation matches NIST ACVP (FIPS 204)', () => {
       expect(Buffer.from(pair.publicKey.subarray(0, 32)).toString('hex').toUpperCase()).toBe(v.pkPrefix);
       expect(sha256(pair.publicKey)).toBe(v.pkSha256);
       // The key file stores only ξ: reloading it must give the same key and refuse a foreign public key.
-      expect(Buffer.from(loadPqcPrivateKey(v.algorithm, pair.privateKey, pair.publicKey).signingKey)).toEqual(Buffer.from(pair.signingKey));
+      expect(Buffer.from(loadPqcPrivateKey(v.algorithm, pair.privateKey, pair.publicKey).signingKey)).toEqual(
+        Buffer.from(pair.signingKey),
+      );
       const other = generatePqcKeyPair(v.algorithm, new Uint8Array(32).fill(9)).publicKey;
       expect(() => loadPqcPrivateKey(v.algorithm, pair.privateKey, other)).toThrow(/does not match/);
     });
@@ -69,7 +71,11 @@ describe('SLH-DSA key generation matches NIST ACVP (FIPS 205, SHA2 instantiation
       const pair = generatePqcKeyPair(v.algorithm, hex(v.skSeed + v.skPrf + v.pkSeed));
       expect(Buffer.from(pair.publicKey).toString('hex').toUpperCase()).toBe(v.pk);
       // The 64-byte secret key embeds the public key, so loading needs no tree computation.
-      expect(Buffer.from(loadPqcPrivateKey(v.algorithm, pair.privateKey, pair.publicKey).publicKey).toString('hex').toUpperCase()).toBe(v.pk);
+      expect(
+        Buffer.from(loadPqcPrivateKey(v.algorithm, pair.privateKey, pair.publicKey).publicKey)
+          .toString('hex')
+          .toUpperCase(),
+      ).toBe(v.pk);
     });
   }
 });

@@ -17,14 +17,21 @@ import {
   type SignatureRegistry,
 } from '../../src/crypto/index.ts';
 
-const vectors = JSON.parse(readFileSync(new URL('../../../shared/acs/vectors/envelope-signing-vectors.json', import.meta.url), 'utf8'));
+const vectors = JSON.parse(
+  readFileSync(new URL('../../../shared/acs/vectors/envelope-signing-vectors.json', import.meta.url), 'utf8'),
+);
 const ikm = new Uint8Array(Buffer.from(vectors.ikm_hex, 'hex'));
 const sessionId = '5c3f1b8e-9a0d-4c2e-8f4b-2d6a7e9c1b30';
 const envelope = {
   jsonrpc: '2.0',
   id: 7,
   method: 'steps/toolCallRequest',
-  params: { acs_version: '0.1.0', request_id: 'r-1', metadata: { agent_id: 'agent-7', session_id: sessionId }, payload: { tool: 'ls' } },
+  params: {
+    acs_version: '0.1.0',
+    request_id: 'r-1',
+    metadata: { agent_id: 'agent-7', session_id: sessionId },
+    payload: { tool: 'ls' },
+  },
 };
 const input = envelopeSigningInput(envelope);
 const tamperedInput = envelopeSigningInput({ ...envelope, params: { ...envelope.params, payload: { tool: 'rm' } } });
@@ -45,7 +52,10 @@ beforeAll(async () => {
   // Sign every algorithm concurrently: the PQC ones go through the worker pool together.
   await Promise.all(
     SIGNATURE_ALGORITHMS.map(async (alg) => {
-      signed.set(alg, await registry.sign(alg, input, { sessionId, keyId: alg === 'HMAC-SHA256' ? undefined : keyIdOf(alg, 'a') }));
+      signed.set(
+        alg,
+        await registry.sign(alg, input, { sessionId, keyId: alg === 'HMAC-SHA256' ? undefined : keyIdOf(alg, 'a') }),
+      );
     }),
   );
 }, 300_000);
@@ -127,14 +137,27 @@ describe('hybrids (ACS §10.2)', () => {
 
       const other = await registry.sign(alg, tamperedInput, { sessionId, keyId: keyIdOf(alg, 'a') });
       const otherParts = decodeHybridSignature(new Uint8Array(Buffer.from(other.value, 'base64')))!;
-      const mix = (p: { pqc: Uint8Array; classical: Uint8Array }) => ({ ...sig, value: Buffer.from(encodeHybridSignature(p)).toString('base64') });
+      const mix = (p: { pqc: Uint8Array; classical: Uint8Array }) => ({
+        ...sig,
+        value: Buffer.from(encodeHybridSignature(p)).toString('base64'),
+      });
       // Valid PQC half + classical half over another input, and the reverse.
-      expect(await registry.verify(mix({ pqc: parts.pqc, classical: otherParts.classical }), input, { sessionId })).toBe(false);
-      expect(await registry.verify(mix({ pqc: otherParts.pqc, classical: parts.classical }), input, { sessionId })).toBe(false);
+      expect(
+        await registry.verify(mix({ pqc: parts.pqc, classical: otherParts.classical }), input, { sessionId }),
+      ).toBe(false);
+      expect(
+        await registry.verify(mix({ pqc: otherParts.pqc, classical: parts.classical }), input, { sessionId }),
+      ).toBe(false);
       // Halves swapped, one half empty, and the re-assembled original still verifying (so the mixes fail for the right reason).
-      expect(await registry.verify(mix({ pqc: parts.classical, classical: parts.pqc }), input, { sessionId })).toBe(false);
-      expect(await registry.verify(mix({ pqc: parts.pqc, classical: new Uint8Array(0) }), input, { sessionId })).toBe(false);
-      expect(await registry.verify(mix({ pqc: new Uint8Array(0), classical: parts.classical }), input, { sessionId })).toBe(false);
+      expect(await registry.verify(mix({ pqc: parts.classical, classical: parts.pqc }), input, { sessionId })).toBe(
+        false,
+      );
+      expect(await registry.verify(mix({ pqc: parts.pqc, classical: new Uint8Array(0) }), input, { sessionId })).toBe(
+        false,
+      );
+      expect(
+        await registry.verify(mix({ pqc: new Uint8Array(0), classical: parts.classical }), input, { sessionId }),
+      ).toBe(false);
       expect(await registry.verify(mix(parts), input, { sessionId })).toBe(true);
       // Length prefixes that do not exactly cover the blob.
       const trailing = Buffer.concat([raw, Buffer.from([0])]).toString('base64');
@@ -151,7 +174,9 @@ describe('hybrids (ACS §10.2)', () => {
   it('a component key cannot stand in for the hybrid: ML-DSA-65 half alone under the hybrid key id is refused', async () => {
     const sig = signed.get('ML-DSA-65+ECDSA-P256')!;
     const parts = decodeHybridSignature(new Uint8Array(Buffer.from(sig.value, 'base64')))!;
-    expect(await registry.verify({ ...sig, value: Buffer.from(parts.pqc).toString('base64') }, input, { sessionId })).toBe(false);
+    expect(
+      await registry.verify({ ...sig, value: Buffer.from(parts.pqc).toString('base64') }, input, { sessionId }),
+    ).toBe(false);
   });
 });
 
@@ -168,11 +193,29 @@ describe('malformed signatures are a failed verification, never an exception', (
     ['numeric value', () => ({ ...ecdsa(), value: 12 })],
     ['empty value', () => ({ ...ecdsa(), value: '' })],
     ['base64url alphabet', () => ({ ...ecdsa(), value: ecdsa().value.replace(/\+/g, '-').replace(/\//g, '_') + '-_' })],
-    ['missing padding', () => ({ ...signed.get('HMAC-SHA256')!, value: signed.get('HMAC-SHA256')!.value.replace(/=+$/, '') })],
+    [
+      'missing padding',
+      () => ({ ...signed.get('HMAC-SHA256')!, value: signed.get('HMAC-SHA256')!.value.replace(/=+$/, '') }),
+    ],
     ['embedded whitespace', () => ({ ...ecdsa(), value: ecdsa().value.slice(0, 8) + ' ' + ecdsa().value.slice(8) })],
-    ['non-canonical trailing bits', () => ({ ...signed.get('HMAC-SHA256')!, value: signed.get('HMAC-SHA256')!.value.replace(/.=$/, (m) => String.fromCharCode(m.charCodeAt(0) + 1) + '=') })],
-    ['truncated ML-DSA-65', () => ({ ...signed.get('ML-DSA-65')!, value: Buffer.from(signed.get('ML-DSA-65')!.value, 'base64').subarray(0, 3308).toString('base64') })],
-    ['SLH-DSA-128s value of zeros', () => ({ ...signed.get('SLH-DSA-128s')!, value: Buffer.alloc(7856).toString('base64') })],
+    [
+      'non-canonical trailing bits',
+      () => ({
+        ...signed.get('HMAC-SHA256')!,
+        value: signed.get('HMAC-SHA256')!.value.replace(/.=$/, (m) => String.fromCharCode(m.charCodeAt(0) + 1) + '='),
+      }),
+    ],
+    [
+      'truncated ML-DSA-65',
+      () => ({
+        ...signed.get('ML-DSA-65')!,
+        value: Buffer.from(signed.get('ML-DSA-65')!.value, 'base64').subarray(0, 3308).toString('base64'),
+      }),
+    ],
+    [
+      'SLH-DSA-128s value of zeros',
+      () => ({ ...signed.get('SLH-DSA-128s')!, value: Buffer.alloc(7856).toString('base64') }),
+    ],
   ];
   for (const [name, make] of cases) {
     it(name, async () => {
@@ -183,7 +226,11 @@ describe('malformed signatures are a failed verification, never an exception', (
   it('random signature objects (property)', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.record({ algorithm: fc.constantFrom<unknown>(...SIGNATURE_ALGORITHMS, 'x', 1, null), value: fc.oneof(fc.base64String(), fc.string(), fc.constant(null)), key_id: fc.oneof(fc.constantFrom(...keyFiles.map((k) => k.key_id), 'default'), fc.string()) }),
+        fc.record({
+          algorithm: fc.constantFrom<unknown>(...SIGNATURE_ALGORITHMS, 'x', 1, null),
+          value: fc.oneof(fc.base64String(), fc.string(), fc.constant(null)),
+          key_id: fc.oneof(fc.constantFrom(...keyFiles.map((k) => k.key_id), 'default'), fc.string()),
+        }),
         async (sig) => {
           expect(await registry.verify(sig, input, { sessionId })).toBe(false);
         },
@@ -212,16 +259,27 @@ describe('ACS signing input and the shared HMAC vectors', () => {
   }
 
   it('envelopeSigningInput leaves the envelope untouched and removes error.signature too', () => {
-    const env = { jsonrpc: '2.0', id: 1, error: { code: -32004, message: 'x', signature: { algorithm: 'HMAC-SHA256', value: 'AA==', key_id: 'k' } } };
+    const env = {
+      jsonrpc: '2.0',
+      id: 1,
+      error: { code: -32004, message: 'x', signature: { algorithm: 'HMAC-SHA256', value: 'AA==', key_id: 'k' } },
+    };
     const before = JSON.stringify(env);
-    expect(Buffer.from(envelopeSigningInput(env)).toString()).toBe('{"error":{"code":-32004,"message":"x"},"id":1,"jsonrpc":"2.0"}');
+    expect(Buffer.from(envelopeSigningInput(env)).toString()).toBe(
+      '{"error":{"code":-32004,"message":"x"},"id":1,"jsonrpc":"2.0"}',
+    );
     expect(JSON.stringify(env)).toBe(before);
   });
 });
 
 describe('policies: accepted algorithms, agents, acs-crypto', () => {
   it('a deployment allow-list narrows supportedAlgorithms and refuses the rest', async () => {
-    const r = createSignatureRegistry({ keys: keyFiles, hmacIkm: ikm, acceptedAlgorithms: ['HMAC-SHA256', 'ML-DSA-65'], workerPool: false });
+    const r = createSignatureRegistry({
+      keys: keyFiles,
+      hmacIkm: ikm,
+      acceptedAlgorithms: ['HMAC-SHA256', 'ML-DSA-65'],
+      workerPool: false,
+    });
     expect(r.supportedAlgorithms()).toEqual(['HMAC-SHA256', 'ML-DSA-65']);
     expect(await r.verify(signed.get('ML-DSA-65')!, input, { sessionId })).toBe(true);
     expect(await r.verify(signed.get('ECDSA-P256')!, input, { sessionId })).toBe(false);
@@ -258,7 +316,10 @@ describe('policies: accepted algorithms, agents, acs-crypto', () => {
     const hmacOnly = createSignatureRegistry({ hmacIkm: ikm, workerPool: false });
     expect(hmacOnly.acsCryptoAvailable()).toBe(false);
     expect(hmacOnly.supportedAlgorithms()).toEqual(['HMAC-SHA256']);
-    const slhOnly = createSignatureRegistry({ keys: keyFiles.filter((k) => k.algorithm === 'SLH-DSA-128f'), workerPool: false });
+    const slhOnly = createSignatureRegistry({
+      keys: keyFiles.filter((k) => k.algorithm === 'SLH-DSA-128f'),
+      workerPool: false,
+    });
     expect(slhOnly.acsCryptoAvailable()).toBe(false);
     const mlDsa = keyFiles.find((k) => k.algorithm === 'ML-DSA-65')!;
     const verifyOnly = createSignatureRegistry({ keys: [{ ...mlDsa, private_key: undefined }], workerPool: false });
@@ -271,13 +332,23 @@ describe('policies: accepted algorithms, agents, acs-crypto', () => {
 
 describe('sign() errors are precise', () => {
   it('unknown algorithm, missing key, key of another algorithm, verify-only key, HMAC without session', async () => {
-    await expect(registry.sign('ECDSA-P384' as SignatureAlgorithm, input, { sessionId })).rejects.toThrow(SignatureRegistryError);
-    await expect(registry.sign('ECDSA-P256', input, { sessionId, keyId: 'nope' })).rejects.toThrow(/no key with key_id "nope"/);
-    await expect(registry.sign('ECDSA-P256', input, { sessionId, keyId: keyIdOf('ML-DSA-65', 'a') })).rejects.toThrow(/is a ML-DSA-65 key, not ECDSA-P256/);
+    await expect(registry.sign('ECDSA-P384' as SignatureAlgorithm, input, { sessionId })).rejects.toThrow(
+      SignatureRegistryError,
+    );
+    await expect(registry.sign('ECDSA-P256', input, { sessionId, keyId: 'nope' })).rejects.toThrow(
+      /no key with key_id "nope"/,
+    );
+    await expect(registry.sign('ECDSA-P256', input, { sessionId, keyId: keyIdOf('ML-DSA-65', 'a') })).rejects.toThrow(
+      /is a ML-DSA-65 key, not ECDSA-P256/,
+    );
     await expect(registry.sign('HMAC-SHA256', input, { sessionId: '' })).rejects.toThrow(/needs a sessionId/);
     const pubOnly = createSignatureRegistry({ keys: [{ ...keyFiles[0], private_key: undefined }], workerPool: false });
-    await expect(pubOnly.sign(keyFiles[0].algorithm, input, { sessionId, keyId: keyFiles[0].key_id })).rejects.toThrow(/verification only/);
-    await expect(pubOnly.sign('ML-DSA-87', input, { sessionId })).rejects.toThrow(/no active signing key for ML-DSA-87/);
+    await expect(pubOnly.sign(keyFiles[0].algorithm, input, { sessionId, keyId: keyFiles[0].key_id })).rejects.toThrow(
+      /verification only/,
+    );
+    await expect(pubOnly.sign('ML-DSA-87', input, { sessionId })).rejects.toThrow(
+      /no active signing key for ML-DSA-87/,
+    );
   });
 });
 
@@ -289,9 +360,17 @@ describe('checkpoint signer', () => {
     const raw = await checkpoints.sign(head, { sessionId, keyId: checkpoints.keyId });
     expect(raw.length).toBe(3309);
     expect(await checkpoints.verify(head, raw, { sessionId, keyId: checkpoints.keyId })).toBe(true);
-    expect(await checkpoints.verify(new TextEncoder().encode('b'.repeat(64)), raw, { sessionId, keyId: checkpoints.keyId })).toBe(false);
+    expect(
+      await checkpoints.verify(new TextEncoder().encode('b'.repeat(64)), raw, { sessionId, keyId: checkpoints.keyId }),
+    ).toBe(false);
     // The same bytes as an envelope signature verify through the registry.
-    expect(await registry.verify({ algorithm: 'ML-DSA-65', value: Buffer.from(raw).toString('base64'), key_id: checkpoints.keyId }, head, { sessionId })).toBe(true);
+    expect(
+      await registry.verify(
+        { algorithm: 'ML-DSA-65', value: Buffer.from(raw).toString('base64'), key_id: checkpoints.keyId },
+        head,
+        { sessionId },
+      ),
+    ).toBe(true);
     const responses = registry.signer('HMAC-SHA256');
     expect(responses.keyId).toBe('default');
   });
@@ -299,7 +378,11 @@ describe('checkpoint signer', () => {
 
 describe('round trips over arbitrary inputs (property)', () => {
   it('HMAC-SHA256, ECDSA-P256 and ML-DSA-44: any input verifies; flipping any input bit is refused', async () => {
-    const r = createSignatureRegistry({ keys: keyFiles.filter((k) => k.algorithm === 'ECDSA-P256' || k.algorithm === 'ML-DSA-44'), hmacIkm: ikm, workerPool: false });
+    const r = createSignatureRegistry({
+      keys: keyFiles.filter((k) => k.algorithm === 'ECDSA-P256' || k.algorithm === 'ML-DSA-44'),
+      hmacIkm: ikm,
+      workerPool: false,
+    });
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom<SignatureAlgorithm>('HMAC-SHA256', 'ECDSA-P256', 'ML-DSA-44'),

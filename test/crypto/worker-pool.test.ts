@@ -6,7 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSignatureRegistry, generateKeyFile, PqcPoolSaturatedError, PqcWorkerPool, type PqcAlgorithm } from '../../src/crypto/index.ts';
+import {
+  createSignatureRegistry,
+  generateKeyFile,
+  PqcPoolSaturatedError,
+  PqcWorkerPool,
+  type PqcAlgorithm,
+} from '../../src/crypto/index.ts';
 import { generatePqcKeyPair, signPqc, verifyPqc, type PqcKeyPair } from '../../src/crypto/pqc.ts';
 
 const msg = (i: number) => new TextEncoder().encode(`{"request_id":"r-${i}","payload":{"n":${i}}}`);
@@ -82,7 +88,9 @@ describe('under load', () => {
 
 describe('failure and shutdown', () => {
   it('a job the worker refuses rejects with a message, and the pool keeps working', async () => {
-    await expect(pool.sign('ML-DSA-99' as PqcAlgorithm, new Uint8Array(4), msg(0))).rejects.toThrow(/unsupported PQC algorithm ML-DSA-99/);
+    await expect(pool.sign('ML-DSA-99' as PqcAlgorithm, new Uint8Array(4), msg(0))).rejects.toThrow(
+      /unsupported PQC algorithm ML-DSA-99/,
+    );
     await expect(pool.sign('ML-DSA-65', new Uint8Array(5), msg(0))).rejects.toThrow(/PQC sign failed/);
     const k = keys.get('ML-DSA-44')!;
     expect(verifyPqc('ML-DSA-44', k.publicKey, msg(5), await pool.sign('ML-DSA-44', k.signingKey, msg(5)))).toBe(true);
@@ -127,10 +135,15 @@ describe('failure and shutdown', () => {
     const file = generateKeyFile('ML-DSA-65', { keyId: 'sat' });
     const registry = createSignatureRegistry({ keys: [file], workerPool: { size: 1, maxInFlight: 1 } });
     const sig = await registry.sign('ML-DSA-65', msg(0), { sessionId: 's' });
-    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => registry.verify(sig, msg(i % 2), { sessionId: 's' })));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => registry.verify(sig, msg(i % 2), { sessionId: 's' })),
+    );
     expect(results).toEqual([true, false, true, false, true, false]);
     // Signing, in contrast, refuses when saturated.
-    const signs = await Promise.allSettled([registry.sign('ML-DSA-65', msg(1), { sessionId: 's' }), registry.sign('ML-DSA-65', msg(2), { sessionId: 's' })]);
+    const signs = await Promise.allSettled([
+      registry.sign('ML-DSA-65', msg(1), { sessionId: 's' }),
+      registry.sign('ML-DSA-65', msg(2), { sessionId: 's' }),
+    ]);
     expect(signs.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
     await registry.close();
   });
@@ -154,7 +167,11 @@ describe('failure and shutdown', () => {
           `console.log(await r.verify(sig, 'x', { sessionId: 's' }));\n`, // no close(): the process must still exit
       );
       const root = fileURLToPath(new URL('../../', import.meta.url));
-      const run = spawnSync(process.execPath, ['--import', 'tsx', script], { cwd: root, encoding: 'utf8', timeout: 30_000 });
+      const run = spawnSync(process.execPath, ['--import', 'tsx', script], {
+        cwd: root,
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
       expect(run.signal).toBeNull();
       expect(run.stdout.trim()).toBe('true');
       expect(run.status).toBe(0);

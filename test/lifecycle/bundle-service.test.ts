@@ -30,7 +30,11 @@ beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/bundles/acs`;
   store = await openStore({ inMemory: true });
-  node = new LifecycleNode({ store, pollIntervalMs: 60_000, initialBundle: { bytes: await constantBundle('svc-0'), source: 'test' } });
+  node = new LifecycleNode({
+    store,
+    pollIntervalMs: 60_000,
+    initialBundle: { bytes: await constantBundle('svc-0'), source: 'test' },
+  });
   await node.start();
 });
 afterAll(async () => {
@@ -40,14 +44,18 @@ afterAll(async () => {
   await store.close();
 });
 
-const serveBundle = (bytes: Uint8Array, etag: string, contentType = 'application/gzip'): Handler => (_req, res) => {
-  res.writeHead(200, { 'content-type': contentType, etag });
-  res.end(Buffer.from(bytes));
-};
-const status = (code: number): Handler => (_req, res) => {
-  res.statusCode = code;
-  res.end();
-};
+const serveBundle =
+  (bytes: Uint8Array, etag: string, contentType = 'application/gzip'): Handler =>
+  (_req, res) => {
+    res.writeHead(200, { 'content-type': contentType, etag });
+    res.end(Buffer.from(bytes));
+  };
+const status =
+  (code: number): Handler =>
+  (_req, res) => {
+    res.statusCode = code;
+    res.end();
+  };
 
 function poller(extra: Partial<ConstructorParameters<typeof BundleServicePoller>[0]> = {}): BundleServicePoller {
   return new BundleServicePoller({
@@ -69,7 +77,9 @@ function poller(extra: Partial<ConstructorParameters<typeof BundleServicePoller>
 
 describe('bundle service poller', () => {
   it('backoff: base·2^n capped at the maximum, jittered into [half, full]', () => {
-    expect([1, 2, 3, 4, 5, 10].map((n) => backoffDelay(n, 100, 1600, () => 1))).toEqual([200, 400, 800, 1600, 1600, 1600]);
+    expect([1, 2, 3, 4, 5, 10].map((n) => backoffDelay(n, 100, 1600, () => 1))).toEqual([
+      200, 400, 800, 1600, 1600, 1600,
+    ]);
     expect(backoffDelay(3, 100, 1600, () => 0)).toBe(400);
     for (let i = 0; i < 50; i++) {
       const d = backoffDelay(2, 100, 1600);
@@ -84,7 +94,13 @@ describe('bundle service poller', () => {
     handlers.push(serveBundle(await constantBundle('svc-1'), '"e1"'));
     const d1 = await p.pollOnce();
     expect(node.engine.revision).toBe('svc-1');
-    expect(p.status).toMatchObject({ etag: '"e1"', httpCode: 200, lastRevision: 'svc-1', message: null, consecutiveErrors: 0 });
+    expect(p.status).toMatchObject({
+      etag: '"e1"',
+      httpCode: 200,
+      lastRevision: 'svc-1',
+      message: null,
+      consecutiveErrors: 0,
+    });
     expect(d1).toBeGreaterThanOrEqual(1000);
     expect(d1).toBeLessThanOrEqual(2000);
 
@@ -142,10 +158,12 @@ describe('bundle service poller', () => {
     const vnd = 'application/vnd.openpolicyagent.bundles';
     handlers.push(serveBundle(await constantBundle('svc-lp-1'), '"l1"', vnd));
     // Held for 300 ms, then "no change".
-    handlers.push((_req, res) => setTimeout(() => {
-      res.writeHead(304, { 'content-type': vnd });
-      res.end();
-    }, 300));
+    handlers.push((_req, res) =>
+      setTimeout(() => {
+        res.writeHead(304, { 'content-type': vnd });
+        res.end();
+      }, 300),
+    );
     const next = await constantBundle('svc-lp-2');
     handlers.push((_req, res) => setTimeout(() => serveBundle(next, '"l2"', vnd)(_req, res), 100));
     handlers.push((_req, res) => setTimeout(() => status(304)(_req, res), 10_000));

@@ -12,11 +12,19 @@ import { constantBundle } from './fixtures.ts';
 const BIN = fileURLToPath(new URL('../../bin/guardian.mjs', import.meta.url));
 let dir: string;
 
-function guardian(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+function guardian(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, DATABASE_URL: '', ...env }, timeout: 120_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { ...process.env, DATABASE_URL: '', ...env }, timeout: 120_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -36,7 +44,9 @@ describe('guardian bundle', () => {
     let r = await guardian(['bundle', 'push', join(dir, 'v1.tar.gz'), '--activate', ...data]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^stored cli-1 sha256:[0-9a-f]{64}; activated \(was none, 0 smoke case\(s\), signature unsigned, \d+ ms\)\n$/);
+    expect(r.stdout).toMatch(
+      /^stored cli-1 sha256:[0-9a-f]{64}; activated \(was none, 0 smoke case\(s\), signature unsigned, \d+ ms\)\n$/,
+    );
     r = await guardian(['bundle', 'push', join(dir, 'v2.tar.gz'), ...data]);
     expect(r.stdout).toMatch(/^stored cli-2 /);
     r = await guardian(['bundle', 'activate', 'cli-2', ...data]);
@@ -46,7 +56,10 @@ describe('guardian bundle', () => {
     r = await guardian(['bundle', 'shadow', 'cli-2', ...data]);
     expect(r.stdout).toMatch(/^shadowing cli-2 /);
     r = await guardian(['bundle', 'list', '--json', ...data]);
-    const list = JSON.parse(r.stdout) as { bundles: { revision: string }[]; activations: { revision: string; activatedBy: string }[] };
+    const list = JSON.parse(r.stdout) as {
+      bundles: { revision: string }[];
+      activations: { revision: string; activatedBy: string }[];
+    };
     expect(list.bundles.map((b) => b.revision)).toEqual(['cli-1', 'cli-2']);
     expect(list.activations.map((a) => a.revision)).toEqual(['cli-1', 'cli-2', 'cli-1']);
     expect(list.activations[0].activatedBy).toMatch(/^cli:/);
@@ -58,15 +71,42 @@ describe('guardian bundle', () => {
   }, 300_000);
 
   it('sign + verify; an unsigned bundle is refused with exit 1; push --activate refuses an unsigned bundle when a key is configured', async () => {
-    let r = await guardian(['bundle', 'sign', join(dir, 'v1.tar.gz'), '--key', join(dir, 'priv.pem'), '--alg', 'ES256', '--key-id', 'rel', '-o', join(dir, 'v1.signed.tar.gz')]);
+    let r = await guardian([
+      'bundle',
+      'sign',
+      join(dir, 'v1.tar.gz'),
+      '--key',
+      join(dir, 'priv.pem'),
+      '--alg',
+      'ES256',
+      '--key-id',
+      'rel',
+      '-o',
+      join(dir, 'v1.signed.tar.gz'),
+    ]);
     expect(r.stdout).toBe(`signed ${join(dir, 'v1.signed.tar.gz')} (ES256, kid rel)\n`);
-    const verify = ['--verification-key', join(dir, 'pub.pem'), '--verification-alg', 'ES256', '--verification-key-id', 'rel'];
+    const verify = [
+      '--verification-key',
+      join(dir, 'pub.pem'),
+      '--verification-alg',
+      'ES256',
+      '--verification-key-id',
+      'rel',
+    ];
     r = await guardian(['bundle', 'verify', join(dir, 'v1.signed.tar.gz'), ...verify]);
     expect(r.stdout).toBe('verified (key rel)\n');
     r = await guardian(['bundle', 'verify', join(dir, 'v1.tar.gz'), ...verify]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/refused: signature_required: bundle is not signed/);
-    r = await guardian(['bundle', 'push', join(dir, 'v2.tar.gz'), '--activate', '--data-dir', join(dir, 'db2'), ...verify]);
+    r = await guardian([
+      'bundle',
+      'push',
+      join(dir, 'v2.tar.gz'),
+      '--activate',
+      '--data-dir',
+      join(dir, 'db2'),
+      ...verify,
+    ]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/signature_required/);
   }, 300_000);

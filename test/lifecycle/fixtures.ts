@@ -14,7 +14,15 @@ import { openStore } from '../../src/store/index.ts';
 const modules = new Map<string, Uint8Array>();
 
 /** A bundle whose acs/decision is `decision`; by default the decision's reasoning names the revision. */
-export async function constantBundle(revision: string, options: { decision?: Json; smoke?: unknown; data?: Record<string, unknown>; extraFiles?: { path: string; text: string }[] } = {}): Promise<Uint8Array> {
+export async function constantBundle(
+  revision: string,
+  options: {
+    decision?: Json;
+    smoke?: unknown;
+    data?: Record<string, unknown>;
+    extraFiles?: { path: string; text: string }[];
+  } = {},
+): Promise<Uint8Array> {
   const decision = options.decision ?? { decision: 'allow', reasoning: `decided by ${revision}` };
   const key = JSON.stringify(decision);
   let wasm = modules.get(key);
@@ -40,7 +48,10 @@ export interface LifecycleGuardian {
 }
 
 /** A Guardian over real HTTP whose engine is a started LifecycleNode (in-memory PGlite, HMAC with `ikm`). */
-export async function startLifecycleGuardian(ikm: Uint8Array, nodeOptions: Omit<LifecycleNodeOptions, 'store'>): Promise<LifecycleGuardian> {
+export async function startLifecycleGuardian(
+  ikm: Uint8Array,
+  nodeOptions: Omit<LifecycleNodeOptions, 'store'>,
+): Promise<LifecycleGuardian> {
   const store = await openStore({ inMemory: true });
   const node = new LifecycleNode({ store, ...nodeOptions });
   const engine = await node.start();
@@ -81,7 +92,10 @@ export function startSessionLoad(url: string, ikm: Uint8Array, agents: number, a
     sessions.push(c.sessionId);
     await c.step('steps/sessionStart', {});
     while (!stopped) {
-      const o = await c.step('steps/toolCallRequest', { tool: { name: 'read_file' }, arguments: { path: { value: '/w/a' } } });
+      const o = await c.step('steps/toolCallRequest', {
+        tool: { name: 'read_file' },
+        arguments: { path: { value: '/w/a' } },
+      });
       outcomes.push({ decision: o.decision, reasoning: o.result?.reasoning, failure: o.failure });
     }
   };
@@ -106,7 +120,13 @@ export function startSessionLoad(url: string, ikm: Uint8Array, agents: number, a
  * each activation (to note what is about to be replaced).
  */
 export async function activateUnderLoad(
-  node: LifecycleNode, url: string, ikm: Uint8Array, agents: number, agentPrefix: string, shas: string[], beforeActivate: () => void = () => {},
+  node: LifecycleNode,
+  url: string,
+  ikm: Uint8Array,
+  agents: number,
+  agentPrefix: string,
+  shas: string[],
+  beforeActivate: () => void = () => {},
 ): Promise<Pick<SessionLoad, 'outcomes' | 'sessions'>> {
   const load = startSessionLoad(url, ikm, agents, agentPrefix);
   for (const sha of shas) {
@@ -123,14 +143,18 @@ export async function activateUnderLoad(
  * Every stored entry of `sessions` carries the revision whose module produced its result (the test bundles'
  * reasoning is `decided by <revision>`). Returns how many entries were checked and the revisions seen.
  */
-export async function storedDecisionRevisions(store: DurableStore, sessions: string[]): Promise<{ checked: number; mismatched: string[]; revisions: Set<string> }> {
+export async function storedDecisionRevisions(
+  store: DurableStore,
+  sessions: string[],
+): Promise<{ checked: number; mismatched: string[]; revisions: Set<string> }> {
   let checked = 0;
   const mismatched: string[] = [];
   const revisions = new Set<string>();
   for (const id of sessions) {
     for (const e of await store.listContextEntries(id, { limit: 10_000 })) {
       const reasoning = (e.result as { reasoning?: string } | null)?.reasoning;
-      if (reasoning !== `decided by ${e.bundleRevision}`) mismatched.push(`${id}#${e.seq}: ${e.bundleRevision} answered ${String(reasoning)}`);
+      if (reasoning !== `decided by ${e.bundleRevision}`)
+        mismatched.push(`${id}#${e.seq}: ${e.bundleRevision} answered ${String(reasoning)}`);
       revisions.add(String(e.bundleRevision));
       checked++;
     }

@@ -56,24 +56,39 @@ function initOnlyMigrations(): string {
 }
 
 async function tableNames(store: DurableStore): Promise<string[]> {
-  const rows = await store.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name LIKE 'lifecycle_%' ORDER BY 1`);
+  const rows = await store.query(
+    `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name LIKE 'lifecycle_%' ORDER BY 1`,
+  );
   return rows.map((r) => String(r.table_name));
 }
 
 /** Push, activate, shadow, one difference, report: every lifecycle table is written and read back. */
 async function exerciseLifecycle(store: DurableStore): Promise<void> {
-  const node = new LifecycleNode({ store, replicaId: 'mig', pollIntervalMs: 60_000, initialBundle: { bytes: await constantBundle('mig-1'), source: 'test' } });
+  const node = new LifecycleNode({
+    store,
+    replicaId: 'mig',
+    pollIntervalMs: 60_000,
+    initialBundle: { bytes: await constantBundle('mig-1'), source: 'test' },
+  });
   await node.start();
   try {
     const candidate = await constantBundle('mig-2', { decision: { decision: 'deny', reasoning: 'candidate' } });
     await node.push(candidate, { source: 'test', by: 'ops' });
     await node.setShadow('mig-2', 'ops');
-    await node.engine.evaluate({ method: 'steps/toolCallRequest', params: {}, session: {}, client: { modify_capable: true, ask_capable: true }, guardian: { now: new Date().toISOString(), policy_version: '' } });
+    await node.engine.evaluate({
+      method: 'steps/toolCallRequest',
+      params: {},
+      session: {},
+      client: { modify_capable: true, ask_capable: true },
+      guardian: { now: new Date().toISOString(), policy_version: '' },
+    });
     await new Promise((r) => setTimeout(r, 50));
     await node.flushShadow();
     const report = await shadowReport(store);
     expect(report.differences).toBe(1);
-    expect(report.byMethod).toEqual([{ method: 'steps/toolCallRequest', enforcing: 'allow', shadow: 'deny', count: 1 }]);
+    expect(report.byMethod).toEqual([
+      { method: 'steps/toolCallRequest', enforcing: 'allow', shadow: 'deny', count: 1 },
+    ]);
     await node.heartbeat();
     expect((await node.replicas()).map((r) => [r.replicaId, r.revision])).toEqual([['mig', 'mig-1']]);
     const audit = await node.registry.auditLog();
@@ -99,7 +114,9 @@ describe('lifecycle tables through migrations: PGlite', () => {
     await expectMigratedAndWorking(await openStore({ inMemory: true }), []);
   });
 
-  it('a database whose tables came from the former ad-hoc DDL migrates and keeps its rows', { timeout: 240_000 }, async () => {
+  it('a database whose tables came from the former ad-hoc DDL migrates and keeps its rows', {
+    timeout: 240_000,
+  }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'lifecycle-pglite-'));
     tmpDirs.push(dataDir);
     const legacy = await PGlite.create({ dataDir: join(dataDir, 'pgdata') });
@@ -126,7 +143,9 @@ describe('lifecycle tables through migrations: Postgres', () => {
     await expectMigratedAndWorking(await openStore({ databaseUrl: PG_URL, schema, poolSize: 2 }), []);
   });
 
-  it('a database whose tables came from the former ad-hoc DDL migrates and keeps its rows', { timeout: 240_000 }, async () => {
+  it('a database whose tables came from the former ad-hoc DDL migrates and keeps its rows', {
+    timeout: 240_000,
+  }, async () => {
     const schema = `lifecycle_mig_legacy_${process.pid}`;
     schemas.push(schema);
     const client = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema}` });
@@ -141,7 +160,9 @@ describe('lifecycle tables through migrations: Postgres', () => {
 
     const store = await openStore({ databaseUrl: PG_URL, schema, poolSize: 2 });
     const applied = await store.query(`SELECT count(*)::int AS n FROM "${schema}".__drizzle_migrations`);
-    const journal = JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] };
+    const journal = JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, 'meta', '_journal.json'), 'utf8')) as {
+      entries: unknown[];
+    };
     expect(Number(applied[0].n)).toBe(journal.entries.length);
     await expectMigratedAndWorking(store, ['legacy']);
   });

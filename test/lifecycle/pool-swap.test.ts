@@ -3,16 +3,27 @@
 // stored decision names the revision whose module produced it, evaluations in flight finish on their version,
 // and each replaced version leaves the workers once its last evaluation has answered.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LifecycleError } from '../../src/lifecycle/index.ts';
+import type { LifecycleError } from '../../src/lifecycle/index.ts';
 import type { PooledPolicyVersion } from '../../src/policy/pool/pool.ts';
 import type { PolicyInput } from '../../src/policy/types.ts';
-import { activateUnderLoad, constantBundle, startLifecycleGuardian, storedDecisionRevisions, type LifecycleGuardian } from './fixtures.ts';
+import {
+  activateUnderLoad,
+  constantBundle,
+  startLifecycleGuardian,
+  storedDecisionRevisions,
+  type LifecycleGuardian,
+} from './fixtures.ts';
 
 const IKM = new Uint8Array(Array.from({ length: 32 }, (_, i) => (i * 11) & 255));
 let guardian: LifecycleGuardian;
 
 beforeAll(async () => {
-  guardian = await startLifecycleGuardian(IKM, { poolSize: 2, pollIntervalMs: 60_000, engine: { timeoutMs: 5_000 }, initialBundle: { bytes: await constantBundle('pool-0'), source: 'test' } });
+  guardian = await startLifecycleGuardian(IKM, {
+    poolSize: 2,
+    pollIntervalMs: 60_000,
+    engine: { timeoutMs: 5_000 },
+    initialBundle: { bytes: await constantBundle('pool-0'), source: 'test' },
+  });
 }, 180_000);
 afterAll(async () => {
   await guardian?.close();
@@ -24,7 +35,8 @@ describe('pool-backed Guardian and activations', () => {
     expect(node.engine.current.pooled?.revision).toBe('pool-0');
     const ACTIVATIONS = 8;
     const shas: string[] = [];
-    for (let i = 1; i <= ACTIVATIONS; i++) shas.push((await node.push(await constantBundle(`pool-${i}`), { source: 'test', by: 'tester' })).record.sha256);
+    for (let i = 1; i <= ACTIVATIONS; i++)
+      shas.push((await node.push(await constantBundle(`pool-${i}`), { source: 'test', by: 'tester' })).record.sha256);
     const replaced: PooledPolicyVersion[] = [];
 
     const { outcomes, sessions } = await activateUnderLoad(node, server.url, IKM, 4, 'pool-load', shas, () => {
@@ -43,12 +55,20 @@ describe('pool-backed Guardian and activations', () => {
     expect(stored.checked).toBe(outcomes.length + sessions.length);
     expect(stored.revisions.size).toBeGreaterThan(3);
     // Every replaced version answered all it was sent and left the workers.
-    expect(replaced.map((v) => [v.revision, v.inFlight, v.unloaded])).toEqual(Array.from({ length: ACTIVATIONS }, (_, i) => [`pool-${i}`, 0, true]));
+    expect(replaced.map((v) => [v.revision, v.inFlight, v.unloaded])).toEqual(
+      Array.from({ length: ACTIVATIONS }, (_, i) => [`pool-${i}`, 0, true]),
+    );
   }, 240_000);
 
   it('evaluations started before a swap finish on the version they started with', async () => {
     const { node } = guardian;
-    const input: PolicyInput = { method: 'steps/toolCallRequest', params: {}, session: {}, client: { modify_capable: true, ask_capable: true }, guardian: { now: new Date().toISOString(), policy_version: '' } };
+    const input: PolicyInput = {
+      method: 'steps/toolCallRequest',
+      params: {},
+      session: {},
+      client: { modify_capable: true, ask_capable: true },
+      guardian: { now: new Date().toISOString(), policy_version: '' },
+    };
     const from = node.engine.revision;
     const sha = (await node.push(await constantBundle('pool-next'), { source: 'test', by: 'tester' })).record.sha256;
     // Sent on the current version; the activation below swaps while many of them are still queued in the workers.
@@ -57,20 +77,30 @@ describe('pool-backed Guardian and activations', () => {
     const during = Array.from({ length: 200 }, () => node.engine.evaluate(input));
     await activation;
     const after = await node.engine.evaluate(input);
-    for (const r of await Promise.all(started)) expect(r).toMatchObject({ revision: from, decision: { reasoning: `decided by ${from}` } });
-    for (const r of await Promise.all(during)) expect(r.decision).toMatchObject({ reasoning: `decided by ${r.revision}` });
+    for (const r of await Promise.all(started))
+      expect(r).toMatchObject({ revision: from, decision: { reasoning: `decided by ${from}` } });
+    for (const r of await Promise.all(during))
+      expect(r.decision).toMatchObject({ reasoning: `decided by ${r.revision}` });
     expect(after).toMatchObject({ revision: 'pool-next', decision: { reasoning: 'decided by pool-next' } });
   }, 120_000);
 
   it('a refused activation leaves the pool serving the old version', async () => {
     const { node } = guardian;
     const before = node.engine.current.pooled;
-    const bad = await constantBundle('pool-smoke-bad', { smoke: { cases: [{ name: 'denies', input: {}, expect: { decision: 'deny' } }] } });
+    const bad = await constantBundle('pool-smoke-bad', {
+      smoke: { cases: [{ name: 'denies', input: {}, expect: { decision: 'deny' } }] },
+    });
     const err = await node.push(bad, { source: 'test', activate: true, by: 'tester' }).catch((e: unknown) => e);
     expect((err as LifecycleError).code).toBe('smoke_failed');
     expect(node.engine.current.pooled).toBe(before);
     expect(before?.unloaded).toBe(false);
-    const input: PolicyInput = { method: 'steps/toolCallRequest', params: {}, session: {}, client: { modify_capable: true, ask_capable: true }, guardian: { now: new Date().toISOString(), policy_version: '' } };
+    const input: PolicyInput = {
+      method: 'steps/toolCallRequest',
+      params: {},
+      session: {},
+      client: { modify_capable: true, ask_capable: true },
+      guardian: { now: new Date().toISOString(), policy_version: '' },
+    };
     expect(await node.engine.evaluate(input)).toMatchObject({ revision: 'pool-next' });
   }, 120_000);
 });

@@ -37,10 +37,23 @@ describe('replicas on one Postgres', () => {
 
   it('two replicas converge within 2 s of each activation (LISTEN/NOTIFY); /status data shows both', async () => {
     // Slow polling (10 s): convergence within 2 s proves the notification path.
-    const a = new LifecycleNode({ store: stores[0], replicaId: 'replica-a', listenUrl: PG, pollIntervalMs: 10_000, heartbeatMs: 500, initialBundle: { bytes: await constantBundle('fleet-0'), source: 'test' } });
+    const a = new LifecycleNode({
+      store: stores[0],
+      replicaId: 'replica-a',
+      listenUrl: PG,
+      pollIntervalMs: 10_000,
+      heartbeatMs: 500,
+      initialBundle: { bytes: await constantBundle('fleet-0'), source: 'test' },
+    });
     nodes.push(a);
     await a.start();
-    const b = new LifecycleNode({ store: stores[1], replicaId: 'replica-b', listenUrl: PG, pollIntervalMs: 10_000, heartbeatMs: 500 });
+    const b = new LifecycleNode({
+      store: stores[1],
+      replicaId: 'replica-b',
+      listenUrl: PG,
+      pollIntervalMs: 10_000,
+      heartbeatMs: 500,
+    });
     nodes.push(b);
     await b.start();
     // A starting replica loads the active version.
@@ -56,7 +69,10 @@ describe('replicas on one Postgres', () => {
     await b.heartbeat();
     await a.heartbeat();
     const fleet = await listReplicas(stores[0]);
-    expect(fleet.map((r) => [r.replicaId, r.revision, r.stale])).toEqual([['replica-a', 'fleet-3', false], ['replica-b', 'fleet-3', false]]);
+    expect(fleet.map((r) => [r.replicaId, r.revision, r.stale])).toEqual([
+      ['replica-a', 'fleet-3', false],
+      ['replica-b', 'fleet-3', false],
+    ]);
     expect(fleet.every((r) => r.lastSync instanceof Date && r.lastError === null)).toBe(true);
   }, 120_000);
 
@@ -85,7 +101,12 @@ describe('replicas sharing a PGlite store', () => {
   });
 
   it('follow each other in-process; a replica that cannot load the bundle keeps its version and reports the reason', async () => {
-    const a = new LifecycleNode({ store, replicaId: 'p-a', pollIntervalMs: 60_000, initialBundle: { bytes: await constantBundle('pg-0'), source: 'test' } });
+    const a = new LifecycleNode({
+      store,
+      replicaId: 'p-a',
+      pollIntervalMs: 60_000,
+      initialBundle: { bytes: await constantBundle('pg-0'), source: 'test' },
+    });
     nodes.push(a);
     await a.start();
     const b = new LifecycleNode({ store, replicaId: 'p-b', pollIntervalMs: 60_000 });
@@ -99,7 +120,9 @@ describe('replicas sharing a PGlite store', () => {
     nodes.push(strict);
     await strict.start();
     // A misconfigured replica: it starts on pg-1, then requires signatures, so it refuses the unsigned pg-2.
-    (strict.options as { verification?: unknown }).verification = { keys: { k: { algorithm: 'HS256', key: new Uint8Array(32) } } };
+    (strict.options as { verification?: unknown }).verification = {
+      keys: { k: { algorithm: 'HS256', key: new Uint8Array(32) } },
+    };
     await a.push(await constantBundle('pg-2'), { source: 'test', activate: true, by: 'ops' });
     await waitFor(() => b.engine.revision === 'pg-2', 2000);
     await strict.sync();
@@ -117,7 +140,11 @@ describe('concurrent activations on one replica', () => {
   let node: LifecycleNode;
   beforeAll(async () => {
     store = await openStore({ inMemory: true });
-    node = new LifecycleNode({ store, pollIntervalMs: 60_000, initialBundle: { bytes: await constantBundle('cc-0'), source: 'test' } });
+    node = new LifecycleNode({
+      store,
+      pollIntervalMs: 60_000,
+      initialBundle: { bytes: await constantBundle('cc-0'), source: 'test' },
+    });
     await node.start();
   });
   afterAll(async () => {
@@ -127,7 +154,8 @@ describe('concurrent activations on one replica', () => {
 
   it('activations issued at once are applied one at a time; the replica ends on the newest recorded activation', async () => {
     const shas: string[] = [];
-    for (let i = 1; i <= 5; i++) shas.push((await node.push(await constantBundle(`cc-${i}`), { source: 'test', by: 't' })).record.sha256);
+    for (let i = 1; i <= 5; i++)
+      shas.push((await node.push(await constantBundle(`cc-${i}`), { source: 'test', by: 't' })).record.sha256);
     const results = await Promise.all(shas.map((sha) => node.activate(sha, 't')));
     expect(results.map((r) => r.revision)).toEqual(['cc-1', 'cc-2', 'cc-3', 'cc-4', 'cc-5']);
     expect(results.map((r) => r.previousRevision)).toEqual(['cc-0', 'cc-1', 'cc-2', 'cc-3', 'cc-4']);

@@ -23,7 +23,11 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('guardian runtime with the bundle lifecycle', () => {
   it('--bundle activates at start; POST /admin/bundles?activate=true switches the policy deciding POST /acs; a restart resumes it', async () => {
-    const env = { GUARDIAN_HMAC_IKM: IKM.toString('base64'), GUARDIAN_ADMIN_TOKEN: 'rt-token', GUARDIAN_REPLICA_ID: 'rt-replica' };
+    const env = {
+      GUARDIAN_HMAC_IKM: IKM.toString('base64'),
+      GUARDIAN_ADMIN_TOKEN: 'rt-token',
+      GUARDIAN_REPLICA_ID: 'rt-replica',
+    };
     let runtime = await openGuardianRuntime({ dataDir: join(dir, 'data'), bundlePath: join(dir, 'v1.tar.gz'), env });
     expect(runtime.lifecycle).toBeDefined();
     expect(runtime.engine.revision).toBe('rt-1');
@@ -37,17 +41,27 @@ describe('guardian runtime with the bundle lifecycle', () => {
       await c.hello({ methods_implemented: ['steps/sessionStart', 'steps/toolCallRequest'] });
       expect((await c.step('steps/sessionStart', {})).result?.reasoning).toBe('decided by rt-1');
       expect((await fetch(`${base}/admin/status`)).status).toBe(401);
-      const res = await fetch(`${base}/admin/bundles?activate=true`, { method: 'POST', headers: { authorization: 'Bearer rt-token', 'x-guardian-actor': 'ops' }, body: Buffer.from(await constantBundle('rt-2')) });
+      const res = await fetch(`${base}/admin/bundles?activate=true`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer rt-token', 'x-guardian-actor': 'ops' },
+        body: Buffer.from(await constantBundle('rt-2')),
+      });
       expect(res.status).toBe(201);
-      expect((await c.step('steps/toolCallRequest', { tool: { name: 'x' }, arguments: {} })).result?.reasoning).toBe('decided by rt-2');
-      const status = (await (await fetch(`${base}/admin/status`, { headers: { authorization: 'Bearer rt-token' } })).json()) as { replicas: { replicaId: string; revision: string }[] };
+      expect((await c.step('steps/toolCallRequest', { tool: { name: 'x' }, arguments: {} })).result?.reasoning).toBe(
+        'decided by rt-2',
+      );
+      const status = (await (
+        await fetch(`${base}/admin/status`, { headers: { authorization: 'Bearer rt-token' } })
+      ).json()) as { replicas: { replicaId: string; revision: string }[] };
       expect(status.replicas).toEqual([expect.objectContaining({ replicaId: 'rt-replica', revision: 'rt-2' })]);
       // Replay's admin routes ride on the same app and token.
       const replay = await fetch(`${base}/admin/replay`, { headers: { authorization: 'Bearer rt-token' } });
       expect(replay.status).toBe(200);
       expect(await replay.json()).toEqual({ jobs: [] });
       expect((await fetch(`${base}/admin/replay`)).status).toBe(401);
-      const entries = await (runtime.store as import('../../src/store/types.ts').DurableStore).listContextEntries(c.sessionId);
+      const entries = await (runtime.store as import('../../src/store/types.ts').DurableStore).listContextEntries(
+        c.sessionId,
+      );
       expect(entries.map((e) => e.bundleRevision)).toEqual(['rt-1', 'rt-2']);
     } finally {
       await new Promise((r) => server.close(r));
@@ -77,18 +91,30 @@ describe('guardian runtime with the bundle lifecycle', () => {
     });
     await new Promise<void>((r) => svc.listen(0, '127.0.0.1', () => r()));
     const env = {
-      GUARDIAN_HMAC_IKM: IKM.toString('base64'), GUARDIAN_ADMIN_TOKEN: 'svc-token', GUARDIAN_REPLICA_ID: 'svc-replica',
+      GUARDIAN_HMAC_IKM: IKM.toString('base64'),
+      GUARDIAN_ADMIN_TOKEN: 'svc-token',
+      GUARDIAN_REPLICA_ID: 'svc-replica',
       GUARDIAN_BUNDLE_SERVICE_URL: `http://127.0.0.1:${(svc.address() as AddressInfo).port}/bundles/acs`,
-      GUARDIAN_BUNDLE_SERVICE_MIN_DELAY_S: '0.05', GUARDIAN_BUNDLE_SERVICE_MAX_DELAY_S: '0.1',
+      GUARDIAN_BUNDLE_SERVICE_MIN_DELAY_S: '0.05',
+      GUARDIAN_BUNDLE_SERVICE_MAX_DELAY_S: '0.1',
     };
-    const runtime = await openGuardianRuntime({ dataDir: join(dir, 'data-svc'), bundlePath: join(dir, 'v1.tar.gz'), env });
+    const runtime = await openGuardianRuntime({
+      dataDir: join(dir, 'data-svc'),
+      bundlePath: join(dir, 'v1.tar.gz'),
+      env,
+    });
     try {
       const deadline = Date.now() + 20_000;
-      while ((runtime.engine.revision !== 'rt-svc' || requests < 3) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      while ((runtime.engine.revision !== 'rt-svc' || requests < 3) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 20));
       expect(runtime.engine.revision).toBe('rt-svc');
       const res = await runtime.lifecycle!.admin.request('/status', { headers: { authorization: 'Bearer svc-token' } });
-      const status = (await res.json()) as { sources: { etag: string; lastRevision: string; httpCode: number; consecutiveErrors: number }[] };
-      expect(status.sources).toEqual([expect.objectContaining({ etag: '"svc-1"', lastRevision: 'rt-svc', httpCode: 304, consecutiveErrors: 0 })]);
+      const status = (await res.json()) as {
+        sources: { etag: string; lastRevision: string; httpCode: number; consecutiveErrors: number }[];
+      };
+      expect(status.sources).toEqual([
+        expect.objectContaining({ etag: '"svc-1"', lastRevision: 'rt-svc', httpCode: 304, consecutiveErrors: 0 }),
+      ]);
       const history = await runtime.lifecycle!.node.registry.activations(5);
       // Downloaded once, activated once; the following polls were 304s.
       expect(history.filter((a) => a.activatedBy === 'bundle-service')).toHaveLength(1);

@@ -2,7 +2,7 @@
 // differences stored and counted exactly, never enforced.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AcsClient, httpTransport } from '../../src/client/index.ts';
-import { LifecycleNode, shadowReport } from '../../src/lifecycle/index.ts';
+import { type LifecycleNode, shadowReport } from '../../src/lifecycle/index.ts';
 import type { RunningHttpServer } from '../../src/server/http.ts';
 import type { DurableStore } from '../../src/store/types.ts';
 import { constantBundle, startLifecycleGuardian, type LifecycleGuardian } from './fixtures.ts';
@@ -15,7 +15,10 @@ let guardian: LifecycleGuardian;
 
 beforeAll(async () => {
   const enforcing = await constantBundle('enforce-allow', { decision: { decision: 'allow', reasoning: 'ok' } });
-  guardian = await startLifecycleGuardian(IKM, { pollIntervalMs: 60_000, initialBundle: { bytes: enforcing, source: 'test' } });
+  guardian = await startLifecycleGuardian(IKM, {
+    pollIntervalMs: 60_000,
+    initialBundle: { bytes: enforcing, source: 'test' },
+  });
   ({ store, node, server } = guardian);
 });
 afterAll(async () => {
@@ -24,7 +27,9 @@ afterAll(async () => {
 
 describe('shadow mode', () => {
   it('a scripted session (1 sessionStart + 5 tool calls) against a deny-all candidate: exactly 6 differences counted and stored, none enforced', async () => {
-    const candidate = await constantBundle('candidate-deny', { decision: { decision: 'deny', reasoning: 'candidate denies' } });
+    const candidate = await constantBundle('candidate-deny', {
+      decision: { decision: 'deny', reasoning: 'candidate denies' },
+    });
     await node.push(candidate, { source: 'test', by: 'tester' });
     const set = await node.setShadow('candidate-deny', 'tester');
     expect(set.revision).toBe('candidate-deny');
@@ -33,7 +38,8 @@ describe('shadow mode', () => {
     await c.hello({ methods_implemented: ['steps/sessionStart', 'steps/toolCallRequest'] });
     const decisions: string[] = [];
     decisions.push((await c.step('steps/sessionStart', {})).decision);
-    for (let i = 0; i < 5; i++) decisions.push((await c.step('steps/toolCallRequest', { tool: { name: `t${i}` }, arguments: {} })).decision);
+    for (let i = 0; i < 5; i++)
+      decisions.push((await c.step('steps/toolCallRequest', { tool: { name: `t${i}` }, arguments: {} })).decision);
     // Enforced: the enforcing bundle's allow, every time.
     expect(decisions).toEqual(Array(6).fill('allow'));
     await node.flushShadow();
@@ -45,14 +51,21 @@ describe('shadow mode', () => {
       { method: 'steps/toolCallRequest', enforcing: 'allow', shadow: 'deny', count: 5 },
       { method: 'steps/sessionStart', enforcing: 'allow', shadow: 'deny', count: 1 },
     ]);
-    expect(report.samples[0]).toMatchObject({ enforcingRevision: 'enforce-allow', enforcing: { decision: 'allow', reasoning: 'ok' }, shadow: { decision: 'deny', reasoning: 'candidate denies' } });
+    expect(report.samples[0]).toMatchObject({
+      enforcingRevision: 'enforce-allow',
+      enforcing: { decision: 'allow', reasoning: 'ok' },
+      shadow: { decision: 'deny', reasoning: 'candidate denies' },
+    });
     // Entries record only the enforcing revision.
     const entries = await store.listContextEntries(c.sessionId);
     expect(new Set(entries.map((e) => e.bundleRevision))).toEqual(new Set(['enforce-allow']));
   });
 
   it('an identical candidate yields zero differences; stopping the shadow stops evaluation', async () => {
-    const same = await constantBundle('candidate-same', { decision: { decision: 'allow', reasoning: 'ok' }, data: { other: true } });
+    const same = await constantBundle('candidate-same', {
+      decision: { decision: 'allow', reasoning: 'ok' },
+      data: { other: true },
+    });
     await node.push(same, { source: 'test', by: 'tester' });
     await node.setShadow('candidate-same', 'tester');
     const c = new AcsClient({ transport: httpTransport(server.url), ikm: IKM, agentId: 'shadowed-2' });

@@ -2,11 +2,17 @@
 // requests, and every stored decision names the revision whose module produced it (each test bundle's decision
 // says which revision it came from). Failed activations (smoke test, unloadable module) keep the old version.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LifecycleError, LifecycleNode } from '../../src/lifecycle/index.ts';
+import { LifecycleError, type LifecycleNode } from '../../src/lifecycle/index.ts';
 import { writeBundle } from '../../src/rego/bundle/index.ts';
 import type { RunningHttpServer } from '../../src/server/http.ts';
 import type { DurableStore } from '../../src/store/types.ts';
-import { activateUnderLoad, constantBundle, startLifecycleGuardian, storedDecisionRevisions, type LifecycleGuardian } from './fixtures.ts';
+import {
+  activateUnderLoad,
+  constantBundle,
+  startLifecycleGuardian,
+  storedDecisionRevisions,
+  type LifecycleGuardian,
+} from './fixtures.ts';
 
 const IKM = new Uint8Array(Array.from({ length: 32 }, (_, i) => (i * 7) & 255));
 let store: DurableStore;
@@ -15,7 +21,11 @@ let server: RunningHttpServer;
 let guardian: LifecycleGuardian;
 
 beforeAll(async () => {
-  guardian = await startLifecycleGuardian(IKM, { pollIntervalMs: 60_000, engine: { timeoutMs: 5_000 }, initialBundle: { bytes: await constantBundle('rev-0'), source: 'test' } });
+  guardian = await startLifecycleGuardian(IKM, {
+    pollIntervalMs: 60_000,
+    engine: { timeoutMs: 5_000 },
+    initialBundle: { bytes: await constantBundle('rev-0'), source: 'test' },
+  });
   ({ store, node, server } = guardian);
 });
 afterAll(async () => {
@@ -51,7 +61,9 @@ describe('hot swap', () => {
     const before = node.engine.revision;
     const bad = await constantBundle('rev-smoke-bad', {
       decision: { decision: 'allow', reasoning: 'allows everything' },
-      smoke: { cases: [{ name: 'rm -rf is denied', input: { method: 'steps/toolCallRequest' }, expect: { decision: 'deny' } }] },
+      smoke: {
+        cases: [{ name: 'rm -rf is denied', input: { method: 'steps/toolCallRequest' }, expect: { decision: 'deny' } }],
+      },
     });
     const err = await node.push(bad, { source: 'test', activate: true, by: 'tester' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LifecycleError);
@@ -62,7 +74,9 @@ describe('hot swap', () => {
 
     const good = await constantBundle('rev-smoke-ok', {
       decision: { decision: 'deny', reasoning: 'denies everything' },
-      smoke: { cases: [{ name: 'rm -rf is denied', input: { method: 'steps/toolCallRequest' }, expect: { decision: 'deny' } }] },
+      smoke: {
+        cases: [{ name: 'rm -rf is denied', input: { method: 'steps/toolCallRequest' }, expect: { decision: 'deny' } }],
+      },
     });
     const ok = await node.push(good, { source: 'test', activate: true, by: 'tester' });
     expect(ok.activation?.smokeCases).toBe(1);
@@ -73,7 +87,9 @@ describe('hot swap', () => {
     const noWasm = writeBundle({ manifest: { revision: 'no-wasm' }, data: {}, sources: [] });
     const e1 = await node.push(noWasm, { source: 'test', activate: true, by: 'tester' }).catch((e: unknown) => e);
     expect((e1 as LifecycleError).code).toBe('load_failed');
-    const e2 = await node.push(new Uint8Array([1, 2, 3]), { source: 'test', activate: true, by: 'tester' }).catch((e: unknown) => e);
+    const e2 = await node
+      .push(new Uint8Array([1, 2, 3]), { source: 'test', activate: true, by: 'tester' })
+      .catch((e: unknown) => e);
     expect((e2 as LifecycleError).code).toBe('invalid_bundle');
     expect(node.engine.revision).toBe('rev-smoke-ok');
     const back = await node.rollback('tester');
@@ -81,6 +97,9 @@ describe('hot swap', () => {
     expect(back.previousRevision).toBe('rev-smoke-ok');
     expect(node.engine.revision).toBe('rev-12');
     const hist = await node.registry.activations(2);
-    expect(hist.map((h) => [h.revision, h.activatedBy])).toEqual([['rev-12', 'tester'], ['rev-smoke-ok', 'tester']]);
+    expect(hist.map((h) => [h.revision, h.activatedBy])).toEqual([
+      ['rev-12', 'tester'],
+      ['rev-smoke-ok', 'tester'],
+    ]);
   });
 });

@@ -19,13 +19,22 @@ const POLICY = `package acs
 decision := {"decision": data.verdict.value, "reasoning": data.team.name}
 `;
 
-const input: PolicyInput = { method: 'steps/toolCallRequest', params: {}, session: {}, client: { modify_capable: true, ask_capable: true }, guardian: { now: '2026-01-01T00:00:00Z', policy_version: '' } };
+const input: PolicyInput = {
+  method: 'steps/toolCallRequest',
+  params: {},
+  session: {},
+  client: { modify_capable: true, ask_capable: true },
+  guardian: { now: '2026-01-01T00:00:00Z', policy_version: '' },
+};
 const enc = new TextEncoder();
 
 /** A bundle whose manifest has no revision and whose data comes from two files (root and /team mount). */
 function bundleWithoutRevision(wasm: Uint8Array, verdict: string, team: string): Uint8Array {
   const files = [
-    { name: '/.manifest', data: enc.encode(JSON.stringify({ roots: [''], wasm: [{ entrypoint: 'acs/decision', module: '/policy.wasm' }] })) },
+    {
+      name: '/.manifest',
+      data: enc.encode(JSON.stringify({ roots: [''], wasm: [{ entrypoint: 'acs/decision', module: '/policy.wasm' }] })),
+    },
     { name: '/data.json', data: enc.encode(JSON.stringify({ verdict: { value: verdict } })) },
     { name: '/policy.wasm', data: wasm },
     { name: '/team/data.json', data: enc.encode(JSON.stringify({ name: team })) },
@@ -40,10 +49,20 @@ describe('bundle unpacking off the event loop', () => {
   const thread = new BundleUnpackThread();
 
   beforeAll(async () => {
-    const compiled = await compileBundle({ sources: [{ file: 'acs.rego', text: POLICY }], entrypoints: ['acs/decision'], data: { verdict: { value: 'allow' }, team: { name: 'platform' } }, revision: 'data-1' });
+    const compiled = await compileBundle({
+      sources: [{ file: 'acs.rego', text: POLICY }],
+      entrypoints: ['acs/decision'],
+      data: { verdict: { value: 'allow' }, team: { name: 'platform' } },
+      revision: 'data-1',
+    });
     wasm = compiled.wasm;
     store = await openStore({ inMemory: true });
-    node = new LifecycleNode({ store, replicaId: 'unpack', pollIntervalMs: 60_000, initialBundle: { bytes: compiled.bundle, source: 'test' } });
+    node = new LifecycleNode({
+      store,
+      replicaId: 'unpack',
+      pollIntervalMs: 60_000,
+      initialBundle: { bytes: compiled.bundle, source: 'test' },
+    });
     await node.start();
   }, 120_000);
   afterAll(async () => {
@@ -75,7 +94,9 @@ describe('bundle unpacking off the event loop', () => {
     expect(there.sha256).toBe(here.sha256);
     expect(there.revision).toBe(here.revision);
     expect(there.manifest).toEqual(here.manifest);
-    expect(Buffer.from(there.parts?.dataJson ?? []).toString()).toBe(Buffer.from(here.parts?.dataJson ?? []).toString());
+    expect(Buffer.from(there.parts?.dataJson ?? []).toString()).toBe(
+      Buffer.from(here.parts?.dataJson ?? []).toString(),
+    );
     expect(Buffer.from(there.parts?.wasm ?? []).equals(Buffer.from(wasm))).toBe(true);
 
     const refused = await thread.unpack(bytes.subarray(0, bytes.length - 20), undefined).catch((e: unknown) => e);
@@ -90,12 +111,24 @@ describe('bundle unpacking off the event loop', () => {
     const text = '{"verdict": {"value": "allow"},\n "team": {"name": "exact"}, "n": 12345678901234567890123}';
     const manifest = { revision: 'raw-1', roots: [''], wasm: [{ entrypoint: 'acs/decision', module: '/policy.wasm' }] };
     const tarball = (data: Uint8Array): Uint8Array =>
-      new Uint8Array(gzipSync(writeTar([{ name: '/.manifest', data: enc.encode(JSON.stringify(manifest)) }, { name: '/data.json', data }, { name: '/policy.wasm', data: wasm }])));
+      new Uint8Array(
+        gzipSync(
+          writeTar([
+            { name: '/.manifest', data: enc.encode(JSON.stringify(manifest)) },
+            { name: '/data.json', data },
+            { name: '/policy.wasm', data: wasm },
+          ]),
+        ),
+      );
     const plain = await thread.unpack(tarball(enc.encode(text)), undefined);
     expect(Buffer.from(plain.parts?.dataJson ?? []).toString()).toBe(text);
     const withBom = await unpackBundle(tarball(new Uint8Array([0xef, 0xbb, 0xbf, ...enc.encode(text)])), undefined);
     expect(Buffer.from(withBom.parts?.dataJson ?? []).toString()).toBe(text);
-    const activation = await node.push(tarball(new Uint8Array([0xef, 0xbb, 0xbf, ...enc.encode(text)])), { source: 'test', activate: true, by: 'ops' });
+    const activation = await node.push(tarball(new Uint8Array([0xef, 0xbb, 0xbf, ...enc.encode(text)])), {
+      source: 'test',
+      activate: true,
+      by: 'ops',
+    });
     expect(activation.activation?.revision).toBe('raw-1');
     expect((await node.engine.evaluate(input)).decision).toEqual({ decision: 'allow', reasoning: 'exact' });
   });
@@ -103,13 +136,24 @@ describe('bundle unpacking off the event loop', () => {
   it('a bundle pushed or loaded here before is not unpacked again when activated (push → activate, rollback); its smoke cases still run', async () => {
     const withSmoke = (verdict: string): Uint8Array => {
       const smoke = { cases: [{ name: `decides ${verdict}`, input, expect: { decision: verdict } }] };
-      const manifest = { revision: `smoke-${verdict}`, roots: [''], wasm: [{ entrypoint: 'acs/decision', module: '/policy.wasm' }] };
-      return new Uint8Array(gzipSync(writeTar([
-        { name: '/.manifest', data: enc.encode(JSON.stringify(manifest)) },
-        { name: '/data.json', data: enc.encode(JSON.stringify({ verdict: { value: verdict }, team: { name: verdict } })) },
-        { name: '/policy.wasm', data: wasm },
-        { name: '/smoke.json', data: enc.encode(JSON.stringify(smoke)) },
-      ])));
+      const manifest = {
+        revision: `smoke-${verdict}`,
+        roots: [''],
+        wasm: [{ entrypoint: 'acs/decision', module: '/policy.wasm' }],
+      };
+      return new Uint8Array(
+        gzipSync(
+          writeTar([
+            { name: '/.manifest', data: enc.encode(JSON.stringify(manifest)) },
+            {
+              name: '/data.json',
+              data: enc.encode(JSON.stringify({ verdict: { value: verdict }, team: { name: verdict } })),
+            },
+            { name: '/policy.wasm', data: wasm },
+            { name: '/smoke.json', data: enc.encode(JSON.stringify(smoke)) },
+          ]),
+        ),
+      );
     };
     // Pushed (checked: unpacked here), then activated: not unpacked again.
     const pushed = await node.push(withSmoke('deny'), { source: 'test', by: 'ops' });
@@ -121,7 +165,11 @@ describe('bundle unpacking off the event loop', () => {
     expect(second?.phasesMs.unpack).toBeGreaterThan(0);
     expect((await node.engine.evaluate(input)).decision).toEqual({ decision: 'ask', reasoning: 'ask' });
     const back = await node.rollback('ops');
-    expect(back).toMatchObject({ revision: 'smoke-deny', smokeCases: 1, phasesMs: { read: expect.any(Number), unpack: 0 } });
+    expect(back).toMatchObject({
+      revision: 'smoke-deny',
+      smokeCases: 1,
+      phasesMs: { read: expect.any(Number), unpack: 0 },
+    });
     expect((await node.engine.evaluate(input)).decision).toEqual({ decision: 'deny', reasoning: 'deny' });
     // Registered by another process (CLI push): this node has never read it, so it is unpacked and checked here.
     const other = await new BundleRegistry(store).register(withSmoke('allow'), 'cli');
@@ -131,10 +179,22 @@ describe('bundle unpacking off the event loop', () => {
     expect((await node.engine.evaluate(input)).decision).toEqual({ decision: 'allow', reasoning: 'allow' });
   });
 
-  it('a first activation leaves the sole /data.json to the engine\'s parser; malformed data is refused naming the file and the old version stays in force', async () => {
-    const manifest = { revision: 'malformed-1', roots: [''], wasm: [{ entrypoint: 'acs/decision', module: '/policy.wasm' }] };
+  it("a first activation leaves the sole /data.json to the engine's parser; malformed data is refused naming the file and the old version stays in force", async () => {
+    const manifest = {
+      revision: 'malformed-1',
+      roots: [''],
+      wasm: [{ entrypoint: 'acs/decision', module: '/policy.wasm' }],
+    };
     const tarball = (data: string | Uint8Array): Uint8Array =>
-      new Uint8Array(gzipSync(writeTar([{ name: '/.manifest', data: enc.encode(JSON.stringify(manifest)) }, { name: '/data.json', data: typeof data === 'string' ? enc.encode(data) : data }, { name: '/policy.wasm', data: wasm }])));
+      new Uint8Array(
+        gzipSync(
+          writeTar([
+            { name: '/.manifest', data: enc.encode(JSON.stringify(manifest)) },
+            { name: '/data.json', data: typeof data === 'string' ? enc.encode(data) : data },
+            { name: '/policy.wasm', data: wasm },
+          ]),
+        ),
+      );
     const good = '{"verdict": {"value": "ask"}, "team": {"name": "text"}}';
     // Activation path: the text is not parsed in the unpack (the engine parses it next), and says so.
     const unparsed = await thread.unpack(tarball(good), undefined, { soleDataAsText: true });
@@ -161,7 +221,11 @@ describe('bundle unpacking off the event loop', () => {
       expect(node.engine.revision).toBe(before);
       expect((await node.engine.evaluate(input)).decision).toEqual(decisionBefore);
     }
-    const invalidUtf8 = await registry.register(tarball(new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d])), 'cli', manifest);
+    const invalidUtf8 = await registry.register(
+      tarball(new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d])),
+      'cli',
+      manifest,
+    );
     await expect(node.activate(invalidUtf8.sha256, 'ops')).rejects.toThrow('/data.json: not valid UTF-8');
     expect(node.engine.revision).toBe(before);
     // A push without activation has no engine load after it: it parses, and refuses before registering.
@@ -170,7 +234,9 @@ describe('bundle unpacking off the event loop', () => {
     expect((pushed as LifecycleError).message).toMatch(/^\/data\.json: invalid JSON: /);
     // With activation the engine's parser refuses it (the unpack does not parse the data), before registering too.
     const registered = (await registry.list()).length;
-    const pushedActive = await node.push(tarball('{"verdict": 2,}'), { source: 'test', activate: true, by: 'ops' }).catch((e: unknown) => e);
+    const pushedActive = await node
+      .push(tarball('{"verdict": 2,}'), { source: 'test', activate: true, by: 'ops' })
+      .catch((e: unknown) => e);
     expect((pushedActive as LifecycleError).code).toBe('invalid_bundle');
     expect((pushedActive as LifecycleError).message).toMatch(/^\/data\.json: invalid JSON: /);
     expect(await registry.list()).toHaveLength(registered);

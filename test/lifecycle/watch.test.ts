@@ -21,7 +21,11 @@ async function until(cond: () => boolean, ms = 30_000): Promise<void> {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'bundle-watch-'));
   store = await openStore({ inMemory: true });
-  node = new LifecycleNode({ store, pollIntervalMs: 60_000, initialBundle: { bytes: await constantBundle('w-0'), source: 'test' } });
+  node = new LifecycleNode({
+    store,
+    pollIntervalMs: 60_000,
+    initialBundle: { bytes: await constantBundle('w-0'), source: 'test' },
+  });
   await node.start();
 });
 afterAll(async () => {
@@ -35,7 +39,12 @@ describe('directory watch', () => {
     const bundles = join(dir, 'bundles');
     mkdirSync(bundles);
     const events: { outcome: string; detail: string }[] = [];
-    const w = watchBundleDirectory(bundles, node, { file: 'acs.tar.gz', intervalMs: 200, debounceMs: 50, onEvent: (e) => events.push(e) });
+    const w = watchBundleDirectory(bundles, node, {
+      file: 'acs.tar.gz',
+      intervalMs: 200,
+      debounceMs: 50,
+      onEvent: (e) => events.push(e),
+    });
     try {
       writeFileSync(join(bundles, 'acs.tar.gz'), await constantBundle('w-1'));
       await until(() => node.engine.revision === 'w-1');
@@ -54,7 +63,7 @@ describe('directory watch', () => {
     }
   });
 
-  it('a file already present when watching starts is not activated (a restart keeps the registry\'s choice) unless activateExisting', async () => {
+  it("a file already present when watching starts is not activated (a restart keeps the registry's choice) unless activateExisting", async () => {
     const pre = join(dir, 'pre');
     mkdirSync(pre);
     writeFileSync(join(pre, 'acs.tar.gz'), await constantBundle('w-pre'));
@@ -64,7 +73,12 @@ describe('directory watch', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(node.engine.revision).toBe(before);
     w.close();
-    const w2 = watchBundleDirectory(pre, node, { file: 'acs.tar.gz', intervalMs: 100, debounceMs: 20, activateExisting: true });
+    const w2 = watchBundleDirectory(pre, node, {
+      file: 'acs.tar.gz',
+      intervalMs: 100,
+      debounceMs: 20,
+      activateExisting: true,
+    });
     await w2.scan();
     expect(node.engine.revision).toBe('w-pre');
     w2.close();
@@ -80,16 +94,45 @@ describe('directory watch', () => {
     writeFileSync(join(src, 'acs.rego'), rule('allow'));
     const builds: { ok: boolean }[] = [];
     const w = watchBundleDirectory(bundles, node, { file: 'acs.tar.gz', intervalMs: 200, debounceMs: 50 });
-    const b = watchAndBuild(src, { entrypoints: ['acs/decision'], out: join(bundles, 'acs.tar.gz'), debounceMs: 50, onBuild: (e) => builds.push(e) });
+    const b = watchAndBuild(src, {
+      entrypoints: ['acs/decision'],
+      out: join(bundles, 'acs.tar.gz'),
+      debounceMs: 50,
+      onBuild: (e) => builds.push(e),
+    });
     try {
       await b.build();
       expect(builds[0]).toMatchObject({ ok: true });
-      await until(() => node.engine.current.engine.manifest.wasm?.[0]?.entrypoint === 'acs/decision' && node.engine.revision !== 'w-2');
+      await until(
+        () =>
+          node.engine.current.engine.manifest.wasm?.[0]?.entrypoint === 'acs/decision' &&
+          node.engine.revision !== 'w-2',
+      );
       const first = node.engine.revision;
-      expect((await node.engine.evaluate({ method: 'x', params: {}, session: {}, client: { modify_capable: true, ask_capable: true }, guardian: { now: '', policy_version: '' } })).decision).toEqual({ decision: 'allow', reasoning: 'built allow' });
+      expect(
+        (
+          await node.engine.evaluate({
+            method: 'x',
+            params: {},
+            session: {},
+            client: { modify_capable: true, ask_capable: true },
+            guardian: { now: '', policy_version: '' },
+          })
+        ).decision,
+      ).toEqual({ decision: 'allow', reasoning: 'built allow' });
       writeFileSync(join(src, 'acs.rego'), rule('deny'));
       await until(() => node.engine.revision !== first, 60_000);
-      expect((await node.engine.evaluate({ method: 'x', params: {}, session: {}, client: { modify_capable: true, ask_capable: true }, guardian: { now: '', policy_version: '' } })).decision).toEqual({ decision: 'deny', reasoning: 'built deny' });
+      expect(
+        (
+          await node.engine.evaluate({
+            method: 'x',
+            params: {},
+            session: {},
+            client: { modify_capable: true, ask_capable: true },
+            guardian: { now: '', policy_version: '' },
+          })
+        ).decision,
+      ).toEqual({ decision: 'deny', reasoning: 'built deny' });
     } finally {
       b.close();
       w.close();

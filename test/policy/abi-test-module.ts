@@ -10,7 +10,9 @@ import { assembleOpaAbiModule, EMPTY_RESULT_SET } from '../fixtures/opa-abi-wat.
 const ENTRYPOINTS = ['echo', 'abort', 'spin', 'oom', 'builtin', 'undefined', 'burn', 'data'];
 const ABORT_MESSAGE = 4096;
 
-export async function buildAbiTestModule(options: { builtinName?: string; burnIterations?: number } = {}): Promise<Uint8Array> {
+export async function buildAbiTestModule(
+  options: { builtinName?: string; burnIterations?: number } = {},
+): Promise<Uint8Array> {
   const burn = options.burnIterations ?? 200_000_000;
   return assembleOpaAbiModule(
     {

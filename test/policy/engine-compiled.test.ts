@@ -34,15 +34,26 @@ describe('engine over compiled Rego', () => {
   }, 120_000);
 
   it('evaluates the decision entrypoint with bundle data', async () => {
-    const base = { method: 'm', params: {}, session: {}, client: { modify_capable: true, ask_capable: true }, guardian: { now: 'x', policy_version: 'v' } };
-    expect((await engine.evaluate({ ...base, params: { n: 1 } } as never)).decision).toEqual({ decision: 'allow', reasoning: 'default' });
+    const base = {
+      method: 'm',
+      params: {},
+      session: {},
+      client: { modify_capable: true, ask_capable: true },
+      guardian: { now: 'x', policy_version: 'v' },
+    };
+    expect((await engine.evaluate({ ...base, params: { n: 1 } } as never)).decision).toEqual({
+      decision: 'allow',
+      reasoning: 'default',
+    });
     const denied = await engine.evaluateValue({ n: 5 });
     expect(denied.value).toEqual({ decision: 'deny', reasoning: 'over limit 3' });
     expect(engine.revision).toBe('compiled-1');
   });
 
   it('turns eval_conflict_error into policy_error with the Rego location, and keeps serving', async () => {
-    const err = await engine.evaluateValue({ a: true, b: true }, { entrypoint: 'acs/conflict' }).catch((e: unknown) => e);
+    const err = await engine
+      .evaluateValue({ a: true, b: true }, { entrypoint: 'acs/conflict' })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PolicyEvaluationError);
     expect((err as PolicyEvaluationError).code).toBe('policy_error');
     expect((err as PolicyEvaluationError).message).toMatch(/acs\.rego:\d+:\d+: eval_conflict_error/);
@@ -69,7 +80,11 @@ describe('engine over compiled Rego', () => {
         revision: strict ? 'strict' : 'lenient',
         ...(strict ? { strictBuiltinErrors: true, metadata: { strict_builtin_errors: true } } : {}),
       });
-    const swapping = await createWasmPolicyEngine({ bundle: (await build(true)).bundle, entrypoint: 'acs/n', timeoutMs: 10_000 });
+    const swapping = await createWasmPolicyEngine({
+      bundle: (await build(true)).bundle,
+      entrypoint: 'acs/n',
+      timeoutMs: 10_000,
+    });
     const err = await swapping.evaluateValue({ s: 'abc' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PolicyEvaluationError);
     expect((err as PolicyEvaluationError).message).toMatch(/eval_builtin_error: to_number/);
@@ -80,25 +95,45 @@ describe('engine over compiled Rego', () => {
 
   it('sends a bundle declaring metadata.input_paths only the members its policies read', async () => {
     const compiled = await compileBundle({
-      sources: [{ file: 'p.rego', text: 'package p\n\nseen := {"turn": input.session.turn, "method": input.method, "keys": object.keys(input.session)}\n' }],
+      sources: [
+        {
+          file: 'p.rego',
+          text: 'package p\n\nseen := {"turn": input.session.turn, "method": input.method, "keys": object.keys(input.session)}\n',
+        },
+      ],
       entrypoints: ['p/seen'],
       recordInputPaths: true,
     });
     expect(compiled.manifest.metadata).toEqual({ input_paths: [['method'], ['session']] });
     const narrow = await compileBundle({
-      sources: [{ file: 'p.rego', text: 'package p\n\nseen := {"index": input.session.turn.index, "method": input.method}\n' }],
+      sources: [
+        { file: 'p.rego', text: 'package p\n\nseen := {"index": input.session.turn.index, "method": input.method}\n' },
+      ],
       entrypoints: ['p/seen'],
       recordInputPaths: true,
     });
     expect(narrow.manifest.metadata).toEqual({ input_paths: [['method'], ['session', 'turn', 'index']] });
-    const input = { method: 'steps/x', session: { turn: { index: 2, id: 't2' }, recent_steps: ['x'.repeat(400)] }, client: { big: 'y'.repeat(400) } };
+    const input = {
+      method: 'steps/x',
+      session: { turn: { index: 2, id: 't2' }, recent_steps: ['x'.repeat(400)] },
+      client: { big: 'y'.repeat(400) },
+    };
     // maxInputBytes applies to what the module receives: the unread 400-byte members are never serialised.
-    const engine = await createWasmPolicyEngine({ bundle: narrow.bundle, entrypoint: 'p/seen', maxInputBytes: 200, timeoutMs: 10_000 });
+    const engine = await createWasmPolicyEngine({
+      bundle: narrow.bundle,
+      entrypoint: 'p/seen',
+      maxInputBytes: 200,
+      timeoutMs: 10_000,
+    });
     expect((await engine.evaluateValue(input)).value).toEqual({ index: 2, method: 'steps/x' });
     // After a swap to a bundle that reads all of input.session, it gets all of it (and the limit counts it).
     await engine.replaceBundle(compiled.bundle);
-    expect((await engine.evaluateValue(input).catch((e: PolicyEvaluationError) => e.code))).toBe('input_too_large');
+    expect(await engine.evaluateValue(input).catch((e: PolicyEvaluationError) => e.code)).toBe('input_too_large');
     const wide = await createWasmPolicyEngine({ bundle: compiled.bundle, entrypoint: 'p/seen', timeoutMs: 10_000 });
-    expect((await wide.evaluateValue(input)).value).toEqual({ turn: { index: 2, id: 't2' }, method: 'steps/x', keys: ['recent_steps', 'turn'] });
+    expect((await wide.evaluateValue(input)).value).toEqual({
+      turn: { index: 2, id: 't2' },
+      method: 'steps/x',
+      keys: ['recent_steps', 'turn'],
+    });
   });
 });

@@ -3,7 +3,13 @@
 // with arguments that repeat, change, and carry non-ASCII text; and fresh object arguments per call.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { compileBundle } from '../../src/rego/index.ts';
-import { createWasmPolicyEngine, PolicyEvaluationError, projectHostBuiltins, type HostBuiltinFactory, type WasmPolicyEngine } from '../../src/policy/index.ts';
+import {
+  createWasmPolicyEngine,
+  PolicyEvaluationError,
+  projectHostBuiltins,
+  type HostBuiltinFactory,
+  type WasmPolicyEngine,
+} from '../../src/policy/index.ts';
 import type { Json } from '../../src/store/types.ts';
 import { buildAbiTestModule } from './abi-test-module.ts';
 
@@ -37,7 +43,12 @@ async function build(strict: boolean, pattern = '[0-9]+'): Promise<Uint8Array> {
 /** The project's builtins, recording every call (name and arguments) the module makes. */
 function recording(calls: [string, Json[]][]): HostBuiltinFactory {
   return (clock) =>
-    Object.fromEntries(Object.entries(projectHostBuiltins(clock)).map(([name, fn]) => [name, (...args: Json[]) => (calls.push([name, args]), fn(...args))]));
+    Object.fromEntries(
+      Object.entries(projectHostBuiltins(clock)).map(([name, fn]) => [
+        name,
+        (...args: Json[]) => (calls.push([name, args]), fn(...args)),
+      ]),
+    );
 }
 
 describe('host-call path: engine-linked imports against opa-wasm', () => {
@@ -48,12 +59,26 @@ describe('host-call path: engine-linked imports against opa-wasm', () => {
   let reference: WasmPolicyEngine;
   beforeAll(async () => {
     [lenient, strict] = await Promise.all([build(false), build(true)]);
-    direct = await createWasmPolicyEngine({ bundle: lenient, timeoutMs: 10_000, warmupRuns: 0, hostBuiltins: recording(calls.direct) });
-    reference = await createWasmPolicyEngine({ bundle: lenient, timeoutMs: 10_000, warmupRuns: 0, hostBuiltins: recording(calls.reference), directBuiltins: false });
+    direct = await createWasmPolicyEngine({
+      bundle: lenient,
+      timeoutMs: 10_000,
+      warmupRuns: 0,
+      hostBuiltins: recording(calls.direct),
+    });
+    reference = await createWasmPolicyEngine({
+      bundle: lenient,
+      timeoutMs: 10_000,
+      warmupRuns: 0,
+      hostBuiltins: recording(calls.reference),
+      directBuiltins: false,
+    });
   }, 120_000);
 
   const both = async (entrypoint: string, input: Json) => {
-    const [a, b] = [await direct.evaluateValue(input, { entrypoint }), await reference.evaluateValue(input, { entrypoint })];
+    const [a, b] = [
+      await direct.evaluateValue(input, { entrypoint }),
+      await reference.evaluateValue(input, { entrypoint }),
+    ];
     expect(a.value).toEqual(b.value);
     return a.value;
   };
@@ -97,7 +122,12 @@ describe('host-call path: engine-linked imports against opa-wasm', () => {
     for (const subject of ['a1 b22', 'no digits', 'x333']) {
       expect(await both('t/data_found', { subject })).toEqual(subject.match(/[0-9]+/g) ?? []);
     }
-    const swapping = await createWasmPolicyEngine({ bundle: lenient, entrypoint: 't/data_found', timeoutMs: 10_000, warmupRuns: 0 });
+    const swapping = await createWasmPolicyEngine({
+      bundle: lenient,
+      entrypoint: 't/data_found',
+      timeoutMs: 10_000,
+      warmupRuns: 0,
+    });
     expect((await swapping.evaluateValue({ subject: 'ab 12' })).value).toEqual(['12']);
     await swapping.replaceBundle(await build(false, '[a-z]+'));
     expect((await swapping.evaluateValue({ subject: 'ab 12' })).value).toEqual(['ab']);
@@ -112,7 +142,12 @@ describe('host-call path: engine-linked imports against opa-wasm', () => {
   });
 
   it('raises a strict builtin error as policy_error on the engine path, then keeps serving', async () => {
-    const engine = await createWasmPolicyEngine({ bundle: strict, entrypoint: 't/number', timeoutMs: 10_000, warmupRuns: 0 });
+    const engine = await createWasmPolicyEngine({
+      bundle: strict,
+      entrypoint: 't/number',
+      timeoutMs: 10_000,
+      warmupRuns: 0,
+    });
     const err = await engine.evaluateValue({ s: 'abc' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PolicyEvaluationError);
     expect((err as PolicyEvaluationError).code).toBe('policy_error');
@@ -132,7 +167,13 @@ describe('host-call path over the hand-written ABI module', () => {
         return arg;
       },
     });
-    const engine = await createWasmPolicyEngine({ bundle: wasm, entrypoint: 'builtin', timeoutMs: 10_000, warmupRuns: 0, hostBuiltins: mutating });
+    const engine = await createWasmPolicyEngine({
+      bundle: wasm,
+      entrypoint: 'builtin',
+      timeoutMs: 10_000,
+      warmupRuns: 0,
+      hostBuiltins: mutating,
+    });
     expect((await engine.evaluateValue({ a: 1 })).value).toEqual({ a: 1, touched: true });
     expect((await engine.evaluateValue({ a: 1 })).value).toEqual({ a: 1, touched: true });
     expect(seen).toEqual([{ a: 1 }, { a: 1 }]);
@@ -141,7 +182,13 @@ describe('host-call path over the hand-written ABI module', () => {
   it('turns a builtin result that is not JSON into a module abort, then keeps serving', async () => {
     const wasm = await buildAbiTestModule();
     let answer: unknown = () => 0;
-    const engine = await createWasmPolicyEngine({ bundle: wasm, entrypoint: 'builtin', timeoutMs: 10_000, warmupRuns: 0, hostBuiltins: () => ({ 'test.echo': () => answer as Json }) });
+    const engine = await createWasmPolicyEngine({
+      bundle: wasm,
+      entrypoint: 'builtin',
+      timeoutMs: 10_000,
+      warmupRuns: 0,
+      hostBuiltins: () => ({ 'test.echo': () => answer as Json }),
+    });
     const err = await engine.evaluateValue({ a: 1 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PolicyEvaluationError);
     expect((err as PolicyEvaluationError).code).toBe('module_aborted');

@@ -1,7 +1,12 @@
 import { describe, expect, it, beforeAll } from 'vitest';
 import { gzipSync } from 'node:zlib';
 import tarStream from 'tar-stream';
-import { createWasmPolicyEngine, PolicyEvaluationError, PolicyLoadError, type HostBuiltinFactory } from '../../src/policy/index.ts';
+import {
+  createWasmPolicyEngine,
+  PolicyEvaluationError,
+  PolicyLoadError,
+  type HostBuiltinFactory,
+} from '../../src/policy/index.ts';
 import type { PolicyInput } from '../../src/policy/types.ts';
 import { buildAbiTestModule } from './abi-test-module.ts';
 
@@ -42,7 +47,11 @@ describe('createWasmPolicyEngine over a real OPA-ABI module', () => {
   });
 
   it('evaluates an entrypoint and returns its result object with the revision', async () => {
-    const engine = await createWasmPolicyEngine({ bundle: { wasm, manifest: { revision: 'rev-7' } }, entrypoint: 'echo', hostBuiltins: echoBuiltin });
+    const engine = await createWasmPolicyEngine({
+      bundle: { wasm, manifest: { revision: 'rev-7' } },
+      entrypoint: 'echo',
+      hostBuiltins: echoBuiltin,
+    });
     const res = await engine.evaluate(input);
     expect(res.decision).toEqual(input);
     expect(res.revision).toBe('rev-7');
@@ -78,7 +87,12 @@ describe('createWasmPolicyEngine over a real OPA-ABI module', () => {
   });
 
   it('refuses input over maxInputBytes before evaluating', async () => {
-    const engine = await createWasmPolicyEngine({ bundle: wasm, entrypoint: 'echo', maxInputBytes: 100, hostBuiltins: echoBuiltin });
+    const engine = await createWasmPolicyEngine({
+      bundle: wasm,
+      entrypoint: 'echo',
+      maxInputBytes: 100,
+      hostBuiltins: echoBuiltin,
+    });
     const err = await rejection(engine.evaluateValue({ blob: 'x'.repeat(200) }));
     expect(err.code).toBe('input_too_large');
     expect((await engine.evaluateValue({ small: true })).value).toEqual({ small: true });
@@ -107,7 +121,12 @@ describe('createWasmPolicyEngine over a real OPA-ABI module', () => {
   });
 
   it('survives a module that runs out of memory and reloads the instance', async () => {
-    const engine = await createWasmPolicyEngine({ bundle: wasm, entrypoint: 'echo', maxMemoryPages: 64, hostBuiltins: echoBuiltin });
+    const engine = await createWasmPolicyEngine({
+      bundle: wasm,
+      entrypoint: 'echo',
+      maxMemoryPages: 64,
+      hostBuiltins: echoBuiltin,
+    });
     const before = engine.instanceRecycles;
     const err = await rejection(engine.evaluate(input, { entrypoint: 'oom' }));
     expect(err.code).toBe('module_aborted');
@@ -116,7 +135,12 @@ describe('createWasmPolicyEngine over a real OPA-ABI module', () => {
   });
 
   it('stops an evaluation at the deadline when it calls host builtins', async () => {
-    const engine = await createWasmPolicyEngine({ bundle: wasm, entrypoint: 'echo', timeoutMs: 30, hostBuiltins: echoBuiltin });
+    const engine = await createWasmPolicyEngine({
+      bundle: wasm,
+      entrypoint: 'echo',
+      timeoutMs: 30,
+      hostBuiltins: echoBuiltin,
+    });
     const started = Date.now();
     const err = await rejection(engine.evaluate(input, { entrypoint: 'spin' }));
     expect(err.code).toBe('timeout');
@@ -125,7 +149,12 @@ describe('createWasmPolicyEngine over a real OPA-ABI module', () => {
   });
 
   it('rejects a result that arrives after the deadline (pure-Wasm loop)', async () => {
-    const engine = await createWasmPolicyEngine({ bundle: wasm, entrypoint: 'echo', timeoutMs: 1, hostBuiltins: echoBuiltin });
+    const engine = await createWasmPolicyEngine({
+      bundle: wasm,
+      entrypoint: 'echo',
+      timeoutMs: 1,
+      hostBuiltins: echoBuiltin,
+    });
     const err = await rejection(engine.evaluate(input, { entrypoint: 'burn' }));
     expect(err.code).toBe('timeout');
   });
@@ -137,10 +166,18 @@ describe('createWasmPolicyEngine over a real OPA-ABI module', () => {
   });
 
   it('refuses bundles that are not Wasm or tarballs, and keeps the old bundle on a failed swap', async () => {
-    await expect(createWasmPolicyEngine({ bundle: new Uint8Array([1, 2, 3, 4]), hostBuiltins: echoBuiltin })).rejects.toThrow(PolicyLoadError);
+    await expect(
+      createWasmPolicyEngine({ bundle: new Uint8Array([1, 2, 3, 4]), hostBuiltins: echoBuiltin }),
+    ).rejects.toThrow(PolicyLoadError);
     const noWasm = await tarGz({ '/data.json': '{}' });
-    await expect(createWasmPolicyEngine({ bundle: noWasm, hostBuiltins: echoBuiltin })).rejects.toThrow(/no Wasm module/);
-    const engine = await createWasmPolicyEngine({ bundle: { wasm, manifest: { revision: 'a' } }, entrypoint: 'echo', hostBuiltins: echoBuiltin });
+    await expect(createWasmPolicyEngine({ bundle: noWasm, hostBuiltins: echoBuiltin })).rejects.toThrow(
+      /no Wasm module/,
+    );
+    const engine = await createWasmPolicyEngine({
+      bundle: { wasm, manifest: { revision: 'a' } },
+      entrypoint: 'echo',
+      hostBuiltins: echoBuiltin,
+    });
     await expect(engine.replaceBundle(noWasm)).rejects.toThrow(PolicyLoadError);
     expect(engine.revision).toBe('a');
     await engine.replaceBundle({ wasm, manifest: { revision: 'b' } });
@@ -149,7 +186,12 @@ describe('createWasmPolicyEngine over a real OPA-ABI module', () => {
   });
 
   it('keeps concurrent callers consistent while aborting evaluations force re-instantiation', async () => {
-    const engine = await createWasmPolicyEngine({ bundle: wasm, entrypoint: 'echo', maxMemoryPages: 64, hostBuiltins: echoBuiltin });
+    const engine = await createWasmPolicyEngine({
+      bundle: wasm,
+      entrypoint: 'echo',
+      maxMemoryPages: 64,
+      hostBuiltins: echoBuiltin,
+    });
     const kinds = Array.from({ length: 30 }, (_, i) => (i % 3 === 0 ? 'oom' : i % 3 === 1 ? 'abort' : 'echo'));
     const outcomes = await Promise.all(
       kinds.map((k, i) =>
@@ -160,7 +202,8 @@ describe('createWasmPolicyEngine over a real OPA-ABI module', () => {
       ),
     );
     for (const o of outcomes) {
-      if (o.k === 'echo') expect(JSON.stringify(o)).toBe(JSON.stringify({ k: o.k, ok: true, value: { i: o.i }, i: o.i }));
+      if (o.k === 'echo')
+        expect(JSON.stringify(o)).toBe(JSON.stringify({ k: o.k, ok: true, value: { i: o.i }, i: o.i }));
       else expect(o).toMatchObject({ ok: false, code: o.k === 'oom' ? 'module_aborted' : 'policy_error' });
     }
     expect((await engine.evaluateValue({ after: true })).value).toEqual({ after: true });
@@ -168,7 +211,12 @@ describe('createWasmPolicyEngine over a real OPA-ABI module', () => {
 
   it('bounds the load-time warm-up of a default entrypoint that never finishes', async () => {
     const started = Date.now();
-    const engine = await createWasmPolicyEngine({ bundle: wasm, entrypoint: 'spin', timeoutMs: 20, hostBuiltins: echoBuiltin });
+    const engine = await createWasmPolicyEngine({
+      bundle: wasm,
+      entrypoint: 'spin',
+      timeoutMs: 20,
+      hostBuiltins: echoBuiltin,
+    });
     expect(Date.now() - started).toBeLessThan(10_000);
     expect((await rejection(engine.evaluateValue({ x: 1 }))).code).toBe('timeout');
   });
@@ -186,7 +234,11 @@ describe('createWasmPolicyEngine over a real OPA-ABI module', () => {
   });
 
   it('rejects a non-object decision from the decision entrypoint', async () => {
-    const engine = await createWasmPolicyEngine({ bundle: wasm, entrypoint: 'builtin', hostBuiltins: () => ({ 'test.echo': () => 'allow' }) });
+    const engine = await createWasmPolicyEngine({
+      bundle: wasm,
+      entrypoint: 'builtin',
+      hostBuiltins: () => ({ 'test.echo': () => 'allow' }),
+    });
     const err = await rejection(engine.evaluate(input));
     expect(err.code).toBe('invalid_result');
   });

@@ -12,7 +12,12 @@ import {
   recordDecision,
   type SessionState,
 } from '../../src/policy/index.ts';
-import { isSessionState, provenanceRecords, toolCallColumns, upgradeSessionState } from '../../src/policy/session-state.ts';
+import {
+  isSessionState,
+  provenanceRecords,
+  toolCallColumns,
+  upgradeSessionState,
+} from '../../src/policy/session-state.ts';
 
 const SESSION = '5b0e3c1a-1111-4222-8333-444455556666';
 let n = 0;
@@ -27,9 +32,16 @@ function params(payload: Json, extra: { turn_id?: string; timestamp?: string } =
     signature: { algorithm: 'HMAC-SHA256', value: 'c2VjcmV0', key_id: 'k1' },
   };
 }
-const prov = (id: string, origin: string, derived_from?: string[]): Json => ({ provenance_id: id, origin, ...(derived_from ? { derived_from } : {}) });
+const prov = (id: string, origin: string, derived_from?: string[]): Json => ({
+  provenance_id: id,
+  origin,
+  ...(derived_from ? { derived_from } : {}),
+});
 
-function run(steps: [string, Json][], state = initialSessionState({ session_id: SESSION, agent_id: 'agent-1' })): SessionState {
+function run(
+  steps: [string, Json][],
+  state = initialSessionState({ session_id: SESSION, agent_id: 'agent-1' }),
+): SessionState {
   return steps.reduce((s, [m, p]) => advanceSessionState(s, m, p), state);
 }
 
@@ -39,15 +51,25 @@ describe('advanceSessionState', () => {
     let s = initialSessionState({ session_id: SESSION, agent_id: 'agent-1' });
     const states: SessionState[] = [];
     for (const [i, tool] of tools.entries()) {
-      s = advanceSessionState(s, 'steps/toolCallRequest', params({ tool: { name: tool }, arguments: {} }, { timestamp: `2026-03-01T10:00:0${i}Z` }), { recentToolCalls: 3, recentSteps: 2 });
+      s = advanceSessionState(
+        s,
+        'steps/toolCallRequest',
+        params({ tool: { name: tool }, arguments: {} }, { timestamp: `2026-03-01T10:00:0${i}Z` }),
+        { recentToolCalls: 3, recentSteps: 2 },
+      );
       states.push(s);
     }
     expect(s.recent_tool_calls.map(([tool]) => tool)).toEqual(['c', 'd', 'e']);
-    expect(s.recent_tool_calls.map(([, at]) => at)).toEqual([2, 3, 4].map((i) => Date.parse(`2026-03-01T10:00:0${i}Z`)));
+    expect(s.recent_tool_calls.map(([, at]) => at)).toEqual(
+      [2, 3, 4].map((i) => Date.parse(`2026-03-01T10:00:0${i}Z`)),
+    );
     expect(s.recent_steps.map((r) => r.tool)).toEqual(['d', 'e']);
     expect(states[1].recent_tool_calls.map(([tool]) => tool)).toEqual(['a', 'b']);
     expect(states[2].recent_tool_calls.map(([tool]) => tool)).toEqual(['a', 'b', 'c']);
-    const none = advanceSessionState(s, 'steps/toolCallRequest', params({ tool: { name: 'f' }, arguments: {} }), { recentToolCalls: 0, recentSteps: 0 });
+    const none = advanceSessionState(s, 'steps/toolCallRequest', params({ tool: { name: 'f' }, arguments: {} }), {
+      recentToolCalls: 0,
+      recentSteps: 0,
+    });
     expect(none.recent_tool_calls).toEqual([]);
     expect(none.recent_steps).toEqual([]);
   });
@@ -73,24 +95,59 @@ describe('advanceSessionState', () => {
   it('does not mutate the state it is given', () => {
     const s0 = initialSessionState({ session_id: SESSION, agent_id: 'agent-1' });
     const copy = JSON.stringify(s0);
-    advanceSessionState(s0, 'steps/userMessage', params({ content: [{ type: 'text', value: 'hi', provenance: prov('p1', 'user_input') }] }));
+    advanceSessionState(
+      s0,
+      'steps/userMessage',
+      params({ content: [{ type: 'text', value: 'hi', provenance: prov('p1', 'user_input') }] }),
+    );
     expect(JSON.stringify(s0)).toBe(copy);
   });
 
   it('applies §7.2 default trust and the minimum over lineage for agent_generated data', () => {
     const s = run([
       ['steps/userMessage', params({ content: [{ type: 'text', value: 'hi', provenance: prov('u1', 'user_input') }] })],
-      ['steps/toolCallResult', params({ tool: { name: 'web' }, exit_status: 'success', outputs: [{ value: 'page', provenance: prov('t1', 'tool_output') }] })],
-      ['steps/agentResponse', params({ content: [{ type: 'text', value: 'a', provenance: prov('a1', 'agent_generated', ['u1']) }] })],
-      ['steps/agentResponse', params({ content: [{ type: 'text', value: 'b', provenance: prov('a2', 'agent_generated', ['u1', 't1']) }] })],
+      [
+        'steps/toolCallResult',
+        params({
+          tool: { name: 'web' },
+          exit_status: 'success',
+          outputs: [{ value: 'page', provenance: prov('t1', 'tool_output') }],
+        }),
+      ],
+      [
+        'steps/agentResponse',
+        params({ content: [{ type: 'text', value: 'a', provenance: prov('a1', 'agent_generated', ['u1']) }] }),
+      ],
+      [
+        'steps/agentResponse',
+        params({ content: [{ type: 'text', value: 'b', provenance: prov('a2', 'agent_generated', ['u1', 't1']) }] }),
+      ],
       // Laundering through a summary of a summary keeps the lowest trust (lineage is transitive).
       ['steps/postCompact', params({ summary: { value: 's', provenance: prov('c1', 'agent_generated', ['a2']) } })],
-      ['steps/agentResponse', params({ content: [{ type: 'text', value: 'c', provenance: prov('a3', 'agent_generated') }] })],
-      ['steps/agentResponse', params({ content: [{ type: 'text', value: 'd', provenance: prov('a4', 'agent_generated', ['never-seen']) }] })],
-      ['steps/userMessage', params({ content: [{ type: 'text', value: 'x', provenance: prov('u2', 'user_input', ['t1']) }] })],
+      [
+        'steps/agentResponse',
+        params({ content: [{ type: 'text', value: 'c', provenance: prov('a3', 'agent_generated') }] }),
+      ],
+      [
+        'steps/agentResponse',
+        params({ content: [{ type: 'text', value: 'd', provenance: prov('a4', 'agent_generated', ['never-seen']) }] }),
+      ],
+      [
+        'steps/userMessage',
+        params({ content: [{ type: 'text', value: 'x', provenance: prov('u2', 'user_input', ['t1']) }] }),
+      ],
     ]);
     const trust = Object.fromEntries(Object.entries(provenanceRecords(s)).map(([k, v]) => [k, v.trust]));
-    expect(trust).toEqual({ u1: 'trusted', t1: 'untrusted', a1: 'trusted', a2: 'untrusted', c1: 'untrusted', a3: 'unknown', a4: 'unknown', u2: 'untrusted' });
+    expect(trust).toEqual({
+      u1: 'trusted',
+      t1: 'untrusted',
+      a1: 'trusted',
+      a2: 'untrusted',
+      c1: 'untrusted',
+      a3: 'unknown',
+      a4: 'unknown',
+      u2: 'untrusted',
+    });
     expect(provenanceRecords(s).c1.lineage_depth).toBe(2);
     expect(s.provenance.summary.max_lineage_depth).toBe(2);
     expect(s.provenance.summary.origins_seen).toEqual(['user_input', 'tool_output', 'agent_generated']);
@@ -99,27 +156,65 @@ describe('advanceSessionState', () => {
 
   it('honours origin trust overrides', () => {
     const s0 = initialSessionState({ session_id: SESSION, agent_id: 'agent-1' });
-    const s = advanceSessionState(s0, 'steps/knowledgeRetrieval', params({ query: { value: 'q', provenance: prov('q1', 'user_input') }, results: [{ value: 'r', provenance: prov('r1', 'retrieved') }] }), {
-      originTrust: { retrieved: 'trusted' },
-    });
+    const s = advanceSessionState(
+      s0,
+      'steps/knowledgeRetrieval',
+      params({
+        query: { value: 'q', provenance: prov('q1', 'user_input') },
+        results: [{ value: 'r', provenance: prov('r1', 'retrieved') }],
+      }),
+      {
+        originTrust: { retrieved: 'trusted' },
+      },
+    );
     expect(provenanceRecords(s).r1.trust).toBe('trusted');
   });
 
   it('keeps taint history: earliest and latest untrusted step with turn indexes', () => {
     const s = run([
       ['steps/turnStart', params({ turn_id: 't1' }, { turn_id: 't1' })],
-      ['steps/toolCallResult', params({ tool: { name: 'web' }, exit_status: 'success', outputs: [{ value: 'x', provenance: prov('w1', 'retrieved') }] }, { turn_id: 't1' })],
+      [
+        'steps/toolCallResult',
+        params(
+          {
+            tool: { name: 'web' },
+            exit_status: 'success',
+            outputs: [{ value: 'x', provenance: prov('w1', 'retrieved') }],
+          },
+          { turn_id: 't1' },
+        ),
+      ],
       ['steps/turnStart', params({ turn_id: 't2' }, { turn_id: 't2' })],
-      ['steps/toolCallResult', params({ tool: { name: 'web' }, exit_status: 'success', outputs: [{ value: 'y', provenance: prov('w2', 'external') }] }, { turn_id: 't2' })],
+      [
+        'steps/toolCallResult',
+        params(
+          {
+            tool: { name: 'web' },
+            exit_status: 'success',
+            outputs: [{ value: 'y', provenance: prov('w2', 'external') }],
+          },
+          { turn_id: 't2' },
+        ),
+      ],
     ]);
-    expect(s.taint.earliest_untrusted).toMatchObject({ provenance_id: 'w1', turn_index: 1, turn_id: 't1', origin: 'retrieved' });
+    expect(s.taint.earliest_untrusted).toMatchObject({
+      provenance_id: 'w1',
+      turn_index: 1,
+      turn_id: 't1',
+      origin: 'retrieved',
+    });
     expect(s.taint.latest_untrusted).toMatchObject({ provenance_id: 'w2', turn_index: 2 });
     expect(s.taint.untrusted_steps).toBe(2);
     expect(s.recent_steps.map((r) => r.untrusted)).toEqual([false, true, false, true]);
   });
 
   it('fixes intent at sessionStart and counts later change attempts', () => {
-    const intent = { raw: 'fix the bug', parsed: ['filesystem.read', 'filesystem.write'], scope_mode: 'strict', parser_provenance: prov('ip', 'user_input') };
+    const intent = {
+      raw: 'fix the bug',
+      parsed: ['filesystem.read', 'filesystem.write'],
+      scope_mode: 'strict',
+      parser_provenance: prov('ip', 'user_input'),
+    };
     const s = run([
       ['steps/sessionStart', params({ intent, policy_mode: 'moderate' })],
       ['steps/agentTrigger', params({ trigger_type: 'user_message', intent: { parsed: ['network.egress'] } })],
@@ -131,8 +226,21 @@ describe('advanceSessionState', () => {
   });
 
   it('tracks skill registrations by normalised digest; a denied registration is not approved', () => {
-    let s = run([['steps/skillRegister', params({ skill_id: 'pdf', definition: { ref: 'r', digest: 'SHA-256:ABC' }, declared_capabilities: ['filesystem.read'] })]]);
-    expect(s.skills.registered.pdf).toMatchObject({ digest: 'sha256:abc', approved: true, declared_capabilities: ['filesystem.read'] });
+    let s = run([
+      [
+        'steps/skillRegister',
+        params({
+          skill_id: 'pdf',
+          definition: { ref: 'r', digest: 'SHA-256:ABC' },
+          declared_capabilities: ['filesystem.read'],
+        }),
+      ],
+    ]);
+    expect(s.skills.registered.pdf).toMatchObject({
+      digest: 'sha256:abc',
+      approved: true,
+      declared_capabilities: ['filesystem.read'],
+    });
     s = recordDecision(s, { step_id: s.skills.registered.pdf.step_id, method: 'steps/skillRegister' }, 'deny');
     expect(s.skills.registered.pdf.approved).toBe(false);
     expect(s.counters.denials).toBe(1);
@@ -142,7 +250,12 @@ describe('advanceSessionState', () => {
   it('caps provenance records by evicting the oldest; data derived from an evicted id is not trusted', () => {
     let s = initialSessionState({ session_id: SESSION, agent_id: 'agent-1' });
     for (let i = 0; i < 15; i++) {
-      s = advanceSessionState(s, 'steps/userMessage', params({ content: [{ type: 'text', value: 'x', provenance: prov(`u${i}`, 'user_input') }] }), { maxProvenanceRecords: 10 });
+      s = advanceSessionState(
+        s,
+        'steps/userMessage',
+        params({ content: [{ type: 'text', value: 'x', provenance: prov(`u${i}`, 'user_input') }] }),
+        { maxProvenanceRecords: 10 },
+      );
     }
     const ids = Object.keys(provenanceRecords(s));
     expect(ids.length).toBeLessThanOrEqual(10);
@@ -150,7 +263,17 @@ describe('advanceSessionState', () => {
     expect(ids).toContain('u14');
     expect(ids).not.toContain('u0');
     expect(s.provenance.summary.entry_count).toBe(15);
-    s = advanceSessionState(s, 'steps/agentResponse', params({ content: [{ type: 'text', value: 'a', provenance: prov('a0', 'agent_generated', ['u0']) }, { type: 'text', value: 'b', provenance: prov('a14', 'agent_generated', ['u14']) }] }), { maxProvenanceRecords: 10 });
+    s = advanceSessionState(
+      s,
+      'steps/agentResponse',
+      params({
+        content: [
+          { type: 'text', value: 'a', provenance: prov('a0', 'agent_generated', ['u0']) },
+          { type: 'text', value: 'b', provenance: prov('a14', 'agent_generated', ['u14']) },
+        ],
+      }),
+      { maxProvenanceRecords: 10 },
+    );
     expect(provenanceRecords(s).a0.trust).toBe('unknown');
     expect(provenanceRecords(s).a14.trust).toBe('trusted');
   });
@@ -160,7 +283,13 @@ describe('advanceSessionState', () => {
     const before = JSON.stringify(s0);
     const stepId = s0.recent_steps[0].step_id;
     const s1 = recordDecision(s0, { step_id: stepId, method: 'steps/skillRegister' }, 'deny');
-    recordApproval(s1, { ask_step_id: 'x', approver: { type: 'human', id: 'a' }, capabilities: ['c'], scope: 'session', granted_at: 't' });
+    recordApproval(s1, {
+      ask_step_id: 'x',
+      approver: { type: 'human', id: 'a' },
+      capabilities: ['c'],
+      scope: 'session',
+      granted_at: 't',
+    });
     expect(JSON.stringify(s0)).toBe(before);
     expect(s1.recent_steps[0].decision).toBe('deny');
     expect(s1.skills.registered.k.approved).toBe(false);
@@ -170,7 +299,13 @@ describe('advanceSessionState', () => {
     const steps: [string, Json][] = [
       ['steps/sessionStart', params({ intent: { parsed: ['a'] } })],
       ['steps/turnStart', params({ turn_id: 't1' }, { turn_id: 't1' })],
-      ['steps/toolCallRequest', params({ tool: { name: 'shell' }, arguments: { cmd: { value: 'ls', provenance: prov('x1', 'user_input') } } }, { turn_id: 't1' })],
+      [
+        'steps/toolCallRequest',
+        params(
+          { tool: { name: 'shell' }, arguments: { cmd: { value: 'ls', provenance: prov('x1', 'user_input') } } },
+          { turn_id: 't1' },
+        ),
+      ],
     ];
     expect(JSON.stringify(run(steps))).toBe(JSON.stringify(run(steps)));
   });
@@ -179,7 +314,10 @@ describe('advanceSessionState', () => {
 describe('collectProvenance', () => {
   it('finds provenance on arguments, content and outputs with RFC 6901 paths', () => {
     const found = collectProvenance({
-      arguments: { 'a/b': { value: 1, provenance: prov('p1', 'user_input') }, 'c~d': { value: 2, provenance: prov('p2', 'tool_output', ['p1']) } },
+      arguments: {
+        'a/b': { value: 1, provenance: prov('p1', 'user_input') },
+        'c~d': { value: 2, provenance: prov('p2', 'tool_output', ['p1']) },
+      },
       content: [{ type: 'text', value: 'x', provenance: prov('p3', 'system') }],
       registration_provenance: prov('p4', 'system'),
       provenance: { not: 'a provenance object' },
@@ -198,13 +336,36 @@ describe('buildPolicyInput', () => {
   it('strips the signature and projects only referenced provenance with its lineage', () => {
     let s = run([
       ['steps/userMessage', params({ content: [{ type: 'text', value: 'hi', provenance: prov('u1', 'user_input') }] })],
-      ['steps/toolCallResult', params({ tool: { name: 'web' }, exit_status: 'success', outputs: [{ value: 'page', provenance: prov('t1', 'tool_output') }] })],
-      ['steps/agentResponse', params({ content: [{ type: 'text', value: 'a', provenance: prov('a1', 'agent_generated', ['t1']) }] })],
-      ['steps/userMessage', params({ content: [{ type: 'text', value: 'other', provenance: prov('u9', 'user_input') }] })],
+      [
+        'steps/toolCallResult',
+        params({
+          tool: { name: 'web' },
+          exit_status: 'success',
+          outputs: [{ value: 'page', provenance: prov('t1', 'tool_output') }],
+        }),
+      ],
+      [
+        'steps/agentResponse',
+        params({ content: [{ type: 'text', value: 'a', provenance: prov('a1', 'agent_generated', ['t1']) }] }),
+      ],
+      [
+        'steps/userMessage',
+        params({ content: [{ type: 'text', value: 'other', provenance: prov('u9', 'user_input') }] }),
+      ],
     ]);
-    const p = params({ tool: { name: 'email.send' }, capability: 'email.send', arguments: { body: { value: 'x', provenance: prov('b1', 'agent_generated', ['a1', 'u1']) } } });
+    const p = params({
+      tool: { name: 'email.send' },
+      capability: 'email.send',
+      arguments: { body: { value: 'x', provenance: prov('b1', 'agent_generated', ['a1', 'u1']) } },
+    });
     s = advanceSessionState(s, 'steps/toolCallRequest', p);
-    const input = buildPolicyInput('steps/toolCallRequest', p, s, { modify_capable: true, ask_capable: false }, { now: '2026-03-01T10:00:00Z', policy_version: 'r1' });
+    const input = buildPolicyInput(
+      'steps/toolCallRequest',
+      p,
+      s,
+      { modify_capable: true, ask_capable: false },
+      { now: '2026-03-01T10:00:00Z', policy_version: 'r1' },
+    );
     expect((input.params as Record<string, Json>).signature).toBeUndefined();
     expect((input.params as Record<string, Json>).payload).toEqual((p as Record<string, Json>).payload);
     const session = input.session as Record<string, Record<string, Json>>;
@@ -224,18 +385,41 @@ describe('buildPolicyInput', () => {
       ['steps/toolCallRequest', at('2026-03-01T09:59:30Z')],
       ['steps/toolCallRequest', at('2026-03-01T10:00:00Z')],
     ]);
-    const input = buildPolicyInput('steps/toolCallRequest', at('2026-03-01T10:00:00Z'), s, { modify_capable: true, ask_capable: true }, { now: 'x', policy_version: 'r' });
+    const input = buildPolicyInput(
+      'steps/toolCallRequest',
+      at('2026-03-01T10:00:00Z'),
+      s,
+      { modify_capable: true, ask_capable: true },
+      { now: 'x', policy_version: 'r' },
+    );
     const counters = (input.session as Record<string, Record<string, Json>>).counters;
     expect(counters.tool_calls_last_minute).toBe(2);
     expect(counters.tool_calls_last_hour).toBe(2);
     expect(counters.tool_calls_total).toBe(3);
     // The state's counters followed by the windows, whatever members (and order) the stored counters have.
-    const windows = { tool_calls_last_minute: 2, tool_calls_last_minute_by_tool: { http: 2 }, tool_calls_last_hour: 2, tool_calls_last_hour_by_tool: { http: 2 } };
+    const windows = {
+      tool_calls_last_minute: 2,
+      tool_calls_last_minute_by_tool: { http: 2 },
+      tool_calls_last_hour: 2,
+      tool_calls_last_hour_by_tool: { http: 2 },
+    };
     expect(JSON.stringify(counters)).toBe(JSON.stringify({ ...s.counters, ...windows }));
     const { steps_total, ...rest } = s.counters;
-    for (const stored of [{ ...rest, steps_total }, { ...s.counters, legacy: 1 }, { ...s.counters, tool_calls_last_hour: 99 }]) {
-      const other = buildPolicyInput('steps/toolCallRequest', at('2026-03-01T10:00:00Z'), { ...s, counters: stored as SessionState['counters'] }, { modify_capable: true, ask_capable: true }, { now: 'x', policy_version: 'r' });
-      expect(JSON.stringify((other.session as Record<string, Json>).counters)).toBe(JSON.stringify({ ...stored, ...windows }));
+    for (const stored of [
+      { ...rest, steps_total },
+      { ...s.counters, legacy: 1 },
+      { ...s.counters, tool_calls_last_hour: 99 },
+    ]) {
+      const other = buildPolicyInput(
+        'steps/toolCallRequest',
+        at('2026-03-01T10:00:00Z'),
+        { ...s, counters: stored as SessionState['counters'] },
+        { modify_capable: true, ask_capable: true },
+        { now: 'x', policy_version: 'r' },
+      );
+      expect(JSON.stringify((other.session as Record<string, Json>).counters)).toBe(
+        JSON.stringify({ ...stored, ...windows }),
+      );
     }
   });
 
@@ -243,19 +427,38 @@ describe('buildPolicyInput', () => {
     const nowMs = Date.parse('2026-03-01T10:00:00Z');
     const client = { modify_capable: true, ask_capable: true };
     const facts = { now: 'x', policy_version: 'r' };
-    const call = fc.tuple(fc.constantFrom('a', 'b', '', '__proto__', 'toString'), fc.integer({ min: -3_700_000, max: 100_000 }));
+    const call = fc.tuple(
+      fc.constantFrom('a', 'b', '', '__proto__', 'toString'),
+      fc.integer({ min: -3_700_000, max: 100_000 }),
+    );
     fc.assert(
       fc.property(fc.array(call, { maxLength: 60 }), (calls) => {
-        const state = { ...initialSessionState({ session_id: SESSION, agent_id: 'agent-1' }), recent_tool_calls: calls.map(([tool, dt]) => [tool, nowMs + dt] as [string, number]) };
-        const counters = (buildPolicyInput('steps/userMessage', params({}, { timestamp: '2026-03-01T10:00:00Z' }), state, client, facts).session as Record<string, Record<string, Json>>).counters;
+        const state = {
+          ...initialSessionState({ session_id: SESSION, agent_id: 'agent-1' }),
+          recent_tool_calls: calls.map(([tool, dt]) => [tool, nowMs + dt] as [string, number]),
+        };
+        const counters = (
+          buildPolicyInput('steps/userMessage', params({}, { timestamp: '2026-03-01T10:00:00Z' }), state, client, facts)
+            .session as Record<string, Record<string, Json>>
+        ).counters;
         const window = (floor: number) => {
           const inside = state.recent_tool_calls.filter(([, at]) => at > floor && at <= nowMs);
           const byTool: Record<string, number> = {};
-          for (const [tool] of inside) Object.defineProperty(byTool, tool, { value: (Object.prototype.hasOwnProperty.call(byTool, tool) ? byTool[tool] : 0) + 1, enumerable: true, writable: true, configurable: true });
+          for (const [tool] of inside)
+            Object.defineProperty(byTool, tool, {
+              value: (Object.hasOwn(byTool, tool) ? byTool[tool] : 0) + 1,
+              enumerable: true,
+              writable: true,
+              configurable: true,
+            });
           return [inside.length, byTool];
         };
-        expect(JSON.stringify([counters.tool_calls_last_minute, counters.tool_calls_last_minute_by_tool])).toBe(JSON.stringify(window(nowMs - 60_000)));
-        expect(JSON.stringify([counters.tool_calls_last_hour, counters.tool_calls_last_hour_by_tool])).toBe(JSON.stringify(window(nowMs - 3_600_000)));
+        expect(JSON.stringify([counters.tool_calls_last_minute, counters.tool_calls_last_minute_by_tool])).toBe(
+          JSON.stringify(window(nowMs - 60_000)),
+        );
+        expect(JSON.stringify([counters.tool_calls_last_hour, counters.tool_calls_last_hour_by_tool])).toBe(
+          JSON.stringify(window(nowMs - 3_600_000)),
+        );
       }),
       { numRuns: 300 },
     );
@@ -263,13 +466,36 @@ describe('buildPolicyInput', () => {
 
   it('lets a this_request grant serve only the next tool call', () => {
     let s = run([['steps/sessionStart', params({ intent: { parsed: ['filesystem.read'] } })]]);
-    s = recordApproval(s, { ask_step_id: 'ask-1', approver: { type: 'human', id: 'alice' }, capabilities: ['filesystem.delete'], scope: 'this_request', granted_at: 't' });
-    s = recordApproval(s, { ask_step_id: 'ask-2', approver: { type: 'human', id: 'alice' }, capabilities: ['network.egress'], scope: 'session', granted_at: 't' });
+    s = recordApproval(s, {
+      ask_step_id: 'ask-1',
+      approver: { type: 'human', id: 'alice' },
+      capabilities: ['filesystem.delete'],
+      scope: 'this_request',
+      granted_at: 't',
+    });
+    s = recordApproval(s, {
+      ask_step_id: 'ask-2',
+      approver: { type: 'human', id: 'alice' },
+      capabilities: ['network.egress'],
+      scope: 'session',
+      granted_at: 't',
+    });
     const client = { modify_capable: true, ask_capable: true };
     const facts = { now: 'x', policy_version: 'r' };
-    const approvalsOf = (input: { session: Json }) => ((input.session as Record<string, Json>).approvals as { ask_step_id: string }[]).map((g) => g.ask_step_id).sort();
+    const approvalsOf = (input: { session: Json }) =>
+      ((input.session as Record<string, Json>).approvals as { ask_step_id: string }[]).map((g) => g.ask_step_id).sort();
     const pending = params({ content: [] });
-    expect(approvalsOf(buildPolicyInput('steps/userMessage', pending, advanceSessionState(s, 'steps/userMessage', pending), client, facts))).toEqual(['ask-1', 'ask-2']);
+    expect(
+      approvalsOf(
+        buildPolicyInput(
+          'steps/userMessage',
+          pending,
+          advanceSessionState(s, 'steps/userMessage', pending),
+          client,
+          facts,
+        ),
+      ),
+    ).toEqual(['ask-1', 'ask-2']);
     const first = params({ tool: { name: 'delete_file' }, arguments: {} });
     s = advanceSessionState(s, 'steps/toolCallRequest', first);
     expect(approvalsOf(buildPolicyInput('steps/toolCallRequest', first, s, client, facts))).toEqual(['ask-1', 'ask-2']);
@@ -280,10 +506,28 @@ describe('buildPolicyInput', () => {
 
   it('exposes effective capabilities including session-scoped approver extensions', () => {
     let s = run([['steps/sessionStart', params({ intent: { parsed: ['filesystem.read'], scope_mode: 'moderate' } })]]);
-    s = recordApproval(s, { ask_step_id: 'ask-1', approver: { type: 'human', id: 'alice' }, capabilities: ['network.egress'], scope: 'session', granted_at: '2026-03-01T10:00:00Z' });
-    s = recordApproval(s, { ask_step_id: 'ask-2', approver: { type: 'human', id: 'alice' }, capabilities: ['filesystem.delete'], scope: 'this_request', granted_at: '2026-03-01T10:00:00Z' });
+    s = recordApproval(s, {
+      ask_step_id: 'ask-1',
+      approver: { type: 'human', id: 'alice' },
+      capabilities: ['network.egress'],
+      scope: 'session',
+      granted_at: '2026-03-01T10:00:00Z',
+    });
+    s = recordApproval(s, {
+      ask_step_id: 'ask-2',
+      approver: { type: 'human', id: 'alice' },
+      capabilities: ['filesystem.delete'],
+      scope: 'this_request',
+      granted_at: '2026-03-01T10:00:00Z',
+    });
     const p = params({});
-    const input = buildPolicyInput('steps/turnStart', p, s, { modify_capable: true, ask_capable: true }, { now: 'x', policy_version: 'r' });
+    const input = buildPolicyInput(
+      'steps/turnStart',
+      p,
+      s,
+      { modify_capable: true, ask_capable: true },
+      { now: 'x', policy_version: 'r' },
+    );
     const session = input.session as Record<string, Record<string, Json>>;
     expect(session.intent.effective_capabilities).toEqual(['filesystem.read', 'network.egress']);
     expect(session.intent.parsed).toEqual(['filesystem.read']);
@@ -297,7 +541,15 @@ describe('session state representation', () => {
 
   it('treats provenance ids, origins and tool names that are Object.prototype members as plain names', () => {
     const s = run([
-      ['steps/userMessage', params({ content: [{ type: 'text', value: 'a', provenance: prov('constructor', 'user_input') }, { type: 'text', value: 'b', provenance: prov('__proto__', 'constructor') }] })],
+      [
+        'steps/userMessage',
+        params({
+          content: [
+            { type: 'text', value: 'a', provenance: prov('constructor', 'user_input') },
+            { type: 'text', value: 'b', provenance: prov('__proto__', 'constructor') },
+          ],
+        }),
+      ],
       ['steps/toolCallRequest', params({ tool: { name: '__proto__' }, arguments: {} })],
       ['steps/toolCallRequest', params({ tool: { name: 'toString' }, arguments: {} })],
     ]);
@@ -307,23 +559,48 @@ describe('session state representation', () => {
     // An origin named like a prototype member has no default trust: unknown, not a function.
     expect(Object.getOwnPropertyDescriptor(records, '__proto__')?.value.trust).toBe('unknown');
     expect(JSON.parse(JSON.stringify(s.counters.tool_calls_by_tool))).toEqual({ ['__proto__']: 1, toString: 1 });
-    const p = params({ tool: { name: 'x' }, arguments: { a: { value: 1, provenance: prov('g', 'agent_generated', ['constructor', '__proto__']) } } });
+    const p = params({
+      tool: { name: 'x' },
+      arguments: { a: { value: 1, provenance: prov('g', 'agent_generated', ['constructor', '__proto__']) } },
+    });
     const next = advanceSessionState(s, 'steps/toolCallRequest', p);
     expect(provenanceRecords(next).g.trust).toBe('unknown');
-    const input = JSON.parse(JSON.stringify(buildPolicyInput('steps/toolCallRequest', p, next, client, facts))) as { session: { provenance: { trust: Record<string, string> }; counters: Record<string, Json> } };
+    const input = JSON.parse(JSON.stringify(buildPolicyInput('steps/toolCallRequest', p, next, client, facts))) as {
+      session: { provenance: { trust: Record<string, string> }; counters: Record<string, Json> };
+    };
     expect(input.session.provenance.trust).toEqual({ g: 'unknown', constructor: 'trusted', ['__proto__']: 'unknown' });
     expect(input.session.counters.tool_calls_last_minute_by_tool).toEqual({ ['__proto__']: 1, toString: 1, x: 1 });
   });
 
   it('folds the same states step after step as from the stored form each step (the layer size the fold keeps)', () => {
     const steps = Array.from({ length: 200 }, (_, i) =>
-      params({ content: [{ type: 'text', value: 'x', provenance: prov(`q${i}`, i % 3 ? 'agent_generated' : 'retrieved', i % 3 ? [`q${i - 1}`] : undefined) }, ...(i % 7 ? [] : [{ type: 'text', value: 'y', provenance: prov(`q${i - 1}`, 'retrieved') }])] }),
+      params({
+        content: [
+          {
+            type: 'text',
+            value: 'x',
+            provenance: prov(`q${i}`, i % 3 ? 'agent_generated' : 'retrieved', i % 3 ? [`q${i - 1}`] : undefined),
+          },
+          ...(i % 7 ? [] : [{ type: 'text', value: 'y', provenance: prov(`q${i - 1}`, 'retrieved') }]),
+        ],
+      }),
     );
     const options = { maxProvenanceRecords: 150 };
     let live = initialSessionState({ session_id: SESSION, agent_id: 'agent-1' });
-    const liveStates = steps.map((p) => JSON.stringify((live = advanceSessionState(live, 'steps/agentResponse', p, options))));
+    const liveStates = steps.map((p) =>
+      JSON.stringify((live = advanceSessionState(live, 'steps/agentResponse', p, options))),
+    );
     let stored = initialSessionState({ session_id: SESSION, agent_id: 'agent-1' });
-    const storedStates = steps.map((p) => JSON.stringify((stored = advanceSessionState(JSON.parse(JSON.stringify(stored)) as SessionState, 'steps/agentResponse', p, options))));
+    const storedStates = steps.map((p) =>
+      JSON.stringify(
+        (stored = advanceSessionState(
+          JSON.parse(JSON.stringify(stored)) as SessionState,
+          'steps/agentResponse',
+          p,
+          options,
+        )),
+      ),
+    );
     expect(liveStates).toEqual(storedStates);
   });
 
@@ -334,11 +611,17 @@ describe('session state representation', () => {
     for (let i = 0; i < 200; i++) {
       const parent = i === 0 ? [] : [`r${i - 1}`];
       const origin = i % 50 === 0 ? 'retrieved' : 'agent_generated';
-      const p = params({ content: [{ type: 'text', value: 'x', provenance: prov(`r${i}`, origin, origin === 'retrieved' ? undefined : parent) }] });
+      const p = params({
+        content: [
+          { type: 'text', value: 'x', provenance: prov(`r${i}`, origin, origin === 'retrieved' ? undefined : parent) },
+        ],
+      });
       const live = advanceSessionState(s, 'steps/agentResponse', p, options);
       const reread = advanceSessionState(persisted, 'steps/agentResponse', p, options);
       // The live pipeline continues from the object it wrote; a restarted one from the stored JSON.
-      expect(JSON.stringify(buildPolicyInput('steps/agentResponse', p, reread, client, facts))).toBe(JSON.stringify(buildPolicyInput('steps/agentResponse', p, live, client, facts)));
+      expect(JSON.stringify(buildPolicyInput('steps/agentResponse', p, reread, client, facts))).toBe(
+        JSON.stringify(buildPolicyInput('steps/agentResponse', p, live, client, facts)),
+      );
       s = live;
       persisted = JSON.parse(JSON.stringify(live)) as SessionState;
     }
@@ -357,10 +640,23 @@ describe('session state representation', () => {
     const facts = { now: 'x', policy_version: 'r' };
     const baseMs = Date.parse('2026-03-01T10:00:00Z');
     // More tool names than the shortest histories hold, so names gone from the window pile up and get dropped.
-    const call = fc.tuple(fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', '', '__proto__'), fc.integer({ min: -7_200, max: 7_200 }));
+    const call = fc.tuple(
+      fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', '', '__proto__'),
+      fc.integer({ min: -7_200, max: 7_200 }),
+    );
     const windowsOf = (state: SessionState, p: Json): string => {
-      const counters = (buildPolicyInput('steps/toolCallRequest', p, state, client, facts).session as Record<string, Record<string, Json>>).counters;
-      return JSON.stringify([counters.tool_calls_last_minute, counters.tool_calls_last_minute_by_tool, counters.tool_calls_last_hour, counters.tool_calls_last_hour_by_tool]);
+      const counters = (
+        buildPolicyInput('steps/toolCallRequest', p, state, client, facts).session as Record<
+          string,
+          Record<string, Json>
+        >
+      ).counters;
+      return JSON.stringify([
+        counters.tool_calls_last_minute,
+        counters.tool_calls_last_minute_by_tool,
+        counters.tool_calls_last_hour,
+        counters.tool_calls_last_hour_by_tool,
+      ]);
     };
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 8 }), fc.array(call, { minLength: 1, maxLength: 40 }), (keep, calls) => {
@@ -371,7 +667,12 @@ describe('session state representation', () => {
           const previous = state;
           state = advanceSessionState(previous, 'steps/toolCallRequest', p, { recentToolCalls: keep });
           // A second step from the same state (a retry after a stale head) must not disturb the first one's history.
-          const sibling = advanceSessionState(previous, 'steps/toolCallRequest', params({ tool: { name: `${tool}2` }, arguments: {} }, { timestamp }), { recentToolCalls: keep });
+          const sibling = advanceSessionState(
+            previous,
+            'steps/toolCallRequest',
+            params({ tool: { name: `${tool}2` }, arguments: {} }, { timestamp }),
+            { recentToolCalls: keep },
+          );
           for (const s of [state, sibling]) {
             const stored = JSON.parse(JSON.stringify(s)) as SessionState;
             expect(s.recent_tool_calls).toEqual(stored.recent_tool_calls);
@@ -391,7 +692,9 @@ describe('session state representation', () => {
   });
 
   it('shares what a step does not change with the state it came from (copy on write)', () => {
-    const s0 = run([['steps/userMessage', params({ content: [{ type: 'text', value: 'a', provenance: prov('u1', 'user_input') }] })]]);
+    const s0 = run([
+      ['steps/userMessage', params({ content: [{ type: 'text', value: 'a', provenance: prov('u1', 'user_input') }] })],
+    ]);
     const s1 = advanceSessionState(s0, 'steps/userMessage', params({ content: [] }));
     expect(s1.provenance).toBe(s0.provenance);
     expect(s1.skills).toBe(s0.skills);
@@ -404,14 +707,29 @@ describe('session state representation', () => {
 
   it('reads tool-call history written as {step_id, tool, at_ms} objects (states stored before the pair form)', () => {
     const at = (t: string): Json => params({ tool: { name: 'http' }, arguments: {} }, { timestamp: t });
-    const s = run([['steps/toolCallRequest', at('2026-03-01T09:59:30Z')], ['steps/toolCallRequest', at('2026-03-01T09:30:00Z')]]);
-    const legacy = { ...s, recent_tool_calls: s.recent_tool_calls.map(([tool, at_ms], i) => ({ step_id: `s${i}`, tool, at_ms })) } as unknown as SessionState;
+    const s = run([
+      ['steps/toolCallRequest', at('2026-03-01T09:59:30Z')],
+      ['steps/toolCallRequest', at('2026-03-01T09:30:00Z')],
+    ]);
+    const legacy = {
+      ...s,
+      recent_tool_calls: s.recent_tool_calls.map(([tool, at_ms], i) => ({ step_id: `s${i}`, tool, at_ms })),
+    } as unknown as SessionState;
     expect(isSessionState(JSON.parse(JSON.stringify(legacy)))).toBe(true);
     const upgraded = upgradeSessionState(legacy);
     expect(upgraded.recent_tool_calls).toEqual(s.recent_tool_calls);
     expect(upgradeSessionState(s)).toBe(s);
     const p = at('2026-03-01T10:00:00Z');
-    const counters = (state: SessionState) => (buildPolicyInput('steps/toolCallRequest', p, advanceSessionState(state, 'steps/toolCallRequest', p), client, facts).session as Record<string, Json>).counters;
+    const counters = (state: SessionState) =>
+      (
+        buildPolicyInput(
+          'steps/toolCallRequest',
+          p,
+          advanceSessionState(state, 'steps/toolCallRequest', p),
+          client,
+          facts,
+        ).session as Record<string, Json>
+      ).counters;
     expect(counters(upgraded)).toEqual(counters(s));
     expect(counters(upgraded)).toMatchObject({ tool_calls_last_minute: 2, tool_calls_last_hour: 3 });
   });

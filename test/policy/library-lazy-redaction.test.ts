@@ -14,9 +14,17 @@ function eagerSources(sources: { file: string; text: string }[]): { file: string
   return sources.map((s) => {
     if (s.file.endsWith('acs/decision.rego')) {
       let t = s.text;
-      t = rewrite(t, 'has_disposition(d) if {\n\tsome f in findings_but_redaction', 'has_disposition(d) if {\n\tsome f in findings');
+      t = rewrite(
+        t,
+        'has_disposition(d) if {\n\tsome f in findings_but_redaction',
+        'has_disposition(d) if {\n\tsome f in findings',
+      );
       t = rewrite(t, 'else := "modify" if redaction_modifies\n', '');
-      t = rewrite(t, 'pii_deny_findings := pii.deny_findings_if_candidate if module_denies\n\nelse := pii.deny_findings', 'pii_deny_findings := pii.deny_findings');
+      t = rewrite(
+        t,
+        'pii_deny_findings := pii.deny_findings_if_candidate if module_denies\n\nelse := pii.deny_findings',
+        'pii_deny_findings := pii.deny_findings',
+      );
       t = rewrite(
         t,
         'contributing := {f | some f in findings; f.disposition == chosen} if chosen == "modify"\n\nelse := {f | some f in findings_but_redaction; f.disposition == chosen}',
@@ -70,7 +78,13 @@ describe('PII redaction decided lazily', () => {
     for (const [name, pii] of variants) {
       const data = withPiiConfig(lib.data, pii);
       const build = async (sources: { file: string; text: string }[]) => {
-        const c = await compileBundle({ sources, entrypoints: ['acs/decision'], data, revision: 'lazy-test', recordInputPaths: true });
+        const c = await compileBundle({
+          sources,
+          entrypoints: ['acs/decision'],
+          data,
+          revision: 'lazy-test',
+          recordInputPaths: true,
+        });
         return createWasmPolicyEngine({ bundle: c.bundle, timeoutMs: 10_000 });
       };
       engines.push({ name, lazy: await build(lib.sources), eager: await build(eager) });
@@ -84,9 +98,19 @@ describe('PII redaction decided lazily', () => {
       seed: 20261130,
       steps: 240,
       kinds: ['message', 'tool', 'tool', 'result'],
-      text: (g) => Array.from({ length: 1 + Math.floor(g.random() * 3) }, () => g.pick(PIECES)).join(g.random() < 0.5 ? ' ' : ', '),
+      text: (g) =>
+        Array.from({ length: 1 + Math.floor(g.random() * 3) }, () => g.pick(PIECES)).join(
+          g.random() < 0.5 ? ' ' : ', ',
+        ),
       origin: (g, retrieved) =>
-        retrieved ? g.pick([prov('u1', 'user_input'), prov('w1', 'retrieved'), prov(`g${g.seq()}`, 'agent_generated', ['u1', 'w1']), prov(`h${g.seq()}`, 'agent_generated', ['u1'])]) : prov('u1', 'user_input'),
+        retrieved
+          ? g.pick([
+              prov('u1', 'user_input'),
+              prov('w1', 'retrieved'),
+              prov(`g${g.seq()}`, 'agent_generated', ['u1', 'w1']),
+              prov(`h${g.seq()}`, 'agent_generated', ['u1']),
+            ])
+          : prov('u1', 'user_input'),
       pairs: engines.map(({ name, lazy, eager }) => ({ name, subject: lazy, reference: eager })),
       revision: 'lazy-test',
     });

@@ -15,9 +15,21 @@ import { compareOnGeneratedSteps, prov, rewriteOnce as rewrite, withPiiConfig } 
 function referenceSources(sources: { file: string; text: string }[]): { file: string; text: string }[] {
   return sources.map((s) => {
     if (!s.file.endsWith('acs/pii/pii.rego')) return s;
-    let t = rewrite(s.text, 'luhn_total(ds, n) := sum([rows[i][d] | some i, d in ds]) if {\n\tn <= 19\n\trows := luhn_rows[n % 2]\n} else := sum(', 'luhn_total(ds, n) := sum(');
-    t = rewrite(t, 'checked contains c if some c in checked_outer\n', 'checked contains c if {\n\tsome c in candidates\n\tvalid(c)\n}\n');
-    t = rewrite(t, 'checked contains c if {\n\tsome c in candidates\n\tc.category == "in_aadhaar"\n\tnot inside_longer_outer(c)\n\tvalid(c)\n}\n', '');
+    let t = rewrite(
+      s.text,
+      'luhn_total(ds, n) := sum([rows[i][d] | some i, d in ds]) if {\n\tn <= 19\n\trows := luhn_rows[n % 2]\n} else := sum(',
+      'luhn_total(ds, n) := sum(',
+    );
+    t = rewrite(
+      t,
+      'checked contains c if some c in checked_outer\n',
+      'checked contains c if {\n\tsome c in candidates\n\tvalid(c)\n}\n',
+    );
+    t = rewrite(
+      t,
+      'checked contains c if {\n\tsome c in candidates\n\tc.category == "in_aadhaar"\n\tnot inside_longer_outer(c)\n\tvalid(c)\n}\n',
+      '',
+    );
     return { ...s, text: t };
   });
 }
@@ -64,7 +76,13 @@ describe('library evaluation optimisations', () => {
     const lib = readLibrary();
     for (const [name, pii] of variants) {
       const data = withPiiConfig(lib.data, pii);
-      const shipped = await compileBundle({ sources: lib.sources, entrypoints: ['acs/decision'], data: withDerivedData(data), revision: 'opt-test', recordInputPaths: true });
+      const shipped = await compileBundle({
+        sources: lib.sources,
+        entrypoints: ['acs/decision'],
+        data: withDerivedData(data),
+        revision: 'opt-test',
+        recordInputPaths: true,
+      });
       const reference = await compileBundle({
         sources: referenceSources(lib.sources),
         entrypoints: ['acs/decision'],
@@ -93,8 +111,18 @@ describe('library evaluation optimisations', () => {
       steps: 200,
       kinds: ['message', 'message', 'tool', 'result'],
       messageParts: (g) => 1 + Math.floor(g.random() * 2),
-      text: (g) => Array.from({ length: 1 + Math.floor(g.random() * 4) }, () => g.pick(PIECES)).join(g.pick([' ', ', ', '\n', ''])),
-      origin: (g, retrieved) => (retrieved ? g.pick([prov('u1', 'user_input'), prov('w1', 'retrieved'), prov(`g${g.seq()}`, 'agent_generated', ['u1', 'w1'])]) : prov('u1', 'user_input')),
+      text: (g) =>
+        Array.from({ length: 1 + Math.floor(g.random() * 4) }, () => g.pick(PIECES)).join(
+          g.pick([' ', ', ', '\n', '']),
+        ),
+      origin: (g, retrieved) =>
+        retrieved
+          ? g.pick([
+              prov('u1', 'user_input'),
+              prov('w1', 'retrieved'),
+              prov(`g${g.seq()}`, 'agent_generated', ['u1', 'w1']),
+            ])
+          : prov('u1', 'user_input'),
       pairs: engines.map(({ name, shipped, reference }) => ({ name, subject: shipped, reference })),
       revision: 'opt-test',
     });
@@ -107,13 +135,23 @@ describe('library evaluation optimisations', () => {
 
   it('precomputes the national-phone alternation acs.pii would build, and acs.pii uses it', async () => {
     const lib = readLibrary();
-    const derived = withDerivedData(lib.data) as { acs_config: { pii: { national_phone_alternation: { of: unknown; pattern: string } } } };
+    const derived = withDerivedData(lib.data) as {
+      acs_config: { pii: { national_phone_alternation: { of: unknown; pattern: string } } };
+    };
     const alternation = derived.acs_config.pii.national_phone_alternation;
     expect(alternation.pattern).toContain('|(?:');
-    const c = await compileBundle({ sources: lib.sources, entrypoints: ['acs/pii/national_phone_alternation', 'acs/pii/national_phone_pattern'], data: derived });
+    const c = await compileBundle({
+      sources: lib.sources,
+      entrypoints: ['acs/pii/national_phone_alternation', 'acs/pii/national_phone_pattern'],
+      data: derived,
+    });
     const engine = await createWasmPolicyEngine({ bundle: c.bundle, timeoutMs: 10_000 });
     // Built by acs.pii from national_phones, and the pattern in force (the precomputed one while current).
-    expect((await engine.evaluateValue({}, { entrypoint: 'acs/pii/national_phone_alternation' })).value).toBe(alternation.pattern);
-    expect((await engine.evaluateValue({}, { entrypoint: 'acs/pii/national_phone_pattern' })).value).toBe(alternation.pattern);
+    expect((await engine.evaluateValue({}, { entrypoint: 'acs/pii/national_phone_alternation' })).value).toBe(
+      alternation.pattern,
+    );
+    expect((await engine.evaluateValue({}, { entrypoint: 'acs/pii/national_phone_pattern' })).value).toBe(
+      alternation.pattern,
+    );
   }, 300_000);
 });

@@ -10,7 +10,12 @@ import { writeBundle } from '../../src/rego/bundle/index.ts';
 /** A bundle whose decision's reasoning names its revision, so a result shows which version produced it. */
 async function revisionBundle(revision: string): Promise<Uint8Array> {
   const wasm = await buildDecisionModule({ constant: { decision: 'allow', reasoning: revision } });
-  return writeBundle({ manifest: { revision, wasm: [{ entrypoint: 'acs/decision', module: '/policy.wasm' }] }, wasm, data: {}, sources: [] });
+  return writeBundle({
+    manifest: { revision, wasm: [{ entrypoint: 'acs/decision', module: '/policy.wasm' }] },
+    wasm,
+    data: {},
+    sources: [],
+  });
 }
 
 const input: PolicyInput = {
@@ -28,14 +33,22 @@ describe('createPolicyEnginePool', () => {
     // `lower` is a real project host builtin; the module's burn loop never calls the host.
     wasm = await buildAbiTestModule({ builtinName: 'lower', burnIterations: 2_000_000_000 });
     // Grace of 1 s: on a loaded machine 20 queued evaluations may take longer than a tight hard bound.
-    pool = await createPolicyEnginePool({ bundle: wasm, size: 2, entrypoint: 'echo', timeoutMs: 50, terminateGraceMs: 1000 });
+    pool = await createPolicyEnginePool({
+      bundle: wasm,
+      size: 2,
+      entrypoint: 'echo',
+      timeoutMs: 50,
+      terminateGraceMs: 1000,
+    });
   }, 120_000);
   afterAll(async () => {
     await pool?.close();
   });
 
   it('evaluates in workers and reports the revision', async () => {
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => pool.evaluate({ ...input, session: { id: `s${i}` } })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => pool.evaluate({ ...input, session: { id: `s${i}` } })),
+    );
     results.forEach((r, i) => expect(r.decision).toEqual({ ...input, session: { id: `s${i}` } }));
     expect(results[0].revision).toMatch(/^sha256:/);
     expect(pool.revision).toBe(results[0].revision);
@@ -50,7 +63,13 @@ describe('createPolicyEnginePool', () => {
   it('pre-empts a pure-Wasm loop by terminating its worker, then keeps serving', async () => {
     // Its own pool with a short grace: the burn loop (≈ 1 s at full speed, longer under load) must outlast the
     // hard bound, or the worker would finish it and report the overrun itself, without being terminated.
-    const preempting = await createPolicyEnginePool({ bundle: wasm, size: 1, entrypoint: 'echo', timeoutMs: 50, terminateGraceMs: 150 });
+    const preempting = await createPolicyEnginePool({
+      bundle: wasm,
+      size: 1,
+      entrypoint: 'echo',
+      timeoutMs: 50,
+      terminateGraceMs: 150,
+    });
     try {
       const before = preempting.workerRestarts;
       const started = Date.now();
@@ -58,7 +77,11 @@ describe('createPolicyEnginePool', () => {
       expect((err as PolicyEvaluationError).code).toBe('timeout');
       expect(Date.now() - started).toBeLessThan(5_000);
       expect(preempting.workerRestarts).toBe(before + 1);
-      const after = await Promise.all([preempting.evaluate(input), preempting.evaluate(input), preempting.evaluate(input)]);
+      const after = await Promise.all([
+        preempting.evaluate(input),
+        preempting.evaluate(input),
+        preempting.evaluate(input),
+      ]);
       for (const r of after) expect(r.decision).toEqual(input);
     } finally {
       await preempting.close();
@@ -77,8 +100,10 @@ describe('createPolicyEnginePool', () => {
       await versioned.replaceBundle(await revisionBundle('v3'));
       v2.retire();
       const after = Array.from({ length: 40 }, () => versioned.evaluate(input));
-      for (const r of [...(await Promise.all(before)), await stillV1]) expect(r).toMatchObject({ revision: 'v1', decision: { reasoning: 'v1' } });
-      for (const r of await Promise.all(after)) expect(r).toMatchObject({ revision: 'v3', decision: { reasoning: 'v3' } });
+      for (const r of [...(await Promise.all(before)), await stillV1])
+        expect(r).toMatchObject({ revision: 'v1', decision: { reasoning: 'v1' } });
+      for (const r of await Promise.all(after))
+        expect(r).toMatchObject({ revision: 'v3', decision: { reasoning: 'v3' } });
       expect(versioned.revision).toBe('v3');
       // v1 answered everything it was sent, so it (and the never-used v2) left the workers.
       expect(v1.inFlight).toBe(0);
@@ -104,7 +129,14 @@ describe('createPolicyEnginePool', () => {
 
   it('a worker replaced after an overrun reloads every live version', async () => {
     const wasm = await buildAbiTestModule({ builtinName: 'lower', burnIterations: 2_000_000_000 });
-    const versioned = await createPolicyEnginePool({ bundle: wasm, size: 1, entrypoint: 'echo', timeoutMs: 50, terminateGraceMs: 200, revision: 'first' });
+    const versioned = await createPolicyEnginePool({
+      bundle: wasm,
+      size: 1,
+      entrypoint: 'echo',
+      timeoutMs: 50,
+      terminateGraceMs: 200,
+      revision: 'first',
+    });
     try {
       const first = versioned.current;
       const second = await versioned.loadVersion(wasm, { revision: 'second' });
@@ -124,9 +156,14 @@ describe('createPolicyEnginePool', () => {
       const wasm = await buildDecisionModule({ constant: { decision: 'deny', reasoning: 'from parts' } });
       const dataJson = new TextEncoder().encode('{"unused": [1, 2, 3]}');
       const parts = await versioned.loadVersion({ wasm, dataJson, manifest: { revision: 'parts-1' } });
-      expect(await parts.evaluate(input)).toMatchObject({ revision: 'parts-1', decision: { decision: 'deny', reasoning: 'from parts' } });
+      expect(await parts.evaluate(input)).toMatchObject({
+        revision: 'parts-1',
+        decision: { decision: 'deny', reasoning: 'from parts' },
+      });
       // Malformed data text is refused by every worker; nothing stays loaded.
-      await expect(versioned.loadVersion({ wasm, dataJson: new TextEncoder().encode('[1]') })).rejects.toThrow(PolicyLoadError);
+      await expect(versioned.loadVersion({ wasm, dataJson: new TextEncoder().encode('[1]') })).rejects.toThrow(
+        PolicyLoadError,
+      );
       expect(versioned.loadedVersions).toBe(2);
     } finally {
       await versioned.close();
@@ -134,6 +171,8 @@ describe('createPolicyEnginePool', () => {
   }, 120_000);
 
   it('refuses a bundle the workers cannot load', async () => {
-    await expect(createPolicyEnginePool({ bundle: new Uint8Array([0, 97, 115, 109, 9, 9]), size: 1 })).rejects.toThrow(PolicyLoadError);
+    await expect(createPolicyEnginePool({ bundle: new Uint8Array([0, 97, 115, 109, 9, 9]), size: 1 })).rejects.toThrow(
+      PolicyLoadError,
+    );
   });
 });

@@ -32,13 +32,22 @@ describe('createReplayAdminRoutes (app.request)', () => {
   it('starts a job, follows it, serves the report in every format; writes nothing', async () => {
     const before = await storeSnapshot(store);
     const app = createReplayAdminRoutes({ store });
-    const res = await app.request('/replay', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ against: 'deny-all', method: 'steps/toolCallRequest' }) });
+    const res = await app.request('/replay', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ against: 'deny-all', method: 'steps/toolCallRequest' }),
+    });
     expect(res.status).toBe(202);
     const started = (await res.json()) as { id: string; status: string; links: Record<string, string> };
     expect(started.links.report).toBe(`replay/${started.id}/report`);
     const job = await waitDone(app, started.id);
     expect(job.status).toBe('done');
-    const summary = job.summary as { compared: number; changed: number; transitions: Record<string, number>; rules: Record<string, { added: number; removed: number }> };
+    const summary = job.summary as {
+      compared: number;
+      changed: number;
+      transitions: Record<string, number>;
+      rules: Record<string, { added: number; removed: number }>;
+    };
     expect(summary.compared).toBe(4);
     expect(summary.transitions).toEqual({ 'allow→deny': 4 });
     expect(summary.rules['const.allow']).toEqual({ added: 0, removed: 4 });
@@ -72,7 +81,12 @@ describe('createReplayAdminRoutes (app.request)', () => {
     const res = await app.request('/replay', { method: 'POST', body: JSON.stringify({ against: 'recorded' }) });
     const job = await waitDone(app, ((await res.json()) as { id: string }).id);
     expect(job.status).toBe('done');
-    expect(job.summary).toMatchObject({ determinismCheck: true, compared: history.steps, changed: 0, nondeterministic: 0 });
+    expect(job.summary).toMatchObject({
+      determinismCheck: true,
+      compared: history.steps,
+      changed: 0,
+      nondeterministic: 0,
+    });
   }, 120_000);
 
   it('refuses bad requests precisely: JSON, members, selection, paths, unknown revisions, unknown jobs', async () => {
@@ -80,9 +94,16 @@ describe('createReplayAdminRoutes (app.request)', () => {
     const post = (body: string) => app.request('/replay', { method: 'POST', body });
     expect((await post('{')).status).toBe(400);
     expect(await (await post('[]')).json()).toMatchObject({ error: 'invalid_json' });
-    expect(await (await post(JSON.stringify({ against: 'deny-all', sesion: 'x' }))).json()).toMatchObject({ error: 'invalid_selection', message: 'unknown member(s): sesion' });
-    expect(await (await post(JSON.stringify({ against: 'deny-all', since: 'yesterday' }))).json()).toMatchObject({ error: 'invalid_selection' });
-    expect(await (await post(JSON.stringify({ against: 'deny-all', decision: 'maybe' }))).json()).toMatchObject({ error: 'invalid_selection' });
+    expect(await (await post(JSON.stringify({ against: 'deny-all', sesion: 'x' }))).json()).toMatchObject({
+      error: 'invalid_selection',
+      message: 'unknown member(s): sesion',
+    });
+    expect(await (await post(JSON.stringify({ against: 'deny-all', since: 'yesterday' }))).json()).toMatchObject({
+      error: 'invalid_selection',
+    });
+    expect(await (await post(JSON.stringify({ against: 'deny-all', decision: 'maybe' }))).json()).toMatchObject({
+      error: 'invalid_selection',
+    });
     expect(await (await post(JSON.stringify({}))).json()).toMatchObject({ error: 'invalid_selection' });
     // A path is not read over HTTP: the job fails with policy_path_refused.
     const pathJob = (await (await post(JSON.stringify({ against: './bundles/acs.tar.gz' }))).json()) as { id: string };
@@ -98,10 +119,19 @@ describe('createReplayAdminRoutes (app.request)', () => {
 describe('cancellation', () => {
   it('an aborted signal stops the replay with a cancelled error', async () => {
     const policy = await resolveReplayPolicy(store, 'deny-all');
-    await expect(runReplay({ store, policy, signal: AbortSignal.abort() })).rejects.toMatchObject({ code: 'cancelled' });
+    await expect(runReplay({ store, policy, signal: AbortSignal.abort() })).rejects.toMatchObject({
+      code: 'cancelled',
+    });
     const controller = new AbortController();
     let seen = 0;
-    const run = runReplay({ store, policy, concurrency: 1, pageSize: 1, onStep: () => (++seen === 2 ? controller.abort() : undefined), signal: controller.signal });
+    const run = runReplay({
+      store,
+      policy,
+      concurrency: 1,
+      pageSize: 1,
+      onStep: () => (++seen === 2 ? controller.abort() : undefined),
+      signal: controller.signal,
+    });
     await expect(run).rejects.toMatchObject({ code: 'cancelled' });
     expect(seen).toBe(2);
   });
@@ -116,14 +146,20 @@ describe('createReplayAdminRoutes over real HTTP, mounted under /admin', () => {
     });
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/admin`;
     try {
-      const res = await fetch(`${base}/replay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ against: 'deny-all', session: history.sessions[0] }) });
+      const res = await fetch(`${base}/replay`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ against: 'deny-all', session: history.sessions[0] }),
+      });
       expect(res.status).toBe(202);
       const { id } = (await res.json()) as { id: string };
       const events = await fetch(`${base}/replay/${id}/events`);
       expect(events.headers.get('content-type')).toContain('text/event-stream');
       const text = await events.text();
       expect(text).toContain('event: done');
-      const done = JSON.parse(/event: done\ndata: (.*)\n/.exec(text)![1]) as { summary: { compared: number; transitions: Record<string, number> } };
+      const done = JSON.parse(/event: done\ndata: (.*)\n/.exec(text)![1]) as {
+        summary: { compared: number; transitions: Record<string, number> };
+      };
       expect(done.summary.compared).toBe(3);
       expect(done.summary.transitions).toEqual({ 'allow→deny': 3 });
       const html = await fetch(`${base}/replay/${id}/report?format=html`);

@@ -36,24 +36,50 @@ describe('guardian replay', () => {
   it('--against a registry revision, JSON to --out: the transitions; exit 0, or 1 with --fail-on-diff', async () => {
     const out = join(dir, 'report.json');
     expect(await guardian('--against', 'deny-all', '--format', 'json', '--out', out)).toBe(0);
-    const report = JSON.parse(readFileSync(out, 'utf8')) as { summary: { compared: number; transitions: Record<string, number>; rules: Record<string, unknown> } };
+    const report = JSON.parse(readFileSync(out, 'utf8')) as {
+      summary: { compared: number; transitions: Record<string, number>; rules: Record<string, unknown> };
+    };
     expect(report.summary.compared).toBe(6);
     expect(report.summary.transitions).toEqual({ 'allow→deny': 6 });
-    expect(await guardian('--against', 'deny-all', '--fail-on-diff', '--format', 'md', '--out', join(dir, 'r.md'))).toBe(1);
+    expect(
+      await guardian('--against', 'deny-all', '--fail-on-diff', '--format', 'md', '--out', join(dir, 'r.md')),
+    ).toBe(1);
     expect(readFileSync(join(dir, 'r.md'), 'utf8')).toContain('# Replay report');
   }, 120_000);
 
   it('--against recorded --fail-on-diff: every decision reproduced, exit 0', async () => {
     const out = join(dir, 'det.json');
     expect(await guardian('--against', 'recorded', '--fail-on-diff', '--format', 'json', '--out', out)).toBe(0);
-    const report = JSON.parse(readFileSync(out, 'utf8')) as { summary: { compared: number; changed: number; determinismCheck: boolean } };
+    const report = JSON.parse(readFileSync(out, 'utf8')) as {
+      summary: { compared: number; changed: number; determinismCheck: boolean };
+    };
     expect(report.summary).toMatchObject({ compared: 6, changed: 0, determinismCheck: true });
   }, 120_000);
 
   it('selection flags narrow the steps (session, method, decision, decided-by)', async () => {
     const out = join(dir, 'sel.json');
-    expect(await guardian('--against', 'deny-all', '--session', sessions[1], '--method', 'steps/toolCallRequest', '--decision', 'allow', '--decided-by', 'allow-all', '--format', 'json', '--out', out)).toBe(0);
-    const report = JSON.parse(readFileSync(out, 'utf8')) as { summary: { sessions: number; compared: number }; steps: { sessionId: string }[] };
+    expect(
+      await guardian(
+        '--against',
+        'deny-all',
+        '--session',
+        sessions[1],
+        '--method',
+        'steps/toolCallRequest',
+        '--decision',
+        'allow',
+        '--decided-by',
+        'allow-all',
+        '--format',
+        'json',
+        '--out',
+        out,
+      ),
+    ).toBe(0);
+    const report = JSON.parse(readFileSync(out, 'utf8')) as {
+      summary: { sessions: number; compared: number };
+      steps: { sessionId: string }[];
+    };
     expect(report.summary).toMatchObject({ sessions: 1, compared: 2 });
     expect(report.steps.every((s) => s.sessionId === sessions[1])).toBe(true);
   }, 120_000);
@@ -63,10 +89,21 @@ describe('guardian replay', () => {
     for (const workers of ['0', '2']) {
       const out = join(dir, `w${workers}.json`);
       expect(await guardian('--against', 'deny-all', '--workers', workers, '--format', 'json', '--out', out)).toBe(0);
-      const { summary, steps } = JSON.parse(readFileSync(out, 'utf8')) as { summary: Record<string, unknown>; steps: unknown[] };
+      const { summary, steps } = JSON.parse(readFileSync(out, 'utf8')) as {
+        summary: Record<string, unknown>;
+        steps: unknown[];
+      };
       expect(summary.workers).toBe(Number(workers));
       // Everything but timing and the worker count must be the same.
-      const { workers: _w, evaluationMs: _e, durationMs: _d, entriesPerSecond: _r, startedAt: _s, finishedAt: _f, ...rest } = summary;
+      const {
+        workers: _w,
+        evaluationMs: _e,
+        durationMs: _d,
+        entriesPerSecond: _r,
+        startedAt: _s,
+        finishedAt: _f,
+        ...rest
+      } = summary;
       summaries.push({ rest, steps });
     }
     expect(summaries[1]).toEqual(summaries[0]);

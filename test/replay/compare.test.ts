@@ -9,7 +9,11 @@ import { sameJson } from '../../src/replay/compare.ts';
 function reordered(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(reordered);
   if (v === null || typeof v !== 'object') return v;
-  return Object.fromEntries(Object.keys(v).reverse().map((k) => [k, reordered((v as Record<string, unknown>)[k])]));
+  return Object.fromEntries(
+    Object.keys(v)
+      .reverse()
+      .map((k) => [k, reordered((v as Record<string, unknown>)[k])]),
+  );
 }
 
 describe('sameJson', () => {
@@ -45,6 +49,9 @@ describe('sameJson', () => {
     const other = decisionView({ ...base, policy_data: { score: 3, tags: ['y', 'x'] }, reasoning: 'r' })!;
     expect(compareDecisions(a, same)).toMatchObject({ detailsChanged: false, changed: false });
     expect(compareDecisions(a, other)).toMatchObject({ detailsChanged: true, changed: true });
-    expect(compareDecisions(a, decisionView({ ...base, reasoning: 'r' })!)).toMatchObject({ detailsChanged: true, changed: true });
+    expect(compareDecisions(a, decisionView({ ...base, reasoning: 'r' })!)).toMatchObject({
+      detailsChanged: true,
+      changed: true,
+    });
   });
 });

@@ -28,13 +28,20 @@ export interface Recorder {
 export async function startRecorder(store: DurableStore, engine: PolicyEngine): Promise<Recorder> {
   const registry = createSignatureRegistry({ hmacIkm: IKM, workerPool: false });
   const clock = { now: new Date() };
-  const guardian = createGuardian({ store, engine, signatures: cryptoEnvelopeSignatures(registry), now: () => clock.now, onAudit: () => {} });
+  const guardian = createGuardian({
+    store,
+    engine,
+    signatures: cryptoEnvelopeSignatures(registry),
+    now: () => clock.now,
+    onAudit: () => {},
+  });
   const server = await startHttpServer(guardian, { port: 0 });
   return {
     guardian,
     server,
     clock,
-    client: (agentId) => new AcsClient({ transport: httpTransport(server.url), ikm: IKM, agentId, now: () => clock.now }),
+    client: (agentId) =>
+      new AcsClient({ transport: httpTransport(server.url), ikm: IKM, agentId, now: () => clock.now }),
     async close() {
       await server.close();
       await registry.close();
@@ -57,14 +64,20 @@ export async function buildPolicyVersions(): Promise<PolicyVersions> {
   const v2Dir = mkdtempSync(join(tmpdir(), 'replay-v2-'));
   cpSync(LIBRARY_DIR, v2Dir, { recursive: true });
   const dataPath = join(v2Dir, 'data.json');
-  const data = JSON.parse(readFileSync(dataPath, 'utf8')) as { acs_config: { baseline: { tool_denylist: string[]; destructive_shell_patterns: string[] } } };
+  const data = JSON.parse(readFileSync(dataPath, 'utf8')) as {
+    acs_config: { baseline: { tool_denylist: string[]; destructive_shell_patterns: string[] } };
+  };
   const baseline = data.acs_config.baseline;
   const before = baseline.destructive_shell_patterns.length;
   baseline.destructive_shell_patterns = baseline.destructive_shell_patterns.filter((p) => !p.includes('git\\s+push'));
-  if (baseline.destructive_shell_patterns.length !== before - 1) throw new Error('fixture: the git push pattern is not in the library any more');
+  if (baseline.destructive_shell_patterns.length !== before - 1)
+    throw new Error('fixture: the git push pattern is not in the library any more');
   baseline.tool_denylist = [...baseline.tool_denylist, 'web_search'];
   writeFileSync(dataPath, JSON.stringify(data, null, 2));
-  const [v1, v2] = await Promise.all([buildLibraryBundle({ revision: 'v1' }), buildLibraryBundle({ dir: v2Dir, revision: 'v2' })]);
+  const [v1, v2] = await Promise.all([
+    buildLibraryBundle({ revision: 'v1' }),
+    buildLibraryBundle({ dir: v2Dir, revision: 'v2' }),
+  ]);
   return { v1: v1.bundle, v2: v2.bundle, v2Dir };
 }
 
@@ -82,7 +95,9 @@ export async function engineOf(bytes: Uint8Array): Promise<PolicyEngine> {
 
 /** Rows replay must never change: every entry with its decision, and every session's state. */
 export async function storeSnapshot(store: DurableStore): Promise<string> {
-  const entries = await store.query('select session_id, seq, entry_hash, params_jcs, result_jcs, bundle_revision from context_entries order by session_id, seq');
+  const entries = await store.query(
+    'select session_id, seq, entry_hash, params_jcs, result_jcs, bundle_revision from context_entries order by session_id, seq',
+  );
   const sessions = await store.query('select id, state_jcs, intent_jcs, closed_at from sessions order by id');
   const heads = await store.query('select session_id, seq, head_hash from chain_heads order by session_id');
   const bundles = await store.query('select sha256 from policy_bundles order by sha256');
@@ -95,8 +110,22 @@ export async function storeSnapshot(store: DurableStore): Promise<string> {
  */
 export async function recordConstantHistory(store: DurableStore): Promise<{ sessions: string[]; steps: number }> {
   const { buildDecisionModule } = await import('../acs/fixtures/decision-module.ts');
-  const allow = await buildDecisionModule({ constant: { decision: 'allow', reasoning: 'allow-all', reason_codes: [], policy_references: [{ policy_id: 'const', rule_id: 'const.allow' }] } });
-  const deny = await buildDecisionModule({ constant: { decision: 'deny', reasoning: 'deny-all <b>&</b>', reason_codes: ['denied_<i>by</i>_constant|x'], policy_references: [{ policy_id: 'const', rule_id: 'const.deny<script>alert(1)</script>' }] } });
+  const allow = await buildDecisionModule({
+    constant: {
+      decision: 'allow',
+      reasoning: 'allow-all',
+      reason_codes: [],
+      policy_references: [{ policy_id: 'const', rule_id: 'const.allow' }],
+    },
+  });
+  const deny = await buildDecisionModule({
+    constant: {
+      decision: 'deny',
+      reasoning: 'deny-all <b>&</b>',
+      reason_codes: ['denied_<i>by</i>_constant|x'],
+      policy_references: [{ policy_id: 'const', rule_id: 'const.deny<script>alert(1)</script>' }],
+    },
+  });
   await registerBundle(store, allow, 'allow-all');
   await registerBundle(store, deny, 'deny-all');
   const recorder = await startRecorder(store, await createWasmPolicyEngine({ bundle: allow, revision: 'allow-all' }));
@@ -107,7 +136,10 @@ export async function recordConstantHistory(store: DurableStore): Promise<{ sess
       await c.hello({ methods_implemented: ['steps/sessionStart', 'steps/toolCallRequest'] });
       await c.step('steps/sessionStart', {});
       await c.step('steps/toolCallRequest', { tool: { name: '<script>alert(1)</script>' }, arguments: {} });
-      await c.step('steps/toolCallRequest', { tool: { name: 'read_file' }, arguments: { path: { value: '/workspace/a' } } });
+      await c.step('steps/toolCallRequest', {
+        tool: { name: 'read_file' },
+        arguments: { path: { value: '/workspace/a' } },
+      });
       sessions.push(c.sessionId);
     }
   } finally {

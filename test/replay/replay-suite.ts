@@ -12,7 +12,16 @@ import type { DurableStore } from '../../src/store/types.ts';
 import { resolveReplayPolicy, runReplay, type ReplayReport, type ReplayStep } from '../../src/replay/index.ts';
 import { TSX_WORKER_BOOTSTRAP } from '../../src/replay/worker-entry.ts';
 import { AcsClient, httpTransport } from '../../src/client/index.ts';
-import { buildPolicyVersions, engineOf, IKM, registerBundle, startRecorder, storeSnapshot, type PolicyVersions, type Recorder } from './fixtures.ts';
+import {
+  buildPolicyVersions,
+  engineOf,
+  IKM,
+  registerBundle,
+  startRecorder,
+  storeSnapshot,
+  type PolicyVersions,
+  type Recorder,
+} from './fixtures.ts';
 
 interface Recorded {
   /** session id → [method, recorded decision][] in chain order */
@@ -22,8 +31,14 @@ interface Recorded {
   afternoon: string;
 }
 
-const SHELL = (command: string): Record<string, unknown> => ({ tool: { name: 'shell' }, arguments: { command: { value: command } } });
-const SEARCH = (query: string): Record<string, unknown> => ({ tool: { name: 'web_search' }, arguments: { query: { value: query } } });
+const SHELL = (command: string): Record<string, unknown> => ({
+  tool: { name: 'shell' },
+  arguments: { command: { value: command } },
+});
+const SEARCH = (query: string): Record<string, unknown> => ({
+  tool: { name: 'web_search' },
+  arguments: { query: { value: query } },
+});
 const METHODS = ['steps/sessionStart', 'steps/toolCallRequest', 'steps/userMessage', 'steps/sessionEnd'];
 
 function byKey(report: ReplayReport): Map<string, ReplayStep> {
@@ -129,17 +144,27 @@ export function defineReplaySuite(name: string, open: () => Promise<DurableStore
     }, 180_000);
 
     it('paths are refused unless allowed; unknown revisions are precise errors', async () => {
-      await expect(resolveReplayPolicy(store, join(tmp, 'v2.tar.gz'))).rejects.toMatchObject({ code: 'policy_path_refused' });
+      await expect(resolveReplayPolicy(store, join(tmp, 'v2.tar.gz'))).rejects.toMatchObject({
+        code: 'policy_path_refused',
+      });
       await expect(resolveReplayPolicy(store, 'no-such-revision')).rejects.toMatchObject({ code: 'policy_not_found' });
       writeFileSync(join(tmp, 'broken.tar.gz'), 'not a bundle');
-      await expect(resolveReplayPolicy(store, join(tmp, 'broken.tar.gz'), { allowPaths: true })).rejects.toMatchObject({ code: 'policy_invalid' });
+      await expect(resolveReplayPolicy(store, join(tmp, 'broken.tar.gz'), { allowPaths: true })).rejects.toMatchObject({
+        code: 'policy_invalid',
+      });
     });
 
     it('against v1 (file) and against the recorded revisions: every decision reproduced', async () => {
-      const v1 = await runReplay({ store, policy: await resolveReplayPolicy(store, join(tmp, 'v1.tar.gz'), { allowPaths: true }), reportUnchanged: true });
+      const v1 = await runReplay({
+        store,
+        policy: await resolveReplayPolicy(store, join(tmp, 'v1.tar.gz'), { allowPaths: true }),
+        reportUnchanged: true,
+      });
       expect(v1.summary.compared).toBe(12);
       expect(v1.summary.changed).toBe(0);
-      expect(v1.steps.every((s) => s.delta?.changed === false && s.replayed?.decision === s.recorded?.decision)).toBe(true);
+      expect(v1.steps.every((s) => s.delta?.changed === false && s.replayed?.decision === s.recorded?.decision)).toBe(
+        true,
+      );
       const recorded = await runReplay({ store, policy: await resolveReplayPolicy(store, 'recorded') });
       expect(recorded.summary.determinismCheck).toBe(true);
       expect(recorded.summary.revisions).toEqual(['v1']);
@@ -151,7 +176,11 @@ export function defineReplaySuite(name: string, open: () => Promise<DurableStore
     it('a policy that disagrees with the recorded revision is reported as non-determinism with its step', async () => {
       // An engine claiming to be v1 but deciding as v2: what a non-deterministic policy looks like to replay.
       const v2AsV1 = await createWasmPolicyEngine({ bundle: versions.v2, revision: 'v1' });
-      const report = await runReplay({ store, policy: await resolveReplayPolicy(store, v2AsV1), selection: { sessionIds: [rec.a] } });
+      const report = await runReplay({
+        store,
+        policy: await resolveReplayPolicy(store, v2AsV1),
+        selection: { sessionIds: [rec.a] },
+      });
       expect(report.summary.nondeterministic).toBe(2);
       expect(report.steps.filter((s) => s.nondeterministic).map((s) => s.seq)).toEqual([1, 2]);
     }, 120_000);
@@ -177,14 +206,22 @@ export function defineReplaySuite(name: string, open: () => Promise<DurableStore
       const none = await runReplay({ store, policy: v2, selection: { decidedBy: 'v0' } });
       expect(none.summary.compared).toBe(0);
 
-      const morning = await runReplay({ store, policy: v2, selection: { since: new Date('2026-03-02T09:00:00Z'), until: new Date('2026-03-02T12:00:00Z') } });
+      const morning = await runReplay({
+        store,
+        policy: v2,
+        selection: { since: new Date('2026-03-02T09:00:00Z'), until: new Date('2026-03-02T12:00:00Z') },
+      });
       expect(morning.summary.compared).toBe(2);
-      await expect(runReplay({ store, policy: v2, selection: { since: new Date('2026-03-03'), until: new Date('2026-03-02') } })).rejects.toMatchObject({ code: 'invalid_selection' });
+      await expect(
+        runReplay({ store, policy: v2, selection: { since: new Date('2026-03-03'), until: new Date('2026-03-02') } }),
+      ).rejects.toMatchObject({ code: 'invalid_selection' });
     }, 180_000);
 
     it('time-dependent builtins see the recorded timestamp', async () => {
       const dir = mkdtempSync(join(tmp, 'clock-'));
-      writeFileSync(join(dir, 'clock.rego'), `package acs
+      writeFileSync(
+        join(dir, 'clock.rego'),
+        `package acs
 
 hour := time.clock(time.now_ns())[0]
 
@@ -199,9 +236,15 @@ decision := {
 	input.method == "steps/toolCallRequest"
 	hour >= 12
 }
-`);
+`,
+      );
       const policy = await resolveReplayPolicy(store, dir, { allowPaths: true });
-      const report = await runReplay({ store, policy, selection: { sessionIds: [rec.morning, rec.afternoon], methods: ['steps/toolCallRequest'] }, reportUnchanged: true });
+      const report = await runReplay({
+        store,
+        policy,
+        selection: { sessionIds: [rec.morning, rec.afternoon], methods: ['steps/toolCallRequest'] },
+        reportUnchanged: true,
+      });
       const steps = byKey(report);
       expect(steps.get(`${rec.morning}#1`)?.replayed?.decision).toBe('allow');
       expect(steps.get(`${rec.afternoon}#1`)?.replayed?.decision).toBe('deny');
@@ -211,43 +254,76 @@ decision := {
 
     it('tampered stored params: the entry is flagged and skipped, replay continues; nothing is written', async () => {
       const before = await storeSnapshot(store);
-      const [row] = await store.query('select params_jcs from context_entries where session_id = $1 and seq = 1', [rec.b]);
+      const [row] = await store.query('select params_jcs from context_entries where session_id = $1 and seq = 1', [
+        rec.b,
+      ]);
       const original = String(row.params_jcs);
       const edited = original.replace('acs spec', 'acs spek');
       expect(edited).not.toBe(original);
-      await store.query('update context_entries set params_jcs = $1 where session_id = $2 and seq = 1', [edited, rec.b]);
+      await store.query('update context_entries set params_jcs = $1 where session_id = $2 and seq = 1', [
+        edited,
+        rec.b,
+      ]);
       try {
         const seen: ReplayStep[] = [];
-        const report = await runReplay({ store, policy: await resolveReplayPolicy(store, 'recorded'), onStep: (s) => seen.push(s) });
+        const report = await runReplay({
+          store,
+          policy: await resolveReplayPolicy(store, 'recorded'),
+          onStep: (s) => seen.push(s),
+        });
         expect(report.summary.tampered).toBe(1);
         expect(report.summary.compared).toBe(11);
         expect(report.summary.changed).toBe(0);
         const flagged = report.steps.filter((s) => s.status === 'tampered');
         expect(flagged).toHaveLength(1);
-        expect(flagged[0]).toMatchObject({ sessionId: rec.b, seq: 1, tamper: 'request_hash_mismatch', method: 'steps/toolCallRequest' });
+        expect(flagged[0]).toMatchObject({
+          sessionId: rec.b,
+          seq: 1,
+          tamper: 'request_hash_mismatch',
+          method: 'steps/toolCallRequest',
+        });
         // The steps after it in the same session were still replayed and compared.
-        expect(seen.filter((s) => s.sessionId === rec.b && s.status === 'compared').map((s) => s.seq)).toEqual([0, 2, 3]);
+        expect(seen.filter((s) => s.sessionId === rec.b && s.status === 'compared').map((s) => s.seq)).toEqual([
+          0, 2, 3,
+        ]);
         expect(computeRequestHash(JSON.parse(edited))).not.toBe(computeRequestHash(JSON.parse(original)));
       } finally {
-        await store.query('update context_entries set params_jcs = $1 where session_id = $2 and seq = 1', [original, rec.b]);
+        await store.query('update context_entries set params_jcs = $1 where session_id = $2 and seq = 1', [
+          original,
+          rec.b,
+        ]);
       }
       expect(await storeSnapshot(store)).toBe(before);
     }, 120_000);
 
     it('a tampered entry (content) is flagged as an entry_hash mismatch', async () => {
-      const [row] = await store.query('select content_jcs from context_entries where session_id = $1 and seq = 2', [rec.a]);
+      const [row] = await store.query('select content_jcs from context_entries where session_id = $1 and seq = 2', [
+        rec.a,
+      ]);
       const original = String(row.content_jcs);
-      await store.query('update context_entries set content_jcs = $1 where session_id = $2 and seq = 2', [original.replace('steps/toolCallRequest', 'steps/userMessage'), rec.a]);
+      await store.query('update context_entries set content_jcs = $1 where session_id = $2 and seq = 2', [
+        original.replace('steps/toolCallRequest', 'steps/userMessage'),
+        rec.a,
+      ]);
       try {
-        const report = await runReplay({ store, policy: await resolveReplayPolicy(store, 'v2'), selection: { sessionIds: [rec.a] } });
+        const report = await runReplay({
+          store,
+          policy: await resolveReplayPolicy(store, 'v2'),
+          selection: { sessionIds: [rec.a] },
+        });
         expect(report.summary.tampered).toBe(1);
-        expect(report.steps.find((s) => s.status === 'tampered')).toMatchObject({ seq: 2, tamper: 'entry_hash_mismatch' });
+        expect(report.steps.find((s) => s.status === 'tampered')).toMatchObject({
+          seq: 2,
+          tamper: 'entry_hash_mismatch',
+        });
         expect(report.summary.compared).toBe(3);
       } finally {
-        await store.query('update context_entries set content_jcs = $1 where session_id = $2 and seq = 2', [original, rec.a]);
+        await store.query('update context_entries set content_jcs = $1 where session_id = $2 and seq = 2', [
+          original,
+          rec.a,
+        ]);
       }
     }, 120_000);
-
 
     it('small pages walk the chain with a cursor and give the same report', async () => {
       const policy = await resolveReplayPolicy(store, 'v2');
@@ -261,7 +337,15 @@ decision := {
     it('worker threads give the same report as in-process replay (v2, recorded, a capped step list, streamed steps)', async () => {
       // Timing fields differ by construction; everything else must not depend on threads or scheduling.
       const comparable = (r: ReplayReport): unknown => {
-        const { startedAt: _s, finishedAt: _f, durationMs: _d, entriesPerSecond: _e, evaluationMs: _m, workers: _w, ...rest } = r.summary;
+        const {
+          startedAt: _s,
+          finishedAt: _f,
+          durationMs: _d,
+          entriesPerSecond: _e,
+          evaluationMs: _m,
+          workers: _w,
+          ...rest
+        } = r.summary;
         return { summary: rest, steps: r.steps, stepsOmitted: r.stepsOmitted };
       };
       for (const against of ['v2', 'recorded']) {
@@ -269,7 +353,14 @@ decision := {
         for (const options of [{ reportUnchanged: true }, { maxReportedSteps: 3 }]) {
           const inProcess = await runReplay({ store, policy, workers: 0, ...options });
           const streamed: ReplayStep[] = [];
-          const threaded = await runReplay({ store, policy, workers: 2, pageSize: 2, onStep: (s) => streamed.push(s), ...options });
+          const threaded = await runReplay({
+            store,
+            policy,
+            workers: 2,
+            pageSize: 2,
+            onStep: (s) => streamed.push(s),
+            ...options,
+          });
           expect(inProcess.summary.workers).toBe(0);
           expect(threaded.summary.workers).toBe(2);
           expect(comparable(threaded)).toEqual(comparable(inProcess));
@@ -286,22 +377,55 @@ decision := {
       }
       // The tsx bootstrap (worker-entry.ts's fallback) runs the same worker code.
       const v2 = await resolveReplayPolicy(store, 'v2');
-      const viaTsx = await runReplay({ store, policy: v2, workers: 2, pageSize: 2, reportUnchanged: true, workerEntry: TSX_WORKER_BOOTSTRAP });
-      expect(comparable(viaTsx)).toEqual(comparable(await runReplay({ store, policy: v2, workers: 0, reportUnchanged: true })));
+      const viaTsx = await runReplay({
+        store,
+        policy: v2,
+        workers: 2,
+        pageSize: 2,
+        reportUnchanged: true,
+        workerEntry: TSX_WORKER_BOOTSTRAP,
+      });
+      expect(comparable(viaTsx)).toEqual(
+        comparable(await runReplay({ store, policy: v2, workers: 0, reportUnchanged: true })),
+      );
       // The capped list is the first steps in (session, seq) order, not the first to finish.
-      const capped = await runReplay({ store, policy: await resolveReplayPolicy(store, 'v2'), workers: 2, maxReportedSteps: 3, reportUnchanged: true });
-      const all = await runReplay({ store, policy: await resolveReplayPolicy(store, 'v2'), workers: 0, reportUnchanged: true });
+      const capped = await runReplay({
+        store,
+        policy: await resolveReplayPolicy(store, 'v2'),
+        workers: 2,
+        maxReportedSteps: 3,
+        reportUnchanged: true,
+      });
+      const all = await runReplay({
+        store,
+        policy: await resolveReplayPolicy(store, 'v2'),
+        workers: 0,
+        reportUnchanged: true,
+      });
       expect(capped.steps).toEqual(all.steps.slice(0, 3));
       expect(capped.stepsOmitted).toBe(all.steps.length - 3);
     }, 240_000);
 
     it('worker threads: a bundle a worker cannot load fails the replay (no hang); a cancel stops the workers', async () => {
       const v2 = await resolveReplayPolicy(store, 'v2');
-      const broken = { ...v2, description: 'broken', bundleFor: async () => ({ key: 'broken', bytes: new Uint8Array([1, 2, 3]), timeoutMs: 1000 }) };
-      await expect(runReplay({ store, policy: broken, selection: ab(), workers: 2 })).rejects.toMatchObject({ code: 'policy_invalid' });
+      const broken = {
+        ...v2,
+        description: 'broken',
+        bundleFor: async () => ({ key: 'broken', bytes: new Uint8Array([1, 2, 3]), timeoutMs: 1000 }),
+      };
+      await expect(runReplay({ store, policy: broken, selection: ab(), workers: 2 })).rejects.toMatchObject({
+        code: 'policy_invalid',
+      });
       const controller = new AbortController();
       let seen = 0;
-      const run = runReplay({ store, policy: v2, workers: 2, pageSize: 1, onStep: () => (++seen === 2 ? controller.abort() : undefined), signal: controller.signal });
+      const run = runReplay({
+        store,
+        policy: v2,
+        workers: 2,
+        pageSize: 1,
+        onStep: () => (++seen === 2 ? controller.abort() : undefined),
+        signal: controller.signal,
+      });
       await expect(run).rejects.toMatchObject({ code: 'cancelled' });
     }, 120_000);
 
@@ -319,16 +443,37 @@ decision := {
       await parent.hello({ methods_implemented: [...METHODS, 'steps/subagentStart'] });
       await parent.step('steps/sessionStart', { intent });
       const childId = randomUUID();
-      expect((await parent.step('steps/subagentStart', {
-        subagent_session_id: childId, parent_session_id: parent.sessionId, intent_derivation: 'inherit_full', subagent_agent_id: 'agent-child',
-      })).decision).toBe('allow');
-      const child = new AcsClient({ transport: httpTransport(recorder.server.url), ikm: IKM, agentId: 'agent-child', sessionId: childId, now: () => recorder.clock.now });
-      const read = await child.step('steps/toolCallRequest', { tool: { name: 'read_file' }, arguments: { path: { value: '/workspace/notes.md' } } });
+      expect(
+        (
+          await parent.step('steps/subagentStart', {
+            subagent_session_id: childId,
+            parent_session_id: parent.sessionId,
+            intent_derivation: 'inherit_full',
+            subagent_agent_id: 'agent-child',
+          })
+        ).decision,
+      ).toBe('allow');
+      const child = new AcsClient({
+        transport: httpTransport(recorder.server.url),
+        ikm: IKM,
+        agentId: 'agent-child',
+        sessionId: childId,
+        now: () => recorder.clock.now,
+      });
+      const read = await child.step('steps/toolCallRequest', {
+        tool: { name: 'read_file' },
+        arguments: { path: { value: '/workspace/notes.md' } },
+      });
       const shell = await child.step('steps/toolCallRequest', SHELL('ls'));
       expect(read.decision).toBe('allow');
       // Outside the inherited intent: IBAC does not allow it (the child's state must carry the intent).
       expect(shell.decision).not.toBe('allow');
-      const report = await runReplay({ store, policy: await resolveReplayPolicy(store, 'recorded'), selection: { sessionIds: [parent.sessionId, childId] }, reportUnchanged: true });
+      const report = await runReplay({
+        store,
+        policy: await resolveReplayPolicy(store, 'recorded'),
+        selection: { sessionIds: [parent.sessionId, childId] },
+        reportUnchanged: true,
+      });
       expect(report.summary.sessions).toBe(2);
       expect(report.summary.compared).toBe(4);
       expect(report.summary.nondeterministic).toBe(0);

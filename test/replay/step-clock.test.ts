@@ -12,7 +12,9 @@ let store: DurableStore;
 const stamps: string[] = [];
 beforeAll(async () => {
   store = await openStore({ inMemory: true });
-  const allow = await buildDecisionModule({ constant: { decision: 'allow', reasoning: 'allow-all', reason_codes: [] } });
+  const allow = await buildDecisionModule({
+    constant: { decision: 'allow', reasoning: 'allow-all', reason_codes: [] },
+  });
   await registerBundle(store, allow, 'allow-all');
   const recorder = await startRecorder(store, await createWasmPolicyEngine({ bundle: allow, revision: 'allow-all' }));
   try {
@@ -23,7 +25,11 @@ beforeAll(async () => {
     for (let i = 0; i < 8; i++) {
       const timestamp = new Date(start + i * 7_001 + (i % 2) * 13).toISOString();
       stamps.push(timestamp);
-      await clients[i % 2]!.step('steps/userMessage', { content: [{ type: 'text', value: `m${i}` }] }, { params: { timestamp } });
+      await clients[i % 2]!.step(
+        'steps/userMessage',
+        { content: [{ type: 'text', value: `m${i}` }] },
+        { params: { timestamp } },
+      );
     }
   } finally {
     await recorder.close();
@@ -35,8 +41,16 @@ afterAll(async () => {
 
 describe('replay clock', () => {
   it('each replayed step is evaluated at its own recorded timestamp', async () => {
-    const engine = await scriptedDecisionEngine((input: Json) => ({ decision: 'deny', reasoning: `at ${(input as { guardian: { now: string } }).guardian.now}` }), 'clock');
-    const report = await runReplay({ store, policy: await resolveReplayPolicy(store, engine), workers: 0, reportUnchanged: true });
+    const engine = await scriptedDecisionEngine(
+      (input: Json) => ({ decision: 'deny', reasoning: `at ${(input as { guardian: { now: string } }).guardian.now}` }),
+      'clock',
+    );
+    const report = await runReplay({
+      store,
+      policy: await resolveReplayPolicy(store, engine),
+      workers: 0,
+      reportUnchanged: true,
+    });
     expect(report.steps).toHaveLength(stamps.length);
     for (const step of report.steps) {
       expect(step.replayed?.reasoning).toBe(`at ${new Date(Date.parse(step.timestamp!)).toISOString()}`);

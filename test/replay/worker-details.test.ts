@@ -11,14 +11,31 @@ import { buildDecisionModule } from '../acs/fixtures/decision-module.ts';
 import { registerBundle, startRecorder } from './fixtures.ts';
 
 const PROVENANCE = { provenance_id: 'p1', origin: 'user_input' };
-const ASK_DETAILS = { approver: { type: 'human', id: 'ops' }, question: 'Run it?', timeout_seconds: 30, intent_extension: { capabilities: ['read'], scope: 'session', provenance: PROVENANCE } };
-const DEFER_DETAILS = { reason: 'insufficient_context', resolution_method: 'additional_context', resolution_timeout_ms: 1000, timeout_decision: 'deny' };
+const ASK_DETAILS = {
+  approver: { type: 'human', id: 'ops' },
+  question: 'Run it?',
+  timeout_seconds: 30,
+  intent_extension: { capabilities: ['read'], scope: 'session', provenance: PROVENANCE },
+};
+const DEFER_DETAILS = {
+  reason: 'insufficient_context',
+  resolution_method: 'additional_context',
+  resolution_timeout_ms: 1000,
+  timeout_decision: 'deny',
+};
 /** revision → the constant decision its module returns. */
 const POLICIES: Record<string, Json> = {
   'modify-ok': { decision: 'modify', reasoning: 'r', modifications: { modified_content: 'x' } },
   'modify-bad': { decision: 'modify', reasoning: 'r', modifications: { redactions: [{ path: 7 }] } },
   'ask-ok': { decision: 'ask', reasoning: 'r', ask_details: ASK_DETAILS },
-  'ask-bad-provenance': { decision: 'ask', reasoning: 'r', ask_details: { ...ASK_DETAILS, intent_extension: { ...ASK_DETAILS.intent_extension, provenance: { provenance_id: 'p1', origin: 'rumour' } } } },
+  'ask-bad-provenance': {
+    decision: 'ask',
+    reasoning: 'r',
+    ask_details: {
+      ...ASK_DETAILS,
+      intent_extension: { ...ASK_DETAILS.intent_extension, provenance: { provenance_id: 'p1', origin: 'rumour' } },
+    },
+  },
   'defer-ok': { decision: 'defer', reasoning: 'r', defer_details: DEFER_DETAILS },
   'defer-bad': { decision: 'defer', reasoning: 'r', defer_details: { reason: 'low_confidence' } },
 };
@@ -26,9 +43,12 @@ const POLICIES: Record<string, Json> = {
 let store: DurableStore;
 beforeAll(async () => {
   store = await openStore({ inMemory: true });
-  const allow = await buildDecisionModule({ constant: { decision: 'allow', reasoning: 'allow-all', reason_codes: [] } });
+  const allow = await buildDecisionModule({
+    constant: { decision: 'allow', reasoning: 'allow-all', reason_codes: [] },
+  });
   await registerBundle(store, allow, 'allow-all');
-  for (const [revision, decision] of Object.entries(POLICIES)) await registerBundle(store, await buildDecisionModule({ constant: decision }), revision);
+  for (const [revision, decision] of Object.entries(POLICIES))
+    await registerBundle(store, await buildDecisionModule({ constant: decision }), revision);
   const recorder = await startRecorder(store, await createWasmPolicyEngine({ bundle: allow, revision: 'allow-all' }));
   try {
     const c = recorder.client('agent-d');
@@ -47,7 +67,15 @@ afterAll(async () => {
 describe('replay workers: decision details', () => {
   it('MODIFY / ASK / DEFER details are accepted and refused in workers exactly as in-process', async () => {
     const comparable = (r: ReplayReport): unknown => {
-      const { startedAt: _s, finishedAt: _f, durationMs: _d, entriesPerSecond: _e, evaluationMs: _m, workers: _w, ...rest } = r.summary;
+      const {
+        startedAt: _s,
+        finishedAt: _f,
+        durationMs: _d,
+        entriesPerSecond: _e,
+        evaluationMs: _m,
+        workers: _w,
+        ...rest
+      } = r.summary;
       return { summary: rest, steps: r.steps };
     };
     const seen = new Set<string>();

@@ -20,7 +20,10 @@ describe('replay worker entry', () => {
     expect(text).toContain('// src/replay/worker.ts');
     const imports = [...text.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]);
     expect(imports.filter((s) => !s.startsWith('node:') && s !== '@open-policy-agent/opa-wasm')).toEqual([]);
-    const manifest = JSON.parse(readFileSync(join(dir, 'replay-worker.json'), 'utf8')) as { inputs: string[]; inputsHash: string };
+    const manifest = JSON.parse(readFileSync(join(dir, 'replay-worker.json'), 'utf8')) as {
+      inputs: string[];
+      inputsHash: string;
+    };
     expect(manifest.inputs).toContain('src/replay/worker.ts');
     expect(manifest.inputs).toContain('src/policy/input.ts');
     const mtime = statSync(file).mtimeMs;

@@ -3,7 +3,7 @@
 // file itself and started as processes on one Postgres database, behind a round-robin proxy like the compose
 // file's nginx. Any replica answers any session's next step (docs/running-a-fleet.md), so every session's chain
 // stays one linear chain while its steps alternate between replicas, and `audit verify` is clean.
-import { type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -12,7 +12,17 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { openStore } from '../../src/store/index.ts';
-import { agentClient, auditVerifyAll, IKM, killAll, METHODS, ROOT, startGuardian, TOOL, type Serving } from '../store/fixtures/serve-process.ts';
+import {
+  agentClient,
+  auditVerifyAll,
+  IKM,
+  killAll,
+  METHODS,
+  ROOT,
+  startGuardian,
+  TOOL,
+  type Serving,
+} from '../store/fixtures/serve-process.ts';
 import { TEST_DATABASE_URL } from '../store/postgres-schema.ts';
 
 interface ComposeService {
@@ -23,7 +33,10 @@ interface ComposeService {
   ports?: string[];
   depends_on?: unknown;
 }
-const compose = parse(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, ComposeService>; configs: Record<string, { content: string }> };
+const compose = parse(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+  services: Record<string, ComposeService>;
+  configs: Record<string, { content: string }>;
+};
 
 const DB = `acs_fleet_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
 const dbUrl = (() => {
@@ -57,7 +70,11 @@ function roundRobin(upstreams: string[]): Promise<{ url: string; server: Server;
     forward.on('error', () => res.writeHead(502).end());
     req.pipe(forward);
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, server, served })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, server, served }),
+    ),
+  );
 }
 
 let dir: string;
@@ -96,7 +113,11 @@ describe('docker-compose.yml fleet, run as processes', () => {
     // The 100 ms evaluation deadline is a production default; on CI's shared cores a late evaluation is (rightly)
     // a fail-closed deny, which is not what this test is about.
     args.push('--eval-timeout-ms', '5000');
-    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: dbUrl, GUARDIAN_HMAC_IKM: Buffer.from(IKM).toString('base64') };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DATABASE_URL: dbUrl,
+      GUARDIAN_HMAC_IKM: Buffer.from(IKM).toString('base64'),
+    };
     delete env.GUARDIAN_DB_SCHEMA;
     const replicas: Serving[] = [];
     for (const name of ['guardian-1', 'guardian-2']) {
@@ -110,13 +131,15 @@ describe('docker-compose.yml fleet, run as processes', () => {
       expect(ready.status).toBe(200);
       const clients = Array.from({ length: 6 }, (_, i) => agentClient(() => `${front.url}/acs`, `fleet-${i}`));
       await Promise.all(clients.map((c) => c.hello({ methods_implemented: METHODS })));
-      await Promise.all(clients.map(async (c) => {
-        for (let i = 0; i < 10; i++) {
-          const out = await c.step('steps/toolCallRequest', TOOL(i));
-          expect(out.failure, JSON.stringify(out.failure)).toBeUndefined();
-          expect(out.result?.decision).toBe('allow');
-        }
-      }));
+      await Promise.all(
+        clients.map(async (c) => {
+          for (let i = 0; i < 10; i++) {
+            const out = await c.step('steps/toolCallRequest', TOOL(i));
+            expect(out.failure, JSON.stringify(out.failure)).toBeUndefined();
+            expect(out.result?.decision).toBe('allow');
+          }
+        }),
+      );
       expect(Math.min(...front.served)).toBeGreaterThan(30);
       const store = await openStore({ databaseUrl: dbUrl, skipMigrations: true });
       try {
@@ -126,7 +149,9 @@ describe('docker-compose.yml fleet, run as processes', () => {
           entries.forEach((e, i) => expect(e.previousHash).toBe(i === 0 ? null : entries[i - 1].entryHash));
           expect(entries.at(-1)?.entryHash).toBe(c.chainHash);
           const row = await store.getSession(c.sessionId);
-          expect((row?.state as { counters?: { tool_calls_total?: number } }).counters?.tool_calls_total).toBe(10);
+          expect(
+            (row?.state as { counters?: { tool_calls_total?: number } } | undefined)?.counters?.tool_calls_total,
+          ).toBe(10);
         }
       } finally {
         await store.close();

@@ -39,15 +39,29 @@ function mutate(value: unknown, path: number[], replacement: unknown): unknown {
 describe('fuzz: POST /acs', () => {
   it('arbitrary text and bytes', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.uint8Array({ maxLength: 256 })), async (body) => {
-        await answer(body);
-      }),
+      fc.asyncProperty(
+        fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.uint8Array({ maxLength: 256 })),
+        async (body) => {
+          await answer(body);
+        },
+      ),
       { numRuns: RUNS },
     );
   });
 
   it('arbitrary JSON values, including near-envelopes', async () => {
-    const nearEnvelope = fc.record({ jsonrpc: fc.constantFrom('2.0', '1.0', 2), method: fc.oneof(fc.constantFrom('steps/userMessage', 'system/ping', 'handshake/hello', 'steps/x'), fc.string()), id: fc.oneof(fc.integer(), fc.string(), fc.constant(null)), params: fc.jsonValue() }, { requiredKeys: [] });
+    const nearEnvelope = fc.record(
+      {
+        jsonrpc: fc.constantFrom('2.0', '1.0', 2),
+        method: fc.oneof(
+          fc.constantFrom('steps/userMessage', 'system/ping', 'handshake/hello', 'steps/x'),
+          fc.string(),
+        ),
+        id: fc.oneof(fc.integer(), fc.string(), fc.constant(null)),
+        params: fc.jsonValue(),
+      },
+      { requiredKeys: [] },
+    );
     await fc.assert(
       fc.asyncProperty(fc.oneof(fc.jsonValue(), nearEnvelope), async (value) => {
         await answer(JSON.stringify(value));
@@ -59,15 +73,19 @@ describe('fuzz: POST /acs', () => {
   it('a signed request with one member replaced never gets an ALLOW', async () => {
     const original = await c.buildRequest('steps/userMessage', { content: [{ type: 'text', value: 'hello' }] });
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.nat(), { minLength: 1, maxLength: 6 }), fc.jsonValue(), async (path, replacement) => {
-        const mutated = mutate(original, path, replacement);
-        fc.pre(JSON.stringify(mutated) !== JSON.stringify(original));
-        const a = await answer(JSON.stringify(mutated));
-        // key_id is outside the signed input (§10), so a re-labelled key_id verifies; the session binding then
-        // refuses it with a signed DENY. Anything else must be an error.
-        if ('result' in a) expect(a.result).toMatchObject({ decision: 'deny', reason_codes: ['key_not_bound'] });
-        else expect('error' in a).toBe(true);
-      }),
+      fc.asyncProperty(
+        fc.array(fc.nat(), { minLength: 1, maxLength: 6 }),
+        fc.jsonValue(),
+        async (path, replacement) => {
+          const mutated = mutate(original, path, replacement);
+          fc.pre(JSON.stringify(mutated) !== JSON.stringify(original));
+          const a = await answer(JSON.stringify(mutated));
+          // key_id is outside the signed input (§10), so a re-labelled key_id verifies; the session binding then
+          // refuses it with a signed DENY. Anything else must be an error.
+          if ('result' in a) expect(a.result).toMatchObject({ decision: 'deny', reason_codes: ['key_not_bound'] });
+          else expect('error' in a).toBe(true);
+        },
+      ),
       { numRuns: RUNS },
     );
   });

@@ -19,7 +19,8 @@ afterAll(async () => {
 
 describe('POST /acs', () => {
   it('a 10 MB body → -32600 body_too_large (HTTP 200, JSON-RPC error, id null), and the server keeps serving', async () => {
-    const body = '{"jsonrpc":"2.0","id":1,"method":"system/ping","params":{"x":"' + 'a'.repeat(10 * 1024 * 1024) + '"}}';
+    const body =
+      '{"jsonrpc":"2.0","id":1,"method":"system/ping","params":{"x":"' + 'a'.repeat(10 * 1024 * 1024) + '"}}';
     const a = await h.post(body);
     expect(a.id).toBeNull();
     expect('error' in a && a.error.code).toBe(-32600);

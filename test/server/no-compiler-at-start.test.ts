@@ -17,17 +17,25 @@ const hook = `data:text/javascript,${encodeURIComponent(
 )}`;
 
 function modulesReachedBy(code: string, preload: string[] = []): string[] {
-  const run = spawnSync(process.execPath, [...preload, '--import', hook, '--import', 'tsx', '--input-type=module', '-e', code], {
-    cwd: root,
-    encoding: 'utf8',
-    timeout: 120_000,
-    env: { ...process.env, DATABASE_URL: '', GUARDIAN_HMAC_IKM: Buffer.alloc(32, 7).toString('base64') },
-  });
+  const run = spawnSync(
+    process.execPath,
+    [...preload, '--import', hook, '--import', 'tsx', '--input-type=module', '-e', code],
+    {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 120_000,
+      env: { ...process.env, DATABASE_URL: '', GUARDIAN_HMAC_IKM: Buffer.alloc(32, 7).toString('base64') },
+    },
+  );
   expect(run.status, run.stderr).toBe(0);
-  return run.stderr.split('\n').filter((l) => l.startsWith('resolved ')).map((l) => l.slice('resolved '.length));
+  return run.stderr
+    .split('\n')
+    .filter((l) => l.startsWith('resolved '))
+    .map((l) => l.slice('resolved '.length));
 }
 
-const toolchain = (urls: string[]): string[] => urls.filter((u) => u.includes('/node_modules/binaryen/') || u.includes('/src/rego/compiler/'));
+const toolchain = (urls: string[]): string[] =>
+  urls.filter((u) => u.includes('/node_modules/binaryen/') || u.includes('/src/rego/compiler/'));
 
 describe('guardian serve start-up', () => {
   it('opening the runtime on the prebuilt bundle (lifecycle, admin and replay routes included) reaches neither binaryen nor the compiler', () => {
@@ -45,6 +53,9 @@ describe('guardian serve start-up', () => {
 
   it('the check sees the toolchain when a module does reach it', () => {
     // binaryen preloaded natively: through tsx its import takes 20 s
-    expect(toolchain(modulesReachedBy(`await import('./src/rego/compiler/wasm/index.ts');`, ['--import', 'binaryen'])).length).toBeGreaterThan(0);
+    expect(
+      toolchain(modulesReachedBy(`await import('./src/rego/compiler/wasm/index.ts');`, ['--import', 'binaryen']))
+        .length,
+    ).toBeGreaterThan(0);
   }, 240_000);
 });

@@ -8,12 +8,21 @@ import { loadPolicyEngine } from '../../src/server/app.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'acs-policy-src-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const input = { method: 'steps/userMessage', params: {}, session: {}, client: { modify_capable: true, ask_capable: true }, guardian: { now: '2026-01-01T00:00:00Z', policy_version: 'x' } };
+const input = {
+  method: 'steps/userMessage',
+  params: {},
+  session: {},
+  client: { modify_capable: true, ask_capable: true },
+  guardian: { now: '2026-01-01T00:00:00Z', policy_version: 'x' },
+};
 
 describe('loadPolicyEngine', () => {
   it('without a bundle, compiles rego/ (tests excluded) at start and evaluates acs/decision', async () => {
     mkdirSync(join(dir, 'rego', 'acs'), { recursive: true });
-    writeFileSync(join(dir, 'rego', 'acs', 'tiny.rego'), 'package acs\n\ndecision := {"decision": "deny", "reasoning": sprintf("tiny policy saw %s", [input.method])}\n');
+    writeFileSync(
+      join(dir, 'rego', 'acs', 'tiny.rego'),
+      'package acs\n\ndecision := {"decision": "deny", "reasoning": sprintf("tiny policy saw %s", [input.method])}\n',
+    );
     writeFileSync(join(dir, 'rego', 'acs', 'tiny_test.rego'), 'package acs_test\n\nthis is not rego\n');
     const { engine, source } = await loadPolicyEngine({ cwd: dir, evaluationTimeoutMs: 5000 });
     expect(source).toMatch(/compiled at start/);

@@ -18,10 +18,26 @@ let url = '';
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'acs-serve-'));
-  writeFileSync(join(dir, 'policy.wasm'), await buildDecisionModule({ constant: { decision: 'allow', reasoning: 'cli fixture' } }));
+  writeFileSync(
+    join(dir, 'policy.wasm'),
+    await buildDecisionModule({ constant: { decision: 'allow', reasoning: 'cli fixture' } }),
+  );
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: '' };
   delete env.GUARDIAN_HMAC_IKM;
-  child = spawn(process.execPath, [join(ROOT, 'bin/guardian.mjs'), 'serve', '--port', '0', '--data-dir', join(dir, 'data'), '--bundle', join(dir, 'policy.wasm')], { cwd: dir, env });
+  child = spawn(
+    process.execPath,
+    [
+      join(ROOT, 'bin/guardian.mjs'),
+      'serve',
+      '--port',
+      '0',
+      '--data-dir',
+      join(dir, 'data'),
+      '--bundle',
+      join(dir, 'policy.wasm'),
+    ],
+    { cwd: dir, env },
+  );
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   // Start-up (tsx transform of the CLI, PGlite initdb) takes tens of seconds on a loaded 2-core machine.
   url = await new Promise<string>((resolve, reject) => {

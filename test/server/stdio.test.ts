@@ -42,10 +42,22 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'acs-stdio-'));
   const wasm = await buildDecisionModule({ constant: { decision: 'deny', reasoning: 'stdio fixture denies' } });
   writeFileSync(join(dir, 'policy.wasm'), wasm);
-  child = spawn(process.execPath, [join(ROOT, 'bin/guardian.mjs'), 'serve', '--stdio', '--data-dir', join(dir, 'data'), '--bundle', join(dir, 'policy.wasm')], {
-    cwd: dir,
-    env: { ...process.env, DATABASE_URL: '', GUARDIAN_HMAC_IKM: Buffer.from(TEST_IKM).toString('base64') },
-  });
+  child = spawn(
+    process.execPath,
+    [
+      join(ROOT, 'bin/guardian.mjs'),
+      'serve',
+      '--stdio',
+      '--data-dir',
+      join(dir, 'data'),
+      '--bundle',
+      join(dir, 'policy.wasm'),
+    ],
+    {
+      cwd: dir,
+      env: { ...process.env, DATABASE_URL: '', GUARDIAN_HMAC_IKM: Buffer.from(TEST_IKM).toString('base64') },
+    },
+  );
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   reader = new FrameReader(child);
   // Start-up (tsx transform of the CLI, PGlite initdb) takes tens of seconds on a loaded 2-core machine.
@@ -78,7 +90,10 @@ describe('guardian serve --stdio (child process)', () => {
     const c = new AcsClient({ transport: stdioTransport, ikm: TEST_IKM, agentId: 'stdio-agent' });
     const hello = await c.hello({ transports_supported: ['stdio'], methods_implemented: ['steps/toolCallRequest'] });
     expect(hello.selected_transport).toBe('stdio');
-    const out = await c.step('steps/toolCallRequest', { tool: { name: 'Bash' }, arguments: { command: { value: 'rm -rf /' } } });
+    const out = await c.step('steps/toolCallRequest', {
+      tool: { name: 'Bash' },
+      arguments: { command: { value: 'rm -rf /' } },
+    });
     expect(out.failure).toBeUndefined();
     expect(out.decision).toBe('deny');
     expect(out.result?.reasoning).toBe('stdio fixture denies');
@@ -96,17 +111,31 @@ describe('guardian serve --stdio (child process)', () => {
     child.stdin.write('Content-Length: 5\r\n\r\n{"a":');
     expect(JSON.parse(await reader.next()).error.code).toBe(-32700);
     const c = new AcsClient({ transport: stdioTransport, ikm: TEST_IKM, agentId: 'stdio-agent' });
-    await expect(c.hello({ transports_supported: ['http'] })).rejects.toMatchObject({ error: { code: -32000, data: { reason: 'no_common_transport' } } });
+    await expect(c.hello({ transports_supported: ['http'] })).rejects.toMatchObject({
+      error: { code: -32000, data: { reason: 'no_common_transport' } },
+    });
   });
 });
 
 describe('FrameParser', () => {
   it('reassembles frames split at any byte, skips oversize frames, resynchronises after a bad header', () => {
-    const frames = Buffer.concat([encodeFrame({ a: 1 }), Buffer.from('X-Junk: 1\r\n\r\n'), encodeFrame({ b: 'é' }), Buffer.from('Content-Length: 50\r\n\r\n' + 'z'.repeat(50)), encodeFrame({ c: 3 })]);
+    const frames = Buffer.concat([
+      encodeFrame({ a: 1 }),
+      Buffer.from('X-Junk: 1\r\n\r\n'),
+      encodeFrame({ b: 'é' }),
+      Buffer.from('Content-Length: 50\r\n\r\n' + 'z'.repeat(50)),
+      encodeFrame({ c: 3 }),
+    ]);
     for (let split = 1; split < frames.length; split += 7) {
       const p = new FrameParser(40);
       const events = [...p.push(frames.subarray(0, split)), ...p.push(frames.subarray(split))];
-      expect(events.map((e) => (e.kind === 'message' ? JSON.parse(e.body.toString('utf8')) : e.kind))).toEqual([{ a: 1 }, 'framing_error', { b: 'é' }, 'oversize', { c: 3 }]);
+      expect(events.map((e) => (e.kind === 'message' ? JSON.parse(e.body.toString('utf8')) : e.kind))).toEqual([
+        { a: 1 },
+        'framing_error',
+        { b: 'é' },
+        'oversize',
+        { c: 3 },
+      ]);
     }
   });
 });

@@ -8,10 +8,15 @@ describe('store options from flags and environment', () => {
   });
 
   it('passes GUARDIAN_STATE_CHECKPOINT_EVERY to the store', () => {
-    expect(storeOptionsFrom({ dataDir: 'd' }, { GUARDIAN_STATE_CHECKPOINT_EVERY: '8' })).toEqual({ dataDir: 'd', stateCheckpointEvery: 8 });
+    expect(storeOptionsFrom({ dataDir: 'd' }, { GUARDIAN_STATE_CHECKPOINT_EVERY: '8' })).toEqual({
+      dataDir: 'd',
+      stateCheckpointEvery: 8,
+    });
   });
 
   it.each(['0', '-4', '2.5', 'many'])('refuses GUARDIAN_STATE_CHECKPOINT_EVERY=%s instead of ignoring it', (value) => {
-    expect(() => storeOptionsFrom({ dataDir: 'd' }, { GUARDIAN_STATE_CHECKPOINT_EVERY: value })).toThrow(/GUARDIAN_STATE_CHECKPOINT_EVERY must be a positive integer/);
+    expect(() => storeOptionsFrom({ dataDir: 'd' }, { GUARDIAN_STATE_CHECKPOINT_EVERY: value })).toThrow(
+      /GUARDIAN_STATE_CHECKPOINT_EVERY must be a positive integer/,
+    );
   });
 });

@@ -5,16 +5,28 @@
 //
 // Isolation: a database of its own per run (not a schema): `serve` ignores GUARDIAN_DB_SCHEMA and drizzle's
 // migration journal lives in the global "drizzle" schema, so a schema alone would not isolate the tables.
-import { type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type StepOutcome } from '../../src/client/index.ts';
+import type { StepOutcome } from '../../src/client/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import { buildDecisionModule } from '../acs/fixtures/decision-module.ts';
-import { agentClient, auditVerifyAll, drive, killAll, METHODS, MSG, startServe as startServeOn, stopServe as stop, TOOL, type Received, type Serving } from './fixtures/serve-process.ts';
+import {
+  agentClient,
+  auditVerifyAll,
+  drive,
+  killAll,
+  METHODS,
+  MSG,
+  startServe as startServeOn,
+  stopServe as stop,
+  TOOL,
+  type Received,
+  type Serving,
+} from './fixtures/serve-process.ts';
 import { TEST_DATABASE_URL } from './postgres-schema.ts';
 import { foldRecordedStep, initialReplayState, requestOf } from '../../src/replay/live-step.ts';
 
@@ -54,7 +66,10 @@ beforeAll(async () => {
   // restart then finds sessions with whole states and with changes after them.
   process.env.GUARDIAN_STATE_CHECKPOINT_EVERY = '3';
   dir = mkdtempSync(join(tmpdir(), 'acs-crash-'));
-  writeFileSync(join(dir, 'policy.wasm'), await buildDecisionModule({ constant: { decision: 'allow', reasoning: 'crash fixture' } }));
+  writeFileSync(
+    join(dir, 'policy.wasm'),
+    await buildDecisionModule({ constant: { decision: 'allow', reasoning: 'crash fixture' } }),
+  );
   await admin((c) => c.query(`create database "${DB}"`));
 }, 60_000);
 
@@ -88,7 +103,11 @@ describe('guardian serve on Postgres: crash and restart', () => {
       expect(end?.failure?.reason).toBe('transport_failed');
       expect(end?.decision).toBe('deny');
     }
-    await new Promise((resolve) => (first.child.exitCode !== null || first.child.signalCode !== null ? resolve(null) : first.child.once('exit', resolve)));
+    await new Promise((resolve) =>
+      first.child.exitCode !== null || first.child.signalCode !== null
+        ? resolve(null)
+        : first.child.once('exit', resolve),
+    );
     expect(first.child.signalCode).toBe('SIGKILL');
 
     const second = await startServe();
@@ -114,12 +133,18 @@ describe('guardian serve on Postgres: crash and restart', () => {
         const session = await store.getSession(sid);
         let state = initialReplayState(session!);
         for (const e of await store.listContextEntries(sid, { limit: 10_000 })) {
-          state = foldRecordedStep(state, requestOf(e.content.step_type, e.params), String((e.result as { decision: string }).decision));
+          state = foldRecordedStep(
+            state,
+            requestOf(e.content.step_type, e.params),
+            String((e.result as { decision: string }).decision),
+          );
         }
         expect(JSON.stringify(session?.state)).toBe(JSON.stringify(state));
       }
       // A step is committed whole (entry with its delivered decision) or not at all, even under SIGKILL.
-      expect(await store.query('select count(*)::int as n from context_entries where result_jcs is null')).toEqual([{ n: 0 }]);
+      expect(await store.query('select count(*)::int as n from context_entries where result_jcs is null')).toEqual([
+        { n: 0 },
+      ]);
 
       // Sessions continue on the restarted server: the idle one, and every load session whose stored head is the
       // head the agent last verified (an in-flight request may have been chained without its answer arriving).
@@ -159,7 +184,14 @@ describe('guardian serve on Postgres: crash and restart', () => {
     // Several rounds while requests are in flight: the pool's connections die under appends and decisions.
     let terminated = 0;
     for (let round = 0; round < 6; round++) {
-      terminated += await admin(async (c) => (await c.query('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1', [APP_NAME])).rowCount ?? 0);
+      terminated += await admin(
+        async (c) =>
+          (
+            await c.query('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1', [
+              APP_NAME,
+            ])
+          ).rowCount ?? 0,
+      );
       await new Promise((r) => setTimeout(r, 150));
     }
     stopLoad = true;
@@ -183,7 +215,9 @@ describe('guardian serve on Postgres: crash and restart', () => {
         expect(entries.find((e) => e.content.entry_id === r.requestId)?.entryHash).toBe(r.chainHash);
       }
       // No half-written step: a lost connection rolls back the whole transaction (entry, decision, keys, state).
-      expect(await store.query('select count(*)::int as n from context_entries where result_jcs is null')).toEqual([{ n: 0 }]);
+      expect(await store.query('select count(*)::int as n from context_entries where result_jcs is null')).toEqual([
+        { n: 0 },
+      ]);
       // The server answers later steps: a fresh session, and every session whose stored head the agent verified.
       const fresh = newClient('pg-loss-fresh');
       await fresh.hello({ methods_implemented: METHODS });

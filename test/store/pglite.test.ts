@@ -22,15 +22,28 @@ describe('PGlite data directory', () => {
       const b = await second.appendContextEntry(sessionId, stepEntry(sessionId, 1));
       expect(b).toMatchObject({ seq: 1, previousHash: a.entryHash });
       // Session state kept as changes in the entries (no whole state since creation) survives the reopen too.
-      await second.createSession({ id: sessionId, tenantId: null, agentId: 'agent-1', keyId: null, hello: {}, intent: null, state: null, parentSessionId: null });
+      await second.createSession({
+        id: sessionId,
+        tenantId: null,
+        agentId: 'agent-1',
+        keyId: null,
+        hello: {},
+        intent: null,
+        state: null,
+        parentSessionId: null,
+      });
       let head = { seq: b.seq, entryHash: b.entryHash };
       let state: Json = null;
       for (let n = 2; n < 5; n++) {
         const entry = stepEntry(sessionId, n);
         const next: Json = { n, seen: [...((state as { seen?: Json[] } | null)?.seen ?? []), n] };
         const out = await second.commitStep(sessionId, {
-          expectedHead: head, replayKeys: [{ kind: 'request_id', value: entry.content.entry_id }], replayKeysExpireAt: new Date(Date.now() + 60_000), entry,
-          decision: { result: { decision: 'allow' }, bundleRevision: null, evaluationDurationMs: 0 }, session: { state: next, stateBase: state },
+          expectedHead: head,
+          replayKeys: [{ kind: 'request_id', value: entry.content.entry_id }],
+          replayKeysExpireAt: new Date(Date.now() + 60_000),
+          entry,
+          decision: { result: { decision: 'allow' }, bundleRevision: null, evaluationDurationMs: 0 },
+          session: { state: next, stateBase: state },
         });
         if (out.status !== 'committed') throw new Error(out.status);
         head = { seq: out.appended.seq, entryHash: out.appended.entryHash };
@@ -71,7 +84,14 @@ describe('a commit whose acknowledgement is lost', () => {
   }
   const commit = (sessionId: string, n: number, expectedHead: { seq: number; entryHash: string } | null) => {
     const entry = stepEntry(sessionId, n);
-    return { expectedHead, replayKeys: [{ kind: 'request_id' as const, value: entry.content.entry_id }], replayKeysExpireAt: new Date(Date.now() + 60_000), entry, decision: { result: { n }, bundleRevision: null, evaluationDurationMs: 1 }, session: {} };
+    return {
+      expectedHead,
+      replayKeys: [{ kind: 'request_id' as const, value: entry.content.entry_id }],
+      replayKeysExpireAt: new Date(Date.now() + 60_000),
+      entry,
+      decision: { result: { n }, bundleRevision: null, evaluationDurationMs: 1 },
+      session: {},
+    };
   };
 
   it('reports a step that landed as committed, at the place and hash it was signed with', async () => {
@@ -81,10 +101,13 @@ describe('a commit whose acknowledgement is lost', () => {
       const first = await store.commitStep(sessionId, commit(sessionId, 0, null));
       expect(first.status).toBe('committed');
       failNext();
-      const head = first.status === 'committed' ? { seq: first.appended.seq, entryHash: first.appended.entryHash } : null;
+      const head =
+        first.status === 'committed' ? { seq: first.appended.seq, entryHash: first.appended.entryHash } : null;
       const second = await store.commitStep(sessionId, commit(sessionId, 1, head));
       expect(second).toMatchObject({ status: 'committed', appended: { seq: 1, previousHash: head?.entryHash } });
-      expect((await store.getChainHead(sessionId))?.entryHash).toBe(second.status === 'committed' ? second.appended.entryHash : null);
+      expect((await store.getChainHead(sessionId))?.entryHash).toBe(
+        second.status === 'committed' ? second.appended.entryHash : null,
+      );
     } finally {
       await store.close();
     }

@@ -28,9 +28,19 @@ describe('two processes on one Postgres', () => {
   it('hammering the same sessions yields linear chains with no duplicate seq', async () => {
     const ids = Array.from({ length: 8 }, () => randomUUID());
     const perSession = 25;
-    const outputs = await Promise.all(['A', 'B'].map((label) =>
-      run(tsx, [worker, TEST_DATABASE_URL, schema, ids.join(','), String(perSession), label], { timeout: 120_000 })));
-    const appended = outputs.flatMap((o) => (JSON.parse(o.stdout.trim()) as { appended: { sessionId: string; seq: number; entryHash: string; requestId: string }[] }).appended);
+    const outputs = await Promise.all(
+      ['A', 'B'].map((label) =>
+        run(tsx, [worker, TEST_DATABASE_URL, schema, ids.join(','), String(perSession), label], { timeout: 120_000 }),
+      ),
+    );
+    const appended = outputs.flatMap(
+      (o) =>
+        (
+          JSON.parse(o.stdout.trim()) as {
+            appended: { sessionId: string; seq: number; entryHash: string; requestId: string }[];
+          }
+        ).appended,
+    );
     expect(appended).toHaveLength(2 * ids.length * perSession);
     for (const sessionId of ids) {
       const entries = await store.listContextEntries(sessionId, { limit: 1000 });
@@ -61,14 +71,19 @@ describe('Postgres connection loss', () => {
       await reserved`begin`;
       await reserved`insert into context_entries (session_id, seq, entry_id, step_id, step_type, content_jcs, entry_hash, params_jcs)
                      values (${sessionId}, 3, 'x', 'x', 'x', '{}', ${'0'.repeat(64)}, '{}')`;
-      const pending = store.appendContextEntry(sessionId, stepEntry(sessionId, 3)).then(() => null, (e: unknown) => e);
+      const pending = store.appendContextEntry(sessionId, stepEntry(sessionId, 3)).then(
+        () => null,
+        (e: unknown) => e,
+      );
       const app = `guardian-test-${schema}`;
       for (let i = 0; i < 200; i++) {
-        const [w] = await admin`select count(*)::int as n from pg_stat_activity where application_name = ${app} and wait_event_type = 'Lock'`;
+        const [w] =
+          await admin`select count(*)::int as n from pg_stat_activity where application_name = ${app} and wait_event_type = 'Lock'`;
         if (w.n > 0) break;
         await new Promise((r) => setTimeout(r, 25));
       }
-      const killed = await admin`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${app}`;
+      const killed =
+        await admin`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${app}`;
       expect(killed.length).toBeGreaterThan(0);
       const err = await pending;
       expect(err).toBeInstanceOf(StoreError);
@@ -88,7 +103,10 @@ describe('Postgres connection loss', () => {
   });
 
   it('reports an unreachable database as unavailable, not a crash', async () => {
-    const err = await openStore({ databaseUrl: 'postgres://postgres@127.0.0.1:1/test' }).then(() => null, (e: unknown) => e);
+    const err = await openStore({ databaseUrl: 'postgres://postgres@127.0.0.1:1/test' }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(StoreError);
     expect((err as StoreError).code).toBe('unavailable');
   });

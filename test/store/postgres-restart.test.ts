@@ -13,13 +13,29 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AcsClient, StepOutcome } from '../../src/client/index.ts';
 import { openStore, type DurableStore } from '../../src/store/index.ts';
 import { buildDecisionModule } from '../acs/fixtures/decision-module.ts';
-import { agentClient, auditVerifyAll, drive, killAll, METHODS, MSG, startServe, stopServe, type Received, type Serving } from './fixtures/serve-process.ts';
+import {
+  agentClient,
+  auditVerifyAll,
+  drive,
+  killAll,
+  METHODS,
+  MSG,
+  startServe,
+  stopServe,
+  type Received,
+  type Serving,
+} from './fixtures/serve-process.ts';
 
 /** The newest installed server's binaries (Debian: /usr/lib/postgresql/<major>/bin). */
 function postgresBinDir(): string {
   const base = '/usr/lib/postgresql';
-  const majors = existsSync(base) ? readdirSync(base).filter((m) => existsSync(join(base, m, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a)) : [];
-  if (majors.length === 0) throw new Error(`no PostgreSQL server binaries under ${base} (initdb, pg_ctl): this test runs its own cluster`);
+  const majors = existsSync(base)
+    ? readdirSync(base)
+        .filter((m) => existsSync(join(base, m, 'bin', 'initdb')))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
+  if (majors.length === 0)
+    throw new Error(`no PostgreSQL server binaries under ${base} (initdb, pg_ctl): this test runs its own cluster`);
   return join(base, majors[0], 'bin');
 }
 
@@ -32,24 +48,44 @@ function pgTool(tool: string, args: string[], timeoutMs = 90_000): Promise<strin
   const bin = join(postgresBinDir(), tool);
   const asRoot = process.getuid?.() === 0;
   return new Promise((resolve, reject) => {
-    execFile(asRoot ? 'runuser' : bin, asRoot ? ['-u', 'postgres', '--', bin, ...args] : args, { encoding: 'utf8', timeout: timeoutMs, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`${tool} ${args.join(' ')} failed (${err.killed ? `killed after ${timeoutMs} ms` : err.message}): ${stderr}${stdout}\n${postgresLogTail()}`));
-      else resolve(stdout);
-    });
+    execFile(
+      asRoot ? 'runuser' : bin,
+      asRoot ? ['-u', 'postgres', '--', bin, ...args] : args,
+      { encoding: 'utf8', timeout: timeoutMs, killSignal: 'SIGKILL' },
+      (err, stdout, stderr) => {
+        if (err)
+          reject(
+            new Error(
+              `${tool} ${args.join(' ')} failed (${err.killed ? `killed after ${timeoutMs} ms` : err.message}): ${stderr}${stdout}\n${postgresLogTail()}`,
+            ),
+          );
+        else resolve(stdout);
+      },
+    );
   });
 }
 
 /** The end of the private cluster's server log, for failure messages. */
 function postgresLogTail(): string {
   const log = dir ? join(dir, 'postgres.log') : '';
-  return log && existsSync(log) ? `--- postgres.log (end) ---\n${readFileSync(log, 'utf8').slice(-4_000)}` : '(no postgres.log)';
+  return log && existsSync(log)
+    ? `--- postgres.log (end) ---\n${readFileSync(log, 'utf8').slice(-4_000)}`
+    : '(no postgres.log)';
 }
 
 /** Awaits `work`, or fails after `ms` naming the phase that stuck, with the server's log and the Guardian's stderr. */
 async function phase<T>(what: string, ms: number, work: Promise<T>, server?: Serving): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const overrun = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: not done after ${ms} ms\n${postgresLogTail()}\n--- guardian stderr (end) ---\n${server?.stderr().slice(-4_000) ?? ''}`)), ms);
+    timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `${what}: not done after ${ms} ms\n${postgresLogTail()}\n--- guardian stderr (end) ---\n${server?.stderr().slice(-4_000) ?? ''}`,
+          ),
+        ),
+      ms,
+    );
   });
   try {
     return await Promise.race([work, overrun]);
@@ -75,7 +111,8 @@ let port: number;
 let dbUrl: string;
 const children: ChildProcessWithoutNullStreams[] = [];
 const pgCtl = (...args: string[]) => pgTool('pg_ctl', ['-D', pgData, '-l', join(dir, 'postgres.log'), ...args]);
-const startPostgres = () => pgCtl('-w', '-t', '60', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`, 'start');
+const startPostgres = () =>
+  pgCtl('-w', '-t', '60', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`, 'start');
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'acs-pg-restart-'));
@@ -85,12 +122,16 @@ beforeAll(async () => {
   await pgTool('initdb', ['-D', pgData, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8'], 120_000);
   await startPostgres();
   dbUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  writeFileSync(join(dir, 'policy.wasm'), await buildDecisionModule({ constant: { decision: 'allow', reasoning: 'restart fixture' } }));
+  writeFileSync(
+    join(dir, 'policy.wasm'),
+    await buildDecisionModule({ constant: { decision: 'allow', reasoning: 'restart fixture' } }),
+  );
 }, 180_000);
 
 afterAll(async () => {
   await killAll(children);
-  if (pgData && existsSync(join(pgData, 'postmaster.pid'))) await pgCtl('-m', 'immediate', 'stop').catch((e: unknown) => console.error(e));
+  if (pgData && existsSync(join(pgData, 'postmaster.pid')))
+    await pgCtl('-m', 'immediate', 'stop').catch((e: unknown) => console.error(e));
   if (dir) rmSync(dir, { recursive: true, force: true });
 }, 120_000);
 
@@ -106,7 +147,10 @@ async function loadAcross(server: Serving, label: string, outage: () => Promise<
   const load = Promise.all(clients.map((c) => drive(c, received, () => stop)));
   const t0 = Date.now();
   while (received.length < 24 && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 20));
-  expect(received.length, `${label}: decisions before the outage\n${server.stderr().slice(-4_000)}`).toBeGreaterThanOrEqual(24);
+  expect(
+    received.length,
+    `${label}: decisions before the outage\n${server.stderr().slice(-4_000)}`,
+  ).toBeGreaterThanOrEqual(24);
   await phase(`${label}: the outage`, 150_000, outage(), server);
   await new Promise((r) => setTimeout(r, 300));
   stop = true;
@@ -116,7 +160,12 @@ async function loadAcross(server: Serving, label: string, outage: () => Promise<
 }
 
 /** What must hold after an outage: durability of every answer, whole steps only, and the sessions carry on. */
-async function expectRecovered(store: DurableStore, clients: AcsClient[], received: Received[], ends: (StepOutcome | undefined)[]) {
+async function expectRecovered(
+  store: DurableStore,
+  clients: AcsClient[],
+  received: Received[],
+  ends: (StepOutcome | undefined)[],
+) {
   // Requests during the outage were answered fail-closed: a signed DENY store_unavailable or an error applied as deny.
   for (const end of ends.filter((e): e is StepOutcome => e !== undefined)) {
     expect(end.decision).toBe('deny');
@@ -125,9 +174,13 @@ async function expectRecovered(store: DurableStore, clients: AcsClient[], receiv
   }
   for (const r of received) {
     const entries = await store.listContextEntries(r.sessionId, { limit: 10_000 });
-    expect(entries.find((e) => e.content.entry_id === r.requestId)?.entryHash, `received ${r.requestId}`).toBe(r.chainHash);
+    expect(entries.find((e) => e.content.entry_id === r.requestId)?.entryHash, `received ${r.requestId}`).toBe(
+      r.chainHash,
+    );
   }
-  expect(await store.query('select count(*)::int as n from context_entries where result_jcs is null')).toEqual([{ n: 0 }]);
+  expect(await store.query('select count(*)::int as n from context_entries where result_jcs is null')).toEqual([
+    { n: 0 },
+  ]);
   // Every session carries on from the head its agent verified. The one exception is a commit in doubt (the
   // COMMIT reached the WAL but its acknowledgement died with the server): then the stored chain holds exactly one
   // more entry, linked to the agent's head, for the step the agent saw fail.
@@ -162,13 +215,32 @@ describe('guardian serve while its Postgres crashes and restarts', () => {
       expect(server.child.exitCode).toBeNull();
       // The outage was felt: sessions whose step arrived while the database was gone stopped on a fail-closed answer.
       expect(crash.ends.filter((e) => e !== undefined).length).toBeGreaterThan(0);
-      await phase('crash: the checks after recovery', 120_000, expectRecovered(store, crash.clients, crash.received, crash.ends), server);
+      await phase(
+        'crash: the checks after recovery',
+        120_000,
+        expectRecovered(store, crash.clients, crash.received, crash.ends),
+        server,
+      );
 
       const clean = await loadAcross(server, 'restart', async () => {
-        await pgCtl('-m', 'fast', '-w', '-t', '60', 'restart', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`);
+        await pgCtl(
+          '-m',
+          'fast',
+          '-w',
+          '-t',
+          '60',
+          'restart',
+          '-o',
+          `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`,
+        );
       });
       expect(server.child.exitCode).toBeNull();
-      await phase('restart: the checks after recovery', 120_000, expectRecovered(store, clean.clients, clean.received, clean.ends), server);
+      await phase(
+        'restart: the checks after recovery',
+        120_000,
+        expectRecovered(store, clean.clients, clean.received, clean.ends),
+        server,
+      );
     } finally {
       await store.close();
     }

@@ -55,7 +55,10 @@ function editCow(value: Json, edit: Edit, depth = 0): Json {
   return copy;
 }
 
-const keyArb = fc.oneof(fc.constantFrom('a', 'b', 'count', '__proto__', 'constructor', '0', '7', '42', ''), fc.string({ maxLength: 4 }));
+const keyArb = fc.oneof(
+  fc.constantFrom('a', 'b', 'count', '__proto__', 'constructor', '0', '7', '42', ''),
+  fc.string({ maxLength: 4 }),
+);
 const editArb: fc.Arbitrary<Edit> = fc.record({
   path: fc.array(fc.nat(), { maxLength: 4 }),
   op: fc.constantFrom('set', 'add', 'delete', 'push', 'shift', 'replace'),
@@ -65,21 +68,27 @@ const editArb: fc.Arbitrary<Edit> = fc.record({
 
 describe('session state patches', () => {
   it('give back the stored text of the next state for random JSON edited copy-on-write', () => {
-    fc.assert(fc.property(fc.jsonValue({ maxDepth: 4 }), fc.array(editArb, { maxLength: 5 }), (start, edits) => {
-      let base = start as Json;
-      for (const edit of edits) {
-        const next = editCow(base, edit);
-        expect(patchedText(JSON.stringify(base), base, next)).toBe(JSON.stringify(next));
-        base = next;
-      }
-    }), { numRuns: 3000 });
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 4 }), fc.array(editArb, { maxLength: 5 }), (start, edits) => {
+        let base = start as Json;
+        for (const edit of edits) {
+          const next = editCow(base, edit);
+          expect(patchedText(JSON.stringify(base), base, next)).toBe(JSON.stringify(next));
+          base = next;
+        }
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   it('are exact when nothing is shared (a deep copy) and when values JSON drops or rewrites appear', () => {
-    fc.assert(fc.property(fc.jsonValue({ maxDepth: 4 }), fc.jsonValue({ maxDepth: 4 }), (a, b) => {
-      expect(patchedText(JSON.stringify(a), a, b)).toBe(JSON.stringify(b));
-      expect(patchedText(JSON.stringify(a), a, structuredClone(a))).toBe(JSON.stringify(a));
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 4 }), fc.jsonValue({ maxDepth: 4 }), (a, b) => {
+        expect(patchedText(JSON.stringify(a), a, b)).toBe(JSON.stringify(b));
+        expect(patchedText(JSON.stringify(a), a, structuredClone(a))).toBe(JSON.stringify(a));
+      }),
+      { numRuns: 2000 },
+    );
     const base = { a: 1, b: { c: [1, 2, 3] }, d: undefined, n: 2 };
     const next = { ...base, a: undefined, d: 4, n: NaN, b: { c: [2, 3, undefined] }, e: -0 };
     expect(patchedText(JSON.stringify(base), base, next)).toBe(JSON.stringify(next));
@@ -87,10 +96,14 @@ describe('session state patches', () => {
     const kept = { a: 1, d: undefined as number | undefined, z: 2 };
     expect(patchedText(JSON.stringify(kept), kept, { ...kept, d: 4 })).toBe(JSON.stringify({ ...kept, d: 4 }));
     const dropped = { a: 1, d: 3 as number | undefined, z: 2 };
-    expect(patchedText(JSON.stringify(dropped), dropped, { ...dropped, d: undefined })).toBe(JSON.stringify({ ...dropped, d: undefined }));
+    expect(patchedText(JSON.stringify(dropped), dropped, { ...dropped, d: undefined })).toBe(
+      JSON.stringify({ ...dropped, d: undefined }),
+    );
     // Array-index member names sort first in JS objects: a new one is placed where JSON.parse would put it.
     const ordered = { z: 1, y: 2 };
-    expect(patchedText(JSON.stringify(ordered), ordered, { ...ordered, 5: 'x', a: 3 })).toBe(JSON.stringify({ ...ordered, 5: 'x', a: 3 }));
+    expect(patchedText(JSON.stringify(ordered), ordered, { ...ordered, 5: 'x', a: 3 })).toBe(
+      JSON.stringify({ ...ordered, 5: 'x', a: 3 }),
+    );
     // A `__proto__` member stays a member.
     const proto = JSON.parse('{"__proto__":{"x":1},"k":1}') as Record<string, Json>;
     const protoNext = JSON.parse('{"__proto__":{"x":2},"k":1,"m":{"__proto__":[]}}') as Record<string, Json>;
@@ -112,10 +125,27 @@ describe('session state patches', () => {
   });
 
   it('give back the stored text of the policy state the pipeline folds, over random step sequences', () => {
-    const methods = ['steps/userMessage', 'steps/toolCallRequest', 'steps/toolCallResult', 'steps/turnStart', 'steps/turnEnd', 'steps/sessionStart',
-      'steps/agentTrigger', 'steps/skillRegister', 'steps/skillLoad', 'steps/skillUnload', 'steps/subagentStart', 'steps/memoryWrite', 'steps/sessionEnd'] as const;
+    const methods = [
+      'steps/userMessage',
+      'steps/toolCallRequest',
+      'steps/toolCallResult',
+      'steps/turnStart',
+      'steps/turnEnd',
+      'steps/sessionStart',
+      'steps/agentTrigger',
+      'steps/skillRegister',
+      'steps/skillLoad',
+      'steps/skillUnload',
+      'steps/subagentStart',
+      'steps/memoryWrite',
+      'steps/sessionEnd',
+    ] as const;
     const name = fc.constantFrom('shell', 'search', 'fetch', '__proto__', 'constructor', '0', '12');
-    const provenance = fc.record({ provenance_id: fc.constantFrom('p1', 'p2', 'p3', '__proto__', 'x'), origin: fc.constantFrom('user', 'web', 'tool', 'memory'), derived_from: fc.array(fc.constantFrom('p1', 'p2', 'p9'), { maxLength: 2 }) });
+    const provenance = fc.record({
+      provenance_id: fc.constantFrom('p1', 'p2', 'p3', '__proto__', 'x'),
+      origin: fc.constantFrom('user', 'web', 'tool', 'memory'),
+      derived_from: fc.array(fc.constantFrom('p1', 'p2', 'p9'), { maxLength: 2 }),
+    });
     const stepArb = fc.record({
       method: fc.constantFrom(...methods),
       tool: name,
@@ -123,30 +153,56 @@ describe('session state patches', () => {
       provenance: fc.option(provenance, { nil: undefined }),
       fresh: fc.nat(10_000),
       decision: fc.constantFrom('allow', 'deny', 'modify', 'ask', 'defer'),
-      intent: fc.option(fc.record({ raw: fc.string({ maxLength: 8 }), parsed: fc.array(fc.constantFrom('read', 'write'), { maxLength: 2 }) }), { nil: undefined }),
+      intent: fc.option(
+        fc.record({
+          raw: fc.string({ maxLength: 8 }),
+          parsed: fc.array(fc.constantFrom('read', 'write'), { maxLength: 2 }),
+        }),
+        { nil: undefined },
+      ),
     });
-    fc.assert(fc.property(fc.array(stepArb, { minLength: 1, maxLength: 260 }), (steps) => {
-      let state: SessionState = initialSessionState({ session_id: 's-1', agent_id: 'agent-1' });
-      let stored: unknown = null;
-      let storedText = 'null';
-      steps.forEach((s, i) => {
-        const pid = s.provenance && (s.fresh % 3 === 0 ? `${s.provenance.provenance_id}-${i}` : s.provenance.provenance_id);
-        const payload: Record<string, Json> = {
-          tool: { name: s.tool }, arguments: { q: { value: `q${i}`, ...(pid ? { provenance: { ...s.provenance!, provenance_id: pid } } : {}) } },
-          skill_id: s.skill, content: [{ type: 'text', value: 'hi', ...(pid ? { content_provenance: { ...s.provenance!, provenance_id: pid } } : {}) }],
-          ...(s.intent ? { intent: s.intent } : {}),
-        };
-        const params = { acs_version: '0.1.0', request_id: `r-${i}`, timestamp: new Date(1_800_000_000_000 + i * 997).toISOString(), metadata: { session_id: 's-1', agent_id: 'agent-1', turn_id: `t-${i >> 3}` }, payload } as unknown as Json;
-        const request = { jsonrpc: '2.0', id: i, method: s.method, params } as unknown as AcsRequest;
-        const advanced = advanceSessionState(state, s.method, params);
-        const next = nextSessionState(state, advanced, request, s.decision).state;
-        // The store's view: the text it holds for the state the step started from, then this step's patch.
-        const text = patchedText(storedText, stored, next);
-        expect(text).toBe(JSON.stringify(next));
-        stored = next;
-        storedText = text;
-        state = next;
-      });
-    }), { numRuns: 60 });
+    fc.assert(
+      fc.property(fc.array(stepArb, { minLength: 1, maxLength: 260 }), (steps) => {
+        let state: SessionState = initialSessionState({ session_id: 's-1', agent_id: 'agent-1' });
+        let stored: unknown = null;
+        let storedText = 'null';
+        steps.forEach((s, i) => {
+          const pid =
+            s.provenance && (s.fresh % 3 === 0 ? `${s.provenance.provenance_id}-${i}` : s.provenance.provenance_id);
+          const payload: Record<string, Json> = {
+            tool: { name: s.tool },
+            arguments: {
+              q: { value: `q${i}`, ...(pid ? { provenance: { ...s.provenance!, provenance_id: pid } } : {}) },
+            },
+            skill_id: s.skill,
+            content: [
+              {
+                type: 'text',
+                value: 'hi',
+                ...(pid ? { content_provenance: { ...s.provenance!, provenance_id: pid } } : {}),
+              },
+            ],
+            ...(s.intent ? { intent: s.intent } : {}),
+          };
+          const params = {
+            acs_version: '0.1.0',
+            request_id: `r-${i}`,
+            timestamp: new Date(1_800_000_000_000 + i * 997).toISOString(),
+            metadata: { session_id: 's-1', agent_id: 'agent-1', turn_id: `t-${i >> 3}` },
+            payload,
+          } as unknown as Json;
+          const request = { jsonrpc: '2.0', id: i, method: s.method, params } as unknown as AcsRequest;
+          const advanced = advanceSessionState(state, s.method, params);
+          const next = nextSessionState(state, advanced, request, s.decision).state;
+          // The store's view: the text it holds for the state the step started from, then this step's patch.
+          const text = patchedText(storedText, stored, next);
+          expect(text).toBe(JSON.stringify(next));
+          stored = next;
+          storedText = text;
+          state = next;
+        });
+      }),
+      { numRuns: 60 },
+    );
   });
 });

@@ -2,11 +2,27 @@
 import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalJson, computeEntryHash, computeRequestHash, type ContextEntryContent } from '../../src/chain/index.ts';
+import {
+  canonicalJson,
+  computeEntryHash,
+  computeRequestHash,
+  type ContextEntryContent,
+} from '../../src/chain/index.ts';
 import { HmacSha256 } from '../../src/crypto/hmac-sha256.ts';
-import { StoreError, verifyCheckpoint, type DurableStore, type Json, type NewContextEntry, type OpenStoreOptions, type StepCommit, type StepCommitOutcome } from '../../src/store/index.ts';
+import {
+  StoreError,
+  verifyCheckpoint,
+  type DurableStore,
+  type Json,
+  type NewContextEntry,
+  type OpenStoreOptions,
+  type StepCommit,
+  type StepCommitOutcome,
+} from '../../src/store/index.ts';
 
-const vectors = JSON.parse(readFileSync(new URL('../../../shared/acs/vectors/chain-vectors.json', import.meta.url), 'utf8'));
+const vectors = JSON.parse(
+  readFileSync(new URL('../../../shared/acs/vectors/chain-vectors.json', import.meta.url), 'utf8'),
+);
 
 export const checkpointKey = new HmacSha256(new Uint8Array(32).fill(7));
 
@@ -14,22 +30,46 @@ export const checkpointKey = new HmacSha256(new Uint8Array(32).fill(7));
 export function stepEntry(sessionId: string, n: number, extra: Record<string, unknown> = {}): NewContextEntry {
   const requestId = randomUUID();
   const params = {
-    acs_version: '0.1.0', request_id: requestId, timestamp: `2026-11-29T10:00:${String(n % 60).padStart(2, '0')}Z`,
-    metadata: { session_id: sessionId, agent_id: 'agent-1' }, payload: { n, text: 'héllo \u0000 \ud83d\ude00', ...extra },
+    acs_version: '0.1.0',
+    request_id: requestId,
+    timestamp: `2026-11-29T10:00:${String(n % 60).padStart(2, '0')}Z`,
+    metadata: { session_id: sessionId, agent_id: 'agent-1' },
+    payload: { n, text: 'héllo \u0000 \ud83d\ude00', ...extra },
   };
   return {
-    content: { entry_id: requestId, step_id: requestId, step_type: 'steps/userMessage', request_hash: computeRequestHash(params), timestamp: params.timestamp },
+    content: {
+      entry_id: requestId,
+      step_id: requestId,
+      step_type: 'steps/userMessage',
+      request_hash: computeRequestHash(params),
+      timestamp: params.timestamp,
+    },
     params,
   };
 }
 
 function newSession(store: DurableStore, overrides: Record<string, unknown> = {}): Promise<string> {
   const id = randomUUID();
-  return store.createSession({ id, tenantId: null, agentId: 'agent-1', keyId: 'k1', hello: { v: 1 }, intent: null, state: { turns: 0 }, parentSessionId: null, ...overrides }).then(() => id);
+  return store
+    .createSession({
+      id,
+      tenantId: null,
+      agentId: 'agent-1',
+      keyId: 'k1',
+      hello: { v: 1 },
+      intent: null,
+      state: { turns: 0 },
+      parentSessionId: null,
+      ...overrides,
+    })
+    .then(() => id);
 }
 
 async function expectStoreError(p: Promise<unknown>, code: StoreError['code']): Promise<void> {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(StoreError);
   expect((err as StoreError).code).toBe(code);
 }
@@ -48,7 +88,10 @@ async function expectLinearChain(store: DurableStore, sessionId: string, n: numb
   return entries;
 }
 
-export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStoreOptions>) => Promise<DurableStore>): void {
+export function defineStorageSuite(
+  name: string,
+  open: (extra?: Partial<OpenStoreOptions>) => Promise<DurableStore>,
+): void {
   describe(`storage suite on ${name}`, () => {
     let store: DurableStore;
     beforeAll(async () => {
@@ -73,7 +116,9 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
     });
 
     it('keeps entry rows inline without compression attempts and summarises replay-key expiry with BRIN (migration 0004)', async () => {
-      const [entries] = await store.query(`SELECT reloptions::text AS options FROM pg_class WHERE oid = to_regclass('context_entries')`);
+      const [entries] = await store.query(
+        `SELECT reloptions::text AS options FROM pg_class WHERE oid = to_regclass('context_entries')`,
+      );
       expect(entries.options).toBe('{toast_tuple_target=8160}');
       const [index] = await store.query(
         `SELECT am.amname AS method FROM pg_class c JOIN pg_am am ON am.oid = c.relam WHERE c.oid = to_regclass('replay_keys_expires_at_idx')`,
@@ -82,9 +127,22 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
     });
 
     it('round-trips a session, including JSON that jsonb would refuse (U+0000) and non-BMP text', async () => {
-      const id = await newSession(store, { tenantId: 't1', state: { note: 'a\u0000b', emoji: '\ud83d\ude00', n: 1.5e-7, big: 12345678901234 }, parentSessionId: 'parent-1' });
+      const id = await newSession(store, {
+        tenantId: 't1',
+        state: { note: 'a\u0000b', emoji: '\ud83d\ude00', n: 1.5e-7, big: 12345678901234 },
+        parentSessionId: 'parent-1',
+      });
       const s = await store.getSession(id);
-      expect(s).toMatchObject({ id, tenantId: 't1', agentId: 'agent-1', keyId: 'k1', hello: { v: 1 }, intent: null, parentSessionId: 'parent-1', closedAt: null });
+      expect(s).toMatchObject({
+        id,
+        tenantId: 't1',
+        agentId: 'agent-1',
+        keyId: 'k1',
+        hello: { v: 1 },
+        intent: null,
+        parentSessionId: 'parent-1',
+        closedAt: null,
+      });
       expect(s?.state).toEqual({ note: 'a\u0000b', emoji: '\ud83d\ude00', n: 1.5e-7, big: 12345678901234 });
       expect(s?.createdAt).toBeInstanceOf(Date);
       expect(await store.getSession(randomUUID())).toBeNull();
@@ -92,8 +150,32 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
 
     it('refuses a duplicate session id and bad ids with precise errors', async () => {
       const id = await newSession(store);
-      await expectStoreError(store.createSession({ id, tenantId: null, agentId: 'x', keyId: null, hello: null, intent: null, state: null, parentSessionId: null }), 'conflict');
-      await expectStoreError(store.createSession({ id: '', tenantId: null, agentId: 'x', keyId: null, hello: null, intent: null, state: null, parentSessionId: null }), 'invalid_input');
+      await expectStoreError(
+        store.createSession({
+          id,
+          tenantId: null,
+          agentId: 'x',
+          keyId: null,
+          hello: null,
+          intent: null,
+          state: null,
+          parentSessionId: null,
+        }),
+        'conflict',
+      );
+      await expectStoreError(
+        store.createSession({
+          id: '',
+          tenantId: null,
+          agentId: 'x',
+          keyId: null,
+          hello: null,
+          intent: null,
+          state: null,
+          parentSessionId: null,
+        }),
+        'invalid_input',
+      );
     });
 
     it('patches session state and closes a session; unknown ids are not_found', async () => {
@@ -110,9 +192,13 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
 
     it('reproduces the ACS §8.2 chain vectors through appends', async () => {
       const sessionId = randomUUID();
-      const paramsFor = (entry: ContextEntryContent) => (entry.request_hash ? vectors.request_hash.params : { request_id: entry.step_id });
+      const paramsFor = (entry: ContextEntryContent) =>
+        entry.request_hash ? vectors.request_hash.params : { request_id: entry.step_id };
       for (const [i, step] of vectors.chain.entries()) {
-        const appended = await store.appendContextEntry(sessionId, { content: step.entry, params: paramsFor(step.entry) });
+        const appended = await store.appendContextEntry(sessionId, {
+          content: step.entry,
+          params: paramsFor(step.entry),
+        });
         expect(appended).toEqual({ seq: i, entryHash: step.entry_hash, previousHash: step.previous_hash });
       }
       const entries = await store.listContextEntries(sessionId);
@@ -125,26 +211,47 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
       const good = stepEntry(sessionId, 1);
       const bad = stepEntry(sessionId, 2);
       bad.content.request_hash = 'f'.repeat(64);
-      const results = await Promise.allSettled([store.appendContextEntry(sessionId, good), store.appendContextEntry(sessionId, bad), store.appendContextEntry(sessionId, stepEntry(sessionId, 3))]);
+      const results = await Promise.allSettled([
+        store.appendContextEntry(sessionId, good),
+        store.appendContextEntry(sessionId, bad),
+        store.appendContextEntry(sessionId, stepEntry(sessionId, 3)),
+      ]);
       expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
       expect(((results[1] as PromiseRejectedResult).reason as StoreError).code).toBe('invalid_input');
       await expectLinearChain(store, sessionId, 2);
-      await expectStoreError(store.appendContextEntry(sessionId, { content: { entry_id: '', step_id: 'x', step_type: 'y' }, params: {} }), 'invalid_input');
-      await expectStoreError(store.appendContextEntry(sessionId, { content: { entry_id: 'a', step_id: 'x', step_type: 'y' }, params: { n: 10n } as never }), 'invalid_input');
+      await expectStoreError(
+        store.appendContextEntry(sessionId, { content: { entry_id: '', step_id: 'x', step_type: 'y' }, params: {} }),
+        'invalid_input',
+      );
+      await expectStoreError(
+        store.appendContextEntry(sessionId, {
+          content: { entry_id: 'a', step_id: 'x', step_type: 'y' },
+          params: { n: 10n } as never,
+        }),
+        'invalid_input',
+      );
     });
 
     it('keeps one linear chain under 200 concurrent appends to one session, first entry included', async () => {
       const sessionId = randomUUID();
-      const appended = await Promise.all(Array.from({ length: 200 }, (_, i) => store.appendContextEntry(sessionId, stepEntry(sessionId, i))));
+      const appended = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => store.appendContextEntry(sessionId, stepEntry(sessionId, i))),
+      );
       expect(new Set(appended.map((a) => a.seq)).size).toBe(200);
       const entries = await expectLinearChain(store, sessionId, 200);
       // Arrival order is chain order for one session.
-      expect(entries.map((e) => (e.params as { payload: { n: number } }).payload.n)).toEqual(Array.from({ length: 200 }, (_, i) => i));
+      expect(entries.map((e) => (e.params as { payload: { n: number } }).payload.n)).toEqual(
+        Array.from({ length: 200 }, (_, i) => i),
+      );
     });
 
     it('keeps 24 interleaved sessions linear and pages by seq', async () => {
       const ids = Array.from({ length: 24 }, () => randomUUID());
-      await Promise.all(Array.from({ length: 24 * 10 }, (_, i) => store.appendContextEntry(ids[i % 24], stepEntry(ids[i % 24], Math.floor(i / 24)))));
+      await Promise.all(
+        Array.from({ length: 24 * 10 }, (_, i) =>
+          store.appendContextEntry(ids[i % 24], stepEntry(ids[i % 24], Math.floor(i / 24))),
+        ),
+      );
       for (const id of ids) await expectLinearChain(store, id, 10);
       const page = await store.listContextEntries(ids[0], { afterSeq: 3, limit: 4 });
       expect(page.map((e) => e.seq)).toEqual([4, 5, 6, 7]);
@@ -154,26 +261,61 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
     it('records a decision once; a second or unknown one is refused', async () => {
       const sessionId = randomUUID();
       const a = await store.appendContextEntry(sessionId, stepEntry(sessionId, 0));
-      const result = { type: 'final', decision: 'allow', chain_hash: a.entryHash, signature: { algorithm: 'HMAC-SHA256', value: 'AA==', key_id: 'k' } };
+      const result = {
+        type: 'final',
+        decision: 'allow',
+        chain_hash: a.entryHash,
+        signature: { algorithm: 'HMAC-SHA256', value: 'AA==', key_id: 'k' },
+      };
       await store.recordDecision(sessionId, a.seq, { result, bundleRevision: 'rev-7', evaluationDurationMs: 0.25 });
       const [e] = await store.listContextEntries(sessionId);
       expect(e).toMatchObject({ result, bundleRevision: 'rev-7', evaluationDurationMs: 0.25 });
-      await expectStoreError(store.recordDecision(sessionId, a.seq, { result: {}, bundleRevision: null, evaluationDurationMs: 1 }), 'conflict');
-      await expectStoreError(store.recordDecision(sessionId, 99, { result: {}, bundleRevision: null, evaluationDurationMs: 1 }), 'not_found');
-      await expectStoreError(store.recordDecision(sessionId, -1, { result: {}, bundleRevision: null, evaluationDurationMs: 1 }), 'invalid_input');
+      await expectStoreError(
+        store.recordDecision(sessionId, a.seq, { result: {}, bundleRevision: null, evaluationDurationMs: 1 }),
+        'conflict',
+      );
+      await expectStoreError(
+        store.recordDecision(sessionId, 99, { result: {}, bundleRevision: null, evaluationDurationMs: 1 }),
+        'not_found',
+      );
+      await expectStoreError(
+        store.recordDecision(sessionId, -1, { result: {}, bundleRevision: null, evaluationDurationMs: 1 }),
+        'invalid_input',
+      );
     });
 
     it('records exactly one of two racing decisions for one entry, and batches decisions of many entries', async () => {
       const sessionId = randomUUID();
-      const appended = await Promise.all(Array.from({ length: 20 }, (_, i) => store.appendContextEntry(sessionId, stepEntry(sessionId, i))));
-      const race = await Promise.allSettled([0, 1].map((k) => store.recordDecision(sessionId, 0, { result: { k }, bundleRevision: null, evaluationDurationMs: k })));
+      const appended = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => store.appendContextEntry(sessionId, stepEntry(sessionId, i))),
+      );
+      const race = await Promise.allSettled(
+        [0, 1].map((k) =>
+          store.recordDecision(sessionId, 0, { result: { k }, bundleRevision: null, evaluationDurationMs: k }),
+        ),
+      );
       expect(race.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-      expect(((race.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason as StoreError).code).toBe('conflict');
-      await Promise.all(appended.slice(1).map((a) => store.recordDecision(sessionId, a.seq, { result: { seq: a.seq }, bundleRevision: `r${a.seq}`, evaluationDurationMs: a.seq / 2 })));
+      expect(((race.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason as StoreError).code).toBe(
+        'conflict',
+      );
+      await Promise.all(
+        appended.slice(1).map((a) =>
+          store.recordDecision(sessionId, a.seq, {
+            result: { seq: a.seq },
+            bundleRevision: `r${a.seq}`,
+            evaluationDurationMs: a.seq / 2,
+          }),
+        ),
+      );
       const entries = await store.listContextEntries(sessionId);
       const winner = (entries[0].result as { k: number }).k;
       expect(entries[0].evaluationDurationMs).toBe(winner);
-      for (const e of entries.slice(1)) expect(e).toMatchObject({ result: { seq: e.seq }, bundleRevision: `r${e.seq}`, evaluationDurationMs: e.seq / 2 });
+      for (const e of entries.slice(1))
+        expect(e).toMatchObject({
+          result: { seq: e.seq },
+          bundleRevision: `r${e.seq}`,
+          evaluationDurationMs: e.seq / 2,
+        });
     });
 
     it('remembers replay keys until they expire (ACS §10.3)', async () => {
@@ -187,7 +329,9 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
       // An expired key may be used again, and is then live again.
       expect(await store.rememberReplayKey(sessionId, 'nonce', 'old', soon)).toBe(true);
       expect(await store.rememberReplayKey(sessionId, 'nonce', 'old', soon)).toBe(false);
-      const results = await Promise.all(Array.from({ length: 10 }, () => store.rememberReplayKey(sessionId, 'request_id', 'race', soon)));
+      const results = await Promise.all(
+        Array.from({ length: 10 }, () => store.rememberReplayKey(sessionId, 'request_id', 'race', soon)),
+      );
       expect(results.filter(Boolean)).toHaveLength(1);
       await expectStoreError(store.rememberReplayKey(sessionId, 'bogus' as never, 'x', soon), 'invalid_input');
     });
@@ -195,11 +339,19 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
     describe('commitStep: a whole step in one transaction', () => {
       const later = () => new Date(Date.now() + 60_000);
       /** A step as the pipeline commits it: keys, entry, the delivered result, the session's next state. */
-      function step(sessionId: string, n: number, head: { seq: number; entryHash: string } | null, over: Partial<StepCommit> = {}): StepCommit {
+      function step(
+        sessionId: string,
+        n: number,
+        head: { seq: number; entryHash: string } | null,
+        over: Partial<StepCommit> = {},
+      ): StepCommit {
         const entry = stepEntry(sessionId, n);
         return {
           expectedHead: head,
-          replayKeys: [{ kind: 'request_id', value: entry.content.entry_id }, { kind: 'nonce', value: `nonce-${entry.content.entry_id}` }],
+          replayKeys: [
+            { kind: 'request_id', value: entry.content.entry_id },
+            { kind: 'nonce', value: `nonce-${entry.content.entry_id}` },
+          ],
           replayKeysExpireAt: later(),
           entry,
           decision: { result: { decision: 'allow', n }, bundleRevision: 'rev-1', evaluationDurationMs: 0.25 },
@@ -207,52 +359,96 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
           ...over,
         };
       }
-      const headOf = (o: StepCommitOutcome) => (o.status === 'committed' ? { seq: o.appended.seq, entryHash: o.appended.entryHash } : null);
+      const headOf = (o: StepCommitOutcome) =>
+        o.status === 'committed' ? { seq: o.appended.seq, entryHash: o.appended.entryHash } : null;
 
       it('writes the entry with its decision, the replay keys and the session state together', async () => {
         const sessionId = await newSession(store, { keyId: null });
-        const first = await store.commitStep(sessionId, step(sessionId, 0, null, { session: { state: { turns: 1 }, keyId: 'k-bound', intent: { raw: 'triage' } } }));
+        const first = await store.commitStep(
+          sessionId,
+          step(sessionId, 0, null, { session: { state: { turns: 1 }, keyId: 'k-bound', intent: { raw: 'triage' } } }),
+        );
         expect(first.status).toBe('committed');
         const second = await store.commitStep(sessionId, step(sessionId, 1, headOf(first)));
         expect(second).toMatchObject({ status: 'committed', appended: { seq: 1 } });
         const entries = await expectLinearChain(store, sessionId, 2);
-        expect(entries.map((e) => e.result)).toEqual([{ decision: 'allow', n: 0 }, { decision: 'allow', n: 1 }]);
-        expect(entries.map((e) => [e.bundleRevision, e.evaluationDurationMs])).toEqual([['rev-1', 0.25], ['rev-1', 0.25]]);
+        expect(entries.map((e) => e.result)).toEqual([
+          { decision: 'allow', n: 0 },
+          { decision: 'allow', n: 1 },
+        ]);
+        expect(entries.map((e) => [e.bundleRevision, e.evaluationDurationMs])).toEqual([
+          ['rev-1', 0.25],
+          ['rev-1', 0.25],
+        ]);
         const row = await store.getSession(sessionId);
         expect(row).toMatchObject({ keyId: 'k-bound', intent: { raw: 'triage' }, state: { turns: 2 }, closedAt: null });
         // The keys are live: the same request_id again is a replay, and so is it through rememberReplayKey.
-        expect(await store.rememberReplayKey(sessionId, 'request_id', entries[0].content.entry_id, later())).toBe(false);
+        expect(await store.rememberReplayKey(sessionId, 'request_id', entries[0].content.entry_id, later())).toBe(
+          false,
+        );
       });
 
       it('stores each state of a batch as the exact JSON text it was given; a step without a state keeps the row’s', async () => {
-        const tricky = { quote: 'say "hi" \\ back\\', nul: 'a\u0000b', lone: '\ud800x', emoji: '\ud83d\ude00', sep: '\u2028', nested: [{ '"k"': null }], n: 1.5e-7 };
+        const tricky = {
+          quote: 'say "hi" \\ back\\',
+          nul: 'a\u0000b',
+          lone: '\ud800x',
+          emoji: '\ud83d\ude00',
+          sep: '\u2028',
+          nested: [{ '"k"': null }],
+          n: 1.5e-7,
+        };
         const ids = await Promise.all(Array.from({ length: 4 }, () => newSession(store, { state: { kept: true } })));
         const states = [tricky, null, undefined, { turns: 3 }];
-        const outcomes = await Promise.all(ids.map((id, i) => store.commitStep(id, step(id, i, null, { session: states[i] === undefined ? {} : { state: states[i] } }))));
+        const outcomes = await Promise.all(
+          ids.map((id, i) =>
+            store.commitStep(id, step(id, i, null, { session: states[i] === undefined ? {} : { state: states[i] } })),
+          ),
+        );
         expect(outcomes.map((o) => o.status)).toEqual(['committed', 'committed', 'committed', 'committed']);
         const rows = await store.query(`select id, state_jcs from sessions where id = any($1::text[])`, [ids]);
         const text = new Map(rows.map((r) => [String(r.id), r.state_jcs]));
-        expect(ids.map((id) => text.get(id))).toEqual([JSON.stringify(tricky), 'null', JSON.stringify({ kept: true }), '{"turns":3}']);
+        expect(ids.map((id) => text.get(id))).toEqual([
+          JSON.stringify(tricky),
+          'null',
+          JSON.stringify({ kept: true }),
+          '{"turns":3}',
+        ]);
         expect((await store.getSession(ids[0]))?.state).toEqual(tricky);
       });
 
       it('stores each entry of a batch with the exact params, content, result and state-change text it hashed', async () => {
         // No lone surrogate here: JCS refuses one (RFC 8785 §3.2.2.2), so no entry can hold it.
-        const tricky = { quote: 'say "hi" \\ back\\', nul: 'a\u0000b', emoji: '\ud83d\ude00', sep: '\u2028', nested: [{ '"k"': null }], n: 1.5e-7 };
+        const tricky = {
+          quote: 'say "hi" \\ back\\',
+          nul: 'a\u0000b',
+          emoji: '\ud83d\ude00',
+          sep: '\u2028',
+          nested: [{ '"k"': null }],
+          n: 1.5e-7,
+        };
         const ids = await Promise.all(Array.from({ length: 4 }, () => newSession(store, { state: { kept: true } })));
         const steps = ids.map((id, i) => {
           const entry = stepEntry(id, i, { tricky, i });
           return step(id, i, null, {
             entry,
-            replayKeys: [{ kind: 'request_id', value: entry.content.entry_id }, { kind: 'nonce', value: `nonce-${entry.content.entry_id}` }],
-            decision: { result: { decision: 'modify', reasoning: tricky.quote, tricky }, bundleRevision: 'rev-1', evaluationDurationMs: 0.5 },
+            replayKeys: [
+              { kind: 'request_id', value: entry.content.entry_id },
+              { kind: 'nonce', value: `nonce-${entry.content.entry_id}` },
+            ],
+            decision: {
+              result: { decision: 'modify', reasoning: tricky.quote, tricky },
+              bundleRevision: 'rev-1',
+              evaluationDurationMs: 0.5,
+            },
             session: { state: { kept: true, tricky: i % 2 === 0 ? tricky : null }, stateBase: { kept: true } },
           });
         });
         const outcomes = await Promise.all(ids.map((id, i) => store.commitStep(id, steps[i])));
         expect(outcomes.map((o) => o.status)).toEqual(['committed', 'committed', 'committed', 'committed']);
         const rows = await store.query(
-          `select session_id, content_jcs, params_jcs, result_jcs, state_delta_jcs, entry_hash, request_hash from context_entries where session_id = any($1::text[])`, [ids],
+          `select session_id, content_jcs, params_jcs, result_jcs, state_delta_jcs, entry_hash, request_hash from context_entries where session_id = any($1::text[])`,
+          [ids],
         );
         const byId = new Map(rows.map((r) => [String(r.session_id), r]));
         for (const [i, id] of ids.entries()) {
@@ -266,23 +462,41 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
           expect(computeEntryHash(content, null)).toBe(row.entry_hash);
         }
         // The state changes applied to the row give back each state exactly.
-        expect(await Promise.all(ids.map(async (id) => (await store.getSession(id))?.state))).toEqual(steps.map((s) => s.session.state));
+        expect(await Promise.all(ids.map(async (id) => (await store.getSession(id))?.state))).toEqual(
+          steps.map((s) => s.session.state),
+        );
       });
 
       it('a live duplicate request_id or nonce writes nothing else, and says which key', async () => {
         const sessionId = await newSession(store);
         const s0 = step(sessionId, 0, null);
         const c0 = await store.commitStep(sessionId, s0);
-        const dupId = step(sessionId, 1, headOf(c0), { replayKeys: [{ kind: 'request_id', value: s0.entry.content.entry_id }] });
+        const dupId = step(sessionId, 1, headOf(c0), {
+          replayKeys: [{ kind: 'request_id', value: s0.entry.content.entry_id }],
+        });
         expect(await store.commitStep(sessionId, dupId)).toEqual({ status: 'replay', kind: 'request_id' });
-        const dupNonce = step(sessionId, 2, headOf(c0), { replayKeys: [{ kind: 'request_id', value: randomUUID() }, { kind: 'nonce', value: s0.replayKeys[1].value }] });
+        const dupNonce = step(sessionId, 2, headOf(c0), {
+          replayKeys: [
+            { kind: 'request_id', value: randomUUID() },
+            { kind: 'nonce', value: s0.replayKeys[1].value },
+          ],
+        });
         expect(await store.commitStep(sessionId, dupNonce)).toEqual({ status: 'replay', kind: 'nonce' });
         await expectLinearChain(store, sessionId, 1);
         expect((await store.getSession(sessionId))?.state).toEqual({ turns: 1 });
         // An expired key is taken over.
         const expiredId = randomUUID();
-        expect(await store.rememberReplayKey(sessionId, 'request_id', expiredId, new Date(Date.now() - 1000))).toBe(true);
-        expect((await store.commitStep(sessionId, step(sessionId, 3, headOf(c0), { replayKeys: [{ kind: 'request_id', value: expiredId }] }))).status).toBe('committed');
+        expect(await store.rememberReplayKey(sessionId, 'request_id', expiredId, new Date(Date.now() - 1000))).toBe(
+          true,
+        );
+        expect(
+          (
+            await store.commitStep(
+              sessionId,
+              step(sessionId, 3, headOf(c0), { replayKeys: [{ kind: 'request_id', value: expiredId }] }),
+            )
+          ).status,
+        ).toBe('committed');
       });
 
       it('refuses a step evaluated against a head another writer moved, writing nothing, and names the head now', async () => {
@@ -291,7 +505,10 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
         const c1 = await store.commitStep(sessionId, step(sessionId, 1, headOf(c0)));
         const late = step(sessionId, 2, headOf(c0), { session: { state: { turns: 99 } } });
         expect(await store.commitStep(sessionId, late)).toEqual({ status: 'stale_head', head: headOf(c1) });
-        expect(await store.commitStep(sessionId, step(sessionId, 3, null))).toEqual({ status: 'stale_head', head: headOf(c1) });
+        expect(await store.commitStep(sessionId, step(sessionId, 3, null))).toEqual({
+          status: 'stale_head',
+          head: headOf(c1),
+        });
         await expectLinearChain(store, sessionId, 2);
         expect((await store.getSession(sessionId))?.state).toEqual({ turns: 2 });
         // Its keys were not burnt: the same step, re-evaluated at the real head, commits.
@@ -330,24 +547,51 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
       });
 
       it('in one batch, a replayed step and a stale step write no entry, state or subagent row while their neighbours commit', async () => {
-        const [fine, replayed, stale, plain] = await Promise.all(Array.from({ length: 4 }, () => newSession(store, { state: { kept: true } })));
+        const [fine, replayed, stale, plain] = await Promise.all(
+          Array.from({ length: 4 }, () => newSession(store, { state: { kept: true } })),
+        );
         const firstOf = new Map<string, StepCommitOutcome>();
         for (const id of [replayed, stale]) firstOf.set(id, await store.commitStep(id, step(id, 0, null)));
         await store.commitStep(stale, step(stale, 1, headOf(firstOf.get(stale)!)));
         const usedId = (await store.listContextEntries(replayed))[0].content.entry_id;
-        const childOf = (parent: string) => ({ id: randomUUID(), tenantId: null, agentId: 'sub', keyId: null, hello: {}, intent: null, state: null, parentSessionId: parent });
+        const childOf = (parent: string) => ({
+          id: randomUUID(),
+          tenantId: null,
+          agentId: 'sub',
+          keyId: null,
+          hello: {},
+          intent: null,
+          state: null,
+          parentSessionId: parent,
+        });
         const children = [childOf(fine), childOf(replayed), childOf(stale)];
         const freshKey = randomUUID();
         const others = await Promise.all(Array.from({ length: 6 }, () => newSession(store)));
         // The other sessions' steps take every transaction slot first, so the four meet in one queued batch.
         const outcomes = await Promise.all([
           ...others.map((id, i) => store.commitStep(id, step(id, i, null))),
-          store.commitStep(fine, step(fine, 10, null, { childSession: children[0], session: { state: { turns: 1 }, keyId: 'k-fine' } })),
-          store.commitStep(replayed, step(replayed, 11, headOf(firstOf.get(replayed)!), {
-            childSession: children[1], session: { state: { turns: 99 }, keyId: 'k-replayed' },
-            replayKeys: [{ kind: 'nonce', value: freshKey }, { kind: 'request_id', value: usedId }],
-          })),
-          store.commitStep(stale, step(stale, 12, headOf(firstOf.get(stale)!), { childSession: children[2], session: { state: { turns: 99 } } })),
+          store.commitStep(
+            fine,
+            step(fine, 10, null, { childSession: children[0], session: { state: { turns: 1 }, keyId: 'k-fine' } }),
+          ),
+          store.commitStep(
+            replayed,
+            step(replayed, 11, headOf(firstOf.get(replayed)!), {
+              childSession: children[1],
+              session: { state: { turns: 99 }, keyId: 'k-replayed' },
+              replayKeys: [
+                { kind: 'nonce', value: freshKey },
+                { kind: 'request_id', value: usedId },
+              ],
+            }),
+          ),
+          store.commitStep(
+            stale,
+            step(stale, 12, headOf(firstOf.get(stale)!), {
+              childSession: children[2],
+              session: { state: { turns: 99 } },
+            }),
+          ),
           store.commitStep(plain, step(plain, 13, null)),
         ]);
         const [a, b, c, d] = outcomes.slice(-4);
@@ -356,7 +600,10 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
         expect(c).toMatchObject({ status: 'stale_head', head: { seq: 1 } });
         expect(d.status).toBe('committed');
         // The committed two went in one transaction with the refused two.
-        const xmins = await store.query(`select distinct xmin::text from context_entries where session_id = any($1::text[])`, [[fine, plain]]);
+        const xmins = await store.query(
+          `select distinct xmin::text from context_entries where session_id = any($1::text[])`,
+          [[fine, plain]],
+        );
         expect(xmins).toHaveLength(1);
         await expectLinearChain(store, fine, 1);
         await expectLinearChain(store, replayed, 1);
@@ -372,11 +619,27 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
       it('seals a session and opens a subagent session in the same commit; a sealed chain gets a signed head', async () => {
         const sessionId = await newSession(store);
         const childId = randomUUID();
-        const child = { id: childId, tenantId: null, agentId: 'sub-agent', keyId: null, hello: { v: 1 }, intent: { raw: 'sub' }, state: null, parentSessionId: sessionId };
+        const child = {
+          id: childId,
+          tenantId: null,
+          agentId: 'sub-agent',
+          keyId: null,
+          hello: { v: 1 },
+          intent: { raw: 'sub' },
+          state: null,
+          parentSessionId: sessionId,
+        };
         const c0 = await store.commitStep(sessionId, step(sessionId, 0, null, { childSession: child }));
-        expect(await store.getSession(childId)).toMatchObject({ agentId: 'sub-agent', parentSessionId: sessionId, intent: { raw: 'sub' } });
+        expect(await store.getSession(childId)).toMatchObject({
+          agentId: 'sub-agent',
+          parentSessionId: sessionId,
+          intent: { raw: 'sub' },
+        });
         const closedAt = new Date();
-        const c1 = await store.commitStep(sessionId, step(sessionId, 1, headOf(c0), { session: { state: { turns: 2 }, closedAt } }));
+        const c1 = await store.commitStep(
+          sessionId,
+          step(sessionId, 1, headOf(c0), { session: { state: { turns: 2 }, closedAt } }),
+        );
         expect((await store.getSession(sessionId))?.closedAt?.getTime()).toBe(closedAt.getTime());
         const cps = await store.listCheckpoints(sessionId);
         expect(cps.at(-1)).toMatchObject({ seq: 1, headHash: headOf(c1)?.entryHash });
@@ -393,12 +656,17 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
             const prior = state as { recent?: Json[]; tools?: Record<string, Json> } | null;
             // Copy on write, as the policy state is: a bounded queue, a growing map, a counter, a member deleted.
             const next: Json = {
-              turns: n + 1, recent: [...(prior?.recent ?? []).slice(-3), { n, decision: n % 3 ? 'allow' : 'deny' }],
-              tools: { ...(prior?.tools ?? {}), [`tool-${n % 5}`]: n }, ...(n % 2 ? { odd: true } : {}),
+              turns: n + 1,
+              recent: [...(prior?.recent ?? []).slice(-3), { n, decision: n % 3 ? 'allow' : 'deny' }],
+              tools: { ...(prior?.tools ?? {}), [`tool-${n % 5}`]: n },
+              ...(n % 2 ? { odd: true } : {}),
             };
             // Step 5 binds a key: the row is written then, so it gets the whole state too.
             const extra = n === 5 ? { keyId: 'k-5' } : {};
-            const out: StepCommitOutcome = await every4.commitStep(sessionId, step(sessionId, n, head, { session: { state: next, stateBase: state, ...extra } }));
+            const out: StepCommitOutcome = await every4.commitStep(
+              sessionId,
+              step(sessionId, n, head, { session: { state: next, stateBase: state, ...extra } }),
+            );
             expect(out.status).toBe('committed');
             head = headOf(out);
             state = next;
@@ -406,11 +674,28 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
             expect(row?.state).toEqual(next);
             expect(JSON.stringify(row?.state)).toBe(JSON.stringify(next));
             expect(row?.stateHead).toEqual(head);
-            rowSeqs.push(Number((await every4.query('select state_seq from sessions where id = $1', [sessionId]))[0].state_seq));
+            rowSeqs.push(
+              Number((await every4.query('select state_seq from sessions where id = $1', [sessionId]))[0].state_seq),
+            );
           }
           expect(rowSeqs).toEqual([-1, -1, -1, 3, 3, 5, 5, 7, 7, 7, 7]);
-          const deltas = await every4.query('select seq, state_delta_jcs is not null as has_delta from context_entries where session_id = $1 order by seq', [sessionId]);
-          expect(deltas.map((d) => d.has_delta)).toEqual([true, true, true, false, true, false, true, false, true, true, true]);
+          const deltas = await every4.query(
+            'select seq, state_delta_jcs is not null as has_delta from context_entries where session_id = $1 order by seq',
+            [sessionId],
+          );
+          expect(deltas.map((d) => d.has_delta)).toEqual([
+            true,
+            true,
+            true,
+            false,
+            true,
+            false,
+            true,
+            false,
+            true,
+            true,
+            true,
+          ]);
           // Another store on the same database (a restarted process, another replica) reads the same state.
           if (store.driver === 'postgres') expect((await store.getSession(sessionId))?.state).toEqual(state);
           // A whole state written outside a step is the state as of the head.
@@ -423,8 +708,17 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
 
       it('refuses malformed steps before they join a batch', async () => {
         const sessionId = await newSession(store);
-        await expectStoreError(store.commitStep(sessionId, step(sessionId, 0, { seq: -3, entryHash: 'zz' })), 'invalid_input');
-        await expectStoreError(store.commitStep(sessionId, step(sessionId, 0, null, { replayKeys: [{ kind: 'bogus' as never, value: 'x' }] })), 'invalid_input');
+        await expectStoreError(
+          store.commitStep(sessionId, step(sessionId, 0, { seq: -3, entryHash: 'zz' })),
+          'invalid_input',
+        );
+        await expectStoreError(
+          store.commitStep(
+            sessionId,
+            step(sessionId, 0, null, { replayKeys: [{ kind: 'bogus' as never, value: 'x' }] }),
+          ),
+          'invalid_input',
+        );
         const bad = step(sessionId, 0, null);
         bad.entry.content.request_hash = '0'.repeat(64);
         await expectStoreError(store.commitStep(sessionId, bad), 'invalid_input');
@@ -450,14 +744,21 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
     });
 
     it('signs an idle head after everyMs, without waiting for N entries', async () => {
-      const timed = await open({ checkpoints: { signer: checkpointKey, keyId: 'ckpt-t', everyEntries: 0, everyMs: 100 } });
+      const timed = await open({
+        checkpoints: { signer: checkpointKey, keyId: 'ckpt-t', everyEntries: 0, everyMs: 100 },
+      });
       try {
         const sessionId = randomUUID();
         await timed.appendContextEntry(sessionId, stepEntry(sessionId, 0));
         const head = await timed.appendContextEntry(sessionId, stepEntry(sessionId, 1));
         const signedHead = async () => (await timed.listCheckpoints(sessionId)).find((c) => c.seq === 1);
         for (let i = 0; i < 200 && !(await signedHead()); i++) await new Promise((r) => setTimeout(r, 50));
-        expect(await signedHead()).toMatchObject({ seq: 1, headHash: head.entryHash, keyId: 'ckpt-t', algorithm: 'HMAC-SHA256' });
+        expect(await signedHead()).toMatchObject({
+          seq: 1,
+          headHash: head.entryHash,
+          keyId: 'ckpt-t',
+          algorithm: 'HMAC-SHA256',
+        });
         expect(await verifyCheckpoint(checkpointKey, (await signedHead())!)).toBe(true);
       } finally {
         await timed.close();
@@ -473,9 +774,16 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
       expect(b?.bytes).toEqual(bytes);
       expect(b).toMatchObject({ revision: 'r1', manifest: { roots: ['acs'] }, source: 'test' });
       await store.activatePolicyBundle(sha, 'tester');
-      expect(await store.getActivePolicyBundle()).toMatchObject({ bundleSha256: sha, revision: 'r1', activatedBy: 'tester' });
+      expect(await store.getActivePolicyBundle()).toMatchObject({
+        bundleSha256: sha,
+        revision: 'r1',
+        activatedBy: 'tester',
+      });
       await expectStoreError(store.activatePolicyBundle('b'.repeat(64)), 'not_found');
-      await expectStoreError(store.putPolicyBundle({ sha256: 'nothex', revision: 'r', manifest: {}, bytes, source: null }), 'invalid_input');
+      await expectStoreError(
+        store.putPolicyBundle({ sha256: 'nothex', revision: 'r', manifest: {}, bytes, source: null }),
+        'invalid_input',
+      );
       // A 1 MiB bundle of every byte value round-trips exactly (bytes travel as wrapped base64 text).
       const big = new Uint8Array(1 << 20).map((_, i) => (i * 7919) & 0xff);
       const bigSha = 'c'.repeat(63) + String(Math.floor(Math.random() * 10));
@@ -497,7 +805,9 @@ export function defineStorageSuite(name: string, open: (extra?: Partial<OpenStor
       expect(await store.getSession(closed)).toBeNull();
       const chain = await store.getChain(closed);
       expect(chain?.prunedAt).toBeInstanceOf(Date);
-      expect((await store.listCheckpoints(closed)).some((c) => c.seq === 4 && c.headHash === chain?.headHash)).toBe(true);
+      expect((await store.listCheckpoints(closed)).some((c) => c.seq === 4 && c.headHash === chain?.headHash)).toBe(
+        true,
+      );
       expect(await store.listContextEntries(open)).toHaveLength(5);
       await expectStoreError(store.appendContextEntry(closed, stepEntry(closed, 9)), 'conflict');
     });

@@ -33,7 +33,11 @@ export interface AcsDecision {
 }
 
 /** The schemas a disposition's details are checked against (all a replay worker's validator holds). */
-export const DECISION_DETAIL_SCHEMAS = { modify: 'modifications.json', ask: 'ask-details.json', defer: 'defer-details.json' } as const;
+export const DECISION_DETAIL_SCHEMAS = {
+  modify: 'modifications.json',
+  ask: 'ask-details.json',
+  defer: 'defer-details.json',
+} as const;
 
 export interface DecisionContext {
   /** Dispositions the hook permits. */
@@ -83,14 +87,16 @@ export function modificationViolation(mods: Modifications, wrappedMcp: boolean):
   }
   const redactionPaths = (mods.redactions ?? []).map((r) => r.path);
   for (const path of redactionPaths) {
-    if (path !== '' && !path.startsWith('/')) return `redaction path ${JSON.stringify(path)} is not an RFC 6901 JSON pointer`;
+    if (path !== '' && !path.startsWith('/'))
+      return `redaction path ${JSON.stringify(path)} is not an RFC 6901 JSON pointer`;
     if (/~[^01]|~$/.test(path)) return `redaction path ${JSON.stringify(path)} has an invalid ~ escape`;
   }
   const base = wrappedMcp ? '/params/arguments/' : '/arguments/';
   for (const key of Object.keys(mods.parameter_overrides ?? {})) {
     const target = base + escapePointerToken(key);
     const clash = redactionPaths.find((p) => pointersOverlap(p, target));
-    if (clash !== undefined) return `redaction ${JSON.stringify(clash)} overlaps the override of ${JSON.stringify(key)} (§6.3: targets must be disjoint)`;
+    if (clash !== undefined)
+      return `redaction ${JSON.stringify(clash)} overlaps the override of ${JSON.stringify(key)} (§6.3: targets must be disjoint)`;
   }
   return null;
 }
@@ -101,7 +107,9 @@ function parseRawDecision(raw: unknown, ctx: DecisionContext): AcsDecision {
   if (raw.delegate_to === 'agent') throw new DecisionRejected('agent_layer_unavailable');
   const disposition = raw.decision;
   if (typeof disposition !== 'string' || !(DISPOSITIONS as readonly string[]).includes(disposition)) {
-    throw new DecisionRejected(`decision must be one of ${DISPOSITIONS.join(', ')} (got ${JSON.stringify(disposition) ?? 'nothing'})`);
+    throw new DecisionRejected(
+      `decision must be one of ${DISPOSITIONS.join(', ')} (got ${JSON.stringify(disposition) ?? 'nothing'})`,
+    );
   }
   const out: AcsDecision = { decision: disposition as Disposition };
   if (raw.reasoning !== undefined) {
@@ -113,7 +121,8 @@ function parseRawDecision(raw: unknown, ctx: DecisionContext): AcsDecision {
     out.reason_codes = [...raw.reason_codes];
   }
   if (raw.cited_provenance_ids !== undefined) {
-    if (!isUniqueStrings(raw.cited_provenance_ids)) throw new DecisionRejected('cited_provenance_ids must be unique strings');
+    if (!isUniqueStrings(raw.cited_provenance_ids))
+      throw new DecisionRejected('cited_provenance_ids must be unique strings');
     out.cited_provenance_ids = [...raw.cited_provenance_ids];
   }
   if (raw.policy_data !== undefined) {
@@ -165,7 +174,11 @@ function withCode(decision: AcsDecision, code: string): AcsDecision {
 
 /** The fail-closed answer (reference Guardians: DENY `evaluation_failed`). */
 export function evaluationFailed(detail: string): AcsDecision {
-  return { decision: 'deny', reasoning: `Policy evaluation failed; denied (fail closed): ${detail}`, reason_codes: ['evaluation_failed'] };
+  return {
+    decision: 'deny',
+    reasoning: `Policy evaluation failed; denied (fail closed): ${detail}`,
+    reason_codes: ['evaluation_failed'],
+  };
 }
 
 function deny(reasoning: string, code: string, base?: AcsDecision): AcsDecision {
@@ -188,7 +201,10 @@ export function finalizeDecision(raw: unknown, ctx: DecisionContext): FinalDecis
   } catch (err) {
     const detail = err instanceof Error ? err.message : String(err);
     if (detail === 'agent_layer_unavailable') {
-      decision = deny('The policy delegated to an agent layer, which this Guardian does not have (§12).', 'agent_layer_unavailable');
+      decision = deny(
+        'The policy delegated to an agent layer, which this Guardian does not have (§12).',
+        'agent_layer_unavailable',
+      );
     } else {
       decision = evaluationFailed(detail);
     }
@@ -199,9 +215,16 @@ export function finalizeDecision(raw: unknown, ctx: DecisionContext): FinalDecis
   if (decision.decision === 'modify' && !ctx.client.modifyCapable) {
     const what = JSON.stringify(decision.modifications);
     if (ctx.method === 'steps/postCompact') {
-      decision = withCode({ decision: 'allow', reasoning: `Modification not applied (client is MODIFY-incapable): ${what}` }, 'modify_unsupported');
+      decision = withCode(
+        { decision: 'allow', reasoning: `Modification not applied (client is MODIFY-incapable): ${what}` },
+        'modify_unsupported',
+      );
     } else {
-      decision = deny(`The policy required a modification the client cannot apply, so the step is denied: ${what}`, 'modify_unsupported', decision);
+      decision = deny(
+        `The policy required a modification the client cannot apply, so the step is denied: ${what}`,
+        'modify_unsupported',
+        decision,
+      );
     }
     auditEvents.push({ code: 'modify_unsupported', detail: what });
   }
@@ -213,12 +236,21 @@ export function finalizeDecision(raw: unknown, ctx: DecisionContext): FinalDecis
         ...decision,
         decision: 'defer',
         reasoning: `Approval required but the client cannot route approvals; deferred, denied on timeout: ${decision.reasoning ?? question}`,
-        defer_details: { reason: 'pending_dependency', resolution_method: 'human_approval', resolution_timeout_ms: Number(decision.ask_details?.timeout_seconds ?? 60) * 1000, timeout_decision: 'deny' },
+        defer_details: {
+          reason: 'pending_dependency',
+          resolution_method: 'human_approval',
+          resolution_timeout_ms: Number(decision.ask_details?.timeout_seconds ?? 60) * 1000,
+          timeout_decision: 'deny',
+        },
         reason_codes: [...new Set([...(decision.reason_codes ?? []), 'approver_unavailable'])],
       };
       delete decision.ask_details;
     } else {
-      decision = deny(`Approval required but no approver is available: ${decision.reasoning ?? question}`, 'approver_unavailable', decision);
+      decision = deny(
+        `Approval required but no approver is available: ${decision.reasoning ?? question}`,
+        'approver_unavailable',
+        decision,
+      );
     }
     auditEvents.push({ code: 'approver_unavailable', detail: 'ASK substituted for an ASK-incapable client (§9.2)' });
   }
@@ -226,13 +258,28 @@ export function finalizeDecision(raw: unknown, ctx: DecisionContext): FinalDecis
   if (!ctx.permitted.includes(decision.decision)) {
     const was = decision.decision;
     decision = ctx.permitted.includes('deny')
-      ? deny(`The policy answered ${was}, which ${ctx.method} does not permit; denied instead.`, 'disposition_not_permitted', decision)
-      : withCode({ decision: 'allow', reasoning: `The policy answered ${was}, which ${ctx.method} does not permit; allowed and audited.`, ...(decision.policy_references ? { policy_references: decision.policy_references } : {}) }, 'disposition_not_permitted');
+      ? deny(
+          `The policy answered ${was}, which ${ctx.method} does not permit; denied instead.`,
+          'disposition_not_permitted',
+          decision,
+        )
+      : withCode(
+          {
+            decision: 'allow',
+            reasoning: `The policy answered ${was}, which ${ctx.method} does not permit; allowed and audited.`,
+            ...(decision.policy_references ? { policy_references: decision.policy_references } : {}),
+          },
+          'disposition_not_permitted',
+        );
     auditEvents.push({ code: 'disposition_not_permitted', detail: `${was} on ${ctx.method}` });
   }
   // §6: cascading deferrals are bounded per session.
   if (decision.decision === 'defer' && ctx.deferralsSoFar >= ctx.maxDeferrals) {
-    decision = deny(`Deferral bound of ${ctx.maxDeferrals} per session reached; denied (§6).`, 'deferral_bound_exceeded', decision);
+    decision = deny(
+      `Deferral bound of ${ctx.maxDeferrals} per session reached; denied (§6).`,
+      'deferral_bound_exceeded',
+      decision,
+    );
     auditEvents.push({ code: 'deferral_bound_exceeded', detail: `${ctx.deferralsSoFar} deferrals already issued` });
   }
 

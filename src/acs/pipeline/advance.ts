@@ -26,11 +26,22 @@ export interface NextSessionState {
  * `state`), `prior` the state before it, `decision` the verdict delivered. `rowIntent` is the session row's
  * intent (null when not yet fixed).
  */
-export function nextSessionState(prior: SessionState, advanced: SessionState, request: AcsRequest, decision: AcsDecision['decision'], rowIntent: Json = null): NextSessionState {
-  const state = recordDecision(advanced, { step_id: request.params.request_id, method: request.method, params: request.params as unknown as Json }, decision);
-  const auditEvents = state.intent_change_attempts > prior.intent_change_attempts
-    ? [{ code: 'intent_change_ignored', detail: `${request.method} tried to change the established Intent` }]
-    : [];
+export function nextSessionState(
+  prior: SessionState,
+  advanced: SessionState,
+  request: AcsRequest,
+  decision: AcsDecision['decision'],
+  rowIntent: Json = null,
+): NextSessionState {
+  const state = recordDecision(
+    advanced,
+    { step_id: request.params.request_id, method: request.method, params: request.params as unknown as Json },
+    decision,
+  );
+  const auditEvents =
+    state.intent_change_attempts > prior.intent_change_attempts
+      ? [{ code: 'intent_change_ignored', detail: `${request.method} tried to change the established Intent` }]
+      : [];
   const intentEstablished = rowIntent === null && state.intent !== null ? (state.intent as unknown as Json) : undefined;
   return { state, auditEvents, intentEstablished };
 }
@@ -48,7 +59,12 @@ export interface SessionWrites {
  * The row as this step leaves it, without the head it was read at (the cache keeps the head it writes next to
  * the row). Copied, then assigned: members written after a leading spread take V8's slow path (≈ 0.6 µs each).
  */
-function writtenRow(session: SessionRecord, state: Json, intent: SessionRecord['intent'], closedAt: SessionRecord['closedAt']): SessionRecord {
+function writtenRow(
+  session: SessionRecord,
+  state: Json,
+  intent: SessionRecord['intent'],
+  closedAt: SessionRecord['closedAt'],
+): SessionRecord {
   const row: SessionRecord = Object.assign({}, session);
   // Only rows read from the store carry a head; the cache keeps rows without one, so this is the rare case.
   if (row.stateHead !== undefined) delete row.stateHead;
@@ -81,7 +97,12 @@ export function sessionWrites(
   if (bindsKey && session.keyId !== null) patch.keyId = session.keyId;
   let child: StepCommit['childSession'];
   const allowed = decision.decision === 'allow' || decision.decision === 'modify';
-  if (method === 'steps/subagentStart' && allowed && typeof payload.subagent_session_id === 'string' && payload.subagent_session_id !== session.id) {
+  if (
+    method === 'steps/subagentStart' &&
+    allowed &&
+    typeof payload.subagent_session_id === 'string' &&
+    payload.subagent_session_id !== session.id
+  ) {
     const inherit = payload.intent_derivation === 'inherit_full' || payload.subagent_intent === undefined;
     child = {
       id: payload.subagent_session_id,
@@ -100,7 +121,12 @@ export function sessionWrites(
   return {
     patch,
     ...(child ? { child } : {}),
-    written: writtenRow(session, state as unknown as Json, next.intentEstablished ?? session.intent, patch.closedAt ?? session.closedAt),
+    written: writtenRow(
+      session,
+      state as unknown as Json,
+      next.intentEstablished ?? session.intent,
+      patch.closedAt ?? session.closedAt,
+    ),
     auditEvents: next.auditEvents,
   };
 }
@@ -109,11 +135,23 @@ export function sessionWrites(
  * subagentStop is ALLOW-only; a reported final_chain_hash that is not the subagent chain's head is an integrity
  * event to audit. Omission means the framework keeps no chain, not a failure (hooks.md).
  */
-export async function auditSubagentStop(config: GuardianConfig, request: AcsRequest, audit: (e: { code: string; detail: string }) => void): Promise<void> {
+export async function auditSubagentStop(
+  config: GuardianConfig,
+  request: AcsRequest,
+  audit: (e: { code: string; detail: string }) => void,
+): Promise<void> {
   const payload = request.params.payload;
-  if (request.method !== 'steps/subagentStop' || typeof payload.final_chain_hash !== 'string' || typeof payload.subagent_session_id !== 'string') return;
+  if (
+    request.method !== 'steps/subagentStop' ||
+    typeof payload.final_chain_hash !== 'string' ||
+    typeof payload.subagent_session_id !== 'string'
+  )
+    return;
   const head = await config.store.getChainHead(payload.subagent_session_id);
   if (head?.entryHash !== payload.final_chain_hash) {
-    audit({ code: 'subagent_chain_mismatch', detail: `final_chain_hash ${payload.final_chain_hash} ≠ head ${head?.entryHash ?? '(no chain)'}` });
+    audit({
+      code: 'subagent_chain_mismatch',
+      detail: `final_chain_hash ${payload.final_chain_hash} ≠ head ${head?.entryHash ?? '(no chain)'}`,
+    });
   }
 }

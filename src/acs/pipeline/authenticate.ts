@@ -15,7 +15,15 @@ export interface Authenticated {
 
 export async function authenticateRequest(request: AcsRequest, signatures: EnvelopeSignatures): Promise<Authenticated> {
   const sessionId = request.params.metadata.session_id;
-  const outcome = await verifyEnvelope(signatures, request as unknown as Record<string, unknown>, 'params', { sessionId, agentId: request.params.metadata.agent_id });
+  const outcome = await verifyEnvelope(signatures, request as unknown as Record<string, unknown>, 'params', {
+    sessionId,
+    agentId: request.params.metadata.agent_id,
+  });
   if (!outcome.ok) throw new AcsError(AcsErrorCode.SignatureInvalid, outcome.reason, outcome.message);
-  return { sessionId, keyId: outcome.signature.key_id, algorithm: outcome.signature.algorithm, paramsJcs: outcome.memberJcs };
+  return {
+    sessionId,
+    keyId: outcome.signature.key_id,
+    algorithm: outcome.signature.algorithm,
+    paramsJcs: outcome.memberJcs,
+  };
 }

@@ -27,7 +27,10 @@ export function checkChainHint(request: AcsRequest, head: { entryHash: string } 
  * of both (computed once: hashed here, stored as they are). `paramsJcs` is JCS(params) when the caller has it
  * (authentication canonicalised params for the signature check).
  */
-export function stepEntry(request: AcsRequest, paramsJcs: string = canonicalJson(request.params)): NewContextEntry & { contentJcs: string } {
+export function stepEntry(
+  request: AcsRequest,
+  paramsJcs: string = canonicalJson(request.params),
+): NewContextEntry & { contentJcs: string } {
   const { params } = request;
   // request_hash = SHA-256(JCS(params)) (§8.2); the same JCS text is what the store keeps.
   // Members in JCS order (RFC 8785 §3.2.3), so canonicalJson writes them natively.

@@ -53,11 +53,19 @@ export function decodeMessage(body: Uint8Array | string, maxDepth = DEFAULT_MAX_
   }
   // The bracket count is a native scan; the depth walk (a JS loop over every character) only runs past it.
   if (!fewBrackets(text, maxDepth) && jsonNestingDepth(text, maxDepth) > maxDepth) {
-    throw new AcsError(AcsErrorCode.InvalidRequest, 'nesting_too_deep', `JSON nesting deeper than ${maxDepth} levels is refused`);
+    throw new AcsError(
+      AcsErrorCode.InvalidRequest,
+      'nesting_too_deep',
+      `JSON nesting deeper than ${maxDepth} levels is refused`,
+    );
   }
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
-    throw new AcsError(AcsErrorCode.ParseError, 'invalid_json', `the body is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw new AcsError(
+      AcsErrorCode.ParseError,
+      'invalid_json',
+      `the body is not valid JSON: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }

@@ -5,7 +5,11 @@ import { AcsError, AcsErrorCode } from '../errors.ts';
 import type { AcsRequest } from '../types.ts';
 
 /** The §10.3 keys a request burns (request_id, and nonce when present) and until when they are kept. */
-export function replayKeysOf(request: AcsRequest, now: Date, skewWindowMs: number): { keys: { kind: ReplayKeyKind; value: string }[]; expiresAt: Date } {
+export function replayKeysOf(
+  request: AcsRequest,
+  now: Date,
+  skewWindowMs: number,
+): { keys: { kind: ReplayKeyKind; value: string }[]; expiresAt: Date } {
   const claimed = Date.parse(request.params.timestamp);
   // Kept two skew windows past the later of arrival and the claimed timestamp; the store expires keys against
   // the wall clock, so the wall clock joins the Guardian clock here.
@@ -18,7 +22,11 @@ export function replayKeysOf(request: AcsRequest, now: Date, skewWindowMs: numbe
 /** -32005 for a key seen before (§10.3). */
 export function replayDetected(kind: ReplayKeyKind, request: AcsRequest): AcsError {
   return kind === 'request_id'
-    ? new AcsError(AcsErrorCode.ReplayDetected, 'duplicate_request_id', `request_id ${request.params.request_id} was already used in this session`)
+    ? new AcsError(
+        AcsErrorCode.ReplayDetected,
+        'duplicate_request_id',
+        `request_id ${request.params.request_id} was already used in this session`,
+      )
     : new AcsError(AcsErrorCode.ReplayDetected, 'duplicate_nonce', 'nonce was already used in this session');
 }
 
@@ -27,7 +35,12 @@ export function replayDetected(kind: ReplayKeyKind, request: AcsRequest): AcsErr
  * is still -32005 (and a replayed refused request gets -32005 rather than its refusal). Admitted steps record
  * their keys in the same transaction as their entry (GuardianStore.commitStep).
  */
-export async function rememberRequest(store: GuardianStore, request: AcsRequest, now: Date, skewWindowMs: number): Promise<void> {
+export async function rememberRequest(
+  store: GuardianStore,
+  request: AcsRequest,
+  now: Date,
+  skewWindowMs: number,
+): Promise<void> {
   const { session_id } = request.params.metadata;
   const { keys, expiresAt } = replayKeysOf(request, now, skewWindowMs);
   // Both keys are recorded together (one round trip on a pooled store); either one seen before is a replay.
@@ -39,8 +52,13 @@ export async function rememberRequest(store: GuardianStore, request: AcsRequest,
 export function checkTimestamp(request: AcsRequest, now: Date, skewWindowMs: number): void {
   const claimed = Date.parse(request.params.timestamp);
   if (!Number.isFinite(claimed) || Math.abs(now.getTime() - claimed) > skewWindowMs) {
-    throw new AcsError(AcsErrorCode.TimestampOutOfWindow, 'timestamp_out_of_window', `timestamp ${request.params.timestamp} is more than ${skewWindowMs} ms from the Guardian clock`, {
-      skew_window_ms: skewWindowMs,
-    });
+    throw new AcsError(
+      AcsErrorCode.TimestampOutOfWindow,
+      'timestamp_out_of_window',
+      `timestamp ${request.params.timestamp} is more than ${skewWindowMs} ms from the Guardian clock`,
+      {
+        skew_window_ms: skewWindowMs,
+      },
+    );
   }
 }

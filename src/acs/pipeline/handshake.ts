@@ -27,7 +27,9 @@ export function negotiateVersion(offered: string[], supported: string[]): string
 
 /** Rule 4: client order kept; only methods this Guardian answers, MCP only as declared in wrapped_protocols. */
 export function methodsEvaluated(hello: ClientHello): string[] {
-  const mcpVersions = new Set((hello.wrapped_protocols ?? []).filter((w) => w.protocol === 'MCP').map((w) => w.version));
+  const mcpVersions = new Set(
+    (hello.wrapped_protocols ?? []).filter((w) => w.protocol === 'MCP').map((w) => w.version),
+  );
   const inspect = (hello.profiles_supported ?? []).some((p) => p === 'acs-inspect' || p === 'acs-inspect-dynamic');
   const out: string[] = [];
   for (const method of new Set(hello.methods_implemented)) {
@@ -53,7 +55,12 @@ export interface NegotiatedHello {
   server: ServerHello;
 }
 
-export async function handleHello(config: GuardianConfig, request: AcsRequest, auth: Authenticated, transport: TransportKind): Promise<ServerHello> {
+export async function handleHello(
+  config: GuardianConfig,
+  request: AcsRequest,
+  auth: Authenticated,
+  transport: TransportKind,
+): Promise<ServerHello> {
   const now = config.now();
   checkTimestamp(request, now, config.skewWindowMs);
   const check = config.validator.clientHello(request.params.payload);
@@ -68,23 +75,44 @@ export async function handleHello(config: GuardianConfig, request: AcsRequest, a
   await rememberRequest(config.store, request, now, config.skewWindowMs);
   const sessionId = request.params.metadata.session_id;
   if (await config.store.getSession(sessionId)) {
-    throw new AcsError(AcsErrorCode.SessionRefused, 'renegotiation_not_supported', 'this session is already negotiated; ACS v0.1 has no renegotiation');
+    throw new AcsError(
+      AcsErrorCode.SessionRefused,
+      'renegotiation_not_supported',
+      'this session is already negotiated; ACS v0.1 has no renegotiation',
+    );
   }
   const agentId = request.params.metadata.agent_id;
   if (agentId.length === 0 || agentId.length > 512) {
-    throw new AcsError(AcsErrorCode.SessionRefused, 'agent_id_invalid', 'metadata.agent_id must be a non-empty string of at most 512 characters');
+    throw new AcsError(
+      AcsErrorCode.SessionRefused,
+      'agent_id_invalid',
+      'metadata.agent_id must be a non-empty string of at most 512 characters',
+    );
   }
   const version = negotiateVersion(hello.acs_versions_supported, config.supportedVersions);
   if (version === null) {
-    throw new AcsError(AcsErrorCode.UnsupportedVersion, 'no_common_version', `no common ACS major version; this Guardian speaks ${config.supportedVersions.join(', ')}`, {
-      supported_versions: config.supportedVersions,
-    });
+    throw new AcsError(
+      AcsErrorCode.UnsupportedVersion,
+      'no_common_version',
+      `no common ACS major version; this Guardian speaks ${config.supportedVersions.join(', ')}`,
+      {
+        supported_versions: config.supportedVersions,
+      },
+    );
   }
   if (!hello.transports_supported.includes(transport)) {
-    throw new AcsError(AcsErrorCode.SessionRefused, 'no_common_transport', `this connection is ${transport}; the client offered ${hello.transports_supported.join(', ')}`);
+    throw new AcsError(
+      AcsErrorCode.SessionRefused,
+      'no_common_transport',
+      `this connection is ${transport}; the client offered ${hello.transports_supported.join(', ')}`,
+    );
   }
   if (config.policyRequiresProvenance && hello.provenance_producer === 'none') {
-    throw new AcsError(AcsErrorCode.ProvenanceRequired, 'provenance_required', 'policy requires Provenance; re-handshake with provenance_producer "deterministic"');
+    throw new AcsError(
+      AcsErrorCode.ProvenanceRequired,
+      'provenance_required',
+      'policy requires Provenance; re-handshake with provenance_producer "deterministic"',
+    );
   }
   const server: ServerHello = {
     negotiated_version: version,

@@ -79,12 +79,28 @@ export function createGuardian(options: GuardianOptions): Guardian {
   const locks = new SessionLocks();
   const sessions = new SessionCache();
 
-  async function decided(request: AcsRequest, auth: Authenticated, decision: AcsDecision, version: string, extra: Partial<AcsResult> = {}): Promise<ResponseEnvelope> {
-    const result: AcsResult = { type: 'final', acs_version: version, request_id: request.params.request_id, ...decision, ...extra };
+  async function decided(
+    request: AcsRequest,
+    auth: Authenticated,
+    decision: AcsDecision,
+    version: string,
+    extra: Partial<AcsResult> = {},
+  ): Promise<ResponseEnvelope> {
+    const result: AcsResult = {
+      type: 'final',
+      acs_version: version,
+      request_id: request.params.request_id,
+      ...decision,
+      ...extra,
+    };
     return resultEnvelope(config, request.id, result, auth);
   }
 
-  async function handleStep(request: AcsRequest, auth: Authenticated, routed: ReturnType<typeof routeMethod>): Promise<ResponseEnvelope> {
+  async function handleStep(
+    request: AcsRequest,
+    auth: Authenticated,
+    routed: ReturnType<typeof routeMethod>,
+  ): Promise<ResponseEnvelope> {
     const sessionId = request.params.metadata.session_id;
     return locks.run(sessionId, async () => {
       // A step evaluated against a head another replica has since moved is evaluated again from fresh reads
@@ -94,7 +110,10 @@ export function createGuardian(options: GuardianOptions): Guardian {
         if (answered) return answered;
         sessions.forget(sessionId);
       }
-      throw new StoreError('unavailable', `the chain head of session ${sessionId} kept moving under ${MAX_STALE_ATTEMPTS + 1} attempts`);
+      throw new StoreError(
+        'unavailable',
+        `the chain head of session ${sessionId} kept moving under ${MAX_STALE_ATTEMPTS + 1} attempts`,
+      );
     });
   }
 
@@ -102,7 +121,13 @@ export function createGuardian(options: GuardianOptions): Guardian {
    * A refusal before the commit: the request's keys are burnt first. Here rather than a named closure per step:
    * tsx (esbuild keepNames) names every named closure as it is created, a few µs each (5 µs in prepareStep's profile).
    */
-  async function refuse(request: AcsRequest, auth: Authenticated, version: string, now: Date, refusal: AcsDecision | AcsError): Promise<ResponseEnvelope | null> {
+  async function refuse(
+    request: AcsRequest,
+    auth: Authenticated,
+    version: string,
+    now: Date,
+    refusal: AcsDecision | AcsError,
+  ): Promise<ResponseEnvelope | null> {
     await rememberRequest(config.store, request, now, config.skewWindowMs);
     if (refusal instanceof AcsError) throw refusal;
     return decided(request, auth, refusal, version);
@@ -110,11 +135,22 @@ export function createGuardian(options: GuardianOptions): Guardian {
 
   /** The step's audit sink. */
   function auditOf(request: AcsRequest): (e: { code: string; detail: string }) => void {
-    return (e) => config.onAudit({ sessionId: request.params.metadata.session_id, requestId: request.params.request_id, method: request.method, ...e });
+    return (e) =>
+      config.onAudit({
+        sessionId: request.params.metadata.session_id,
+        requestId: request.params.request_id,
+        method: request.method,
+        ...e,
+      });
   }
 
   /** One attempt at a step under its session lock; null when the head moved before the commit (retry). */
-  async function attemptStep(request: AcsRequest, auth: Authenticated, routed: ReturnType<typeof routeMethod>, fresh: boolean): Promise<ResponseEnvelope | null> {
+  async function attemptStep(
+    request: AcsRequest,
+    auth: Authenticated,
+    routed: ReturnType<typeof routeMethod>,
+    fresh: boolean,
+  ): Promise<ResponseEnvelope | null> {
     const sessionId = request.params.metadata.session_id;
     const now = config.now();
     const cached = fresh ? undefined : sessions.get(sessionId);
@@ -157,13 +193,33 @@ export function createGuardian(options: GuardianOptions): Guardian {
     const evaluated = await evaluateStep(config, request, prior, permitted, routed.kind === 'mcp', entry.paramsJcs);
     const placed = placeEntry(entry, head);
     const durationMs = Math.max(0, Math.round(evaluated.durationMs));
-    const { envelope, resultJcs } = await signedResultEnvelope(config, request.id, {
-      type: 'final', acs_version: version, request_id: request.params.request_id, ...evaluated.decision,
-      chain_hash: placed.entryHash,
-      // Members in RFC 8785 order: the answer's JCS (signature input, stored result) is then JSON.stringify's.
-      metadata: { evaluation_duration_ms: durationMs, evaluator: 'deterministic', evaluator_version: config.evaluatorVersion },
-    }, auth);
-    const writes = sessionWrites(config, request, admitted, session.keyId === null, prior, evaluated.state, evaluated.decision);
+    const { envelope, resultJcs } = await signedResultEnvelope(
+      config,
+      request.id,
+      {
+        type: 'final',
+        acs_version: version,
+        request_id: request.params.request_id,
+        ...evaluated.decision,
+        chain_hash: placed.entryHash,
+        // Members in RFC 8785 order: the answer's JCS (signature input, stored result) is then JSON.stringify's.
+        metadata: {
+          evaluation_duration_ms: durationMs,
+          evaluator: 'deterministic',
+          evaluator_version: config.evaluatorVersion,
+        },
+      },
+      auth,
+    );
+    const writes = sessionWrites(
+      config,
+      request,
+      admitted,
+      session.keyId === null,
+      prior,
+      evaluated.state,
+      evaluated.decision,
+    );
     const { keys, expiresAt } = replayKeysOf(request, now, config.skewWindowMs);
     // §8.2 + §10.3 in one transaction: the entry, its delivered decision, the request's keys and the state the
     // next step reads are durable together before the answer leaves, or none of them is.
@@ -172,7 +228,12 @@ export function createGuardian(options: GuardianOptions): Guardian {
       replayKeys: keys,
       replayKeysExpireAt: expiresAt,
       entry,
-      decision: { result: (envelope as unknown as { result: Json }).result, resultJcs: resultJcs(), bundleRevision: evaluated.revision, evaluationDurationMs: durationMs },
+      decision: {
+        result: (envelope as unknown as { result: Json }).result,
+        resultJcs: resultJcs(),
+        bundleRevision: evaluated.revision,
+        evaluationDurationMs: durationMs,
+      },
       session: writes.patch,
       ...(writes.child ? { childSession: writes.child } : {}),
     });
@@ -183,7 +244,8 @@ export function createGuardian(options: GuardianOptions): Guardian {
     for (const event of [...evaluated.auditEvents, ...writes.auditEvents]) audit(event);
     // The step is committed: what is delivered must be what was recorded, so a failed check here is audited only.
     await auditSubagentStop(config, request, audit).catch((err: unknown) =>
-      audit({ code: 'subagent_chain_unchecked', detail: err instanceof Error ? err.message : String(err) }));
+      audit({ code: 'subagent_chain_unchecked', detail: err instanceof Error ? err.message : String(err) }),
+    );
     return envelope;
   }
 
@@ -193,7 +255,11 @@ export function createGuardian(options: GuardianOptions): Guardian {
     let request: AcsRequest | null = null;
     try {
       if (body.length > config.maxBodyBytes) {
-        throw new AcsError(AcsErrorCode.InvalidRequest, 'body_too_large', `messages larger than ${config.maxBodyBytes} bytes are refused`);
+        throw new AcsError(
+          AcsErrorCode.InvalidRequest,
+          'body_too_large',
+          `messages larger than ${config.maxBodyBytes} bytes are refused`,
+        );
       }
       const value = decodeMessage(body);
       id = recoverableId(value);
@@ -204,7 +270,9 @@ export function createGuardian(options: GuardianOptions): Guardian {
       const routed = routeMethod(request.method);
       if (routed.kind === 'ping') return await handlePing(config, request);
       if (routed.kind === 'handshake') {
-        const server = await locks.run(request.params.metadata.session_id, () => handleHello(config, request!, auth!, transport));
+        const server = await locks.run(request.params.metadata.session_id, () =>
+          handleHello(config, request!, auth!, transport),
+        );
         return await resultEnvelope(config, request.id, server, auth);
       }
       return await handleStep(request, auth, routed);
@@ -220,11 +288,16 @@ export function createGuardian(options: GuardianOptions): Guardian {
       // the client's fail-open posture, so answer a signed DENY instead (GUIDE §4, fail closed).
       if (request && auth && request.method !== 'handshake/hello') {
         try {
-          return await decided(request, auth, {
-            decision: 'deny',
-            reasoning: 'The Guardian could not record or evaluate this step; denied (fail closed).',
-            reason_codes: ['store_unavailable'],
-          }, config.supportedVersions[0]);
+          return await decided(
+            request,
+            auth,
+            {
+              decision: 'deny',
+              reasoning: 'The Guardian could not record or evaluate this step; denied (fail closed).',
+              reason_codes: ['store_unavailable'],
+            },
+            config.supportedVersions[0],
+          );
         } catch {
           return internalError(id);
         }

@@ -13,12 +13,19 @@ export async function handlePing(config: GuardianConfig, request: AcsRequest): P
     acs_version: config.supportedVersions[0],
     request_id: request.params.request_id,
     decision: 'allow',
-    payload: { status: 'ok', ...('echo' in payload ? { echo: payload.echo } : {}), server_timestamp: config.now().toISOString() },
+    payload: {
+      status: 'ok',
+      ...('echo' in payload ? { echo: payload.echo } : {}),
+      server_timestamp: config.now().toISOString(),
+    },
   };
   let auth: Authenticated | null = null;
   if (request.params.signature !== undefined) {
     const sessionId = request.params.metadata.session_id;
-    const outcome = await verifyEnvelope(config.signatures, request as unknown as Record<string, unknown>, 'params', { sessionId, agentId: request.params.metadata.agent_id });
+    const outcome = await verifyEnvelope(config.signatures, request as unknown as Record<string, unknown>, 'params', {
+      sessionId,
+      agentId: request.params.metadata.agent_id,
+    });
     if (outcome.ok) auth = { sessionId, keyId: outcome.signature.key_id, algorithm: outcome.signature.algorithm };
   }
   return resultEnvelope(config, request.id, result, auth);

@@ -26,7 +26,10 @@ export function canonicalisationProblem(value: unknown, pointer = ''): { pointer
   const path: (string | number)[] = [];
   const message = problemAt(value, path);
   if (message === null) return null;
-  return { pointer: pointer + path.map((p) => '/' + String(p).replace(/~/g, '~0').replace(/\//g, '~1')).join(''), message };
+  return {
+    pointer: pointer + path.map((p) => '/' + String(p).replace(/~/g, '~0').replace(/\//g, '~1')).join(''),
+    message,
+  };
 }
 
 /** The first problem under `value`, with `path` left pointing at it; null (and `path` unchanged) when none. */
@@ -64,15 +67,29 @@ function problemAt(value: unknown, path: (string | number)[]): string | null {
 export function validateEnvelope(value: unknown, validator: AcsValidator): AcsRequest {
   if (Array.isArray(value)) {
     // Batches are refused (GUIDE §1; documented in docs/conformance.md).
-    throw new AcsError(AcsErrorCode.InvalidRequest, 'batch_unsupported', 'JSON-RPC batches are not supported by this Guardian; send one request per message');
+    throw new AcsError(
+      AcsErrorCode.InvalidRequest,
+      'batch_unsupported',
+      'JSON-RPC batches are not supported by this Guardian; send one request per message',
+    );
   }
   const check = validator.requestEnvelope(value);
   if (!check.ok) {
-    throw new AcsError(AcsErrorCode.InvalidRequest, 'envelope_invalid', `not a valid ACS request envelope: ${check.violation.message}`, { pointer: check.violation.pointer });
+    throw new AcsError(
+      AcsErrorCode.InvalidRequest,
+      'envelope_invalid',
+      `not a valid ACS request envelope: ${check.violation.message}`,
+      { pointer: check.violation.pointer },
+    );
   }
   const problem = canonicalisationProblem(value);
   if (problem) {
-    throw new AcsError(AcsErrorCode.InvalidRequest, 'not_canonicalizable', `the envelope cannot be canonicalised (RFC 8785): ${problem.pointer} ${problem.message}`, { pointer: problem.pointer });
+    throw new AcsError(
+      AcsErrorCode.InvalidRequest,
+      'not_canonicalizable',
+      `the envelope cannot be canonicalised (RFC 8785): ${problem.pointer} ${problem.message}`,
+      { pointer: problem.pointer },
+    );
   }
   return value as AcsRequest;
 }
@@ -81,10 +98,15 @@ export function validateEnvelope(value: unknown, validator: AcsValidator): AcsRe
 export function validateStepPayload(request: AcsRequest, spec: StepMethodSpec, validator: AcsValidator): void {
   const check = validator.validate(spec.payloadSchema, request.params.payload);
   if (!check.ok) {
-    throw new AcsError(AcsErrorCode.InvalidParams, 'payload_invalid', `${request.method} payload: ${check.violation.message}`, {
-      pointer: '/params/payload' + check.violation.pointer,
-      method: request.method,
-    });
+    throw new AcsError(
+      AcsErrorCode.InvalidParams,
+      'payload_invalid',
+      `${request.method} payload: ${check.violation.message}`,
+      {
+        pointer: '/params/payload' + check.violation.pointer,
+        method: request.method,
+      },
+    );
   }
 }
 
@@ -92,23 +114,30 @@ export function validateStepPayload(request: AcsRequest, spec: StepMethodSpec, v
 export function validateMcpPayload(request: AcsRequest, mcpMethod: string): void {
   const p = request.params.payload;
   const fail = (pointer: string, message: string): never => {
-    throw new AcsError(AcsErrorCode.InvalidParams, 'mcp_message_invalid', `wrapped MCP message: ${message}`, { pointer: '/params/payload' + pointer, method: request.method });
+    throw new AcsError(AcsErrorCode.InvalidParams, 'mcp_message_invalid', `wrapped MCP message: ${message}`, {
+      pointer: '/params/payload' + pointer,
+      method: request.method,
+    });
   };
   if (p.jsonrpc !== '2.0') fail('/jsonrpc', 'jsonrpc must be "2.0"');
-  if ('id' in p && !(typeof p.id === 'string' || (typeof p.id === 'number' && Number.isFinite(p.id)))) fail('/id', 'id must be a string or a number');
+  if ('id' in p && !(typeof p.id === 'string' || (typeof p.id === 'number' && Number.isFinite(p.id))))
+    fail('/id', 'id must be a string or a number');
   if ('method' in p) {
     if (p.method !== mcpMethod) fail('/method', `method must equal the wrapped method ${JSON.stringify(mcpMethod)}`);
     if ('result' in p || 'error' in p) fail('', 'a request carries no result or error');
-    if ('params' in p && (p.params === null || typeof p.params !== 'object' || Array.isArray(p.params))) fail('/params', 'params must be an object');
+    if ('params' in p && (p.params === null || typeof p.params !== 'object' || Array.isArray(p.params)))
+      fail('/params', 'params must be an object');
   } else {
     if (!('id' in p)) fail('/id', 'a response must carry an id');
     const hasResult = 'result' in p;
     const hasError = 'error' in p;
     if (hasResult === hasError) fail('', 'a response carries exactly one of result or error');
-    if (hasResult && (p.result === null || typeof p.result !== 'object' || Array.isArray(p.result))) fail('/result', 'result must be an object');
+    if (hasResult && (p.result === null || typeof p.result !== 'object' || Array.isArray(p.result)))
+      fail('/result', 'result must be an object');
     if (hasError) {
       const e = p.error as Record<string, unknown> | null;
-      if (e === null || typeof e !== 'object' || !Number.isInteger(e.code) || typeof e.message !== 'string') fail('/error', 'error must be {code: integer, message: string}');
+      if (e === null || typeof e !== 'object' || !Number.isInteger(e.code) || typeof e.message !== 'string')
+        fail('/error', 'error must be {code: integer, message: string}');
     }
   }
 }

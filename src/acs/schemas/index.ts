@@ -33,7 +33,8 @@ export function loadAcsSchemas(): Map<string, JsonSchema> {
       if (entry.isDirectory()) visit(rel + '/');
       else if (entry.name.endsWith('.json')) {
         const schema = JSON.parse(readFileSync(new URL(rel, root), 'utf8')) as JsonSchema;
-        if (typeof schema.$id === 'string' && schema.$id.startsWith(OLD_BASE)) schema.$id = SCHEMA_BASE + schema.$id.slice(OLD_BASE.length);
+        if (typeof schema.$id === 'string' && schema.$id.startsWith(OLD_BASE))
+          schema.$id = SCHEMA_BASE + schema.$id.slice(OLD_BASE.length);
         if (rel.startsWith('hooks/')) dropProvenanceRequirement(schema);
         out.set(rel, schema);
       }

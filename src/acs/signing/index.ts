@@ -15,7 +15,11 @@ export interface EnvelopeSignatures {
   /** Advertised in ServerHello.signature_algorithms_supported: only what is verified. */
   supportedAlgorithms(): string[];
   /** True only for a well-formed, accepted signature that verifies over `input` (bytes, or text as UTF-8). Never throws. */
-  verify(signature: unknown, input: Uint8Array | string, ctx: { sessionId: string; agentId?: string }): Promise<boolean>;
+  verify(
+    signature: unknown,
+    input: Uint8Array | string,
+    ctx: { sessionId: string; agentId?: string },
+  ): Promise<boolean>;
   /**
    * Signs an answer for the session; `keyId` is the request's key_id, echoed on the answer (GUIDE §7), and
    * `algorithm` the request's algorithm, so an answer can be signed the way the request was (§10).
@@ -31,8 +35,16 @@ export interface AnswerSigningContext extends SigningContext {
 /** The crypto registry's shape (src/crypto/registry.ts), structurally. */
 export interface CryptoSignatureRegistry {
   supportedAlgorithms(): SignatureAlgorithm[];
-  verify(signature: unknown, input: Uint8Array | string, options: { sessionId: string; agentId?: string }): Promise<boolean>;
-  sign(algorithm: SignatureAlgorithm, input: Uint8Array | string, options: { sessionId: string; keyId?: string }): Promise<EnvelopeSignature>;
+  verify(
+    signature: unknown,
+    input: Uint8Array | string,
+    options: { sessionId: string; agentId?: string },
+  ): Promise<boolean>;
+  sign(
+    algorithm: SignatureAlgorithm,
+    input: Uint8Array | string,
+    options: { sessionId: string; keyId?: string },
+  ): Promise<EnvelopeSignature>;
   /** Algorithms the registry holds signing material for. */
   signingAlgorithms?(): SignatureAlgorithm[];
 }
@@ -44,12 +56,17 @@ export interface CryptoSignatureRegistry {
  * the default key for the algorithm. For HMAC the key is derived from the IKM and session_id whatever the key_id
  * (GUIDE §7), and key_id is outside the signed input, so the request's key_id is echoed.
  */
-export function cryptoEnvelopeSignatures(registry: CryptoSignatureRegistry, fixedAlgorithm?: SignatureAlgorithm): EnvelopeSignatures {
+export function cryptoEnvelopeSignatures(
+  registry: CryptoSignatureRegistry,
+  fixedAlgorithm?: SignatureAlgorithm,
+): EnvelopeSignatures {
   // The registry's signing set only changes with its keyring; read it per answer (cheap: a filter over keys).
   const answerAlgorithm = (requested: string | undefined): SignatureAlgorithm => {
     if (fixedAlgorithm) return fixedAlgorithm;
     const signable = registry.signingAlgorithms?.() ?? [];
-    return requested !== undefined && (signable as string[]).includes(requested) ? (requested as SignatureAlgorithm) : 'HMAC-SHA256';
+    return requested !== undefined && (signable as string[]).includes(requested)
+      ? (requested as SignatureAlgorithm)
+      : 'HMAC-SHA256';
   };
   return {
     supportedAlgorithms: () => registry.supportedAlgorithms(),
@@ -73,7 +90,8 @@ export function hmacEnvelopeSignatures(ikm: Uint8Array): EnvelopeSignatures {
     supportedAlgorithms: () => ['HMAC-SHA256'],
     async verify(signature, input, ctx) {
       const sig = signature as Record<string, unknown> | null;
-      if (sig === null || typeof sig !== 'object' || sig.algorithm !== 'HMAC-SHA256' || typeof sig.key_id !== 'string') return false;
+      if (sig === null || typeof sig !== 'object' || sig.algorithm !== 'HMAC-SHA256' || typeof sig.key_id !== 'string')
+        return false;
       const bytes = decodeSignatureValue(sig.value);
       return bytes !== null && hmac.verify(input, bytes, { sessionId: ctx.sessionId, keyId: sig.key_id });
     },
@@ -93,7 +111,10 @@ const utf8 = new TextEncoder();
  * `<location>` member with that signature, built from the same canonicalisation (the request's params as the
  * chain hashes them, the answer's result as the store keeps it). Throws when the envelope cannot be canonicalised.
  */
-export function signingText(envelope: Record<string, unknown>, location: SignatureLocation): { input: string; memberWith(signature: unknown): string } {
+export function signingText(
+  envelope: Record<string, unknown>,
+  location: SignatureLocation,
+): { input: string; memberWith(signature: unknown): string } {
   const member = envelope[location];
   // Methods, not arrow functions: tsx (esbuild keepNames) wraps every arrow assigned to a property in a
   // `__name` call (an Object.defineProperty per call), ≈ 1.5 µs per signature check or answer in profiles.
@@ -140,7 +161,9 @@ export function isSignatureValue(value: unknown): value is string {
 }
 
 /** `memberJcs`: JCS of the signed member as received, signature included (a request's params: request_hash). */
-export type VerifyOutcome = { ok: true; signature: EnvelopeSignature; memberJcs: string } | { ok: false; reason: string; message: string };
+export type VerifyOutcome =
+  | { ok: true; signature: EnvelopeSignature; memberJcs: string }
+  | { ok: false; reason: string; message: string };
 
 /** Verifies the signature found at `<location>.signature`, with a precise reason on failure. Never throws. */
 export async function verifyEnvelope(
@@ -151,14 +174,34 @@ export async function verifyEnvelope(
 ): Promise<VerifyOutcome> {
   const member = envelope[location] as Record<string, unknown> | undefined;
   const sig = member?.signature as Record<string, unknown> | undefined;
-  if (sig === undefined) return { ok: false, reason: 'signature_missing', message: 'a signature is required on every ACS-Core request (§10)' };
-  if (sig === null || typeof sig !== 'object' || typeof sig.algorithm !== 'string' || typeof sig.key_id !== 'string' || typeof sig.value !== 'string') {
-    return { ok: false, reason: 'signature_malformed', message: 'signature must be {algorithm, value, key_id} strings' };
+  if (sig === undefined)
+    return {
+      ok: false,
+      reason: 'signature_missing',
+      message: 'a signature is required on every ACS-Core request (§10)',
+    };
+  if (
+    sig === null ||
+    typeof sig !== 'object' ||
+    typeof sig.algorithm !== 'string' ||
+    typeof sig.key_id !== 'string' ||
+    typeof sig.value !== 'string'
+  ) {
+    return {
+      ok: false,
+      reason: 'signature_malformed',
+      message: 'signature must be {algorithm, value, key_id} strings',
+    };
   }
   if (!signatures.supportedAlgorithms().includes(sig.algorithm)) {
-    return { ok: false, reason: 'algorithm_unsupported', message: `signature algorithm ${sig.algorithm} is not accepted here` };
+    return {
+      ok: false,
+      reason: 'algorithm_unsupported',
+      message: `signature algorithm ${sig.algorithm} is not accepted here`,
+    };
   }
-  if (!isSignatureValue(sig.value)) return { ok: false, reason: 'signature_malformed', message: 'signature value is not standard padded base64' };
+  if (!isSignatureValue(sig.value))
+    return { ok: false, reason: 'signature_malformed', message: 'signature value is not standard padded base64' };
   let signed: ReturnType<typeof signingText>;
   try {
     signed = signingText(envelope, location);
@@ -171,8 +214,17 @@ export async function verifyEnvelope(
   } catch {
     valid = false;
   }
-  if (!valid) return { ok: false, reason: 'signature_mismatch', message: 'signature does not verify over the canonical envelope' };
-  return { ok: true, signature: { algorithm: sig.algorithm, value: sig.value, key_id: sig.key_id }, memberJcs: signed.memberWith(sig) };
+  if (!valid)
+    return {
+      ok: false,
+      reason: 'signature_mismatch',
+      message: 'signature does not verify over the canonical envelope',
+    };
+  return {
+    ok: true,
+    signature: { algorithm: sig.algorithm, value: sig.value, key_id: sig.key_id },
+    memberJcs: signed.memberWith(sig),
+  };
 }
 
 /** Returns a copy of the envelope with `<location>.signature` set over everything else. */

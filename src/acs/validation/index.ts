@@ -5,7 +5,9 @@ import addFormatsModule from 'ajv-formats';
 import { loadAcsSchemas, SCHEMA_BASE, type JsonSchema } from '../schemas/index.ts';
 
 // ajv-formats is CommonJS; under NodeNext its default import is the module object on some toolchains.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => void;
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
+  ajv: Ajv2020,
+) => void;
 
 export interface SchemaViolation {
   /** RFC 6901 pointer to the offending member (a missing member is addressed where it should be). */
@@ -79,7 +81,9 @@ export class AcsValidator {
     this.#ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: true });
     addFormats(this.#ajv);
     const all = loadAcsSchemas();
-    const schemas = options.only ? new Map([...withReferences(options.only, all)].map((path) => [path, all.get(path)!])) : all;
+    const schemas = options.only
+      ? new Map([...withReferences(options.only, all)].map((path) => [path, all.get(path)!]))
+      : all;
     for (const schema of schemas.values()) this.#ajv.addSchema(schema);
     if (options.only) {
       // Referenced files are added (for $ref) but compiled only if listed.
@@ -107,11 +111,21 @@ export class AcsValidator {
     return fn(value) ? { ok: true } : { ok: false, violation: firstViolation(fn.errors) };
   }
 
-  requestEnvelope(value: unknown): ValidationResult { return this.validate('request-envelope.json', value); }
-  responseEnvelope(value: unknown): ValidationResult { return this.validate('response-envelope.json', value); }
-  clientHello(value: unknown): ValidationResult { return this.validate('handshake.json#ClientHello', value); }
-  serverHello(value: unknown): ValidationResult { return this.validate('handshake.json#ServerHello', value); }
-  has(path: string): boolean { return this.#byPath.has(path); }
+  requestEnvelope(value: unknown): ValidationResult {
+    return this.validate('request-envelope.json', value);
+  }
+  responseEnvelope(value: unknown): ValidationResult {
+    return this.validate('response-envelope.json', value);
+  }
+  clientHello(value: unknown): ValidationResult {
+    return this.validate('handshake.json#ClientHello', value);
+  }
+  serverHello(value: unknown): ValidationResult {
+    return this.validate('handshake.json#ServerHello', value);
+  }
+  has(path: string): boolean {
+    return this.#byPath.has(path);
+  }
 }
 
 let shared: AcsValidator | undefined;

@@ -3,7 +3,13 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import type { Command } from 'commander';
 import { CliError, ExitCode } from '../exit-codes.ts';
-import { exportSession, verifyAllChains, verifyChain, type ChainReport, type CheckpointSignatureCheck } from '../../audit/index.ts';
+import {
+  exportSession,
+  verifyAllChains,
+  verifyChain,
+  type ChainReport,
+  type CheckpointSignatureCheck,
+} from '../../audit/index.ts';
 import { checkpointSigningInput } from '../../store/checkpoints.ts';
 import { DEFAULT_DATA_DIR, storeOptionsFrom, type StoreLocationFlags } from '../../store/config.ts';
 import { openStore } from '../../store/index.ts';
@@ -26,7 +32,10 @@ function readPublicKeyFiles(paths: readonly string[]): unknown[] {
       throw new CliError(`--public-key ${path}: ${err instanceof Error ? err.message : String(err)}`, ExitCode.Usage);
     }
     if (JSON.stringify(key).includes('"private_key"')) {
-      throw new CliError(`--public-key ${path}: the file holds secret key material; give the .pub.json file`, ExitCode.Usage);
+      throw new CliError(
+        `--public-key ${path}: the file holds secret key material; give the .pub.json file`,
+        ExitCode.Usage,
+      );
     }
     return key;
   });
@@ -39,7 +48,8 @@ function readPublicKeyFiles(paths: readonly string[]): unknown[] {
 function servedHmacIkm(dataDir: string): Uint8Array | undefined {
   const fromText = (text: string, where: string): Uint8Array => {
     const ikm = Buffer.from(text.trim(), 'base64');
-    if (ikm.length < 16 || !/^[A-Za-z0-9+/]+={0,2}$/.test(text.trim())) throw new CliError(`${where}: HMAC IKM must be base64 of at least 16 bytes`, ExitCode.Unavailable);
+    if (ikm.length < 16 || !/^[A-Za-z0-9+/]+={0,2}$/.test(text.trim()))
+      throw new CliError(`${where}: HMAC IKM must be base64 of at least 16 bytes`, ExitCode.Unavailable);
     return new Uint8Array(ikm);
   };
   if (process.env.GUARDIAN_HMAC_IKM) return fromText(process.env.GUARDIAN_HMAC_IKM, 'GUARDIAN_HMAC_IKM');
@@ -69,7 +79,11 @@ function checkpointCheck(registry: SignatureRegistry): CheckpointSignatureCheck 
   const known = new Set<string>(registry.supportedAlgorithms());
   return async (cp) => {
     if (!known.has(cp.algorithm)) return undefined;
-    return registry.verify({ algorithm: cp.algorithm, value: cp.signature, key_id: cp.keyId }, checkpointSigningInput(cp), { sessionId: cp.scope });
+    return registry.verify(
+      { algorithm: cp.algorithm, value: cp.signature, key_id: cp.keyId },
+      checkpointSigningInput(cp),
+      { sessionId: cp.scope },
+    );
   };
 }
 
@@ -80,7 +94,9 @@ function printReport(report: ChainReport, json: boolean): void {
   }
   const state = report.ok ? 'ok' : 'BROKEN';
   const extra = report.pruned ? ' (pruned)' : '';
-  process.stdout.write(`${report.sessionId}: ${state}${extra}, ${report.entries} entries, ${report.checkpointsVerified}/${report.checkpoints} checkpoints verified\n`);
+  process.stdout.write(
+    `${report.sessionId}: ${state}${extra}, ${report.entries} entries, ${report.checkpointsVerified}/${report.checkpoints} checkpoints verified\n`,
+  );
   if (report.firstBreak) {
     const b = report.firstBreak;
     process.stdout.write(`  first break: ${b.kind}${b.seq === null ? '' : ` at seq ${b.seq}`}: ${b.message}\n`);
@@ -90,36 +106,50 @@ function printReport(report: ChainReport, json: boolean): void {
 
 function parseDate(text: string): Date {
   const d = new Date(text);
-  if (Number.isNaN(d.getTime())) throw new CliError(`not a date: ${JSON.stringify(text)} (use ISO 8601, e.g. 2026-01-31)`, ExitCode.Usage);
+  if (Number.isNaN(d.getTime()))
+    throw new CliError(`not a date: ${JSON.stringify(text)} (use ISO 8601, e.g. 2026-01-31)`, ExitCode.Usage);
   return d;
 }
 
 /** Registers `guardian audit verify | export | show | prune`. */
 export function registerAuditCommands(program: Command): void {
-  const audit = program.command('audit').description('Verify, export, inspect and prune the hash-chained audit log (ACS §8)');
+  const audit = program
+    .command('audit')
+    .description('Verify, export, inspect and prune the hash-chained audit log (ACS §8)');
 
-  withStoreLocation(audit.command('verify').description('Recompute hash chains and check signed checkpoints; exit 1 on a break'))
+  withStoreLocation(
+    audit.command('verify').description('Recompute hash chains and check signed checkpoints; exit 1 on a break'),
+  )
     .option('--session <id>', 'verify one session')
     .option('--all', 'verify every chain')
-    .option('--key-dir <dir>', 'key files for checkpoint signatures (default GUARDIAN_KEY_DIR); the HMAC key is the one `serve` uses (GUARDIAN_HMAC_IKM, GUARDIAN_HMAC_IKM_FILE, <data dir>/hmac-ikm.key)')
-    .option('--public-key <file...>', 'public key file(s) to check checkpoint signatures with (an auditor holding only the public key)')
+    .option(
+      '--key-dir <dir>',
+      'key files for checkpoint signatures (default GUARDIAN_KEY_DIR); the HMAC key is the one `serve` uses (GUARDIAN_HMAC_IKM, GUARDIAN_HMAC_IKM_FILE, <data dir>/hmac-ikm.key)',
+    )
+    .option(
+      '--public-key <file...>',
+      'public key file(s) to check checkpoint signatures with (an auditor holding only the public key)',
+    )
     .option('--json', 'one JSON report per line')
     .action(async (flags: StoreLocationFlags & KeyFlags & { session?: string; all?: boolean; json?: boolean }) => {
-      if (Boolean(flags.session) === Boolean(flags.all)) throw new CliError('give exactly one of --session ID or --all', ExitCode.Usage);
+      if (Boolean(flags.session) === Boolean(flags.all))
+        throw new CliError('give exactly one of --session ID or --all', ExitCode.Usage);
       const registry = openRegistry(flags);
       const store = await openStoreForCli(flags);
       try {
         const options = { checkpointSignature: checkpointCheck(registry) };
         if (flags.session) {
           const report = await verifyChain(store, flags.session, options);
-          if (report.headSeq < 0 && report.entries === 0 && report.checkpoints === 0) throw new CliError(`no chain for session ${flags.session}`, ExitCode.Failed);
+          if (report.headSeq < 0 && report.entries === 0 && report.checkpoints === 0)
+            throw new CliError(`no chain for session ${flags.session}`, ExitCode.Failed);
           printReport(report, Boolean(flags.json));
           if (!report.ok) process.exitCode = ExitCode.Failed;
         } else {
           const summary = await verifyAllChains(store, options, (r) => {
             if (!r.ok || flags.json) printReport(r, Boolean(flags.json));
           });
-          if (!flags.json) process.stdout.write(`${summary.chains} chains, ${summary.entries} entries, ${summary.broken} broken\n`);
+          if (!flags.json)
+            process.stdout.write(`${summary.chains} chains, ${summary.entries} entries, ${summary.broken} broken\n`);
           if (summary.broken > 0) process.exitCode = ExitCode.Failed;
         }
       } finally {
@@ -128,7 +158,11 @@ export function registerAuditCommands(program: Command): void {
       }
     });
 
-  withStoreLocation(audit.command('export').description('JSONL of a session: ContextEntries in the spec form, params, decisions, checkpoints'))
+  withStoreLocation(
+    audit
+      .command('export')
+      .description('JSONL of a session: ContextEntries in the spec form, params, decisions, checkpoints'),
+  )
     .requiredOption('--session <id>', 'session to export')
     .option('-o, --out <file>', 'write to a file instead of stdout')
     .action(async (flags: StoreLocationFlags & { session: string; out?: string }) => {
@@ -139,7 +173,8 @@ export function registerAuditCommands(program: Command): void {
           if (!out.write(`${line}\n`)) await once(out, 'drain');
         }
       } catch (err) {
-        if (err instanceof Error && err.message.startsWith('no session')) throw new CliError(err.message, ExitCode.Failed);
+        if (err instanceof Error && err.message.startsWith('no session'))
+          throw new CliError(err.message, ExitCode.Failed);
         throw err;
       } finally {
         if (flags.out) await new Promise<void>((resolve) => (out as ReturnType<typeof createWriteStream>).end(resolve));
@@ -147,35 +182,46 @@ export function registerAuditCommands(program: Command): void {
       }
     });
 
-  withStoreLocation(audit.command('show').description('List chains, or one session\'s entries and decisions'))
+  withStoreLocation(audit.command('show').description("List chains, or one session's entries and decisions"))
     .option('--session <id>', 'show one session')
     .option('--limit <n>', 'rows to show', '50')
     .action(async (flags: StoreLocationFlags & { session?: string; limit: string }) => {
       const limit = Number(flags.limit);
-      if (!Number.isInteger(limit) || limit < 1) throw new CliError('--limit must be a positive integer', ExitCode.Usage);
+      if (!Number.isInteger(limit) || limit < 1)
+        throw new CliError('--limit must be a positive integer', ExitCode.Usage);
       const store = await openStoreForCli(flags);
       try {
         if (!flags.session) {
           for (const c of await store.listChains({ limit })) {
-            process.stdout.write(`${c.sessionId}  seq ${c.seq}  head ${c.headHash ?? '-'}${c.prunedAt ? '  pruned' : ''}\n`);
+            process.stdout.write(
+              `${c.sessionId}  seq ${c.seq}  head ${c.headHash ?? '-'}${c.prunedAt ? '  pruned' : ''}\n`,
+            );
           }
           return;
         }
         const session = await store.getSession(flags.session);
         const chain = await store.getChain(flags.session);
         if (!session && !chain) throw new CliError(`no session ${flags.session}`, ExitCode.Failed);
-        if (session) process.stdout.write(`session ${session.id} agent ${session.agentId} created ${session.createdAt.toISOString()}${session.closedAt ? ` closed ${session.closedAt.toISOString()}` : ''}\n`);
-        if (chain) process.stdout.write(`head seq ${chain.seq} ${chain.headHash ?? '-'}${chain.prunedAt ? ' (pruned)' : ''}\n`);
+        if (session)
+          process.stdout.write(
+            `session ${session.id} agent ${session.agentId} created ${session.createdAt.toISOString()}${session.closedAt ? ` closed ${session.closedAt.toISOString()}` : ''}\n`,
+          );
+        if (chain)
+          process.stdout.write(`head seq ${chain.seq} ${chain.headHash ?? '-'}${chain.prunedAt ? ' (pruned)' : ''}\n`);
         for (const e of await store.listContextEntries(flags.session, { limit })) {
           const decision = (e.result as { decision?: unknown } | null)?.decision;
-          process.stdout.write(`${String(e.seq).padStart(6)}  ${e.content.timestamp ?? '-'}  ${e.content.step_type.padEnd(28)} ${String(decision ?? '-').padEnd(7)} ${e.entryHash.slice(0, 16)}…\n`);
+          process.stdout.write(
+            `${String(e.seq).padStart(6)}  ${e.content.timestamp ?? '-'}  ${e.content.step_type.padEnd(28)} ${String(decision ?? '-').padEnd(7)} ${e.entryHash.slice(0, 16)}…\n`,
+          );
         }
       } finally {
         await store.close();
       }
     });
 
-  withStoreLocation(audit.command('prune').description('Delete whole sessions closed before a date; keeps each chain\'s signed head'))
+  withStoreLocation(
+    audit.command('prune').description("Delete whole sessions closed before a date; keeps each chain's signed head"),
+  )
     .requiredOption('--before <date>', 'ISO 8601 date; sessions closed before it are pruned')
     .action(async (flags: StoreLocationFlags & { before: string }) => {
       const before = parseDate(flags.before);
@@ -188,16 +234,24 @@ export function registerAuditCommands(program: Command): void {
       }
       let store;
       try {
-        store = await openStore({ ...storeOptionsFrom(flags), ...(signer ? { checkpoints: { signer, keyId: signer.keyId, everyMs: 0 } } : {}) });
+        store = await openStore({
+          ...storeOptionsFrom(flags),
+          ...(signer ? { checkpoints: { signer, keyId: signer.keyId, everyMs: 0 } } : {}),
+        });
       } catch (err) {
         await registry.close();
-        throw new CliError(`cannot open the store: ${err instanceof Error ? err.message : String(err)}`, ExitCode.Unavailable);
+        throw new CliError(
+          `cannot open the store: ${err instanceof Error ? err.message : String(err)}`,
+          ExitCode.Unavailable,
+        );
       }
       try {
         const result = await store.pruneClosedSessions(before);
         process.stdout.write(`pruned ${result.sessions} sessions (${result.entries} entries)\n`);
         if (result.skipped.length) {
-          process.stdout.write(`skipped ${result.skipped.length} sessions with no signed head and no signing key: ${result.skipped.slice(0, 10).join(', ')}\n`);
+          process.stdout.write(
+            `skipped ${result.skipped.length} sessions with no signed head and no signing key: ${result.skipped.slice(0, 10).join(', ')}\n`,
+          );
           process.exitCode = ExitCode.Failed;
         }
       } finally {

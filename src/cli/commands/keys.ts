@@ -44,13 +44,17 @@ function keyError(err: unknown): never {
 
 function generate(opts: GenerateOptions): void {
   if (!isSignatureAlgorithm(opts.algorithm)) {
-    throw new CliError(`unknown algorithm "${opts.algorithm}"; one of: ${SIGNATURE_ALGORITHMS.join(', ')}`, ExitCode.Usage);
+    throw new CliError(
+      `unknown algorithm "${opts.algorithm}"; one of: ${SIGNATURE_ALGORITHMS.join(', ')}`,
+      ExitCode.Usage,
+    );
   }
   const algorithm = opts.algorithm;
   let rsaModulusBits: number | undefined;
   if (opts.rsaBits !== undefined) {
     rsaModulusBits = Number(opts.rsaBits);
-    if (!Number.isInteger(rsaModulusBits)) throw new CliError(`--rsa-bits must be an integer, got "${opts.rsaBits}"`, ExitCode.Usage);
+    if (!Number.isInteger(rsaModulusBits))
+      throw new CliError(`--rsa-bits must be an integer, got "${opts.rsaBits}"`, ExitCode.Usage);
   }
   const now = new Date();
   const keyId = opts.keyId ?? defaultKeyId(algorithm, now);
@@ -63,7 +67,13 @@ function generate(opts: GenerateOptions): void {
     });
     const written = writeKeyFiles(opts.out, file);
     const fingerprint = publicKeyFingerprint(loadKeyFile(file, 'generated'));
-    const summary = { key_id: keyId, algorithm, fingerprint, private_key_file: written.privatePath, public_key_file: written.publicPath };
+    const summary = {
+      key_id: keyId,
+      algorithm,
+      fingerprint,
+      private_key_file: written.privatePath,
+      public_key_file: written.publicPath,
+    };
     if (opts.json) {
       process.stdout.write(JSON.stringify(summary) + '\n');
       return;
@@ -95,10 +105,24 @@ function list(opts: ListOptions): void {
   } else if (summaries.length === 0) {
     process.stdout.write(`no keys in ${dir}\n`);
   } else {
-    const rows = summaries.map((s) => [s.keyId, s.algorithm, s.status, s.canSign && s.status === 'active' ? 'sign+verify' : 'verify', s.createdAt, s.agentId ?? '-', s.fingerprint]);
+    const rows = summaries.map((s) => [
+      s.keyId,
+      s.algorithm,
+      s.status,
+      s.canSign && s.status === 'active' ? 'sign+verify' : 'verify',
+      s.createdAt,
+      s.agentId ?? '-',
+      s.fingerprint,
+    ]);
     const header = ['KEY ID', 'ALGORITHM', 'STATUS', 'USE', 'CREATED', 'AGENT', 'FINGERPRINT'];
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-    for (const r of [header, ...rows]) process.stdout.write(r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd() + '\n');
+    for (const r of [header, ...rows])
+      process.stdout.write(
+        r
+          .map((c, i) => c.padEnd(widths[i]))
+          .join('  ')
+          .trimEnd() + '\n',
+      );
   }
   for (const w of warnings) process.stderr.write(w + '\n');
 }

@@ -76,7 +76,8 @@ function mergeData(target: Record<string, unknown>, mount: string[], value: unkn
   }
   if (!isObject(value)) throw new CliError(`${file}: data file must hold an object`, ExitCode.Usage);
   for (const [k, v] of Object.entries(value)) {
-    if (node[k] !== undefined && !(isObject(node[k]) && isObject(v))) throw new CliError(`${file}: data conflict at key ${k}`, ExitCode.Usage);
+    if (node[k] !== undefined && !(isObject(node[k]) && isObject(v)))
+      throw new CliError(`${file}: data conflict at key ${k}`, ExitCode.Usage);
     if (isObject(node[k]) && isObject(v)) mergeData(node, [k], v, file);
     else node[k] = v;
   }
@@ -92,7 +93,10 @@ function readDataFile(file: string): unknown {
   try {
     return file.endsWith('.yaml') || file.endsWith('.yml') ? parseYaml(text) : JSON.parse(text);
   } catch (e) {
-    throw new CliError(`${file}: invalid ${file.endsWith('.json') || file === '-' ? 'JSON' : 'YAML'}: ${(e as Error).message}`, ExitCode.Usage);
+    throw new CliError(
+      `${file}: invalid ${file.endsWith('.json') || file === '-' ? 'JSON' : 'YAML'}: ${(e as Error).message}`,
+      ExitCode.Usage,
+    );
   }
 }
 
@@ -139,7 +143,10 @@ async function build(paths: string[], opts: BuildOptions): Promise<void> {
   const { sources, data } = gatherInputs(paths);
   if (sources.length === 0) throw new CliError('no .rego files found', ExitCode.Usage);
   if (opts.data) mergeData(data, [], readDataFile(opts.data), opts.data);
-  progress(opts, `compiling ${sources.length} module${sources.length === 1 ? '' : 's'} for ${opts.entrypoint.join(', ')}`);
+  progress(
+    opts,
+    `compiling ${sources.length} module${sources.length === 1 ? '' : 's'} for ${opts.entrypoint.join(', ')}`,
+  );
   const t0 = Date.now();
   // Loaded on demand: the toolchain (binaryen, opa-wasm) is heavy and other commands do not need it.
   const { compileBundle } = await import('../../rego/index.ts');
@@ -151,7 +158,9 @@ async function build(paths: string[], opts: BuildOptions): Promise<void> {
       data,
       ...(opts.revision !== undefined ? { revision: opts.revision } : {}),
       // Recorded in the manifest so engines loading the bundle create their host builtins in strict mode too.
-      ...(opts.strictBuiltinErrors ? { strictBuiltinErrors: true, metadata: { [STRICT_BUILTIN_ERRORS_METADATA]: true } } : {}),
+      ...(opts.strictBuiltinErrors
+        ? { strictBuiltinErrors: true, metadata: { [STRICT_BUILTIN_ERRORS_METADATA]: true } }
+        : {}),
     });
   } catch (e) {
     if (e instanceof RegoErrors) printRegoErrors(e);
@@ -232,7 +241,10 @@ async function evaluate(opts: EvalOptions): Promise<void> {
     throw new CliError(`bundle does not load: ${e instanceof Error ? e.message : String(e)}`, ExitCode.Failed);
   }
   if (!(opts.entrypoint in loaded.entrypoints)) {
-    throw new CliError(`entrypoint ${opts.entrypoint} not in bundle (has: ${Object.keys(loaded.entrypoints).join(', ') || 'none'})`, ExitCode.Usage);
+    throw new CliError(
+      `entrypoint ${opts.entrypoint} not in bundle (has: ${Object.keys(loaded.entrypoints).join(', ') || 'none'})`,
+      ExitCode.Usage,
+    );
   }
   let result;
   try {
@@ -300,13 +312,15 @@ async function inspect(opts: InspectOptions): Promise<void> {
 }
 
 async function check(paths: string[], opts: CheckOptions): Promise<void> {
-  if (opts.format !== 'text' && opts.format !== 'json') throw new CliError(`--format must be text or json, not ${JSON.stringify(opts.format)}`, ExitCode.Usage);
+  if (opts.format !== 'text' && opts.format !== 'json')
+    throw new CliError(`--format must be text or json, not ${JSON.stringify(opts.format)}`, ExitCode.Usage);
   const { sources } = gatherInputs(paths);
   if (sources.length === 0) throw new CliError('no .rego files found', ExitCode.Usage);
   const { checkPolicies, formatFinding } = await import('../../rego/check/index.ts');
   const result = checkPolicies(sources);
   if (opts.format === 'json') {
-    const where = (l: { file: string; row: number; col: number } | undefined) => (l ? { file: l.file, row: l.row, col: l.col } : {});
+    const where = (l: { file: string; row: number; col: number } | undefined) =>
+      l ? { file: l.file, row: l.row, col: l.col } : {};
     const report = {
       modules: result.modules,
       errors: result.errors.map((e) => ({ ...where(e.location), code: e.code, message: e.message })),
@@ -326,18 +340,28 @@ async function check(paths: string[], opts: CheckOptions): Promise<void> {
 
 /** Registers `guardian policy …`. */
 export function registerPolicyCommands(program: Command): void {
-  const policy = program.command('policy').description('Build, evaluate and inspect Rego policy bundles (Rego v1 → Wasm)');
+  const policy = program
+    .command('policy')
+    .description('Build, evaluate and inspect Rego policy bundles (Rego v1 → Wasm)');
 
   policy
     .command('build')
-    .description('compile Rego files/directories into an OPA bundle (.tar.gz with policy.wasm, plan.json, data.json, sources)')
-    .argument('<paths...>', '.rego files or directories (directories: every .rego file, and data.json/data.yaml mounted at its directory)')
+    .description(
+      'compile Rego files/directories into an OPA bundle (.tar.gz with policy.wasm, plan.json, data.json, sources)',
+    )
+    .argument(
+      '<paths...>',
+      '.rego files or directories (directories: every .rego file, and data.json/data.yaml mounted at its directory)',
+    )
     .option('-e, --entrypoint <pkg/rule>', 'entrypoint to compile (repeatable)', collect, [])
     .option('-o, --output <file>', 'bundle file to write', 'bundle.tar.gz')
     .option('--revision <revision>', 'manifest revision (default: content hash of the bundle inputs)')
     .option('--data <file>', 'JSON/YAML base document merged at the root of data')
     .option('-q, --quiet', 'no progress lines')
-    .option('--strict-builtin-errors', 'builtin failures abort evaluation (eval_builtin_error/eval_type_error) instead of being undefined; recorded in the manifest metadata')
+    .option(
+      '--strict-builtin-errors',
+      'builtin failures abort evaluation (eval_builtin_error/eval_type_error) instead of being undefined; recorded in the manifest metadata',
+    )
     .option('-w, --watch', 'rebuild whenever a .rego or data file changes, until interrupted')
     .action(async (paths: string[], opts: BuildOptions) => buildAndWatch(paths, opts));
 
@@ -347,12 +371,17 @@ export function registerPolicyCommands(program: Command): void {
     .requiredOption('-b, --bundle <file>', 'bundle .tar.gz')
     .requiredOption('-e, --entrypoint <pkg/rule>', 'entrypoint to evaluate')
     .option('-i, --input <file>', "input JSON/YAML file, or '-' for stdin")
-    .option('--strict-builtin-errors', 'host builtin failures abort evaluation instead of being undefined (default: as the bundle manifest says)')
+    .option(
+      '--strict-builtin-errors',
+      'host builtin failures abort evaluation instead of being undefined (default: as the bundle manifest says)',
+    )
     .action(async (opts: EvalOptions) => evaluate(opts));
 
   policy
     .command('check')
-    .description('parse, compile and lint Rego files (no Wasm): unused vars, shadowed builtins, deprecated syntax, refused builtins')
+    .description(
+      'parse, compile and lint Rego files (no Wasm): unused vars, shadowed builtins, deprecated syntax, refused builtins',
+    )
     .argument('<paths...>', '.rego files or directories')
     .option('--strict', 'exit 1 when there are lint findings')
     .option('--format <format>', 'text or json', 'text')

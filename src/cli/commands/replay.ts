@@ -41,9 +41,16 @@ function flagBoolean(name: string, v: string): boolean {
  */
 export function registerReplayCommand(program: Command): void {
   withStoreLocation(
-    program.command('replay').description('Replay recorded steps against a policy revision, bundle file or Rego directory and report what would change'),
+    program
+      .command('replay')
+      .description(
+        'Replay recorded steps against a policy revision, bundle file or Rego directory and report what would change',
+      ),
   )
-    .requiredOption('--against <policy>', 'registry revision or sha256, bundle file (.tar.gz/.wasm), Rego directory, or "recorded" (determinism check)')
+    .requiredOption(
+      '--against <policy>',
+      'registry revision or sha256, bundle file (.tar.gz/.wasm), Rego directory, or "recorded" (determinism check)',
+    )
     .option('--session <id>', 'only this session (repeatable)', collect)
     .option('--agent <id>', 'only sessions of this agent')
     .option('--since <iso>', 'only steps recorded at or after this time')
@@ -58,23 +65,42 @@ export function registerReplayCommand(program: Command): void {
     .option('--modify-capable <bool>', 'assume clients could apply MODIFY, as the live Guardian was configured', 'true')
     .option('--ask-capable <bool>', 'assume clients could relay ASK, as the live Guardian was configured', 'true')
     .option('--max-deferrals <n>', 'the live per-session deferral bound (default 3)')
-    .option('--workers <n>', "worker threads replaying whole sessions: a number (0 = in-process) or 'auto' (one per core from 20,000 entries)", 'auto')
+    .option(
+      '--workers <n>',
+      "worker threads replaying whole sessions: a number (0 = in-process) or 'auto' (one per core from 20,000 entries)",
+      'auto',
+    )
     .option('--no-progress', 'no progress bar on stderr')
     .action(async (flags: ReplayFlags) => {
       // Loaded lazily so other commands do not pay for the policy engine and Rego toolchain imports.
       const replay = await import('../../replay/index.ts');
       const format = flags.format as (typeof replay.REPORT_FORMATS)[number];
-      if (!replay.REPORT_FORMATS.includes(format)) throw new CliError(`--format must be one of ${replay.REPORT_FORMATS.join(', ')}`, ExitCode.Usage);
+      if (!replay.REPORT_FORMATS.includes(format))
+        throw new CliError(`--format must be one of ${replay.REPORT_FORMATS.join(', ')}`, ExitCode.Usage);
       const maxSteps = Number(flags.maxSteps);
-      if (!Number.isInteger(maxSteps) || maxSteps < 0) throw new CliError('--max-steps must be a non-negative integer', ExitCode.Usage);
+      if (!Number.isInteger(maxSteps) || maxSteps < 0)
+        throw new CliError('--max-steps must be a non-negative integer', ExitCode.Usage);
       const maxDeferrals = flags.maxDeferrals === undefined ? undefined : Number(flags.maxDeferrals);
-      if (maxDeferrals !== undefined && (!Number.isInteger(maxDeferrals) || maxDeferrals < 0)) throw new CliError('--max-deferrals must be a non-negative integer', ExitCode.Usage);
+      if (maxDeferrals !== undefined && (!Number.isInteger(maxDeferrals) || maxDeferrals < 0))
+        throw new CliError('--max-deferrals must be a non-negative integer', ExitCode.Usage);
       const workers = flags.workers === 'auto' ? 'auto' : Number(flags.workers);
-      if (workers !== 'auto' && (!Number.isInteger(workers) || workers < 0)) throw new CliError("--workers must be 'auto' or a non-negative integer", ExitCode.Usage);
-      const client = { modifyCapable: flagBoolean('--modify-capable', flags.modifyCapable), askCapable: flagBoolean('--ask-capable', flags.askCapable) };
+      if (workers !== 'auto' && (!Number.isInteger(workers) || workers < 0))
+        throw new CliError("--workers must be 'auto' or a non-negative integer", ExitCode.Usage);
+      const client = {
+        modifyCapable: flagBoolean('--modify-capable', flags.modifyCapable),
+        askCapable: flagBoolean('--ask-capable', flags.askCapable),
+      };
       let selection;
       try {
-        selection = replay.parseSelection({ session: flags.session, agent: flags.agent, since: flags.since, until: flags.until, method: flags.method, decision: flags.decision, decidedBy: flags.decidedBy });
+        selection = replay.parseSelection({
+          session: flags.session,
+          agent: flags.agent,
+          since: flags.since,
+          until: flags.until,
+          method: flags.method,
+          decision: flags.decision,
+          decidedBy: flags.decidedBy,
+        });
       } catch (err) {
         if (err instanceof replay.ReplayError) throw new CliError(err.message, ExitCode.Usage);
         throw err;
@@ -87,13 +113,23 @@ export function registerReplayCommand(program: Command): void {
           policy = await replay.resolveReplayPolicy(store, flags.against, { allowPaths: true });
         } catch (err) {
           if (err instanceof replay.ReplayError) {
-            const code = err.code === 'policy_compile_error' ? ExitCode.CompileError : err.code === 'policy_invalid' ? ExitCode.Usage : ExitCode.Failed;
+            const code =
+              err.code === 'policy_compile_error'
+                ? ExitCode.CompileError
+                : err.code === 'policy_invalid'
+                  ? ExitCode.Usage
+                  : ExitCode.Failed;
             throw new CliError(err.message, code);
           }
           throw err;
         }
         const report = await replay.runReplay({
-          store, policy, selection, client, maxReportedSteps: maxSteps, workers,
+          store,
+          policy,
+          selection,
+          client,
+          maxReportedSteps: maxSteps,
+          workers,
           ...(maxDeferrals !== undefined ? { maxDeferralsPerSession: maxDeferrals } : {}),
           ...(bar ? { onProgress: bar.onProgress } : {}),
         });
@@ -102,8 +138,12 @@ export function registerReplayCommand(program: Command): void {
         if (flags.out) writeFileSync(flags.out, text);
         else process.stdout.write(text);
         const s = report.summary;
-        if (flags.out) process.stderr.write(`replay: ${s.compared} compared, ${s.changed} changed, ${s.tampered} tampered, ${s.nondeterministic} non-deterministic → ${flags.out}\n`);
-        if (flags.failOnDiff && (s.changed > 0 || s.tampered > 0 || s.nondeterministic > 0)) process.exitCode = ExitCode.Failed;
+        if (flags.out)
+          process.stderr.write(
+            `replay: ${s.compared} compared, ${s.changed} changed, ${s.tampered} tampered, ${s.nondeterministic} non-deterministic → ${flags.out}\n`,
+          );
+        if (flags.failOnDiff && (s.changed > 0 || s.tampered > 0 || s.nondeterministic > 0))
+          process.exitCode = ExitCode.Failed;
       } finally {
         bar?.done();
         await store.close();

@@ -20,29 +20,46 @@ export function registerServeCommand(program: Command): void {
     .option('--host <h>', 'HTTP listen address', '127.0.0.1')
     .option('--data-dir <dir>', 'PGlite database and dev HMAC key location (when DATABASE_URL is unset)', '.guardian')
     .option('--stdio', 'serve ACS on stdin/stdout instead of HTTP')
-    .option('--bundle <file>', 'policy bundle (.tar.gz) or Wasm module; default bundles/acs.tar.gz, else rego/ compiled at start')
+    .option(
+      '--bundle <file>',
+      'policy bundle (.tar.gz) or Wasm module; default bundles/acs.tar.gz, else rego/ compiled at start',
+    )
     .option('--skew-window-ms <ms>', 'replay-protection timestamp window (ACS §10.3)', '300000')
     .option('--eval-timeout-ms <ms>', 'policy evaluation deadline; a late evaluation is denied (fail closed)', '100')
     .action(async (flags: ServeFlags) => {
       const port = Number(flags.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port must be 0..65535 (got ${flags.port})`, ExitCode.Usage);
+      if (!Number.isInteger(port) || port < 0 || port > 65535)
+        throw new CliError(`--port must be 0..65535 (got ${flags.port})`, ExitCode.Usage);
       const skew = Number(flags.skewWindowMs);
-      if (!Number.isInteger(skew) || skew < 0) throw new CliError(`--skew-window-ms must be a non-negative integer`, ExitCode.Usage);
+      if (!Number.isInteger(skew) || skew < 0)
+        throw new CliError(`--skew-window-ms must be a non-negative integer`, ExitCode.Usage);
       const evalTimeout = Number(flags.evalTimeoutMs);
-      if (!Number.isFinite(evalTimeout) || evalTimeout <= 0) throw new CliError(`--eval-timeout-ms must be a positive number`, ExitCode.Usage);
+      if (!Number.isFinite(evalTimeout) || evalTimeout <= 0)
+        throw new CliError(`--eval-timeout-ms must be a positive number`, ExitCode.Usage);
       // Loaded lazily so other commands do not pay for the server's imports.
       const { openGuardianRuntime, serveStdio, startHttpServer } = await import('../../server/index.ts');
       let runtime;
       try {
-        runtime = await openGuardianRuntime({ dataDir: flags.dataDir, bundlePath: flags.bundle, skewWindowMs: skew, evaluationTimeoutMs: evalTimeout });
+        runtime = await openGuardianRuntime({
+          dataDir: flags.dataDir,
+          bundlePath: flags.bundle,
+          skewWindowMs: skew,
+          evaluationTimeoutMs: evalTimeout,
+        });
       } catch (err) {
         throw new CliError(`cannot start: ${err instanceof Error ? err.message : String(err)}`, ExitCode.Unavailable);
       }
       // In stdio mode stdout carries the protocol, so every human-readable line goes to stderr.
       const say = (line: string): void => void process.stderr.write(line + '\n');
       const { key } = runtime;
-      if (key.source === 'generated') say(`guardian: generated a development HMAC key at ${key.path} (fingerprint ${key.fingerprint}); share it with your agents, never commit it`);
-      else say(`guardian: HMAC key from ${key.source === 'env' ? 'GUARDIAN_HMAC_IKM' : key.path} (fingerprint ${key.fingerprint})`);
+      if (key.source === 'generated')
+        say(
+          `guardian: generated a development HMAC key at ${key.path} (fingerprint ${key.fingerprint}); share it with your agents, never commit it`,
+        );
+      else
+        say(
+          `guardian: HMAC key from ${key.source === 'env' ? 'GUARDIAN_HMAC_IKM' : key.path} (fingerprint ${key.fingerprint})`,
+        );
       say(`guardian: policy ${runtime.policySource} (revision ${runtime.engine.revision})`);
       if (flags.stdio) {
         say('guardian: serving ACS on stdio (Content-Length framing)');
@@ -52,10 +69,18 @@ export function registerServeCommand(program: Command): void {
       }
       let server;
       try {
-        server = await startHttpServer(runtime.guardian, { host: flags.host, port, ready: runtime.ready, ...(runtime.lifecycle ? { admin: runtime.lifecycle.admin } : {}) });
+        server = await startHttpServer(runtime.guardian, {
+          host: flags.host,
+          port,
+          ready: runtime.ready,
+          ...(runtime.lifecycle ? { admin: runtime.lifecycle.admin } : {}),
+        });
       } catch (err) {
         await runtime.close();
-        throw new CliError(`cannot listen on ${flags.host}:${port}: ${err instanceof Error ? err.message : String(err)}`, ExitCode.Unavailable);
+        throw new CliError(
+          `cannot listen on ${flags.host}:${port}: ${err instanceof Error ? err.message : String(err)}`,
+          ExitCode.Unavailable,
+        );
       }
       process.stdout.write(`guardian: listening on ${server.url}\n`);
       const signal = await new Promise<NodeJS.Signals>((resolveStop) => {

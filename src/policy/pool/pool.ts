@@ -11,7 +11,12 @@
 // replaced after a crash or an overrun reloads every version still live.
 import { Worker } from 'node:worker_threads';
 import type { PolicyEngine, PolicyEvaluation, PolicyInput, RawPolicyDecision } from '../types.ts';
-import { PolicyEvaluationError, PolicyLoadError, type PolicyEvaluationErrorCode, type WasmBundleParts } from '../engine.ts';
+import {
+  PolicyEvaluationError,
+  PolicyLoadError,
+  type PolicyEvaluationErrorCode,
+  type WasmBundleParts,
+} from '../engine.ts';
 import type { WorkerEngineOptions } from './worker.ts';
 
 export interface PolicyEnginePoolOptions {
@@ -117,7 +122,10 @@ export interface PolicyEnginePool extends PolicyEngine {
 }
 
 class PooledVersion implements PooledPolicyVersion {
-  constructor(private readonly pool: Pool, readonly entry: VersionEntry) {}
+  constructor(
+    private readonly pool: Pool,
+    readonly entry: VersionEntry,
+  ) {}
   get id(): number {
     return this.entry.id;
   }
@@ -180,7 +188,12 @@ class Pool implements PolicyEnginePool {
   private postLoad(slot: WorkerSlot, v: VersionEntry): Deferred {
     const d = deferred();
     slot.loads.set(v.id, d);
-    slot.worker.postMessage({ type: 'load', version: v.id, bundle: v.bundle, options: this.engineOptions(v.revisionOverride) });
+    slot.worker.postMessage({
+      type: 'load',
+      version: v.id,
+      bundle: v.bundle,
+      options: this.engineOptions(v.revisionOverride),
+    });
     return d;
   }
 
@@ -200,7 +213,12 @@ class Pool implements PolicyEnginePool {
         slot.pending.delete(msg.id);
         clearTimeout(p.timer);
         this.finished(p.version);
-        if (msg.ok) p.resolve({ decision: msg.decision, revision: msg.revision ?? p.version.revision, durationMs: msg.durationMs ?? 0 });
+        if (msg.ok)
+          p.resolve({
+            decision: msg.decision,
+            revision: msg.revision ?? p.version.revision,
+            durationMs: msg.durationMs ?? 0,
+          });
         else p.reject(new PolicyEvaluationError(msg.code ?? 'module_aborted', msg.message ?? 'evaluation failed'));
       }
     });
@@ -213,7 +231,12 @@ class Pool implements PolicyEnginePool {
   }
 
   /** Rejects everything a dead worker held and replaces it (unless the pool is closing). */
-  private failSlot(index: number, worker: Worker, why: string, code: PolicyEvaluationErrorCode = 'module_aborted'): void {
+  private failSlot(
+    index: number,
+    worker: Worker,
+    why: string,
+    code: PolicyEvaluationErrorCode = 'module_aborted',
+  ): void {
     const slot = this.slots[index];
     if (!slot || slot.worker !== worker) return;
     for (const [, p] of slot.pending) {
@@ -230,16 +253,35 @@ class Pool implements PolicyEnginePool {
   }
 
   async start(): Promise<void> {
-    const first: VersionEntry = { id: this.nextVersion++, bundle: this.options.bundle, revisionOverride: this.options.revision, revision: '', inFlight: 0, retired: false, unloaded: false };
+    const first: VersionEntry = {
+      id: this.nextVersion++,
+      bundle: this.options.bundle,
+      revisionOverride: this.options.revision,
+      revision: '',
+      inFlight: 0,
+      retired: false,
+      unloaded: false,
+    };
     this.versions.set(first.id, first);
     for (let i = 0; i < this.size; i++) this.spawn(i);
     await Promise.all(this.slots.map((s) => s.loads.get(first.id)?.promise));
     this.currentVersion = new PooledVersion(this, first);
   }
 
-  async loadVersion(bundle: Uint8Array | WasmBundleParts, options?: { revision?: string }): Promise<PooledPolicyVersion> {
+  async loadVersion(
+    bundle: Uint8Array | WasmBundleParts,
+    options?: { revision?: string },
+  ): Promise<PooledPolicyVersion> {
     if (this.closed) throw new PolicyLoadError('policy engine pool is closed');
-    const v: VersionEntry = { id: this.nextVersion++, bundle, revisionOverride: options?.revision, revision: '', inFlight: 0, retired: false, unloaded: false };
+    const v: VersionEntry = {
+      id: this.nextVersion++,
+      bundle,
+      revisionOverride: options?.revision,
+      revision: '',
+      inFlight: 0,
+      retired: false,
+      unloaded: false,
+    };
     this.versions.set(v.id, v);
     try {
       await Promise.all(this.slots.map((s) => this.postLoad(s, v).promise));
@@ -283,17 +325,23 @@ class Pool implements PolicyEnginePool {
     return this.evaluateOn(this.currentVersion.entry, input, options);
   }
 
-  async evaluateOn(v: VersionEntry, input: PolicyInput, options?: { entrypoint?: string; now?: Date }): Promise<PolicyEvaluation> {
+  async evaluateOn(
+    v: VersionEntry,
+    input: PolicyInput,
+    options?: { entrypoint?: string; now?: Date },
+  ): Promise<PolicyEvaluation> {
     if (this.closed) throw new PolicyEvaluationError('module_aborted', 'policy engine pool is closed');
     if (v.unloaded) throw new PolicyEvaluationError('module_aborted', `policy version ${v.revision} was retired`);
-    if (this.inFlight >= (this.options.maxInFlight ?? 1024)) throw new PolicyEvaluationError('timeout', 'policy engine pool saturated');
+    if (this.inFlight >= (this.options.maxInFlight ?? 1024))
+      throw new PolicyEvaluationError('timeout', 'policy engine pool saturated');
     // Counted from here, so the version cannot be unloaded while this evaluation waits for its worker.
     this.inFlight++;
     v.inFlight++;
     let sent = false;
     try {
       let index = 0;
-      for (let i = 1; i < this.slots.length; i++) if (this.slots[i].pending.size < this.slots[index].pending.size) index = i;
+      for (let i = 1; i < this.slots.length; i++)
+        if (this.slots[i].pending.size < this.slots[index].pending.size) index = i;
       let slot = this.slots[index];
       let loaded = slot.loads.get(v.id);
       // A worker replaced meanwhile has its own load of this version: wait on the slot's current worker.
@@ -319,7 +367,14 @@ class Pool implements PolicyEnginePool {
         }, hardMs);
         slot.pending.set(id, { resolve, reject, timer, version: v });
       });
-      slot.worker.postMessage({ type: 'eval', id, version: v.id, input, entrypoint: options?.entrypoint, now: (options?.now ?? new Date()).toISOString() });
+      slot.worker.postMessage({
+        type: 'eval',
+        id,
+        version: v.id,
+        input,
+        entrypoint: options?.entrypoint,
+        now: (options?.now ?? new Date()).toISOString(),
+      });
       sent = true;
       return await result;
     } catch (err) {

@@ -4,7 +4,12 @@
 // `{type:'eval', id, version, input, entrypoint, now}` (answered `{type:'result', id, ok, …}`). An evaluation names
 // the version it runs on, so a swap in the parent never changes the version of an evaluation already sent.
 import { parentPort } from 'node:worker_threads';
-import { createWasmPolicyEngine, PolicyEvaluationError, type WasmBundleParts, type WasmPolicyEngine } from '../engine.ts';
+import {
+  createWasmPolicyEngine,
+  PolicyEvaluationError,
+  type WasmBundleParts,
+  type WasmPolicyEngine,
+} from '../engine.ts';
 import type { PolicyInput } from '../types.ts';
 
 export interface WorkerEngineOptions {
@@ -45,7 +50,12 @@ port.on('message', (msg: LoadMessage | UnloadMessage | EvalMessage) => {
         engines.set(msg.version, e);
         port.postMessage({ type: 'loaded', version: msg.version, revision: e.revision });
       },
-      (err: unknown) => port.postMessage({ type: 'load-error', version: msg.version, message: err instanceof Error ? err.message : String(err) }),
+      (err: unknown) =>
+        port.postMessage({
+          type: 'load-error',
+          version: msg.version,
+          message: err instanceof Error ? err.message : String(err),
+        }),
     );
     return;
   }
@@ -55,11 +65,25 @@ port.on('message', (msg: LoadMessage | UnloadMessage | EvalMessage) => {
   }
   const e = engines.get(msg.version);
   if (!e) {
-    port.postMessage({ type: 'result', id: msg.id, ok: false, code: 'module_aborted', message: `policy version ${msg.version} is not loaded in this worker` });
+    port.postMessage({
+      type: 'result',
+      id: msg.id,
+      ok: false,
+      code: 'module_aborted',
+      message: `policy version ${msg.version} is not loaded in this worker`,
+    });
     return;
   }
   e.evaluate(msg.input, { ...(msg.entrypoint ? { entrypoint: msg.entrypoint } : {}), now: new Date(msg.now) }).then(
-    (r) => port.postMessage({ type: 'result', id: msg.id, ok: true, decision: r.decision, revision: r.revision, durationMs: r.durationMs }),
+    (r) =>
+      port.postMessage({
+        type: 'result',
+        id: msg.id,
+        ok: true,
+        decision: r.decision,
+        revision: r.revision,
+        durationMs: r.durationMs,
+      }),
     (err: unknown) =>
       port.postMessage({
         type: 'result',

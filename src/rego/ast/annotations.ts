@@ -84,7 +84,8 @@ function parseBlock(
   const out: Annotations = { scope: 'rule', location: locOf(startLoc) };
   let explicitScope = false;
   if (r.scope !== undefined) {
-    if (typeof r.scope !== 'string' || !SCOPES.has(r.scope)) return bad(`invalid annotation scope '${String(r.scope)}'`);
+    if (typeof r.scope !== 'string' || !SCOPES.has(r.scope))
+      return bad(`invalid annotation scope '${String(r.scope)}'`);
     out.scope = r.scope as Annotations['scope'];
     explicitScope = true;
   }
@@ -105,7 +106,10 @@ function parseBlock(
       if (typeof item === 'string') out.related_resources.push({ ref: item });
       else if (item && typeof item === 'object' && typeof (item as { ref?: unknown }).ref === 'string') {
         const o = item as { ref: string; description?: unknown };
-        out.related_resources.push({ ref: o.ref, ...(o.description !== undefined ? { description: String(o.description) } : {}) });
+        out.related_resources.push({
+          ref: o.ref,
+          ...(o.description !== undefined ? { description: String(o.description) } : {}),
+        });
       } else return bad(`invalid related-resource definition ${JSON.stringify(item)}: ref URL may not be empty`);
     }
   }
@@ -119,8 +123,12 @@ function parseBlock(
         out.authors.push(m ? { ...(m[1] ? { name: m[1] } : {}), email: m[2] } : { name: item.trim() });
       } else if (item && typeof item === 'object') {
         const o = item as { name?: unknown; email?: unknown };
-        if (o.name === undefined && o.email === undefined) return bad('invalid author: at least one of name or email must be set');
-        out.authors.push({ ...(o.name !== undefined ? { name: String(o.name) } : {}), ...(o.email !== undefined ? { email: String(o.email) } : {}) });
+        if (o.name === undefined && o.email === undefined)
+          return bad('invalid author: at least one of name or email must be set');
+        out.authors.push({
+          ...(o.name !== undefined ? { name: String(o.name) } : {}),
+          ...(o.email !== undefined ? { email: String(o.email) } : {}),
+        });
       } else return bad('invalid author definition');
     }
   }
@@ -129,7 +137,8 @@ function parseBlock(
     out.schemas = r.schemas;
   }
   if (r.custom !== undefined) {
-    if (r.custom === null || typeof r.custom !== 'object' || Array.isArray(r.custom)) return bad('invalid custom: must be a map');
+    if (r.custom === null || typeof r.custom !== 'object' || Array.isArray(r.custom))
+      return bad('invalid custom: must be a map');
     out.custom = r.custom as Record<string, unknown>;
   }
   return { annotations: out, explicitScope };

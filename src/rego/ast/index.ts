@@ -25,20 +25,31 @@ function checkAstDepth(file: string, root: unknown): void {
     if (depth > MAX_AST_DEPTH) {
       const loc = (node as { location?: Location }).location;
       throw new RegoErrors([
-        new RegoError('rego_parse_error', `expression nested too deeply (limit ${MAX_AST_DEPTH} levels)`, loc ? { file: loc.file, row: loc.row, col: loc.col } : { file, row: 1, col: 1 }),
+        new RegoError(
+          'rego_parse_error',
+          `expression nested too deeply (limit ${MAX_AST_DEPTH} levels)`,
+          loc ? { file: loc.file, row: loc.row, col: loc.col } : { file, row: 1, col: 1 },
+        ),
       ]);
     }
     if (Array.isArray(node)) {
       for (const x of node) stack.push([x, depth + 1]);
     } else {
-      for (const [k, v] of Object.entries(node)) if (k !== 'location' && typeof v === 'object') stack.push([v, depth + 1]);
+      for (const [k, v] of Object.entries(node))
+        if (k !== 'location' && typeof v === 'object') stack.push([v, depth + 1]);
     }
   }
 }
 
 function guard<T>(file: string, text: string, fn: () => T): T {
   if (text.length > MAX_SOURCE_BYTES) {
-    throw new RegoErrors([new RegoError('rego_parse_error', `source too large (${text.length} characters, limit ${MAX_SOURCE_BYTES})`, { file, row: 1, col: 1 })]);
+    throw new RegoErrors([
+      new RegoError('rego_parse_error', `source too large (${text.length} characters, limit ${MAX_SOURCE_BYTES})`, {
+        file,
+        row: 1,
+        col: 1,
+      }),
+    ]);
   }
   try {
     return fn();
@@ -66,7 +77,8 @@ export function parseModule(file: string, text: string): Module {
         imports.push(p.parseImport());
         continue;
       }
-      if (p.isKeywordHere('package')) p.error(p.currentToken(), 'unexpected package keyword: only one package declaration per module');
+      if (p.isKeywordHere('package'))
+        p.error(p.currentToken(), 'unexpected package keyword: only one package declaration per module');
       const row = p.currentToken().row;
       const parsed = p.parseRules();
       rules.push(...parsed);
@@ -82,13 +94,21 @@ export function parseModule(file: string, text: string): Module {
       if (target.pkg) {
         if (!block.explicitScope) a.scope = 'package';
         if (a.scope !== 'package' && a.scope !== 'subpackages') {
-          errors.push(new RegoError('rego_parse_error', `annotation scope '${a.scope}' must be applied to rule (have package)`, a.location));
+          errors.push(
+            new RegoError(
+              'rego_parse_error',
+              `annotation scope '${a.scope}' must be applied to rule (have package)`,
+              a.location,
+            ),
+          );
           continue;
         }
         moduleAnnotations.push(a);
       } else if (target.rules) {
         if (a.scope === 'package' || a.scope === 'subpackages') {
-          errors.push(new RegoError('rego_parse_error', `annotation scope '${a.scope}' must be applied to package`, a.location));
+          errors.push(
+            new RegoError('rego_parse_error', `annotation scope '${a.scope}' must be applied to package`, a.location),
+          );
           continue;
         }
         for (const r of target.rules) (r.annotations ??= []).push(a);
@@ -102,7 +122,10 @@ export function parseModule(file: string, text: string): Module {
 }
 
 /** Parses several files, collecting every file's parse errors instead of stopping at the first failing file. */
-export function parseModules(sources: readonly { file: string; text: string }[]): { modules: Module[]; errors: RegoError[] } {
+export function parseModules(sources: readonly { file: string; text: string }[]): {
+  modules: Module[];
+  errors: RegoError[];
+} {
   const modules: Module[] = [];
   const errors: RegoError[] = [];
   for (const s of sources) {

@@ -9,9 +9,31 @@ export type TokenKind =
   | 'string'
   | 'rawstring'
   | 'eof'
-  | '{' | '}' | '[' | ']' | '(' | ')' | ',' | ';' | '.' | ':'
-  | ':=' | '=' | '==' | '!=' | '<' | '<=' | '>' | '>='
-  | '+' | '-' | '*' | '/' | '%' | '|' | '&';
+  | '{'
+  | '}'
+  | '['
+  | ']'
+  | '('
+  | ')'
+  | ','
+  | ';'
+  | '.'
+  | ':'
+  | ':='
+  | '='
+  | '=='
+  | '!='
+  | '<'
+  | '<='
+  | '>'
+  | '>='
+  | '+'
+  | '-'
+  | '*'
+  | '/'
+  | '%'
+  | '|'
+  | '&';
 
 export interface Token {
   kind: TokenKind;
@@ -35,7 +57,28 @@ export interface LexResult {
 }
 
 const PUNCT2 = new Set([':=', '==', '!=', '<=', '>=']);
-const PUNCT1 = new Set(['{', '}', '[', ']', '(', ')', ',', ';', '.', ':', '=', '<', '>', '+', '-', '*', '/', '%', '|', '&']);
+const PUNCT1 = new Set([
+  '{',
+  '}',
+  '[',
+  ']',
+  '(',
+  ')',
+  ',',
+  ';',
+  '.',
+  ':',
+  '=',
+  '<',
+  '>',
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  '|',
+  '&',
+]);
 
 function isIdentStart(c: string): boolean {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c === '_';
@@ -61,7 +104,9 @@ export function lex(file: string, text: string): LexResult {
   const fail = (message: string, offset: number, r: number, c: number): never => {
     const loc: Location = { file, row: r, col: c, offset };
     const line = text.split('\n')[r - 1] ?? '';
-    throw new RegoErrors([new RegoError('rego_parse_error', message, loc, [line, ' '.repeat(Math.max(0, c - 1)) + '^'])]);
+    throw new RegoErrors([
+      new RegoError('rego_parse_error', message, loc, [line, ' '.repeat(Math.max(0, c - 1)) + '^']),
+    ]);
   };
 
   while (i < n) {

@@ -22,7 +22,21 @@ import type {
 
 /** Words reserved in Rego v1: never variables or rule names. */
 export const REGO_KEYWORDS: ReadonlySet<string> = new Set([
-  'as', 'default', 'else', 'every', 'false', 'if', 'import', 'in', 'not', 'null', 'package', 'some', 'true', 'with', 'contains',
+  'as',
+  'default',
+  'else',
+  'every',
+  'false',
+  'if',
+  'import',
+  'in',
+  'not',
+  'null',
+  'package',
+  'some',
+  'true',
+  'with',
+  'contains',
 ]);
 
 /** Root documents: a bare `input`/`data` var is a reference (OPA's RootDocumentNames). */
@@ -34,15 +48,39 @@ const ROOT_DOCUMENTS = new Set(['input', 'data']);
  */
 export const MAX_NESTING_DEPTH = 100;
 
-const RELATION_OPS: Partial<Record<TokenKind, string>> = { '==': 'equal', '!=': 'neq', '<': 'lt', '<=': 'lte', '>': 'gt', '>=': 'gte' };
+const RELATION_OPS: Partial<Record<TokenKind, string>> = {
+  '==': 'equal',
+  '!=': 'neq',
+  '<': 'lt',
+  '<=': 'lte',
+  '>': 'gt',
+  '>=': 'gte',
+};
 const ARITH_OPS: Partial<Record<TokenKind, string>> = { '+': 'plus', '-': 'minus' };
 const FACTOR_OPS: Partial<Record<TokenKind, string>> = { '*': 'mul', '/': 'div', '%': 'rem' };
 
 /** OPA's token names, used in `unexpected X token` messages. */
 const TOKEN_NAMES: Partial<Record<TokenKind, string>> = {
-  ident: 'identifier', number: 'number', string: 'string', rawstring: 'string', eof: 'eof',
-  ':=': 'assign', '=': 'eq', '==': 'equal', '!=': 'neq', '<': 'lt', '<=': 'lte', '>': 'gt', '>=': 'gte',
-  '+': 'plus', '-': 'minus', '*': 'mul', '/': 'div', '%': 'rem', '|': 'or', '&': 'and',
+  ident: 'identifier',
+  number: 'number',
+  string: 'string',
+  rawstring: 'string',
+  eof: 'eof',
+  ':=': 'assign',
+  '=': 'eq',
+  '==': 'equal',
+  '!=': 'neq',
+  '<': 'lt',
+  '<=': 'lte',
+  '>': 'gt',
+  '>=': 'gte',
+  '+': 'plus',
+  '-': 'minus',
+  '*': 'mul',
+  '/': 'div',
+  '%': 'rem',
+  '|': 'or',
+  '&': 'and',
 };
 
 interface CachedTerm {
@@ -98,14 +136,27 @@ export class Parser {
   private span(start: Token): Location {
     const last = this.tokens[Math.max(0, this.pos - 1)];
     const end = Math.max(last.end, start.end);
-    return { file: this.file, row: start.row, col: start.col, offset: start.offset, text: this.text.slice(start.offset, end) };
+    return {
+      file: this.file,
+      row: start.row,
+      col: start.col,
+      offset: start.offset,
+      text: this.text.slice(start.offset, end),
+    };
   }
 
   error(t: Token | Location, message: string): never {
     const loc: Location = 'kind' in t ? this.loc(t) : t;
     const line = this.text.split('\n')[loc.row - 1] ?? '';
     const details = [line.replace(/\r$/, ''), ' '.repeat(Math.max(0, loc.col - 1)) + '^'];
-    throw new RegoErrors([new RegoError('rego_parse_error', message, { file: loc.file, row: loc.row, col: loc.col, offset: loc.offset }, details)]);
+    throw new RegoErrors([
+      new RegoError(
+        'rego_parse_error',
+        message,
+        { file: loc.file, row: loc.row, col: loc.col, offset: loc.offset },
+        details,
+      ),
+    ]);
   }
 
   private describe(t: Token): string {
@@ -303,9 +354,8 @@ export class Parser {
           const zero: Term = { type: 'number', value: '0', location: this.loc(t) };
           return { type: 'call', operator: this.opRef(['minus'], t), args: [zero, operand], location: this.span(t) };
         }
-        this.unexpected(n, 'expected number');
+        return this.unexpected(n, 'expected number');
       }
-      // falls through (unreachable: unexpected() throws)
       case 'string':
         this.advance();
         return { type: 'string', value: t.value, location: this.loc(t) };
@@ -366,7 +416,8 @@ export class Parser {
         this.advance();
         parts.push(key);
       } else if (t.kind === '(') {
-        if (parts.length === 1 && parts[0].type !== 'var') this.error(t, `illegal call (operator cannot be ${parts[0].type})`);
+        if (parts.length === 1 && parts[0].type !== 'var')
+          this.error(t, `illegal call (operator cannot be ${parts[0].type})`);
         const operator: RefTerm = { type: 'ref', value: parts, location: this.span(start) };
         this.advance();
         const args = this.parseTermList(')');
@@ -456,7 +507,10 @@ export class Parser {
     if (!head) throw literalError;
     this.advance(); // |
     this.parseBody(end);
-    this.error(headStart, 'comprehension head written with operators: OPA reads `|` here as set union (OPA issue #4215); wrap the head in parentheses, e.g. `[(x * 2) | some x in xs]`');
+    this.error(
+      headStart,
+      'comprehension head written with operators: OPA reads `|` here as set union (OPA issue #4215); wrap the head in parentheses, e.g. `[(x * 2) | some x in xs]`',
+    );
   }
 
   private parseSetOrObject(): Term {
@@ -605,7 +659,11 @@ export class Parser {
       const value = this.parseTermInfix(false);
       const clause: With = { target, value, location: this.span(w) };
       expr.with.push(clause);
-      if (expr.location) expr.location = { ...expr.location, text: this.text.slice(expr.location.offset ?? 0, this.tokens[this.pos - 1].end) };
+      if (expr.location)
+        expr.location = {
+          ...expr.location,
+          text: this.text.slice(expr.location.offset ?? 0, this.tokens[this.pos - 1].end),
+        };
     }
     return expr;
   }
@@ -626,7 +684,13 @@ export class Parser {
     if (!t) return false;
     if (t.type !== 'call') return false;
     const op = t.operator.value;
-    return op.length === 2 && op[0].type === 'var' && op[0].value === 'internal' && op[1].type === 'string' && op[1].value === name;
+    return (
+      op.length === 2 &&
+      op[0].type === 'var' &&
+      op[0].value === 'internal' &&
+      op[1].type === 'string' &&
+      op[1].value === name
+    );
   }
 
   private parseSome(): Expr {
@@ -634,7 +698,13 @@ export class Parser {
     const s = this.pos;
     const term = this.attempt(() => this.parseTermInfix(true));
     if (term?.type === 'call' && this.isMember(term, 'member_2')) {
-      return { index: 0, negated: false, terms: { type: 'somein', value: term.args[0], domain: term.args[1] }, with: [], location: this.span(start) };
+      return {
+        index: 0,
+        negated: false,
+        terms: { type: 'somein', value: term.args[0], domain: term.args[1] },
+        with: [],
+        location: this.span(start),
+      };
     }
     if (term?.type === 'call' && this.isMember(term, 'member_3')) {
       return {
@@ -723,7 +793,8 @@ export class Parser {
       } else if (t.kind === '[') {
         this.advance();
         const key = this.tok;
-        if (key.kind !== 'string' && key.kind !== 'rawstring') this.error(key, `unexpected ${this.describe(key)}: expecting string in ${what} path`);
+        if (key.kind !== 'string' && key.kind !== 'rawstring')
+          this.error(key, `unexpected ${this.describe(key)}: expecting string in ${what} path`);
         this.advance();
         this.expect(']', 'expected ]');
         out.push({ type: 'string', value: key.value, location: this.loc(key) });
@@ -740,16 +811,24 @@ export class Parser {
     if (first.kind !== 'ident') this.unexpected(first, 'expected import path');
     this.advance();
     if (!['data', 'input', 'future', 'rego'].includes(first.text)) {
-      this.error(first, `unexpected import path, must begin with one of: {data, future, input, rego}, got: ${first.text}`);
+      this.error(
+        first,
+        `unexpected import path, must begin with one of: {data, future, input, rego}, got: ${first.text}`,
+      );
     }
-    const value: Term[] = [{ type: 'var', value: first.text, location: this.loc(first) }, ...this.parseStaticPathTail('import')];
+    const value: Term[] = [
+      { type: 'var', value: first.text, location: this.loc(first) },
+      ...this.parseStaticPathTail('import'),
+    ];
     const path: RefTerm = { type: 'ref', value, location: this.span(first) };
     const names = value.slice(1).map((v) => (v as StringTerm).value);
     if (first.text === 'rego' && !(names.length === 1 && names[0] === 'v1')) {
       this.error(first, `invalid import \`${[first.text, ...names].join('.')}\`, must be \`rego.v1\``);
     }
     if (first.text === 'future') {
-      const ok = names[0] === 'keywords' && (names.length === 1 || (names.length === 2 && ['in', 'every', 'if', 'contains'].includes(names[1])));
+      const ok =
+        names[0] === 'keywords' &&
+        (names.length === 1 || (names.length === 2 && ['in', 'every', 'if', 'contains'].includes(names[1])));
       if (!ok) this.error(first, `unexpected future keyword import path: future.${names.join('.')}`);
     }
     let alias: string | undefined;
@@ -778,7 +857,8 @@ export class Parser {
 
     if (isDefault) {
       this.validateDefault(head, start);
-      if (this.isKeyword(this.tok, 'if') || (this.kind() === '{' && !this.tok.nl)) this.unexpected(this.tok, 'default rules cannot have a body');
+      if (this.isKeyword(this.tok, 'if') || (this.kind() === '{' && !this.tok.nl))
+        this.unexpected(this.tok, 'default rules cannot have a body');
       const loc = this.span(start);
       return [{ default: true, head, body: [this.trueExpr(loc)], location: loc }];
     }
@@ -815,7 +895,8 @@ export class Parser {
       this.error(nameTok, `${head.args ? 'function' : 'rule'} must have value assignment and/or body declaration`);
     }
 
-    if (head.value === undefined && head.kind === 'single') head.value = { type: 'boolean', value: true, location: head.location };
+    if (head.value === undefined && head.kind === 'single')
+      head.value = { type: 'boolean', value: true, location: head.location };
 
     const rule: Rule = { default: false, head, body, location: this.span(start) };
     if (this.isKeyword(this.tok, 'else')) {
@@ -838,13 +919,27 @@ export class Parser {
   }
 
   private trueExpr(loc: Location): Expr {
-    return { index: 0, negated: false, terms: { type: 'term', term: { type: 'boolean', value: true, location: loc } }, with: [], generated: true, location: loc };
+    return {
+      index: 0,
+      negated: false,
+      terms: { type: 'term', term: { type: 'boolean', value: true, location: loc } },
+      with: [],
+      generated: true,
+      location: loc,
+    };
   }
 
   private parseHead(isDefault: boolean): Head {
     const start = this.tok;
     if (start.kind !== 'ident') {
-      const kinds: Partial<Record<TokenKind, string>> = { string: 'string', rawstring: 'string', number: 'number', '[': 'array', '{': 'object', '-': 'number' };
+      const kinds: Partial<Record<TokenKind, string>> = {
+        string: 'string',
+        rawstring: 'string',
+        number: 'number',
+        '[': 'array',
+        '{': 'object',
+        '-': 'number',
+      };
       const kind = kinds[start.kind];
       if (kind) this.error(start, `${kind} cannot be used for rule name`);
       this.unexpected(start);
@@ -877,7 +972,9 @@ export class Parser {
         break;
       }
     }
-    const name = reference.map((r, i) => (i === 0 ? (r as VarTerm).value : r.type === 'string' ? `.${r.value}` : '[…]')).join('');
+    const name = reference
+      .map((r, i) => (i === 0 ? (r as VarTerm).value : r.type === 'string' ? `.${r.value}` : '[…]'))
+      .join('');
     switch (this.kind()) {
       case ',':
       case '==':
@@ -899,9 +996,14 @@ export class Parser {
     if (args) head.args = args;
     const t = this.tok;
     if (this.isKeyword(t, 'contains')) {
-      if (args) this.unexpected(t, `the contains keyword can only be used with multi-value rule definitions (e.g., ${name} contains <VALUE> { ... })`);
+      if (args)
+        this.unexpected(
+          t,
+          `the contains keyword can only be used with multi-value rule definitions (e.g., ${name} contains <VALUE> { ... })`,
+        );
       this.advance();
-      if (this.kind() === 'eof' || this.isKeyword(this.tok, 'if')) this.unexpected(this.tok, `expected rule key term (e.g., ${name} contains <VALUE> { ... })`);
+      if (this.kind() === 'eof' || this.isKeyword(this.tok, 'if'))
+        this.unexpected(this.tok, `expected rule key term (e.g., ${name} contains <VALUE> { ... })`);
       head.key = this.parseTermInfix(true);
       head.kind = 'multi';
     } else if (t.kind === ':=' || t.kind === '=') {
@@ -930,7 +1032,8 @@ export class Parser {
       const seen = new Set<string>();
       for (const a of head.args) {
         if (a.type !== 'var') this.error(loc, `illegal default rule (arguments cannot contain ${a.type})`);
-        if (!a.wildcard && seen.has(a.value)) this.error(loc, `illegal default rule (arguments cannot be repeated ${a.value})`);
+        if (!a.wildcard && seen.has(a.value))
+          this.error(loc, `illegal default rule (arguments cannot be repeated ${a.value})`);
         seen.add(a.value);
       }
     }
@@ -988,7 +1091,8 @@ export class Parser {
   /** A statement must begin on a new line after the previous one. */
   requireStatementBoundary(): void {
     const t = this.tok;
-    if (t.kind !== 'eof' && !t.nl) this.unexpected(t, t.kind === 'ident' ? 'expected end of statement (newline)' : undefined);
+    if (t.kind !== 'eof' && !t.nl)
+      this.unexpected(t, t.kind === 'ident' ? 'expected end of statement (newline)' : undefined);
   }
 
   parseQueryBody(): Body {

@@ -252,7 +252,10 @@ export const builtinDecls: ReadonlyMap<string, BuiltinDeclaration> = buildTable(
  */
 export const refusedBuiltins: ReadonlyMap<string, string> = new Map<string, string>([
   ['http.send', 'network I/O during policy evaluation is not allowed: decisions must be replayable from the audit log'],
-  ['net.lookup_ip_addr', 'DNS lookups during policy evaluation are not allowed: decisions must be replayable from the audit log'],
+  [
+    'net.lookup_ip_addr',
+    'DNS lookups during policy evaluation are not allowed: decisions must be replayable from the audit log',
+  ],
   ['opa.runtime', 'the Guardian does not expose host runtime information to policies'],
   ['providers.aws.sign_req', 'request signing needs cloud credentials, which policies must not hold'],
   ['io.jwt.encode_sign', 'signing keys do not belong in policies (only JWT verification is supported)'],
@@ -270,10 +273,22 @@ export const refusedBuiltins: ReadonlyMap<string, string> = new Map<string, stri
   ['graphql.parse_query', 'GraphQL builtins are not supported by the Guardian'],
   ['graphql.parse_schema', 'GraphQL builtins are not supported by the Guardian'],
   ['graphql.schema_is_valid', 'GraphQL builtins are not supported by the Guardian'],
-  ['json.match_schema', 'JSON Schema builtins are not supported by the Guardian (validate input with the ACS schemas instead)'],
-  ['json.verify_schema', 'JSON Schema builtins are not supported by the Guardian (validate input with the ACS schemas instead)'],
-  ['crypto.x509.parse_and_verify_certificates', 'certificate chain verification depends on the wall clock and host trust store'],
-  ['crypto.x509.parse_and_verify_certificates_with_options', 'certificate chain verification depends on the wall clock and host trust store'],
+  [
+    'json.match_schema',
+    'JSON Schema builtins are not supported by the Guardian (validate input with the ACS schemas instead)',
+  ],
+  [
+    'json.verify_schema',
+    'JSON Schema builtins are not supported by the Guardian (validate input with the ACS schemas instead)',
+  ],
+  [
+    'crypto.x509.parse_and_verify_certificates',
+    'certificate chain verification depends on the wall clock and host trust store',
+  ],
+  [
+    'crypto.x509.parse_and_verify_certificates_with_options',
+    'certificate chain verification depends on the wall clock and host trust store',
+  ],
   ['crypto.x509.parse_certificate_request', 'certificate requests are not supported by the Guardian'],
   ['net.cidr_contains_matches', 'not supported by the Guardian yet'],
   ['internal.test_case', 'internal to OPA test tooling'],

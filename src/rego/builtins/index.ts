@@ -19,4 +19,9 @@ export {
   type EvaluationInfo,
   type JsonValue,
 } from './host/index.ts';
-export { capabilitiesDocument, regoFeatures, type CapabilitiesDocument, type CapabilitiesBuiltin } from './capabilities.ts';
+export {
+  capabilitiesDocument,
+  regoFeatures,
+  type CapabilitiesDocument,
+  type CapabilitiesBuiltin,
+} from './capabilities.ts';

@@ -47,10 +47,7 @@ export const setOf = (t: OpaType): OpaType => ({ of: t, type: 'set' });
 /** Object with arbitrary keys of type `k` and values of type `v`. */
 export const objectOf = (k: OpaType, v: OpaType): OpaType => ({ dynamic: { key: k, value: v }, type: 'object' });
 /** Object with known keys plus, optionally, dynamic ones. */
-export const objectWith = (
-  fields: Record<string, OpaType>,
-  dynamic?: { key: OpaType; value: OpaType },
-): OpaType => {
+export const objectWith = (fields: Record<string, OpaType>, dynamic?: { key: OpaType; value: OpaType }): OpaType => {
   const stat = Object.keys(fields)
     .sort()
     .map((key) => ({ key, value: fields[key] }));

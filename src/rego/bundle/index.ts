@@ -208,7 +208,8 @@ function mountData(root: Record<string, unknown>, dir: string[], value: unknown,
     const k = dir[i];
     const next = node[k];
     if (next === undefined) node[k] = {};
-    else if (next === null || typeof next !== 'object' || Array.isArray(next)) throw new BundleError(`${path}: data conflict at ${dir.slice(0, i + 1).join('/')}`);
+    else if (next === null || typeof next !== 'object' || Array.isArray(next))
+      throw new BundleError(`${path}: data conflict at ${dir.slice(0, i + 1).join('/')}`);
     node = node[k] as Record<string, unknown>;
   }
   const last = dir[dir.length - 1];
@@ -239,7 +240,11 @@ function soleDataText(file: BundleFile): Uint8Array {
   const text = UTF8_BOM.every((b, i) => file.bytes[i] === b) ? file.bytes.subarray(UTF8_BOM.length) : file.bytes;
   let first = 0;
   // JSON whitespace (RFC 8259 §2).
-  while (first < text.length && (text[first] === 0x20 || text[first] === 0x0a || text[first] === 0x0d || text[first] === 0x09)) first++;
+  while (
+    first < text.length &&
+    (text[first] === 0x20 || text[first] === 0x0a || text[first] === 0x0d || text[first] === 0x09)
+  )
+    first++;
   if (first === text.length) throw new BundleError(`${file.path}: invalid JSON: no value`);
   if (text[first] !== 0x7b) throw new BundleError(`${file.path}: root data document must be an object`);
   return text;
@@ -249,10 +254,19 @@ const isDataFile = (path: string): boolean => /(^|\/)data\.(json|ya?ml)$/.test(p
 
 /** Read an OPA bundle (ours or one built by `opa build`). Throws BundleError on malformed/oversized input. */
 export function readBundle(bytes: Uint8Array, limits?: Partial<BundleLimits>): Bundle;
-export function readBundle(bytes: Uint8Array, limits: Partial<BundleLimits> | undefined, options: ReadBundleOptions): Bundle | BundleWithDataText;
-export function readBundle(bytes: Uint8Array, limits: Partial<BundleLimits> = {}, options: ReadBundleOptions = {}): Bundle | BundleWithDataText {
+export function readBundle(
+  bytes: Uint8Array,
+  limits: Partial<BundleLimits> | undefined,
+  options: ReadBundleOptions,
+): Bundle | BundleWithDataText;
+export function readBundle(
+  bytes: Uint8Array,
+  limits: Partial<BundleLimits> = {},
+  options: ReadBundleOptions = {},
+): Bundle | BundleWithDataText {
   const lim = { ...DEFAULT_BUNDLE_LIMITS, ...limits };
-  if (bytes.length > lim.maxCompressedBytes) throw new BundleError(`bundle too large (${bytes.length} bytes, limit ${lim.maxCompressedBytes})`);
+  if (bytes.length > lim.maxCompressedBytes)
+    throw new BundleError(`bundle too large (${bytes.length} bytes, limit ${lim.maxCompressedBytes})`);
   let tar: Uint8Array;
   try {
     const raw = gunzipSync(bytes, { maxOutputLength: lim.maxUncompressedBytes });
@@ -266,7 +280,11 @@ export function readBundle(bytes: Uint8Array, limits: Partial<BundleLimits> = {}
   }
   let entries: TarEntry[];
   try {
-    entries = readTar(tar, { maxEntries: lim.maxEntries, maxEntryBytes: lim.maxEntryBytes, maxTotalBytes: lim.maxUncompressedBytes });
+    entries = readTar(tar, {
+      maxEntries: lim.maxEntries,
+      maxEntryBytes: lim.maxEntryBytes,
+      maxTotalBytes: lim.maxUncompressedBytes,
+    });
   } catch (e) {
     if (e instanceof TarFormatError) throw new BundleError(e.message);
     throw e;
@@ -283,7 +301,8 @@ export function readBundle(bytes: Uint8Array, limits: Partial<BundleLimits> = {}
   files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 
   const dataFiles = files.filter((f) => isDataFile(f.path));
-  const dataTextFile = options.soleDataAsText && dataFiles.length === 1 && dataFiles[0].path === '/data.json' ? dataFiles[0] : undefined;
+  const dataTextFile =
+    options.soleDataAsText && dataFiles.length === 1 && dataFiles[0].path === '/data.json' ? dataFiles[0] : undefined;
   const dataText = dataTextFile ? soleDataText(dataTextFile) : undefined;
 
   let manifest: BundleManifest = {};
@@ -301,10 +320,10 @@ export function readBundle(bytes: Uint8Array, limits: Partial<BundleLimits> = {}
       manifest = m as BundleManifest;
     } else if (f.path === '/.signatures.json') {
       const s = parseJsonFile(f.path, f.bytes);
-      if (!isPlainObject(s) || !Array.isArray(s.signatures)) throw new BundleError('/.signatures.json: expected {"signatures": [...]}');
+      if (!isPlainObject(s) || !Array.isArray(s.signatures))
+        throw new BundleError('/.signatures.json: expected {"signatures": [...]}');
       signatures = s as BundleSignatures;
     } else if (f === dataTextFile) {
-      continue;
     } else if (base === 'data.json') {
       mountData(data, dir, parseJsonFile(f.path, f.bytes), f.path);
     } else if (base === 'data.yaml' || base === 'data.yml') {
@@ -329,10 +348,13 @@ export function readBundle(bytes: Uint8Array, limits: Partial<BundleLimits> = {}
       sources.push({ path: f.path, text });
     }
   }
-  if (manifest.wasm !== undefined && !Array.isArray(manifest.wasm)) throw new BundleError('/.manifest: wasm must be a list');
+  if (manifest.wasm !== undefined && !Array.isArray(manifest.wasm))
+    throw new BundleError('/.manifest: wasm must be a list');
   for (const w of manifest.wasm ?? []) {
-    if (!w || typeof w.entrypoint !== 'string' || typeof w.module !== 'string') throw new BundleError('/.manifest: wasm entries need entrypoint and module');
-    if (!wasmFiles.has(normaliseBundlePath(w.module))) throw new BundleError(`/.manifest: wasm module ${w.module} not found in bundle`);
+    if (!w || typeof w.entrypoint !== 'string' || typeof w.module !== 'string')
+      throw new BundleError('/.manifest: wasm entries need entrypoint and module');
+    if (!wasmFiles.has(normaliseBundlePath(w.module)))
+      throw new BundleError(`/.manifest: wasm module ${w.module} not found in bundle`);
   }
   const named = manifest.wasm?.[0] ? wasmFiles.get(normaliseBundlePath(manifest.wasm[0].module)) : undefined;
   const wasm = named ?? wasmFiles.get('/policy.wasm') ?? wasmFiles.values().next().value;

@@ -63,7 +63,8 @@ function splitName(name: string): { prefix: string; name: string } | undefined {
     if (name[i] !== '/') continue;
     const prefix = name.slice(0, i);
     const rest = name.slice(i + 1);
-    if (enc.encode(prefix).length <= 155 && enc.encode(rest).length <= 100 && rest.length > 0) return { prefix, name: rest };
+    if (enc.encode(prefix).length <= 155 && enc.encode(rest).length <= 100 && rest.length > 0)
+      return { prefix, name: rest };
   }
   return undefined;
 }
@@ -153,7 +154,8 @@ export function readTar(buf: Uint8Array, limits: TarReadLimits): TarEntry[] {
   while (off + BLOCK <= buf.length) {
     const h = buf.subarray(off, off + BLOCK);
     if (h.every((b) => b === 0)) break;
-    if (++headers > limits.maxEntries * 3) throw new TarFormatError(`too many tar entries (limit ${limits.maxEntries})`);
+    if (++headers > limits.maxEntries * 3)
+      throw new TarFormatError(`too many tar entries (limit ${limits.maxEntries})`);
     let sum = 0;
     for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 0x20 : h[i];
     const stored = readNumber(h, 148, 8);
@@ -169,7 +171,8 @@ export function readTar(buf: Uint8Array, limits: TarReadLimits): TarEntry[] {
     }
     if (pendingName !== undefined) name = pendingName;
     off += BLOCK;
-    if (size > limits.maxEntryBytes) throw new TarFormatError(`tar entry ${name} too large (${size} bytes, limit ${limits.maxEntryBytes})`);
+    if (size > limits.maxEntryBytes)
+      throw new TarFormatError(`tar entry ${name} too large (${size} bytes, limit ${limits.maxEntryBytes})`);
     if (off + size > buf.length) throw new TarFormatError('truncated tar archive');
     const data = buf.subarray(off, off + size);
     off += size + padding(size);
@@ -188,9 +191,11 @@ export function readTar(buf: Uint8Array, limits: TarReadLimits): TarEntry[] {
     if (type === 'g') continue;
     if (type !== '0' && type !== '7') continue; // directories, links, devices: not bundle content
     total += size;
-    if (total > limits.maxTotalBytes) throw new TarFormatError(`bundle too large when unpacked (limit ${limits.maxTotalBytes} bytes)`);
+    if (total > limits.maxTotalBytes)
+      throw new TarFormatError(`bundle too large when unpacked (limit ${limits.maxTotalBytes} bytes)`);
     out.push({ name, data: data.slice() });
-    if (out.length > limits.maxEntries) throw new TarFormatError(`too many files in bundle (limit ${limits.maxEntries})`);
+    if (out.length > limits.maxEntries)
+      throw new TarFormatError(`too many files in bundle (limit ${limits.maxEntries})`);
   }
   return out;
 }

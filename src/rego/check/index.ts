@@ -2,7 +2,7 @@
 // and Wasm), then lint. Compile errors and lint findings are reported together.
 import { parseModules } from '../ast/index.ts';
 import { compileModules } from '../compile/index.ts';
-import { RegoError, RegoErrors } from '../errors.ts';
+import { type RegoError, RegoErrors } from '../errors.ts';
 import { lintModules, type LintFinding } from './lint.ts';
 
 export { formatFinding, lintModules, type LintCode, type LintFinding } from './lint.ts';

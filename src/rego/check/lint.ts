@@ -50,7 +50,24 @@ function builtinNames(): { exact: Set<string>; namespaces: Set<string> } {
   }
   // Operators are builtins (`plus`, `equal`…) but only reachable through their infix form; shadowing
   // them by name is legal and harmless, so they are not reported.
-  for (const op of ['eq', 'assign', 'equal', 'neq', 'lt', 'lte', 'gt', 'gte', 'plus', 'minus', 'mul', 'div', 'rem', 'and', 'or']) exact.delete(op);
+  for (const op of [
+    'eq',
+    'assign',
+    'equal',
+    'neq',
+    'lt',
+    'lte',
+    'gt',
+    'gte',
+    'plus',
+    'minus',
+    'mul',
+    'div',
+    'rem',
+    'and',
+    'or',
+  ])
+    exact.delete(op);
   return { exact, namespaces };
 }
 
@@ -147,7 +164,8 @@ function forEachCall(rule: Rule, visit: (operator: RefTerm, location: Location |
   const visitTerm = (t: Term): void => {
     if (t.type === 'call') visit(t.operator, t.operator.location ?? t.location);
     const bodies: Body[] = [];
-    if (t.type === 'arraycomprehension' || t.type === 'setcomprehension' || t.type === 'objectcomprehension') bodies.push(t.body);
+    if (t.type === 'arraycomprehension' || t.type === 'setcomprehension' || t.type === 'objectcomprehension')
+      bodies.push(t.body);
     for (const b of bodies) forEachExpr(b, onExpr);
   };
   const forEachExpr = (body: Body, f: (e: Expr) => void): void => {
@@ -174,7 +192,8 @@ function declaredVars(lhs: Term, out: VarTerm[]): void {
 function lintUnusedVars(m: Module, rule: Rule, out: LintFinding[]): void {
   const declared: VarTerm[] = [];
   const collectAssign = (e: Expr): void => {
-    if (e.terms.type === 'call' && operatorName(e.terms.operator) === 'assign' && e.terms.args.length === 2) declaredVars(e.terms.args[0], declared);
+    if (e.terms.type === 'call' && operatorName(e.terms.operator) === 'assign' && e.terms.args.length === 2)
+      declaredVars(e.terms.args[0], declared);
   };
   // Every expression at any nesting depth (bodies, every, comprehensions).
   const seenBodies = new Set<Body>();
@@ -188,7 +207,8 @@ function lintUnusedVars(m: Module, rule: Rule, out: LintFinding[]): void {
   };
   for (let r: Rule | undefined = rule; r; r = r.else) visitBody(r.body);
   walkRule(rule, (t) => {
-    if (t.type === 'arraycomprehension' || t.type === 'setcomprehension' || t.type === 'objectcomprehension') visitBody(t.body);
+    if (t.type === 'arraycomprehension' || t.type === 'setcomprehension' || t.type === 'objectcomprehension')
+      visitBody(t.body);
   });
   if (declared.length === 0) return;
   const declaredSet = new Set<Term>(declared);
@@ -198,7 +218,11 @@ function lintUnusedVars(m: Module, rule: Rule, out: LintFinding[]): void {
   });
   for (const v of declared) {
     if ((reads.get(v.value) ?? 0) === 0) {
-      out.push({ code: 'rego_lint_unused_var', message: `var ${v.original ?? v.value} is assigned but never used`, location: fallbackLocation(m, v.location) });
+      out.push({
+        code: 'rego_lint_unused_var',
+        message: `var ${v.original ?? v.value} is assigned but never used`,
+        location: fallbackLocation(m, v.location),
+      });
     }
   }
 }
@@ -214,7 +238,7 @@ function lintShadowing(m: Module, out: LintFinding[]): void {
   const reported = new Set<string>();
   for (const rule of m.rules) {
     const first = rule.head.reference[0];
-    if (!first || first.type !== 'var') continue;
+    if (first?.type !== 'var') continue;
     const what = describe(first.value);
     // One finding per name: a multi-clause function or incremental rule is one definition.
     if (!what || reported.has(first.value)) continue;
@@ -229,7 +253,12 @@ function lintShadowing(m: Module, out: LintFinding[]): void {
   for (const imp of m.imports) {
     if (!imp.alias) continue;
     const what = describe(imp.alias);
-    if (what) out.push({ code: 'rego_lint_builtin_shadowed', message: `import alias ${imp.alias} shadows ${what}`, location: fallbackLocation(m, imp.location) });
+    if (what)
+      out.push({
+        code: 'rego_lint_builtin_shadowed',
+        message: `import alias ${imp.alias} shadows ${what}`,
+        location: fallbackLocation(m, imp.location),
+      });
   }
 }
 
@@ -244,7 +273,11 @@ function lintImports(m: Module, out: LintFinding[]): void {
         location: fallbackLocation(m, imp.location),
       });
     } else if (name === 'rego.v1') {
-      out.push({ code: 'rego_lint_redundant_import', message: 'import rego.v1 is redundant: modules are Rego v1 already: remove it', location: fallbackLocation(m, imp.location) });
+      out.push({
+        code: 'rego_lint_redundant_import',
+        message: 'import rego.v1 is redundant: modules are Rego v1 already: remove it',
+        location: fallbackLocation(m, imp.location),
+      });
     }
   }
 }
@@ -256,11 +289,20 @@ function lintBuiltinCalls(m: Module, rule: Rule, userNames: ReadonlySet<string>,
     if (name === undefined || userNames.has(name.split('.')[0])) return;
     const replacement = DEPRECATED_BUILTINS.get(name);
     if (replacement !== undefined) {
-      out.push({ code: 'rego_lint_deprecated_builtin', message: `${name} is deprecated and unavailable in Rego v1: ${replacement}`, location: fallbackLocation(m, location) });
+      out.push({
+        code: 'rego_lint_deprecated_builtin',
+        message: `${name} is deprecated and unavailable in Rego v1: ${replacement}`,
+        location: fallbackLocation(m, location),
+      });
       return;
     }
     const reason = refusalReason(name);
-    if (reason !== undefined) out.push({ code: 'rego_lint_refused_builtin', message: `${name} is refused by the Guardian: ${reason}`, location: fallbackLocation(m, location) });
+    if (reason !== undefined)
+      out.push({
+        code: 'rego_lint_refused_builtin',
+        message: `${name} is refused by the Guardian: ${reason}`,
+        location: fallbackLocation(m, location),
+      });
   });
 }
 

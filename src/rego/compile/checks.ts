@@ -25,14 +25,14 @@ export function formatType(t: OpaType | undefined): string {
   if (!t) return 'any';
   switch (t.type) {
     case 'any':
-      return t.of && t.of.length ? `any<${t.of.map(formatType).join(', ')}>` : 'any';
+      return t.of?.length ? `any<${t.of.map(formatType).join(', ')}>` : 'any';
     case 'array':
-      if (t.static && t.static.length) return `array<${t.static.map(formatType).join(', ')}>`;
+      if (t.static?.length) return `array<${t.static.map(formatType).join(', ')}>`;
       return `array[${formatType(t.dynamic)}]`;
     case 'set':
       return `set[${formatType(t.of)}]`;
     case 'object':
-      if (t.static && t.static.length) return `object<${t.static.map((s) => `${s.key}: ${formatType(s.value)}`).join(', ')}>`;
+      if (t.static?.length) return `object<${t.static.map((s) => `${s.key}: ${formatType(s.value)}`).join(', ')}>`;
       return t.dynamic ? `object[${formatType(t.dynamic.key)}: ${formatType(t.dynamic.value)}]` : 'object';
     default:
       return t.type;
@@ -62,11 +62,17 @@ function literalType(t: Term): string {
 }
 
 function typeAccepts(want: OpaType | undefined, t: Term): boolean {
-  if (!want || want.type === 'any' && !want.of) return true;
-  const lit = t.type === 'null' || t.type === 'boolean' || t.type === 'number' || t.type === 'string' ? t.type
-    : t.type === 'array' || t.type === 'arraycomprehension' ? 'array'
-    : t.type === 'set' || t.type === 'setcomprehension' ? 'set'
-    : t.type === 'object' || t.type === 'objectcomprehension' ? 'object' : undefined;
+  if (!want || (want.type === 'any' && !want.of)) return true;
+  const lit =
+    t.type === 'null' || t.type === 'boolean' || t.type === 'number' || t.type === 'string'
+      ? t.type
+      : t.type === 'array' || t.type === 'arraycomprehension'
+        ? 'array'
+        : t.type === 'set' || t.type === 'setcomprehension'
+          ? 'set'
+          : t.type === 'object' || t.type === 'objectcomprehension'
+            ? 'object'
+            : undefined;
   if (!lit) return true;
   const accepts = (w: OpaType): boolean => (w.type === 'any' ? (w.of ? w.of.some(accepts) : true) : w.type === lit);
   return accepts(want);
@@ -93,7 +99,12 @@ export class CallChecker {
     for (const e of b) this.expr(e, depth + 1);
   }
 
-  private err(code: 'rego_compile_error' | 'rego_type_error', msg: string, t: { location?: Term['location'] } | undefined, details?: string[]): void {
+  private err(
+    code: 'rego_compile_error' | 'rego_type_error',
+    msg: string,
+    t: { location?: Term['location'] } | undefined,
+    details?: string[],
+  ): void {
     this.ctx.errors.push(new RegoError(code, msg, t?.location, details));
   }
 
@@ -138,7 +149,11 @@ export class CallChecker {
         // OPA: a with target may replace a whole rule (or a subtree of rules), never part of one.
         for (let k = 1; k < path.length; k++) {
           if (this.ctx.ruleSetsByPath.has(path.slice(0, k).join('/'))) {
-            this.err('rego_compile_error', 'with keyword cannot partially replace virtual document(s)', target.location ? target : w);
+            this.err(
+              'rego_compile_error',
+              'with keyword cannot partially replace virtual document(s)',
+              target.location ? target : w,
+            );
             return;
           }
         }
@@ -163,7 +178,7 @@ export class CallChecker {
     }
     if (name.startsWith('data.')) {
       const rs = this.ctx.ruleSetsByPath.get(name.split('.').slice(1).join('/'));
-      if (!rs || rs.kind !== 'function') {
+      if (rs?.kind !== 'function') {
         this.err('rego_compile_error', `undefined function ${name}`, op.location ? op : at);
         return;
       }

@@ -8,7 +8,14 @@ import { CallChecker, checkRecursion } from './checks.ts';
 import { NameGen, Rewriter, type ScopeHandle } from './rewrite.ts';
 import { SafetyChecker } from './safety.ts';
 import { dataRef, forEachVar } from './terms.ts';
-import { pathKey, type CompiledProgram, type CompiledRule, type CompileOptions, type RuleKind, type RuleSet } from './types.ts';
+import {
+  pathKey,
+  type CompiledProgram,
+  type CompiledRule,
+  type CompileOptions,
+  type RuleKind,
+  type RuleSet,
+} from './types.ts';
 
 export type { CompiledProgram, CompiledRule, CompileOptions, RuleKind, RuleSet } from './types.ts';
 export { pathKey } from './types.ts';
@@ -42,18 +49,33 @@ function mergeIntoDynamic(groups: Map<string, RawRule[]>, errors: RegoError[]): 
     const path = g[0].path;
     let owner: string[] | undefined;
     for (const d of dynamic) {
-      if (d.length < path.length && d.every((seg, i) => path[i] === seg) && (!owner || d.length > owner.length)) owner = d;
+      if (d.length < path.length && d.every((seg, i) => path[i] === seg) && (!owner || d.length > owner.length))
+        owner = d;
     }
     if (!owner) continue;
     const target = groups.get(pathKey(owner))!;
-    const extra: Term[] = path.slice(owner.length).map((seg) => ({ type: 'string', value: seg, location: g[0].rule.head.location }));
+    const extra: Term[] = path
+      .slice(owner.length)
+      .map((seg) => ({ type: 'string', value: seg, location: g[0].rule.head.location }));
     for (const r of g) {
       if (r.kind === 'function') {
-        errors.push(new RegoError('rego_compile_error', `function ${ruleSetName(r.path)} conflicts with rule ${ruleSetName(owner)}`, r.rule.location));
+        errors.push(
+          new RegoError(
+            'rego_compile_error',
+            `function ${ruleSetName(r.path)} conflicts with rule ${ruleSetName(owner)}`,
+            r.rule.location,
+          ),
+        );
         continue;
       }
       if (r.rule.else) {
-        errors.push(new RegoError('rego_compile_error', `else is not supported on rules inside the general reference ${ruleSetName(owner)}`, r.rule.location));
+        errors.push(
+          new RegoError(
+            'rego_compile_error',
+            `else is not supported on rules inside the general reference ${ruleSetName(owner)}`,
+            r.rule.location,
+          ),
+        );
         continue;
       }
       target.push({
@@ -69,7 +91,11 @@ function mergeIntoDynamic(groups: Map<string, RawRule[]>, errors: RegoError[]): 
 }
 
 function packagePath(m: Module): string[] {
-  return m.package.path.slice(1).map((t) => (t.type === 'string' ? t.value : t.type === 'var' ? t.value : String((t as { value?: unknown }).value)));
+  return m.package.path
+    .slice(1)
+    .map((t) =>
+      t.type === 'string' ? t.value : t.type === 'var' ? t.value : String((t as { value?: unknown }).value),
+    );
 }
 
 function fmtLoc(l: Location | undefined): string {
@@ -81,8 +107,10 @@ function classify(m: Module, rule: Rule, errors: RegoError[]): RawRule | undefin
   const pkg = packagePath(m);
   const ref = rule.head.reference;
   const first = ref[0];
-  if (!first || first.type !== 'var') {
-    errors.push(new RegoError('rego_compile_error', 'rule head must start with a name', rule.location ?? rule.head.location));
+  if (first?.type !== 'var') {
+    errors.push(
+      new RegoError('rego_compile_error', 'rule head must start with a name', rule.location ?? rule.head.location),
+    );
     return undefined;
   }
   const path = [...pkg, first.value];
@@ -104,7 +132,8 @@ function classify(m: Module, rule: Rule, errors: RegoError[]): RawRule | undefin
   }
   if (rule.head.kind === 'multi') {
     // `p[q] contains r`: an object whose leaves are sets.
-    if (remaining.length) return { module: m, rule, path, kind: 'partial_object', keyPath: remaining, multi: true, arity: 0 };
+    if (remaining.length)
+      return { module: m, rule, path, kind: 'partial_object', keyPath: remaining, multi: true, arity: 0 };
     return { module: m, rule, path, kind: 'partial_set', arity: 0 };
   }
   if (remaining.length === 0) return { module: m, rule, path, kind: 'complete', arity: 0 };
@@ -121,7 +150,8 @@ export function compileModules(modules: Module[], options: CompileOptions = {}):
     return compileModulesUnguarded(modules, options);
   } catch (e) {
     // Every walk is depth-bounded; this keeps "an error, never a crash" for pathological rule chains.
-    if (e instanceof RangeError) throw new RegoErrors([new RegoError('rego_compile_error', 'policy too deeply nested to compile')]);
+    if (e instanceof RangeError)
+      throw new RegoErrors([new RegoError('rego_compile_error', 'policy too deeply nested to compile')]);
     throw e;
   }
 }
@@ -135,10 +165,11 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
 
   // 1. Rule sets by path, with conflict checks.
   const raws: RawRule[] = [];
-  for (const m of modules) for (const r of m.rules) {
-    const c = classify(m, r, errors);
-    if (c) raws.push(c);
-  }
+  for (const m of modules)
+    for (const r of m.rules) {
+      const c = classify(m, r, errors);
+      if (c) raws.push(c);
+    }
   const groups = new Map<string, RawRule[]>();
   for (const r of raws) {
     const k = pathKey(r.path);
@@ -149,17 +180,49 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
   for (const [, g] of groups) {
     const kinds = new Set(g.map((r) => r.kind));
     const name = ruleSetName(g[0].path);
-    if (kinds.size > 1) errors.push(new RegoError('rego_compile_error', `conflicting rules ${name} found`, g[1].rule.location ?? g[0].rule.location));
+    if (kinds.size > 1)
+      errors.push(
+        new RegoError(
+          'rego_compile_error',
+          `conflicting rules ${name} found`,
+          g[1].rule.location ?? g[0].rule.location,
+        ),
+      );
     const defaults = g.filter((r) => r.rule.default);
-    if (defaults.length > 1) errors.push(new RegoError('rego_compile_error', `multiple default rules ${name} found`, defaults[1].rule.location));
+    if (defaults.length > 1)
+      errors.push(
+        new RegoError('rego_compile_error', `multiple default rules ${name} found`, defaults[1].rule.location),
+      );
     for (const d of defaults) {
-      if (d.rule.body.length > 0 && !(d.rule.body.length === 1 && d.rule.body[0].terms.type === 'term' && d.rule.body[0].terms.term.type === 'boolean' && d.rule.body[0].terms.term.value === true)) {
+      if (
+        d.rule.body.length > 0 &&
+        !(
+          d.rule.body.length === 1 &&
+          d.rule.body[0].terms.type === 'term' &&
+          d.rule.body[0].terms.term.type === 'boolean' &&
+          d.rule.body[0].terms.term.value === true
+        )
+      ) {
         errors.push(new RegoError('rego_compile_error', `default rule ${name} must not have a body`, d.rule.location));
       }
-      if (d.kind === 'partial_set' || d.kind === 'partial_object') errors.push(new RegoError('rego_compile_error', `default rules must not be multi-value or have variable reference heads: ${name}`, d.rule.location));
+      if (d.kind === 'partial_set' || d.kind === 'partial_object')
+        errors.push(
+          new RegoError(
+            'rego_compile_error',
+            `default rules must not be multi-value or have variable reference heads: ${name}`,
+            d.rule.location,
+          ),
+        );
     }
     const arities = new Set(g.filter((r) => r.kind === 'function').map((r) => r.arity));
-    if (arities.size > 1) errors.push(new RegoError('rego_compile_error', `conflicting rules ${name} found: function arity mismatch`, g[1].rule.location));
+    if (arities.size > 1)
+      errors.push(
+        new RegoError(
+          'rego_compile_error',
+          `conflicting rules ${name} found: function arity mismatch`,
+          g[1].rule.location,
+        ),
+      );
   }
   // After the per-path checks: merged rules keep their own kinds' checks (a ground default may live
   // inside a general-ref object).
@@ -173,12 +236,24 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
     for (let n = 1; n < r.path.length; n++) {
       const above = byKey.get(pathKey(r.path.slice(0, n)));
       if (above && above.kind !== 'function') {
-        errors.push(new RegoError('rego_compile_error', `rule ${ruleSetName(above.path)} conflicts with [${ruleSetName(r.path)}]`, above.rule.location));
+        errors.push(
+          new RegoError(
+            'rego_compile_error',
+            `rule ${ruleSetName(above.path)} conflicts with [${ruleSetName(r.path)}]`,
+            above.rule.location,
+          ),
+        );
       }
     }
     for (const p of pkgPaths) {
       if (p.length >= r.path.length && r.path.every((s, i) => p[i] === s)) {
-        errors.push(new RegoError('rego_compile_error', `package ${ruleSetName(p)} conflicts with rule ${ruleSetName(r.path)} defined at ${fmtLoc(r.rule.location)}`, r.rule.location));
+        errors.push(
+          new RegoError(
+            'rego_compile_error',
+            `package ${ruleSetName(p)} conflicts with rule ${ruleSetName(r.path)} defined at ${fmtLoc(r.rule.location)}`,
+            r.rule.location,
+          ),
+        );
         break;
       }
     }
@@ -206,7 +281,9 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
     return d.decl.result === undefined ? undefined : (d.decl.args?.length ?? 0);
   };
   const isFunction = (name: string): boolean =>
-    name.startsWith('data.') ? groups.get(name.split('.').slice(1).join('/'))?.[0].kind === 'function' : builtinDecls.has(name);
+    name.startsWith('data.')
+      ? groups.get(name.split('.').slice(1).join('/'))?.[0].kind === 'function'
+      : builtinDecls.has(name);
   const safety = new SafetyChecker({ arity: arityOf, isFunction, errors });
 
   const ruleSets = new Map<string, RuleSet>();
@@ -228,7 +305,9 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
       if (!alias) continue;
       if (imp.path.value.length === 1 && !imp.alias) continue;
       if (globals.has(alias) && pkgRules.get(pathKey(pkg))?.has(alias)) {
-        errors.push(new RegoError('rego_compile_error', `import must not shadow ${ruleSetName([...pkg, alias])}`, imp.location));
+        errors.push(
+          new RegoError('rego_compile_error', `import must not shadow ${ruleSetName([...pkg, alias])}`, imp.location),
+        );
         continue;
       }
       globals.set(alias, imp.path);
@@ -252,7 +331,10 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
       const element = multi ? rule.head.key : undefined;
       const relement = element ? rw.rewriteTerm(element, scope) : undefined;
       const rpath = keyPath?.map((t) => rw.rewriteTerm(t, scope));
-      const value = multi ? undefined : rule.head.value ?? (inheritedValue ? ({ type: 'boolean', value: true, location: rule.location } as Term) : undefined);
+      const value = multi
+        ? undefined
+        : (rule.head.value ??
+          (inheritedValue ? ({ type: 'boolean', value: true, location: rule.location } as Term) : undefined));
       let rvalue = value ? rw.rewriteTerm(value, scope) : undefined;
       const headTerms = [relement, rvalue, ...(rpath ?? [])].filter((t): t is Term => !!t);
       const r = safety.reorder(body, argVars, headTerms);
@@ -291,7 +373,10 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
       arity: first.arity,
       // General-ref objects keep merged defaults among their rules (flagged `default`): each fills its
       // own path only when no other rule defined it.
-      rules: first.kind === 'partial_object' ? compiled.map((x) => x.c) : compiled.filter((x) => !x.raw.rule.default).map((x) => x.c),
+      rules:
+        first.kind === 'partial_object'
+          ? compiled.map((x) => x.c)
+          : compiled.filter((x) => !x.raw.rule.default).map((x) => x.c),
       defaultRule: first.kind === 'partial_object' ? undefined : compiled.find((x) => x.raw.rule.default)?.c,
       location: first.rule.location ?? first.rule.head.location,
     });
@@ -345,7 +430,9 @@ export function compileQuery(program: CompiledProgram, body: Body): { body: Body
     return d.decl.result === undefined ? undefined : (d.decl.args?.length ?? 0);
   };
   const isFunction = (name: string): boolean =>
-    name.startsWith('data.') ? program.ruleSetsByPath.get(name.split('.').slice(1).join('/'))?.kind === 'function' : builtinDecls.has(name);
+    name.startsWith('data.')
+      ? program.ruleSetsByPath.get(name.split('.').slice(1).join('/'))?.kind === 'function'
+      : builtinDecls.has(name);
   const safety = new SafetyChecker({ arity: arityOf, isFunction, errors });
   const r = safety.reorder(rewritten, new Set(), []);
   const checker = new CallChecker({ ruleSetsByPath: program.ruleSetsByPath, errors, builtinsUsed: new Set() });

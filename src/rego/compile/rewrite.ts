@@ -101,7 +101,10 @@ export class Rewriter {
           return { ...x, value: x.value.map((e) => walk(e, depth + 1)) };
         case 'object':
           // Object keys in patterns are values, not declarations.
-          return { ...x, value: x.value.map(([k, v]) => [this.term(k, s, depth + 1), walk(v, depth + 1)] as [Term, Term]) };
+          return {
+            ...x,
+            value: x.value.map(([k, v]) => [this.term(k, s, depth + 1), walk(v, depth + 1)] as [Term, Term]),
+          };
         default:
           return this.term(x, s, depth + 1);
       }
@@ -114,7 +117,11 @@ export class Rewriter {
       fail(this.ctx, 'expression nesting too deep', e.location);
       return e;
     }
-    const withs: With[] = e.with.map((w) => ({ ...w, target: this.withTarget(w.target, s), value: this.term(w.value, s, depth + 1) }));
+    const withs: With[] = e.with.map((w) => ({
+      ...w,
+      target: this.withTarget(w.target, s),
+      value: this.term(w.value, s, depth + 1),
+    }));
     const x = e.terms;
     let terms: ExprTerms;
     switch (x.type) {
@@ -147,13 +154,18 @@ export class Rewriter {
         terms = { type: 'term', term: this.term(x.term, s, depth + 1) };
         break;
       case 'call': {
-        const opName = x.operator.value.length === 1 && x.operator.value[0].type === 'var' ? x.operator.value[0].value : undefined;
+        const opName =
+          x.operator.value.length === 1 && x.operator.value[0].type === 'var' ? x.operator.value[0].value : undefined;
         if (opName === 'assign' && x.args.length === 2) {
           const rhs = this.term(x.args[1], s, depth + 1);
           const lhs = this.declarePattern(x.args[0], s, true);
           terms = { type: 'call', operator: x.operator, args: [lhs, rhs] };
         } else {
-          terms = { type: 'call', operator: this.operator(x.operator, s), args: x.args.map((a) => this.term(a, s, depth + 1)) };
+          terms = {
+            type: 'call',
+            operator: this.operator(x.operator, s),
+            args: x.args.map((a) => this.term(a, s, depth + 1)),
+          };
         }
         break;
       }
@@ -193,7 +205,11 @@ export class Rewriter {
         if (local !== undefined) return { ...t, value: local, original: t.original ?? t.value };
         if (t.value === 'input' || t.value === 'data') return t;
         const g = this.ctx.globals.get(t.value);
-        if (g) return refTerm(g.value.map((e) => withLoc(e, t.location)), t.location);
+        if (g)
+          return refTerm(
+            g.value.map((e) => withLoc(e, t.location)),
+            t.location,
+          );
         s.seen.add(t.value);
         return t;
       }
@@ -208,7 +224,10 @@ export class Rewriter {
       case 'set':
         return { ...t, value: t.value.map((e) => this.term(e, s, depth + 1)) };
       case 'object':
-        return { ...t, value: t.value.map(([k, v]) => [this.term(k, s, depth + 1), this.term(v, s, depth + 1)] as [Term, Term]) };
+        return {
+          ...t,
+          value: t.value.map(([k, v]) => [this.term(k, s, depth + 1), this.term(v, s, depth + 1)] as [Term, Term]),
+        };
       case 'call':
         return { ...t, operator: this.operator(t.operator, s), args: t.args.map((a) => this.term(a, s, depth + 1)) };
       case 'arraycomprehension':

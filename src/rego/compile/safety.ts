@@ -138,7 +138,12 @@ export class SafetyChecker {
       case 'set':
         return { ...t, value: t.value.map((e) => this.reorderTerm(e, bound, depth + 1)) };
       case 'object':
-        return { ...t, value: t.value.map(([k, v]) => [this.reorderTerm(k, bound, depth + 1), this.reorderTerm(v, bound, depth + 1)] as [Term, Term]) };
+        return {
+          ...t,
+          value: t.value.map(
+            ([k, v]) => [this.reorderTerm(k, bound, depth + 1), this.reorderTerm(v, bound, depth + 1)] as [Term, Term],
+          ),
+        };
       case 'call':
         return { ...t, args: t.args.map((a) => this.reorderTerm(a, bound, depth + 1)) };
       case 'arraycomprehension':
@@ -148,7 +153,12 @@ export class SafetyChecker {
       }
       case 'objectcomprehension': {
         const r = this.reorder(t.body, bound, [t.key, t.value], depth + 1);
-        return { ...t, body: r.body, key: this.reorderTerm(t.key, r.bound, depth + 1), value: this.reorderTerm(t.value, r.bound, depth + 1) };
+        return {
+          ...t,
+          body: r.body,
+          key: this.reorderTerm(t.key, r.bound, depth + 1),
+          value: this.reorderTerm(t.value, r.bound, depth + 1),
+        };
       }
       default:
         return t;
@@ -183,7 +193,8 @@ export class SafetyChecker {
   private unsafe(v: VarTerm): void {
     const name = v.original ?? v.value;
     const dup = this.ctx.errors.some(
-      (er) => er.code === 'rego_unsafe_var_error' && er.message === `var ${name} is unsafe` && er.location === v.location,
+      (er) =>
+        er.code === 'rego_unsafe_var_error' && er.message === `var ${name} is unsafe` && er.location === v.location,
     );
     if (!dup) this.ctx.errors.push(new RegoError('rego_unsafe_var_error', `var ${name} is unsafe`, v.location));
   }
@@ -224,7 +235,8 @@ export class SafetyChecker {
     }
     for (const w of e.with) {
       // `with f as count`: a function reference, not a variable.
-      const fnName = w.value.type === 'var' ? w.value.value : w.value.type === 'ref' ? operatorName(w.value) : undefined;
+      const fnName =
+        w.value.type === 'var' ? w.value.value : w.value.type === 'ref' ? operatorName(w.value) : undefined;
       if (fnName !== undefined && !bound.has(fnName) && this.ctx.isFunction(fnName)) continue;
       this.analyzeTerm(w.value, 'value', bound, outer, a);
     }
@@ -272,7 +284,14 @@ export class SafetyChecker {
     return a;
   }
 
-  private analyzeTerm(t: Term, mode: 'pattern' | 'value', bound: ReadonlySet<string>, outer: ReadonlySet<string>, a: Analysis, depth = 0): void {
+  private analyzeTerm(
+    t: Term,
+    mode: 'pattern' | 'value',
+    bound: ReadonlySet<string>,
+    outer: ReadonlySet<string>,
+    a: Analysis,
+    depth = 0,
+  ): void {
     if (depth > MAX_DEPTH) return;
     switch (t.type) {
       case 'var':

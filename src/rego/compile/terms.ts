@@ -18,8 +18,6 @@ export function dataRef(path: readonly string[], location?: Location): RefTerm {
   return refTerm([varTerm('data', location), ...path.map((p) => stringTerm(p, location))], location);
 }
 
-
-
 /** Dotted name of a call operator (`array.concat`, `data.pkg.f`), or undefined if it has non-string parts. */
 export function operatorName(op: RefTerm): string | undefined {
   const parts: string[] = [];
@@ -31,7 +29,6 @@ export function operatorName(op: RefTerm): string | undefined {
   }
   return parts.join('.');
 }
-
 
 /**
  * Which vars a walk visits besides those standing as values. The compile stage needs both readings: a

@@ -14,7 +14,8 @@ function guarded<T>(fn: () => T): T {
   try {
     return fn();
   } catch (e) {
-    if (e instanceof RangeError) throw new RegoErrors([new RegoError('rego_compile_error', 'policy too deeply nested to plan')]);
+    if (e instanceof RangeError)
+      throw new RegoErrors([new RegoError('rego_compile_error', 'policy too deeply nested to plan')]);
     throw e;
   }
 }

@@ -78,7 +78,6 @@ function isGroundTerm(t: Term): boolean {
   }
 }
 
-
 function isIntLiteral(s: string): boolean {
   if (!/^-?\d+$/.test(s)) return false;
   const n = Number(s);
@@ -186,7 +185,11 @@ export class PolicyBuilder {
   }
 }
 
-function planError(msg: string, l: Location | undefined, code: 'rego_compile_error' | 'rego_unsafe_var_error' = 'rego_compile_error'): RegoErrors {
+function planError(
+  msg: string,
+  l: Location | undefined,
+  code: 'rego_compile_error' | 'rego_unsafe_var_error' = 'rego_compile_error',
+): RegoErrors {
   return new RegoErrors([new RegoError(code, msg, l)]);
 }
 
@@ -213,7 +216,8 @@ export class FuncPlanner {
   }
 
   private emit(s: Stmt): void {
-    if (++this.pb.stmtCount > MAX_STATEMENTS) throw planError('policy too large to plan (statement limit exceeded)', this.where);
+    if (++this.pb.stmtCount > MAX_STATEMENTS)
+      throw planError('policy too large to plan (statement limit exceeded)', this.where);
     const l = this.where;
     if (l) {
       s.stmt.file = this.pb.file(l.file);
@@ -296,7 +300,15 @@ export class FuncPlanner {
     const valueOf = (r: CompiledRule): Term => r.value ?? { type: 'boolean', value: true, location: r.location };
 
     if (rs.kind === 'partial_set' || rs.kind === 'partial_object') {
-      blocks.push(this.block(() => this.emit(rs.kind === 'partial_set' ? { type: 'MakeSetStmt', stmt: { target: ret } } : { type: 'MakeObjectStmt', stmt: { target: ret } })));
+      blocks.push(
+        this.block(() =>
+          this.emit(
+            rs.kind === 'partial_set'
+              ? { type: 'MakeSetStmt', stmt: { target: ret } }
+              : { type: 'MakeObjectStmt', stmt: { target: ret } },
+          ),
+        ),
+      );
       for (const r of rs.rules) {
         if (r.default) continue;
         blocks.push(
@@ -307,12 +319,18 @@ export class FuncPlanner {
                   this.planValue(r.key!, (k) => this.emit({ type: 'SetAddStmt', stmt: { set: ret, value: k } }));
                 } else if (r.element) {
                   const el = r.element;
-                  this.planValues(r.keyPath!, 0, [], (ks) => this.planValue(el, (v) => this.insertNested(ret, ks, v, true)));
+                  this.planValues(r.keyPath!, 0, [], (ks) =>
+                    this.planValue(el, (v) => this.insertNested(ret, ks, v, true)),
+                  );
                 } else if (r.keyPath && r.keyPath.length > 1) {
-                  this.planValues(r.keyPath, 0, [], (ks) => this.planValue(valueOf(r), (v) => this.insertNested(ret, ks, v)));
+                  this.planValues(r.keyPath, 0, [], (ks) =>
+                    this.planValue(valueOf(r), (v) => this.insertNested(ret, ks, v)),
+                  );
                 } else {
                   this.planValue(r.key!, (k) =>
-                    this.planValue(valueOf(r), (v) => this.emit({ type: 'ObjectInsertOnceStmt', stmt: { object: ret, key: k, value: v } })),
+                    this.planValue(valueOf(r), (v) =>
+                      this.emit({ type: 'ObjectInsertOnceStmt', stmt: { object: ret, key: k, value: v } }),
+                    ),
                   );
                 }
               }),
@@ -361,7 +379,8 @@ export class FuncPlanner {
                 this.planBody(x.body, 0, () =>
                   this.planValue(valueOf(x), (v) => {
                     this.emit({ type: 'AssignVarOnceStmt', stmt: { source: v, target: lresult } });
-                    if (ground && this.blockDepth > bodyDepth) this.emit({ type: 'BreakStmt', stmt: { index: this.blockDepth - bodyDepth } });
+                    if (ground && this.blockDepth > bodyDepth)
+                      this.emit({ type: 'BreakStmt', stmt: { index: this.blockDepth - bodyDepth } });
                   }),
                 ),
               );
@@ -383,7 +402,10 @@ export class FuncPlanner {
           this.block(() =>
             this.at(r.location, () => {
               this.emit({ type: 'IsDefinedStmt', stmt: { source: lresult } });
-              this.emit({ type: 'AssignVarOnceStmt', stmt: { source: { type: 'local', value: lresult }, target: ret } });
+              this.emit({
+                type: 'AssignVarOnceStmt',
+                stmt: { source: { type: 'local', value: lresult }, target: ret },
+              });
             }),
           ),
         );
@@ -394,7 +416,9 @@ export class FuncPlanner {
           this.block(() =>
             this.at(d.location, () => {
               this.emit({ type: 'IsUndefinedStmt', stmt: { source: ret } });
-              this.planValue(valueOf(d), (v) => this.emit({ type: 'AssignVarOnceStmt', stmt: { source: v, target: ret } }));
+              this.planValue(valueOf(d), (v) =>
+                this.emit({ type: 'AssignVarOnceStmt', stmt: { source: v, target: ret } }),
+              );
             }),
           ),
         );
@@ -415,14 +439,25 @@ export class FuncPlanner {
       const leaf = setLeaf && i === keys.length - 1;
       const t = this.newLocal();
       this.emit({ type: 'ResetLocalStmt', stmt: { target: t } });
-      const get = this.block(() => this.emit({ type: 'DotStmt', stmt: { source: { type: 'local', value: cur }, key: keys[i], target: t } }));
+      const get = this.block(() =>
+        this.emit({ type: 'DotStmt', stmt: { source: { type: 'local', value: cur }, key: keys[i], target: t } }),
+      );
       const create = this.block(() => {
         this.emit({ type: 'IsUndefinedStmt', stmt: { source: t } });
-        this.emit(leaf ? { type: 'MakeSetStmt', stmt: { target: t } } : { type: 'MakeObjectStmt', stmt: { target: t } });
-        this.emit({ type: 'ObjectInsertStmt', stmt: { object: cur, key: keys[i], value: { type: 'local', value: t } } });
+        this.emit(
+          leaf ? { type: 'MakeSetStmt', stmt: { target: t } } : { type: 'MakeObjectStmt', stmt: { target: t } },
+        );
+        this.emit({
+          type: 'ObjectInsertStmt',
+          stmt: { object: cur, key: keys[i], value: { type: 'local', value: t } },
+        });
       });
       this.emit({ type: 'BlockStmt', stmt: { blocks: [get, create] } });
-      this.emit(leaf ? { type: 'IsSetStmt', stmt: { source: { type: 'local', value: t } } } : { type: 'IsObjectStmt', stmt: { source: { type: 'local', value: t } } });
+      this.emit(
+        leaf
+          ? { type: 'IsSetStmt', stmt: { source: { type: 'local', value: t } } }
+          : { type: 'IsObjectStmt', stmt: { source: { type: 'local', value: t } } },
+      );
       cur = t;
     }
     if (setLeaf) this.emit({ type: 'SetAddStmt', stmt: { set: cur, value } });
@@ -440,7 +475,10 @@ export class FuncPlanner {
         for (const b of bindings) {
           const l = this.vars.get(b.var);
           if (l === undefined) continue;
-          this.emit({ type: 'ObjectInsertStmt', stmt: { object: o, key: this.strOp(b.name), value: { type: 'local', value: l } } });
+          this.emit({
+            type: 'ObjectInsertStmt',
+            stmt: { object: o, key: this.strOp(b.name), value: { type: 'local', value: l } },
+          });
         }
         this.emit({ type: 'ResultSetAddStmt', stmt: { value: o } });
       }),
@@ -559,7 +597,12 @@ export class FuncPlanner {
       // `every` over a non-collection is undefined (OPA's topdown), not vacuously true.
       const isColl = this.newLocal();
       this.emit({ type: 'ResetLocalStmt', stmt: { target: isColl } });
-      const mark = (stmt: Stmt): Block => ({ stmts: [stmt, this.stmtNoLoc({ type: 'AssignVarStmt', stmt: { source: { type: 'bool', value: true }, target: isColl } })] });
+      const mark = (stmt: Stmt): Block => ({
+        stmts: [
+          stmt,
+          this.stmtNoLoc({ type: 'AssignVarStmt', stmt: { source: { type: 'bool', value: true }, target: isColl } }),
+        ],
+      });
       this.emit({
         type: 'BlockStmt',
         stmt: {
@@ -581,7 +624,9 @@ export class FuncPlanner {
         const inner = this.block(() => {
           const afterKey = (): void =>
             this.unify(value, { type: '$local', local: v }, () =>
-              this.planBody(body, 0, () => this.emit({ type: 'AssignVarStmt', stmt: { source: { type: 'bool', value: true }, target: c1 } })),
+              this.planBody(body, 0, () =>
+                this.emit({ type: 'AssignVarStmt', stmt: { source: { type: 'bool', value: true }, target: c1 } }),
+              ),
             );
           if (key) this.unify(key, { type: '$local', local: k }, afterKey);
           else afterKey();
@@ -618,7 +663,8 @@ export class FuncPlanner {
       if (head?.type === 'var' && (head.value === 'input' || head.value === 'data')) {
         const path: string[] = [];
         for (const el of w.target.value.slice(1)) {
-          if (el.type !== 'string') throw planError('with target path must be a ground reference of strings', w.location ?? e.location);
+          if (el.type !== 'string')
+            throw planError('with target path must be a ground reference of strings', w.location ?? e.location);
           path.push(el.value);
         }
         const isFn = head.value === 'data' && this.pb.program.ruleSetsByPath.get(path.join('/'))?.kind === 'function';
@@ -630,7 +676,8 @@ export class FuncPlanner {
 
     // New generation when the expression must see different virtual documents or functions.
     let trie = this.gen.trie;
-    for (const d of dataOrInput) if (d.local === DATA && overlapsVirtual(trie, d.path)) trie = withoutPath(trie, d.path);
+    for (const d of dataOrInput)
+      if (d.local === DATA && overlapsVirtual(trie, d.path)) trie = withoutPath(trie, d.path);
     let mocks = this.gen.mocks;
     if (fnMocks.length) {
       const m = new Map(mocks);
@@ -650,8 +697,10 @@ export class FuncPlanner {
       (ops) => {
         const savedIn = dataOrInput.some((d) => d.local === INPUT) ? this.newLocal() : undefined;
         const savedData = dataOrInput.some((d) => d.local === DATA) ? this.newLocal() : undefined;
-        if (savedIn !== undefined) this.emit({ type: 'AssignVarStmt', stmt: { source: { type: 'local', value: INPUT }, target: savedIn } });
-        if (savedData !== undefined) this.emit({ type: 'AssignVarStmt', stmt: { source: { type: 'local', value: DATA }, target: savedData } });
+        if (savedIn !== undefined)
+          this.emit({ type: 'AssignVarStmt', stmt: { source: { type: 'local', value: INPUT }, target: savedIn } });
+        if (savedData !== undefined)
+          this.emit({ type: 'AssignVarStmt', stmt: { source: { type: 'local', value: DATA }, target: savedData } });
         const outerGen = this.gen;
         // The continuation runs inside the WithStmt blocks: restore input/data (and the generation) for it.
         const restoreThenCont = (): void => {
@@ -665,7 +714,10 @@ export class FuncPlanner {
               }
               const [local, saved] = targets[i];
               const blk = this.block(() => wrap(targets, i + 1));
-              this.emit({ type: 'WithStmt', stmt: { local, path: [], value: { type: 'local', value: saved }, block: blk } });
+              this.emit({
+                type: 'WithStmt',
+                stmt: { local, path: [], value: { type: 'local', value: saved }, block: blk },
+              });
             };
             const targets: [Local, Local][] = [];
             if (savedIn !== undefined) targets.push([INPUT, savedIn]);
@@ -755,7 +807,9 @@ export class FuncPlanner {
     const sets: Operand[] = args.map((a) => {
       const set = this.newLocal();
       this.emit({ type: 'MakeSetStmt', stmt: { target: set } });
-      const blk = this.block(() => this.planValue(a, (v) => this.emit({ type: 'SetAddStmt', stmt: { set, value: v } })));
+      const blk = this.block(() =>
+        this.planValue(a, (v) => this.emit({ type: 'SetAddStmt', stmt: { set, value: v } })),
+      );
       this.emit({ type: 'BlockStmt', stmt: { blocks: [blk] } });
       return { type: 'local', value: set };
     });
@@ -763,7 +817,10 @@ export class FuncPlanner {
     this.emit({ type: 'MakeArrayStmt', stmt: { capacity: sets.length, target: arr } });
     for (const op of sets) this.emit({ type: 'ArrayAppendStmt', stmt: { array: arr, value: op } });
     this.pb.useBuiltin('internal.print');
-    this.emit({ type: 'CallStmt', stmt: { func: 'internal.print', args: [{ type: 'local', value: arr }], result: this.newLocal() } });
+    this.emit({
+      type: 'CallStmt',
+      stmt: { func: 'internal.print', args: [{ type: 'local', value: arr }], result: this.newLocal() },
+    });
     cont();
   }
 
@@ -791,7 +848,9 @@ export class FuncPlanner {
     }
     if (mock?.dataKey !== undefined) {
       const k = mock.dataKey;
-      this.planValues(args, 0, [], () => this.baseDoc([this.strOp(MOCK_ROOT), this.strOp(k)], (l) => cont({ type: 'local', value: l })));
+      this.planValues(args, 0, [], () =>
+        this.baseDoc([this.strOp(MOCK_ROOT), this.strOp(k)], (l) => cont({ type: 'local', value: l })),
+      );
       return;
     }
     const viaMock = mock?.fn !== undefined;
@@ -800,11 +859,15 @@ export class FuncPlanner {
       const result = this.newLocal();
       if (name!.startsWith('data.')) {
         const rs = this.pb.program.ruleSetsByPath.get(name!.split('.').slice(1).join('/'));
-        if (!rs || rs.kind !== 'function') throw planError(`undefined function ${name}`, op.location ?? this.where);
+        if (rs?.kind !== 'function') throw planError(`undefined function ${name}`, op.location ?? this.where);
         const fname = this.pb.ruleSetFunc(viaMock ? this.pb.withoutMocks(this.gen) : this.gen, rs);
         this.emit({
           type: 'CallStmt',
-          stmt: { func: fname, args: [{ type: 'local', value: INPUT }, { type: 'local', value: DATA }, ...ops], result },
+          stmt: {
+            func: fname,
+            args: [{ type: 'local', value: INPUT }, { type: 'local', value: DATA }, ...ops],
+            result,
+          },
         });
       } else {
         this.pb.useBuiltin(name!);
@@ -855,7 +918,8 @@ export class FuncPlanner {
 
   private unifyInner(a: PTerm, b: PTerm, cont: Cont): void {
     if (a.type === 'var' && !this.isBound(a)) {
-      if (b.type === 'var' && !this.isBound(b)) throw planError(`var ${b.original ?? b.value} is unsafe`, b.location ?? this.where, 'rego_unsafe_var_error');
+      if (b.type === 'var' && !this.isBound(b))
+        throw planError(`var ${b.original ?? b.value} is unsafe`, b.location ?? this.where, 'rego_unsafe_var_error');
       if (this.hasUnboundPattern(b) && b.type !== '$local') {
         // `x = [y]` with both unbound cannot be planned.
         throw planError(`var ${a.original ?? a.value} is unsafe`, a.location ?? this.where, 'rego_unsafe_var_error');
@@ -882,7 +946,12 @@ export class FuncPlanner {
       return;
     }
     const producesValue = (t: Term): boolean =>
-      t.type === 'ref' || t.type === 'call' || t.type === 'var' || t.type === 'arraycomprehension' || t.type === 'setcomprehension' || t.type === 'objectcomprehension';
+      t.type === 'ref' ||
+      t.type === 'call' ||
+      t.type === 'var' ||
+      t.type === 'arraycomprehension' ||
+      t.type === 'setcomprehension' ||
+      t.type === 'objectcomprehension';
     if (producesValue(a) && this.hasUnboundPattern(b)) {
       this.planValue(a, (op) => this.unifyOperand(op, b, cont));
       return;
@@ -904,7 +973,12 @@ export class FuncPlanner {
         this.fail();
         return;
       }
-      const keyText = (k: Term): string | undefined => (k.type === 'string' || k.type === 'number' || k.type === 'boolean' ? `${k.type}:${String(k.value)}` : k.type === 'null' ? 'null' : undefined);
+      const keyText = (k: Term): string | undefined =>
+        k.type === 'string' || k.type === 'number' || k.type === 'boolean'
+          ? `${k.type}:${String(k.value)}`
+          : k.type === 'null'
+            ? 'null'
+            : undefined;
       const bm = new Map<string, Term>();
       for (const [k, v] of b.value) {
         const kt = keyText(k);
@@ -979,7 +1053,10 @@ export class FuncPlanner {
         }
         const idx = this.intLocal(i);
         const el = this.newLocal();
-        this.emit({ type: 'DotStmt', stmt: { source: { type: 'local', value: src }, key: { type: 'local', value: idx }, target: el } });
+        this.emit({
+          type: 'DotStmt',
+          stmt: { source: { type: 'local', value: src }, key: { type: 'local', value: idx }, target: el },
+        });
         this.unify(t.value[i], { type: '$local', local: el }, () => step(i + 1));
       };
       step(0);
@@ -1070,7 +1147,8 @@ export class FuncPlanner {
         return;
       case 'number': {
         const l = this.newLocal();
-        if (isIntLiteral(t.value)) this.emit({ type: 'MakeNumberIntStmt', stmt: { value: Number(t.value), target: l } });
+        if (isIntLiteral(t.value))
+          this.emit({ type: 'MakeNumberIntStmt', stmt: { value: Number(t.value), target: l } });
         else this.emit({ type: 'MakeNumberRefStmt', stmt: { index: this.pb.str(t.value), target: l } });
         cont({ type: 'local', value: l });
         return;
@@ -1089,7 +1167,8 @@ export class FuncPlanner {
           return;
         }
         const l = this.vars.get(t.value);
-        if (l === undefined) throw planError(`var ${t.original ?? t.value} is unsafe`, t.location ?? this.where, 'rego_unsafe_var_error');
+        if (l === undefined)
+          throw planError(`var ${t.original ?? t.value} is unsafe`, t.location ?? this.where, 'rego_unsafe_var_error');
         cont({ type: 'local', value: l });
         return;
       }
@@ -1121,7 +1200,8 @@ export class FuncPlanner {
         this.planValues(flat, 0, [], (ops) => {
           const l = this.newLocal();
           this.emit({ type: 'MakeObjectStmt', stmt: { target: l } });
-          for (let i = 0; i < ops.length; i += 2) this.emit({ type: 'ObjectInsertStmt', stmt: { object: l, key: ops[i], value: ops[i + 1] } });
+          for (let i = 0; i < ops.length; i += 2)
+            this.emit({ type: 'ObjectInsertStmt', stmt: { object: l, key: ops[i], value: ops[i + 1] } });
           cont({ type: 'local', value: l });
         });
         return;
@@ -1135,11 +1215,15 @@ export class FuncPlanner {
         else this.emit({ type: 'MakeObjectStmt', stmt: { target: l } });
         const inner = this.block(() =>
           this.planBody(t.body, 0, () => {
-            if (t.type === 'arraycomprehension') this.planValue(t.term, (v) => this.emit({ type: 'ArrayAppendStmt', stmt: { array: l, value: v } }));
-            else if (t.type === 'setcomprehension') this.planValue(t.term, (v) => this.emit({ type: 'SetAddStmt', stmt: { set: l, value: v } }));
+            if (t.type === 'arraycomprehension')
+              this.planValue(t.term, (v) => this.emit({ type: 'ArrayAppendStmt', stmt: { array: l, value: v } }));
+            else if (t.type === 'setcomprehension')
+              this.planValue(t.term, (v) => this.emit({ type: 'SetAddStmt', stmt: { set: l, value: v } }));
             else
               this.planValue(t.key, (k) =>
-                this.planValue(t.value, (v) => this.emit({ type: 'ObjectInsertOnceStmt', stmt: { object: l, key: k, value: v } })),
+                this.planValue(t.value, (v) =>
+                  this.emit({ type: 'ObjectInsertOnceStmt', stmt: { object: l, key: k, value: v } }),
+                ),
               );
           }),
         );
@@ -1178,7 +1262,9 @@ export class FuncPlanner {
     if (this.hasUnboundPattern(e)) {
       const k = this.newLocal();
       const v = this.newLocal();
-      const blk = this.block(() => this.unify(e, { type: '$local', local: k }, () => this.planRefRest(v, elems, i + 1, cont)));
+      const blk = this.block(() =>
+        this.unify(e, { type: '$local', local: k }, () => this.planRefRest(v, elems, i + 1, cont)),
+      );
       this.emit({ type: 'ScanStmt', stmt: { source: src, key: k, value: v, block: blk } });
       return;
     }
@@ -1211,7 +1297,17 @@ export class FuncPlanner {
       }
       const fname = this.pb.ruleSetFunc(this.gen, rs);
       const r = this.newLocal();
-      this.emit({ type: 'CallStmt', stmt: { func: fname, args: [{ type: 'local', value: INPUT }, { type: 'local', value: DATA }], result: r } });
+      this.emit({
+        type: 'CallStmt',
+        stmt: {
+          func: fname,
+          args: [
+            { type: 'local', value: INPUT },
+            { type: 'local', value: DATA },
+          ],
+          result: r,
+        },
+      });
       this.planRefRest(r, elems, i, cont);
       return;
     }
@@ -1254,7 +1350,19 @@ export class FuncPlanner {
           this.block(() => {
             const s = excludeSet();
             const probe = this.newLocal();
-            this.emit({ type: 'NotStmt', stmt: { block: { stmts: [this.stmtNoLoc({ type: 'DotStmt', stmt: { source: { type: 'local', value: s }, key: kop, target: probe } })] } } });
+            this.emit({
+              type: 'NotStmt',
+              stmt: {
+                block: {
+                  stmts: [
+                    this.stmtNoLoc({
+                      type: 'DotStmt',
+                      stmt: { source: { type: 'local', value: s }, key: kop, target: probe },
+                    }),
+                  ],
+                },
+              },
+            });
             this.baseDoc(path, (b) => {
               const t = this.newLocal();
               this.emit({ type: 'DotStmt', stmt: { source: { type: 'local', value: b }, key: kop, target: t } });
@@ -1268,7 +1376,11 @@ export class FuncPlanner {
     }
     // Unbound key: one block per virtual child, plus a scan of base data skipping virtual keys.
     const blocks: Block[] = keys.map((k) =>
-      this.block(() => this.unify(e, { type: 'string', value: k }, () => this.planDataRef(elems, i + 1, node.children.get(k)!, [...path, this.strOp(k)], cont))),
+      this.block(() =>
+        this.unify(e, { type: 'string', value: k }, () =>
+          this.planDataRef(elems, i + 1, node.children.get(k)!, [...path, this.strOp(k)], cont),
+        ),
+      ),
     );
     blocks.push(
       this.block(() => {
@@ -1278,7 +1390,19 @@ export class FuncPlanner {
           const v = this.newLocal();
           const blk = this.block(() => {
             const probe = this.newLocal();
-            this.emit({ type: 'NotStmt', stmt: { block: { stmts: [this.stmtNoLoc({ type: 'DotStmt', stmt: { source: { type: 'local', value: s }, key: { type: 'local', value: k }, target: probe } })] } } });
+            this.emit({
+              type: 'NotStmt',
+              stmt: {
+                block: {
+                  stmts: [
+                    this.stmtNoLoc({
+                      type: 'DotStmt',
+                      stmt: { source: { type: 'local', value: s }, key: { type: 'local', value: k }, target: probe },
+                    }),
+                  ],
+                },
+              },
+            });
             this.unify(e, { type: '$local', local: k }, () => this.planRefRest(v, elems, i + 1, cont));
           });
           this.emit({ type: 'ScanStmt', stmt: { source: b, key: k, value: v, block: blk } });
@@ -1313,13 +1437,29 @@ export class FuncPlanner {
         const fname = this.pb.ruleSetFunc(this.gen, child.ruleSet);
         const blk = this.block(() => {
           const r = this.newLocal();
-          this.emit({ type: 'CallStmt', stmt: { func: fname, args: [{ type: 'local', value: INPUT }, { type: 'local', value: DATA }], result: r } });
-          this.emit({ type: 'ObjectInsertStmt', stmt: { object: o, key: this.strOp(key), value: { type: 'local', value: r } } });
+          this.emit({
+            type: 'CallStmt',
+            stmt: {
+              func: fname,
+              args: [
+                { type: 'local', value: INPUT },
+                { type: 'local', value: DATA },
+              ],
+              result: r,
+            },
+          });
+          this.emit({
+            type: 'ObjectInsertStmt',
+            stmt: { object: o, key: this.strOp(key), value: { type: 'local', value: r } },
+          });
         });
         this.emit({ type: 'BlockStmt', stmt: { blocks: [blk] } });
       } else {
         const sub = this.virtualObject(child);
-        this.emit({ type: 'ObjectInsertStmt', stmt: { object: o, key: this.strOp(key), value: { type: 'local', value: sub } } });
+        this.emit({
+          type: 'ObjectInsertStmt',
+          stmt: { object: o, key: this.strOp(key), value: { type: 'local', value: sub } },
+        });
       }
     }
     return o;

@@ -20,14 +20,16 @@ export function addPolicyTestCommand(policy: Command): void {
         }
       }
       const timeoutMs = Number(opts.timeout);
-      if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new CliError('--timeout: expected a positive number of milliseconds', ExitCode.Usage);
+      if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
+        throw new CliError('--timeout: expected a positive number of milliseconds', ExitCode.Usage);
       // Loaded on use: the runner pulls in the whole compiler, which every other CLI command would pay for.
       const { formatPolicyTestReport, PolicyTestSetupError, runPolicyTests } = await import('./runner.ts');
       let report;
       try {
         report = await runPolicyTests({ paths, ...(run ? { run } : {}), timeoutMs });
       } catch (err) {
-        if (err instanceof PolicyTestSetupError) throw new CliError(err.message, err.kind === 'compile' ? ExitCode.CompileError : ExitCode.Usage);
+        if (err instanceof PolicyTestSetupError)
+          throw new CliError(err.message, err.kind === 'compile' ? ExitCode.CompileError : ExitCode.Usage);
         throw err;
       }
       process.stdout.write(formatPolicyTestReport(report, { verbose: opts.verbose === true }) + '\n');

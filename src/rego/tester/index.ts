@@ -1,3 +1,11 @@
 // Rego unit-test runner (`guardian policy test`).
-export { runPolicyTests, formatPolicyTestReport, PolicyTestSetupError, type PolicyTestOptions, type PolicyTestReport, type PolicyTestResult, type TestStatus } from './runner.ts';
+export {
+  runPolicyTests,
+  formatPolicyTestReport,
+  PolicyTestSetupError,
+  type PolicyTestOptions,
+  type PolicyTestReport,
+  type PolicyTestResult,
+  type TestStatus,
+} from './runner.ts';
 export { addPolicyTestCommand } from './cli.ts';

@@ -106,7 +106,8 @@ function collect(paths: string[]): SourceSet {
 
 function mount(root: { [key: string]: Json }, segments: string[], value: Json, file: string): void {
   if (segments.length === 0) {
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new PolicyTestSetupError(`${file}: root data must be an object`, 'usage');
+    if (value === null || typeof value !== 'object' || Array.isArray(value))
+      throw new PolicyTestSetupError(`${file}: root data must be an object`, 'usage');
     merge(root, value, file);
     return;
   }
@@ -114,7 +115,8 @@ function mount(root: { [key: string]: Json }, segments: string[], value: Json, f
   for (const seg of segments.slice(0, -1)) {
     const next = node[seg];
     if (next === undefined) node[seg] = {};
-    else if (next === null || typeof next !== 'object' || Array.isArray(next)) throw new PolicyTestSetupError(`${file}: conflicts with data at ${seg}`, 'usage');
+    else if (next === null || typeof next !== 'object' || Array.isArray(next))
+      throw new PolicyTestSetupError(`${file}: conflicts with data at ${seg}`, 'usage');
     node = node[seg] as { [key: string]: Json };
   }
   const last = segments[segments.length - 1];
@@ -122,7 +124,14 @@ function mount(root: { [key: string]: Json }, segments: string[], value: Json, f
 }
 
 function mergeValues(a: Json, b: Json, file: string): Json {
-  if (a !== null && typeof a === 'object' && !Array.isArray(a) && b !== null && typeof b === 'object' && !Array.isArray(b)) {
+  if (
+    a !== null &&
+    typeof a === 'object' &&
+    !Array.isArray(a) &&
+    b !== null &&
+    typeof b === 'object' &&
+    !Array.isArray(b)
+  ) {
     const out = { ...a };
     merge(out, b, file);
     return out;
@@ -131,7 +140,8 @@ function mergeValues(a: Json, b: Json, file: string): Json {
 }
 
 function merge(target: { [key: string]: Json }, source: { [key: string]: Json }, file: string): void {
-  for (const [k, v] of Object.entries(source)) target[k] = target[k] === undefined ? v : mergeValues(target[k], v, file);
+  for (const [k, v] of Object.entries(source))
+    target[k] = target[k] === undefined ? v : mergeValues(target[k], v, file);
 }
 
 function termString(t: Term): string | undefined {
@@ -168,7 +178,8 @@ function formatRegoErrors(err: unknown): string {
 export async function runPolicyTests(options: PolicyTestOptions): Promise<PolicyTestReport> {
   const started = performance.now();
   const sources = collect(options.paths);
-  if (sources.modules.length === 0) throw new PolicyTestSetupError(`no .rego files under ${options.paths.join(', ')}`, 'usage');
+  if (sources.modules.length === 0)
+    throw new PolicyTestSetupError(`no .rego files under ${options.paths.join(', ')}`, 'usage');
   let modules: Module[];
   try {
     modules = sources.modules.map((m) => parseModule(m.file, m.text));
@@ -186,7 +197,13 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
       const full = `data.${[...pkg, name].join('.')}`;
       if (seen.has(full)) continue;
       seen.add(full);
-      tests.push({ name: full, entrypoint: [...pkg, name].join('/'), file: m.file, row: rule.location?.row ?? rule.head.location?.row ?? 0, todo: name.startsWith('todo_test_') });
+      tests.push({
+        name: full,
+        entrypoint: [...pkg, name].join('/'),
+        file: m.file,
+        row: rule.location?.row ?? rule.head.location?.row ?? 0,
+        todo: name.startsWith('todo_test_'),
+      });
     }
   }
   const selected = tests.filter((t) => !options.run || options.run.test(t.name));
@@ -198,7 +215,10 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
     let wasm: Uint8Array;
     try {
       const program = compileModules(modules);
-      const plan = planEntrypoints(program, runnable.map((t) => t.entrypoint));
+      const plan = planEntrypoints(
+        program,
+        runnable.map((t) => t.entrypoint),
+      );
       wasm = await linkPolicyWasm(plan);
     } catch (err) {
       throw new PolicyTestSetupError(formatRegoErrors(err), 'compile');
@@ -217,14 +237,26 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
         const { value } = await engine.evaluateValue(undefined, { entrypoint: t.entrypoint, now: new Date() });
         const durationMs = performance.now() - t0;
         if (value === true) results.push({ ...base, status: 'pass', durationMs });
-        else results.push({ ...base, status: 'fail', durationMs, message: value === undefined ? 'test rule is undefined' : `test rule produced ${JSON.stringify(value)}` });
+        else
+          results.push({
+            ...base,
+            status: 'fail',
+            durationMs,
+            message: value === undefined ? 'test rule is undefined' : `test rule produced ${JSON.stringify(value)}`,
+          });
       } catch (err) {
-        const msg = err instanceof PolicyEvaluationError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
+        const msg =
+          err instanceof PolicyEvaluationError
+            ? `${err.code}: ${err.message}`
+            : err instanceof Error
+              ? err.message
+              : String(err);
         results.push({ ...base, status: 'error', durationMs: performance.now() - t0, message: msg });
       }
     }
   } else compileMs = performance.now() - started;
-  for (const t of selected.filter((s) => s.todo)) results.push({ name: t.name, entrypoint: t.entrypoint, file: t.file, row: t.row, status: 'skip', durationMs: 0 });
+  for (const t of selected.filter((s) => s.todo))
+    results.push({ name: t.name, entrypoint: t.entrypoint, file: t.file, row: t.row, status: 'skip', durationMs: 0 });
 
   results.sort((a, b) => (a.file === b.file ? a.row - b.row : a.file < b.file ? -1 : 1));
   return {

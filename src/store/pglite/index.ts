@@ -50,7 +50,9 @@ export async function openPgliteDriver(options: PgliteDriverOptions = {}): Promi
     db,
     appendConcurrency: 1,
     transaction(work) {
-      return pg.transaction((tx) => work(async (sqlText, params = []) => (await tx.query<Record<string, unknown>>(sqlText, params)).rows));
+      return pg.transaction((tx) =>
+        work(async (sqlText, params = []) => (await tx.query<Record<string, unknown>>(sqlText, params)).rows),
+      );
     },
     async migrate() {
       await migrate(drizzle(pg), { migrationsFolder: MIGRATIONS_FOLDER });

@@ -33,14 +33,18 @@ const statementNames = new Map<string, string>();
 const MAX_NAMED_STATEMENTS = 64;
 function statementName(text: string): string | undefined {
   let name = statementNames.get(text);
-  if (name === undefined && statementNames.size < MAX_NAMED_STATEMENTS) statementNames.set(text, (name = `guardian_${statementNames.size}`));
+  if (name === undefined && statementNames.size < MAX_NAMED_STATEMENTS)
+    statementNames.set(text, (name = `guardian_${statementNames.size}`));
   return name;
 }
 
 /** The connection's socket, to cork a transaction's pipelined messages into one write (none: plain writes). */
 function socketOf(client: pg.PoolClient): { cork(): void; uncork(): void } | null {
-  const stream = (client as unknown as { connection?: { stream?: { cork?: unknown; uncork?: unknown } } }).connection?.stream;
-  return stream && typeof stream.cork === 'function' && typeof stream.uncork === 'function' ? (stream as { cork(): void; uncork(): void }) : null;
+  const stream = (client as unknown as { connection?: { stream?: { cork?: unknown; uncork?: unknown } } }).connection
+    ?.stream;
+  return stream && typeof stream.cork === 'function' && typeof stream.uncork === 'function'
+    ? (stream as { cork(): void; uncork(): void })
+    : null;
 }
 
 export async function openPostgresDriver(options: PostgresDriverOptions): Promise<StoreDriver> {

@@ -5,10 +5,65 @@ import { parseModule, parseQuery } from '../../../src/rego/ast/index.ts';
 import { RegoErrors } from '../../../src/rego/errors.ts';
 
 const FRAGMENTS = [
-  'package p', 'import rego.v1', 'import data.x as y', 'default', 'p', 'q', 'x', 'input', 'data', '_', 'f', 'if', 'else', 'contains',
-  'some', 'every', 'in', 'not', 'with', 'as', ':=', '=', '==', '!=', '<', '>=', '+', '-', '*', '/', '%', '|', '&', '{', '}', '[',
-  ']', '(', ')', ',', ';', '.', ':', '1', '-2.5e3', '"s"', '"\\u00e9"', '`raw`', 'true', 'null', 'count(', 'set()', '\n', ' ', '# c\n',
-  '# METADATA\n# title: t\n', '"unterminated', '\\', '@',
+  'package p',
+  'import rego.v1',
+  'import data.x as y',
+  'default',
+  'p',
+  'q',
+  'x',
+  'input',
+  'data',
+  '_',
+  'f',
+  'if',
+  'else',
+  'contains',
+  'some',
+  'every',
+  'in',
+  'not',
+  'with',
+  'as',
+  ':=',
+  '=',
+  '==',
+  '!=',
+  '<',
+  '>=',
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  '|',
+  '&',
+  '{',
+  '}',
+  '[',
+  ']',
+  '(',
+  ')',
+  ',',
+  ';',
+  '.',
+  ':',
+  '1',
+  '-2.5e3',
+  '"s"',
+  '"\\u00e9"',
+  '`raw`',
+  'true',
+  'null',
+  'count(',
+  'set()',
+  '\n',
+  ' ',
+  '# c\n',
+  '# METADATA\n# title: t\n',
+  '"unterminated',
+  '\\',
+  '@',
 ];
 
 function soup(parts: number[]): string {
@@ -53,9 +108,12 @@ describe('parser on random input', () => {
   it('deeply nested mixed brackets fail cleanly', () => {
     const opens = ['[', '{', '(', '{1: ', '[x | ', 'f('];
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: opens.length - 1 }), { minLength: 200, maxLength: 2000 }), (idx) => {
-        parsesOrRegoError(() => parseQuery(`x := ${idx.map((i) => opens[i]).join('')}1`));
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: opens.length - 1 }), { minLength: 200, maxLength: 2000 }),
+        (idx) => {
+          parsesOrRegoError(() => parseQuery(`x := ${idx.map((i) => opens[i]).join('')}1`));
+        },
+      ),
       { numRuns: 30 },
     );
   });

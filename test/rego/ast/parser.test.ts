@@ -54,7 +54,10 @@ describe('package and imports', () => {
   });
   it('imports: rego.v1, future.keywords, data/input with aliases', () => {
     const m = strip(
-      parseModule('a.rego', 'package a\nimport rego.v1\nimport future.keywords\nimport future.keywords.in\nimport data.x.y as z\nimport input.req as r\nimport data.lib'),
+      parseModule(
+        'a.rego',
+        'package a\nimport rego.v1\nimport future.keywords\nimport future.keywords.in\nimport data.x.y as z\nimport input.req as r\nimport data.lib',
+      ),
     );
     expect(m.imports).toEqual([
       { path: ref(v('rego'), s('v1')) },
@@ -79,7 +82,12 @@ describe('rules', () => {
   it('complete rule with if-body in braces', () => {
     const [r] = rules('allow if {\n  input.x == 1\n  input.y\n}');
     expect(r.default).toBe(false);
-    expect(r.head).toEqual({ reference: [v('allow')], assign: false, kind: 'single', value: { type: 'boolean', value: true } });
+    expect(r.head).toEqual({
+      reference: [v('allow')],
+      assign: false,
+      kind: 'single',
+      value: { type: 'boolean', value: true },
+    });
     expect(r.body.map((e) => e.index)).toEqual([0, 1]);
     expect(r.body[0].terms).toEqual({ type: 'call', operator: op('equal'), args: [ref(v('input'), s('x')), n('1')] });
     expect(r.body[1].terms).toEqual({ type: 'term', term: ref(v('input'), s('y')) });
@@ -93,7 +101,15 @@ describe('rules', () => {
     const [r] = rules('p := 1');
     expect(r.head.value).toEqual(n('1'));
     expect(r.head.assign).toBe(true);
-    expect(r.body).toEqual([{ index: 0, negated: false, terms: { type: 'term', term: { type: 'boolean', value: true } }, with: [], generated: true }]);
+    expect(r.body).toEqual([
+      {
+        index: 0,
+        negated: false,
+        terms: { type: 'term', term: { type: 'boolean', value: true } },
+        with: [],
+        generated: true,
+      },
+    ]);
   });
   it('= is a non-assign head', () => {
     const [r] = rules('p = 1 if true');
@@ -104,8 +120,12 @@ describe('rules', () => {
     expect(r.default).toBe(true);
     expect(r.head.value).toEqual({ type: 'boolean', value: false });
     expect(r.body).toHaveLength(1);
-    expect(parseError('package p\ndefault p := input.x')).toBe('p.rego:2:1: rego_parse_error: illegal default rule (value cannot contain ref)');
-    expect(parseError('package p\ndefault p')).toBe('p.rego:2:1: rego_parse_error: illegal default rule (must have a value)');
+    expect(parseError('package p\ndefault p := input.x')).toBe(
+      'p.rego:2:1: rego_parse_error: illegal default rule (value cannot contain ref)',
+    );
+    expect(parseError('package p\ndefault p')).toBe(
+      'p.rego:2:1: rego_parse_error: illegal default rule (must have a value)',
+    );
   });
   it('partial set rule with contains', () => {
     const [r, r2] = rules('deny contains msg if { msg := "no" }\ndeny contains "x"');
@@ -125,7 +145,12 @@ describe('rules', () => {
   });
   it('p[x] if … is a single-value rule with value true', () => {
     const [r] = rules('p[x] if { x := 1 }');
-    expect(r.head).toEqual({ reference: [v('p'), v('x')], assign: false, kind: 'single', value: { type: 'boolean', value: true } });
+    expect(r.head).toEqual({
+      reference: [v('p'), v('x')],
+      assign: false,
+      kind: 'single',
+      value: { type: 'boolean', value: true },
+    });
   });
   it('functions, including several definitions and if-forms', () => {
     const rs = rules('f(x) := y if { y := x + 1 }\nf(x) := 0 if x < 0\ng(_, y) if y > 1');
@@ -153,17 +178,25 @@ describe('rules', () => {
     expect(rs[1].body[0].terms).toEqual({ type: 'term', term: ref(v('input'), s('b')) });
   });
   it('rejects v0 syntax with a message naming the fix', () => {
-    expect(parseError('package p\np { true }')).toBe('p.rego:2:3: rego_parse_error: `if` keyword is required before rule body');
-    expect(parseError('package p\np[x] { x := 1 }')).toMatch(/`if` keyword is required before rule body .*write `p contains x if/);
+    expect(parseError('package p\np { true }')).toBe(
+      'p.rego:2:3: rego_parse_error: `if` keyword is required before rule body',
+    );
+    expect(parseError('package p\np[x] { x := 1 }')).toMatch(
+      /`if` keyword is required before rule body .*write `p contains x if/,
+    );
     expect(parseError('package p\np contains x { x := 1 }')).toMatch(/`if` keyword is required/);
   });
   it('var cannot be used for rule name', () => {
     expect(parseError('package p\npecakge p')).toBe('p.rego:2:1: rego_parse_error: var cannot be used for rule name');
     expect(parseError('package p\n{}')).toBe('p.rego:2:1: rego_parse_error: object cannot be used for rule name');
-    expect(parseError('package p\np')).toBe('p.rego:2:1: rego_parse_error: rule must have value assignment and/or body declaration');
+    expect(parseError('package p\np')).toBe(
+      'p.rego:2:1: rego_parse_error: rule must have value assignment and/or body declaration',
+    );
   });
   it('else is refused on multi-value rules', () => {
-    expect(parseError('package p\np contains 1 if { true } else := 2')).toBe('p.rego:2:26: rego_parse_error: else keyword cannot be used on multi-value rules');
+    expect(parseError('package p\np contains 1 if { true } else := 2')).toBe(
+      'p.rego:2:26: rego_parse_error: else keyword cannot be used on multi-value rules',
+    );
   });
 });
 
@@ -179,15 +212,27 @@ describe('expressions', () => {
     expect(q('[a, b] = [1, 2]')[0].terms).toEqual({
       type: 'call',
       operator: op('eq'),
-      args: [{ type: 'array', value: [v('a'), v('b')] }, { type: 'array', value: [n('1'), n('2')] }],
+      args: [
+        { type: 'array', value: [v('a'), v('b')] },
+        { type: 'array', value: [n('1'), n('2')] },
+      ],
     });
   });
   it('some declarations', () => {
     expect(q('some x, y')[0].terms).toEqual({ type: 'somedecl', vars: [v('x'), v('y')] });
   });
   it('some x in xs / some k, v in xs', () => {
-    expect(q('some x in input.xs')[0].terms).toEqual({ type: 'somein', value: v('x'), domain: ref(v('input'), s('xs')) });
-    expect(q('some k, v in input.xs')[0].terms).toEqual({ type: 'somein', key: v('k'), value: v('v'), domain: ref(v('input'), s('xs')) });
+    expect(q('some x in input.xs')[0].terms).toEqual({
+      type: 'somein',
+      value: v('x'),
+      domain: ref(v('input'), s('xs')),
+    });
+    expect(q('some k, v in input.xs')[0].terms).toEqual({
+      type: 'somein',
+      key: v('k'),
+      value: v('v'),
+      domain: ref(v('input'), s('xs')),
+    });
   });
   it('every with and without key', () => {
     const [e1] = q('every x in [1, 2] { x > 0 }');
@@ -218,7 +263,11 @@ describe('expressions', () => {
     expect(() => parseQuery('some x with input as 1')).toThrow(/unexpected with keyword/);
   });
   it('x in xs and k, v in xs as expressions', () => {
-    expect(q('1 in [1]')[0].terms).toEqual({ type: 'call', operator: op('internal', 'member_2'), args: [n('1'), { type: 'array', value: [n('1')] }] });
+    expect(q('1 in [1]')[0].terms).toEqual({
+      type: 'call',
+      operator: op('internal', 'member_2'),
+      args: [n('1'), { type: 'array', value: [n('1')] }],
+    });
     expect(q('"a", 1 in {"a": 1}')[0].terms).toMatchObject({ type: 'call', operator: op('internal', 'member_3') });
   });
   it('top-level call expression is a call expr', () => {
@@ -243,7 +292,14 @@ describe('operator precedence (OPA)', () => {
     expect(term('a == b in c')).toEqual(call(['internal', 'member_2'], call('equal', v('a'), v('b')), v('c')));
   });
   it('all comparison operators', () => {
-    for (const [sym, name] of [['==', 'equal'], ['!=', 'neq'], ['<', 'lt'], ['<=', 'lte'], ['>', 'gt'], ['>=', 'gte']]) {
+    for (const [sym, name] of [
+      ['==', 'equal'],
+      ['!=', 'neq'],
+      ['<', 'lt'],
+      ['<=', 'lte'],
+      ['>', 'gt'],
+      ['>=', 'gte'],
+    ]) {
       expect(term(`a ${sym} b`)).toEqual(call(name, v('a'), v('b')));
     }
   });
@@ -309,7 +365,10 @@ describe('terms', () => {
     expect(q('x := y\n[a] = z')).toHaveLength(2);
   });
   it('arrays, objects with any key, sets', () => {
-    expect(term('[1, "a", [2]]')).toEqual({ type: 'array', value: [n('1'), s('a'), { type: 'array', value: [n('2')] }] });
+    expect(term('[1, "a", [2]]')).toEqual({
+      type: 'array',
+      value: [n('1'), s('a'), { type: 'array', value: [n('2')] }],
+    });
     expect(term('{"a": 1, 2: [3], [4]: x,}')).toEqual({
       type: 'object',
       value: [
@@ -331,33 +390,73 @@ describe('terms', () => {
     });
     expect(term('{x | x := 1}')).toMatchObject({ type: 'setcomprehension', term: v('x') });
     expect(term('{k: v | some k, v in o}')).toMatchObject({ type: 'objectcomprehension', key: v('k'), value: v('v') });
-    expect(term('[x | x := 1; x > 0]')).toMatchObject({ type: 'arraycomprehension', body: [{ index: 0 }, { index: 1 }] });
+    expect(term('[x | x := 1; x > 0]')).toMatchObject({
+      type: 'arraycomprehension',
+      body: [{ index: 0 }, { index: 1 }],
+    });
   });
   it('a set holding an or-call when no comprehension body parses', () => {
     expect(term('{a | b, c}')).toEqual({ type: 'set', value: [call('or', v('a'), v('b')), v('c')] });
   });
   it('comprehension heads written with operators are refused as OPA refuses them (issue #4215), saying how to write them', () => {
-    for (const src of ['[(a * b) % 97 | some a in xs]', '[x + 1 | x := xs[_]]', '[x * 2 == y & z | some x in xs]', '{x - 1 | some x in xs}', '{k: v * 2 | some k, v in o}', '{k + 1: v * 2 | some k, v in o}']) {
-      expect(() => term(src), src).toThrow(/query:1:\d+: rego_parse_error: comprehension head written with operators.*wrap the head in parentheses/);
+    for (const src of [
+      '[(a * b) % 97 | some a in xs]',
+      '[x + 1 | x := xs[_]]',
+      '[x * 2 == y & z | some x in xs]',
+      '{x - 1 | some x in xs}',
+      '{k: v * 2 | some k, v in o}',
+      '{k + 1: v * 2 | some k, v in o}',
+    ]) {
+      expect(() => term(src), src).toThrow(
+        /query:1:\d+: rego_parse_error: comprehension head written with operators.*wrap the head in parentheses/,
+      );
     }
   });
   it('parenthesised heads and single-term heads are comprehensions, as in OPA', () => {
-    const someIn = (val: string, dom: string) => ({ index: 0, negated: false, terms: { type: 'somein', value: v(val), domain: v(dom) }, with: [] });
+    const someIn = (val: string, dom: string) => ({
+      index: 0,
+      negated: false,
+      terms: { type: 'somein', value: v(val), domain: v(dom) },
+      with: [],
+    });
     expect(term('[((a * b) % 97) | some a in xs]')).toEqual({
       type: 'arraycomprehension',
       term: call('rem', call('mul', v('a'), v('b')), n('97')),
       body: [someIn('a', 'xs')],
     });
-    expect(term('{(x - 1) | some x in xs}')).toMatchObject({ type: 'setcomprehension', term: call('minus', v('x'), n('1')), body: [someIn('x', 'xs')] });
-    expect(term('{k: (v * 2) | some k, v in o}')).toMatchObject({ type: 'objectcomprehension', key: v('k'), value: call('mul', v('v'), n('2')) });
-    expect(term('[-x | some x in xs]')).toMatchObject({ type: 'arraycomprehension', term: call('minus', n('0'), v('x')) });
-    expect(term('{(a + b): c | some a, b in o; c := 1}')).toMatchObject({ type: 'objectcomprehension', key: call('plus', v('a'), v('b')) });
+    expect(term('{(x - 1) | some x in xs}')).toMatchObject({
+      type: 'setcomprehension',
+      term: call('minus', v('x'), n('1')),
+      body: [someIn('x', 'xs')],
+    });
+    expect(term('{k: (v * 2) | some k, v in o}')).toMatchObject({
+      type: 'objectcomprehension',
+      key: v('k'),
+      value: call('mul', v('v'), n('2')),
+    });
+    expect(term('[-x | some x in xs]')).toMatchObject({
+      type: 'arraycomprehension',
+      term: call('minus', n('0'), v('x')),
+    });
+    expect(term('{(a + b): c | some a, b in o; c := 1}')).toMatchObject({
+      type: 'objectcomprehension',
+      key: call('plus', v('a'), v('b')),
+    });
   });
   it('where OPA reads a literal holding an or-call, so do we', () => {
     // `|` is set union: `[s1 - s2 | s3]` is a one-element array in OPA, not a comprehension.
-    expect(term('[s1 - s2 | s3]')).toEqual({ type: 'array', value: [call('or', call('minus', v('s1'), v('s2')), v('s3'))] });
-    expect(term('{s1 - s2 | s3}')).toEqual({ type: 'set', value: [call('or', call('minus', v('s1'), v('s2')), v('s3'))] });
-    expect(term('{"k": s1 - s2 | s3}')).toEqual({ type: 'object', value: [[s('k'), call('or', call('minus', v('s1'), v('s2')), v('s3'))]] });
+    expect(term('[s1 - s2 | s3]')).toEqual({
+      type: 'array',
+      value: [call('or', call('minus', v('s1'), v('s2')), v('s3'))],
+    });
+    expect(term('{s1 - s2 | s3}')).toEqual({
+      type: 'set',
+      value: [call('or', call('minus', v('s1'), v('s2')), v('s3'))],
+    });
+    expect(term('{"k": s1 - s2 | s3}')).toEqual({
+      type: 'object',
+      value: [[s('k'), call('or', call('minus', v('s1'), v('s2')), v('s3'))]],
+    });
   });
   it('an operator head with a broken body reports the body error', () => {
     expect(() => parseQuery('x := [a + 1 | some a in xs; a >]')).toThrow(/unexpected \] token/);
@@ -424,8 +523,12 @@ describe('comments and annotations', () => {
     expect(strip(m.rules[1].annotations)).toEqual([{ scope: 'document' }]);
   });
   it('bad METADATA is a parse error', () => {
-    expect(parseError('# METADATA\n# scope: nowhere\npackage p')).toBe("p.rego:1:1: rego_parse_error: invalid annotation scope 'nowhere'");
-    expect(parseError('package p\n# METADATA\n# title: [unclosed\np := 1')).toMatch(/^p\.rego:\d+:1: rego_parse_error: yaml/);
+    expect(parseError('# METADATA\n# scope: nowhere\npackage p')).toBe(
+      "p.rego:1:1: rego_parse_error: invalid annotation scope 'nowhere'",
+    );
+    expect(parseError('package p\n# METADATA\n# title: [unclosed\np := 1')).toMatch(
+      /^p\.rego:\d+:1: rego_parse_error: yaml/,
+    );
   });
 });
 
@@ -464,10 +567,13 @@ describe('every node is located', () => {
       if (!node || typeof node !== 'object') return;
       const o = node as Record<string, unknown>;
       // ExprTerms (an expression's `terms`) are not nodes of their own: the Expr carries the location.
-      const needs = 'type' in o ? !path.endsWith('.terms') : 'index' in o || 'head' in o || 'reference' in o || ('target' in o && 'value' in o);
+      const needs =
+        'type' in o
+          ? !path.endsWith('.terms')
+          : 'index' in o || 'head' in o || 'reference' in o || ('target' in o && 'value' in o);
       if (needs) {
         const loc = o.location as { file?: string; row?: number; col?: number } | undefined;
-        if (!loc || loc.file !== 'all.rego' || !(loc.row! >= 1) || !(loc.col! >= 1)) missing.push(path);
+        if (loc?.file !== 'all.rego' || !(loc.row! >= 1) || !(loc.col! >= 1)) missing.push(path);
       }
       for (const [k, v] of Object.entries(o)) if (k !== 'location') visit(v, `${path}.${k}`);
     };
@@ -483,7 +589,9 @@ describe('errors', () => {
     expect(parseError('package p\np if { x := 1 }}')).toBe('p.rego:2:16: rego_parse_error: unexpected } token');
   });
   it('non-terminated set', () => {
-    expect(parseError('package p\np if { x := {1 := 2} }')).toBe('p.rego:2:16: rego_parse_error: unexpected assign token: non-terminated set');
+    expect(parseError('package p\np if { x := {1 := 2} }')).toBe(
+      'p.rego:2:16: rego_parse_error: unexpected assign token: non-terminated set',
+    );
   });
   it('empty body', () => {
     expect(parseError('package p\np if {}')).toBe('p.rego:2:7: rego_parse_error: found empty body');

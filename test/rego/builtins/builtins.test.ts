@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { BUILTIN_ERROR_MARKER, builtinDecls, createHostBuiltins, hostImplementations } from '../../../src/rego/builtins/index.ts';
+import {
+  BUILTIN_ERROR_MARKER,
+  builtinDecls,
+  createHostBuiltins,
+  hostImplementations,
+} from '../../../src/rego/builtins/index.ts';
 import { allCaseTables, type Case } from './cases.ts';
 import { call } from './call.ts';
 
@@ -54,7 +59,15 @@ describe('host builtin coverage', () => {
       return args.some((a) => a.type !== 'any');
     });
     // Validity tests answer false instead of failing; print never fails.
-    const neverFail = new Set(['is_set', 'regex.is_valid', 'base64.is_valid', 'json.is_valid', 'yaml.is_valid', 'net.cidr_is_valid', 'internal.print']);
+    const neverFail = new Set([
+      'is_set',
+      'regex.is_valid',
+      'base64.is_valid',
+      'json.is_valid',
+      'yaml.is_valid',
+      'net.cidr_is_valid',
+      'internal.print',
+    ]);
     const missing = typed.filter((n) => !withError.has(n) && !neverFail.has(n));
     expect(missing).toEqual([]);
   });
@@ -63,28 +76,37 @@ describe('host builtin coverage', () => {
 describe('strict and non-strict builtin errors', () => {
   it('non-strict: a failing builtin is undefined and reported to onError', () => {
     const seen: string[] = [];
-    const fns = createHostBuiltins({ strict: false, onError: (name, e) => seen.push(`${name}: ${e.code}: ${e.message}`) });
-    expect(fns['div'](1, 0)).toBeUndefined();
+    const fns = createHostBuiltins({
+      strict: false,
+      onError: (name, e) => seen.push(`${name}: ${e.code}: ${e.message}`),
+    });
+    expect(fns.div(1, 0)).toBeUndefined();
     expect(fns['object.keys']('x')).toBeUndefined();
-    expect(seen).toEqual(['div: eval_builtin_error: divide by zero', 'object.keys: eval_type_error: operand 1 must be object but got string']);
+    expect(seen).toEqual([
+      'div: eval_builtin_error: divide by zero',
+      'object.keys: eval_type_error: operand 1 must be object but got string',
+    ]);
   });
 
-  it('strict: the error message is OPA\'s `<code>: <builtin>: <message>`', () => {
+  it("strict: the error message is OPA's `<code>: <builtin>: <message>`", () => {
     const fns = createHostBuiltins({ strict: true });
-    expect(() => fns['div'](1, 0)).toThrow(new Error('eval_builtin_error: div: divide by zero'));
-    expect(() => fns['upper'](1)).toThrow(new Error('eval_type_error: upper: operand 1 must be string but got number'));
+    expect(() => fns.div(1, 0)).toThrow(new Error('eval_builtin_error: div: divide by zero'));
+    expect(() => fns.upper(1)).toThrow(new Error('eval_type_error: upper: operand 1 must be string but got number'));
   });
 
   it("strictErrors 'marker': the error comes back as a marker object for the module to abort with its location", () => {
     const fns = createHostBuiltins({ strict: true, strictErrors: 'marker' });
-    expect(fns['upper'](1)).toEqual({ [BUILTIN_ERROR_MARKER]: 'eval_type_error: upper: operand 1 must be string but got number' });
-    expect(fns['upper']('a')).toBe('A');
+    expect(fns.upper(1)).toEqual({
+      [BUILTIN_ERROR_MARKER]: 'eval_type_error: upper: operand 1 must be string but got number',
+    });
+    expect(fns.upper('a')).toBe('A');
   });
 
   it('unexpected exceptions inside an implementation are builtin errors too (fail closed, no crash)', () => {
     const fns = createHostBuiltins({ strict: false });
     // A cyclic alias bomb in YAML is refused by the parser rather than crashing the evaluation.
-    const bomb = 'a: &a [1]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: [*d, *d, *d, *d, *d, *d, *d, *d, *d]';
+    const bomb =
+      'a: &a [1]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: [*d, *d, *d, *d, *d, *d, *d, *d, *d]';
     expect(fns['yaml.unmarshal'](bomb)).toBeUndefined();
   });
 });

@@ -1,6 +1,13 @@
 // X.509 parsing and JWT verification against real keys and a real certificate (generated with
 // node:crypto / openssl, signed independently of the code under test).
-import { createHmac, createSign, generateKeyPairSync, sign as cryptoSign, constants, type KeyObject } from 'node:crypto';
+import {
+  createHmac,
+  createSign,
+  generateKeyPairSync,
+  sign as cryptoSign,
+  constants,
+  type KeyObject,
+} from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { HostBuiltinContext } from '../../../src/rego/builtins/index.ts';
@@ -15,16 +22,29 @@ function token(header: object, payload: object, signer: (input: string) => Buffe
   return `${input}.${signer(input).toString('base64url')}`;
 }
 
-const hs = (alg: string, secret: string) => (input: string) => createHmac(`sha${alg.slice(2)}`, secret).update(input).digest();
-const rs = (alg: string, key: KeyObject) => (input: string) => createSign(`sha${alg.slice(2)}`).update(input).sign(key);
+const hs = (alg: string, secret: string) => (input: string) =>
+  createHmac(`sha${alg.slice(2)}`, secret)
+    .update(input)
+    .digest();
+const rs = (alg: string, key: KeyObject) => (input: string) =>
+  createSign(`sha${alg.slice(2)}`)
+    .update(input)
+    .sign(key);
 const ps = (alg: string, key: KeyObject) => (input: string) =>
-  cryptoSign(`sha${alg.slice(2)}`, Buffer.from(input), { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_DIGEST });
-const es = (alg: string, key: KeyObject) => (input: string) => cryptoSign(`sha${alg.slice(2)}`, Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' });
+  cryptoSign(`sha${alg.slice(2)}`, Buffer.from(input), {
+    key,
+    padding: constants.RSA_PKCS1_PSS_PADDING,
+    saltLength: constants.RSA_PSS_SALTLEN_DIGEST,
+  });
+const es = (alg: string, key: KeyObject) => (input: string) =>
+  cryptoSign(`sha${alg.slice(2)}`, Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' });
 
 const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const otherRsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const curves: Record<string, string> = { ES256: 'P-256', ES384: 'P-384', ES512: 'P-521' };
-const ec = Object.fromEntries(Object.entries(curves).map(([alg, namedCurve]) => [alg, generateKeyPairSync('ec', { namedCurve })]));
+const ec = Object.fromEntries(
+  Object.entries(curves).map(([alg, namedCurve]) => [alg, generateKeyPairSync('ec', { namedCurve })]),
+);
 const rsaPem = rsa.publicKey.export({ type: 'spki', format: 'pem' }) as string;
 
 describe('crypto.x509.parse_certificates', () => {
@@ -32,7 +52,12 @@ describe('crypto.x509.parse_certificates', () => {
     const [cert] = call('crypto.x509.parse_certificates', certPem) as Record<string, unknown>[];
     expect(cert.SerialNumber).toBe(4660);
     expect((cert.Subject as { Names: unknown[] }).Names).toContainEqual({ Type: [2, 5, 4, 3], Value: 'guardian.test' });
-    expect(cert.Subject).toMatchObject({ CommonName: 'guardian.test', Country: ['DE'], Organization: ['ACS Guardian Test'], OrganizationalUnit: ['Builtins'] });
+    expect(cert.Subject).toMatchObject({
+      CommonName: 'guardian.test',
+      Country: ['DE'],
+      Organization: ['ACS Guardian Test'],
+      OrganizationalUnit: ['Builtins'],
+    });
     expect(cert.Issuer).toMatchObject({ CommonName: 'guardian.test' });
     expect(cert.DNSNames).toEqual(['guardian.test', '*.guardian.test']);
     expect(cert.IPAddresses).toEqual(['10.0.0.1']);
@@ -51,9 +76,9 @@ describe('crypto.x509.parse_certificates', () => {
   });
 
   it('rejects garbage with a builtin error', () => {
-    expect(() => call('crypto.x509.parse_certificates', '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----')).toThrow(
-      /eval_builtin_error: crypto.x509.parse_certificates: x509:/,
-    );
+    expect(() =>
+      call('crypto.x509.parse_certificates', '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----'),
+    ).toThrow(/eval_builtin_error: crypto.x509.parse_certificates: x509:/);
   });
 });
 
@@ -91,7 +116,9 @@ describe('io.jwt.verify_*', () => {
       const t = token({ alg }, { sub: 'a' }, signer);
       const name = `io.jwt.verify_${alg.toLowerCase()}`;
       expect(call(name, t, rsaPem)).toBe(true);
-      const jwks = JSON.stringify({ keys: [otherRsa.publicKey.export({ format: 'jwk' }), rsa.publicKey.export({ format: 'jwk' })] });
+      const jwks = JSON.stringify({
+        keys: [otherRsa.publicKey.export({ format: 'jwk' }), rsa.publicKey.export({ format: 'jwk' })],
+      });
       expect(call(name, t, jwks)).toBe(true);
       expect(call(name, t, otherRsa.publicKey.export({ type: 'spki', format: 'pem' }))).toBe(false);
     });
@@ -115,7 +142,9 @@ describe('io.jwt.verify_*', () => {
 
   it('unparseable key material is a builtin error', () => {
     const t = token({ alg: 'RS256' }, {}, rs('RS256', rsa.privateKey));
-    expect(() => call('io.jwt.verify_rs256', t, 'not a key')).toThrow(/eval_builtin_error: io.jwt.verify_rs256: failed to parse a JWK key/);
+    expect(() => call('io.jwt.verify_rs256', t, 'not a key')).toThrow(
+      /eval_builtin_error: io.jwt.verify_rs256: failed to parse a JWK key/,
+    );
   });
 });
 
@@ -128,7 +157,11 @@ describe('io.jwt.decode_verify', () => {
 
   it('valid token: [true, header, claims] at the evaluation clock', () => {
     ctx.beginEvaluation({ now: nowNs });
-    expect(verify('io.jwt.decode_verify', t, { secret: 's3cret', iss: 'guardian', aud: 'agents' })).toEqual([true, { alg: 'HS256' }, claims]);
+    expect(verify('io.jwt.decode_verify', t, { secret: 's3cret', iss: 'guardian', aud: 'agents' })).toEqual([
+      true,
+      { alg: 'HS256' },
+      claims,
+    ]);
   });
 
   it('each failed constraint gives [false, {}, {}]', () => {
@@ -139,8 +172,12 @@ describe('io.jwt.decode_verify', () => {
     expect(verify('io.jwt.decode_verify', t, { secret: 's3cret' })).toEqual(invalid); // token has aud, constraint none
     expect(verify('io.jwt.decode_verify', t, { secret: 's3cret', aud: 'other' })).toEqual(invalid);
     expect(verify('io.jwt.decode_verify', t, { secret: 's3cret', aud: 'agents', alg: 'RS256' })).toEqual(invalid);
-    expect(verify('io.jwt.decode_verify', t, { secret: 's3cret', aud: 'agents', time: 1_700_000_200 * 1e9 })).toEqual(invalid); // expired
-    expect(verify('io.jwt.decode_verify', t, { secret: 's3cret', aud: 'agents', time: 1_699_999_000 * 1e9 })).toEqual(invalid); // not yet valid
+    expect(verify('io.jwt.decode_verify', t, { secret: 's3cret', aud: 'agents', time: 1_700_000_200 * 1e9 })).toEqual(
+      invalid,
+    ); // expired
+    expect(verify('io.jwt.decode_verify', t, { secret: 's3cret', aud: 'agents', time: 1_699_999_000 * 1e9 })).toEqual(
+      invalid,
+    ); // not yet valid
   });
 
   it('asymmetric: cert constraint with a PEM key', () => {
@@ -150,7 +187,11 @@ describe('io.jwt.decode_verify', () => {
 
   it('needs exactly one of cert/secret and known constraint names', () => {
     expect(() => verify('io.jwt.decode_verify', t, {})).toThrow(/exactly one of cert or secret/);
-    expect(() => verify('io.jwt.decode_verify', t, { secret: 'a', cert: 'b' })).toThrow(/exactly one of cert or secret/);
-    expect(() => verify('io.jwt.decode_verify', t, { secret: 'a', colour: 1 })).toThrow(/unknown token validation constraint: colour/);
+    expect(() => verify('io.jwt.decode_verify', t, { secret: 'a', cert: 'b' })).toThrow(
+      /exactly one of cert or secret/,
+    );
+    expect(() => verify('io.jwt.decode_verify', t, { secret: 'a', colour: 1 })).toThrow(
+      /unknown token validation constraint: colour/,
+    );
   });
 });

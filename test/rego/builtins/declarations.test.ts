@@ -5,7 +5,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { builtinDecls, capabilitiesDocument, refusedBuiltins, type OpaType } from '../../../src/rego/builtins/index.ts';
 
-const opaCaps = JSON.parse(readFileSync(new URL('../../../node_modules/@open-policy-agent/opa-wasm/capabilities.json', import.meta.url), 'utf8')) as {
+const opaCaps = JSON.parse(
+  readFileSync(new URL('../../../node_modules/@open-policy-agent/opa-wasm/capabilities.json', import.meta.url), 'utf8'),
+) as {
   builtins: { name: string; decl: unknown; infix?: string; relation?: boolean; nondeterministic?: boolean }[];
 };
 
@@ -16,10 +18,19 @@ function canonical(t: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(t)) {
     if (k === 'name' || k === 'description') continue;
-    out[k] = k === 'of' && Array.isArray(v) ? v.map(canonical).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))) : canonical(v);
+    out[k] =
+      k === 'of' && Array.isArray(v)
+        ? v.map(canonical).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))
+        : canonical(v);
   }
   // `any` of a single `any` is just `any`.
-  if (out.type === 'any' && Array.isArray(out.of) && out.of.length === 1 && (out.of[0] as { type?: string }).type === 'any') return { type: 'any' };
+  if (
+    out.type === 'any' &&
+    Array.isArray(out.of) &&
+    out.of.length === 1 &&
+    (out.of[0] as { type?: string }).type === 'any'
+  )
+    return { type: 'any' };
   return out;
 }
 
@@ -51,15 +62,32 @@ describe('builtinDecls', () => {
   it('covers every operator with its infix spelling', () => {
     const infix = Object.fromEntries([...builtinDecls.values()].filter((b) => b.infix).map((b) => [b.name, b.infix]));
     expect(infix).toEqual({
-      equal: '==', neq: '!=', lt: '<', lte: '<=', gt: '>', gte: '>=', assign: ':=', eq: '=',
-      plus: '+', minus: '-', mul: '*', div: '/', rem: '%', and: '&', or: '|',
-      'internal.member_2': 'in', 'internal.member_3': 'in',
+      equal: '==',
+      neq: '!=',
+      lt: '<',
+      lte: '<=',
+      gt: '>',
+      gte: '>=',
+      assign: ':=',
+      eq: '=',
+      plus: '+',
+      minus: '-',
+      mul: '*',
+      div: '/',
+      rem: '%',
+      and: '&',
+      or: '|',
+      'internal.member_2': 'in',
+      'internal.member_3': 'in',
     });
   });
 
   it('flags walk as a relation and the clock/random builtins as nondeterministic', () => {
     expect([...builtinDecls.values()].filter((b) => b.relation).map((b) => b.name)).toEqual(['walk']);
-    const nondet = [...builtinDecls.values()].filter((b) => b.nondeterministic).map((b) => b.name).sort();
+    const nondet = [...builtinDecls.values()]
+      .filter((b) => b.nondeterministic)
+      .map((b) => b.name)
+      .sort();
     expect(nondet).toEqual(['io.jwt.decode_verify', 'rand.intn', 'time.now_ns', 'uuid.rfc4122']);
   });
 
@@ -100,7 +128,10 @@ describe('builtinDecls', () => {
         case 'set':
           return valid(t.of);
         case 'object':
-          return (!t.dynamic || (valid(t.dynamic.key) && valid(t.dynamic.value))) && (!t.static || t.static.every((f) => typeof f.key === 'string' && valid(f.value)));
+          return (
+            (!t.dynamic || (valid(t.dynamic.key) && valid(t.dynamic.value))) &&
+            (!t.static || t.static.every((f) => typeof f.key === 'string' && valid(f.value)))
+          );
         default:
           return ['null', 'boolean', 'number', 'string'].includes(t.type);
       }
@@ -117,7 +148,11 @@ describe('capabilities document', () => {
   it('lists every declared builtin sorted by name, Rego v1 features and ABI 1.3', () => {
     const doc = capabilitiesDocument();
     expect(doc.builtins.map((b) => b.name)).toEqual([...builtinDecls.keys()].sort());
-    expect(doc.builtins.find((b) => b.name === 'plus')).toEqual({ name: 'plus', decl: builtinDecls.get('plus')!.decl, infix: '+' });
+    expect(doc.builtins.find((b) => b.name === 'plus')).toEqual({
+      name: 'plus',
+      decl: builtinDecls.get('plus')!.decl,
+      infix: '+',
+    });
     expect(doc.builtins.find((b) => b.name === 'time.now_ns')?.nondeterministic).toBe(true);
     expect(doc.features).toContain('rego_v1');
     expect(doc.wasm_abi_versions).toEqual([{ version: 1, minor_version: 3 }]);

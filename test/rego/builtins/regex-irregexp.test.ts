@@ -6,7 +6,15 @@ import fc from 'fast-check';
 import { RE2JS } from 're2js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { evaluateQuery } from '../../../src/rego/index.ts';
-import { IRREGEXP_MAX_TEXT, IrregexpPattern, irregexpFor, linearFallbackInForce, setIrregexpEnabled, translateRe2, type Found } from '../../../src/rego/builtins/host/regex-irregexp.ts';
+import {
+  IRREGEXP_MAX_TEXT,
+  IrregexpPattern,
+  irregexpFor,
+  linearFallbackInForce,
+  setIrregexpEnabled,
+  translateRe2,
+  type Found,
+} from '../../../src/rego/builtins/host/regex-irregexp.ts';
 import { call } from './call.ts';
 
 const config = JSON.parse(readFileSync(new URL('../../../rego/data.json', import.meta.url), 'utf8')).acs_config;
@@ -17,7 +25,12 @@ const nationalPhonePattern = Object.values(nationalPhones)
   .map((p) => `(?:${p})`)
   .join('|');
 const destructivePattern = `(?:${(config.baseline.destructive_shell_patterns as string[]).join(')|(?:')})`;
-const libraryPatterns: Record<string, string> = { ...piiPatterns, ...nationalPhones, national_phone: nationalPhonePattern, destructive: destructivePattern };
+const libraryPatterns: Record<string, string> = {
+  ...piiPatterns,
+  ...nationalPhones,
+  national_phone: nationalPhonePattern,
+  destructive: destructivePattern,
+};
 
 afterEach(() => setIrregexpEnabled(true));
 
@@ -90,12 +103,60 @@ const compiles = (p: string) => {
 };
 
 // A grammar of the translated subset, with a few constructs outside it mixed in (they must fall back).
-const literal = fc.constantFrom('a', 'b', 'k', 'K', 's', '0', '1', ' ', '-', '_', '\\.', '\\-', '\\n', '\\t', '\\{', '{', '}', ',', '/', '\\\\');
-const charClass = fc.constantFrom('[a-c]', '[^a]', '[0-9 ]', '[^\\n]', '[]a]', '[a-]', '[^-0-9]', '[\\d\\s]', '[\\w.]', '[kS]', '[A-Z]');
+const literal = fc.constantFrom(
+  'a',
+  'b',
+  'k',
+  'K',
+  's',
+  '0',
+  '1',
+  ' ',
+  '-',
+  '_',
+  '\\.',
+  '\\-',
+  '\\n',
+  '\\t',
+  '\\{',
+  '{',
+  '}',
+  ',',
+  '/',
+  '\\\\',
+);
+const charClass = fc.constantFrom(
+  '[a-c]',
+  '[^a]',
+  '[0-9 ]',
+  '[^\\n]',
+  '[]a]',
+  '[a-]',
+  '[^-0-9]',
+  '[\\d\\s]',
+  '[\\w.]',
+  '[kS]',
+  '[A-Z]',
+);
 const perl = fc.constantFrom('\\d', '\\w', '\\s', '\\D', '\\W', '\\S', '.');
 const assertion = fc.constantFrom('^', '$', '\\b', '\\B', '\\A', '\\z');
 const outside = fc.constantFrom('é', '\\pL', '(?s:.)', '[[:digit:]]', '\\x41', '(?U)a*', '(?m)^a', 'ſ', '\\Q.\\E');
-const quantifier = fc.constantFrom('*', '+', '?', '*?', '+?', '??', '{2}', '{0,3}', '{1,}', '{2,4}?', '{17}', '{3,20}', '{0,18}', '{16,}');
+const quantifier = fc.constantFrom(
+  '*',
+  '+',
+  '?',
+  '*?',
+  '+?',
+  '??',
+  '{2}',
+  '{0,3}',
+  '{1,}',
+  '{2,4}?',
+  '{17}',
+  '{3,20}',
+  '{0,18}',
+  '{16,}',
+);
 
 const { regex } = fc.letrec((tie) => ({
   regex: fc.oneof(
@@ -117,7 +178,37 @@ const { regex } = fc.letrec((tie) => ({
   ),
 }));
 
-const textChar = fc.constantFrom('a', 'b', 'c', 'k', 'K', 's', 'S', 'A', '0', '1', '9', ' ', '-', '.', '_', '\n', '\r', '\t', '\v', '\f', '{', ',', 'é', '\u212a', '\u017f', '😀', '\u2028', '\ud83d', '\ude00');
+const textChar = fc.constantFrom(
+  'a',
+  'b',
+  'c',
+  'k',
+  'K',
+  's',
+  'S',
+  'A',
+  '0',
+  '1',
+  '9',
+  ' ',
+  '-',
+  '.',
+  '_',
+  '\n',
+  '\r',
+  '\t',
+  '\v',
+  '\f',
+  '{',
+  ',',
+  'é',
+  '\u212a',
+  '\u017f',
+  '😀',
+  '\u2028',
+  '\ud83d',
+  '\ude00',
+);
 const text = fc.array(textChar, { maxLength: 24 }).map((cs) => cs.join(''));
 const limit = fc.constantFrom(-1, 0, 1, 2, 5);
 
@@ -187,7 +278,9 @@ describe('irregexp path of the regex builtins', () => {
     'chmod -R 777 /',
     'find / -name x -delete',
   );
-  const libraryText = fc.array(fc.oneof(piiPiece, textChar, fc.constantFrom(' ', ', ', '\n', 'ref 2024-01-15 ')), { maxLength: 12 }).map((xs) => xs.join(''));
+  const libraryText = fc
+    .array(fc.oneof(piiPiece, textChar, fc.constantFrom(' ', ', ', '\n', 'ref 2024-01-15 ')), { maxLength: 12 })
+    .map((xs) => xs.join(''));
 
   it('library patterns on PII-like and command-like texts: same results as re2js', () => {
     answered = 0;
@@ -264,7 +357,12 @@ describe('irregexp path of the regex builtins', () => {
 
   it('through Wasm a lone surrogate in the input reaches the builtins as U+FFFD, a surrogate pair intact', async () => {
     const rs = await evaluateQuery({
-      sources: [{ file: 'p.rego', text: 'package p\n\nx := [regex.find_n(".", input.s, -1), regex.find_n("[0-9]+", input.s, -1)]\n' }],
+      sources: [
+        {
+          file: 'p.rego',
+          text: 'package p\n\nx := [regex.find_n(".", input.s, -1), regex.find_n("[0-9]+", input.s, -1)]\n',
+        },
+      ],
       query: 'data.p.x = v',
       input: { s: 'a\ud83d\u{1f600}1\ude00' },
     });
@@ -284,11 +382,16 @@ describe('where a search starts (Span)', () => {
 
   it('library patterns: every match holds one of the anchors and only alphabet characters', () => {
     expect(members(translateRe2(piiPatterns.email, false)?.span?.anchorSearch)).toBe('[\\x40]');
-    expect(members(translateRe2(piiPatterns.credit_card, false)?.span?.anchorSearch)).toBe('[\\x30\\x31\\x32\\x33\\x34\\x35\\x36\\x37\\x38\\x39]');
+    expect(members(translateRe2(piiPatterns.credit_card, false)?.span?.anchorSearch)).toBe(
+      '[\\x30\\x31\\x32\\x33\\x34\\x35\\x36\\x37\\x38\\x39]',
+    );
     // Alternation: the union of what each alternative needs (digits here, not the spaces some also need).
-    expect(members(translateRe2(nationalPhonePattern, false)?.span?.anchorSearch)).toBe('[\\x30\\x32\\x33\\x34\\x35\\x36\\x37\\x38\\x39]');
+    expect(members(translateRe2(nationalPhonePattern, false)?.span?.anchorSearch)).toBe(
+      '[\\x30\\x32\\x33\\x34\\x35\\x36\\x37\\x38\\x39]',
+    );
     // `.`, a negated class, a folded k, or a pattern that can match empty: no span.
-    for (const p of ['a.b', '[^a]b', '(?i)k@', 'a*', '(?:a|)b?']) expect(translateRe2(p, false)?.span, p).toBeUndefined();
+    for (const p of ['a.b', '[^a]b', '(?i)k@', 'a*', '(?:a|)b?'])
+      expect(translateRe2(p, false)?.span, p).toBeUndefined();
   });
 
   // Texts of anchors, alphabet characters and others, in long runs, with the patterns the jump applies to.
@@ -299,7 +402,11 @@ describe('where a search starts (Span)', () => {
       fc.constantFrom('', '[a-c]+', '\\b', '[a-c.]{2,}\\b', '(?:x|[0-9]+)', '(?:7|a?)'),
     )
     .map(([a, b, c]) => a + b + c);
-  const spanText = fc.array(fc.constantFrom('a', 'b', '.', '@', '-', ' ', '0', '7', 'x', 'z', ',', 'é', '😀', 'abc.a@b', '12 34 5'), { maxLength: 30 }).map((xs) => xs.join(''));
+  const spanText = fc
+    .array(fc.constantFrom('a', 'b', '.', '@', '-', ' ', '0', '7', 'x', 'z', ',', 'é', '😀', 'abc.a@b', '12 34 5'), {
+      maxLength: 30,
+    })
+    .map((xs) => xs.join(''));
 
   it('a search that jumps to the anchors finds what re2js finds', () => {
     fc.assert(

@@ -18,14 +18,22 @@ const value = async (body: string, opts: { input?: unknown; ctx?: HostBuiltinCon
 
 describe('host builtins through Wasm', () => {
   it('dispatches non-native builtins to the host and returns their JSON results', async () => {
-    const q = await compileQuery({ sources: sources('x := [regex.match("^a+$", "aaa"), glob.match("*.com", ["."], "x.com"), strings.reverse("abc")]'), query: 'data.p.x = v' });
+    const q = await compileQuery({
+      sources: sources(
+        'x := [regex.match("^a+$", "aaa"), glob.match("*.com", ["."], "x.com"), strings.reverse("abc")]',
+      ),
+      query: 'data.p.x = v',
+    });
     expect(q.plan.static?.builtin_funcs?.map((b) => b.name)).toEqual(['glob.match', 'regex.match', 'strings.reverse']);
     const policy = await instantiatePolicy(q.wasm, hostBuiltins());
     expect(policy.evaluate(undefined, q.entrypoint)).toEqual([{ v: [true, true, 'cba'] }]);
   });
 
   it('RE2 semantics inside a policy: regex.find_all_string_submatch_n and regex.replace', async () => {
-    expect(await value('x := regex.find_all_string_submatch_n(`a(x*)b`, "-ab-axxb-", -1)')).toEqual([['ab', ''], ['axxb', 'xx']]);
+    expect(await value('x := regex.find_all_string_submatch_n(`a(x*)b`, "-ab-axxb-", -1)')).toEqual([
+      ['ab', ''],
+      ['axxb', 'xx'],
+    ]);
     expect(await value('x := regex.replace("foo", `(?P<w>o)`, "[${w}]")')).toBe('f[o][o]');
   });
 
@@ -36,7 +44,11 @@ describe('host builtins through Wasm', () => {
   });
 
   it('time builtins with zones and Go layouts', async () => {
-    expect(await value('x := time.format([time.parse_rfc3339_ns("2018-02-05T12:00:00Z"), "America/New_York", "Mon Jan 2 15:04 MST"])')).toBe('Mon Feb 5 07:00 EST');
+    expect(
+      await value(
+        'x := time.format([time.parse_rfc3339_ns("2018-02-05T12:00:00Z"), "America/New_York", "Mon Jan 2 15:04 MST"])',
+      ),
+    ).toBe('Mon Feb 5 07:00 EST');
     expect(await value('x := time.weekday(time.parse_ns("2006-01-02", "2018-02-11"))')).toBe('Sunday');
   });
 
@@ -51,24 +63,32 @@ describe('host builtins through Wasm', () => {
     expect(await value(body, { ctx })).toEqual(first);
   });
 
-  it('strict: a host builtin error aborts evaluation with OPA\'s message', async () => {
+  it("strict: a host builtin error aborts evaluation with OPA's message", async () => {
     const ctx = new HostBuiltinContext({ strict: true });
     await expect(value('x := upper(input.s)', { input: { s: 1 }, ctx, strict: true })).rejects.toThrow(
       'eval_type_error: upper: operand 1 must be string but got number',
     );
-    await expect(value('x := semver.compare(input.v, "1.0.0")', { input: { v: 'one' }, ctx, strict: true })).rejects.toThrow(
-      'eval_builtin_error: semver.compare: operand 1: string one is not a valid SemVer',
-    );
+    await expect(
+      value('x := semver.compare(input.v, "1.0.0")', { input: { v: 'one' }, ctx, strict: true }),
+    ).rejects.toThrow('eval_builtin_error: semver.compare: operand 1: string one is not a valid SemVer');
   });
 
   it('non-strict: a host builtin error makes the expression undefined (default rule applies)', async () => {
     const errors: string[] = [];
     const ctx = new HostBuiltinContext({ onError: (name, e) => errors.push(`${name}: ${e.message}`) });
-    expect(await value('default x := "fallback"\nx := strings.reverse(input.s)', { input: { s: 1 }, ctx })).toBe('fallback');
+    expect(await value('default x := "fallback"\nx := strings.reverse(input.s)', { input: { s: 1 }, ctx })).toBe(
+      'fallback',
+    );
     expect(errors).toEqual(['strings.reverse: operand 1 must be string but got number']);
   });
 
   it('walk as a relation enumerates every path', async () => {
-    expect(await value('x := [p | walk({"a": [1, {"b": true}]}, [p, _])]')).toEqual([[], ['a'], ['a', 0], ['a', 1], ['a', 1, 'b']]);
+    expect(await value('x := [p | walk({"a": [1, {"b": true}]}, [p, _])]')).toEqual([
+      [],
+      ['a'],
+      ['a', 0],
+      ['a', 1],
+      ['a', 1, 'b'],
+    ]);
   });
 });

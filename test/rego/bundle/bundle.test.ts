@@ -21,7 +21,9 @@ function sample(): WriteBundleInput {
 }
 
 /** Build a tarball with an independent writer (tar-stream), the way `opa build` lays it out. */
-async function tarWith(entries: { name: string; body: string | Uint8Array; type?: 'file' | 'directory' }[]): Promise<Uint8Array> {
+async function tarWith(
+  entries: { name: string; body: string | Uint8Array; type?: 'file' | 'directory' }[],
+): Promise<Uint8Array> {
   const pack = tarStream.pack();
   const chunks: Buffer[] = [];
   pack.on('data', (c: unknown) => {
@@ -37,7 +39,9 @@ async function tarWith(entries: { name: string; body: string | Uint8Array; type?
   return new Uint8Array(gzipSync(Buffer.concat(chunks)));
 }
 
-async function listWithTarStream(gz: Uint8Array): Promise<{ name: string; mtime: number; mode: number; uid: number; body: string }[]> {
+async function listWithTarStream(
+  gz: Uint8Array,
+): Promise<{ name: string; mtime: number; mode: number; uid: number; body: string }[]> {
   const extract = tarStream.extract();
   const out: { name: string; mtime: number; mode: number; uid: number; body: string }[] = [];
   extract.on('entry', (h, stream, next) => {
@@ -46,7 +50,13 @@ async function listWithTarStream(gz: Uint8Array): Promise<{ name: string; mtime:
       parts.push(c as Buffer);
     });
     stream.on('end', () => {
-      out.push({ name: h.name, mtime: h.mtime?.getTime() ?? -1, mode: h.mode ?? -1, uid: h.uid ?? -1, body: Buffer.concat(parts).toString('utf8') });
+      out.push({
+        name: h.name,
+        mtime: h.mtime?.getTime() ?? -1,
+        mode: h.mode ?? -1,
+        uid: h.uid ?? -1,
+        body: Buffer.concat(parts).toString('utf8'),
+      });
       next();
     });
   });
@@ -62,7 +72,14 @@ async function listWithTarStream(gz: Uint8Array): Promise<{ name: string; mtime:
 describe('writeBundle / readBundle', () => {
   it('round-trips manifest, wasm, plan, data and sources in OPA layout', () => {
     const b = readBundle(writeBundle(sample()));
-    expect(b.files.map((f) => f.path)).toEqual(['/.manifest', '/data.json', '/plan.json', '/policies/a.rego', '/policies/b.rego', '/policy.wasm']);
+    expect(b.files.map((f) => f.path)).toEqual([
+      '/.manifest',
+      '/data.json',
+      '/plan.json',
+      '/policies/a.rego',
+      '/policies/b.rego',
+      '/policy.wasm',
+    ]);
     expect(b.wasm).toEqual(wasmBytes);
     expect(b.plan).toEqual(sample().plan);
     expect(b.data).toEqual({ acs: { config: { max: 3 } } });
@@ -97,7 +114,14 @@ describe('writeBundle / readBundle', () => {
 
   it('writes fixed tar metadata readable by an independent tar reader', async () => {
     const entries = await listWithTarStream(writeBundle(sample()));
-    expect(entries.map((e) => e.name)).toEqual(['/.manifest', '/data.json', '/plan.json', '/policies/a.rego', '/policies/b.rego', '/policy.wasm']);
+    expect(entries.map((e) => e.name)).toEqual([
+      '/.manifest',
+      '/data.json',
+      '/plan.json',
+      '/policies/a.rego',
+      '/policies/b.rego',
+      '/policy.wasm',
+    ]);
     for (const e of entries) {
       expect(e.mtime).toBe(0);
       expect(e.mode).toBe(0o644);
@@ -109,7 +133,15 @@ describe('writeBundle / readBundle', () => {
   it('handles long paths (ustar prefix and PAX)', () => {
     const deep = `/${'d'.repeat(90)}/${'e'.repeat(90)}/p.rego`;
     const huge = `/${'x'.repeat(300)}.rego`;
-    const b = readBundle(writeBundle({ manifest: {}, sources: [{ path: deep, text: 'package a' }, { path: huge, text: 'package b' }] }));
+    const b = readBundle(
+      writeBundle({
+        manifest: {},
+        sources: [
+          { path: deep, text: 'package a' },
+          { path: huge, text: 'package b' },
+        ],
+      }),
+    );
     expect(b.sources.map((s) => s.path).sort()).toEqual([deep, huge].sort());
   });
 
@@ -117,7 +149,14 @@ describe('writeBundle / readBundle', () => {
     const sig = { signatures: ['eyJhbGciOiJIUzI1NiJ9.e30.sig'] };
     const gz = await tarWith([
       { name: './', body: '', type: 'directory' },
-      { name: './.manifest', body: JSON.stringify({ revision: 'abc', roots: [''], wasm: [{ entrypoint: 'x/allow', module: '/policy.wasm' }] }) },
+      {
+        name: './.manifest',
+        body: JSON.stringify({
+          revision: 'abc',
+          roots: [''],
+          wasm: [{ entrypoint: 'x/allow', module: '/policy.wasm' }],
+        }),
+      },
       { name: './data.json', body: JSON.stringify({ top: 1 }) },
       { name: './roles/admins/data.json', body: JSON.stringify({ names: ['a'] }) },
       { name: 'roles/data.yaml', body: 'viewers: [b]\n' },
@@ -137,7 +176,10 @@ describe('writeBundle / readBundle', () => {
   it('soleDataAsText: a sole /data.json comes back as its text (BOM dropped, not parsed); the other files as without it', async () => {
     const text = '{"acs": {"n": 12345678901234567890123}}';
     const bytes = await tarWith([
-      { name: '/.manifest', body: JSON.stringify({ revision: 'r', roots: [''], wasm: [{ entrypoint: 'x/allow', module: '/policy.wasm' }] }) },
+      {
+        name: '/.manifest',
+        body: JSON.stringify({ revision: 'r', roots: [''], wasm: [{ entrypoint: 'x/allow', module: '/policy.wasm' }] }),
+      },
       { name: '/data.json', body: new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode(text)]) },
       { name: '/policy.wasm', body: wasmBytes },
       { name: '/x/x.rego', body: 'package x\n' },
@@ -168,8 +210,11 @@ describe('writeBundle / readBundle', () => {
 
   it('soleDataAsText: refuses what needs no parse to see — not UTF-8, a root that is not an object, no value — naming the file', async () => {
     const withData = (body: string | Uint8Array): Promise<Uint8Array> => tarWith([{ name: '/data.json', body }]);
-    const read = async (body: string | Uint8Array): Promise<unknown> => readBundle(await withData(body), undefined, { soleDataAsText: true });
-    await expect(read(new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]))).rejects.toThrow('/data.json: not valid UTF-8');
+    const read = async (body: string | Uint8Array): Promise<unknown> =>
+      readBundle(await withData(body), undefined, { soleDataAsText: true });
+    await expect(read(new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]))).rejects.toThrow(
+      '/data.json: not valid UTF-8',
+    );
     await expect(read(' [1, 2]')).rejects.toThrow('/data.json: root data document must be an object');
     await expect(read('"text"')).rejects.toThrow('/data.json: root data document must be an object');
     await expect(read(' \n')).rejects.toThrow('/data.json: invalid JSON: no value');
@@ -179,7 +224,9 @@ describe('writeBundle / readBundle', () => {
   });
 
   it('refuses manifests naming a missing wasm module', async () => {
-    const gz = await tarWith([{ name: '/.manifest', body: JSON.stringify({ wasm: [{ entrypoint: 'a/b', module: '/nope.wasm' }] }) }]);
+    const gz = await tarWith([
+      { name: '/.manifest', body: JSON.stringify({ wasm: [{ entrypoint: 'a/b', module: '/nope.wasm' }] }) },
+    ]);
     expect(() => readBundle(gz)).toThrow(/wasm module \/nope.wasm not found/);
   });
 

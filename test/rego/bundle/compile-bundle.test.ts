@@ -41,7 +41,9 @@ describe('compileBundle / loadBundle', () => {
 
     const loaded = await loadBundle(built.bundle);
     expect(Object.keys(loaded.entrypoints)).toEqual(['acs/guardian/decision']);
-    expect(evaluateEntrypoint(loaded, 'acs/guardian/decision', { tool: 'search', args: [1] })).toEqual([{ result: { allow: true, reasons: [] } }]);
+    expect(evaluateEntrypoint(loaded, 'acs/guardian/decision', { tool: 'search', args: [1] })).toEqual([
+      { result: { allow: true, reasons: [] } },
+    ]);
     expect(evaluateEntrypoint(loaded, 'acs/guardian/decision', { tool: 'rm', args: [1, 2, 3] })).toEqual([
       { result: { allow: false, reasons: ['argument too long: 3', 'tool not allowed'] } },
     ]);
@@ -54,7 +56,9 @@ describe('compileBundle / loadBundle', () => {
     });
     expect(Buffer.from(again.bundle).equals(Buffer.from(built.bundle))).toBe(true);
     const other = await loadBundle(built.bundle, { data: { acs: { allowed_tools: ['rm'], max_args: 5 } } });
-    expect(evaluateEntrypoint(other, 'acs/guardian/decision', { tool: 'rm', args: [1, 2, 3] })).toEqual([{ result: { allow: true, reasons: [] } }]);
+    expect(evaluateEntrypoint(other, 'acs/guardian/decision', { tool: 'rm', args: [1, 2, 3] })).toEqual([
+      { result: { allow: true, reasons: [] } },
+    ]);
   });
 
   it('reports parse errors from every file with locations', async () => {
@@ -69,13 +73,20 @@ describe('compileBundle / loadBundle', () => {
       throw new Error('expected errors');
     } catch (e) {
       expect(e).toBeInstanceOf(RegoErrors);
-      expect((e as RegoErrors).errors.map((x) => `${x.location?.file}:${x.code}`)).toEqual(['a.rego:rego_parse_error', 'b.rego:rego_parse_error']);
+      expect((e as RegoErrors).errors.map((x) => `${x.location?.file}:${x.code}`)).toEqual([
+        'a.rego:rego_parse_error',
+        'b.rego:rego_parse_error',
+      ]);
     }
   });
 
   it('refuses malformed entrypoints', async () => {
-    await expect(compileBundle({ sources: [{ file: 'a.rego', text: 'package a\np := 1' }], entrypoints: ['a/p q'] })).rejects.toThrow(/invalid entrypoint/);
-    await expect(compileBundle({ sources: [{ file: 'a.rego', text: 'package a\np := 1' }], entrypoints: [] })).rejects.toThrow(/at least one entrypoint/);
+    await expect(
+      compileBundle({ sources: [{ file: 'a.rego', text: 'package a\np := 1' }], entrypoints: ['a/p q'] }),
+    ).rejects.toThrow(/invalid entrypoint/);
+    await expect(
+      compileBundle({ sources: [{ file: 'a.rego', text: 'package a\np := 1' }], entrypoints: [] }),
+    ).rejects.toThrow(/at least one entrypoint/);
   });
 });
 
@@ -88,7 +99,11 @@ describe('compileQuery / evaluateQuery', () => {
     expect(rs).toEqual([{ a: 42, b: 43 }]);
   });
   it('inputTerm supplies an input holding a set', { timeout: 300_000 }, async () => {
-    const rs = await evaluateQuery({ sources: [], query: 'x := count(input.s); y := is_set(input.s)', inputTerm: '{"s": {1, 2, 2, 3}}' });
+    const rs = await evaluateQuery({
+      sources: [],
+      query: 'x := count(input.s); y := is_set(input.s)',
+      inputTerm: '{"s": {1, 2, 2, 3}}',
+    });
     expect(rs).toEqual([{ x: 3, y: true }]);
   });
   it('compile errors surface as RegoErrors', async () => {

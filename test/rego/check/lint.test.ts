@@ -50,7 +50,14 @@ describe('rego_lint_unused_var', () => {
 
 describe('rego_lint_builtin_shadowed', () => {
   it('reports rules, functions and import aliases named like a builtin or builtin namespace, once per name', () => {
-    const text = ['package p', 'import data.q as count', 'lower(s) := s', 'lower(s) := s if { false }', 'strings := 1', 'fine := 2'].join('\n');
+    const text = [
+      'package p',
+      'import data.q as count',
+      'lower(s) := s',
+      'lower(s) := s if { false }',
+      'strings := 1',
+      'fine := 2',
+    ].join('\n');
     expect(only(lint(text), 'rego_lint_builtin_shadowed')).toEqual([
       'p.rego:2:1: rego_lint_builtin_shadowed: import alias count shadows builtin count',
       'p.rego:3:1: rego_lint_builtin_shadowed: function lower shadows builtin lower',
@@ -70,7 +77,13 @@ describe('deprecated syntax', () => {
   });
 
   it('pre-v1 builtins are reported with their replacement, also inside comprehensions', () => {
-    const text = ['package p', 'a := re_match("a", "b")', 'b := any([true])', 'c := [x | x := set_diff({1}, {2})]', 'd := cast_string(1)'].join('\n');
+    const text = [
+      'package p',
+      'a := re_match("a", "b")',
+      'b := any([true])',
+      'c := [x | x := set_diff({1}, {2})]',
+      'd := cast_string(1)',
+    ].join('\n');
     expect(only(lint(text), 'rego_lint_deprecated_builtin')).toEqual([
       'p.rego:2:6: rego_lint_deprecated_builtin: re_match is deprecated and unavailable in Rego v1: use regex.match',
       'p.rego:3:6: rego_lint_deprecated_builtin: any is deprecated and unavailable in Rego v1: use `some x in xs` / `in`, or a comprehension',
@@ -87,7 +100,9 @@ describe('deprecated syntax', () => {
 
 describe('rego_lint_refused_builtin', () => {
   it('reports refused builtins with the reason', () => {
-    const out = lint('package p\nr := http.send({"method": "GET", "url": "http://x"})\nk := io.jwt.encode_sign({}, {}, {})\n');
+    const out = lint(
+      'package p\nr := http.send({"method": "GET", "url": "http://x"})\nk := io.jwt.encode_sign({}, {}, {})\n',
+    );
     expect(only(out, 'rego_lint_refused_builtin')).toEqual([
       'p.rego:2:6: rego_lint_refused_builtin: http.send is refused by the Guardian: network I/O during policy evaluation is not allowed: decisions must be replayable from the audit log',
       'p.rego:3:6: rego_lint_refused_builtin: io.jwt.encode_sign is refused by the Guardian: signing keys do not belong in policies (only JWT verification is supported)',
@@ -103,15 +118,21 @@ describe('checkPolicies', () => {
     ]);
     expect(r.errors.map((e) => e.code)).toEqual(['rego_parse_error']);
     expect(r.errors[0].location?.file).toBe('a.rego');
-    expect(r.findings.map((f: LintFinding) => `${f.location.file}:${f.code}`)).toEqual(['b.rego:rego_lint_redundant_import']);
+    expect(r.findings.map((f: LintFinding) => `${f.location.file}:${f.code}`)).toEqual([
+      'b.rego:rego_lint_redundant_import',
+    ]);
     expect(r.modules).toBe(1);
   });
 
   it('runs the compile stage: unsafe vars and refused builtins are errors, clean policies have none', () => {
     const unsafe = checkPolicies([{ file: 'p.rego', text: 'package p\nx := y\n' }]);
-    expect(unsafe.errors.map((e) => e.format())).toEqual([expect.stringMatching(/^p\.rego:2:6: rego_unsafe_var_error: var y is unsafe/)]);
+    expect(unsafe.errors.map((e) => e.format())).toEqual([
+      expect.stringMatching(/^p\.rego:2:6: rego_unsafe_var_error: var y is unsafe/),
+    ]);
     const refused = checkPolicies([{ file: 'p.rego', text: 'package p\nz := http.send({})\n' }]);
-    expect(refused.errors.map((e) => e.format())).toEqual([expect.stringMatching(/^p\.rego:2:6: rego_compile_error: http\.send is not allowed/)]);
+    expect(refused.errors.map((e) => e.format())).toEqual([
+      expect.stringMatching(/^p\.rego:2:6: rego_compile_error: http\.send is not allowed/),
+    ]);
     expect(refused.findings.map((f) => f.code)).toEqual(['rego_lint_refused_builtin']);
     const good = checkPolicies([{ file: 'p.rego', text: 'package p\nallow if input.user == "alice"\n' }]);
     expect(good).toEqual({ errors: [], findings: [], modules: 1 });

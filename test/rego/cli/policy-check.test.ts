@@ -36,7 +36,9 @@ describe('guardian policy check', () => {
     expect(r.code).toBe(0);
   });
 
-  it('lint findings print file:row:col: code: message; exit 0 without --strict, 1 with it', { timeout: 120_000 }, () => {
+  it('lint findings print file:row:col: code: message; exit 0 without --strict, 1 with it', {
+    timeout: 120_000,
+  }, () => {
     const expected = [
       'lint.rego:2:1: rego_lint_redundant_import: import rego.v1 is redundant: modules are Rego v1 already: remove it',
       'lint.rego:5:3: rego_lint_unused_var: var c is assigned but never used',
@@ -50,12 +52,20 @@ describe('guardian policy check', () => {
     expect(strict.code).toBe(1);
   });
 
-  it('compile errors exit 3 (even without --strict); --format json carries errors and findings', { timeout: 120_000 }, () => {
+  it('compile errors exit 3 (even without --strict); --format json carries errors and findings', {
+    timeout: 120_000,
+  }, () => {
     const r = guardian(['policy', 'check', 'broken.rego', 'lint.rego', '--format', 'json'], dir);
     expect(r.code).toBe(3);
-    const report = JSON.parse(r.stdout) as { modules: number; errors: unknown[]; findings: { code: string; row: number }[] };
+    const report = JSON.parse(r.stdout) as {
+      modules: number;
+      errors: unknown[];
+      findings: { code: string; row: number }[];
+    };
     expect(report.modules).toBe(2);
-    expect(report.errors).toEqual([{ file: 'broken.rego', row: 2, col: 6, code: 'rego_unsafe_var_error', message: 'var y is unsafe' }]);
+    expect(report.errors).toEqual([
+      { file: 'broken.rego', row: 2, col: 6, code: 'rego_unsafe_var_error', message: 'var y is unsafe' },
+    ]);
     expect(report.findings.map((f) => [f.code, f.row])).toEqual([
       ['rego_lint_redundant_import', 2],
       ['rego_lint_unused_var', 5],
@@ -82,11 +92,15 @@ describe('--strict-builtin-errors', () => {
   }, 600_000);
 
   it('build records strict mode in the manifest metadata; the default build does not', () => {
-    expect(readBundle(new Uint8Array(readFileSync(strictBundle))).manifest.metadata).toEqual({ strict_builtin_errors: true });
+    expect(readBundle(new Uint8Array(readFileSync(strictBundle))).manifest.metadata).toEqual({
+      strict_builtin_errors: true,
+    });
     expect(readBundle(new Uint8Array(readFileSync(laxBundle))).manifest.metadata).toBeUndefined();
   });
 
-  it('default mode: failing builtins (native div, host to_number) make the rule undefined', { timeout: 120_000 }, () => {
+  it('default mode: failing builtins (native div, host to_number) make the rule undefined', {
+    timeout: 120_000,
+  }, () => {
     for (const ep of ['sb/quotient', 'sb/num']) {
       const r = guardian(['policy', 'eval', '-b', laxBundle, '-e', ep, '-i', 'input.json'], dir);
       expect(r.code).toBe(0);
@@ -94,35 +108,49 @@ describe('--strict-builtin-errors', () => {
     }
   });
 
-  it('strict bundle: a native builtin error aborts with eval_builtin_error at the rule location', { timeout: 120_000 }, () => {
+  it('strict bundle: a native builtin error aborts with eval_builtin_error at the rule location', {
+    timeout: 120_000,
+  }, () => {
     const r = guardian(['policy', 'eval', '-b', strictBundle, '-e', 'sb/quotient', '-i', 'input.json'], dir);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/evaluation failed: builtins\.rego:4:\d+: eval_builtin_error: div: divide by zero/);
   });
 
-  it('strict bundle: a run-time type error aborts with eval_type_error at the rule location; undefined by default', { timeout: 120_000 }, () => {
+  it('strict bundle: a run-time type error aborts with eval_type_error at the rule location; undefined by default', {
+    timeout: 120_000,
+  }, () => {
     const strict = guardian(['policy', 'eval', '-b', strictBundle, '-e', 'sb/typed', '-i', 'input.json'], dir);
     expect(strict.code).toBe(1);
-    expect(strict.stderr).toMatch(/evaluation failed: builtins\.rego:11:1: eval_type_error: plus: operand 1 must be number but got string/);
+    expect(strict.stderr).toMatch(
+      /evaluation failed: builtins\.rego:11:1: eval_type_error: plus: operand 1 must be number but got string/,
+    );
     const lax = guardian(['policy', 'eval', '-b', laxBundle, '-e', 'sb/typed', '-i', 'input.json'], dir);
     expect(lax.code).toBe(0);
     expect(JSON.parse(lax.stdout)).toEqual([]);
   });
 
-  it('strict bundle: host builtin errors abort too (eval picks strict mode from the manifest)', { timeout: 120_000 }, () => {
+  it('strict bundle: host builtin errors abort too (eval picks strict mode from the manifest)', {
+    timeout: 120_000,
+  }, () => {
     const r = guardian(['policy', 'eval', '-b', strictBundle, '-e', 'sb/num', '-i', 'input.json'], dir);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/evaluation failed: eval_builtin_error: to_number: .*invalid syntax/);
   });
 
   it('eval --strict-builtin-errors makes host builtins strict on a default bundle', { timeout: 120_000 }, () => {
-    const r = guardian(['policy', 'eval', '-b', laxBundle, '-e', 'sb/num', '-i', 'input.json', '--strict-builtin-errors'], dir);
+    const r = guardian(
+      ['policy', 'eval', '-b', laxBundle, '-e', 'sb/num', '-i', 'input.json', '--strict-builtin-errors'],
+      dir,
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/eval_builtin_error: to_number/);
   });
 
   it('strict mode does not change rules whose builtins succeed', { timeout: 120_000 }, () => {
-    const r = guardian(['policy', 'eval', '-b', strictBundle, '-e', 'sb/ok', '-i', 'input.json', '--strict-builtin-errors'], dir);
+    const r = guardian(
+      ['policy', 'eval', '-b', strictBundle, '-e', 'sb/ok', '-i', 'input.json', '--strict-builtin-errors'],
+      dir,
+    );
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual([{ result: true }]);
   });

@@ -9,7 +9,11 @@ import { readBundle } from '../../../src/rego/bundle/index.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/guardian.mjs', import.meta.url));
 
-function guardian(args: string[], stdin?: string, cwd?: string): { code: number | null; stdout: string; stderr: string } {
+function guardian(
+  args: string[],
+  stdin?: string,
+  cwd?: string,
+): { code: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [BIN, ...args], { input: stdin, encoding: 'utf8', cwd, timeout: 300_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -38,8 +42,20 @@ beforeAll(() => {
 });
 
 describe('guardian policy', () => {
-  it('build writes a bundle with manifest entrypoints, wasm, plan, data mounted at its directory', { timeout: 600_000 }, () => {
-    const r = guardian(['policy', 'build', join(dir, 'src'), '-e', 'acs/guardian/allow', '-e', 'acs/guardian/greeting', '-o', bundlePath]);
+  it('build writes a bundle with manifest entrypoints, wasm, plan, data mounted at its directory', {
+    timeout: 600_000,
+  }, () => {
+    const r = guardian([
+      'policy',
+      'build',
+      join(dir, 'src'),
+      '-e',
+      'acs/guardian/allow',
+      '-e',
+      'acs/guardian/greeting',
+      '-o',
+      bundlePath,
+    ]);
     expect(r.stderr).toMatch(/compiling 1 module/);
     expect(r.stderr).toMatch(/wrote .*out\.tar\.gz \(\d+ bytes, revision [0-9a-f]{64}\)/);
     expect(r.code).toBe(0);
@@ -59,7 +75,10 @@ describe('guardian policy', () => {
     }
     expect(readFileSync(second).equals(readFileSync(first))).toBe(true);
     const named = join(dir, 'named.tar.gz');
-    expect(guardian(['policy', 'build', join(dir, 'src'), '-e', 'acs/guardian/allow', '-o', named, '--revision', 'v7', '-q']).code).toBe(0);
+    expect(
+      guardian(['policy', 'build', join(dir, 'src'), '-e', 'acs/guardian/allow', '-o', named, '--revision', 'v7', '-q'])
+        .code,
+    ).toBe(0);
     expect(readBundle(new Uint8Array(readFileSync(named))).manifest.revision).toBe('v7');
   });
 
@@ -69,10 +88,16 @@ describe('guardian policy', () => {
     const r1 = guardian(['policy', 'eval', '-b', bundlePath, '-e', 'acs/guardian/allow', '--input', inputFile]);
     expect(r1.code).toBe(0);
     expect(JSON.parse(r1.stdout)).toEqual([{ result: true }]);
-    const r2 = guardian(['policy', 'eval', '-b', bundlePath, '-e', 'acs/guardian/greeting', '--input', '-'], JSON.stringify({ user: 'bob' }));
+    const r2 = guardian(
+      ['policy', 'eval', '-b', bundlePath, '-e', 'acs/guardian/greeting', '--input', '-'],
+      JSON.stringify({ user: 'bob' }),
+    );
     expect(r2.code).toBe(0);
     expect(JSON.parse(r2.stdout)).toEqual([{ result: 'hello bob' }]);
-    const r3 = guardian(['policy', 'eval', '-b', bundlePath, '-e', 'acs/guardian/allow', '--input', '-'], JSON.stringify({ user: 'eve', tool: 'search' }));
+    const r3 = guardian(
+      ['policy', 'eval', '-b', bundlePath, '-e', 'acs/guardian/allow', '--input', '-'],
+      JSON.stringify({ user: 'eve', tool: 'search' }),
+    );
     expect(JSON.parse(r3.stdout)).toEqual([{ result: false }]);
   });
 
@@ -85,7 +110,12 @@ describe('guardian policy', () => {
   it('inspect shows manifest, entrypoints and builtins', { timeout: 600_000 }, () => {
     const r = guardian(['policy', 'inspect', '-b', bundlePath, '--json']);
     expect(r.code).toBe(0);
-    const report = JSON.parse(r.stdout) as { entrypoints: string[]; builtins: string[]; manifest: { revision: string }; files: { path: string }[] };
+    const report = JSON.parse(r.stdout) as {
+      entrypoints: string[];
+      builtins: string[];
+      manifest: { revision: string };
+      files: { path: string }[];
+    };
     expect(report.entrypoints).toEqual(['acs/guardian/allow', 'acs/guardian/greeting']);
     expect(report.builtins).toContain('sprintf');
     expect(report.builtins).toContain('internal.member_2');

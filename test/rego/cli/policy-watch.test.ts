@@ -22,7 +22,9 @@ describe('guardian policy build --watch', () => {
     const file = join(src, 'p.rego');
     mkdirSync(src, { recursive: true });
     writeFileSync(file, 'package w\n\nallow if input.n > 1\n');
-    const child = spawn(process.execPath, [BIN, 'policy', 'build', src, '-e', 'w/allow', '-o', out, '--watch'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'policy', 'build', src, '-e', 'w/allow', '-o', out, '--watch'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
     let stderr = '';
     const waiters: { pattern: RegExp; count: number; resolve: () => void }[] = [];
@@ -33,7 +35,10 @@ describe('guardian policy build --watch', () => {
     const seen = (pattern: RegExp, count: number): Promise<void> =>
       new Promise((resolve, reject) => {
         if ((stderr.match(pattern) ?? []).length >= count) return resolve();
-        const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern} ×${count}; stderr:\n${stderr}`)), 120_000);
+        const timer = setTimeout(
+          () => reject(new Error(`timed out waiting for ${pattern} ×${count}; stderr:\n${stderr}`)),
+          120_000,
+        );
         waiters.push({ pattern, count, resolve: () => (clearTimeout(timer), resolve()) });
       });
     try {

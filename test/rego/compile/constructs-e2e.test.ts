@@ -51,7 +51,11 @@ r if {
 f(x) := x * 10
 `;
     expect(compileErrors(src)).toEqual([]);
-    const ev = await load(src, ['t/p', 't/q', 't/r'], { cfg: { list: [1, 2] }, obj: { a: 10, b: 20 }, foo: { a: 1, b: 2 } });
+    const ev = await load(src, ['t/p', 't/q', 't/r'], {
+      cfg: { list: [1, 2] },
+      obj: { a: 10, b: 20 },
+      foo: { a: 1, b: 2 },
+    });
     expect(ev('t/p', { xs: [2, 2] })).toBe(true);
     expect(ev('t/p', { xs: [2, 3] })).toBeUndefined();
     expect(ev('t/q')).toBe(true);
@@ -94,11 +98,13 @@ p if {
     const ev = await load(src, ['t/p'], { m: 3 });
     expect(ev('t/p', { xs: [1, 2] })).toBe(true);
     expect(ev('t/p', { xs: [1, 3] })).toBeUndefined();
-    expect(compileErrors(`package t
+    expect(
+      compileErrors(`package t
 p if {
 	input.go
 	every x in input.xs { count(data.l) == y }
-}`)).toEqual(['t.rego:4:41: rego_unsafe_var_error: var y is unsafe']);
+}`),
+    ).toEqual(['t.rego:4:41: rego_unsafe_var_error: var y is unsafe']);
   });
 });
 
@@ -120,7 +126,17 @@ union := [s1 - s2 | s3] if {
 	s3 := {9}
 }
 `;
-    const ev = await load(src, ['t/mod97', 't/mod97_tmp', 't/incremented', 't/neg', 't/set_minus', 't/obj', 't/obj_key', 't/cmp', 't/union']);
+    const ev = await load(src, [
+      't/mod97',
+      't/mod97_tmp',
+      't/incremented',
+      't/neg',
+      't/set_minus',
+      't/obj',
+      't/obj_key',
+      't/cmp',
+      't/union',
+    ]);
     const input = { arr: [50, 10, 96], obj: { a: 1, b: 2 } };
     // (50*2)%97 = 3, (10*3)%97 = 30, (96*4)%97 = 384-291 = 93
     expect(ev('t/mod97', input)).toEqual([3, 30, 93]);

@@ -85,17 +85,21 @@ p := r if { r := opa.runtime() }`);
   });
 
   it('conflicting rule kinds, multiple defaults, function arity', () => {
-    expect(one(`package t
+    expect(
+      one(`package t
 p := 1
-p contains 2`).message).toBe('conflicting rules data.t.p found');
+p contains 2`).message,
+    ).toBe('conflicting rules data.t.p found');
     const d = one(`package t
 default p := 1
 default p := 2`);
     expect(d.message).toBe('multiple default rules data.t.p found');
     expect(d.location?.row).toBe(3);
-    expect(one(`package t
+    expect(
+      one(`package t
 f(x) := 1
-f(x, y) := 2`).message).toMatch(/^conflicting rules data\.t\.f found/);
+f(x, y) := 2`).message,
+    ).toMatch(/^conflicting rules data\.t\.f found/);
   });
 
   it('rule vs package path conflicts', () => {
@@ -110,10 +114,14 @@ c := 2`,
   });
 
   it('re-assignment and assignment after reference', () => {
-    expect(one(`package t
-p if { x := 1; x := 2 }`).format()).toBe('p0.rego:2:16: rego_compile_error: var x assigned above');
-    expect(one(`package t
-p if { x == 1; x := 2 }`).message).toBe('var x referenced above');
+    expect(
+      one(`package t
+p if { x := 1; x := 2 }`).format(),
+    ).toBe('p0.rego:2:16: rego_compile_error: var x assigned above');
+    expect(
+      one(`package t
+p if { x == 1; x := 2 }`).message,
+    ).toBe('var x referenced above');
   });
 
   it('with target must be input, data or a function', () => {
@@ -145,16 +153,23 @@ p if { q with nosuch as 1 }`);
     const e = one(`package t
 p := {"a": 1}
 q := x if { x := p with data.t.p.a as 2 }`);
-    expect(e.format()).toMatch(/^p0\.rego:3:\d+: rego_compile_error: with keyword cannot partially replace virtual document\(s\)$/);
+    expect(e.format()).toMatch(
+      /^p0\.rego:3:\d+: rego_compile_error: with keyword cannot partially replace virtual document\(s\)$/,
+    );
   });
 
   it('function mocks and data/input targets are accepted by with', () => {
     expect(() =>
-      compileModules([parseModule('p0.rego', `package t
+      compileModules([
+        parseModule(
+          'p0.rego',
+          `package t
 f(x) := x
 g(x) := 2 * x
 p := y if { y := f(1) with f as g with count as g with input.a as 1 with data.t.q as 2 }
-q := 1`)]),
+q := 1`,
+        ),
+      ]),
     ).not.toThrow();
   });
 

@@ -17,7 +17,13 @@ d := input.method
 e if { some x in input.session.provenance.trust; x == "trusted" }
 f := input["client"].ask_capable
 `),
-    ).toEqual([['client', 'ask_capable'], ['method'], ['params'], ['session', 'provenance', 'trust'], ['session', 'turn']]);
+    ).toEqual([
+      ['client', 'ask_capable'],
+      ['method'],
+      ['params'],
+      ['session', 'provenance', 'trust'],
+      ['session', 'turn'],
+    ]);
   });
 
   it('counts input references inside dynamic keys, comprehensions, calls and with targets', () => {
@@ -33,10 +39,12 @@ e if input.over
   });
 
   it('an import alias contributes the imported prefix', () => {
-    expect(paths(`package p
+    expect(
+      paths(`package p
 import input.session.turn as t
 a := t.index
-`)).toEqual([['session', 'turn']]);
+`),
+    ).toEqual([['session', 'turn']]);
   });
 
   it('a bare input (value, argument, iteration, import) means the whole input', () => {
@@ -54,11 +62,21 @@ b := input.records.a1.trust
 c := [v | v := input.list[_].items[i].value]
 d := input.params[k]
 `),
-    ).toEqual([['list', null, 'items', null, 'value'], ['params'], ['records', null, 'origin'], ['records', 'a1', 'trust']]);
+    ).toEqual([
+      ['list', null, 'items', null, 'value'],
+      ['params'],
+      ['records', null, 'origin'],
+      ['records', 'a1', 'trust'],
+    ]);
     // ["r", null, "x"] covers ["r", "k", "x", "y"]; ["r", "k"] covers ["r", "k", "z"] but not ["r", null, "x"].
-    expect(paths('package p\na := input.r[k].x\nb := input.r.k.x.y\nc := input.r.k\nd := input.r.k.z\n')).toEqual([['r', null, 'x'], ['r', 'k']]);
+    expect(paths('package p\na := input.r[k].x\nb := input.r.k.x.y\nc := input.r.k\nd := input.r.k.z\n')).toEqual([
+      ['r', null, 'x'],
+      ['r', 'k'],
+    ]);
     expect(paths('package p\na := input.r[k].x\nb := input.r[j]\n')).toEqual([['r']]);
-    expect(paths('package p\na := input.r[k][j].x\nb := input.r.k[j].x.y\nc := input.r[k].m.x\n')).toEqual([['r', null, null, 'x']]);
+    expect(paths('package p\na := input.r[k][j].x\nb := input.r.k[j].x.y\nc := input.r[k].m.x\n')).toEqual([
+      ['r', null, null, 'x'],
+    ]);
   });
 
   it('over random references: every path is covered by one listed, none listed covers another, sorted', () => {
@@ -76,16 +94,26 @@ d := input.params[k]
     const ref = fc.array(fc.constantFrom<Seg>('a', 'b', 'c', null), { minLength: 1, maxLength: 4 });
     fc.assert(
       fc.property(fc.array(ref, { minLength: 1, maxLength: 12 }), (refs) => {
-        const source = 'package p\n' + refs.map((r, i) => `r${i} if { some k; input${r.map((seg) => (seg === null ? '[k]' : `.${seg}`)).join('')} }`).join('\n') + '\n';
+        const source =
+          'package p\n' +
+          refs
+            .map((r, i) => `r${i} if { some k; input${r.map((seg) => (seg === null ? '[k]' : `.${seg}`)).join('')} }`)
+            .join('\n') +
+          '\n';
         const got = paths(source) as Seg[][];
         const wanted = refs.map((r) => {
           const path = [...r];
           while (path.length > 0 && path[path.length - 1] === null) path.pop();
           return path;
         });
-        for (const w of wanted) expect(got.some((g) => covers(g, w)), JSON.stringify(w)).toBe(true);
+        for (const w of wanted)
+          expect(
+            got.some((g) => covers(g, w)),
+            JSON.stringify(w),
+          ).toBe(true);
         for (const g of got) expect(wanted.some((w) => JSON.stringify(w) === JSON.stringify(g))).toBe(true);
-        for (const [i, g] of got.entries()) for (const [j, h] of got.entries()) if (i !== j) expect(covers(g, h)).toBe(false);
+        for (const [i, g] of got.entries())
+          for (const [j, h] of got.entries()) if (i !== j) expect(covers(g, h)).toBe(false);
         expect([...got].sort(order)).toEqual(got);
       }),
       { numRuns: 500 },

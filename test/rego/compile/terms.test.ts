@@ -17,13 +17,27 @@ describe('forEachVar', () => {
     expect(names(q)).toEqual(['d', 'k', 'v', 'xs', 'count', 'v', 'k', 'ys', 'j', 'w', 'w', 'f', 'j', 'z', 'd', 'b']);
   });
   it('skips call operators and declarations when asked (the safety reading)', () => {
-    expect(names(q, { callOperators: false, declarations: false })).toEqual(['xs', 'v', 'k', 'ys', 'j', 'w', 'w', 'j', 'z', 'd', 'b']);
+    expect(names(q, { callOperators: false, declarations: false })).toEqual([
+      'xs',
+      'v',
+      'k',
+      'ys',
+      'j',
+      'w',
+      'w',
+      'j',
+      'z',
+      'd',
+      'b',
+    ]);
   });
 });
 
 describe('compileQuery variables', () => {
   it('a call operator is not a query variable', () => {
     const program = compileModules([parseModule('t.rego', 'package t\nf(x) := x\n')]);
-    expect(compileQuery(program, parseQuery('x := count(input.y); y := array.concat([1], [x])')).vars.map((v) => v.name)).toEqual(['x', 'y']);
+    expect(
+      compileQuery(program, parseQuery('x := count(input.y); y := array.concat([1], [x])')).vars.map((v) => v.name),
+    ).toEqual(['x', 'y']);
   });
 });

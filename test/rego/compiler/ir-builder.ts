@@ -43,9 +43,11 @@ export function writeBytes(p: LoadedPolicy, bytes: Uint8Array): number {
 }
 
 // loadPolicySync is only reachable through the CommonJS entry / default export.
-export const loadPolicySync = (createRequire(import.meta.url)('@open-policy-agent/opa-wasm') as {
-  loadPolicySync: (wasm: Uint8Array, memory?: WasmMemoryDescriptor, builtins?: object) => LoadedPolicy;
-}).loadPolicySync;
+export const loadPolicySync = (
+  createRequire(import.meta.url)('@open-policy-agent/opa-wasm') as {
+    loadPolicySync: (wasm: Uint8Array, memory?: WasmMemoryDescriptor, builtins?: object) => LoadedPolicy;
+  }
+).loadPolicySync;
 
 export const local = (value: number): Operand => ({ type: 'local', value });
 export const bool = (value: boolean): Operand => ({ type: 'bool', value });
@@ -226,12 +228,19 @@ export function evalRaw(p: LoadedPolicy, inputText: string, ep = 0): string {
 }
 
 /** Parses text with opa_json_parse (or opa_value_parse) and dumps it again; null if it does not parse. */
-export function roundTrip(p: LoadedPolicy, text: string, mode: 'json' | 'value' = 'json', dump: 'json' | 'value' = 'json'): string | null {
+export function roundTrip(
+  p: LoadedPolicy,
+  text: string,
+  mode: 'json' | 'value' = 'json',
+  dump: 'json' | 'value' = 'json',
+): string | null {
   const ex = exportsOf(p);
   ex.opa_heap_ptr_set(p.dataHeapPtr);
   const bytes = new TextEncoder().encode(text);
   const addr = writeBytes(p, bytes);
-  const v = (mode === 'json' ? ex.opa_json_parse(addr, bytes.length) : ex.opa_value_parse(addr, bytes.length)) as number;
+  const v = (
+    mode === 'json' ? ex.opa_json_parse(addr, bytes.length) : ex.opa_value_parse(addr, bytes.length)
+  ) as number;
   if (v === 0) return null;
   return readCString(p, dump === 'json' ? ex.opa_json_dump(v) : ex.opa_value_dump(v));
 }

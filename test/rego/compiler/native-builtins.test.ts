@@ -7,7 +7,6 @@ import { hostBuiltinName } from '../../../src/rego/builtins/index.ts';
 import { NATIVE_BUILTINS } from '../../../src/rego/compiler/wasm/index.ts';
 import { seededBelow } from './seeded-random.ts';
 
-
 const names = [...NATIVE_BUILTINS.keys()];
 let both: BothPaths;
 let p: LoadedPolicy;
@@ -176,7 +175,10 @@ describe('native builtins', () => {
     expect(Object.keys(p.entrypoints).sort()).toEqual([...names].sort());
     const ex = (p.wasmInstance as unknown as { exports: Record<string, any> }).exports;
     const listed = Object.keys(JSON.parse(readCString(p, ex.opa_json_dump(ex.builtins()))) as object).sort();
-    const withFallback = names.filter((n) => NATIVE_BUILTINS.get(n)!.hostFallback).map(hostBuiltinName).sort();
+    const withFallback = names
+      .filter((n) => NATIVE_BUILTINS.get(n)!.hostFallback)
+      .map(hostBuiltinName)
+      .sort();
     expect(listed).toEqual(withFallback);
     expect(withFallback).toEqual(['guardian.sprintf', 'lower', 'replace', 'strings.replace_n', 'upper']);
   });
@@ -194,7 +196,9 @@ describe('native builtins', () => {
     expect(JSON.parse(call('sort', JSON.stringify([strings])))).toEqual(byteOrder);
     for (let k = 0; k + 1 < strings.length; k += 2) {
       const [a, b] = [strings[k], strings[k + 1]];
-      expect(call('lt', JSON.stringify([a, b])), `${a} < ${b}`).toBe(String(Buffer.compare(Buffer.from(a), Buffer.from(b)) < 0));
+      expect(call('lt', JSON.stringify([a, b])), `${a} < ${b}`).toBe(
+        String(Buffer.compare(Buffer.from(a), Buffer.from(b)) < 0),
+      );
     }
   });
 
@@ -227,9 +231,15 @@ describe('strict builtin errors', () => {
     const lax = await loadBoth(builtinPolicy(fns, 'str.rego'));
     for (const fn of fns) {
       for (const pol of [strict.fast, strict.slow]) {
-        expect(thrown(() => pol.evaluate([1, 'a'], fn))).toBe(`str.rego:3:5: eval_type_error: ${fn}: operand 1 must be string but got number`);
-        expect(thrown(() => pol.evaluate(['a', ['a']], fn))).toBe(`str.rego:3:5: eval_type_error: ${fn}: operand 2 must be string but got array`);
-        expect(thrown(() => pol.evaluate([null, true], fn))).toBe(`str.rego:3:5: eval_type_error: ${fn}: operand 1 must be string but got null`);
+        expect(thrown(() => pol.evaluate([1, 'a'], fn))).toBe(
+          `str.rego:3:5: eval_type_error: ${fn}: operand 1 must be string but got number`,
+        );
+        expect(thrown(() => pol.evaluate(['a', ['a']], fn))).toBe(
+          `str.rego:3:5: eval_type_error: ${fn}: operand 2 must be string but got array`,
+        );
+        expect(thrown(() => pol.evaluate([null, true], fn))).toBe(
+          `str.rego:3:5: eval_type_error: ${fn}: operand 1 must be string but got null`,
+        );
         expect(pol.evaluate(['héllo', 'héllo'], fn)).toEqual([{ result: true }]);
       }
       for (const pol of [lax.fast, lax.slow]) {
@@ -265,9 +275,24 @@ describe('number text', () => {
   };
 
   it('parses decimal text to the nearest double and prints floats like Go/JS (shortest, closest)', () => {
-    const samples: number[] = [0.1, 0.2, 0.3, 1 / 3, 2 / 3, 1e-7, 1.5e-7, 123.456, 5e-324, 1.7976931348623157e308, 2 ** 53 + 2, 1e21, 1e20];
+    const samples: number[] = [
+      0.1,
+      0.2,
+      0.3,
+      1 / 3,
+      2 / 3,
+      1e-7,
+      1.5e-7,
+      123.456,
+      5e-324,
+      1.7976931348623157e308,
+      2 ** 53 + 2,
+      1e21,
+      1e20,
+    ];
     for (let i = 0; i < 1500; i++) samples.push(randomDouble());
-    for (let i = 0; i < 500; i++) samples.push(Number(`${rnd() % 100000}.${rnd()}${rnd()}`) * 10 ** ((rnd() % 40) - 20));
+    for (let i = 0; i < 500; i++)
+      samples.push(Number(`${rnd() % 100000}.${rnd()}${rnd()}`) * 10 ** ((rnd() % 40) - 20));
     for (const x of samples) {
       const text = JSON.stringify(x);
       // x + 0 goes through the runtime's parser (literal text → f64) and float formatter
@@ -276,7 +301,11 @@ describe('number text', () => {
   });
 
   it('parses long decimal literals (more than 19 digits) to the nearest double', () => {
-    for (const text of ['0.1000000000000000055511151231257827', '3.14159265358979323846264338327950288', '123456789012345678901234.5']) {
+    for (const text of [
+      '0.1000000000000000055511151231257827',
+      '3.14159265358979323846264338327950288',
+      '123456789012345678901234.5',
+    ]) {
       expect(call('plus', `[${text}, 0]`)).toBe(JSON.stringify(Number(text)));
     }
   });

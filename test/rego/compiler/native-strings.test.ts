@@ -5,17 +5,37 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { loadPolicy } from '@open-policy-agent/opa-wasm';
 import { builtinPolicy, thrown, evalRaw } from './ir-builder.ts';
-import { NATIVE_BUILTINS, linkPolicyWasm } from '../../../src/rego/compiler/wasm/index.ts';
-import { createHostBuiltins, HostBuiltinContext, hostImplementations, BuiltinError } from '../../../src/rego/builtins/index.ts';
+import { linkPolicyWasm } from '../../../src/rego/compiler/wasm/index.ts';
+import {
+  createHostBuiltins,
+  HostBuiltinContext,
+  hostImplementations,
+  BuiltinError,
+} from '../../../src/rego/builtins/index.ts';
 import { seededBelow } from './seeded-random.ts';
 
-const NAMES = ['concat', 'split', 'replace', 'trim_prefix', 'trim_suffix', 'trim', 'trim_space', 'lower', 'upper', 'indexof', 'substring', 'sprintf', 'strings.replace_n'];
-
+const NAMES = [
+  'concat',
+  'split',
+  'replace',
+  'trim_prefix',
+  'trim_suffix',
+  'trim',
+  'trim_space',
+  'lower',
+  'upper',
+  'indexof',
+  'substring',
+  'sprintf',
+  'strings.replace_n',
+];
 
 let hostCalls: string[] = [];
 function counted(strict: boolean): Record<string, (...args: unknown[]) => unknown> {
   const table = createHostBuiltins(new HostBuiltinContext({ strict }));
-  return Object.fromEntries(Object.entries(table).map(([n, fn]) => [n, (...a: unknown[]) => (hostCalls.push(n), fn(...a))]));
+  return Object.fromEntries(
+    Object.entries(table).map(([n, fn]) => [n, (...a: unknown[]) => (hostCalls.push(n), fn(...a))]),
+  );
 }
 
 let lax: LoadedPolicy;
@@ -162,7 +182,14 @@ const cases: Array<[string, unknown[], boolean]> = [
   ['sprintf', ['trailing %', []], false],
   ['sprintf', ['%d', [12345678901234567890123n]], true],
   ['sprintf', [1, []], true],
-  ['strings.replace_n', [{ 'jane@example.com': '[EMAIL]', '4111 1111 1111 1111': '[CARD]' }, 'mail jane@example.com, card 4111 1111 1111 1111.'], true],
+  [
+    'strings.replace_n',
+    [
+      { 'jane@example.com': '[EMAIL]', '4111 1111 1111 1111': '[CARD]' },
+      'mail jane@example.com, card 4111 1111 1111 1111.',
+    ],
+    true,
+  ],
   ['strings.replace_n', [{ a: 'b', b: 'a' }, 'abba'], true],
   ['strings.replace_n', [{ ab: 'X', abc: 'Y' }, 'abcab'], true],
   ['strings.replace_n', [{ abc: 'Y', b: 'Z' }, 'abcb'], true],
@@ -177,29 +204,43 @@ const cases: Array<[string, unknown[], boolean]> = [
   // first and last byte, high bytes, and the PII shape table itself
   ['strings.replace_n', [{ '1': '0', '2': '0', A: 'a' }, '12 Apples, 21 BANANAS 2'], true],
   ['strings.replace_n', [{ ' ': '', '-': '' }, '4111 1111-1111 1111 -'], true],
-  ['strings.replace_n', [{ ' ': '', '-': '' }, '0000 0000-0000 0000 and 000-00-0000 in a longer text without a trailing match'], true],
+  [
+    'strings.replace_n',
+    [{ ' ': '', '-': '' }, '0000 0000-0000 0000 and 000-00-0000 in a longer text without a trailing match'],
+    true,
+  ],
   ['strings.replace_n', [{ ' ': '', '-': '' }, 'no_separators_in_this_text_at_all_0000'], true],
   ['strings.replace_n', [{ a: 'XYZ', b: '', c: 'c' }, 'abcabc-cab'], true],
   ['strings.replace_n', [{ q: 'x', z: 'y' }, 'nothing to map here'], true],
   ['strings.replace_n', [{ x: 'é', é: 'e' }, 'xé'], true],
-  ['strings.replace_n', [{ ...Object.fromEntries([...'123456789BCDEFGHIJKLMNOPQRSTUVWXYZ'].map((c) => [c, /[0-9]/.test(c) ? '0' : 'A'])) }, 'Order 18234 at 2026-11-29T12:07:00Z, IBAN DE89 3704 0044 0532 0130 00'], true],
+  [
+    'strings.replace_n',
+    [
+      { ...Object.fromEntries([...'123456789BCDEFGHIJKLMNOPQRSTUVWXYZ'].map((c) => [c, /[0-9]/.test(c) ? '0' : 'A'])) },
+      'Order 18234 at 2026-11-29T12:07:00Z, IBAN DE89 3704 0044 0532 0130 00',
+    ],
+    true,
+  ],
   ['sprintf', ['%s', 'x'], true],
 ];
 
 const show = (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x));
 
 describe('native string builtins agree with the host implementations', () => {
-  it.each(cases.map(([n, a, nat]) => [n, show(a), a, nat] as const))('%s(%s)', (name, _label, args, answeredNatively) => {
-    const want = host(name, args as unknown[]);
-    hostCalls = [];
-    const strictGot = native(strict, name, args as unknown[]);
-    expect(strictGot).toEqual(want);
-    expect(hostCalls.length, `host calls ${hostCalls.join(',')}`).toBe(answeredNatively ? 0 : 1);
-    hostCalls = [];
-    const laxGot = native(lax, name, args as unknown[]);
-    expect(laxGot).toEqual('error' in want ? { error: 'undefined' } : want);
-    expect(hostCalls.length).toBe(answeredNatively ? 0 : 1);
-  });
+  it.each(cases.map(([n, a, nat]) => [n, show(a), a, nat] as const))(
+    '%s(%s)',
+    (name, _label, args, answeredNatively) => {
+      const want = host(name, args as unknown[]);
+      hostCalls = [];
+      const strictGot = native(strict, name, args as unknown[]);
+      expect(strictGot).toEqual(want);
+      expect(hostCalls.length, `host calls ${hostCalls.join(',')}`).toBe(answeredNatively ? 0 : 1);
+      hostCalls = [];
+      const laxGot = native(lax, name, args as unknown[]);
+      expect(laxGot).toEqual('error' in want ? { error: 'undefined' } : want);
+      expect(hostCalls.length).toBe(answeredNatively ? 0 : 1);
+    },
+  );
 
   it('sets are sets, as OPA sees them (the host receives them as arrays)', () => {
     expect(thrown(() => evalRaw(strict, '[",", {"a", 2}]', strict.entrypoints.concat))).toBe(
@@ -246,9 +287,22 @@ describe('native string builtins agree with the host implementations', () => {
     // mostly `0`, as in a PII shape of digit-heavy text, so candidates are frequent and runs long
     const alphabet = ['0', '0', '0', '0', 'A', '-', ' ', 'a', '.', 'é'];
     const word = (len: number) => Array.from({ length: len }, () => alphabet[rnd(alphabet.length)]).join('');
-    const needles = ['000-00-0000', '00000000A', 'AA00 0', '000 000 000', '0000000000000', '000000000000', '00', '000', 'A0-', '0é', '000-00-0000 0000-0000 A'];
+    const needles = [
+      '000-00-0000',
+      '00000000A',
+      'AA00 0',
+      '000 000 000',
+      '0000000000000',
+      '000000000000',
+      '00',
+      '000',
+      'A0-',
+      '0é',
+      '000-00-0000 0000-0000 A',
+    ];
     for (let k = 0; k < 400; k++) {
-      const needle = k % 3 === 0 ? word(2 + rnd(20)) : k % 3 === 1 ? '0'.repeat(2 + rnd(14)) : needles[rnd(needles.length)];
+      const needle =
+        k % 3 === 0 ? word(2 + rnd(20)) : k % 3 === 1 ? '0'.repeat(2 + rnd(14)) : needles[rnd(needles.length)];
       let text = word(rnd(90));
       if (k % 2) {
         // plant the needle (a match at a random offset, possibly near the end)
@@ -265,7 +319,9 @@ describe('native string builtins agree with the host implementations', () => {
     for (let k = 0; k < 200; k++) {
       const map: Record<string, string> = {};
       // odd k: one-byte values; k % 4 == 2: every value empty (deletion); otherwise mixed
-      for (let j = rnd(12); j > 0; j--) map[alphabet[rnd(alphabet.length - 1)]] = k % 4 === 2 ? '' : ['0', 'A', 'x', '', 'XY', '\u0000'][rnd(k % 2 ? 3 : 6)];
+      for (let j = rnd(12); j > 0; j--)
+        map[alphabet[rnd(alphabet.length - 1)]] =
+          k % 4 === 2 ? '' : ['0', 'A', 'x', '', 'XY', '\u0000'][rnd(k % 2 ? 3 : 6)];
       const text = Array.from({ length: rnd(70) }, () => alphabet[rnd(alphabet.length)]).join('');
       const args = [map, text];
       hostCalls = [];
@@ -278,7 +334,8 @@ describe('native string builtins agree with the host implementations', () => {
     const rnd = seededBelow(0x2f6b1c3d);
     const alphabet = ['0', '0', ' ', '-', 'A', 'x', 'é', ' ', '-'];
     for (let k = 0; k < 600; k++) {
-      const map: Record<string, string> = k % 3 ? { ' ': '', '-': '' } : { [alphabet[rnd(6)]]: '', [alphabet[rnd(6)]]: '' };
+      const map: Record<string, string> =
+        k % 3 ? { ' ': '', '-': '' } : { [alphabet[rnd(6)]]: '', [alphabet[rnd(6)]]: '' };
       const text = Array.from({ length: 16 + rnd(300) }, () => alphabet[rnd(alphabet.length)]).join('');
       const args = [map, text];
       hostCalls = [];
@@ -311,7 +368,14 @@ describe('native string builtins agree with the host implementations', () => {
 
   it('a run of one byte is found at the start, the end, after a shorter run, or not at all', () => {
     const run = '0'.repeat(13);
-    for (const text of [run + 'x', 'x' + run, '0'.repeat(12) + 'x' + run + '0', '0'.repeat(12) + 'x' + '0'.repeat(12), 'x0000000000000y', '0'.repeat(40)]) {
+    for (const text of [
+      run + 'x',
+      'x' + run,
+      '0'.repeat(12) + 'x' + run + '0',
+      '0'.repeat(12) + 'x' + '0'.repeat(12),
+      'x0000000000000y',
+      '0'.repeat(40),
+    ]) {
       expect(native(lax, 'indexof', [text, run]), text).toEqual(host('indexof', [text, run]));
     }
   });

@@ -1,7 +1,16 @@
 // The runtime's JSON / Rego-term parser and serialisers, driven through the module's ABI exports.
 import { describe, it, expect, beforeAll } from 'vitest';
 import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
-import { PolicyBuilder, stmt, returnBlock, loadBoth, roundTrip, exportsOf, writeBytes, readCString } from './ir-builder.ts';
+import {
+  PolicyBuilder,
+  stmt,
+  returnBlock,
+  loadBoth,
+  roundTrip,
+  exportsOf,
+  writeBytes,
+  readCString,
+} from './ir-builder.ts';
 import { seededBelow } from './seeded-random.ts';
 
 let p: LoadedPolicy;
@@ -15,7 +24,9 @@ beforeAll(async () => {
 
 describe('JSON round trips', () => {
   it('sorts object keys and keeps scalars', () => {
-    expect(roundTrip(p, ' {"b" : 1, "a":[true,false,null,"x", {}, []]} ')).toBe('{"a":[true,false,null,"x",{},[]],"b":1}');
+    expect(roundTrip(p, ' {"b" : 1, "a":[true,false,null,"x", {}, []]} ')).toBe(
+      '{"a":[true,false,null,"x",{},[]],"b":1}',
+    );
     expect(roundTrip(p, '{"a":1,"a":2}')).toBe('{"a":2}');
     expect(roundTrip(p, '"plain"')).toBe('"plain"');
   });
@@ -27,11 +38,13 @@ describe('JSON round trips', () => {
     keys.forEach((k, i) => (expected[k] = i));
     expected.k1 = 'dup';
     expected.k0 = 'dup0';
-    const sorted = Object.keys(expected).sort((a, b) => (Buffer.compare(Buffer.from(a), Buffer.from(b))));
+    const sorted = Object.keys(expected).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
     const want = '{' + sorted.map((k) => `${JSON.stringify(k)}:${JSON.stringify(expected[k])}`).join(',') + '}';
     expect(roundTrip(p, text)).toBe(want);
     // number keys (Rego syntax) sort numerically and dump as their JSON text
-    const numeric = Object.keys(expected).map((k) => Number(k.slice(1))).sort((a, b) => a - b);
+    const numeric = Object.keys(expected)
+      .map((k) => Number(k.slice(1)))
+      .sort((a, b) => a - b);
     const wantNumeric = '{' + numeric.map((n) => `"${n}":${JSON.stringify(expected[`k${n}`])}`).join(',') + '}';
     expect(roundTrip(p, text.replace(/"k(\d+)"/g, '$1'), 'value')).toBe(wantNumeric);
   });
@@ -56,21 +69,56 @@ describe('JSON round trips', () => {
       const text = plain.slice(0, at) + '\n"\\' + plain.slice(at) + '\t' + plain.slice(0, at);
       expect(roundTrip(p, JSON.stringify(text)), `escapes at ${at}`).toBe(JSON.stringify(text));
       // a raw control byte or a missing closing quote anywhere is malformed
-      expect(roundTrip(p, JSON.stringify(plain).slice(0, at + 1) + '\u0001' + JSON.stringify(plain).slice(at + 1))).toBeNull();
+      expect(
+        roundTrip(p, JSON.stringify(plain).slice(0, at + 1) + '\u0001' + JSON.stringify(plain).slice(at + 1)),
+      ).toBeNull();
       expect(roundTrip(p, '"' + plain.slice(0, at + 20))).toBeNull();
     }
   });
 
   it('keeps number literals exactly, including integers beyond 2^53 and decimals', () => {
-    for (const n of ['0', '-1', '9007199254740993', '123456789012345678901234567890', '-98765432109876543210', '1.50', '1e400', '-2.5E-3', '0.1']) {
+    for (const n of [
+      '0',
+      '-1',
+      '9007199254740993',
+      '123456789012345678901234567890',
+      '-98765432109876543210',
+      '1.50',
+      '1e400',
+      '-2.5E-3',
+      '0.1',
+    ]) {
       expect(roundTrip(p, `[${n}]`)).toBe(`[${n}]`);
     }
   });
 
   it('rejects malformed JSON', () => {
     for (const bad of [
-      '', ' ', '{"a":1,}', '[1 2]', '[1,]', '01', '1.', '.5', '-', '1e', '"\\x"', 'tru', 'nul', '"unterminated',
-      '"tab\there"', '1 2', 'NaN', "'single'", '{a:1}', '{"a" 1}', '{1:2}', '{1,2}', 'set()', '[', '{"a":[}',
+      '',
+      ' ',
+      '{"a":1,}',
+      '[1 2]',
+      '[1,]',
+      '01',
+      '1.',
+      '.5',
+      '-',
+      '1e',
+      '"\\x"',
+      'tru',
+      'nul',
+      '"unterminated',
+      '"tab\there"',
+      '1 2',
+      'NaN',
+      "'single'",
+      '{a:1}',
+      '{"a" 1}',
+      '{1:2}',
+      '{1,2}',
+      'set()',
+      '[',
+      '{"a":[}',
       '"\\u12G4"',
     ]) {
       expect(roundTrip(p, bad), bad).toBeNull();
@@ -140,15 +188,27 @@ describe('allocator and opa_eval', () => {
     const ex = exportsOf(p);
     const mem = () => (p.mem as unknown as { buffer: ArrayBuffer }).buffer.byteLength;
     const long = 'plain text, then "quotes", \\ and \u0001 control bytes\n'.repeat(40);
-    const doc = { a: [1, 2.5, null, true, 'x'.repeat(300)], b: { long, nested: { k: long.slice(0, 77) } }, c: 'é ✓ 𝄞'.repeat(30) };
+    const doc = {
+      a: [1, 2.5, null, true, 'x'.repeat(300)],
+      b: { long, nested: { k: long.slice(0, 77) } },
+      c: 'é ✓ 𝄞'.repeat(30),
+    };
     const want = JSON.stringify(doc);
     // Non-string keys dump as escaped JSON text inside a string (nested escaping); checked against a dump with room.
-    const regoText = '{' + Array.from({ length: 30 }, (_, i) => `{"k${i}": "q\\"x\\n${'y'.repeat(i * 7)}"}: [${i}, "${'z'.repeat(i * 5)}"]`).join(', ') + '}';
+    const regoText =
+      '{' +
+      Array.from(
+        { length: 30 },
+        (_, i) => `{"k${i}": "q\\"x\\n${'y'.repeat(i * 7)}"}: [${i}, "${'z'.repeat(i * 5)}"]`,
+      ).join(', ') +
+      '}';
     const dumpWith = (text: string, parse: 'json' | 'value', dump: 'json' | 'value', slack: number): string => {
       ex.opa_heap_ptr_set(p.dataHeapPtr);
       const bytes = new TextEncoder().encode(text);
       const addr = writeBytes(p, bytes);
-      const v = (parse === 'json' ? ex.opa_json_parse(addr, bytes.length) : ex.opa_value_parse(addr, bytes.length)) as number;
+      const v = (
+        parse === 'json' ? ex.opa_json_parse(addr, bytes.length) : ex.opa_value_parse(addr, bytes.length)
+      ) as number;
       expect(v).not.toBe(0);
       // Leave about `slack` bytes between the heap pointer and the end of memory.
       const free = mem() - (ex.opa_heap_ptr_get() as number);
@@ -161,12 +221,17 @@ describe('allocator and opa_eval', () => {
       expect(ex.opa_heap_ptr_get()).toBe(before + Math.ceil(size / 8) * 8);
       return result;
     };
-    const roomy = { json: dumpWith(regoText, 'value', 'json', 1 << 20), value: dumpWith(regoText, 'value', 'value', 1 << 20) };
+    const roomy = {
+      json: dumpWith(regoText, 'value', 'json', 1 << 20),
+      value: dumpWith(regoText, 'value', 'value', 1 << 20),
+    };
     expect(roomy.json).toContain('"{\\"k1\\":\\"q\\\\\\"x');
     for (const slack of [0, 1, 7, 8, 95, 96, 97, 300, 5000]) {
       for (const dump of ['json', 'value'] as const) {
         expect(dumpWith(want, 'json', dump, slack), `${dump} with ${slack} bytes free`).toBe(want);
-        expect(dumpWith(regoText, 'value', dump, slack), `non-string keys, ${dump} with ${slack} bytes free`).toBe(roomy[dump]);
+        expect(dumpWith(regoText, 'value', dump, slack), `non-string keys, ${dump} with ${slack} bytes free`).toBe(
+          roomy[dump],
+        );
       }
     }
     expect(p.evaluate({})).toEqual([{ result: 'x' }]);
@@ -186,7 +251,27 @@ describe('allocator and opa_eval', () => {
 
 describe('random JSON texts against JSON.parse', () => {
   // Keys never look like array indices, so a JS object keeps them in insertion order and the dump's key order shows.
-  const KEYS = ['a', 'b', 'ab', 'b\u00e9', 'z', 'k1', 'k10', 'k2', 'A', '_', 'é', '✓', '𝄞', 'a"q', 'x\\y', 'long_key_name', 'long_key_name_b', 'long_key_namf', 'long_key_name_\u00e9'];
+  const KEYS = [
+    'a',
+    'b',
+    'ab',
+    'b\u00e9',
+    'z',
+    'k1',
+    'k10',
+    'k2',
+    'A',
+    '_',
+    'é',
+    '✓',
+    '𝄞',
+    'a"q',
+    'x\\y',
+    'long_key_name',
+    'long_key_name_b',
+    'long_key_namf',
+    'long_key_name_\u00e9',
+  ];
   type J = null | boolean | number | string | J[] | { [k: string]: J };
 
   function randomValue(below: (n: number) => number, depth: number): J {

@@ -87,7 +87,10 @@ describe('ground composite literals as static data', () => {
   it('are built without allocating: a 200-number table costs no heap', async () => {
     const b = new PolicyBuilder();
     const values = Array.from({ length: 200 }, (_, i) => (i * 37) % 101);
-    b.rule('t.table', [{ stmts: [...intArray(3, values, 100), stmt('AssignVarOnceStmt', { source: local(3), target: 2 })] }, returnBlock()]);
+    b.rule('t.table', [
+      { stmts: [...intArray(3, values, 100), stmt('AssignVarOnceStmt', { source: local(3), target: 2 })] },
+      returnBlock(),
+    ]);
     b.entrypoint('t/table', 't.table');
     const p = await loadBoth(b.build());
     expect(evalBoth(p)).toEqual([{ result: values }]);

@@ -5,7 +5,18 @@ import { loadPolicy } from '@open-policy-agent/opa-wasm';
 import { createHostBuiltins } from '../../../src/rego/builtins/index.ts';
 import { linkPolicyWasm, WasmLinkError } from '../../../src/rego/compiler/wasm/index.ts';
 import {
-  PolicyBuilder, stmt, local, bool, returnBlock, loadBoth, evalBoth, thrown, loadPolicySync, exportsOf, readCString, Wasm,
+  PolicyBuilder,
+  stmt,
+  local,
+  bool,
+  returnBlock,
+  loadBoth,
+  evalBoth,
+  thrown,
+  loadPolicySync,
+  exportsOf,
+  readCString,
+  Wasm,
 } from './ir-builder.ts';
 
 describe('constants and input references', () => {
@@ -117,8 +128,24 @@ describe('scans and partial rules', () => {
     ]);
     b.entrypoint('t/keys', 't.keys');
     const p = await loadBoth(b.build());
-    expect(evalBoth(p, { o: { b: 1, a: 2, c: 3, B: 0 } })).toEqual([{ result: [['B', 0], ['a', 2], ['b', 1], ['c', 3]] }]);
-    expect(evalBoth(p, { o: ['x', 'y'] })).toEqual([{ result: [[0, 'x'], [1, 'y']] }]);
+    expect(evalBoth(p, { o: { b: 1, a: 2, c: 3, B: 0 } })).toEqual([
+      {
+        result: [
+          ['B', 0],
+          ['a', 2],
+          ['b', 1],
+          ['c', 3],
+        ],
+      },
+    ]);
+    expect(evalBoth(p, { o: ['x', 'y'] })).toEqual([
+      {
+        result: [
+          [0, 'x'],
+          [1, 'y'],
+        ],
+      },
+    ]);
     expect(evalBoth(p, { o: 'scalar' })).toEqual([{ result: [] }]);
   });
 
@@ -129,7 +156,12 @@ describe('scans and partial rules', () => {
         stmts: [
           stmt('MakeSetStmt', { target: 2 }),
           stmt('DotStmt', { source: local(0), key: b.str('xs'), target: 3 }),
-          stmt('ScanStmt', { source: 3, key: 4, value: 5, block: { stmts: [stmt('SetAddStmt', { value: local(5), set: 2 })] } }),
+          stmt('ScanStmt', {
+            source: 3,
+            key: 4,
+            value: 5,
+            block: { stmts: [stmt('SetAddStmt', { value: local(5), set: 2 })] },
+          }),
         ],
       },
       returnBlock(),
@@ -193,11 +225,31 @@ describe('conflicts and runtime errors', () => {
 
   it('raises eval_conflict_error for object insert conflicts with file:row:col, then evaluates again', async () => {
     const p = await loadBoth(conflictPolicy());
-    const input = { pairs: [['a', 1], ['b', 2], ['a', 2]] };
+    const input = {
+      pairs: [
+        ['a', 1],
+        ['b', 2],
+        ['a', 2],
+      ],
+    };
     for (const pol of [p.fast, p.slow]) {
-      expect(thrown(() => pol.evaluate(input, 't/obj'))).toBe('conf.rego:7:3: eval_conflict_error: object keys must be unique');
+      expect(thrown(() => pol.evaluate(input, 't/obj'))).toBe(
+        'conf.rego:7:3: eval_conflict_error: object keys must be unique',
+      );
     }
-    expect(evalBoth(p, { pairs: [['a', 1], ['b', 2], ['a', 1]] }, 't/obj')).toEqual([{ result: { a: 1, b: 2 } }]);
+    expect(
+      evalBoth(
+        p,
+        {
+          pairs: [
+            ['a', 1],
+            ['b', 2],
+            ['a', 1],
+          ],
+        },
+        't/obj',
+      ),
+    ).toEqual([{ result: { a: 1, b: 2 } }]);
   });
 
   it('raises eval_conflict_error when complete rule definitions disagree, not when they agree', async () => {
@@ -220,7 +272,12 @@ describe('conflicts and runtime errors', () => {
           stmt('MakeArrayStmt', { capacity: 1, target: 3 }),
           stmt('MakeNumberIntStmt', { value: 1, target: 4 }),
           stmt('ArrayAppendStmt', { array: 3, value: local(4) }),
-          stmt('ScanStmt', { source: 3, key: 5, value: 6, block: { stmts: [stmt('ArrayAppendStmt', { array: 3, value: local(6) })] } }),
+          stmt('ScanStmt', {
+            source: 3,
+            key: 5,
+            value: 6,
+            block: { stmts: [stmt('ArrayAppendStmt', { array: 3, value: local(6) })] },
+          }),
           stmt('AssignVarOnceStmt', { source: local(3), target: 2 }),
         ],
       },
@@ -254,7 +311,9 @@ describe('conflicts and runtime errors', () => {
     b.rule('t.ok', [{ stmts: [stmt('AssignVarOnceStmt', { source: b.str('fine'), target: 2 })] }, returnBlock()]);
     b.entrypoint('t/ok', 't.ok');
     const p = await loadBoth(b.build());
-    expect(thrown(() => p.fast.evaluate(new TextEncoder().encode('{"a": ').buffer))).toBe('opa_eval: failed to parse input');
+    expect(thrown(() => p.fast.evaluate(new TextEncoder().encode('{"a": ').buffer))).toBe(
+      'opa_eval: failed to parse input',
+    );
     expect(p.fast.evaluate({})).toEqual([{ result: 'fine' }]);
   });
 
@@ -297,7 +356,9 @@ describe('control flow', () => {
           stmt('AssignVarOnceStmt', { source: bool(true), target: 2 }),
         ],
       },
-      { stmts: [stmt('IsUndefinedStmt', { source: 2 }), stmt('AssignVarOnceStmt', { source: bool(false), target: 2 })] },
+      {
+        stmts: [stmt('IsUndefinedStmt', { source: 2 }), stmt('AssignVarOnceStmt', { source: bool(false), target: 2 })],
+      },
       returnBlock(),
     ]);
     b.entrypoint('t/allow', 't.allow');
@@ -339,7 +400,12 @@ describe('control flow', () => {
   it('WithStmt replaces input (whole and at a path) for the block, memo frames keep results apart', async () => {
     const b = new PolicyBuilder();
     b.rule('t.r', [
-      { stmts: [stmt('DotStmt', { source: local(0), key: b.str('a'), target: 3 }), stmt('AssignVarOnceStmt', { source: local(3), target: 2 })] },
+      {
+        stmts: [
+          stmt('DotStmt', { source: local(0), key: b.str('a'), target: 3 }),
+          stmt('AssignVarOnceStmt', { source: local(3), target: 2 }),
+        ],
+      },
       returnBlock(),
     ]);
     b.rule('t.top', [
@@ -385,7 +451,9 @@ describe('control flow', () => {
     b.entrypoint('t/top', 't.top');
     const p = await loadBoth(b.build());
     expect(evalBoth(p, { a: 1, keep: 'k' })).toEqual([
-      { result: { after: 1, before: 1, input_after: { a: 1, keep: 'k' }, kept: 'k', with_path: 7, with_whole: 'whole' } },
+      {
+        result: { after: 1, before: 1, input_after: { a: 1, keep: 'k' }, kept: 'k', with_path: 7, with_whole: 'whole' },
+      },
     ]);
   });
 
@@ -482,7 +550,12 @@ describe('control flow', () => {
       return: 3,
       blocks: [
         { stmts: [stmt('AssignVarOnceStmt', { source: local(2), target: 3, file: f, row: 2, col: 1 })] },
-        { stmts: [stmt('MakeNumberIntStmt', { value: 0, target: 4 }), stmt('AssignVarOnceStmt', { source: local(4), target: 3, file: f, row: 3, col: 1 })] },
+        {
+          stmts: [
+            stmt('MakeNumberIntStmt', { value: 0, target: 4 }),
+            stmt('AssignVarOnceStmt', { source: local(4), target: 3, file: f, row: 3, col: 1 }),
+          ],
+        },
         returnBlock(3),
       ],
     });
@@ -519,7 +592,11 @@ describe('control flow', () => {
       ...kinds.map((k) => ({
         stmts: [
           stmt('DotStmt', { source: local(0), key: b.str('v'), target: 3 }),
-          k === 'arr' ? stmt('IsArrayStmt', { source: local(3) }) : k === 'obj' ? stmt('IsObjectStmt', { source: local(3) }) : stmt('IsSetStmt', { source: local(3) }),
+          k === 'arr'
+            ? stmt('IsArrayStmt', { source: local(3) })
+            : k === 'obj'
+              ? stmt('IsObjectStmt', { source: local(3) })
+              : stmt('IsSetStmt', { source: local(3) }),
           stmt('ObjectInsertStmt', { key: b.str('kind'), value: b.str(k), object: 2 }),
         ],
       })),
@@ -606,7 +683,12 @@ describe('host interaction', () => {
   it('keeps the heap stable over 1000 evaluations on both paths', async () => {
     const b = new PolicyBuilder();
     b.rule('t.echo', [
-      { stmts: [stmt('MakeObjectStmt', { target: 2 }), stmt('ObjectInsertStmt', { key: b.str('in'), value: local(0), object: 2 })] },
+      {
+        stmts: [
+          stmt('MakeObjectStmt', { target: 2 }),
+          stmt('ObjectInsertStmt', { key: b.str('in'), value: local(0), object: 2 }),
+        ],
+      },
       returnBlock(),
     ]);
     b.entrypoint('t/echo', 't.echo');
@@ -626,7 +708,11 @@ describe('host interaction', () => {
   });
 
   it('lists only host builtins in builtins() and calls customBuiltins with JSON arguments', async () => {
-    const b = new PolicyBuilder().builtin('custom.greet', 2).builtin('plus', 2).builtin('custom.log', 1, false).builtin('sprintf', 2);
+    const b = new PolicyBuilder()
+      .builtin('custom.greet', 2)
+      .builtin('plus', 2)
+      .builtin('custom.log', 1, false)
+      .builtin('sprintf', 2);
     b.rule('t.g', [
       {
         stmts: [
@@ -662,7 +748,10 @@ describe('host interaction', () => {
     // our host builtins register (OPA semantics).
     const p = await loadBoth(b.build(), {}, { ...createHostBuiltins(), ...custom });
     expect(evalBoth(p, { name: 'ann' })).toEqual([{ result: [{ hello: 'ann', tags: ['s1', 's2'] }, 'hi ann'] }]);
-    expect(calls).toEqual([['ann', ['s1', 's2']], ['ann', ['s1', 's2']]]);
+    expect(calls).toEqual([
+      ['ann', ['s1', 's2']],
+      ['ann', ['s1', 's2']],
+    ]);
     expect(logged).toEqual(['ann', 'ann']);
     expect(evalBoth(p, { name: 'nobody' })).toEqual([]);
 
@@ -719,7 +808,12 @@ describe('host interaction', () => {
           stmt('AssignVarOnceStmt', { source: local(4), target: 2 }),
         ],
       },
-      { stmts: [stmt('IsUndefinedStmt', { source: 2 }), stmt('AssignVarOnceStmt', { source: b.str('undefined call'), target: 2 })] },
+      {
+        stmts: [
+          stmt('IsUndefinedStmt', { source: 2 }),
+          stmt('AssignVarOnceStmt', { source: b.str('undefined call'), target: 2 }),
+        ],
+      },
       returnBlock(),
     ]);
     b.entrypoint('t/e', 't.e');
@@ -735,19 +829,42 @@ describe('host interaction', () => {
     b.entrypoint('t/x', 't.x');
     const { wasm } = await loadBoth(b.build(), {}, { 'custom.x': () => 1 });
     const mod = new Wasm.Module(wasm);
-    const exports = Wasm.Module.exports(mod).map((e) => `${e.kind}:${e.name}`).sort();
+    const exports = Wasm.Module.exports(mod)
+      .map((e) => `${e.kind}:${e.name}`)
+      .sort();
     expect(exports).toEqual(
       [
-        'function:builtins', 'function:entrypoints', 'function:eval', 'function:opa_eval', 'function:opa_eval_ctx_get_result',
-        'function:opa_eval_ctx_new', 'function:opa_eval_ctx_set_data', 'function:opa_eval_ctx_set_entrypoint',
-        'function:opa_eval_ctx_set_input', 'function:opa_free', 'function:opa_heap_blocks_restore',
-        'function:opa_heap_blocks_stash', 'function:opa_heap_ptr_get', 'function:opa_heap_ptr_set',
-        'function:opa_heap_stash_clear', 'function:opa_json_dump', 'function:opa_json_parse', 'function:opa_malloc',
-        'function:opa_value_add_path', 'function:opa_value_dump', 'function:opa_value_free', 'function:opa_value_parse',
-        'function:opa_value_remove_path', 'global:opa_wasm_abi_minor_version', 'global:opa_wasm_abi_version', 'memory:memory',
+        'function:builtins',
+        'function:entrypoints',
+        'function:eval',
+        'function:opa_eval',
+        'function:opa_eval_ctx_get_result',
+        'function:opa_eval_ctx_new',
+        'function:opa_eval_ctx_set_data',
+        'function:opa_eval_ctx_set_entrypoint',
+        'function:opa_eval_ctx_set_input',
+        'function:opa_free',
+        'function:opa_heap_blocks_restore',
+        'function:opa_heap_blocks_stash',
+        'function:opa_heap_ptr_get',
+        'function:opa_heap_ptr_set',
+        'function:opa_heap_stash_clear',
+        'function:opa_json_dump',
+        'function:opa_json_parse',
+        'function:opa_malloc',
+        'function:opa_value_add_path',
+        'function:opa_value_dump',
+        'function:opa_value_free',
+        'function:opa_value_parse',
+        'function:opa_value_remove_path',
+        'global:opa_wasm_abi_minor_version',
+        'global:opa_wasm_abi_version',
+        'memory:memory',
       ].sort(),
     );
-    const imports = Wasm.Module.imports(mod).map((i) => `${i.module}.${i.name}`).sort();
+    const imports = Wasm.Module.imports(mod)
+      .map((i) => `${i.module}.${i.name}`)
+      .sort();
     expect(imports).toEqual(['env.memory', 'env.opa_abort', 'env.opa_builtin1']);
     const pol = await loadPolicy(wasm, undefined, { 'custom.x': () => 1 });
     const g = exportsOf(pol);
@@ -767,14 +884,59 @@ describe('malformed plans', () => {
 
   it('reject unknown functions, bad operands, deep breaks and over-long host calls with WasmLinkError naming the func', async () => {
     const cases: Array<[(b: PolicyBuilder) => void, RegExp]> = [
-      [(b) => b.rule('t.x', [{ stmts: [stmt('CallStmt', { func: 'no.such', args: [], result: 3 })] }, returnBlock()]), /IR func "g0\.data\.t\.x": call to unknown function no\.such/],
-      [(b) => b.rule('t.x', [{ stmts: [stmt('AssignVarStmt', { source: { type: 'string_index', value: 99 }, target: 3 })] }, returnBlock()]), /string_index 99 out of range/],
-      [(b) => b.rule('t.x', [{ stmts: [stmt('BreakStmt', { index: 5 })] }, returnBlock()]), /BreakStmt index 5 exceeds block nesting/],
-      [(b) => b.builtin('custom.five', 5).rule('t.x', [{ stmts: [stmt('CallStmt', { func: 'custom.five', args: [local(0), local(0), local(0), local(0), local(0)], result: 3 })] }, returnBlock()]), /too many built-in call arguments: custom\.five/],
-      [(b) => b.rule('t.x', [{ stmts: [{ type: 'FancyStmt', stmt: {} } as never] }, returnBlock()]), /unsupported IR statement FancyStmt/],
+      [
+        (b) => b.rule('t.x', [{ stmts: [stmt('CallStmt', { func: 'no.such', args: [], result: 3 })] }, returnBlock()]),
+        /IR func "g0\.data\.t\.x": call to unknown function no\.such/,
+      ],
+      [
+        (b) =>
+          b.rule('t.x', [
+            { stmts: [stmt('AssignVarStmt', { source: { type: 'string_index', value: 99 }, target: 3 })] },
+            returnBlock(),
+          ]),
+        /string_index 99 out of range/,
+      ],
+      [
+        (b) => b.rule('t.x', [{ stmts: [stmt('BreakStmt', { index: 5 })] }, returnBlock()]),
+        /BreakStmt index 5 exceeds block nesting/,
+      ],
+      [
+        (b) =>
+          b.builtin('custom.five', 5).rule('t.x', [
+            {
+              stmts: [
+                stmt('CallStmt', {
+                  func: 'custom.five',
+                  args: [local(0), local(0), local(0), local(0), local(0)],
+                  result: 3,
+                }),
+              ],
+            },
+            returnBlock(),
+          ]),
+        /too many built-in call arguments: custom\.five/,
+      ],
+      [
+        (b) => b.rule('t.x', [{ stmts: [{ type: 'FancyStmt', stmt: {} } as never] }, returnBlock()]),
+        /unsupported IR statement FancyStmt/,
+      ],
       [(b) => b.rule('t.x', [{ stmts: [{ type: 'DotStmt' } as never] }, returnBlock()]), /malformed statement/],
-      [(b) => b.rule('t.x', [{ stmts: [stmt('MakeNumberRefStmt', { index: b.strIndex('12abc'), target: 3 })] }, returnBlock()]), /invalid number literal "12abc"/],
-      [(b) => b.rule('t.x', [{ stmts: [stmt('CallStmt', { func: 'g0.data.t.x', args: [local(0)], result: 3 })] }, returnBlock()]), /call to g0\.data\.t\.x with 1 arguments, expected 2/],
+      [
+        (b) =>
+          b.rule('t.x', [
+            { stmts: [stmt('MakeNumberRefStmt', { index: b.strIndex('12abc'), target: 3 })] },
+            returnBlock(),
+          ]),
+        /invalid number literal "12abc"/,
+      ],
+      [
+        (b) =>
+          b.rule('t.x', [
+            { stmts: [stmt('CallStmt', { func: 'g0.data.t.x', args: [local(0)], result: 3 })] },
+            returnBlock(),
+          ]),
+        /call to g0\.data\.t\.x with 1 arguments, expected 2/,
+      ],
     ];
     for (const [mutate, re] of cases) {
       const err = await linkError(mutate);

@@ -31,7 +31,8 @@ for (const topic of topics) {
         const outcome = await runCase(c);
         const reason = known.get(c.note);
         if (reason !== undefined) {
-          if (outcome.status === 'pass') throw new Error(`known failure now passes, remove it from known-failures.json: ${c.note}`);
+          if (outcome.status === 'pass')
+            throw new Error(`known failure now passes, remove it from known-failures.json: ${c.note}`);
           return; // expected failure (reason recorded in known-failures.json)
         }
         if (outcome.status === 'fail') throw new Error(`[${outcome.stage}] ${c.file}\n${outcome.detail}`);

@@ -6,12 +6,20 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
-import { compileBundle, compileQuery, hostBuiltins, instantiatePolicy, type ResultSet } from '../../../src/rego/index.ts';
+import {
+  compileBundle,
+  compileQuery,
+  hostBuiltins,
+  instantiatePolicy,
+  type ResultSet,
+} from '../../../src/rego/index.ts';
 import { RegoErrors } from '../../../src/rego/errors.ts';
 import { HostBuiltinContext } from '../../../src/rego/builtins/index.ts';
 
 // GUARDIAN_CONFORMANCE_ROOT: the cases' directory when the checkout is not next to shared/ (a worktree elsewhere).
-export const CONFORMANCE_ROOT = process.env.GUARDIAN_CONFORMANCE_ROOT ?? fileURLToPath(new URL('../../../../shared/rego-conformance', import.meta.url));
+export const CONFORMANCE_ROOT =
+  process.env.GUARDIAN_CONFORMANCE_ROOT ??
+  fileURLToPath(new URL('../../../../shared/rego-conformance', import.meta.url));
 export const KNOWN_FAILURES_FILE = fileURLToPath(new URL('./known-failures.json', import.meta.url));
 
 export interface ConformanceCase {
@@ -87,7 +95,10 @@ export function canonical(v: unknown): string {
 /** `sort_bindings`: compare each binding's value as a set. */
 function sortBindingValues(row: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(row)) out[k] = Array.isArray(v) ? [...v].sort((a, b) => (canonical(a) < canonical(b) ? -1 : canonical(a) > canonical(b) ? 1 : 0)) : v;
+  for (const [k, v] of Object.entries(row))
+    out[k] = Array.isArray(v)
+      ? [...v].sort((a, b) => (canonical(a) < canonical(b) ? -1 : canonical(a) > canonical(b) ? 1 : 0))
+      : v;
   return out;
 }
 
@@ -97,7 +108,8 @@ function normaliseResultSet(rs: Record<string, unknown>[], sortBindings: boolean
 }
 
 function errorText(e: unknown): { codes: string[]; message: string } {
-  if (e instanceof RegoErrors) return { codes: e.errors.map((x) => x.code), message: e.errors.map((x) => x.format()).join('\n') };
+  if (e instanceof RegoErrors)
+    return { codes: e.errors.map((x) => x.code), message: e.errors.map((x) => x.format()).join('\n') };
   const message = e instanceof Error ? e.message : String(e);
   const codes = [...message.matchAll(/\b((?:rego|eval)_[a-z_]+_error)\b/g)].map((m) => m[1]);
   return { codes, message };
@@ -109,16 +121,29 @@ function checkWantedError(c: ConformanceCase, e: unknown, stage: 'compile' | 'ev
     return { status: 'fail', stage, detail: message.slice(0, 2000) };
   }
   if (c.want_error_code !== undefined && !codes.includes(c.want_error_code)) {
-    return { status: 'fail', stage: 'compare', detail: `want error code ${c.want_error_code}, got: ${message.slice(0, 1000)}` };
+    return {
+      status: 'fail',
+      stage: 'compare',
+      detail: `want error code ${c.want_error_code}, got: ${message.slice(0, 1000)}`,
+    };
   }
   // OPA's runner checks the message by substring; texts may differ between OPA versions, the code must not.
   if (c.want_error !== undefined && !message.includes(c.want_error)) {
-    return { status: 'fail', stage: 'compare', detail: `want error containing ${JSON.stringify(c.want_error)}, got: ${message.slice(0, 1000)}` };
+    return {
+      status: 'fail',
+      stage: 'compare',
+      detail: `want error containing ${JSON.stringify(c.want_error)}, got: ${message.slice(0, 1000)}`,
+    };
   }
   return { status: 'pass' };
 }
 
-async function evaluateOn(path: 'fast' | 'slow', wasm: Uint8Array, c: ConformanceCase, entrypoint: string): Promise<ResultSet> {
+async function evaluateOn(
+  path: 'fast' | 'slow',
+  wasm: Uint8Array,
+  c: ConformanceCase,
+  entrypoint: string,
+): Promise<ResultSet> {
   const ctx = new HostBuiltinContext({ strict: c.strict_error === true, print: () => {} });
   const policy: LoadedPolicy = await instantiatePolicy(wasm, hostBuiltins(ctx));
   policy.setData(c.data ?? {});
@@ -144,7 +169,10 @@ export function entrypointOf(query: string): string | undefined {
 }
 
 /** The entrypoint build of a `data.a.b = x` case, as a result set over `x`. */
-async function runViaEntrypoint(c: ConformanceCase, entrypoint: string): Promise<{ ok: true; rs: ResultSet } | { ok: false; error: unknown }> {
+async function runViaEntrypoint(
+  c: ConformanceCase,
+  entrypoint: string,
+): Promise<{ ok: true; rs: ResultSet } | { ok: false; error: unknown }> {
   try {
     const built = await compileBundle({
       sources: (c.modules ?? []).map((text, i) => ({ file: `test-${i}.rego`, text })),
@@ -159,7 +187,10 @@ async function runViaEntrypoint(c: ConformanceCase, entrypoint: string): Promise
 }
 
 /** Compile and evaluate one case; never throws. */
-export async function runCase(c: ConformanceCase, options: RunOptions = {}): Promise<Outcome & { results?: ResultSet }> {
+export async function runCase(
+  c: ConformanceCase,
+  options: RunOptions = {},
+): Promise<Outcome & { results?: ResultSet }> {
   let compiled: Awaited<ReturnType<typeof compileQuery>>;
   try {
     compiled = await compileQuery({
@@ -169,7 +200,11 @@ export async function runCase(c: ConformanceCase, options: RunOptions = {}): Pro
       strictBuiltinErrors: c.strict_error === true,
     });
   } catch (e) {
-    if (e instanceof RegoErrors && e.errors.some((x) => x.code === 'rego_parse_error') && !c.want_error_code?.startsWith('rego_parse')) {
+    if (
+      e instanceof RegoErrors &&
+      e.errors.some((x) => x.code === 'rego_parse_error') &&
+      !c.want_error_code?.startsWith('rego_parse')
+    ) {
       return { status: 'fail', stage: 'parse', detail: e.message.slice(0, 2000) };
     }
     return checkWantedError(c, e, 'compile');
@@ -195,9 +230,15 @@ export async function runCase(c: ConformanceCase, options: RunOptions = {}): Pro
     const ep = options.entrypointPath !== false && c.input_term === undefined ? entrypointOf(c.query) : undefined;
     if (ep) {
       const viaEp = await runViaEntrypoint(c, ep);
-      if (viaEp.ok) return { status: 'fail', stage: 'entrypoint', detail: `entrypoint ${ep} returned ${canonical(viaEp.rs).slice(0, 500)} instead of the wanted error` };
+      if (viaEp.ok)
+        return {
+          status: 'fail',
+          stage: 'entrypoint',
+          detail: `entrypoint ${ep} returned ${canonical(viaEp.rs).slice(0, 500)} instead of the wanted error`,
+        };
       const epOutcome = checkWantedError(c, viaEp.error, 'eval');
-      if (epOutcome.status !== 'pass') return { status: 'fail', stage: 'entrypoint', detail: `entrypoint ${ep}: ${epOutcome.detail}` };
+      if (epOutcome.status !== 'pass')
+        return { status: 'fail', stage: 'entrypoint', detail: `entrypoint ${ep}: ${epOutcome.detail}` };
     }
     return outcome;
   }
@@ -206,27 +247,54 @@ export async function runCase(c: ConformanceCase, options: RunOptions = {}): Pro
     try {
       slow = await evaluateOn('slow', compiled.wasm, c, compiled.entrypoint);
     } catch (e) {
-      return { status: 'fail', stage: 'paths-differ', detail: `slow path failed: ${errorText(e).message.slice(0, 1000)}` };
+      return {
+        status: 'fail',
+        stage: 'paths-differ',
+        detail: `slow path failed: ${errorText(e).message.slice(0, 1000)}`,
+      };
     }
     if (canonical(fast) !== canonical(slow)) {
-      return { status: 'fail', stage: 'paths-differ', detail: `fast ${canonical(fast).slice(0, 500)} vs slow ${canonical(slow).slice(0, 500)}` };
+      return {
+        status: 'fail',
+        stage: 'paths-differ',
+        detail: `fast ${canonical(fast).slice(0, 500)} vs slow ${canonical(slow).slice(0, 500)}`,
+      };
     }
   }
   if (c.want_error_code !== undefined || c.want_error !== undefined) {
-    return { status: 'fail', stage: 'compare', detail: `want error ${c.want_error_code ?? ''} ${c.want_error ?? ''}, got result ${canonical(fast).slice(0, 1000)}`, results: fast };
+    return {
+      status: 'fail',
+      stage: 'compare',
+      detail: `want error ${c.want_error_code ?? ''} ${c.want_error ?? ''}, got result ${canonical(fast).slice(0, 1000)}`,
+      results: fast,
+    };
   }
   const want = normaliseResultSet(c.want_result ?? [], c.sort_bindings === true);
   const got = normaliseResultSet(fast, c.sort_bindings === true);
   if (canonical(want) !== canonical(got)) {
-    return { status: 'fail', stage: 'compare', detail: `want ${want.join(' ').slice(0, 1000)}\n got ${got.join(' ').slice(0, 1000)}`, results: fast };
+    return {
+      status: 'fail',
+      stage: 'compare',
+      detail: `want ${want.join(' ').slice(0, 1000)}\n got ${got.join(' ').slice(0, 1000)}`,
+      results: fast,
+    };
   }
   const ep = options.entrypointPath !== false && c.input_term === undefined ? entrypointOf(c.query) : undefined;
   if (ep) {
     const viaEp = await runViaEntrypoint(c, ep);
-    if (!viaEp.ok) return { status: 'fail', stage: 'entrypoint', detail: `entrypoint ${ep} failed: ${errorText(viaEp.error).message.slice(0, 1000)}` };
+    if (!viaEp.ok)
+      return {
+        status: 'fail',
+        stage: 'entrypoint',
+        detail: `entrypoint ${ep} failed: ${errorText(viaEp.error).message.slice(0, 1000)}`,
+      };
     const gotEp = normaliseResultSet(viaEp.rs, c.sort_bindings === true);
     if (canonical(want) !== canonical(gotEp)) {
-      return { status: 'fail', stage: 'entrypoint', detail: `entrypoint ${ep}: want ${want.join(' ').slice(0, 1000)}\n got ${gotEp.join(' ').slice(0, 1000)}` };
+      return {
+        status: 'fail',
+        stage: 'entrypoint',
+        detail: `entrypoint ${ep}: want ${want.join(' ').slice(0, 1000)}\n got ${gotEp.join(' ').slice(0, 1000)}`,
+      };
     }
   }
   return { status: 'pass', results: fast };

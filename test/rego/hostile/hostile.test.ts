@@ -3,7 +3,13 @@
 // host evaluates normally afterwards. Long-running cases are bounded by the engine's memory cap and
 // deadline; the tests assert the error, not a duration.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { compileBundle, loadBundle, evaluateEntrypoint, RegoErrors, type CompiledBundle } from '../../../src/rego/index.ts';
+import {
+  compileBundle,
+  loadBundle,
+  evaluateEntrypoint,
+  RegoErrors,
+  type CompiledBundle,
+} from '../../../src/rego/index.ts';
 import { createWasmPolicyEngine, PolicyEvaluationError, type WasmPolicyEngine } from '../../../src/policy/engine.ts';
 
 async function compileErrors(text: string, entrypoint = 'h/r'): Promise<string[]> {
@@ -18,11 +24,15 @@ async function compileErrors(text: string, entrypoint = 'h/r'): Promise<string[]
 
 describe('hostile sources are compile errors, not crashes', () => {
   it('syntax error', async () => {
-    expect(await compileErrors('package h\nr if {\n  input.x ==\n}\n')).toEqual(['h.rego:4:1: rego_parse_error: unexpected } token']);
+    expect(await compileErrors('package h\nr if {\n  input.x ==\n}\n')).toEqual([
+      'h.rego:4:1: rego_parse_error: unexpected } token',
+    ]);
   });
 
   it('unsafe var', async () => {
-    expect(await compileErrors('package h\nr if { x > 1 }\n')).toEqual(['h.rego:2:8: rego_unsafe_var_error: var x is unsafe']);
+    expect(await compileErrors('package h\nr if { x > 1 }\n')).toEqual([
+      'h.rego:2:8: rego_unsafe_var_error: var x is unsafe',
+    ]);
   });
 
   it('recursion through functions (direct and mutual) is refused at compile time', async () => {
@@ -30,26 +40,38 @@ describe('hostile sources are compile errors, not crashes', () => {
       'h.rego:2:1: rego_recursion_error: rule data.h.f is recursive: data.h.f -> data.h.f',
     ]);
     const mutual = await compileErrors('package h\nf(x) := g(x)\ng(x) := f(x)\nr := f(1)\n');
-    expect(mutual[0]).toMatch(/^h\.rego:\d+:1: rego_recursion_error: rule data\.h\.[fg] is recursive: data\.h\.[fg] -> data\.h\.[fg] -> data\.h\.[fg]/);
+    expect(mutual[0]).toMatch(
+      /^h\.rego:\d+:1: rego_recursion_error: rule data\.h\.[fg] is recursive: data\.h\.[fg] -> data\.h\.[fg] -> data\.h\.[fg]/,
+    );
   });
 
   it('100 000 nested brackets / parentheses and a 20 000-term sum stop at the parser depth limit', async () => {
     const brackets = await compileErrors(`package h\nr := ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`);
-    expect(brackets).toEqual([expect.stringMatching(/^h\.rego:2:\d+: rego_parse_error: maximum nesting depth exceeded \(100\)$/)]);
+    expect(brackets).toEqual([
+      expect.stringMatching(/^h\.rego:2:\d+: rego_parse_error: maximum nesting depth exceeded \(100\)$/),
+    ]);
     const parens = await compileErrors(`package h\nr := ${'('.repeat(100_000)}1${')'.repeat(100_000)}\n`);
-    expect(parens).toEqual([expect.stringMatching(/^h\.rego:2:\d+: rego_parse_error: maximum nesting depth exceeded \(100\)$/)]);
+    expect(parens).toEqual([
+      expect.stringMatching(/^h\.rego:2:\d+: rego_parse_error: maximum nesting depth exceeded \(100\)$/),
+    ]);
     const sum = await compileErrors(`package h\nr := ${Array(20_000).fill('1').join(' + ')}\n`);
-    expect(sum).toEqual([expect.stringMatching(/^h\.rego:2:\d+: rego_parse_error: expression nested too deeply \(limit 2000 levels\)$/)]);
+    expect(sum).toEqual([
+      expect.stringMatching(/^h\.rego:2:\d+: rego_parse_error: expression nested too deeply \(limit 2000 levels\)$/),
+    ]);
   });
 
-  it('a 200 000-element array literal is refused by the planner limit (this planned for minutes before the O(n²) fix)', { timeout: 120_000 }, async () => {
+  it('a 200 000-element array literal is refused by the planner limit (this planned for minutes before the O(n²) fix)', {
+    timeout: 120_000,
+  }, async () => {
     const literal = Array.from({ length: 200_000 }, (_, i) => i).join(',');
     expect(await compileErrors(`package h\nr := count([${literal}])\n`)).toEqual([
       'h.rego:2:1: rego_compile_error: policy too large to plan (statement limit exceeded)',
     ]);
   });
 
-  it('a 20 000-element array literal keeps its elements in order through plan, link and opa-wasm', { timeout: 120_000 }, async () => {
+  it('a 20 000-element array literal keeps its elements in order through plan, link and opa-wasm', {
+    timeout: 120_000,
+  }, async () => {
     const literal = Array.from({ length: 20_000 }, (_, i) => `"e${i}"`).join(',');
     const text = `package h\nxs := [${literal}]\nr := [count(xs), xs[0], xs[12345], xs[19999]]\n`;
     const b = await compileBundle({ sources: [{ file: 'h.rego', text }], entrypoints: ['h/r'] });
@@ -57,12 +79,19 @@ describe('hostile sources are compile errors, not crashes', () => {
     expect(evaluateEntrypoint(loaded, 'h/r')).toEqual([{ result: [20_000, 'e0', 'e12345', 'e19999'] }]);
   });
 
-  it('a literal too large for one Wasm function builds, but loading refuses it with a precise error', { timeout: 300_000 }, async () => {
+  it('a literal too large for one Wasm function builds, but loading refuses it with a precise error', {
+    timeout: 300_000,
+  }, async () => {
     // V8 caps a function at 50 000 locals; the linker does not split functions yet (known gap), so the
     // engine must refuse the module at load time instead of crashing.
     const literal = Array.from({ length: 60_000 }, (_, i) => i).join(',');
-    const b = await compileBundle({ sources: [{ file: 'h.rego', text: `package h\nr := count([${literal}])\n` }], entrypoints: ['h/r'] });
-    await expect(createWasmPolicyEngine({ bundle: b.bundle, entrypoint: 'h/r' })).rejects.toThrow(/^policy module does not compile: .*local count too large/);
+    const b = await compileBundle({
+      sources: [{ file: 'h.rego', text: `package h\nr := count([${literal}])\n` }],
+      entrypoints: ['h/r'],
+    });
+    await expect(createWasmPolicyEngine({ bundle: b.bundle, entrypoint: 'h/r' })).rejects.toThrow(
+      /^policy module does not compile: .*local count too large/,
+    );
   });
 });
 
@@ -105,7 +134,16 @@ ${Array.from({ length: 2000 }, (_, i) => `f${i}(x) := f${i + 1}(x + 1)`).join('\
 f2000(x) := x
 `;
 
-const ENTRYPOINTS = ['h/ok', 'h/big_range', 'h/nested', 'h/huge_string', 'h/exhaust', 'h/spin', 'h/over_cap', 'h/chain'];
+const ENTRYPOINTS = [
+  'h/ok',
+  'h/big_range',
+  'h/nested',
+  'h/huge_string',
+  'h/exhaust',
+  'h/spin',
+  'h/over_cap',
+  'h/chain',
+];
 
 let compiled: CompiledBundle;
 let engine: WasmPolicyEngine;
@@ -114,7 +152,12 @@ beforeAll(async () => {
   compiled = await compileBundle({ sources: [{ file: 'h.rego', text: HOSTILE }], entrypoints: ENTRYPOINTS });
   // 32 MiB of linear memory; the deadline is generous so that only the memory cap stops the memory cases
   // (a loaded machine must not turn them into timeouts).
-  engine = await createWasmPolicyEngine({ bundle: compiled.bundle, entrypoint: 'h/ok', timeoutMs: 120_000, maxMemoryPages: 512 });
+  engine = await createWasmPolicyEngine({
+    bundle: compiled.bundle,
+    entrypoint: 'h/ok',
+    timeoutMs: 120_000,
+    maxMemoryPages: 512,
+  });
 }, 600_000);
 
 async function evaluationError(e: WasmPolicyEngine, entrypoint: string): Promise<PolicyEvaluationError> {
@@ -132,29 +175,46 @@ async function stillServes(e: WasmPolicyEngine): Promise<void> {
 }
 
 describe('hostile evaluations through opa-wasm abort precisely and the host carries on', () => {
-  it.each(['h/big_range', 'h/nested', 'h/huge_string', 'h/exhaust'])('%s exhausts the 32 MiB cap → module_aborted (opa_malloc)', { timeout: 300_000 }, async (ep) => {
-    const recycles = engine.instanceRecycles;
-    const err = await evaluationError(engine, ep);
-    expect(err.code).toBe('module_aborted');
-    expect(err.message).toBe('policy module aborted: opa_malloc: failed: cannot grow memory');
-    // The aborted instance was replaced; the next evaluation runs on a fresh one.
-    expect(engine.instanceRecycles).toBeGreaterThan(recycles);
-    await stillServes(engine);
-  });
+  it.each(['h/big_range', 'h/nested', 'h/huge_string', 'h/exhaust'])(
+    '%s exhausts the 32 MiB cap → module_aborted (opa_malloc)',
+    { timeout: 300_000 },
+    async (ep) => {
+      const recycles = engine.instanceRecycles;
+      const err = await evaluationError(engine, ep);
+      expect(err.code).toBe('module_aborted');
+      expect(err.message).toBe('policy module aborted: opa_malloc: failed: cannot grow memory');
+      // The aborted instance was replaced; the next evaluation runs on a fresh one.
+      expect(engine.instanceRecycles).toBeGreaterThan(recycles);
+      await stillServes(engine);
+    },
+  );
 
   it('a CPU-bound loop of host builtin calls is stopped by the deadline → timeout', { timeout: 300_000 }, async () => {
-    const fast = await createWasmPolicyEngine({ bundle: compiled.bundle, entrypoint: 'h/ok', timeoutMs: 50, maxMemoryPages: 512 });
+    const fast = await createWasmPolicyEngine({
+      bundle: compiled.bundle,
+      entrypoint: 'h/ok',
+      timeoutMs: 50,
+      maxMemoryPages: 512,
+    });
     const err = await evaluationError(fast, 'h/spin');
     expect(err.code).toBe('timeout');
     expect(err.message).toMatch(/^evaluation of h\/spin exceeded 50 ms \(stopped at [\d.]+ ms\)$/);
     await stillServes(fast);
   });
 
-  it('a range beyond the builtin cap is undefined by default (OPA semantics), an eval_builtin_error in strict mode', { timeout: 300_000 }, async () => {
+  it('a range beyond the builtin cap is undefined by default (OPA semantics), an eval_builtin_error in strict mode', {
+    timeout: 300_000,
+  }, async () => {
     expect((await engine.evaluateValue({}, { entrypoint: 'h/over_cap' })).value).toBeUndefined();
-    const strict = await compileBundle({ sources: [{ file: 'h.rego', text: HOSTILE }], entrypoints: ['h/over_cap', 'h/ok'], strictBuiltinErrors: true });
+    const strict = await compileBundle({
+      sources: [{ file: 'h.rego', text: HOSTILE }],
+      entrypoints: ['h/over_cap', 'h/ok'],
+      strictBuiltinErrors: true,
+    });
     const loaded = await loadBundle(strict.bundle, { builtinContext: { strict: true }, maxMemoryPages: 512 });
-    expect(() => evaluateEntrypoint(loaded, 'h/over_cap')).toThrow(/eval_builtin_error: numbers\.range: range of 10000001 elements exceeds the limit of 10000000/);
+    expect(() => evaluateEntrypoint(loaded, 'h/over_cap')).toThrow(
+      /eval_builtin_error: numbers\.range: range of 10000001 elements exceeds the limit of 10000000/,
+    );
     expect(evaluateEntrypoint(loaded, 'h/ok', { n: 1 })).toEqual([{ result: { n: 2 } }]);
   });
 
@@ -162,7 +222,9 @@ describe('hostile evaluations through opa-wasm abort precisely and the host carr
     expect((await engine.evaluateValue({}, { entrypoint: 'h/chain' })).value).toBe(2000);
   });
 
-  it('loadBundle (the CLI path) with a memory cap: opa-wasm throws the abort, a fresh load evaluates normally', { timeout: 300_000 }, async () => {
+  it('loadBundle (the CLI path) with a memory cap: opa-wasm throws the abort, a fresh load evaluates normally', {
+    timeout: 300_000,
+  }, async () => {
     const loaded = await loadBundle(compiled.bundle, { maxMemoryPages: 256 });
     expect(() => evaluateEntrypoint(loaded, 'h/nested')).toThrow('opa_malloc: failed: cannot grow memory');
     const again = await loadBundle(compiled.bundle, { maxMemoryPages: 256 });

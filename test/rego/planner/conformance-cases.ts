@@ -5,12 +5,30 @@ import { parseModule, parseQuery } from '../../../src/rego/ast/index.ts';
 import { compileModules } from '../../../src/rego/compile/index.ts';
 import { planQueries } from '../../../src/rego/planner/index.ts';
 import { RegoErrors } from '../../../src/rego/errors.ts';
-import { evalPlan, EvalError, key, fromJSON, toJSON, RObj, type V } from './ir-eval.ts';
+import { evalPlan, EvalError, key, fromJSON, toJSON, type RObj, type V } from './ir-eval.ts';
 
 export const TOPICS = [
-  'aggregates', 'arithmetic', 'assignments', 'comparisonexpr', 'completedoc', 'comprehensions', 'defaultkeyword',
-  'elsekeyword', 'every', 'functions', 'indexing', 'negation', 'objectget', 'partialobjectdoc', 'partialsetdoc',
-  'refheads', 'sets', 'eqexpr', 'virtualdocs', 'withkeyword', 'baseandvirtualdocs',
+  'aggregates',
+  'arithmetic',
+  'assignments',
+  'comparisonexpr',
+  'completedoc',
+  'comprehensions',
+  'defaultkeyword',
+  'elsekeyword',
+  'every',
+  'functions',
+  'indexing',
+  'negation',
+  'objectget',
+  'partialobjectdoc',
+  'partialsetdoc',
+  'refheads',
+  'sets',
+  'eqexpr',
+  'virtualdocs',
+  'withkeyword',
+  'baseandvirtualdocs',
 ];
 
 export type Case = ConformanceCase;
@@ -49,7 +67,10 @@ export function runCase(c: Case): Outcome {
     const body = parseQuery(c.query);
     const policy = planQueries(prog, [{ name: 'q', body }]);
     const input = c.input_term !== undefined ? termValue(c.input_term) : c.input;
-    results = evalPlan(policy, 'q', input, c.data ?? {}, { inputIsValue: c.input_term !== undefined }) as Record<string, unknown>[];
+    results = evalPlan(policy, 'q', input, c.data ?? {}, { inputIsValue: c.input_term !== undefined }) as Record<
+      string,
+      unknown
+    >[];
   } catch (e) {
     if (c.want_error_code && !c.strict_error) {
       const msg = e instanceof RegoErrors || e instanceof EvalError ? e.message : String(e);
@@ -58,11 +79,17 @@ export function runCase(c: Case): Outcome {
     }
     return { ok: false, detail: `threw: ${e instanceof Error ? e.message : String(e)}` };
   }
-  if (c.want_error_code && !c.strict_error) return { ok: false, detail: `expected error ${c.want_error_code}, got ${JSON.stringify(results)}` };
+  if (c.want_error_code && !c.strict_error)
+    return { ok: false, detail: `expected error ${c.want_error_code}, got ${JSON.stringify(results)}` };
   const want = c.want_result ?? [];
-  const got = results.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, canonical(v, !!c.sort_bindings)])));
-  const exp = want.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, canonical(v, !!c.sort_bindings)])));
-  const norm = (xs: Record<string, string>[]): string => JSON.stringify(xs.map((x) => JSON.stringify(Object.entries(x).sort())).sort());
+  const got = results.map((r) =>
+    Object.fromEntries(Object.entries(r).map(([k, v]) => [k, canonical(v, !!c.sort_bindings)])),
+  );
+  const exp = want.map((r) =>
+    Object.fromEntries(Object.entries(r).map(([k, v]) => [k, canonical(v, !!c.sort_bindings)])),
+  );
+  const norm = (xs: Record<string, string>[]): string =>
+    JSON.stringify(xs.map((x) => JSON.stringify(Object.entries(x).sort())).sort());
   if (norm(got) === norm(exp)) return { ok: true };
   return { ok: false, detail: `got ${JSON.stringify(results)}\nwant ${JSON.stringify(want)}` };
 }

@@ -27,7 +27,10 @@ export function key(v: V): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(key).join(',')}]`;
   if (v instanceof RSet) return `{${[...v.items.keys()].sort().join(',')}}`;
-  return `{${[...v.items.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, [, x]]) => `${k}:${key(x)}`).join(',')}}`;
+  return `{${[...v.items.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, [, x]]) => `${k}:${key(x)}`)
+    .join(',')}}`;
 }
 
 export function fromJSON(x: unknown): V {
@@ -62,7 +65,8 @@ export function compare(a: V, b: V): number {
   const ra = typeRank(a);
   const rb = typeRank(b);
   if (ra !== rb) return ra - rb;
-  if (typeof a === 'number' || typeof a === 'string' || typeof a === 'boolean') return a < (b as typeof a) ? -1 : a > (b as typeof a) ? 1 : 0;
+  if (typeof a === 'number' || typeof a === 'string' || typeof a === 'boolean')
+    return a < (b as typeof a) ? -1 : a > (b as typeof a) ? 1 : 0;
   if (a === null) return 0;
   const ka = key(a);
   const kb = key(b);
@@ -114,7 +118,10 @@ const builtins: Record<string, (...a: V[]) => V | undefined> = {
     if (num(b, 'div') === 0) return undefined;
     return num(a, 'div') / num(b, 'div');
   },
-  rem: (a, b) => (num(b, 'rem') === 0 || !Number.isInteger(num(a, 'rem')) || !Number.isInteger(b as number) ? undefined : (a as number) % (b as number)),
+  rem: (a, b) =>
+    num(b, 'rem') === 0 || !Number.isInteger(num(a, 'rem')) || !Number.isInteger(b as number)
+      ? undefined
+      : (a as number) % (b as number),
   split: (a, b) => (typeof a === 'string' && typeof b === 'string' ? a.split(b) : undefined),
   format_int: (a, b) => (typeof a === 'number' && typeof b === 'number' ? Math.trunc(a).toString(b) : undefined),
   abs: (a) => Math.abs(num(a, 'abs')),
@@ -129,7 +136,14 @@ const builtins: Record<string, (...a: V[]) => V | undefined> = {
     for (const x of elems(b)) s.add(x);
     return s;
   },
-  count: (a) => (typeof a === 'string' ? [...a].length : Array.isArray(a) ? a.length : a instanceof RSet || a instanceof RObj ? a.items.size : undefined),
+  count: (a) =>
+    typeof a === 'string'
+      ? [...a].length
+      : Array.isArray(a)
+        ? a.length
+        : a instanceof RSet || a instanceof RObj
+          ? a.items.size
+          : undefined,
   sum: (a) => elems(a).reduce<number>((s, x) => s + num(x, 'sum'), 0),
   product: (a) => elems(a).reduce<number>((s, x) => s * num(x, 'product'), 1),
   max: (a) => {
@@ -159,12 +173,28 @@ const builtins: Record<string, (...a: V[]) => V | undefined> = {
     }
     return false;
   },
-  'numbers.range': (a, b) => { const out: V[] = []; for (let x = a as number; x <= (b as number); x++) out.push(x); return out; },
-  'object.union_n': (xs) => { const o = new RObj(); for (const x of xs as V[]) for (const [, [k, v]] of (x as RObj).items) o.set(k, v); return o; },
+  'numbers.range': (a, b) => {
+    const out: V[] = [];
+    for (let x = a as number; x <= (b as number); x++) out.push(x);
+    return out;
+  },
+  'object.union_n': (xs) => {
+    const o = new RObj();
+    for (const x of xs as V[]) for (const [, [k, v]] of (x as RObj).items) o.set(k, v);
+    return o;
+  },
   'array.reverse': (a) => [...(a as V[])].reverse(),
   'time.now_ns': () => 123456789,
   'internal.print': (ops) => {
-    printed.push((ops as V[]).map((x) => (x instanceof RSet && x.items.size ? [...x.items.values()].map((v) => (typeof v === 'string' ? v : key(v))).join(' ') : '<undefined>')).join(' '));
+    printed.push(
+      (ops as V[])
+        .map((x) =>
+          x instanceof RSet && x.items.size
+            ? [...x.items.values()].map((v) => (typeof v === 'string' ? v : key(v))).join(' ')
+            : '<undefined>',
+        )
+        .join(' '),
+    );
     return null;
   },
   'object.get': (o, k, d) => {
@@ -198,7 +228,13 @@ const builtins: Record<string, (...a: V[]) => V | undefined> = {
 type Locals = Map<number, V>;
 
 /** Evaluate plan `name` of a policy; returns the result set as JSON binding objects. */
-export function evalPlan(policy: Policy, name: string, input: unknown, data: unknown = {}, opts: { raw?: boolean; inputIsValue?: boolean } = {}): unknown[] {
+export function evalPlan(
+  policy: Policy,
+  name: string,
+  input: unknown,
+  data: unknown = {},
+  opts: { raw?: boolean; inputIsValue?: boolean } = {},
+): unknown[] {
   const strings = (policy.static?.strings ?? []).map((s) => s.value);
   const funcs = new Map((policy.funcs?.funcs ?? []).map((f) => [f.name, f]));
   const plan = policy.plans?.plans.find((p) => p.name === name);
@@ -289,8 +325,11 @@ export function evalPlan(policy: Policy, name: string, input: unknown, data: unk
       }
       case 'LenStmt': {
         const src = read(L, s.stmt.source);
-        if (src === undefined || src === null || typeof src !== 'object' && typeof src !== 'string') return 'undef';
-        L.set(s.stmt.target, typeof src === 'string' ? [...src].length : Array.isArray(src) ? src.length : src.items.size);
+        if (src === undefined || src === null || (typeof src !== 'object' && typeof src !== 'string')) return 'undef';
+        L.set(
+          s.stmt.target,
+          typeof src === 'string' ? [...src].length : Array.isArray(src) ? src.length : src.items.size,
+        );
         return 'ok';
       }
       case 'ScanStmt': {
@@ -324,7 +363,8 @@ export function evalPlan(policy: Policy, name: string, input: unknown, data: unk
       case 'AssignVarOnceStmt': {
         const v = read(L, s.stmt.source);
         const cur = L.get(s.stmt.target);
-        if (cur !== undefined && v !== undefined && compare(cur, v) !== 0) throw new EvalError('eval_conflict_error: complete rules must not produce multiple outputs');
+        if (cur !== undefined && v !== undefined && compare(cur, v) !== 0)
+          throw new EvalError('eval_conflict_error: complete rules must not produce multiple outputs');
         if (v !== undefined) L.set(s.stmt.target, v);
         return 'ok';
       }
@@ -386,7 +426,8 @@ export function evalPlan(policy: Policy, name: string, input: unknown, data: unk
         if (k === undefined || v === undefined) return 'undef';
         const o = L.get(s.stmt.object) as RObj;
         const cur = o.get(k);
-        if (cur !== undefined && compare(cur, v) !== 0) throw new EvalError('eval_conflict_error: object keys must be unique');
+        if (cur !== undefined && compare(cur, v) !== 0)
+          throw new EvalError('eval_conflict_error: object keys must be unique');
         o.set(k, v);
         return 'ok';
       }

@@ -23,15 +23,20 @@ function allStmts(blocks: Block[] | null | undefined, out: Stmt[] = []): Stmt[] 
 
 describe('plan shape', () => {
   it('entrypoint plan calls the rule func and binds result', () => {
-    const p = plan(`package acs
-decision := "allow" if input.ok`, ['acs/decision']);
+    const p = plan(
+      `package acs
+decision := "allow" if input.ok`,
+      ['acs/decision'],
+    );
     expect(p.plans!.plans.map((x) => x.name)).toEqual(['acs/decision']);
     const stmts = p.plans!.plans[0].blocks[0].stmts;
     expect(stmts.map((s) => s.type)).toEqual(['CallStmt', 'MakeObjectStmt', 'ObjectInsertStmt', 'ResultSetAddStmt']);
     const call = stmts[0];
     expect(call.type === 'CallStmt' && call.stmt.func).toBe('g0.data.acs.decision');
     const ins = stmts[2];
-    expect(ins.type === 'ObjectInsertStmt' && p.static!.strings![(ins.stmt.key as { value: number }).value].value).toBe('result');
+    expect(ins.type === 'ObjectInsertStmt' && p.static!.strings![(ins.stmt.key as { value: number }).value].value).toBe(
+      'result',
+    );
     const f = p.funcs!.funcs.find((x) => x.name === 'g0.data.acs.decision')!;
     expect(f.params).toEqual([0, 1]);
     expect(f.path).toEqual(['g0', 'acs', 'decision']);
@@ -41,9 +46,12 @@ decision := "allow" if input.ok`, ['acs/decision']);
   });
 
   it('complete rules: ResetLocal, body, AssignVarOnce; then IsDefined + AssignVarOnce to return; default last', () => {
-    const p = plan(`package t
+    const p = plan(
+      `package t
 default p := 0
-p := 1 if input.a`, ['t/p']);
+p := 1 if input.a`,
+      ['t/p'],
+    );
     const f = p.funcs!.funcs.find((x) => x.name === 'g0.data.t.p')!;
     expect(f.blocks[0].stmts[0].type).toBe('ResetLocalStmt');
     expect(f.blocks[0].stmts.at(-1)!.type).toBe('AssignVarOnceStmt');
@@ -52,9 +60,12 @@ p := 1 if input.a`, ['t/p']);
   });
 
   it('partial sets and objects start with Make*Stmt and add with SetAdd / ObjectInsertOnce', () => {
-    const p = plan(`package t
+    const p = plan(
+      `package t
 s contains x if some x in input.xs
-o[k] := v if some k, v in input.m`, ['t/s', 't/o']);
+o[k] := v if some k, v in input.m`,
+      ['t/s', 't/o'],
+    );
     const s = p.funcs!.funcs.find((x) => x.name === 'g0.data.t.s')!;
     const o = p.funcs!.funcs.find((x) => x.name === 'g0.data.t.o')!;
     expect(s.blocks[0].stmts).toMatchObject([{ type: 'MakeSetStmt', stmt: { target: s.return } }]);
@@ -65,9 +76,12 @@ o[k] := v if some k, v in input.m`, ['t/s', 't/o']);
   });
 
   it('functions take extra params; builtin_funcs are sorted with OPA decls', () => {
-    const p = plan(`package t
+    const p = plan(
+      `package t
 f(x, y) := concat("-", [x, y]) if startswith(x, "a")
-r := f("ab", "c") if count(input) > 0`, ['t/r']);
+r := f("ab", "c") if count(input) > 0`,
+      ['t/r'],
+    );
     const f = p.funcs!.funcs.find((x) => x.name === 'g0.data.t.f')!;
     expect(f.params).toHaveLength(4);
     const names = p.static!.builtin_funcs!.map((b) => b.name);
@@ -77,29 +91,45 @@ r := f("ab", "c") if count(input) > 0`, ['t/r']);
   });
 
   it('numbers: small ints via MakeNumberIntStmt, others keep their literal text', () => {
-    const p = plan(`package t
-p := [1, 2.5, 12345678901234567890, 1e400]`, ['t/p']);
+    const p = plan(
+      `package t
+p := [1, 2.5, 12345678901234567890, 1e400]`,
+      ['t/p'],
+    );
     const stmts = allStmts(p.funcs!.funcs[0].blocks);
-    expect(stmts.filter((s) => s.type === 'MakeNumberIntStmt').map((s) => (s.stmt as { value: number }).value)).toEqual([1]);
-    const refs = stmts.filter((s) => s.type === 'MakeNumberRefStmt').map((s) => p.static!.strings![(s.stmt as { index: number }).index].value);
+    expect(stmts.filter((s) => s.type === 'MakeNumberIntStmt').map((s) => (s.stmt as { value: number }).value)).toEqual(
+      [1],
+    );
+    const refs = stmts
+      .filter((s) => s.type === 'MakeNumberRefStmt')
+      .map((s) => p.static!.strings![(s.stmt as { index: number }).index].value);
     expect(refs).toEqual(['2.5', '12345678901234567890', '1e400']);
   });
 
   it('statements carry file/row/col from the source', () => {
-    const p = plan(`package t
+    const p = plan(
+      `package t
 
 p if {
   input.x == 1
-}`, ['t/p']);
+}`,
+      ['t/p'],
+    );
     expect(p.static!.files).toEqual([{ value: 'm0.rego' }]);
     const call = allStmts(p.funcs!.funcs[0].blocks).find((s) => s.type === 'CallStmt')!;
     expect(call.stmt).toMatchObject({ file: 0, row: 4, col: 3 });
   });
 
   it('whole-package refs build the virtual object and merge base data', () => {
-    const p = plan([`package a.b
-q := 1`, `package t
-p := data.a`], ['t/p']);
+    const p = plan(
+      [
+        `package a.b
+q := 1`,
+        `package t
+p := data.a`,
+      ],
+      ['t/p'],
+    );
     const f = p.funcs!.funcs.find((x) => x.name === 'g0.data.t.p')!;
     const types = allStmts(f.blocks).map((s) => s.type);
     expect(types).toContain('ObjectMergeStmt');
@@ -107,10 +137,13 @@ p := data.a`], ['t/p']);
   });
 
   it('with on data that hits rules re-plans them under a new generation', () => {
-    const p = plan(`package t
+    const p = plan(
+      `package t
 q := 1
 s := q + 1
-r := v if { v := s with data.t.q as 5 }`, ['t/r']);
+r := v if { v := s with data.t.q as 5 }`,
+      ['t/r'],
+    );
     const names = p.funcs!.funcs.map((f) => f.name);
     expect(names).toContain('g0.data.t.r');
     // s reads the mocked rule, so it is planned again; the mocked q itself is read from data.
@@ -125,7 +158,7 @@ r := v if { v := s with data.t.q as 5 }`, ['t/r']);
     const p = planQueries(prog, [{ name: 'q', body: parseQuery('data.t.xs[i] = v; y := v; _ = i') }]);
     const keys = allStmts(p.plans!.plans[0].blocks)
       .filter((s) => s.type === 'ObjectInsertStmt')
-      .map((s) => p.static!.strings![((s.stmt as { key: { value: number } }).key).value].value);
+      .map((s) => p.static!.strings![(s.stmt as { key: { value: number } }).key.value].value);
     expect(keys.sort()).toEqual(['i', 'v', 'y']);
   });
 
@@ -138,7 +171,9 @@ r := v if { v := s with data.t.q as 5 }`, ['t/r']);
 
   it('long chains of rules compile and plan without deep recursion', () => {
     const n = 3000;
-    const src = 'package t\n' + Array.from({ length: n }, (_, i) => (i === n - 1 ? `r${i} := 1` : `r${i} := r${i + 1} + 1`)).join('\n');
+    const src =
+      'package t\n' +
+      Array.from({ length: n }, (_, i) => (i === n - 1 ? `r${i} := 1` : `r${i} := r${i + 1} + 1`)).join('\n');
     const p = plan(src, ['t/r0']);
     expect(p.funcs!.funcs).toHaveLength(n);
     const cyclic = src.replace(`r${n - 1} := 1`, `r${n - 1} := r0`);
@@ -147,7 +182,10 @@ r := v if { v := s with data.t.q as 5 }`, ['t/r']);
 
   it('combinatorial plans are refused with a compile error instead of exhausting memory', () => {
     const iters = Array.from({ length: 12 }, (_, i) => `  data.pkg[k${i}]`).join('\n');
-    const mods = [`package t\np contains 1 if {\n${iters}\n}`, ...Array.from({ length: 6 }, (_, i) => `package pkg.c${i}\nr := 1`)];
+    const mods = [
+      `package t\np contains 1 if {\n${iters}\n}`,
+      ...Array.from({ length: 6 }, (_, i) => `package pkg.c${i}\nr := 1`),
+    ];
     expect(() => plan(mods, ['t/p'])).toThrow(RegoErrors);
     expect(() => plan(mods, ['t/p'])).toThrow(/policy too large to plan/);
   });

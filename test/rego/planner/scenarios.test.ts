@@ -36,7 +36,10 @@ tags[k] contains v if { some k, vs in input.tags; some v in vs }
 tags.extra contains "x"
 `;
     const input = { roles: [{ name: 'admin', perms: ['write'] }], tags: { a: ['1', '2'] } };
-    expect(run(src, 't/roles', input)).toEqual({ admin: { perms: { write: true }, level: 9 }, guest: { perms: { read: true } } });
+    expect(run(src, 't/roles', input)).toEqual({
+      admin: { perms: { write: true }, level: 9 },
+      guest: { perms: { read: true } },
+    });
     expect(run(src, 't/tags', input)).toEqual({ a: ['1', '2'], extra: ['x'] });
     const defaults = `package t
 p[x].r := 1 if { some x in input.xs }

@@ -7,10 +7,19 @@ import { planEntrypoints } from '../../../src/rego/planner/index.ts';
 import { linkPolicyWasm } from '../../../src/rego/compiler/wasm/index.ts';
 import { createHostBuiltins } from '../../../src/rego/builtins/host/index.ts';
 
-async function load(src: string | string[], entrypoints: string[], data: Record<string, unknown> = {}, lines: string[] = []) {
+async function load(
+  src: string | string[],
+  entrypoints: string[],
+  data: Record<string, unknown> = {},
+  lines: string[] = [],
+) {
   const mods = (Array.isArray(src) ? src : [src]).map((s, i) => parseModule(`m${i}.rego`, s));
   const wasm = await linkPolicyWasm(planEntrypoints(compileModules(mods), entrypoints));
-  const policy = await loadPolicy(wasm, undefined, createHostBuiltins({ print: (line: string) => lines.push(line) }) as never);
+  const policy = await loadPolicy(
+    wasm,
+    undefined,
+    createHostBuiltins({ print: (line: string) => lines.push(line) }) as never,
+  );
   policy.setData(data as never);
   return (entry: string, input?: unknown): unknown => {
     const rs = policy.evaluate(input as never, entry) as { result: unknown }[];
@@ -72,7 +81,12 @@ level := "high" if { count(input.users) > 2 } else := "low" if { count(input.use
 `,
       ['t/by', 't/all_adults', 't/level'],
     );
-    const input = { users: [{ name: 'a', team: 'x', age: 30 }, { name: 'b', team: 'y', age: 17 }] };
+    const input = {
+      users: [
+        { name: 'a', team: 'x', age: 30 },
+        { name: 'b', team: 'y', age: 17 },
+      ],
+    };
     expect(ev('t/by', input)).toEqual({ team: { x: { a: 30 }, y: { b: 17 } } });
     expect(ev('t/all_adults', input)).toBeUndefined();
     expect(ev('t/all_adults', { users: [{ age: 20 }] })).toBe(true);

@@ -3,7 +3,12 @@ import { mkdtempSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { formatPolicyTestReport, runPolicyTests, PolicyTestSetupError, type PolicyTestReport } from '../../../src/rego/tester/index.ts';
+import {
+  formatPolicyTestReport,
+  runPolicyTests,
+  PolicyTestSetupError,
+  type PolicyTestReport,
+} from '../../../src/rego/tester/index.ts';
 
 const LIBRARY = fileURLToPath(new URL('../../../rego', import.meta.url));
 
@@ -21,7 +26,18 @@ describe('the ACS Rego library passes its own tests (rego/**/*_test.rego)', () =
 
   it('covers every module of the library', () => {
     const packages = new Set(report.results.map((r) => r.name.split('.').slice(0, -1).join('.')));
-    for (const m of ['baseline', 'ibac', 'fides', 'aarm', 'camel', 'pii', 'budgets', 'skills', 'approvals', 'decision']) {
+    for (const m of [
+      'baseline',
+      'ibac',
+      'fides',
+      'aarm',
+      'camel',
+      'pii',
+      'budgets',
+      'skills',
+      'approvals',
+      'decision',
+    ]) {
       expect(packages).toContain(`data.acs.${m}_test`);
     }
   });
@@ -83,7 +99,10 @@ todo_test_later if false
 
   it('filters with --run', async () => {
     const r = await runPolicyTests({ paths: [dir], run: /large|override/ });
-    expect(r.results.map((x) => x.name).sort()).toEqual(['data.demo_test.test_large_denied', 'data.demo_test.test_override_data']);
+    expect(r.results.map((x) => x.name).sort()).toEqual([
+      'data.demo_test.test_large_denied',
+      'data.demo_test.test_override_data',
+    ]);
     expect(r.failed).toBe(0);
   });
 

@@ -25,7 +25,8 @@ function keyList(v: unknown, pos: number): JsonValue[] {
   throw operandError(pos, 'one of {object, set, array}', v);
 }
 
-const keyString = (k: JsonValue): string | undefined => (typeof k === 'string' ? k : typeof k === 'number' ? String(k) : undefined);
+const keyString = (k: JsonValue): string | undefined =>
+  typeof k === 'string' ? k : typeof k === 'number' ? String(k) : undefined;
 
 function unionObjects(a: JsonObject, b: JsonObject): JsonObject {
   const out: JsonObject = { ...a };
@@ -43,7 +44,13 @@ function parsePaths(v: unknown): Segment[][] {
   if (!Array.isArray(v)) throw new BuiltinTypeError(`operand 2 must be one of {set, array} but got ${typeName(v)}`);
   return v.map((p) => {
     // OPA: "" is the empty path; otherwise leading slashes are dropped, then split, then ~1 / ~0 unescaped.
-    if (typeof p === 'string') return p === '' ? [] : p.replace(/^\/+/, '').split('/').map((seg) => seg.replace(/~1/g, '/').replace(/~0/g, '~'));
+    if (typeof p === 'string')
+      return p === ''
+        ? []
+        : p
+            .replace(/^\/+/, '')
+            .split('/')
+            .map((seg) => seg.replace(/~1/g, '/').replace(/~0/g, '~'));
     if (Array.isArray(p)) return p.map((seg) => (typeof seg === 'string' ? seg : JSON.stringify(seg)));
     throw new BuiltinTypeError(
       `operand 2 must be one of {set, array} containing string paths or array of path segments but got ${typeName(p)}`,
@@ -277,7 +284,8 @@ function applyPatch(doc: JsonValue, patches: JsonValue[]): JsonValue {
         cur = addAt(cur, path, clone(getAt(cur, pointer(p.from))));
         break;
       case 'test':
-        if (!valuesEqual(getAt(cur, path), p.value ?? null)) throw new BuiltinError(`test failed at /${path.join('/')}`);
+        if (!valuesEqual(getAt(cur, path), p.value ?? null))
+          throw new BuiltinError(`test failed at /${path.join('/')}`);
         break;
       default:
         throw new BuiltinError(`unknown patch operation ${JSON.stringify(op)}`);
@@ -338,7 +346,13 @@ function reachable(graph: JsonObject, initial: JsonValue[]): JsonValue[] {
 }
 
 /** OPA's pathBuilder: extend `path` with `root`; a path ends at a leaf, a cycle, or a node outside the graph. */
-function buildPaths(graph: JsonObject, root: JsonValue, path: JsonValue[], out: JsonValue[][], reached: Set<string>): void {
+function buildPaths(
+  graph: JsonObject,
+  root: JsonValue,
+  path: JsonValue[],
+  out: JsonValue[][],
+  reached: Set<string>,
+): void {
   const edges = neighbours(graph, root);
   if (edges === undefined) {
     out.push(path);
@@ -387,14 +401,17 @@ export const collectionBuiltins: HostImpls = {
     const outer = arr(sets, 1);
     const all: JsonValue[] = [];
     for (const s of outer) {
-      if (!Array.isArray(s)) throw new BuiltinTypeError(`operand 1 must be set of sets but got set containing ${typeName(s)}`);
+      if (!Array.isArray(s))
+        throw new BuiltinTypeError(`operand 1 must be set of sets but got set containing ${typeName(s)}`);
       all.push(...s);
     }
     return toSet(all);
   },
   intersection([sets]) {
     const outer = arr(sets, 1);
-    for (const s of outer) if (!Array.isArray(s)) throw new BuiltinTypeError(`operand 1 must be set of sets but got set containing ${typeName(s)}`);
+    for (const s of outer)
+      if (!Array.isArray(s))
+        throw new BuiltinTypeError(`operand 1 must be set of sets but got set containing ${typeName(s)}`);
     if (outer.length === 0) return [];
     const [first, ...rest] = outer as JsonValue[][];
     return toSet(first.filter((x) => rest.every((s) => s.some((y) => valuesEqual(x, y)))));
@@ -410,7 +427,13 @@ export const collectionBuiltins: HostImpls = {
         const k = keyString(seg);
         if (k === undefined || !Object.hasOwn(cur, k)) return dflt;
         cur = cur[k];
-      } else if (Array.isArray(cur) && typeof seg === 'number' && Number.isInteger(seg) && seg >= 0 && seg < cur.length) {
+      } else if (
+        Array.isArray(cur) &&
+        typeof seg === 'number' &&
+        Number.isInteger(seg) &&
+        seg >= 0 &&
+        seg < cur.length
+      ) {
         cur = cur[seg];
       } else return dflt;
     }
@@ -432,7 +455,8 @@ export const collectionBuiltins: HostImpls = {
     const objects = arr(list, 1);
     let out: JsonObject = {};
     for (const o of objects) {
-      if (!isObject(o)) throw new BuiltinTypeError(`operand 1 must be array of objects but got array containing ${typeName(o)}`);
+      if (!isObject(o))
+        throw new BuiltinTypeError(`operand 1 must be array of objects but got array containing ${typeName(o)}`);
       out = unionObjects(out, o);
     }
     return out;
@@ -490,4 +514,3 @@ export const collectionBuiltins: HostImpls = {
     return out;
   },
 };
-

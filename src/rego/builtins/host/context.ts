@@ -45,7 +45,9 @@ export function defaultClock(): bigint {
 }
 
 function defaultPrint(line: string, evaluation: EvaluationInfo): void {
-  process.stderr.write(JSON.stringify({ level: 'info', msg: 'policy print', requestId: evaluation.requestId, line }) + '\n');
+  process.stderr.write(
+    JSON.stringify({ level: 'info', msg: 'policy print', requestId: evaluation.requestId, line }) + '\n',
+  );
 }
 
 function toNs(now: bigint | number | Date): bigint {

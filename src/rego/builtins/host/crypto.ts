@@ -4,7 +4,10 @@ import type { HostImpls } from './registry.ts';
 import { BuiltinError, str } from './values.ts';
 
 const hash = (alg: string) => (args: unknown[]) => createHash(alg).update(str(args[0], 1), 'utf8').digest('hex');
-const hmac = (alg: string) => (args: unknown[]) => createHmac(alg, Buffer.from(str(args[1], 2), 'utf8')).update(str(args[0], 1), 'utf8').digest('hex');
+const hmac = (alg: string) => (args: unknown[]) =>
+  createHmac(alg, Buffer.from(str(args[1], 2), 'utf8'))
+    .update(str(args[0], 1), 'utf8')
+    .digest('hex');
 
 /** Certificates given as PEM, or base64 of PEM or DER (OPA accepts all three). */
 function certificateBlobs(input: string): Buffer[] {
@@ -51,11 +54,18 @@ function pkixName(dn: string): Record<string, unknown> {
   if (fields.serialNumber) out.SerialNumber = fields.serialNumber[0];
   if (fields.CN) out.CommonName = fields.CN[0];
   // Go's pkix.AttributeTypeAndValue: the attribute type as its ASN.1 OID.
-  out.Names = Object.entries(fields).flatMap(([type, values]) => values.map((value) => ({ Type: OIDS[type] ?? type, Value: value })));
+  out.Names = Object.entries(fields).flatMap(([type, values]) =>
+    values.map((value) => ({ Type: OIDS[type] ?? type, Value: value })),
+  );
   return out;
 }
 
-function subjectAltNames(san: string | undefined): { DNSNames?: string[]; EmailAddresses?: string[]; IPAddresses?: string[]; URIStrings?: string[] } {
+function subjectAltNames(san: string | undefined): {
+  DNSNames?: string[];
+  EmailAddresses?: string[];
+  IPAddresses?: string[];
+  URIStrings?: string[];
+} {
   const out: { DNSNames?: string[]; EmailAddresses?: string[]; IPAddresses?: string[]; URIStrings?: string[] } = {};
   if (!san) return out;
   for (const entry of san.split(', ')) {

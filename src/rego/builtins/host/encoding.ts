@@ -32,7 +32,7 @@ export function goJsonMarshal(v: unknown, indent?: { prefix: string; indent: str
   const text = indent ? JSON.stringify(sorted, null, indent.indent || undefined) : JSON.stringify(sorted);
   let out = htmlEscape(text ?? 'null');
   // OPA prefixes every line, the first one included (MarshalIndent skips the first; OPA adds it).
-  if (indent && indent.prefix) out = indent.prefix + out.split('\n').join('\n' + indent.prefix);
+  if (indent?.prefix) out = indent.prefix + out.split('\n').join('\n' + indent.prefix);
   return out;
 }
 
@@ -65,7 +65,8 @@ function queryUnescape(s: string): string {
     const c = s[i];
     if (c === '%') {
       const hex = s.slice(i + 1, i + 3);
-      if (!/^[0-9A-Fa-f]{2}$/.test(hex)) throw new BuiltinError(`invalid URL escape ${JSON.stringify(s.slice(i, i + 3))}`);
+      if (!/^[0-9A-Fa-f]{2}$/.test(hex))
+        throw new BuiltinError(`invalid URL escape ${JSON.stringify(s.slice(i, i + 3))}`);
       bytes.push(parseInt(hex, 16));
       i += 2;
     } else if (c === '+') bytes.push(0x20);
@@ -113,14 +114,18 @@ export const encodingBuiltins: HostImpls = {
   'base64url.decode'([s]) {
     const input = str(s, 1);
     // OPA accepts padded and unpadded URL-safe base64.
-    if (!URL_PADDED.test(input) && !URL_RAW.test(input)) throw new BuiltinError(`illegal base64 data at input byte ${firstBad(input, /[A-Za-z0-9_\-=]/)}`);
+    if (!URL_PADDED.test(input) && !URL_RAW.test(input))
+      throw new BuiltinError(`illegal base64 data at input byte ${firstBad(input, /[A-Za-z0-9_\-=]/)}`);
     return Buffer.from(input, 'base64url').toString('utf8');
   },
   'hex.encode': ([s]) => utf8(str(s, 1)).toString('hex'),
   'hex.decode'([s]) {
     const input = str(s, 1);
     const bad = /[^0-9a-fA-F]/.exec(input);
-    if (bad) throw new BuiltinError(`encoding/hex: invalid byte: U+${bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')} ${goQuoteRune(bad[0])}`);
+    if (bad)
+      throw new BuiltinError(
+        `encoding/hex: invalid byte: U+${bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')} ${goQuoteRune(bad[0])}`,
+      );
     if (input.length % 2) throw new BuiltinError('encoding/hex: odd length hex string');
     return Buffer.from(input, 'hex').toString('utf8');
   },
@@ -155,12 +160,18 @@ export const encodingBuiltins: HostImpls = {
       if (k === 'pretty') {
         if (typeof val !== 'boolean') throw new BuiltinTypeError(`operand 2 key ${k} failed cast to bool`);
       } else if (k === 'indent' || k === 'prefix') {
-        if (typeof val !== 'string') throw new BuiltinTypeError(`operand 2 key ${k} failed cast to string: operand 1 must be string but got ${typeName(val)}`);
+        if (typeof val !== 'string')
+          throw new BuiltinTypeError(
+            `operand 2 key ${k} failed cast to string: operand 1 must be string but got ${typeName(val)}`,
+          );
       } else throw new BuiltinTypeError(`operand 2 object contained unknown key ${k}`);
     }
     const pretty = (opts.pretty as boolean | undefined) ?? ('indent' in opts || 'prefix' in opts);
     if (!pretty) return goJsonMarshal(v);
-    return goJsonMarshal(v, { prefix: (opts.prefix as string | undefined) ?? '', indent: (opts.indent as string | undefined) ?? '\t' });
+    return goJsonMarshal(v, {
+      prefix: (opts.prefix as string | undefined) ?? '',
+      indent: (opts.indent as string | undefined) ?? '\t',
+    });
   },
   'json.unmarshal'([s]) {
     const text = str(s, 1);
@@ -211,11 +222,11 @@ function jsonCompatible(v: unknown): JsonValue {
     return out;
   }
   if (typeof v === 'bigint') return Number(v);
-  if (typeof v === 'number' && !Number.isFinite(v)) throw new BuiltinError(`yaml value ${v} cannot be represented in JSON`);
+  if (typeof v === 'number' && !Number.isFinite(v))
+    throw new BuiltinError(`yaml value ${v} cannot be represented in JSON`);
   return v as JsonValue;
 }
 
 function goQuoteRune(c: string): string {
   return `'${c}'`;
 }
-

@@ -6,7 +6,7 @@ import { BuiltinError, BuiltinTypeError, operandError, str, typeName } from './v
 
 const globCache = new Map<string, RE2JS>();
 
-const escapeClassChar = (ch: string): string => (/[\\\]\[^-]/.test(ch) ? '\\' + ch : ch);
+const escapeClassChar = (ch: string): string => (/[\\\][^-]/.test(ch) ? '\\' + ch : ch);
 
 /** Translates a gobwas glob into an anchored RE2 pattern. `seps` are the delimiter runes. */
 export function globToRegex(pattern: string, seps: string[]): string {
@@ -51,7 +51,8 @@ export function globToRegex(pattern: string, seps: string[]): string {
             if (d === '-' && body !== '' && chars[i] !== ']') body += '-';
             else body += escapeClassChar(d === '\\' && i < chars.length ? chars[i++] : d);
           }
-          if (!closed || body === '') throw new BuiltinError(`unexpected end of input: unclosed character class in glob ${pattern}`);
+          if (!closed || body === '')
+            throw new BuiltinError(`unexpected end of input: unclosed character class in glob ${pattern}`);
           out += `[${negated ? '^' : ''}${body}]`;
           break;
         }
@@ -59,7 +60,8 @@ export function globToRegex(pattern: string, seps: string[]): string {
           const alts: string[] = [];
           for (;;) {
             alts.push(parseSeq(true));
-            if (i >= chars.length) throw new BuiltinError(`unexpected end of input: unclosed alternatives in glob ${pattern}`);
+            if (i >= chars.length)
+              throw new BuiltinError(`unexpected end of input: unclosed alternatives in glob ${pattern}`);
             const sep = chars[i++];
             if (sep === '}') break;
           }
@@ -166,7 +168,8 @@ const inSet = (s: CharSet, cp: number): boolean => s.ranges.some(([lo, hi]) => c
 /** Whether two character sets share a code point: only range borders (±1) need checking. */
 function setsIntersect(a: CharSet, b: CharSet): boolean {
   const cands = new Set<number>([0, 0x61, 0x10ffff]);
-  for (const [lo, hi] of [...a.ranges, ...b.ranges]) for (const c of [lo - 1, lo, hi, hi + 1]) if (c >= 0 && c <= 0x10ffff) cands.add(c);
+  for (const [lo, hi] of [...a.ranges, ...b.ranges])
+    for (const c of [lo - 1, lo, hi, hi + 1]) if (c >= 0 && c <= 0x10ffff) cands.add(c);
   for (const c of cands) if (inSet(a, c) && inSet(b, c)) return true;
   return false;
 }
@@ -201,9 +204,11 @@ export const globBuiltins: HostImpls = {
     else if (Array.isArray(delimiters)) {
       seps = [];
       for (const d of delimiters) {
-        if (typeof d !== 'string') throw new BuiltinTypeError(`operand 2 must be array of strings but got array containing ${typeName(d)}`);
+        if (typeof d !== 'string')
+          throw new BuiltinTypeError(`operand 2 must be array of strings but got array containing ${typeName(d)}`);
         // OPA: each delimiter is exactly one rune.
-        if (Array.from(d).length !== 1) throw new BuiltinTypeError('operand 2 must be array of runes but got array containing string');
+        if (Array.from(d).length !== 1)
+          throw new BuiltinTypeError('operand 2 must be array of runes but got array containing string');
         seps.push(d);
       }
       // OPA: an empty delimiter list means the default, ".".
@@ -211,6 +216,9 @@ export const globBuiltins: HostImpls = {
     } else throw operandError(2, 'one of {array, null}', delimiters);
     return compileGlob(p, seps).testExact(str(match, 3));
   },
-  'glob.quote_meta': ([s]) => Array.from(str(s, 1)).map((c) => ('*?\\[]{}'.includes(c) ? '\\' + c : c)).join(''),
+  'glob.quote_meta': ([s]) =>
+    Array.from(str(s, 1))
+      .map((c) => ('*?\\[]{}'.includes(c) ? '\\' + c : c))
+      .join(''),
   'regex.globs_match': ([a, b]) => regexGlobsIntersect(str(a, 1), str(b, 2)),
 };

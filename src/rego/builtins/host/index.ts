@@ -65,7 +65,13 @@ export function exactJson(v: unknown): string {
   if (typeof v === 'bigint') return v.toString();
   if (Array.isArray(v)) return '[' + v.map(exactJson).join(',') + ']';
   if (v !== null && typeof v === 'object') {
-    return '{' + Object.entries(v).map(([k, x]) => JSON.stringify(k) + ':' + exactJson(x)).join(',') + '}';
+    return (
+      '{' +
+      Object.entries(v)
+        .map(([k, x]) => JSON.stringify(k) + ':' + exactJson(x))
+        .join(',') +
+      '}'
+    );
   }
   return JSON.stringify(v) ?? 'null';
 }

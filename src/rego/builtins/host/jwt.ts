@@ -1,6 +1,14 @@
 // JWT decoding and signature verification (JWS compact serialisation) with node:crypto, which is
 // synchronous — opa-wasm calls host builtins synchronously, so async libraries cannot be used here.
-import { X509Certificate, createHmac, createPublicKey, timingSafeEqual, verify, constants, type KeyObject } from 'node:crypto';
+import {
+  X509Certificate,
+  createHmac,
+  createPublicKey,
+  timingSafeEqual,
+  verify,
+  constants,
+  type KeyObject,
+} from 'node:crypto';
 import type { HostBuiltinContext } from './context.ts';
 import type { HostImpls } from './registry.ts';
 import { BuiltinError, isObject, obj, str, type JsonObject } from './values.ts';
@@ -13,7 +21,8 @@ interface DecodedJwt {
 }
 
 function b64json(part: string, what: string): JsonObject {
-  if (!/^[A-Za-z0-9_-]*={0,2}$/.test(part)) throw new BuiltinError(`JWT ${what} had invalid encoding: illegal base64 data`);
+  if (!/^[A-Za-z0-9_-]*={0,2}$/.test(part))
+    throw new BuiltinError(`JWT ${what} had invalid encoding: illegal base64 data`);
   let v: unknown;
   try {
     v = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
@@ -68,9 +77,15 @@ function verifyWithKey(alg: string, jwt: DecodedJwt, key: KeyObject): boolean {
   try {
     if (family === 'RS') return key.asymmetricKeyType === 'rsa' && verify(hash, data, key, jwt.signature);
     if (family === 'PS') {
-      return verify(hash, data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_DIGEST }, jwt.signature);
+      return verify(
+        hash,
+        data,
+        { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_DIGEST },
+        jwt.signature,
+      );
     }
-    if (family === 'ES') return key.asymmetricKeyType === 'ec' && verify(hash, data, { key, dsaEncoding: 'ieee-p1363' }, jwt.signature);
+    if (family === 'ES')
+      return key.asymmetricKeyType === 'ec' && verify(hash, data, { key, dsaEncoding: 'ieee-p1363' }, jwt.signature);
   } catch {
     return false;
   }
@@ -93,7 +108,8 @@ function verifyAsymmetric(alg: string, token: string, material: string): boolean
 function decodeVerify(token: string, constraints: JsonObject, ctx: HostBuiltinContext): unknown[] {
   const invalid = [false, {}, {}];
   for (const k of Object.keys(constraints)) {
-    if (!['cert', 'secret', 'alg', 'iss', 'aud', 'time'].includes(k)) throw new BuiltinError(`unknown token validation constraint: ${k}`);
+    if (!['cert', 'secret', 'alg', 'iss', 'aud', 'time'].includes(k))
+      throw new BuiltinError(`unknown token validation constraint: ${k}`);
   }
   const hasCert = typeof constraints.cert === 'string';
   const hasSecret = typeof constraints.secret === 'string';

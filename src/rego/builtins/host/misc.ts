@@ -37,7 +37,8 @@ function compareSemver(a: string, b: string): number {
 
 // ---- uuid ---------------------------------------------------------------------------------------------
 
-const UUID = /^(?:urn:uuid:)?\{?([0-9a-fA-F]{8})-?([0-9a-fA-F]{4})-?([0-9a-fA-F]{4})-?([0-9a-fA-F]{4})-?([0-9a-fA-F]{12})\}?$/;
+const UUID =
+  /^(?:urn:uuid:)?\{?([0-9a-fA-F]{8})-?([0-9a-fA-F]{4})-?([0-9a-fA-F]{4})-?([0-9a-fA-F]{4})-?([0-9a-fA-F]{12})\}?$/;
 
 function parseUuid(s: string): Record<string, unknown> | undefined {
   const m = UUID.exec(s);
@@ -46,7 +47,14 @@ function parseUuid(s: string): Record<string, unknown> | undefined {
   const bytes = Buffer.from(hex, 'hex');
   const version = bytes[6] >> 4;
   const v = bytes[8];
-  const variant = v >> 7 === 0 ? 'Reserved, NCS backward compatibility.' : v >> 6 === 2 ? 'RFC4122' : v >> 5 === 6 ? 'Reserved, Microsoft Corporation backward compatibility.' : 'Reserved for future definition.';
+  const variant =
+    v >> 7 === 0
+      ? 'Reserved, NCS backward compatibility.'
+      : v >> 6 === 2
+        ? 'RFC4122'
+        : v >> 5 === 6
+          ? 'Reserved, Microsoft Corporation backward compatibility.'
+          : 'Reserved for future definition.';
   const out: Record<string, unknown> = { variant, version };
   if (variant === 'RFC4122' && (version === 1 || version === 2)) {
     // 60-bit count of 100 ns intervals since 1582-10-15, as Unix nanoseconds.
@@ -70,7 +78,13 @@ function parseUuid(s: string): Record<string, unknown> | undefined {
 
 /** Deterministic bytes for an evaluation: SHA-256(seed, builtin, key). Replaying with the recorded seed repeats them. */
 function seededBytes(ctx: HostBuiltinContext, builtin: string, key: string): Buffer {
-  return createHash('sha256').update(ctx.evaluation().seed).update('\0').update(builtin).update('\0').update(key).digest();
+  return createHash('sha256')
+    .update(ctx.evaluation().seed)
+    .update('\0')
+    .update(builtin)
+    .update('\0')
+    .update(key)
+    .digest();
 }
 
 function seededUuid(ctx: HostBuiltinContext, key: string): string {
@@ -116,20 +130,63 @@ function parseRational(num: string): { n: bigint; d: bigint } | undefined {
 }
 
 const SI_UNITS: Record<string, [bigint, bigint]> = {
-  '': [1n, 1n], m: [1n, 1000n], k: [1000n, 1n], K: [1000n, 1n], M: [10n ** 6n, 1n], g: [10n ** 9n, 1n], G: [10n ** 9n, 1n],
-  t: [10n ** 12n, 1n], T: [10n ** 12n, 1n], p: [10n ** 15n, 1n], P: [10n ** 15n, 1n], e: [10n ** 18n, 1n], E: [10n ** 18n, 1n],
-  ki: [1n << 10n, 1n], Ki: [1n << 10n, 1n], mi: [1n << 20n, 1n], Mi: [1n << 20n, 1n], gi: [1n << 30n, 1n], Gi: [1n << 30n, 1n],
-  ti: [1n << 40n, 1n], Ti: [1n << 40n, 1n], pi: [1n << 50n, 1n], Pi: [1n << 50n, 1n], ei: [1n << 60n, 1n], Ei: [1n << 60n, 1n],
+  '': [1n, 1n],
+  m: [1n, 1000n],
+  k: [1000n, 1n],
+  K: [1000n, 1n],
+  M: [10n ** 6n, 1n],
+  g: [10n ** 9n, 1n],
+  G: [10n ** 9n, 1n],
+  t: [10n ** 12n, 1n],
+  T: [10n ** 12n, 1n],
+  p: [10n ** 15n, 1n],
+  P: [10n ** 15n, 1n],
+  e: [10n ** 18n, 1n],
+  E: [10n ** 18n, 1n],
+  ki: [1n << 10n, 1n],
+  Ki: [1n << 10n, 1n],
+  mi: [1n << 20n, 1n],
+  Mi: [1n << 20n, 1n],
+  gi: [1n << 30n, 1n],
+  Gi: [1n << 30n, 1n],
+  ti: [1n << 40n, 1n],
+  Ti: [1n << 40n, 1n],
+  pi: [1n << 50n, 1n],
+  Pi: [1n << 50n, 1n],
+  ei: [1n << 60n, 1n],
+  Ei: [1n << 60n, 1n],
 };
 
 const BYTE_UNITS: Record<string, bigint> = {
-  '': 1n, kb: 1000n, k: 1000n, mb: 10n ** 6n, m: 10n ** 6n, gb: 10n ** 9n, g: 10n ** 9n, tb: 10n ** 12n, t: 10n ** 12n,
-  pb: 10n ** 15n, p: 10n ** 15n, eb: 10n ** 18n, e: 10n ** 18n,
-  kib: 1n << 10n, ki: 1n << 10n, mib: 1n << 20n, mi: 1n << 20n, gib: 1n << 30n, gi: 1n << 30n,
-  tib: 1n << 40n, ti: 1n << 40n, pib: 1n << 50n, pi: 1n << 50n, eib: 1n << 60n, ei: 1n << 60n,
+  '': 1n,
+  kb: 1000n,
+  k: 1000n,
+  mb: 10n ** 6n,
+  m: 10n ** 6n,
+  gb: 10n ** 9n,
+  g: 10n ** 9n,
+  tb: 10n ** 12n,
+  t: 10n ** 12n,
+  pb: 10n ** 15n,
+  p: 10n ** 15n,
+  eb: 10n ** 18n,
+  e: 10n ** 18n,
+  kib: 1n << 10n,
+  ki: 1n << 10n,
+  mib: 1n << 20n,
+  mi: 1n << 20n,
+  gib: 1n << 30n,
+  gi: 1n << 30n,
+  tib: 1n << 40n,
+  ti: 1n << 40n,
+  pib: 1n << 50n,
+  pi: 1n << 50n,
+  eib: 1n << 60n,
+  ei: 1n << 60n,
 };
 
-const exact = (v: bigint): number | bigint => (v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v);
+const exact = (v: bigint): number | bigint =>
+  v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
 
 /** units.parse: SI (m = milli, M = mega) and binary units, exact; non-integers with 10 decimals like OPA. */
 function parseUnits(raw: string): number | bigint {

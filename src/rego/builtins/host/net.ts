@@ -132,9 +132,12 @@ function mergeNets(nets: Net[]): string[] {
     const ranges = nets
       .filter((n) => n.v6 === v6)
       .map((n) => ({ first: n.base, last: last(n), net: n as Net | undefined }))
-      .sort((a, b) => (a.last < b.last ? -1 : a.last > b.last ? 1 : a.first < b.first ? -1 : a.first > b.first ? 1 : 0));
+      .sort((a, b) =>
+        a.last < b.last ? -1 : a.last > b.last ? 1 : a.first < b.first ? -1 : a.first > b.first ? 1 : 0,
+      );
     for (let i = ranges.length - 1; i > 0; i--) {
       if (ranges[i].first - 1n <= ranges[i - 1].last) {
+        // biome-ignore lint/complexity/useMathMinMax: bigint operands, which Math.min does not take
         const first = ranges[i - 1].first < ranges[i].first ? ranges[i - 1].first : ranges[i].first;
         ranges[i - 1] = { first, last: ranges[i].last, net: undefined };
         ranges.splice(i, 1);
@@ -189,7 +192,8 @@ export const netBuiltins: HostImpls = {
   'net.cidr_expand'([a]) {
     const n = parseCidr(str(a, 1));
     const size = last(n) - n.base + 1n;
-    if (size > BigInt(MAX_CIDR_EXPANSION)) throw new BuiltinError(`${formatCidr(n)} has ${size} addresses, more than the limit of ${MAX_CIDR_EXPANSION}`);
+    if (size > BigInt(MAX_CIDR_EXPANSION))
+      throw new BuiltinError(`${formatCidr(n)} has ${size} addresses, more than the limit of ${MAX_CIDR_EXPANSION}`);
     const out: string[] = [];
     for (let ip = n.base; ip <= last(n); ip++) out.push(formatIp(n.v6, ip));
     return out.sort();

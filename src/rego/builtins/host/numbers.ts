@@ -22,11 +22,13 @@ export const MAX_RANGE_LENGTH = 10_000_000;
 const goRound = (x: number): number => (x < 0 ? -Math.round(-x) : Math.round(x));
 
 /** A JS integer result, exact as bigint when beyond 2^53. */
-const exactInt = (v: bigint): number | bigint => (v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v);
+const exactInt = (v: bigint): number | bigint =>
+  v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
 
 function range(from: number, to: number, step: number): number[] {
   const length = Math.floor(Math.abs(to - from) / step) + 1;
-  if (length > MAX_RANGE_LENGTH) throw new BuiltinError(`range of ${length} elements exceeds the limit of ${MAX_RANGE_LENGTH}`);
+  if (length > MAX_RANGE_LENGTH)
+    throw new BuiltinError(`range of ${length} elements exceeds the limit of ${MAX_RANGE_LENGTH}`);
   const out: number[] = new Array(length);
   const dir = to >= from ? 1 : -1;
   for (let k = 0; k < length; k++) out[k] = from + dir * k * step;
@@ -35,7 +37,9 @@ function range(from: number, to: number, step: number): number[] {
 
 function numbersOf(v: unknown, pos: number): number[] {
   if (!Array.isArray(v)) throw operandError(pos, 'one of {array, set}', v);
-  for (const e of v) if (typeof e !== 'number') throw new BuiltinTypeError(`operand ${pos} must be array of numbers but got array containing ${typeName(e)}`);
+  for (const e of v)
+    if (typeof e !== 'number')
+      throw new BuiltinTypeError(`operand ${pos} must be array of numbers but got array containing ${typeName(e)}`);
   return v as number[];
 }
 
@@ -50,7 +54,8 @@ function shift(v: unknown, pos: number): bigint {
   return BigInt(n);
 }
 
-const bin = (f: (a: bigint, b: bigint) => bigint) => (args: unknown[]) => exactInt(f(BigInt(int(args[0], 1)), BigInt(int(args[1], 2))));
+const bin = (f: (a: bigint, b: bigint) => bigint) => (args: unknown[]) =>
+  exactInt(f(BigInt(int(args[0], 1)), BigInt(int(args[1], 2))));
 
 /** numbers.range operands: OPA's BigIntOperand wording. */
 function rangeInt(v: unknown, pos: number): number {
@@ -77,10 +82,13 @@ export const numberBuiltins: HostImpls = {
     if (typeof x === 'boolean') return x ? 1 : 0;
     if (typeof x === 'number') return x;
     if (typeof x === 'string') {
-      if (/^(inf|infinity|nan)$/.test(x.replace(/^[+-]+/, '').toLowerCase())) throw operandError(1, 'valid number string', x);
-      if (!/^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/.test(x)) throw new BuiltinError(`strconv.ParseFloat: parsing ${JSON.stringify(x)}: invalid syntax`);
+      if (/^(inf|infinity|nan)$/.test(x.replace(/^[+-]+/, '').toLowerCase()))
+        throw operandError(1, 'valid number string', x);
+      if (!/^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/.test(x))
+        throw new BuiltinError(`strconv.ParseFloat: parsing ${JSON.stringify(x)}: invalid syntax`);
       const n = Number(x);
-      if (!Number.isFinite(n)) throw new BuiltinError(`strconv.ParseFloat: parsing ${JSON.stringify(x)}: value out of range`);
+      if (!Number.isFinite(n))
+        throw new BuiltinError(`strconv.ParseFloat: parsing ${JSON.stringify(x)}: value out of range`);
       return n;
     }
     throw operandError(1, 'one of {null, boolean, number, string}', x);
@@ -102,7 +110,8 @@ export const numberBuiltins: HostImpls = {
   plus: ([a, b]) => num(a, 1) + num(b, 2),
   minus([a, b]) {
     // Sets arrive as arrays: `-` on two collections is set difference.
-    if (Array.isArray(a) && Array.isArray(b)) return toSet((a as JsonValue[]).filter((x) => !(b as JsonValue[]).some((y) => valuesEqual(x, y))));
+    if (Array.isArray(a) && Array.isArray(b))
+      return toSet((a as JsonValue[]).filter((x) => !(b as JsonValue[]).some((y) => valuesEqual(x, y))));
     if (typeof a !== 'number') throw operandError(1, 'one of {number, set}', a);
     if (typeof b !== 'number') throw operandError(2, 'one of {number, set}', b);
     return a - b;
@@ -129,7 +138,14 @@ export const numberBuiltins: HostImpls = {
     return false;
   },
   'internal.member_3'([k, v, coll]) {
-    if (Array.isArray(coll)) return typeof k === 'number' && Number.isInteger(k) && k >= 0 && k < coll.length && valuesEqual(coll[k] as JsonValue, v as JsonValue);
+    if (Array.isArray(coll))
+      return (
+        typeof k === 'number' &&
+        Number.isInteger(k) &&
+        k >= 0 &&
+        k < coll.length &&
+        valuesEqual(coll[k] as JsonValue, v as JsonValue)
+      );
     if (isObject(coll)) return typeof k === 'string' && Object.hasOwn(coll, k) && valuesEqual(coll[k], v as JsonValue);
     return false;
   },

@@ -46,8 +46,17 @@ type Node =
 class Unsupported extends Error {}
 
 const DIGIT: Range[] = [[0x30, 0x39]];
-const WORD: Range[] = [[0x30, 0x39], [0x41, 0x5a], [0x5f, 0x5f], [0x61, 0x7a]];
-const SPACE: Range[] = [[0x09, 0x0a], [0x0c, 0x0d], [0x20, 0x20]]; // Go's \s: no \v
+const WORD: Range[] = [
+  [0x30, 0x39],
+  [0x41, 0x5a],
+  [0x5f, 0x5f],
+  [0x61, 0x7a],
+];
+const SPACE: Range[] = [
+  [0x09, 0x0a],
+  [0x0c, 0x0d],
+  [0x20, 0x20],
+]; // Go's \s: no \v
 const KELVIN = 0x212a;
 const LONG_S = 0x17f;
 
@@ -125,13 +134,23 @@ class Parser {
     }
     if (atom.k === 'assert' || min > 1000 || max < min || (max !== Infinity && max > 1000)) throw new Unsupported();
     const next = this.peek();
-    if (next === '*' || next === '+' || next === '?' || (next === '{' && /^\{\d+(,\d*)?\}/.test(this.src.slice(this.i)))) throw new Unsupported();
+    if (
+      next === '*' ||
+      next === '+' ||
+      next === '?' ||
+      (next === '{' && /^\{\d+(,\d*)?\}/.test(this.src.slice(this.i)))
+    )
+      throw new Unsupported();
     return { k: 'rep', min, max, lazy, body: atom };
   }
 
   private atom(fold: boolean): Node {
     const c = this.src[this.i++];
-    const cls = (ranges: Range[], neg = false): Node => ({ k: 'class', neg, ranges: fold ? foldRanges(ranges) : ranges });
+    const cls = (ranges: Range[], neg = false): Node => ({
+      k: 'class',
+      neg,
+      ranges: fold ? foldRanges(ranges) : ranges,
+    });
     switch (c) {
       case '(': {
         let capture = true;
@@ -307,7 +326,9 @@ function checkQuantifiers(n: Node, keepCaptures: boolean, inRep: boolean): void 
 const requiredChars = (n: Node): Set<number> => {
   switch (n.k) {
     case 'class':
-      return !n.neg && n.ranges.length === 1 && n.ranges[0][0] === n.ranges[0][1] ? new Set([n.ranges[0][0]]) : new Set();
+      return !n.neg && n.ranges.length === 1 && n.ranges[0][0] === n.ranges[0][1]
+        ? new Set([n.ranges[0][0]])
+        : new Set();
     case 'group':
       return requiredChars(n.body);
     case 'cat':
@@ -349,7 +370,13 @@ function alphabetOf(n: Node, into: AsciiSet = new Uint8Array(128)): AsciiSet | u
 
 /** How often a character is expected in ordinary text: letters and spaces are everywhere, digits are not. */
 const commonness = (c: number) =>
-  c === 0x20 || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a) ? 16 : c >= 0x30 && c <= 0x39 ? 1 : '.,-:;\'"()/!?'.includes(String.fromCharCode(c)) ? 8 : 2;
+  c === 0x20 || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a)
+    ? 16
+    : c >= 0x30 && c <= 0x39
+      ? 1
+      : '.,-:;\'"()/!?'.includes(String.fromCharCode(c))
+        ? 8
+        : 2;
 
 /**
  * A set of characters every match of `n` holds at least one of (the rarest such set found, by commonness),
@@ -413,7 +440,8 @@ const LINEAR_REPLICATION_LIMIT = 16;
 const MAX_NESTED_OPTIONALS = 32;
 const MAX_MANDATORY_COPIES = 256;
 
-const hex = (c: number) => (c < 0x100 ? `\\x${c.toString(16).padStart(2, '0')}` : `\\u${c.toString(16).padStart(4, '0')}`);
+const hex = (c: number) =>
+  c < 0x100 ? `\\x${c.toString(16).padStart(2, '0')}` : `\\u${c.toString(16).padStart(4, '0')}`;
 const unit = (c: number) => (isAlnum(c) ? String.fromCharCode(c) : hex(c));
 
 function emitClass(neg: boolean, ranges: Range[]): string {
@@ -463,7 +491,8 @@ function emitRepeat(n: Extract<Node, { k: 'rep' }>, keepCaptures: boolean): stri
   const chunk = Math.max(1, Math.floor(LINEAR_REPLICATION_LIMIT / replication(n.body)));
   if (n.min > MAX_MANDATORY_COPIES) throw new Unsupported();
   let out = '';
-  for (let left = n.min; left > 0; left -= chunk) out += Math.min(left, chunk) === 1 ? x : `${x}{${Math.min(left, chunk)}}`;
+  for (let left = n.min; left > 0; left -= chunk)
+    out += Math.min(left, chunk) === 1 ? x : `${x}{${Math.min(left, chunk)}}`;
   if (n.max === Infinity) return `${out}${counted}*${q}`;
   const optional = n.max - n.min;
   if (optional === 0) return out;
@@ -551,8 +580,11 @@ let fallbackInForce: boolean | undefined;
 export function linearFallbackInForce(): boolean {
   if (fallbackInForce === undefined) {
     try {
+      // A constructor, not a literal: an engine without the `l` flag must throw here, not fail to parse the module.
+      // biome-ignore lint/complexity/useRegexLiterals: see above
       new RegExp('a', 'l');
       const started = performance.now();
+      // biome-ignore lint/complexity/useRegexLiterals: built at run time so --enable-experimental-regexp-engine applies
       const result = new RegExp('(?:a|a)*b').exec('a'.repeat(24));
       fallbackInForce = result === null && performance.now() - started < 200;
     } catch {
@@ -619,7 +651,8 @@ export class IrregexpPattern {
   private timed<T>(s: string, run: () => T): T {
     const started = performance.now();
     const result = run();
-    if ((performance.now() - started) * 1000 <= slowCallMicros(s.length)) this.strikes = Math.max(0, this.strikes - 1 / 64);
+    if ((performance.now() - started) * 1000 <= slowCallMicros(s.length))
+      this.strikes = Math.max(0, this.strikes - 1 / 64);
     else if (++this.strikes >= 3) {
       this.re2jsFrom = Math.min(this.re2jsFrom, Math.floor(s.length / 2));
       this.strikes = 0;
@@ -638,13 +671,16 @@ export class IrregexpPattern {
     const span = this.translation.span;
     if (span === undefined) return this.timed(s, () => this.once.test(s));
     const from = spanStart(span, s, 0);
-    return from >= 0 && this.timed(s, () => {
-      this.global.lastIndex = from;
-      return this.global.test(s);
-    });
+    return (
+      from >= 0 &&
+      this.timed(s, () => {
+        this.global.lastIndex = from;
+        return this.global.test(s);
+      })
+    );
   }
 
-/** Go's Regexp.allMatches: no empty match right after a match, at most n matches (all when n < 0). */
+  /** Go's Regexp.allMatches: no empty match right after a match, at most n matches (all when n < 0). */
   findAll(s: string, n: number): Found[] | undefined {
     if (!this.canAnswer(s)) return undefined;
     return this.lacksRequired(s) ? [] : this.timed(s, () => this.findAllIn(s, n));

@@ -41,7 +41,9 @@ class CompiledRegex {
 
   private irregexp(groups: boolean): IrregexpPattern | null {
     if (!irregexpEnabled()) return null;
-    return groups ? (this.withGroups ??= irregexpFor(this.pattern, true)) : (this.whole ??= irregexpFor(this.pattern, false));
+    return groups
+      ? (this.withGroups ??= irregexpFor(this.pattern, true))
+      : (this.whole ??= irregexpFor(this.pattern, false));
   }
 
   test(s: string): boolean {
@@ -201,8 +203,14 @@ export const regexBuiltins: HostImpls = {
     const start = str(open, 3);
     const end = str(close, 4);
     // OPA counts bytes here (Go len); both messages report the start delimiter's length, as OPA does.
-    if (Buffer.byteLength(start) !== 1) throw new BuiltinError(`start delimiter has to be exactly one character long but is ${Buffer.byteLength(start)} long`);
-    if (Buffer.byteLength(end) !== 1) throw new BuiltinError(`end delimiter has to be exactly one character long but is ${Buffer.byteLength(start)} long`);
+    if (Buffer.byteLength(start) !== 1)
+      throw new BuiltinError(
+        `start delimiter has to be exactly one character long but is ${Buffer.byteLength(start)} long`,
+      );
+    if (Buffer.byteLength(end) !== 1)
+      throw new BuiltinError(
+        `end delimiter has to be exactly one character long but is ${Buffer.byteLength(start)} long`,
+      );
     const pattern = templateToRegex(template, start, end);
     return compileRegex(pattern).test(str(s, 2));
   },

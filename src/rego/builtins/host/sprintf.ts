@@ -6,7 +6,11 @@ import { goQuote, regoText } from './format.ts';
 import type { HostImpls } from './registry.ts';
 import { arr, str } from './values.ts';
 
-type GoArg = { kind: 'int'; v: bigint } | { kind: 'bigint'; v: bigint } | { kind: 'float'; v: number } | { kind: 'string'; v: string };
+type GoArg =
+  | { kind: 'int'; v: bigint }
+  | { kind: 'bigint'; v: bigint }
+  | { kind: 'float'; v: number }
+  | { kind: 'string'; v: string };
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -24,7 +28,8 @@ function toGoArg(v: unknown): GoArg {
   return { kind: 'string', v: regoText(v) };
 }
 
-const goTypeName = (a: GoArg): string => ({ int: 'int', bigint: '*big.Int', float: 'float64', string: 'string' })[a.kind];
+const goTypeName = (a: GoArg): string =>
+  ({ int: 'int', bigint: '*big.Int', float: 'float64', string: 'string' })[a.kind];
 
 /** The operand as `%v` prints it, for Go's error forms `%!x(type=value)`. */
 function plainText(a: GoArg): string {
@@ -212,14 +217,20 @@ function formatOne(a: GoArg, verb: string, spec: Spec): string {
 }
 
 /** A width/precision at `i`: digits, or `*` taking the next operand. */
-function readNumber(format: string, i: number, args: GoArg[], argi: number): { value?: number; i: number; argi: number } {
+function readNumber(
+  format: string,
+  i: number,
+  args: GoArg[],
+  argi: number,
+): { value?: number; i: number; argi: number } {
   if (format[i] === '*') {
     const a = args[argi];
     return { value: a && a.kind === 'int' ? Number(a.v) : undefined, i: i + 1, argi: argi + 1 };
   }
   let j = i;
   let n = 0;
-  while (j < format.length && format.charCodeAt(j) >= 48 && format.charCodeAt(j) <= 57) n = n * 10 + (format.charCodeAt(j++) - 48);
+  while (j < format.length && format.charCodeAt(j) >= 48 && format.charCodeAt(j) <= 57)
+    n = n * 10 + (format.charCodeAt(j++) - 48);
   return { value: j > i ? n : undefined, i: j, argi };
 }
 
@@ -274,7 +285,13 @@ export function goSprintf(format: string, values: unknown[]): string {
     out += formatOne(args[argi++], verb, spec);
   }
   if (argi < args.length) {
-    out += '%!(EXTRA ' + args.slice(argi).map((a) => `${goTypeName(a)}=${plainText(a)}`).join(', ') + ')';
+    out +=
+      '%!(EXTRA ' +
+      args
+        .slice(argi)
+        .map((a) => `${goTypeName(a)}=${plainText(a)}`)
+        .join(', ') +
+      ')';
   }
   return out;
 }

@@ -155,7 +155,13 @@ export const stringBuiltins: HostImpls = {
     // Go's SplitN: the last part holds the unsplit remainder.
     const head = parts.slice(0, limit - 1);
     const sep = str(d, 2);
-    if (sep === '') return [...head, runes(s as string).slice(limit - 1).join('')];
+    if (sep === '')
+      return [
+        ...head,
+        runes(s as string)
+          .slice(limit - 1)
+          .join(''),
+      ];
     return [...head, parts.slice(limit - 1).join(sep)];
   },
   substring([s, start, length]) {

@@ -9,7 +9,20 @@ const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
 const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 
 /** Go's layout constants that OPA accepts by name (time.parse_ns, time.format). */
 export const namedLayouts: Record<string, string> = {
@@ -51,7 +64,8 @@ export function civilFromDays(z: number): [number, number, number] {
 }
 
 const isLeap = (y: number): boolean => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
-const daysIn = (y: number, m: number): number => [31, isLeap(y) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m - 1];
+const daysIn = (y: number, m: number): number =>
+  [31, isLeap(y) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m - 1];
 
 // ---- time zones ----------------------------------------------------------------------------------
 
@@ -104,7 +118,9 @@ export function loadZone(name: string): Zone {
       era: 'short',
     });
     // Abbreviations ("EST", "CET", "IST") are locale data: each English locale knows its region's.
-    shortNames = ABBR_LOCALES.map((locale) => new Intl.DateTimeFormat(locale, { timeZone: iana, timeZoneName: 'short' }));
+    shortNames = ABBR_LOCALES.map(
+      (locale) => new Intl.DateTimeFormat(locale, { timeZone: iana, timeZoneName: 'short' }),
+    );
   } catch {
     throw new BuiltinError(`unknown time zone ${name}`);
   }
@@ -119,7 +135,11 @@ export function loadZone(name: string): Zone {
       const p = Object.fromEntries(parts.formatToParts(ms).map((x) => [x.type, x.value]));
       let year = Number(p.year);
       if (p.era === 'BC' || p.era === 'B') year = 1 - year;
-      const local = daysFromCivil(year, Number(p.month), Number(p.day)) * 86400 + Number(p.hour) * 3600 + Number(p.minute) * 60 + Number(p.second);
+      const local =
+        daysFromCivil(year, Number(p.month), Number(p.day)) * 86400 +
+        Number(p.hour) * 3600 +
+        Number(p.minute) * 60 +
+        Number(p.second);
       const offset = local - bucket * 900;
       if (offsets.size >= OFFSET_CACHE_LIMIT) offsets.clear();
       offsets.set(bucket, offset);
@@ -199,11 +219,20 @@ export function breakDown(ns: bigint, zone: Zone): Broken {
 }
 
 /** Nanoseconds for a local civil time in `zone` (offset resolved like Go: offset at the guessed instant). */
-function fromCivil(y: number, mo: number, d: number, h: number, mi: number, s: number, nanos: number, zone: Zone): bigint {
+function fromCivil(
+  y: number,
+  mo: number,
+  d: number,
+  h: number,
+  mi: number,
+  s: number,
+  nanos: number,
+  zone: Zone,
+): bigint {
   // Go normalises out-of-range months/days (AddDate relies on it).
   const m0 = mo - 1;
   const yn = y + floorDiv(m0, 12);
-  const mn = ((m0 % 12) + 12) % 12 + 1;
+  const mn = (((m0 % 12) + 12) % 12) + 1;
   const local = (daysFromCivil(yn, mn, 1) + d - 1) * 86400 + h * 3600 + mi * 60 + s;
   let offset = zone.offset(local);
   // One correction step handles instants near a zone transition.
@@ -244,7 +273,8 @@ function timeOperand(v: unknown, _pos: number): { ns: bigint; zone: Zone; layout
     const layout = v.length > 2 ? str(v[2], 1) : '';
     return { ns, zone, layout };
   }
-  if (typeof v !== 'number' && typeof v !== 'bigint') throw new BuiltinTypeError(`operand ${pos} must be ${TIME_OPERAND} but got ${typeName(v)}`);
+  if (typeof v !== 'number' && typeof v !== 'bigint')
+    throw new BuiltinTypeError(`operand ${pos} must be ${TIME_OPERAND} but got ${typeName(v)}`);
   return { ns: nsOperand(v, pos), zone: UTC, layout: '' };
 }
 
@@ -260,11 +290,39 @@ type Tok =
   | { t: 'frac'; s: string; digits: number; optional: boolean };
 
 const STD_TOKENS = [
-  'January', 'Jan', 'Monday', 'Mon', 'MST',
-  '2006', '002', '01', '02', '03', '04', '05', '06', '__2', '_2', '15', '1', '2', '3', '4', '5',
-  'PM', 'pm',
-  '-07:00:00', '-070000', '-07:00', '-0700', '-07',
-  'Z07:00:00', 'Z070000', 'Z07:00', 'Z0700', 'Z07',
+  'January',
+  'Jan',
+  'Monday',
+  'Mon',
+  'MST',
+  '2006',
+  '002',
+  '01',
+  '02',
+  '03',
+  '04',
+  '05',
+  '06',
+  '__2',
+  '_2',
+  '15',
+  '1',
+  '2',
+  '3',
+  '4',
+  '5',
+  'PM',
+  'pm',
+  '-07:00:00',
+  '-070000',
+  '-07:00',
+  '-0700',
+  '-07',
+  'Z07:00:00',
+  'Z070000',
+  'Z07:00',
+  'Z0700',
+  'Z07',
 ];
 
 const layoutCache = new Map<string, Tok[]>();
@@ -353,30 +411,77 @@ export function formatTime(b: Broken, layout: string): string {
     }
     const h12 = b.hour % 12 === 0 ? 12 : b.hour % 12;
     switch (tok.s) {
-      case 'January': out += MONTHS[b.month - 1]; break;
-      case 'Jan': out += MONTHS[b.month - 1].slice(0, 3); break;
-      case 'Monday': out += DAYS[b.weekday]; break;
-      case 'Mon': out += DAYS[b.weekday].slice(0, 3); break;
-      case 'MST': out += b.abbr(); break;
-      case '2006': out += b.year < 0 ? '-' + String(-b.year).padStart(4, '0') : String(b.year).padStart(4, '0'); break;
-      case '06': out += pad2(((b.year % 100) + 100) % 100); break;
-      case '01': out += pad2(b.month); break;
-      case '1': out += String(b.month); break;
-      case '02': out += pad2(b.day); break;
-      case '2': out += String(b.day); break;
-      case '_2': out += String(b.day).padStart(2, ' '); break;
-      case '002': out += String(b.yday).padStart(3, '0'); break;
-      case '__2': out += String(b.yday).padStart(3, ' '); break;
-      case '15': out += pad2(b.hour); break;
-      case '03': out += pad2(h12); break;
-      case '3': out += String(h12); break;
-      case '04': out += pad2(b.minute); break;
-      case '4': out += String(b.minute); break;
-      case '05': out += pad2(b.second); break;
-      case '5': out += String(b.second); break;
-      case 'PM': out += b.hour >= 12 ? 'PM' : 'AM'; break;
-      case 'pm': out += b.hour >= 12 ? 'pm' : 'am'; break;
-      default: out += formatOffset(b.offset, tok.s);
+      case 'January':
+        out += MONTHS[b.month - 1];
+        break;
+      case 'Jan':
+        out += MONTHS[b.month - 1].slice(0, 3);
+        break;
+      case 'Monday':
+        out += DAYS[b.weekday];
+        break;
+      case 'Mon':
+        out += DAYS[b.weekday].slice(0, 3);
+        break;
+      case 'MST':
+        out += b.abbr();
+        break;
+      case '2006':
+        out += b.year < 0 ? '-' + String(-b.year).padStart(4, '0') : String(b.year).padStart(4, '0');
+        break;
+      case '06':
+        out += pad2(((b.year % 100) + 100) % 100);
+        break;
+      case '01':
+        out += pad2(b.month);
+        break;
+      case '1':
+        out += String(b.month);
+        break;
+      case '02':
+        out += pad2(b.day);
+        break;
+      case '2':
+        out += String(b.day);
+        break;
+      case '_2':
+        out += String(b.day).padStart(2, ' ');
+        break;
+      case '002':
+        out += String(b.yday).padStart(3, '0');
+        break;
+      case '__2':
+        out += String(b.yday).padStart(3, ' ');
+        break;
+      case '15':
+        out += pad2(b.hour);
+        break;
+      case '03':
+        out += pad2(h12);
+        break;
+      case '3':
+        out += String(h12);
+        break;
+      case '04':
+        out += pad2(b.minute);
+        break;
+      case '4':
+        out += String(b.minute);
+        break;
+      case '05':
+        out += pad2(b.second);
+        break;
+      case '5':
+        out += String(b.second);
+        break;
+      case 'PM':
+        out += b.hour >= 12 ? 'PM' : 'AM';
+        break;
+      case 'pm':
+        out += b.hour >= 12 ? 'pm' : 'am';
+        break;
+      default:
+        out += formatOffset(b.offset, tok.s);
     }
   }
   return out;
@@ -491,10 +596,18 @@ export function parseTime(layout: string, value: string, defaultZone: Zone = UTC
       continue;
     }
     switch (tok.s) {
-      case 'January': month = c.lookup(tok.s, MONTHS) + 1; break;
-      case 'Jan': month = c.lookup(tok.s, SHORT_MONTHS) + 1; break;
-      case 'Monday': c.lookup(tok.s, DAYS); break;
-      case 'Mon': c.lookup(tok.s, SHORT_DAYS); break;
+      case 'January':
+        month = c.lookup(tok.s, MONTHS) + 1;
+        break;
+      case 'Jan':
+        month = c.lookup(tok.s, SHORT_MONTHS) + 1;
+        break;
+      case 'Monday':
+        c.lookup(tok.s, DAYS);
+        break;
+      case 'Mon':
+        c.lookup(tok.s, SHORT_DAYS);
+        break;
       case 'MST': {
         const m = /^(UTC|GMT)([+-]\d{1,2})?|^[A-Z]{3,5}/.exec(c.rest);
         if (!m) c.fail(tok.s);
@@ -514,24 +627,44 @@ export function parseTime(layout: string, value: string, defaultZone: Zone = UTC
         year = y >= 69 ? 1900 + y : 2000 + y;
         break;
       }
-      case '01': month = c.num(tok.s, 2); break;
-      case '1': month = c.num(tok.s, 0, 2); break;
-      case '02': day = c.num(tok.s, 2); break;
+      case '01':
+        month = c.num(tok.s, 2);
+        break;
+      case '1':
+        month = c.num(tok.s, 0, 2);
+        break;
+      case '02':
+        day = c.num(tok.s, 2);
+        break;
       case '_2':
         if (c.rest.startsWith(' ')) c.rest = c.rest.slice(1);
         day = c.num(tok.s, 0, 2);
         break;
-      case '2': day = c.num(tok.s, 0, 2); break;
-      case '002': yday = c.num(tok.s, 3); break;
+      case '2':
+        day = c.num(tok.s, 0, 2);
+        break;
+      case '002':
+        yday = c.num(tok.s, 3);
+        break;
       case '__2':
         c.rest = c.rest.replace(/^ {1,2}/, '');
         yday = c.num(tok.s, 0, 3);
         break;
-      case '15': hour = c.num(tok.s, 0, 2); break;
-      case '03': hour = c.num(tok.s, 2); break;
-      case '3': hour = c.num(tok.s, 0, 2); break;
-      case '04': minute = c.num(tok.s, 2); break;
-      case '4': minute = c.num(tok.s, 0, 2); break;
+      case '15':
+        hour = c.num(tok.s, 0, 2);
+        break;
+      case '03':
+        hour = c.num(tok.s, 2);
+        break;
+      case '3':
+        hour = c.num(tok.s, 0, 2);
+        break;
+      case '04':
+        minute = c.num(tok.s, 2);
+        break;
+      case '4':
+        minute = c.num(tok.s, 0, 2);
+        break;
       case '05':
       case '5':
         second = tok.s === '05' ? c.num(tok.s, 2) : c.num(tok.s, 0, 2);
@@ -560,18 +693,21 @@ export function parseTime(layout: string, value: string, defaultZone: Zone = UTC
       }
     }
   }
-  if (c.rest !== '') throw new ParseFailure(`parsing time ${JSON.stringify(value)}: extra text: ${JSON.stringify(c.rest)}`);
+  if (c.rest !== '')
+    throw new ParseFailure(`parsing time ${JSON.stringify(value)}: extra text: ${JSON.stringify(c.rest)}`);
   if (pm !== undefined) {
     if (hour > 12) throw new ParseFailure(`parsing time ${JSON.stringify(value)}: hour out of range`);
     if (pm && hour < 12) hour += 12;
     if (!pm && hour === 12) hour = 0;
   }
   if (yday >= 0) {
-    if (yday < 1 || yday > (isLeap(year) ? 366 : 365)) throw new ParseFailure(`parsing time ${JSON.stringify(value)}: day-of-year out of range`);
+    if (yday < 1 || yday > (isLeap(year) ? 366 : 365))
+      throw new ParseFailure(`parsing time ${JSON.stringify(value)}: day-of-year out of range`);
     [, month, day] = civilFromDays(daysFromCivil(year, 1, 1) + yday - 1);
   }
   if (month < 1 || month > 12) throw new ParseFailure(`parsing time ${JSON.stringify(value)}: month out of range`);
-  if (day < 1 || day > daysIn(year, month)) throw new ParseFailure(`parsing time ${JSON.stringify(value)}: day out of range`);
+  if (day < 1 || day > daysIn(year, month))
+    throw new ParseFailure(`parsing time ${JSON.stringify(value)}: day out of range`);
   if (hour > 23) throw new ParseFailure(`parsing time ${JSON.stringify(value)}: hour out of range`);
   if (minute > 59) throw new ParseFailure(`parsing time ${JSON.stringify(value)}: minute out of range`);
   if (second > 59) throw new ParseFailure(`parsing time ${JSON.stringify(value)}: second out of range`);
@@ -590,7 +726,16 @@ function parseOrError(layout: string, value: string): bigint {
 
 // ---- durations -------------------------------------------------------------------------------------
 
-const UNITS: Record<string, bigint> = { ns: 1n, us: 1000n, 'µs': 1000n, 'μs': 1000n, ms: 1_000_000n, s: NS, m: 60n * NS, h: 3600n * NS };
+const UNITS: Record<string, bigint> = {
+  ns: 1n,
+  us: 1000n,
+  µs: 1000n,
+  μs: 1000n,
+  ms: 1_000_000n,
+  s: NS,
+  m: 60n * NS,
+  h: 3600n * NS,
+};
 
 /** Go's time.ParseDuration, exact. */
 export function parseDuration(s: string): bigint {
@@ -610,7 +755,8 @@ export function parseDuration(s: string): bigint {
     const m = /^(\d*)(?:\.(\d*))?([^\d.]+)/.exec(rest);
     if (!m || (m[1] === '' && (m[2] ?? '') === '')) bad();
     const unit = UNITS[m![3]];
-    if (unit === undefined) throw new BuiltinError(`time: unknown unit ${JSON.stringify(m![3])} in duration ${JSON.stringify(s)}`);
+    if (unit === undefined)
+      throw new BuiltinError(`time: unknown unit ${JSON.stringify(m![3])} in duration ${JSON.stringify(s)}`);
     const whole = BigInt(m![1] || '0');
     const frac = m![2] ?? '';
     let v = whole * unit;
@@ -656,7 +802,8 @@ function diff(a: Broken, b: Broken): number[] {
 }
 
 /** Exact integers beyond 2^53 stay bigint (the adapter sends them as raw JSON). */
-const nsResult = (ns: bigint): number | bigint => (ns >= BigInt(Number.MIN_SAFE_INTEGER) && ns <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(ns) : ns);
+const nsResult = (ns: bigint): number | bigint =>
+  ns >= BigInt(Number.MIN_SAFE_INTEGER) && ns <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(ns) : ns;
 
 export const timeBuiltins: HostImpls = {
   'time.now_ns': (_args, ctx: HostBuiltinContext) => nsResult(ctx.evaluation().nowNs),
@@ -702,7 +849,8 @@ export const timeBuiltins: HostImpls = {
   'time.format'([x]) {
     const { ns, zone, layout } = timeOperand(x, 1);
     // Default RFC3339Nano; a Go constant name, or else a literal layout.
-    const l = layout === '' ? namedLayouts.RFC3339Nano : Object.hasOwn(namedLayouts, layout) ? namedLayouts[layout] : layout;
+    const l =
+      layout === '' ? namedLayouts.RFC3339Nano : Object.hasOwn(namedLayouts, layout) ? namedLayouts[layout] : layout;
     return formatTime(breakDown(ns, zone), l);
   },
 };

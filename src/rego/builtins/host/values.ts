@@ -53,7 +53,8 @@ export function num(v: unknown, pos: number): number {
 
 export function int(v: unknown, pos: number): number {
   const n = num(v, pos);
-  if (!Number.isInteger(n)) throw new BuiltinTypeError(`operand ${pos} must be integer number but got floating-point number`);
+  if (!Number.isInteger(n))
+    throw new BuiltinTypeError(`operand ${pos} must be integer number but got floating-point number`);
   return n;
 }
 
@@ -76,7 +77,8 @@ export function bool(v: unknown, pos: number): boolean {
 export function stringList(v: unknown, pos: number, expected = 'one of {array, set}'): string[] {
   if (!Array.isArray(v)) throw operandError(pos, expected, v);
   for (const e of v) {
-    if (typeof e !== 'string') throw new BuiltinTypeError(`operand ${pos} must be array of strings but got array containing ${typeName(e)}`);
+    if (typeof e !== 'string')
+      throw new BuiltinTypeError(`operand ${pos} must be array of strings but got array containing ${typeName(e)}`);
   }
   return v as string[];
 }

@@ -129,7 +129,10 @@ class FnGen {
     const label = this.newLabel('b');
     this.labels.push(label);
     const stmts = b?.stmts ?? [];
-    const runs = this.mutations && stmts.length > 0 ? staticRuns(stmts, this.mutations, this.ctx.data, this.ctx.strings) : undefined;
+    const runs =
+      this.mutations && stmts.length > 0
+        ? staticRuns(stmts, this.mutations, this.ctx.data, this.ctx.strings)
+        : undefined;
     const body: Ref[] = [];
     for (let i = 0; i < stmts.length; i++) {
       const run = runs?.get(i);
@@ -199,7 +202,10 @@ class FnGen {
           // conflict: both defined and different (rt_equal is 0 when either side is undefined)
           m.if(
             m.i32.and(
-              m.i32.and(m.i32.ne(this.get(s.stmt.target), m.i32.const(0)), m.i32.ne(m.local.get(src, i32), m.i32.const(0))),
+              m.i32.and(
+                m.i32.ne(this.get(s.stmt.target), m.i32.const(0)),
+                m.i32.ne(m.local.get(src, i32), m.i32.const(0)),
+              ),
               m.i32.eqz(this.call('rt_equal', [this.get(s.stmt.target), m.local.get(src, i32)])),
             ),
             this.abort(`${this.location(s.stmt)}: ${msg}`),
@@ -221,7 +227,10 @@ class FnGen {
       }
       case 'AssignIntStmt':
         // A fresh number rather than an in-place update: the old one may be aliased by other locals.
-        return this.set(s.stmt.target, this.call('rt_number_int', [m.i64.const(BigInt.asIntN(64, BigInt(s.stmt.value)))]));
+        return this.set(
+          s.stmt.target,
+          this.call('rt_number_int', [m.i64.const(BigInt.asIntN(64, BigInt(s.stmt.value)))]),
+        );
       case 'MakeArrayStmt':
         return this.set(s.stmt.target, this.call('rt_array', [m.i32.const(Math.max(0, s.stmt.capacity | 0))]));
       case 'MakeObjectStmt':
@@ -255,10 +264,18 @@ class FnGen {
       case 'ArrayAppendStmt':
         return this.call('rt_array_append', [this.get(s.stmt.array), this.operand(s.stmt.value)], none);
       case 'ObjectInsertStmt':
-        return this.call('rt_object_insert', [this.get(s.stmt.object), this.operand(s.stmt.key), this.operand(s.stmt.value)], none);
+        return this.call(
+          'rt_object_insert',
+          [this.get(s.stmt.object), this.operand(s.stmt.key), this.operand(s.stmt.value)],
+          none,
+        );
       case 'ObjectInsertOnceStmt':
         return m.if(
-          this.call('rt_object_insert_once', [this.get(s.stmt.object), this.operand(s.stmt.key), this.operand(s.stmt.value)]),
+          this.call('rt_object_insert_once', [
+            this.get(s.stmt.object),
+            this.operand(s.stmt.key),
+            this.operand(s.stmt.value),
+          ]),
           this.abort(`${this.location(s.stmt)}: eval_conflict_error: object keys must be unique`),
         );
       case 'ObjectMergeStmt':
@@ -276,7 +293,10 @@ class FnGen {
           this.failIfZero(this.get(s.stmt.target)),
         ]);
       case 'BlockStmt':
-        return m.block(null, (s.stmt.blocks ?? []).map((b) => this.block(b)));
+        return m.block(
+          null,
+          (s.stmt.blocks ?? []).map((b) => this.block(b)),
+        );
       case 'BreakStmt': {
         const depth = s.stmt.index;
         const target = this.labels.length - 1 - depth;
@@ -317,7 +337,8 @@ class FnGen {
     const pops = this.withFrames.map(() => this.call('rt_memo_pop', [], none));
     if (this.memoIndex < 0 && pops.length === 0) return m.return(v);
     const t = this.temp();
-    const put = this.memoIndex < 0 ? [] : [this.call('rt_memo_put', [m.i32.const(this.memoIndex), m.local.get(t, i32)], none)];
+    const put =
+      this.memoIndex < 0 ? [] : [this.call('rt_memo_put', [m.i32.const(this.memoIndex), m.local.get(t, i32)], none)];
     return m.block(null, [m.local.set(t, v), ...pops, ...put, m.return(m.local.get(t, i32))]);
   }
 
@@ -398,13 +419,17 @@ class FnGen {
       if (native.hostFallback) {
         // HOST_FALLBACK (1): the input is outside the native subset; the host implementation decides.
         const host = this.ctx.hostBuiltins.get(s.func);
-        if (!host || host.argc !== native.arity) throw new WasmLinkError(`builtin ${s.func} has no host declaration for its fallback`);
+        if (!host || host.argc !== native.arity)
+          throw new WasmLinkError(`builtin ${s.func} has no host declaration for its fallback`);
         const again = (s.args ?? []).map((a) => this.operand(a));
         call = m.block(null, [
           call,
           m.if(
             m.i32.eq(this.get(s.result), m.i32.const(1)),
-            this.set(s.result, m.call(`opa_builtin${host.argc}`, [m.i32.const(host.id), m.i32.const(0), ...again], i32)),
+            this.set(
+              s.result,
+              m.call(`opa_builtin${host.argc}`, [m.i32.const(host.id), m.i32.const(0), ...again], i32),
+            ),
           ),
         ]);
       }
@@ -430,7 +455,9 @@ class FnGen {
       if (host.returnsSet) call = this.call('rt_to_set', [call]);
       return m.block(null, [...guards, this.set(s.result, call), this.failIfZero(this.get(s.result))]);
     }
-    throw new WasmLinkError(`call to unknown function ${s.func} (not an IR func, native builtin or static.builtin_funcs entry)`);
+    throw new WasmLinkError(
+      `call to unknown function ${s.func} (not an IR func, native builtin or static.builtin_funcs entry)`,
+    );
   }
 
   callDynamic(s: { args: number[]; path: Operand[]; result: number }): Ref {
@@ -447,13 +474,18 @@ class FnGen {
       m.br(this.failLabel, m.i32.lt_s(m.local.get(idx, i32), m.i32.const(0))),
       this.set(
         s.result,
-        m.call_indirect(TABLE, m.local.get(idx, i32), s.args.map((a) => this.get(a)), binaryen.createType([i32, i32]), i32),
+        m.call_indirect(
+          TABLE,
+          m.local.get(idx, i32),
+          s.args.map((a) => this.get(a)),
+          binaryen.createType([i32, i32]),
+          i32,
+        ),
       ),
       this.failIfZero(this.get(s.result)),
     ]);
   }
 }
-
 
 /** Runs fn, reporting any failure as a WasmLinkError that names the IR function or plan. */
 function inContext(what: string, fn: () => void): void {
@@ -475,7 +507,8 @@ export function compilePlan(ctx: Ctx, p: Plan, index: number): void {
 
 function compileFuncUnchecked(ctx: Ctx, f: Func, index: number): void {
   const m = ctx.m;
-  if (!Array.isArray(f.params) || f.params.length < 2) throw new WasmLinkError('params must list at least input and data');
+  if (!Array.isArray(f.params) || f.params.length < 2)
+    throw new WasmLinkError('params must list at least input and data');
   if (!Array.isArray(f.blocks)) throw new WasmLinkError('blocks missing');
   const gen = new FnGen(ctx, f.params.length, f.params.length > 2, f.blocks);
   f.params.forEach((p, i) => gen.bindParam(p, i));
@@ -506,5 +539,11 @@ function compilePlanUnchecked(ctx: Ctx, p: Plan, index: number): void {
   gen.bindParam(0, 0);
   gen.bindParam(1, 1);
   const body = p.blocks.map((b) => gen.block(b));
-  m.addFunction(`policy_plan_${index}`, binaryen.createType([i32, i32, i32]), none, gen.vars, m.block(null, body, none));
+  m.addFunction(
+    `policy_plan_${index}`,
+    binaryen.createType([i32, i32, i32]),
+    none,
+    gen.vars,
+    m.block(null, body, none),
+  );
 }

@@ -5,7 +5,15 @@
 import binaryen from 'binaryen';
 import type { Func, Plan, Policy } from '../../ir/types.ts';
 import { staticCompositesSafe } from './static-composites.ts';
-import { blockUsesDynamic, compileFunc, compilePlan, TABLE, WasmLinkError, type Ctx, type HostBuiltin } from './codegen.ts';
+import {
+  blockUsesDynamic,
+  compileFunc,
+  compilePlan,
+  TABLE,
+  WasmLinkError,
+  type Ctx,
+  type HostBuiltin,
+} from './codegen.ts';
 import { StaticData, type StaticValue } from './static-data.ts';
 import { loadRuntimeWasm, WASM_NAMES } from './runtime.ts';
 import { NATIVE_BUILTINS } from './native-builtins.ts';
@@ -22,10 +30,25 @@ export interface LinkOptions {
 
 // Exports of the final module: exactly the OPA ABI 1.3 surface (design/opa-wasm-abi.md §4).
 const ABI_FUNCTION_EXPORTS = [
-  'opa_eval_ctx_new', 'opa_eval_ctx_set_input', 'opa_eval_ctx_set_data', 'opa_eval_ctx_set_entrypoint',
-  'opa_eval_ctx_get_result', 'opa_malloc', 'opa_free', 'opa_json_parse', 'opa_value_parse', 'opa_json_dump',
-  'opa_value_dump', 'opa_heap_ptr_get', 'opa_heap_ptr_set', 'opa_value_add_path', 'opa_value_remove_path',
-  'opa_value_free', 'opa_heap_blocks_stash', 'opa_heap_blocks_restore', 'opa_heap_stash_clear',
+  'opa_eval_ctx_new',
+  'opa_eval_ctx_set_input',
+  'opa_eval_ctx_set_data',
+  'opa_eval_ctx_set_entrypoint',
+  'opa_eval_ctx_get_result',
+  'opa_malloc',
+  'opa_free',
+  'opa_json_parse',
+  'opa_value_parse',
+  'opa_json_dump',
+  'opa_value_dump',
+  'opa_heap_ptr_get',
+  'opa_heap_ptr_set',
+  'opa_value_add_path',
+  'opa_value_remove_path',
+  'opa_value_free',
+  'opa_heap_blocks_stash',
+  'opa_heap_blocks_restore',
+  'opa_heap_stash_clear',
 ] as const;
 const GENERATED_EXPORTS = ['eval', 'opa_eval', 'builtins', 'entrypoints'] as const;
 
@@ -99,13 +122,17 @@ function link(m: binaryen.Module, policy: Policy, options: LinkOptions): Uint8Ar
   funcs.forEach((f, index) => {
     if (funcNames.has(f.name)) throw new WasmLinkError(`duplicate IR function ${f.name}`);
     // with GUARDIAN_WASM_NAMES the profile shows the Rego function (g0.data.acs.pii.shapes, …)
-    funcNames.set(f.name, { wasm: WASM_NAMES ? `policy_func_${index}:${f.name}` : `policy_func_${index}`, func: f, index });
+    funcNames.set(f.name, {
+      wasm: WASM_NAMES ? `policy_func_${index}:${f.name}` : `policy_func_${index}`,
+      func: f,
+      index,
+    });
   });
 
   // CallDynamicStmt mapping {g0: {pkg: {rule: tableIndex}}} over 2-parameter funcs with a path.
   const tableFuncs: string[] = [];
   const mapping: { [k: string]: StaticValue } = {};
-  funcs.forEach((f, index) => {
+  funcs.forEach((f, _index) => {
     if (!f.path || f.path.length === 0 || f.params.length !== 2) return;
     let node = mapping;
     f.path.slice(0, -1).forEach((seg) => {
@@ -116,7 +143,8 @@ function link(m: binaryen.Module, policy: Policy, options: LinkOptions): Uint8Ar
     node[f.path[f.path.length - 1]] = tableFuncs.length;
     tableFuncs.push(funcNames.get(f.name)!.wasm);
   });
-  const usesDynamic = funcs.some((f) => f.blocks.some(blockUsesDynamic)) || plans.some((p) => p.blocks.some(blockUsesDynamic));
+  const usesDynamic =
+    funcs.some((f) => f.blocks.some(blockUsesDynamic)) || plans.some((p) => p.blocks.some(blockUsesDynamic));
 
   const ctx: Ctx = {
     m,
@@ -140,7 +168,13 @@ function link(m: binaryen.Module, policy: Policy, options: LinkOptions): Uint8Ar
       const name = [...hostBuiltins].find(([, b]) => b.argc === argc)?.[0];
       throw new WasmLinkError(`too many built-in call arguments: ${name} takes ${argc} (at most 4 for host builtins)`);
     }
-    m.addFunctionImport(`opa_builtin${argc}`, 'env', `opa_builtin${argc}`, binaryen.createType(Array(argc + 2).fill(i32)), i32);
+    m.addFunctionImport(
+      `opa_builtin${argc}`,
+      'env',
+      `opa_builtin${argc}`,
+      binaryen.createType(Array(argc + 2).fill(i32)),
+      i32,
+    );
   }
 
   funcs.forEach((f, index) => compileFunc(ctx, f, index));
@@ -295,7 +329,13 @@ function compileOpaEval(ctx: Ctx): void {
   const INPUT = 7;
   const CTX = 8;
   const body = m.block(null, [
-    m.if(get(0), m.block(null, [m.call(rt('abortAt'), [m.i32.const(ctx.data.cstring('opa_eval: reserved parameter must be 0'))], none), m.unreachable()])),
+    m.if(
+      get(0),
+      m.block(null, [
+        m.call(rt('abortAt'), [m.i32.const(ctx.data.cstring('opa_eval: reserved parameter must be 0'))], none),
+        m.unreachable(),
+      ]),
+    ),
     m.call(rt('opa_heap_ptr_set'), [get(5)], none),
     m.local.set(INPUT, m.i32.const(0)),
     m.if(
@@ -304,7 +344,10 @@ function compileOpaEval(ctx: Ctx): void {
         m.local.set(INPUT, m.call(rt('opa_value_parse'), [get(3), get(4)], i32)),
         m.if(
           m.i32.eqz(get(INPUT)),
-          m.block(null, [m.call(rt('abortAt'), [m.i32.const(ctx.data.cstring('opa_eval: failed to parse input'))], none), m.unreachable()]),
+          m.block(null, [
+            m.call(rt('abortAt'), [m.i32.const(ctx.data.cstring('opa_eval: failed to parse input'))], none),
+            m.unreachable(),
+          ]),
         ),
       ]),
     ),
@@ -323,4 +366,3 @@ function compileOpaEval(ctx: Ctx): void {
   ]);
   m.addFunction('opa_eval', binaryen.createType(Array(7).fill(i32)), i32, [i32, i32], body);
 }
-

@@ -177,7 +177,12 @@ export interface StaticRun {
  * run. Constants are followed only through straight-line constant statements (any other statement forgets
  * them), which is how the planner lays out a literal's elements before the literal.
  */
-export function staticRuns(stmts: Stmt[], counts: Map<number, number>, data: StaticData, strings: string[]): Map<number, StaticRun> {
+export function staticRuns(
+  stmts: Stmt[],
+  counts: Map<number, number>,
+  data: StaticData,
+  strings: string[],
+): Map<number, StaticRun> {
   const runs = new Map<number, StaticRun>();
   const consts = new Map<number, Const>();
   const constOf = (op: Operand): Const | undefined => {
@@ -205,13 +210,22 @@ export function staticRuns(stmts: Stmt[], counts: Map<number, number>, data: Sta
         consts.set(s.stmt.target, { addr: data.null(), val: { k: 1 } });
         continue;
       case 'MakeNumberIntStmt':
-        consts.set(s.stmt.target, { addr: data.int(BigInt(s.stmt.value)), val: { k: 3, int: BigInt.asIntN(64, BigInt(s.stmt.value)) === BigInt(s.stmt.value) ? BigInt(s.stmt.value) : undefined } });
+        consts.set(s.stmt.target, {
+          addr: data.int(BigInt(s.stmt.value)),
+          val: {
+            k: 3,
+            int: BigInt.asIntN(64, BigInt(s.stmt.value)) === BigInt(s.stmt.value) ? BigInt(s.stmt.value) : undefined,
+          },
+        });
         continue;
       case 'MakeNumberRefStmt': {
         const text = strings[s.stmt.index ?? s.stmt.Index ?? -1];
         if (text === undefined) break;
         const small = /^-?[0-9]{1,18}$/.test(text);
-        consts.set(s.stmt.target, { addr: data.numberText(text), val: { k: 3, int: small ? BigInt(text) : undefined } });
+        consts.set(s.stmt.target, {
+          addr: data.numberText(text),
+          val: { k: 3, int: small ? BigInt(text) : undefined },
+        });
         continue;
       }
       case 'MakeArrayStmt':
@@ -225,9 +239,11 @@ export function staticRuns(stmts: Stmt[], counts: Map<number, number>, data: Sta
         for (; j < stmts.length; j++) {
           const t = stmts[j];
           if (t === null || typeof t !== 'object' || t.stmt === null || typeof t.stmt !== 'object') break;
-          if (kind === 'array' && t.type === 'ArrayAppendStmt' && t.stmt.array === target) run.push(constOf(t.stmt.value));
+          if (kind === 'array' && t.type === 'ArrayAppendStmt' && t.stmt.array === target)
+            run.push(constOf(t.stmt.value));
           else if (kind === 'set' && t.type === 'SetAddStmt' && t.stmt.set === target) run.push(constOf(t.stmt.value));
-          else if (kind === 'object' && t.type === 'ObjectInsertStmt' && t.stmt.object === target) run.push(constOf(t.stmt.key), constOf(t.stmt.value));
+          else if (kind === 'object' && t.type === 'ObjectInsertStmt' && t.stmt.object === target)
+            run.push(constOf(t.stmt.key), constOf(t.stmt.value));
           else break;
         }
         const length = kind === 'object' ? run.length / 2 : run.length;
@@ -253,7 +269,14 @@ export function staticRuns(stmts: Stmt[], counts: Map<number, number>, data: Sta
 
 /** The static value of a literal's run (rt_array_append/rt_set_add/rt_object_insert in order); undefined ⇒ leave it dynamic. */
 function build(kind: 'array' | 'set' | 'object', run: Const[], data: StaticData): Const | undefined {
-  if (kind === 'array') return { addr: data.composite('array', run.map((c) => c.addr)), val: { k: 5, items: run } };
+  if (kind === 'array')
+    return {
+      addr: data.composite(
+        'array',
+        run.map((c) => c.addr),
+      ),
+      val: { k: 5, items: run },
+    };
   if (kind === 'set') {
     const items: Const[] = [];
     for (const c of run) {
@@ -273,7 +296,13 @@ function build(kind: 'array' | 'set' | 'object', run: Const[], data: StaticData)
       }
       items.splice(lo, 0, c);
     }
-    return { addr: data.composite('set', items.map((c) => c.addr)), val: { k: 7, items } };
+    return {
+      addr: data.composite(
+        'set',
+        items.map((c) => c.addr),
+      ),
+      val: { k: 7, items },
+    };
   }
   const entries: [Const, Const][] = [];
   for (let i = 0; i < run.length; i += 2) {
@@ -297,5 +326,11 @@ function build(kind: 'array' | 'set' | 'object', run: Const[], data: StaticData)
     }
     entries.splice(lo, 0, [key, run[i + 1]]);
   }
-  return { addr: data.composite('object', entries.flatMap(([k, v]) => [k.addr, v.addr])), val: { k: 6, entries } };
+  return {
+    addr: data.composite(
+      'object',
+      entries.flatMap(([k, v]) => [k.addr, v.addr]),
+    ),
+    val: { k: 6, entries },
+  };
 }

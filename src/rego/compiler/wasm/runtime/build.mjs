@@ -18,18 +18,27 @@ export async function buildRuntime(opts = {}) {
   const { error } = await asc.main(
     [
       'assembly/index.ts',
-      '--baseDir', here,
-      '--outFile', 'runtime.wasm',
-      '--runtime', 'stub',
+      '--baseDir',
+      here,
+      '--outFile',
+      'runtime.wasm',
+      '--runtime',
+      'stub',
       '--importMemory',
-      '--initialMemory', '1',
+      '--initialMemory',
+      '1',
       '--noAssert',
       '--disableWarning',
-      '--optimizeLevel', '3',
-      '--shrinkLevel', '0',
-      '--use', 'abort=assembly/alloc/asAbort',
-      '--disable', 'reference-types,gc,multi-value',
-      '--enable', 'simd', // 16-byte string scans (indexOfBytes); Node has had Wasm SIMD on by default since 16.4
+      '--optimizeLevel',
+      '3',
+      '--shrinkLevel',
+      '0',
+      '--use',
+      'abort=assembly/alloc/asAbort',
+      '--disable',
+      'reference-types,gc,multi-value',
+      '--enable',
+      'simd', // 16-byte string scans (indexOfBytes); Node has had Wasm SIMD on by default since 16.4
       // function names for CPU profiles (GUARDIAN_WASM_NAMES=1, runtime.ts); never in the shipped runtime
       ...(opts.names ? ['--debug'] : []),
     ],
@@ -42,7 +51,9 @@ export async function buildRuntime(opts = {}) {
     },
   );
   if (error || !binary) {
-    throw new Error(`AssemblyScript runtime build failed: ${error ? error.message : 'no output'}\n${stderr.toString()}`);
+    throw new Error(
+      `AssemblyScript runtime build failed: ${error ? error.message : 'no output'}\n${stderr.toString()}`,
+    );
   }
   await mkdir(dirname(outFile), { recursive: true });
   // write-then-rename: parallel test workers may rebuild at the same time and must never read a torn file
