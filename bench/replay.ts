@@ -28,7 +28,6 @@ import { canonicalJson, computeEntryHash, sha256Hex } from '../src/chain/index.t
 import { buildLibraryBundle, DECISION_ENTRYPOINT } from '../src/policy/library.ts';
 import { compileBundle } from '../src/rego/index.ts';
 import { resolveReplayPolicy, runReplay } from '../src/replay/index.ts';
-import { replayWorkerEntry, TSX_WORKER_BOOTSTRAP } from '../src/replay/worker-entry.ts';
 import { openStore } from '../src/store/index.ts';
 import type { DurableStore } from '../src/store/types.ts';
 
@@ -47,9 +46,6 @@ const PROVENANCE = process.argv.includes('--provenance');
 const CPU_PROF_DIR = arg('cpu-prof', '');
 // --threads: also print each thread's CPU per entry (/proc/self/task; Linux only).
 const THREADS = process.argv.includes('--threads');
-// Worker start file per run, alternated within a process (A/B over one populated store): `bundle` (the default
-// entry, worker-entry.ts) or `tsx` (the TypeScript worker through tsx's loader).
-const WORKER_ENTRIES = arg('worker-entry', 'bundle').split(',') as ('bundle' | 'tsx')[];
 const DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 const STEPS: [string, Record<string, unknown>][] = [
@@ -239,7 +235,6 @@ async function run(
   which: 'library' | 'trivial',
   bundle: Uint8Array,
   workers: number,
-  entry: 'bundle' | 'tsx',
 ): Promise<number> {
   // From the registry, as `guardian replay --against <sha256>` does: a policy worker threads can load too.
   const sha256 = sha256Hex(bundle);
@@ -278,7 +273,6 @@ async function run(
     maxReportedSteps: 1000,
     countTotal: true,
     workers,
-    workerEntry: entry === 'tsx' ? TSX_WORKER_BOOTSTRAP : await replayWorkerEntry(),
     onProgress: (p) => {
       sample();
       // Worker threads are gone once runReplay returns: their CPU is read when the last entry is counted.
@@ -325,7 +319,7 @@ async function run(
       ? ` evaluation ${((s.evaluationMs / (s.durationMs * Math.max(1, workers))) * 100).toFixed(0)}% of ${workers > 0 ? 'worker' : 'wall'} time,`
       : '';
   console.log(
-    `  ${which}, ${workers > 0 ? `${workers} workers (${entry})` : 'in-process'}: ${s.entriesScanned} entries in ${(s.durationMs / 1000).toFixed(2)} s = ${s.entriesPerSecond} entries/s (${perCpuSecond} per CPU second, ${((cpu.user + cpu.system) / s.entriesScanned).toFixed(0)} µs CPU per entry),${evalShare} ${s.changed} changed; RSS start ${mib(rssStart)} peak ${mib(peak)} MiB (${samples.join(', ')}); load ${loadavg()
+    `  ${which}, ${workers > 0 ? `${workers} workers` : 'in-process'}: ${s.entriesScanned} entries in ${(s.durationMs / 1000).toFixed(2)} s = ${s.entriesPerSecond} entries/s (${perCpuSecond} per CPU second, ${((cpu.user + cpu.system) / s.entriesScanned).toFixed(0)} µs CPU per entry),${evalShare} ${s.changed} changed; RSS start ${mib(rssStart)} peak ${mib(peak)} MiB (${samples.join(', ')}); load ${loadavg()
       .map((l) => l.toFixed(1))
       .join(' ')}`,
   );
@@ -342,9 +336,7 @@ async function bench(driver: 'pglite' | 'postgres', bundles: Map<'library' | 'tr
     for (const [which, bundle] of bundles) {
       for (const workers of WORKERS) {
         const rates: number[] = [];
-        for (let r = 0; r < RUNS; r++)
-          for (const entry of workers > 0 ? WORKER_ENTRIES : ['bundle' as const])
-            rates.push(await run(store, total, which, bundle, workers, entry));
+        for (let r = 0; r < RUNS; r++) rates.push(await run(store, total, which, bundle, workers));
         if (RUNS > 1)
           console.log(
             `  ${which}, ${workers > 0 ? `${workers} workers` : 'in-process'}: median ${rates.sort((a, b) => a - b)[Math.floor(rates.length / 2)]} entries/s over ${RUNS} runs`,

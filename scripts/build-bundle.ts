@@ -1,5 +1,5 @@
 // Builds the ACS policy library (rego/) into bundles/acs.tar.gz: `npx tsx scripts/build-bundle.ts [out]`.
-// Run at install (after build-runtime) and by `guardian serve` when the bundle is missing or stale.
+// Run at install (after the runtime build) and by `guardian serve` when the bundle is missing or stale.
 import { buildLibraryBundle, DEFAULT_BUNDLE_PATH } from '../src/policy/library.ts';
 
 const out = process.argv[2] ?? DEFAULT_BUNDLE_PATH;

@@ -1,5 +1,5 @@
 // ML-DSA (FIPS 204) and SLH-DSA (FIPS 205) through @noble/post-quantum, in the calling thread. The registry runs
-// these inside the worker pool (pq-worker.mjs holds the same algorithm table); this module is used for key
+// these inside the worker pool (pq-worker.ts runs this module in the worker threads); this module is used for key
 // generation, key loading and as the in-thread fallback when the pool is disabled.
 // Pure ML-DSA / SLH-DSA with an empty context string; signing is hedged (fresh randomness), which FIPS 204 §3.4 prefers.
 import { ml_dsa44, ml_dsa65, ml_dsa87 } from '@noble/post-quantum/ml-dsa.js';

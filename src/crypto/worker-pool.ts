@@ -3,8 +3,9 @@
 // lazily, take the least-loaded slot, are unref'd while idle (an idle pool never keeps the process alive) and are
 // replaced if one dies; its in-flight jobs fail rather than hang.
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import { WorkerRemoteError, WorkerThread } from '../worker-thread/index.ts';
 import type { PqcAlgorithm } from './algorithms.ts';
+import type { PqcWorkerProtocol } from './pq-worker.ts';
 
 export interface PqcWorkerPoolOptions {
   /** Number of worker threads; default max(1, min(4, cores − 1)). */
@@ -14,7 +15,7 @@ export interface PqcWorkerPoolOptions {
    * PqcPoolSaturatedError instead of queueing without bound (a flood of SLH-DSA requests must not exhaust memory).
    */
   maxInFlight?: number;
-  /** Worker script; default ./pq-worker.mjs. Tests use it to inject a worker that dies. */
+  /** Worker entry; default ./pq-worker.ts (its compiled .js once built). Tests use it to inject a worker that dies. */
   workerUrl?: URL;
 }
 
@@ -26,23 +27,7 @@ export class PqcPoolSaturatedError extends Error {
   }
 }
 
-interface PendingJob {
-  resolve(value: WorkerReply): void;
-  reject(err: Error): void;
-}
-
-interface WorkerReply {
-  id: number;
-  ok: boolean;
-  signature?: Uint8Array;
-  valid?: boolean;
-  error?: string;
-}
-
-interface Slot {
-  worker: Worker;
-  pending: Map<number, PendingJob>;
-}
+type Slot = WorkerThread<PqcWorkerProtocol>;
 
 export function defaultPoolSize(): number {
   return Math.max(1, Math.min(4, availableParallelism() - 1));
@@ -53,7 +38,6 @@ export class PqcWorkerPool {
   readonly maxInFlight: number;
   readonly #workerUrl: URL;
   readonly #slots: (Slot | undefined)[];
-  #nextId = 1;
   #closed = false;
 
   constructor(options: PqcWorkerPoolOptions = {}) {
@@ -65,70 +49,50 @@ export class PqcWorkerPool {
     if (!Number.isInteger(max) || max < 1)
       throw new Error(`worker pool maxInFlight must be a positive integer, got ${max}`);
     this.maxInFlight = max;
-    this.#workerUrl = options.workerUrl ?? new URL('./pq-worker.mjs', import.meta.url);
+    this.#workerUrl = options.workerUrl ?? new URL('./pq-worker.ts', import.meta.url);
     this.#slots = new Array<Slot | undefined>(size).fill(undefined);
   }
 
   /** Jobs currently submitted and not yet answered, across all workers. */
   get inFlight(): number {
-    return this.#slots.reduce((n, s) => n + (s?.pending.size ?? 0), 0);
+    return this.#slots.reduce((n, s) => n + (s?.pending ?? 0), 0);
   }
 
-  async sign(algorithm: PqcAlgorithm, signingKey: Uint8Array, input: Uint8Array): Promise<Uint8Array> {
-    const reply = await this.#run({ op: 'sign', algorithm, key: signingKey, input });
-    if (!reply.signature) throw new Error('PQC worker returned no signature');
-    return reply.signature;
+  sign(algorithm: PqcAlgorithm, signingKey: Uint8Array, input: Uint8Array): Promise<Uint8Array> {
+    return this.#run('sign', { algorithm, key: signingKey, input });
   }
 
   /** Resolves false (never rejects) when the signature does not verify; rejects only if the pool itself fails. */
-  async verify(
-    algorithm: PqcAlgorithm,
-    publicKey: Uint8Array,
-    input: Uint8Array,
-    signature: Uint8Array,
-  ): Promise<boolean> {
-    const reply = await this.#run({ op: 'verify', algorithm, key: publicKey, input, signature });
-    return reply.valid === true;
+  verify(algorithm: PqcAlgorithm, publicKey: Uint8Array, input: Uint8Array, signature: Uint8Array): Promise<boolean> {
+    return this.#run('verify', { algorithm, key: publicKey, input, signature });
   }
 
   /** Terminates every worker; pending jobs are rejected. */
   async close(): Promise<void> {
     this.#closed = true;
     const slots = this.#slots.splice(0, this.#slots.length, ...new Array<undefined>(this.size).fill(undefined));
-    await Promise.all(
-      slots.map(async (slot) => {
-        if (!slot) return;
-        this.#failAll(slot, new Error('PQC worker pool closed'));
-        await slot.worker.terminate();
-      }),
-    );
+    await Promise.all(slots.map((slot) => slot?.terminate(new Error('PQC worker pool closed'))));
   }
 
-  async #run(job: {
-    op: 'sign' | 'verify';
-    algorithm: PqcAlgorithm;
-    key: Uint8Array;
-    input: Uint8Array;
-    signature?: Uint8Array;
-  }): Promise<WorkerReply> {
+  async #run<K extends keyof PqcWorkerProtocol>(
+    op: K,
+    job: PqcWorkerProtocol[K]['request'],
+  ): Promise<PqcWorkerProtocol[K]['response']> {
     if (this.#closed) throw new Error('PQC worker pool closed');
     if (this.inFlight >= this.maxInFlight) throw new PqcPoolSaturatedError(this.maxInFlight);
-    const slot = this.#pickSlot();
-    const id = this.#nextId++;
-    const reply = await new Promise<WorkerReply>((resolve, reject) => {
-      slot.pending.set(id, { resolve, reject });
-      if (slot.pending.size === 1) slot.worker.ref();
-      slot.worker.postMessage({ id, ...job });
-    });
-    if (!reply.ok) throw new Error(`PQC ${job.op} failed: ${reply.error ?? 'unknown error'}`);
-    return reply;
+    try {
+      return await this.#pickSlot().request(op, job);
+    } catch (err) {
+      if (err instanceof WorkerRemoteError) throw new Error(`PQC ${op} failed: ${err.message}`);
+      throw err;
+    }
   }
 
   #pickSlot(): Slot {
     let best = -1;
     let bestLoad = Infinity;
     for (let i = 0; i < this.#slots.length; i++) {
-      const load = this.#slots[i]?.pending.size ?? 0;
+      const load = this.#slots[i]?.pending ?? 0;
       if (load < bestLoad) {
         best = i;
         bestLoad = load;
@@ -139,28 +103,15 @@ export class PqcWorkerPool {
   }
 
   #spawn(index: number): Slot {
-    const worker = new Worker(this.#workerUrl);
-    worker.unref();
-    const slot: Slot = { worker, pending: new Map() };
-    worker.on('message', (reply: WorkerReply) => {
-      const job = slot.pending.get(reply.id);
-      if (!job) return;
-      slot.pending.delete(reply.id);
-      if (slot.pending.size === 0) worker.unref();
-      job.resolve(reply);
+    const slot: Slot = new WorkerThread<PqcWorkerProtocol>(this.#workerUrl, {
+      name: 'PQC worker',
+      unrefWhenIdle: true,
+      // A dead worker's jobs have failed; the next job starts a fresh one in this slot.
+      onCrash: () => {
+        if (this.#slots[index] === slot) this.#slots[index] = undefined;
+      },
     });
-    const retire = (err: Error) => {
-      if (this.#slots[index] === slot) this.#slots[index] = undefined;
-      this.#failAll(slot, err);
-    };
-    worker.on('error', (err) => retire(err instanceof Error ? err : new Error(String(err))));
-    worker.on('exit', (code) => retire(new Error(`PQC worker exited with code ${code}`)));
     this.#slots[index] = slot;
     return slot;
-  }
-
-  #failAll(slot: Slot, err: Error): void {
-    for (const job of slot.pending.values()) job.reject(err);
-    slot.pending.clear();
   }
 }

@@ -15,7 +15,6 @@ import { initialReplayState, replayConfig, type LiveSettings } from './live-step
 import type { ReplayPolicy } from './policy.ts';
 import { SessionReplay, stepFilterOf, TIME_MARGIN_MS } from './session-replay.ts';
 import { countStep, emptyCounts, finishedCounts, mergeCounts, StepKeeper } from './tally.ts';
-import { replayWorkerEntry } from './worker-entry.ts';
 import { ReplayWorker, type PageOutcome } from './worker-pool.ts';
 
 export interface ReplaySelection {
@@ -132,8 +131,6 @@ export interface ReplayOptions extends LiveSettings {
    * a file, a directory, `recorded`) and the selected chains hold at least 20 000 entries; 0: in-process.
    */
   workers?: number | 'auto';
-  /** The worker threads' start file (default: the bundled worker, worker-entry.ts; tests and A/B runs pick one). */
-  workerEntry?: URL;
   /** Notable steps kept in the report (default 10 000); every step still reaches `onStep`. */
   maxReportedSteps?: number;
   /** Also report unchanged compared steps (small replays, tests). */
@@ -382,15 +379,13 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   try {
     if (workers > 0) {
       const init = {
-        type: 'init' as const,
         settings: liveSettingsOf(options),
         filter,
         reportUnchanged,
         sendEveryStep: options.onStep !== undefined,
         maxReportedSteps: keeper.max,
       };
-      const entry = options.workerEntry ?? (await replayWorkerEntry());
-      for (let i = 0; i < workers; i++) pool.push(new ReplayWorker(entry, policy, init));
+      for (let i = 0; i < workers; i++) pool.push(new ReplayWorker(policy, init));
       await Promise.all(pool.map(workerLane));
     } else {
       await Promise.all(Array.from({ length: concurrency }, localLane));

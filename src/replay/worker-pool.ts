@@ -1,13 +1,17 @@
 // The parent's side of a replay worker thread (worker.ts): one Worker, its policy routes, and its pages in
 // flight. At most `maxInFlight` pages wait in a worker at a time (backpressure: the reader blocks instead of
 // queueing the log in memory).
-import { Worker } from 'node:worker_threads';
 import type { SessionState } from '../policy/index.ts';
+import { WorkerCrashedError, WorkerRemoteError, WorkerThread } from '../worker-thread/index.ts';
 import { packedRevision } from './entries.ts';
 import { ReplayError, type ReplayErrorCode } from './errors.ts';
 import type { ReplayBundle, ReplayPolicy } from './policy.ts';
 import type { StepKey } from './tally.ts';
-import type { FromWorker, ToWorker } from './worker.ts';
+import type { PageOutcome, ReplayWorkerInit, ReplayWorkerProtocol } from './worker.ts';
+
+export type { PageOutcome } from './worker.ts';
+
+const ENTRY = new URL('./worker.ts', import.meta.url);
 
 const REPLAY_ERROR_CODES = new Set<string>([
   'invalid_selection',
@@ -20,57 +24,41 @@ const REPLAY_ERROR_CODES = new Set<string>([
   'worker_failed',
 ]);
 
-export type PageOutcome = Extract<FromWorker, { type: 'done' }>;
+function replayError(err: unknown): Error {
+  if (err instanceof ReplayError) return err;
+  if (err instanceof WorkerRemoteError)
+    return new ReplayError(
+      err.code && REPLAY_ERROR_CODES.has(err.code) ? (err.code as ReplayErrorCode) : 'worker_failed',
+      err.message,
+    );
+  if (err instanceof WorkerCrashedError) return new ReplayError('worker_failed', err.message);
+  return err instanceof Error ? err : new Error(String(err));
+}
 
 export class ReplayWorker {
-  private readonly worker: Worker;
-  private readonly pending = new Map<number, { resolve(r: PageOutcome): void; reject(e: Error): void }>();
+  private readonly thread: WorkerThread<ReplayWorkerProtocol>;
   private readonly routed = new Set<string>();
-  private nextId = 1;
-  private failure: Error | null = null;
   private slotFreed: (() => void) | null = null;
 
-  /** `entry`: the worker's start file (worker-entry.ts). */
   constructor(
-    entry: URL,
     private readonly policy: ReplayPolicy,
-    init: Extract<ToWorker, { type: 'init' }>,
+    init: ReplayWorkerInit,
     private readonly maxInFlight = 2,
   ) {
-    this.worker = new Worker(entry);
-    this.worker.on('message', (msg: FromWorker) => {
-      const p = this.pending.get(msg.id);
-      if (!p) return;
-      this.pending.delete(msg.id);
-      this.slotFreed?.();
-      if (msg.type === 'done') p.resolve(msg);
-      else
-        p.reject(
-          new ReplayError(
-            REPLAY_ERROR_CODES.has(msg.code) ? (msg.code as ReplayErrorCode) : 'worker_failed',
-            msg.message,
-          ),
-        );
-    });
-    const fail = (err: Error): void => {
-      this.failure ??= err;
-      for (const p of this.pending.values()) p.reject(err);
-      this.pending.clear();
-      this.slotFreed?.();
-    };
-    this.worker.on('error', (err) => fail(new ReplayError('worker_failed', `replay worker failed: ${err.message}`)));
-    this.worker.on('exit', (code) => fail(new ReplayError('worker_failed', `replay worker exited (${code})`)));
-    this.post(init);
+    this.thread = new WorkerThread(ENTRY, { name: 'replay worker', onCrash: () => this.slotFreed?.() });
+    this.thread.notify('init', init);
   }
 
-  private post(msg: ToWorker): void {
-    if (this.failure) throw this.failure;
-    this.worker.postMessage(msg);
+  private get failure(): Error | null {
+    const f = this.thread.failure;
+    return f ? replayError(f) : null;
   }
 
   /** Starts a chain: later pages continue from `state`. */
   startSession(sessionId: string, state: SessionState): void {
-    this.post({ type: 'session', sessionId, state });
+    const f = this.failure;
+    if (f) throw f;
+    this.thread.notify('session', { sessionId, state });
   }
 
   /**
@@ -79,13 +67,22 @@ export class ReplayWorker {
    * the call must not wait for the outcome).
    */
   async page(entries: string[], cutoff: StepKey | null): Promise<{ outcome: Promise<PageOutcome> }> {
-    while (this.pending.size >= this.maxInFlight && !this.failure) await new Promise<void>((r) => (this.slotFreed = r));
+    while (this.thread.pending >= this.maxInFlight && !this.thread.failure)
+      await new Promise<void>((r) => (this.slotFreed = r));
     for (const revision of new Set(entries.map(packedRevision))) await this.route(revision);
-    if (this.failure) throw this.failure;
-    const id = this.nextId++;
-    const outcome = new Promise<PageOutcome>((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    const f = this.failure;
+    if (f) throw f;
+    const outcome = this.thread.request('page', { entries, cutoff }).then(
+      (o) => {
+        this.slotFreed?.();
+        return o;
+      },
+      (err: unknown) => {
+        this.slotFreed?.();
+        throw replayError(err);
+      },
+    );
     outcome.catch(() => undefined);
-    this.post({ type: 'page', id, entries, cutoff });
     return { outcome };
   }
 
@@ -94,12 +91,12 @@ export class ReplayWorker {
     if (this.routed.has(key)) return;
     const bundle: ReplayBundle | null = this.policy.bundleFor ? await this.policy.bundleFor(revision) : null;
     this.routed.add(key);
-    this.post({ type: 'bundle', recordedRevision: revision, bundle });
+    const f = this.failure;
+    if (f) throw f;
+    this.thread.notify('bundle', { recordedRevision: revision, bundle });
   }
 
   async close(): Promise<void> {
-    this.failure ??= new ReplayError('cancelled', 'replay worker closed');
-    this.worker.removeAllListeners('exit');
-    await this.worker.terminate();
+    await this.thread.terminate(new ReplayError('cancelled', 'replay worker closed'));
   }
 }

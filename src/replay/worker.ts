@@ -1,8 +1,7 @@
 // A replay worker thread (see worker-pool.ts): replays the chains the parent hands it with its own engines,
-// through the same SessionReplay as the in-process path. Messages are handled strictly in arrival order.
-//   parent → worker: init, bundle (a recorded revision's policy), session (a chain starts), page, close
-//   worker → parent: done (per page: counts, steps, whether the chain stopped), failed
-import { parentPort } from 'node:worker_threads';
+// through the same SessionReplay as the in-process path. Messages are handled strictly in arrival order:
+// notifications init, bundle (a recorded revision's policy) and session (a chain starts), then requests
+// page, each answered with the page's counts, its steps and whether the chain stopped.
 import { DECISION_DETAIL_SCHEMAS } from '../acs/decisions/index.ts';
 import { AcsValidator, provideSharedValidator } from '../acs/validation/index.ts';
 import type { GuardianConfig } from '../acs/pipeline/config.ts';
@@ -13,37 +12,35 @@ import { replayConfig, type LiveSettings } from './live-step.ts';
 import { engineFromBundle } from './bundle-engine.ts';
 import type { ReplayBundle } from './policy.ts';
 import { SessionReplay, type StepFilter } from './session-replay.ts';
+import { serveRequests } from '../worker-thread/index.ts';
 import { compareStepKeys, countStep, emptyCounts, type ReplayCounts, type StepKey } from './tally.ts';
 
-export type ToWorker =
-  | {
-      type: 'init';
-      settings: LiveSettings;
-      filter: StepFilter;
-      reportUnchanged: boolean;
-      sendEveryStep: boolean;
-      maxReportedSteps: number;
-    }
-  | { type: 'bundle'; recordedRevision: string | null; bundle: ReplayBundle | null }
-  | { type: 'session'; sessionId: string; state: SessionState }
+export interface ReplayWorkerInit {
+  settings: LiveSettings;
+  filter: StepFilter;
+  reportUnchanged: boolean;
+  sendEveryStep: boolean;
+  maxReportedSteps: number;
+}
+
+export interface PageOutcome {
+  counts: ReplayCounts;
+  steps: { step: ReplayStep; notable: boolean }[];
+  dropped: number;
+  stopped: boolean;
+}
+
+export type ReplayWorkerProtocol = {
+  init: { request: ReplayWorkerInit; response: null };
+  bundle: { request: { recordedRevision: string | null; bundle: ReplayBundle | null }; response: null };
+  session: { request: { sessionId: string; state: SessionState }; response: null };
   /** entries: packed rows (entries.ts readPackedPage). */
-  | { type: 'page'; id: number; entries: string[]; cutoff: StepKey | null };
+  page: { request: { entries: string[]; cutoff: StepKey | null }; response: PageOutcome };
+};
 
-export type FromWorker =
-  | {
-      type: 'done';
-      id: number;
-      counts: ReplayCounts;
-      steps: { step: ReplayStep; notable: boolean }[];
-      dropped: number;
-      stopped: boolean;
-    }
-  | { type: 'failed'; id: number; code: string; message: string };
-
-const port = parentPort!;
 // Replay only runs finalizeDecision's detail checks: compiling every schema (0.4 s of CPU) is the live server's job.
 provideSharedValidator(new AcsValidator({ only: Object.values(DECISION_DETAIL_SCHEMAS) }));
-let init: Extract<ToWorker, { type: 'init' }> | null = null;
+let init: ReplayWorkerInit | null = null;
 /** Recorded revision ('' for none) → engine key; key → engine. */
 const routes = new Map<string, string | null>();
 const engines = new Map<string, Promise<PolicyEngine>>();
@@ -96,49 +93,35 @@ const context = {
   checkCancelled(): void {},
 };
 
-async function handle(msg: ToWorker): Promise<void> {
-  switch (msg.type) {
-    case 'init':
-      init = msg;
-      return;
-    case 'bundle': {
-      const b = msg.bundle;
-      routes.set(msg.recordedRevision ?? '', b ? b.key : null);
+serveRequests<ReplayWorkerProtocol>(
+  {
+    init(settings) {
+      init = settings;
+      return null;
+    },
+    bundle({ recordedRevision, bundle: b }) {
+      routes.set(recordedRevision ?? '', b ? b.key : null);
       if (b && !engines.has(b.key)) {
         const loaded = engineFromBundle(b.bytes, b.timeoutMs, b.revision);
         loaded.catch(() => undefined);
         engines.set(b.key, loaded);
       }
-      return;
-    }
-    case 'session':
-      session = new SessionReplay(msg.sessionId, msg.state, init?.filter ?? {}, context);
-      return;
-    case 'page': {
+      return null;
+    },
+    session({ sessionId, state }) {
+      session = new SessionReplay(sessionId, state, init?.filter ?? {}, context);
+      return null;
+    },
+    async page({ entries, cutoff: pageCutoff }) {
       counts = emptyCounts();
       out = [];
       dropped = 0;
-      cutoff = msg.cutoff;
-      try {
-        if (!session) throw new ReplayError('cancelled', 'page before session');
-        // Pages of a chain already cut at the selection's end are not scanned (as in-process).
-        if (!session.stopped) await session.replay(msg.entries);
-        const reply: FromWorker = { type: 'done', id: msg.id, counts, steps: out, dropped, stopped: session.stopped };
-        port.postMessage(reply);
-      } catch (err) {
-        const reply: FromWorker = {
-          type: 'failed',
-          id: msg.id,
-          code: err instanceof ReplayError ? err.code : 'internal',
-          message: err instanceof Error ? err.message : String(err),
-        };
-        port.postMessage(reply);
-      }
-    }
-  }
-}
-
-let queue: Promise<void> = Promise.resolve();
-port.on('message', (msg: ToWorker) => {
-  queue = queue.then(() => handle(msg));
-});
+      cutoff = pageCutoff;
+      if (!session) throw new ReplayError('cancelled', 'page before session');
+      // Pages of a chain already cut at the selection's end are not scanned (as in-process).
+      if (!session.stopped) await session.replay(entries);
+      return { counts, steps: out, dropped, stopped: session.stopped };
+    },
+  },
+  { ordered: true },
+);

@@ -97,7 +97,7 @@ describe('failure and shutdown', () => {
   });
 
   it('a worker that dies fails its in-flight jobs and is replaced for the next ones', async () => {
-    const p = new PqcWorkerPool({ size: 1, workerUrl: new URL('./fixtures/dying-pq-worker.mjs', import.meta.url) });
+    const p = new PqcWorkerPool({ size: 1, workerUrl: new URL('./fixtures/dying-pq-worker.ts', import.meta.url) });
     const k = keys.get('ML-DSA-44')!;
     expect(verifyPqc('ML-DSA-44', k.publicKey, msg(1), await p.sign('ML-DSA-44', k.signingKey, msg(1)))).toBe(true);
     const poison = new Uint8Array([0xff, 1, 2]);

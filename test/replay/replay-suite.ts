@@ -10,7 +10,6 @@ import { computeRequestHash } from '../../src/chain/index.ts';
 import { createWasmPolicyEngine } from '../../src/policy/index.ts';
 import type { DurableStore } from '../../src/store/types.ts';
 import { resolveReplayPolicy, runReplay, type ReplayReport, type ReplayStep } from '../../src/replay/index.ts';
-import { TSX_WORKER_BOOTSTRAP } from '../../src/replay/worker-entry.ts';
 import { AcsClient, httpTransport } from '../../src/client/index.ts';
 import {
   buildPolicyVersions,
@@ -375,19 +374,6 @@ decision := {
           expect(threaded.summary.changed).toBe(0);
         }
       }
-      // The tsx bootstrap (worker-entry.ts's fallback) runs the same worker code.
-      const v2 = await resolveReplayPolicy(store, 'v2');
-      const viaTsx = await runReplay({
-        store,
-        policy: v2,
-        workers: 2,
-        pageSize: 2,
-        reportUnchanged: true,
-        workerEntry: TSX_WORKER_BOOTSTRAP,
-      });
-      expect(comparable(viaTsx)).toEqual(
-        comparable(await runReplay({ store, policy: v2, workers: 0, reportUnchanged: true })),
-      );
       // The capped list is the first steps in (session, seq) order, not the first to finish.
       const capped = await runReplay({
         store,

@@ -9,15 +9,15 @@
 // names its version when it is sent, so it finishes on the version it started with even if a swap happens
 // meanwhile; a retired version is unloaded from the workers once its last evaluation has answered. A worker
 // replaced after a crash or an overrun reloads every version still live.
-import { Worker } from 'node:worker_threads';
-import type { PolicyEngine, PolicyEvaluation, PolicyInput, RawPolicyDecision } from '../types.ts';
+import { WorkerCrashedError, WorkerRemoteError, WorkerThread } from '../../worker-thread/index.ts';
+import type { PolicyEngine, PolicyEvaluation, PolicyInput } from '../types.ts';
 import {
   PolicyEvaluationError,
   PolicyLoadError,
   type PolicyEvaluationErrorCode,
   type WasmBundleParts,
 } from '../engine.ts';
-import type { WorkerEngineOptions } from './worker.ts';
+import type { PolicyWorkerProtocol, WorkerEngineOptions } from './worker.ts';
 
 export interface PolicyEnginePoolOptions {
   /**
@@ -51,13 +51,6 @@ export interface PooledPolicyVersion extends PolicyEngine {
   retire(): void;
 }
 
-interface Pending {
-  resolve(v: PolicyEvaluation): void;
-  reject(e: Error): void;
-  timer: NodeJS.Timeout;
-  version: VersionEntry;
-}
-
 interface Deferred {
   promise: Promise<void>;
   resolve(): void;
@@ -65,10 +58,11 @@ interface Deferred {
 }
 
 interface WorkerSlot {
-  worker: Worker;
+  thread: WorkerThread<PolicyWorkerProtocol>;
   /** Per version: settles when this worker has loaded it. */
   loads: Map<number, Deferred>;
-  pending: Map<number, Pending>;
+  /** Evaluations sent to this worker and not answered yet. */
+  evaluating: number;
 }
 
 interface VersionEntry {
@@ -81,19 +75,7 @@ interface VersionEntry {
   unloaded: boolean;
 }
 
-interface WorkerMessage {
-  type: 'loaded' | 'load-error' | 'result';
-  version?: number;
-  revision?: string;
-  message?: string;
-  id?: number;
-  ok?: boolean;
-  code?: PolicyEvaluationErrorCode;
-  decision?: RawPolicyDecision;
-  durationMs?: number;
-}
-
-const BOOTSTRAP = new URL('./worker-bootstrap.mjs', import.meta.url);
+const ENTRY = new URL('./worker.ts', import.meta.url);
 
 function deferred(): Deferred {
   let resolve!: () => void;
@@ -151,7 +133,6 @@ class Pool implements PolicyEnginePool {
   private readonly slots: WorkerSlot[] = [];
   private readonly versions = new Map<number, VersionEntry>();
   private currentVersion!: PooledVersion;
-  private nextId = 1;
   private nextVersion = 1;
   private restarts = 0;
   private inFlight = 0;
@@ -188,68 +169,36 @@ class Pool implements PolicyEnginePool {
   private postLoad(slot: WorkerSlot, v: VersionEntry): Deferred {
     const d = deferred();
     slot.loads.set(v.id, d);
-    slot.worker.postMessage({
-      type: 'load',
-      version: v.id,
-      bundle: v.bundle,
-      options: this.engineOptions(v.revisionOverride),
-    });
+    slot.thread
+      .request('load', { version: v.id, bundle: v.bundle, options: this.engineOptions(v.revisionOverride) })
+      .then(
+        ({ revision }) => {
+          const live = this.versions.get(v.id);
+          if (live && revision) live.revision = revision;
+          d.resolve();
+        },
+        (err: Error) => d.reject(err instanceof PolicyLoadError ? err : new PolicyLoadError(err.message)),
+      );
     return d;
   }
 
   private spawn(index: number): WorkerSlot {
-    const worker = new Worker(BOOTSTRAP);
-    const slot: WorkerSlot = { worker, loads: new Map(), pending: new Map() };
-    worker.on('message', (msg: WorkerMessage) => {
-      if (msg.type === 'loaded' && msg.version !== undefined) {
-        const v = this.versions.get(msg.version);
-        if (v && msg.revision) v.revision = msg.revision;
-        slot.loads.get(msg.version)?.resolve();
-      } else if (msg.type === 'load-error' && msg.version !== undefined) {
-        slot.loads.get(msg.version)?.reject(new PolicyLoadError(msg.message ?? 'worker failed to load the bundle'));
-      } else if (msg.type === 'result' && msg.id !== undefined) {
-        const p = slot.pending.get(msg.id);
-        if (!p) return;
-        slot.pending.delete(msg.id);
-        clearTimeout(p.timer);
-        this.finished(p.version);
-        if (msg.ok)
-          p.resolve({
-            decision: msg.decision,
-            revision: msg.revision ?? p.version.revision,
-            durationMs: msg.durationMs ?? 0,
-          });
-        else p.reject(new PolicyEvaluationError(msg.code ?? 'module_aborted', msg.message ?? 'evaluation failed'));
-      }
+    const thread: WorkerThread<PolicyWorkerProtocol> = new WorkerThread(ENTRY, {
+      name: 'policy worker',
+      onCrash: () => this.replaceSlot(index, thread),
     });
-    worker.on('error', (err) => this.failSlot(index, worker, `policy worker failed: ${err.message}`));
-    worker.on('exit', () => this.failSlot(index, worker, 'policy worker exited'));
+    const slot: WorkerSlot = { thread, loads: new Map(), evaluating: 0 };
     this.slots[index] = slot;
     // A replacement worker reloads every version still live (the current one and those still answering).
     for (const v of this.versions.values()) this.postLoad(slot, v);
     return slot;
   }
 
-  /** Rejects everything a dead worker held and replaces it (unless the pool is closing). */
-  private failSlot(
-    index: number,
-    worker: Worker,
-    why: string,
-    code: PolicyEvaluationErrorCode = 'module_aborted',
-  ): void {
-    const slot = this.slots[index];
-    if (!slot || slot.worker !== worker) return;
-    for (const [, p] of slot.pending) {
-      clearTimeout(p.timer);
-      this.finished(p.version);
-      p.reject(new PolicyEvaluationError(code, why));
-    }
-    slot.pending.clear();
-    for (const d of slot.loads.values()) d.reject(new PolicyLoadError(why));
-    if (!this.closed) {
-      this.restarts++;
-      this.spawn(index);
-    }
+  /** Replaces a dead (or pre-empted) worker unless the pool is closing; its requests have already failed. */
+  private replaceSlot(index: number, thread: WorkerThread<PolicyWorkerProtocol>): void {
+    if (this.slots[index]?.thread !== thread || this.closed) return;
+    this.restarts++;
+    this.spawn(index);
   }
 
   async start(): Promise<void> {
@@ -316,7 +265,7 @@ class Pool implements PolicyEnginePool {
     this.versions.delete(v.id);
     for (const s of this.slots) {
       s.loads.delete(v.id);
-      if (!this.closed) s.worker.postMessage({ type: 'unload', version: v.id });
+      if (!this.closed && !s.thread.failure) s.thread.notify('unload', { version: v.id });
     }
   }
 
@@ -337,11 +286,10 @@ class Pool implements PolicyEnginePool {
     // Counted from here, so the version cannot be unloaded while this evaluation waits for its worker.
     this.inFlight++;
     v.inFlight++;
-    let sent = false;
     try {
       let index = 0;
       for (let i = 1; i < this.slots.length; i++)
-        if (this.slots[i].pending.size < this.slots[index].pending.size) index = i;
+        if (this.slots[i].evaluating < this.slots[index].evaluating) index = i;
       let slot = this.slots[index];
       let loaded = slot.loads.get(v.id);
       // A worker replaced meanwhile has its own load of this version: wait on the slot's current worker.
@@ -356,42 +304,50 @@ class Pool implements PolicyEnginePool {
         }
       }
       if (!loaded) throw new PolicyEvaluationError('module_aborted', `policy version ${v.revision} is not loaded`);
-      const id = this.nextId++;
       const hardMs = (this.options.timeoutMs ?? 250) + (this.options.terminateGraceMs ?? 250);
-      const result = new Promise<PolicyEvaluation>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          // The worker is stuck past its own deadline: pre-empt it. Every evaluation it held fails closed.
-          const worker = slot.worker;
-          this.failSlot(index, worker, `evaluation exceeded ${hardMs} ms; policy worker terminated`, 'timeout');
-          void worker.terminate();
-        }, hardMs);
-        slot.pending.set(id, { resolve, reject, timer, version: v });
-      });
-      slot.worker.postMessage({
-        type: 'eval',
-        id,
-        version: v.id,
-        input,
-        entrypoint: options?.entrypoint,
-        now: (options?.now ?? new Date()).toISOString(),
-      });
-      sent = true;
-      return await result;
+      const timer = setTimeout(() => {
+        // The worker is stuck past its own deadline: pre-empt it. Every evaluation it held fails closed.
+        const stuck = slot.thread;
+        this.replaceSlot(index, stuck);
+        void stuck.terminate(
+          new PolicyEvaluationError('timeout', `evaluation exceeded ${hardMs} ms; policy worker terminated`),
+        );
+      }, hardMs);
+      slot.evaluating++;
+      try {
+        return await slot.thread.request('eval', {
+          version: v.id,
+          input,
+          ...(options?.entrypoint ? { entrypoint: options.entrypoint } : {}),
+          now: (options?.now ?? new Date()).toISOString(),
+        });
+      } finally {
+        clearTimeout(timer);
+        slot.evaluating--;
+      }
     } catch (err) {
-      if (err instanceof PolicyLoadError) throw new PolicyEvaluationError('module_aborted', err.message);
+      if (err instanceof PolicyLoadError || err instanceof WorkerCrashedError)
+        throw new PolicyEvaluationError('module_aborted', err.message);
+      if (err instanceof WorkerRemoteError)
+        throw new PolicyEvaluationError(
+          (err.code as PolicyEvaluationErrorCode | undefined) ?? 'module_aborted',
+          err.message,
+        );
       throw err;
     } finally {
-      // Answered evaluations were counted down by the message handler (or failSlot); this covers the rest.
-      if (!sent) this.finished(v);
+      this.finished(v);
     }
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all(this.slots.map((s) => s.worker.terminate()));
+    await Promise.all(
+      this.slots.map((s) =>
+        s.thread.terminate(new PolicyEvaluationError('module_aborted', 'policy engine pool is closed')),
+      ),
+    );
   }
 }
-
 /** Starts the workers and loads the bundle in each; rejects with PolicyLoadError when a worker cannot load it. */
 export async function createPolicyEnginePool(options: PolicyEnginePoolOptions): Promise<PolicyEnginePool> {
   const pool = new Pool(options);

@@ -1,5 +1,5 @@
 // Compiles the AssemblyScript runtime (assembly/, unmanaged code only) to runtime.wasm, in-process with
-// assemblyscript/asc. Called once per install by scripts/build-runtime.mjs (design/wasm-toolchain.md (a)).
+// assemblyscript/asc. Called by scripts/build.mjs (npm run build, prepare) (design/wasm-toolchain.md (a)).
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { writeFile, mkdir, rename } from 'node:fs/promises';
