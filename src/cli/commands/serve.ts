@@ -1,5 +1,20 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { CliError, ExitCode } from '../exit-codes.ts';
+
+/** The package's own root (src/ or dist/ sit at the same depth): its bundles/ and rego/ ship with it. */
+const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+/**
+ * Where policy defaults (bundles/acs.tar.gz, else rego/) are looked up: the working directory when it has
+ * either, else the package itself, so an installed `guardian serve` run from any directory has the ACS library.
+ */
+function policyDefaultsDir(): string | undefined {
+  const cwd = process.cwd();
+  return existsSync(resolve(cwd, 'bundles/acs.tar.gz')) || existsSync(resolve(cwd, 'rego')) ? undefined : PACKAGE_ROOT;
+}
 
 interface ServeFlags {
   port: string;
@@ -22,7 +37,7 @@ export function registerServeCommand(program: Command): void {
     .option('--stdio', 'serve ACS on stdin/stdout instead of HTTP')
     .option(
       '--bundle <file>',
-      'policy bundle (.tar.gz) or Wasm module; default bundles/acs.tar.gz, else rego/ compiled at start',
+      'policy bundle (.tar.gz) or Wasm module; default bundles/acs.tar.gz, else rego/ compiled at start (in the working directory, else in the package)',
     )
     .option('--skew-window-ms <ms>', 'replay-protection timestamp window (ACS §10.3)', '300000')
     .option('--eval-timeout-ms <ms>', 'policy evaluation deadline; a late evaluation is denied (fail closed)', '100')
@@ -40,8 +55,11 @@ export function registerServeCommand(program: Command): void {
       const { openGuardianRuntime, serveStdio, startHttpServer } = await import('../../server/index.ts');
       let runtime;
       try {
+        const defaultsDir = flags.bundle === undefined ? policyDefaultsDir() : undefined;
         runtime = await openGuardianRuntime({
-          dataDir: flags.dataDir,
+          // The data dir stays relative to the working directory even when policy defaults come from the package.
+          dataDir: resolve(flags.dataDir),
+          ...(defaultsDir ? { cwd: defaultsDir } : {}),
           bundlePath: flags.bundle,
           skewWindowMs: skew,
           evaluationTimeoutMs: evalTimeout,
