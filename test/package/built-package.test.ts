@@ -1,7 +1,7 @@
 // The BUILT package (dist/, `npm run build`), used as a dependent would: `guardian serve` from bin/guardian.mjs
 // on a free port with a fresh data dir, and a plain-node script importing only `acs-guardian/client` and
-// `acs-guardian/rego`. The build runs first; it is a no-op when dist/ already matches the sources (stamp of
-// their hash), so this file can never exercise stale compiled code.
+// `acs-guardian/rego`. The build runs first (also done by the global setup, test/build-dist.ts); it is a no-op
+// when dist/ already matches the sources (stamp of their hash), so this file never exercises stale code.
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
