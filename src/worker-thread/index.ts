@@ -57,7 +57,8 @@ const SOURCE_MODE = import.meta.url.endsWith('.ts');
 function startWorker(entry: URL): Worker {
   if (!entry.pathname.endsWith('.ts')) return new Worker(entry);
   if (!SOURCE_MODE) return new Worker(new URL(entry.href.replace(/\.ts$/, '.js')));
-  // Resolved here (the package's own node_modules), not in the thread, whose eval code has no module location.
+  // Resolved here (from this package's node_modules): eval code in the thread has no module location to
+  // resolve from. require.resolve finds tsx's CommonJS build; the thread imports the ESM build beside it.
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api')).href.replace(/\.cjs$/, '.mjs');
   const code = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}); });`;
   return new Worker(code, { eval: true });
