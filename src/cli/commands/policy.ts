@@ -285,7 +285,7 @@ async function evaluate(opts: EvalOptions): Promise<void> {
   try {
     loaded = await loadBundle(bytes, { builtinContext: { strict } });
   } catch (e) {
-    if (e instanceof BundleError) throw new CliError(`bundle refused: ${e.message}`, ExitCode.Failed);
+    if (e instanceof BundleError) throw new CliError(`${opts.bundle}: not a bundle: ${e.message}`, ExitCode.Usage);
     throw new CliError(`bundle does not load: ${e instanceof Error ? e.message : String(e)}`, ExitCode.Failed);
   }
   if (!(opts.entrypoint in loaded.entrypoints)) {
@@ -320,7 +320,7 @@ async function inspect(opts: InspectOptions): Promise<void> {
   try {
     bundle = readBundle(readBundleFile(opts.bundle));
   } catch (e) {
-    if (e instanceof BundleError) throw new CliError(`bundle refused: ${e.message}`, ExitCode.Failed);
+    if (e instanceof BundleError) throw new CliError(`${opts.bundle}: not a bundle: ${e.message}`, ExitCode.Usage);
     throw e;
   }
   const plan = bundle.plan as { static?: { builtin_funcs?: { name: string }[] } } | undefined;
