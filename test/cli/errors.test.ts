@@ -8,11 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildProgram, describeUnexpectedError, main } from '../../src/cli/main.ts';
 import { ExitCode } from '../../src/cli/exit-codes.ts';
 import { packageVersion } from '../../src/cli/package-version.ts';
 import { readBundle } from '../../src/rego/bundle/index.ts';
+import { constantBundle } from '../lifecycle/fixtures.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/guardian.mjs', import.meta.url));
 const VERSION = (
@@ -35,11 +36,14 @@ const f = {
   unwritable: join(garbage, 'sub', 'out'),
   regoFile: join(regoDir, 'p.rego'),
   dataDir: join(dir, 'data'),
+  /** A well-formed bundle (entrypoint acs/decision), written in beforeAll. */
+  bundle: join(dir, 'valid.tar.gz'),
 };
 writeFileSync(f.garbage, 'this is not a gzip stream\n');
 writeFileSync(f.badJson, '{"unterminated": ');
 writeFileSync(f.regoFile, 'package p\n\nallow if input.n > 1\n\ntest_allow if allow with input as {"n": 2}\n');
 
+beforeAll(async () => writeFileSync(f.bundle, await constantBundle('cli-errors')), 60_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 interface Run {
@@ -160,8 +164,9 @@ function casesByCommand(): Record<string, Case[]> {
     'policy eval': [
       { args: ['-b', f.missing, '-e', 'p/allow'], code: ExitCode.Usage, message: /cannot read bundle/ },
       { args: ['-b', f.garbage, '-e', 'p/allow'], code: ExitCode.Usage, message: /not a bundle/ },
-      { args: ['-b', f.garbage, '-e', 'p/allow', '-i', f.missing], code: ExitCode.Usage },
-      { args: ['-b', f.garbage, '-e', 'p/allow', '-i', f.badJson], code: ExitCode.Usage, message: /invalid JSON/ },
+      { args: ['-b', f.bundle, '-e', 'acs/decision', '-i', f.missing], code: ExitCode.Usage },
+      { args: ['-b', f.bundle, '-e', 'acs/decision', '-i', f.badJson], code: ExitCode.Usage, message: /invalid JSON/ },
+      { args: ['-b', f.bundle, '-e', 'no/such'], code: ExitCode.Usage, message: /not in bundle/ },
     ],
     'policy inspect': [
       { args: ['-b', f.missing], code: ExitCode.Usage },
@@ -196,11 +201,15 @@ function casesByCommand(): Record<string, Case[]> {
     'bundle sign': [
       { args: [f.missing, '--key', f.missing], code: ExitCode.Usage },
       { args: [f.garbage, '--key', f.missing], code: ExitCode.Usage },
+      { args: [f.garbage, '--key', f.badJson, '-o', join(dir, 's.tar.gz')], code: ExitCode.Usage },
+      { args: [f.bundle, '--key', f.badJson, '-o', join(dir, 's.tar.gz')], code: ExitCode.Usage, message: /key/ },
     ],
     'bundle verify': [
       { args: [f.missing], code: ExitCode.Usage },
       { args: [f.garbage], code: ExitCode.Usage, message: /not a bundle/ },
       { args: [f.garbage, '--verification-key', f.missing], code: ExitCode.Usage },
+      // A well-formed bundle without a signature, where one is required: the refusal the command reports.
+      { args: [f.bundle, '--verification-key', f.badJson], code: ExitCode.Failed, message: /signature_required/ },
     ],
     replay: [
       { args: ['--against', 'recorded'], code: ExitCode.Unavailable },

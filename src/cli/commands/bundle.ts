@@ -218,8 +218,9 @@ export function registerBundleCommands(program: Command): void {
             `signed ${flags.output ?? file} (${flags.alg}${flags.keyId ? `, kid ${flags.keyId}` : ''})\n`,
           );
         } catch (e) {
-          if (e instanceof LifecycleError) throw new CliError(`${e.code}: ${e.message}`, ExitCode.Failed);
-          throw new CliError(`cannot sign: ${(e as Error).message}`, ExitCode.Failed);
+          // Both inputs are the user's: a file that is not a bundle, or a key the algorithm cannot use.
+          if (e instanceof LifecycleError) throw new CliError(`${e.code}: ${e.message}`, ExitCode.Usage);
+          throw new CliError(`cannot sign: ${(e as Error).message}`, ExitCode.Usage);
         }
       },
     );
@@ -248,8 +249,14 @@ export function registerBundleCommands(program: Command): void {
         if (e instanceof BundleError) throw new CliError(`${file}: not a bundle: ${e.message}`, ExitCode.Usage);
         throw e;
       }
+      let verification;
       try {
-        const r = await verifyBundleSignature(parsed, verificationFromEnv(env));
+        verification = verificationFromEnv(env);
+      } catch (e) {
+        throw new CliError(`verification key: ${(e as Error).message}`, ExitCode.Usage);
+      }
+      try {
+        const r = await verifyBundleSignature(parsed, verification);
         process.stdout.write(
           r.status === 'verified' ? `verified (key ${r.keyId})\n` : 'unsigned (no verification configured)\n',
         );
