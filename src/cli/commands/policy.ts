@@ -216,8 +216,12 @@ async function build(paths: string[], opts: BuildOptions): Promise<void> {
   }
   // Write then rename: a Guardian watching the bundle directory must never load a half-written file.
   const tmp = `${opts.output}.tmp-${process.pid}`;
-  writeFileSync(tmp, result.bundle);
-  renameSync(tmp, opts.output);
+  try {
+    writeFileSync(tmp, result.bundle);
+    renameSync(tmp, opts.output);
+  } catch (e) {
+    throw new CliError(`cannot write ${opts.output}: ${(e as Error).message}`, ExitCode.Usage);
+  }
   progress(opts, `linked policy.wasm (${result.wasm.length} bytes) in ${Date.now() - t0} ms`);
   progress(opts, `wrote ${opts.output} (${result.bundle.length} bytes, revision ${result.manifest.revision})`);
 }
