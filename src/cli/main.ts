@@ -159,6 +159,25 @@ export function describeUnexpectedError(err: unknown, env: NodeJS.ProcessEnv = p
   return `guardian: internal error: ${name}${message.split('\n')[0]} (a bug; set ${DEBUG_ENV}=1 for the stack trace)\n`;
 }
 
+/**
+ * Runs `run` with an error thrown outside its promise (an emitter's 'error' event, a timer, a rejection no one
+ * awaits) reported like any other: one line and its exit code, not Node's default stack trace and exit 1.
+ */
+export async function withCrashReport<T>(run: () => Promise<T>): Promise<T> {
+  const crash = (err: unknown): void => {
+    process.stderr.write(describeUnexpectedError(err));
+    process.exit(exitCodeOf(err));
+  };
+  process.on('uncaughtException', crash);
+  process.on('unhandledRejection', crash);
+  try {
+    return await run();
+  } finally {
+    process.off('uncaughtException', crash);
+    process.off('unhandledRejection', crash);
+  }
+}
+
 /** Runs the CLI and returns the process exit code (see exit-codes.ts). */
 export async function main(argv: string[]): Promise<number> {
   const words = argv.slice(2).filter((arg) => !arg.startsWith('-'));
@@ -166,7 +185,7 @@ export async function main(argv: string[]): Promise<number> {
   const group = words[0] === 'help' ? words[1] : words[0];
   try {
     const program = await buildProgram(commandGroups.some((g) => g.name === group) ? group : '');
-    await program.parseAsync(argv);
+    await withCrashReport(() => program.parseAsync(argv));
     return typeof process.exitCode === 'number' ? process.exitCode : ExitCode.Ok;
   } catch (err) {
     if (err instanceof CommanderError) {

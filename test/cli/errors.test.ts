@@ -358,6 +358,49 @@ describe('an internal error (a bug)', () => {
   });
 });
 
+/** Runs `body` (an ES module using `withCrashReport` from src/cli/main.ts) in a child node with tsx (resolved from the repository root). */
+function crashingChild(body: string, env: Record<string, string> = {}): Promise<Run> {
+  const mainUrl = new URL('../../src/cli/main.ts', import.meta.url).href;
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', `import { withCrashReport } from '${mainUrl}';\n${body}`],
+      {
+        cwd: fileURLToPath(new URL('../../', import.meta.url)),
+        env: { ...process.env, GUARDIAN_DEBUG: '', ...env },
+        timeout: 120_000,
+      },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+      },
+    );
+  });
+}
+
+describe('an error thrown outside the command promise', () => {
+  const thrownByTimer =
+    "await withCrashReport(() => new Promise(() => setTimeout(() => { throw new TypeError('boom'); }, 10)));";
+
+  it('a bug in a timer or emitter: exit 70, one line; the stack with GUARDIAN_DEBUG=1', async () => {
+    const [plain, debug, enoent] = await Promise.all([
+      crashingChild(thrownByTimer),
+      crashingChild(thrownByTimer, { GUARDIAN_DEBUG: '1' }),
+      // An emitter 'error' nobody listens to, as a write stream to a missing directory raises it.
+      crashingChild(
+        "import { createWriteStream } from 'node:fs';\n" +
+          "await withCrashReport(() => new Promise(() => createWriteStream('/no/such/dir/out')));",
+      ),
+    ]);
+    expect(plain.code).toBe(ExitCode.Internal);
+    expect(plain.stderr).toMatch(
+      /^guardian: internal error: TypeError: boom \(a bug; set GUARDIAN_DEBUG=1 [^\n]*\)\n$/,
+    );
+    expect(debug.code).toBe(ExitCode.Internal);
+    expect(debug.stderr).toMatch(/^\s+at /m);
+    expectUserError(enoent, ExitCode.Usage, /ENOENT: no such file or directory, open '\/no\/such\/dir\/out'/);
+  }, 120_000);
+});
+
 describe('bin/guardian.mjs from another directory', () => {
   it('builds, checks and tests files named by absolute and relative paths; errors stay one line', async () => {
     const cwd = join(dir, 'elsewhere');
