@@ -1,4 +1,4 @@
-import { createWriteStream, existsSync, readFileSync } from 'node:fs';
+import { createWriteStream, existsSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import type { Command } from 'commander';
@@ -166,8 +166,16 @@ export function registerAuditCommands(program: Command): void {
     .requiredOption('--session <id>', 'session to export')
     .option('-o, --out <file>', 'write to a file instead of stdout')
     .action(async (flags: StoreLocationFlags & { session: string; out?: string }) => {
+      let fd: number | undefined;
+      if (flags.out) {
+        try {
+          fd = openSync(flags.out, 'w');
+        } catch (err) {
+          throw new CliError(`cannot write ${flags.out}: ${(err as Error).message}`, ExitCode.Usage);
+        }
+      }
       const store = await openStoreForCli(flags);
-      const out = flags.out ? createWriteStream(flags.out) : process.stdout;
+      const out = fd !== undefined ? createWriteStream('', { fd }) : process.stdout;
       try {
         for await (const line of exportSession(store, flags.session)) {
           if (!out.write(`${line}\n`)) await once(out, 'drain');

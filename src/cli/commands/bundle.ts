@@ -69,7 +69,8 @@ async function withNode<T>(
   try {
     return await run(new lifecycle.LifecycleNode({ store, verification, replicaId: `cli-${process.pid}` }));
   } catch (e) {
-    if (e instanceof lifecycle.LifecycleError) throw new CliError(`${e.code}: ${e.message}`, ExitCode.Failed);
+    if (e instanceof lifecycle.LifecycleError)
+      throw new CliError(`${e.code}: ${e.message}`, e.code === 'invalid_bundle' ? ExitCode.Usage : ExitCode.Failed);
     throw e;
   } finally {
     await store.close();
@@ -217,8 +218,9 @@ export function registerBundleCommands(program: Command): void {
             `signed ${flags.output ?? file} (${flags.alg}${flags.keyId ? `, kid ${flags.keyId}` : ''})\n`,
           );
         } catch (e) {
-          if (e instanceof LifecycleError) throw new CliError(`${e.code}: ${e.message}`, ExitCode.Failed);
-          throw new CliError(`cannot sign: ${(e as Error).message}`, ExitCode.Failed);
+          // Both inputs are the user's: a file that is not a bundle, or a key the algorithm cannot use.
+          if (e instanceof LifecycleError) throw new CliError(`${e.code}: ${e.message}`, ExitCode.Usage);
+          throw new CliError(`cannot sign: ${(e as Error).message}`, ExitCode.Usage);
         }
       },
     );
@@ -232,15 +234,29 @@ export function registerBundleCommands(program: Command): void {
     .option('--scope <scope>', 'required scope')
     .action(async (file: string, flags: StoreFlags) => {
       const bytes = readInput(file);
+      if (flags.verificationKey) readInput(flags.verificationKey);
       const { verificationFromEnv, verifyBundleSignature, LifecycleError } = await import('../../lifecycle/index.ts');
-      const { readBundle } = await import('../../rego/bundle/index.ts');
+      const { BundleError, readBundle } = await import('../../rego/bundle/index.ts');
       const env: Record<string, string | undefined> = { ...process.env };
       if (flags.verificationKey) env.GUARDIAN_BUNDLE_VERIFY_KEY = flags.verificationKey;
       if (flags.verificationAlg) env.GUARDIAN_BUNDLE_VERIFY_ALG = flags.verificationAlg;
       if (flags.verificationKeyId) env.GUARDIAN_BUNDLE_VERIFY_KEY_ID = flags.verificationKeyId;
       if (flags.scope) env.GUARDIAN_BUNDLE_VERIFY_SCOPE = flags.scope;
+      let parsed;
       try {
-        const r = await verifyBundleSignature(readBundle(bytes), verificationFromEnv(env));
+        parsed = readBundle(bytes);
+      } catch (e) {
+        if (e instanceof BundleError) throw new CliError(`${file}: not a bundle: ${e.message}`, ExitCode.Usage);
+        throw e;
+      }
+      let verification;
+      try {
+        verification = verificationFromEnv(env);
+      } catch (e) {
+        throw new CliError(`verification key: ${(e as Error).message}`, ExitCode.Usage);
+      }
+      try {
+        const r = await verifyBundleSignature(parsed, verification);
         process.stdout.write(
           r.status === 'verified' ? `verified (key ${r.keyId})\n` : 'unsigned (no verification configured)\n',
         );

@@ -1,6 +1,6 @@
 // `guardian keys …`: generate, list and retire signing keys (docs/keys.md). Output never contains secret
 // material: only key ids, algorithms, paths and public-key fingerprints.
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { CliError, ExitCode } from '../exit-codes.ts';
@@ -90,6 +90,7 @@ function generate(opts: GenerateOptions): void {
 function list(opts: ListOptions): void {
   const dir = opts.dir ?? process.env.GUARDIAN_KEY_DIR;
   if (!dir) throw new CliError('no key directory: pass --dir DIR or set GUARDIAN_KEY_DIR', ExitCode.Usage);
+  if (!existsSync(dir)) throw new CliError(`key directory ${dir}: no such directory`, ExitCode.Usage);
   let summaries: KeyringEntrySummary[];
   try {
     summaries = loadKeyring({ dir }).summaries();
@@ -130,6 +131,7 @@ function list(opts: ListOptions): void {
 function retire(keyId: string, opts: { dir?: string }): void {
   const dir = opts.dir ?? process.env.GUARDIAN_KEY_DIR;
   if (!dir) throw new CliError('no key directory: pass --dir DIR or set GUARDIAN_KEY_DIR', ExitCode.Usage);
+  if (!existsSync(dir)) throw new CliError(`key directory ${dir}: no such directory`, ExitCode.Usage);
   try {
     const changed = retireKeyFile(dir, keyId);
     process.stdout.write(`retired ${keyId}: it still verifies old signatures but no longer signs\n`);

@@ -1,12 +1,12 @@
 // `guardian policy build|eval|inspect` (docs/bundles.md): compile Rego to an OPA bundle with our Wasm
 // toolchain, evaluate a bundle's entrypoint through opa-wasm, and show what a bundle holds.
 import { readdirSync, readFileSync, renameSync, statSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
-import { dirname, join, relative, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { CliError, ExitCode } from '../exit-codes.ts';
 import type { RegoSource } from '../../rego/index.ts';
-import { RegoErrors } from '../../rego/errors.ts';
+import { RegoError, RegoErrors } from '../../rego/errors.ts';
 import { BundleError, readBundle } from '../../rego/bundle/index.ts';
 import { addPolicyTestCommand } from '../../rego/tester/cli.ts';
 import { addPolicyCapabilitiesCommand } from '../../rego/builtins/cli.ts';
@@ -100,9 +100,35 @@ function readDataFile(file: string): unknown {
   }
 }
 
-function gatherInputs(paths: string[]): { sources: RegoSource[]; data: Record<string, unknown> } {
+/** The deepest directory holding every one of `files` (their common ancestor). */
+function commonDirectory(files: string[]): string {
+  const split = (p: string): string[] => dirname(resolve(p)).split(sep);
+  let common = split(files[0]);
+  for (const f of files.slice(1)) {
+    const segs = split(f);
+    let n = 0;
+    while (n < common.length && n < segs.length && common[n] === segs[n]) n++;
+    common = common.slice(0, n);
+  }
+  return common.join(sep) || sep;
+}
+
+interface PolicyInputs {
+  sources: RegoSource[];
+  data: Record<string, unknown>;
+  /** Bundle path → the path the user typed, for error locations of files named on the command line. */
+  shownAs: Map<string, string>;
+}
+
+/**
+ * Directories contribute their files relative to themselves; files named on the command line are placed
+ * relative to their common directory, so `/abs/dir/p.rego` run from anywhere is `/p.rego` in the bundle.
+ */
+function gatherInputs(paths: string[]): PolicyInputs {
   const sources: RegoSource[] = [];
   const data: Record<string, unknown> = {};
+  const shownAs = new Map<string, string>();
+  const files: string[] = [];
   for (const arg of paths) {
     let st;
     try {
@@ -111,18 +137,26 @@ function gatherInputs(paths: string[]): { sources: RegoSource[]; data: Record<st
       throw new CliError(`no such file or directory: ${arg}`, ExitCode.Usage);
     }
     if (st.isDirectory()) {
-      const files: string[] = [];
-      walk(arg, files);
-      for (const f of files) {
+      const found: string[] = [];
+      walk(arg, found);
+      for (const f of found) {
         const rel = toBundlePath(relative(arg, f));
         const base = rel.slice(rel.lastIndexOf('/') + 1);
-        if (f.endsWith('.rego')) sources.push({ file: rel, text: readFileSync(f, 'utf8') });
+        if (f.endsWith('.rego')) sources.push({ file: rel, text: readSource(f) });
         else if (base === 'data.json' || base === 'data.yaml' || base === 'data.yml') {
           mergeData(data, rel.split('/').slice(0, -1), readDataFile(f), f);
         }
       }
     } else {
-      sources.push({ file: toBundlePath(relative(process.cwd(), arg)) || arg, text: readFileSync(arg, 'utf8') });
+      files.push(arg);
+    }
+  }
+  if (files.length > 0) {
+    const root = commonDirectory(files);
+    for (const f of files) {
+      const file = toBundlePath(relative(root, resolve(f)));
+      shownAs.set(file, f);
+      sources.push({ file, text: readSource(f) });
     }
   }
   const seen = new Set<string>();
@@ -130,17 +164,31 @@ function gatherInputs(paths: string[]): { sources: RegoSource[]; data: Record<st
     if (seen.has(s.file)) throw new CliError(`two sources map to the same bundle path ${s.file}`, ExitCode.Usage);
     seen.add(s.file);
   }
-  return { sources, data };
+  return { sources, data, shownAs };
 }
 
-function printRegoErrors(e: RegoErrors): never {
-  for (const err of e.errors) process.stderr.write(`${err.format()}\n`);
+function readSource(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new CliError(`cannot read ${file}: ${(e as Error).message}`, ExitCode.Usage);
+  }
+}
+
+/** A diagnostic located at the path the user typed rather than the bundle path. */
+function shownAt(err: RegoError, shownAs: Map<string, string>): RegoError {
+  const file = err.location && shownAs.get(err.location.file);
+  return file && err.location ? new RegoError(err.code, err.message, { ...err.location, file }, err.details) : err;
+}
+
+function printRegoErrors(e: RegoErrors, shownAs: Map<string, string>): never {
+  for (const err of e.errors) process.stderr.write(`${shownAt(err, shownAs).format()}\n`);
   throw new CliError(`${e.errors.length} error${e.errors.length === 1 ? '' : 's'} occurred`, ExitCode.CompileError);
 }
 
 async function build(paths: string[], opts: BuildOptions): Promise<void> {
   if (!opts.entrypoint?.length) throw new CliError('at least one entrypoint is required (-e pkg/rule)', ExitCode.Usage);
-  const { sources, data } = gatherInputs(paths);
+  const { sources, data, shownAs } = gatherInputs(paths);
   if (sources.length === 0) throw new CliError('no .rego files found', ExitCode.Usage);
   if (opts.data) mergeData(data, [], readDataFile(opts.data), opts.data);
   progress(
@@ -163,13 +211,17 @@ async function build(paths: string[], opts: BuildOptions): Promise<void> {
         : {}),
     });
   } catch (e) {
-    if (e instanceof RegoErrors) printRegoErrors(e);
+    if (e instanceof RegoErrors) printRegoErrors(e, shownAs);
     throw e;
   }
   // Write then rename: a Guardian watching the bundle directory must never load a half-written file.
   const tmp = `${opts.output}.tmp-${process.pid}`;
-  writeFileSync(tmp, result.bundle);
-  renameSync(tmp, opts.output);
+  try {
+    writeFileSync(tmp, result.bundle);
+    renameSync(tmp, opts.output);
+  } catch (e) {
+    throw new CliError(`cannot write ${opts.output}: ${(e as Error).message}`, ExitCode.Usage);
+  }
   progress(opts, `linked policy.wasm (${result.wasm.length} bytes) in ${Date.now() - t0} ms`);
   progress(opts, `wrote ${opts.output} (${result.bundle.length} bytes, revision ${result.manifest.revision})`);
 }
@@ -237,7 +289,7 @@ async function evaluate(opts: EvalOptions): Promise<void> {
   try {
     loaded = await loadBundle(bytes, { builtinContext: { strict } });
   } catch (e) {
-    if (e instanceof BundleError) throw new CliError(`bundle refused: ${e.message}`, ExitCode.Failed);
+    if (e instanceof BundleError) throw new CliError(`${opts.bundle}: not a bundle: ${e.message}`, ExitCode.Usage);
     throw new CliError(`bundle does not load: ${e instanceof Error ? e.message : String(e)}`, ExitCode.Failed);
   }
   if (!(opts.entrypoint in loaded.entrypoints)) {
@@ -272,7 +324,7 @@ async function inspect(opts: InspectOptions): Promise<void> {
   try {
     bundle = readBundle(readBundleFile(opts.bundle));
   } catch (e) {
-    if (e instanceof BundleError) throw new CliError(`bundle refused: ${e.message}`, ExitCode.Failed);
+    if (e instanceof BundleError) throw new CliError(`${opts.bundle}: not a bundle: ${e.message}`, ExitCode.Usage);
     throw e;
   }
   const plan = bundle.plan as { static?: { builtin_funcs?: { name: string }[] } } | undefined;
@@ -314,10 +366,11 @@ async function inspect(opts: InspectOptions): Promise<void> {
 async function check(paths: string[], opts: CheckOptions): Promise<void> {
   if (opts.format !== 'text' && opts.format !== 'json')
     throw new CliError(`--format must be text or json, not ${JSON.stringify(opts.format)}`, ExitCode.Usage);
-  const { sources } = gatherInputs(paths);
+  const { sources, shownAs } = gatherInputs(paths);
   if (sources.length === 0) throw new CliError('no .rego files found', ExitCode.Usage);
   const { checkPolicies, formatFinding } = await import('../../rego/check/index.ts');
-  const result = checkPolicies(sources);
+  // No bundle is written: findings name the files as the user typed them.
+  const result = checkPolicies(sources.map((s) => ({ file: shownAs.get(s.file) ?? s.file, text: s.text })));
   if (opts.format === 'json') {
     const where = (l: { file: string; row: number; col: number } | undefined) =>
       l ? { file: l.file, row: l.row, col: l.col } : {};

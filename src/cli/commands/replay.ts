@@ -26,6 +26,11 @@ interface ReplayFlags extends StoreLocationFlags {
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
+/** `--against ./x.tar.gz` that does not exist is a missing input file (2), `--against v404` an unknown revision (1). */
+function namesAFile(against: string): boolean {
+  return /[\\/]/.test(against) || /\.(tar\.gz|wasm)$/.test(against);
+}
+
 function flagBoolean(name: string, v: string): boolean {
   if (v === 'true') return true;
   if (v === 'false') return false;
@@ -116,7 +121,7 @@ export function registerReplayCommand(program: Command): void {
             const code =
               err.code === 'policy_compile_error'
                 ? ExitCode.CompileError
-                : err.code === 'policy_invalid'
+                : err.code === 'policy_invalid' || (err.code === 'policy_not_found' && namesAFile(flags.against))
                   ? ExitCode.Usage
                   : ExitCode.Failed;
             throw new CliError(err.message, code);

@@ -16,6 +16,21 @@ function policyDefaultsDir(): string | undefined {
   return existsSync(resolve(cwd, 'bundles/acs.tar.gz')) || existsSync(resolve(cwd, 'rego')) ? undefined : PACKAGE_ROOT;
 }
 
+/**
+ * Why `serve` could not start, as an exit code: a --bundle file that is not a bundle (or not a Wasm module) is
+ * malformed input (2); a well-formed bundle the lifecycle refuses (signature, smoke tests) is a failure found
+ * (1); anything else is the store or the key material being unavailable (4).
+ */
+async function startFailureCode(err: unknown): Promise<ExitCode> {
+  const [{ BundleError }, { LifecycleError }] = await Promise.all([
+    import('../../rego/bundle/index.ts'),
+    import('../../lifecycle/index.ts'),
+  ]);
+  if (err instanceof BundleError || (err instanceof Error && err.name === 'CompileError')) return ExitCode.Usage;
+  if (err instanceof LifecycleError) return err.code === 'invalid_bundle' ? ExitCode.Usage : ExitCode.Failed;
+  return ExitCode.Unavailable;
+}
+
 interface ServeFlags {
   port: string;
   host: string;
@@ -51,6 +66,8 @@ export function registerServeCommand(program: Command): void {
       const evalTimeout = Number(flags.evalTimeoutMs);
       if (!Number.isFinite(evalTimeout) || evalTimeout <= 0)
         throw new CliError(`--eval-timeout-ms must be a positive number`, ExitCode.Usage);
+      if (flags.bundle !== undefined && !existsSync(flags.bundle))
+        throw new CliError(`--bundle ${flags.bundle}: no such file`, ExitCode.Usage);
       // Loaded lazily so other commands do not pay for the server's imports.
       const { openGuardianRuntime, serveStdio, startHttpServer } = await import('../../server/index.ts');
       let runtime;
@@ -65,7 +82,10 @@ export function registerServeCommand(program: Command): void {
           evaluationTimeoutMs: evalTimeout,
         });
       } catch (err) {
-        throw new CliError(`cannot start: ${err instanceof Error ? err.message : String(err)}`, ExitCode.Unavailable);
+        throw new CliError(
+          `cannot start: ${err instanceof Error ? err.message : String(err)}`,
+          await startFailureCode(err),
+        );
       }
       // In stdio mode stdout carries the protocol, so every human-readable line goes to stderr.
       const say = (line: string): void => void process.stderr.write(line + '\n');
