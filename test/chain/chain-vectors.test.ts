@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { canonicalJson, computeEntryHash, computeRequestHash } from '../../src/chain/index.ts';
 
 const vectors = JSON.parse(
-  readFileSync(new URL('../../../shared/acs/vectors/chain-vectors.json', import.meta.url), 'utf8'),
+  readFileSync(new URL('../fixtures/acs/chain-vectors.json', import.meta.url), 'utf8'),
 );
 
 describe('ACS §8.2 hash chain', () => {

@@ -4,7 +4,7 @@ import { canonicalJson } from '../../src/chain/index.ts';
 import { HmacSha256, deriveSessionKey } from '../../src/crypto/hmac-sha256.ts';
 
 const v = JSON.parse(
-  readFileSync(new URL('../../../shared/acs/vectors/envelope-signing-vectors.json', import.meta.url), 'utf8'),
+  readFileSync(new URL('../fixtures/acs/envelope-signing-vectors.json', import.meta.url), 'utf8'),
 );
 const ikm = Buffer.from(v.ikm_hex, 'hex');
 

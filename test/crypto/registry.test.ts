@@ -18,7 +18,7 @@ import {
 } from '../../src/crypto/index.ts';
 
 const vectors = JSON.parse(
-  readFileSync(new URL('../../../shared/acs/vectors/envelope-signing-vectors.json', import.meta.url), 'utf8'),
+  readFileSync(new URL('../fixtures/acs/envelope-signing-vectors.json', import.meta.url), 'utf8'),
 );
 const ikm = new Uint8Array(Buffer.from(vectors.ikm_hex, 'hex'));
 const sessionId = '5c3f1b8e-9a0d-4c2e-8f4b-2d6a7e9c1b30';
