@@ -1,5 +1,5 @@
 // Builds the AssemblyScript Wasm runtime (src/rego/compiler/wasm/runtime/) into runtime.wasm once per
-// install, so policy compilation only links generated code onto it (design/wasm-toolchain.md).
+// install, so policy compilation only links generated code onto it (docs/wasm-abi.md, runtime build).
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';

@@ -103,7 +103,7 @@ describe('every ACS §10.1 algorithm', () => {
       it('refuses a tampered key_id (another key of the same algorithm, an unknown key)', async () => {
         const sig = signed.get(alg)!;
         if (alg === 'HMAC-SHA256') {
-          // HMAC keys come from the session (GUIDE §7): a key_id naming no entry uses the default IKM, so
+          // HMAC keys come from the session (docs/keys.md): a key_id naming no entry uses the default IKM, so
           // changing key_id alone changes nothing; the session id is what binds it. Strict mode refuses it.
           expect(await registry.verify(sig, input, { sessionId: 'another-session' })).toBe(false);
           const strict = createSignatureRegistry({ hmacIkm: ikm, hmacAcceptAnyKeyId: false, workerPool: false });

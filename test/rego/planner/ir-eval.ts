@@ -1,4 +1,4 @@
-// Reference evaluator of OPA IR plans, straight from the semantics table in design/opa-ir.md §3.
+// Reference evaluator of OPA IR plans, following the statement semantics of OPA docs: IR (docs/wasm-abi.md, IR).
 // It lets the planner tests check *what a plan computes* independently of the Wasm backend, and
 // prints precise failures (a Wasm trap says much less). Values: JSON plus RSet/RObj for sets and
 // objects with non-string keys; numbers are JS numbers (enough for the planner's test cases).

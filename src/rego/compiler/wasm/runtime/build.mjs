@@ -1,5 +1,5 @@
 // Compiles the AssemblyScript runtime (assembly/, unmanaged code only) to runtime.wasm, in-process with
-// assemblyscript/asc. Called once per install by scripts/build-runtime.mjs (design/wasm-toolchain.md (a)).
+// assemblyscript/asc. Called once per install by scripts/build-runtime.mjs (docs/wasm-abi.md, runtime build).
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { writeFile, mkdir, rename } from 'node:fs/promises';
