@@ -47,7 +47,7 @@ export interface AcsErrorData {
 
 /**
  * A protocol fault answered with a JSON-RPC error. Thrown by pipeline stages and turned into an error
- * envelope by the responder; `authenticated` decides whether the answer is signed (GUIDE §7: parse errors,
+ * envelope by the responder; `authenticated` decides whether the answer is signed (ACS §10, §17; docs/conformance.md: parse errors,
  * -32600 and signature failures are unsigned, everything after verification is signed).
  */
 export class AcsError extends Error {

@@ -8,7 +8,7 @@ export interface StepMethodSpec {
   method: string;
   /** Payload schema path under src/acs/schemas/. */
   payloadSchema: string;
-  /** Dispositions the hook permits (hooks.md); others are substituted (GUIDE §3). */
+  /** Dispositions the hook permits (hooks.md); others are substituted (ACS §6.5, §9.2). */
   permitted: readonly Disposition[];
 }
 
@@ -85,7 +85,7 @@ export function routeMethod(method: string): RoutedMethod {
   });
 }
 
-/** Every method this Guardian evaluates (what `methods_evaluated` may list; GUIDE §2 rule 4). */
+/** Every method this Guardian evaluates (what `methods_evaluated` may list; ACS §4). */
 export function isEvaluableMethod(method: string): boolean {
   try {
     const routed = routeMethod(method);

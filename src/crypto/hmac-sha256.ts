@@ -3,7 +3,7 @@ import type { Signer, SigningContext, Verifier } from './types.ts';
 
 /**
  * Per-session HMAC key: HKDF-SHA256(IKM, salt = empty, info = UTF-8 session_id, L = 32).
- * The spec leaves the derivation open; this is the interop choice of every implementation (GUIDE §7).
+ * The spec leaves the derivation open; this is the interop choice of every implementation (ACS §10; docs/conformance.md, interop choices).
  */
 export function deriveSessionKey(ikm: Uint8Array, sessionId: string): Uint8Array {
   return new Uint8Array(hkdfSync('sha256', ikm, new Uint8Array(0), Buffer.from(sessionId, 'utf8'), 32));

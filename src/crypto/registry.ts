@@ -33,7 +33,7 @@ export interface SignatureRegistryConfig extends KeyringSources {
   /**
    * HMAC: accept a signature whose key_id names no keyring entry by deriving from the default HMAC IKM
    * (key id `hmacKeyId`, default "default"). Default true — conformance harnesses send "conformance",
-   * "default" or the session id as key_id over one shared IKM (GUIDE §7); the pipeline binds key_id per session.
+   * "default" or the session id as key_id over one shared IKM (docs/keys.md); the pipeline binds key_id per session.
    */
   hmacAcceptAnyKeyId?: boolean;
   /** Run ML-DSA/SLH-DSA in worker threads (default true, size max(1, min(4, cores−1))); false = in-thread. */

@@ -1,4 +1,4 @@
-// Polls an OPA-compatible bundle service (design/opa-wasm-abi.md §8.2) as OPA's bundle plugin does:
+// Polls an OPA-compatible bundle service (OPA docs: Bundles, bundle service API) as OPA's bundle plugin does:
 // GET <url> with If-None-Match = the ETag of the last activated bundle; 304 = unchanged; 200 = a new tarball,
 // handed to `onBundle` (which registers and activates it). Short polling waits a random delay in
 // [minDelay, maxDelay]; long polling sends `Prefer: wait=N` and is kept only while the server answers with

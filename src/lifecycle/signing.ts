@@ -1,4 +1,4 @@
-// OPA bundle signatures (design/opa-wasm-abi.md §8.3): `/.signatures.json` = {"signatures": ["<JWS compact>"]},
+// OPA bundle signatures (OPA docs: Bundles, signing): `/.signatures.json` = {"signatures": ["<JWS compact>"]},
 // the JWS payload lists every file of the bundle (except .signatures.json) with its hash. JSON/YAML files are
 // hashed structurally as OPA's bundle/hash.go does: objects as `{` + sorted `"key":value` pairs joined by `,` +
 // `}`, arrays as `[`…`]`, primitives JSON-encoded without HTML escaping; other files hash their raw bytes.

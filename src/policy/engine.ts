@@ -1,6 +1,6 @@
 // The Wasm policy engine host: runs an OPA-ABI module (our compiler's or OPA's own) through
 // @open-policy-agent/opa-wasm with our host builtins, and turns every failure into a rejection the
-// pipeline answers with DENY `evaluation_failed` (GUIDE §4: fail closed).
+// pipeline answers with DENY `evaluation_failed` (fail closed; ACS §6.4).
 //
 // Evaluation-time bound (opa-wasm is synchronous, so a running evaluation cannot be pre-empted in-process):
 //  1. every host builtin call first checks the deadline and aborts the evaluation once it has passed;

@@ -1,4 +1,4 @@
-// Session state policies read (GUIDE §13): turn counters, budgets, provenance trust and lineage, taint history,
+// Session state policies read (docs/policy-authoring.md): turn counters, budgets, provenance trust and lineage, taint history,
 // intent and its extensions, approvals, skill registrations. Pure and deterministic — it depends only on the
 // steps (and decisions) fed in, never on the clock — so replaying a chain rebuilds it byte for byte.
 import type { Json } from '../store/types.ts';

@@ -1,4 +1,4 @@
-// Store failures the pipeline can map to a decision (GUIDE §4: a store failure on a valid step is a signed
+// Store failures the pipeline can map to a decision (docs/conformance.md, interop choices: a store failure on a valid step is a signed
 // DENY `store_unavailable`, never a silent allow).
 
 export type StoreErrorCode =

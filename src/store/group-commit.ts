@@ -1,6 +1,6 @@
 // Group commit: appends that arrive while a transaction is in flight are committed together in the next
-// one, so one fsync carries many sessions' entries (GUIDE engineering notes: the per-append transaction
-// caps out near 2.5k/s). No timer: a lone append goes out immediately, batching only happens under load.
+// one, so one fsync carries many sessions' entries (a transaction per
+// append would bound throughput by commit latency; docs/performance.md). No timer: a lone append goes out immediately, batching only happens under load.
 
 export interface QueuedItem<T, R> {
   key: string;

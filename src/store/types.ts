@@ -8,7 +8,7 @@ export interface SessionRecord {
   id: string;
   tenantId: string | null;
   agentId: string;
-  /** key_id bound at handshake (GUIDE §2: agent/key binding). */
+  /** key_id bound at handshake (ACS §4; docs/conformance.md, interop choices). */
   keyId: string | null;
   /** The negotiated ClientHello/ServerHello, as JSON. */
   hello: Json;

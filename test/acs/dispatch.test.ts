@@ -1,4 +1,4 @@
-// Dispatch order and the §17 error table (GUIDE §9), end to end over real HTTP.
+// Dispatch order and the §17 error table (docs/conformance.md, request path), end to end over real HTTP.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from './fixtures/harness.ts';

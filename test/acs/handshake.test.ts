@@ -1,4 +1,4 @@
-// handshake/hello, GUIDE §2 rules 1–10 (ACS §4), end to end over real HTTP.
+// handshake/hello, rules 1–10 (ACS §4, §4.1; docs/conformance.md), end to end over real HTTP.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AcsRpcError } from '../../src/client/index.ts';

@@ -1,4 +1,4 @@
-// Wrapped MCP (extend_mcp.md, GUIDE §12) and agbom/* (§11) through the full pipeline over real HTTP.
+// Wrapped MCP (ACS extend_mcp.md) and agbom/* (§11) through the full pipeline over real HTTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AcsClient } from '../../src/client/index.ts';
 import type { Json } from '../../src/store/types.ts';

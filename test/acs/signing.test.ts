@@ -1,4 +1,4 @@
-// §10 envelope signatures against the reference vectors (shared/acs/vectors/envelope-signing-vectors.json):
+// §10 envelope signatures against the reference vectors (test/fixtures/acs/envelope-signing-vectors.json):
 // the canonical input, HMAC-SHA256 under the HKDF session key, and verification of both directions.
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
@@ -17,7 +17,7 @@ import {
 } from '../../src/acs/signing/index.ts';
 
 const vectors = JSON.parse(
-  readFileSync(new URL('../../../shared/acs/vectors/envelope-signing-vectors.json', import.meta.url), 'utf8'),
+  readFileSync(new URL('../fixtures/acs/envelope-signing-vectors.json', import.meta.url), 'utf8'),
 );
 const ikm = new Uint8Array(Buffer.from(vectors.ikm_hex, 'hex'));
 const ctx = { sessionId: vectors.session_id as string, keyId: vectors.key_id as string };

@@ -1,4 +1,4 @@
-// The wire-level members of the ACS-Core conformance corpus (shared/acs/vectors/acs-core, probityai
+// The wire-level members of the ACS-Core conformance corpus (test/fixtures/acs/acs-core, probityai
 // agent-evidence-vectors). The corpus describes requests abstractly ("acs": "0.1", "hooks/<name>", params =
 // payload, session "s-0001", signature_state); each is translated onto a real v0.1.0 envelope, sent over HTTP
 // and judged by the corpus's expected verdict and code. Which members are covered and why the others are not
@@ -10,7 +10,7 @@ import { signEnvelope, hmacEnvelopeSignatures } from '../../src/acs/signing/inde
 import type { AcsRequest, ResponseEnvelope } from '../../src/acs/types.ts';
 import { startHarness, TEST_IKM, type Harness } from './fixtures/harness.ts';
 
-const DIR = new URL('../../../shared/acs/vectors/acs-core/', import.meta.url);
+const DIR = new URL('../fixtures/acs/acs-core/', import.meta.url);
 const manifest = JSON.parse(readFileSync(new URL('MANIFEST.json', DIR), 'utf8'));
 const CODES: Record<string, number> = manifest.codeRegistry;
 

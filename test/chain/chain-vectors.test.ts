@@ -2,9 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, computeEntryHash, computeRequestHash } from '../../src/chain/index.ts';
 
-const vectors = JSON.parse(
-  readFileSync(new URL('../../../shared/acs/vectors/chain-vectors.json', import.meta.url), 'utf8'),
-);
+const vectors = JSON.parse(readFileSync(new URL('../fixtures/acs/chain-vectors.json', import.meta.url), 'utf8'));
 
 describe('ACS §8.2 hash chain', () => {
   it('request_hash is SHA-256 of the JCS of params as received', () => {

@@ -3,9 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/chain/index.ts';
 import { HmacSha256, deriveSessionKey } from '../../src/crypto/hmac-sha256.ts';
 
-const v = JSON.parse(
-  readFileSync(new URL('../../../shared/acs/vectors/envelope-signing-vectors.json', import.meta.url), 'utf8'),
-);
+const v = JSON.parse(readFileSync(new URL('../fixtures/acs/envelope-signing-vectors.json', import.meta.url), 'utf8'));
 const ikm = Buffer.from(v.ikm_hex, 'hex');
 
 function withoutSignature(envelope: { params?: Record<string, unknown>; result?: Record<string, unknown> }) {

@@ -18,7 +18,7 @@ import {
 } from '../../src/crypto/index.ts';
 
 const vectors = JSON.parse(
-  readFileSync(new URL('../../../shared/acs/vectors/envelope-signing-vectors.json', import.meta.url), 'utf8'),
+  readFileSync(new URL('../fixtures/acs/envelope-signing-vectors.json', import.meta.url), 'utf8'),
 );
 const ikm = new Uint8Array(Buffer.from(vectors.ikm_hex, 'hex'));
 const sessionId = '5c3f1b8e-9a0d-4c2e-8f4b-2d6a7e9c1b30';
@@ -103,7 +103,7 @@ describe('every ACS §10.1 algorithm', () => {
       it('refuses a tampered key_id (another key of the same algorithm, an unknown key)', async () => {
         const sig = signed.get(alg)!;
         if (alg === 'HMAC-SHA256') {
-          // HMAC keys come from the session (GUIDE §7): a key_id naming no entry uses the default IKM, so
+          // HMAC keys come from the session (docs/keys.md): a key_id naming no entry uses the default IKM, so
           // changing key_id alone changes nothing; the session id is what binds it. Strict mode refuses it.
           expect(await registry.verify(sig, input, { sessionId: 'another-session' })).toBe(false);
           const strict = createSignatureRegistry({ hmacIkm: ikm, hmacAcceptAnyKeyId: false, workerPool: false });

@@ -1,4 +1,4 @@
-// Signed bundles (design/opa-wasm-abi.md §8.3): sign/verify round trip, OPA's verification matrix, tampering,
+// Signed bundles (OPA docs: Bundles, signing): sign/verify round trip, OPA's verification matrix, tampering,
 // wrong keys, scope, whitespace-independent JSON hashing, and refusal at activation with the old version kept.
 import { generateKeyPairSync } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';

@@ -1,12 +1,15 @@
 // Fuzzing the front door over real HTTP (fast-check). Whatever arrives, the Guardian answers HTTP 200 with a
 // schema-valid JSON-RPC response using only §17 codes, never -32603, and a tampered signed request never gets a
-// decision. FUZZ_RUNS sets the number of runs per property (`npm run fuzz` = 100000).
+// decision. FUZZ_RUNS sets the number of runs per property (`npm run fuzz` = 100000); each property's time
+// limit grows with it, so only a counterexample fails a long run, and each prints its runs per second.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AcsClient } from '../../src/client/index.ts';
 import { startHarness, type Harness } from '../acs/fixtures/harness.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1000);
+// A budget, not a speed target: generous enough that a slow shared host never cuts a run short.
+const TIMEOUT_MS = Math.max(60_000, RUNS * 20);
 const CODES = new Set([-32700, -32600, -32601, -32602, -32000, -32001, -32002, -32003, -32004, -32005, -32006, -32007]);
 let h: Harness;
 let c: AcsClient;
@@ -25,6 +28,14 @@ async function answer(body: string | Uint8Array): Promise<Record<string, unknown
   return a;
 }
 
+/** fc.assert with RUNS runs, then the property's throughput on stdout. */
+async function assertProperty<Ts>(label: string, property: fc.IAsyncProperty<Ts>): Promise<void> {
+  const started = performance.now();
+  await fc.assert(property, { numRuns: RUNS });
+  const seconds = (performance.now() - started) / 1000;
+  console.log(`fuzz ${label}: ${RUNS} runs in ${seconds.toFixed(1)} s, ${Math.round(RUNS / seconds)} runs/s`);
+}
+
 /** Replaces the member at a random path of a JSON value with another value. */
 function mutate(value: unknown, path: number[], replacement: unknown): unknown {
   if (path.length === 0 || value === null || typeof value !== 'object') return replacement;
@@ -37,19 +48,19 @@ function mutate(value: unknown, path: number[], replacement: unknown): unknown {
 }
 
 describe('fuzz: POST /acs', () => {
-  it('arbitrary text and bytes', async () => {
-    await fc.assert(
+  it('arbitrary text and bytes', { timeout: TIMEOUT_MS }, async () => {
+    await assertProperty(
+      'text/bytes',
       fc.asyncProperty(
         fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.uint8Array({ maxLength: 256 })),
         async (body) => {
           await answer(body);
         },
       ),
-      { numRuns: RUNS },
     );
   });
 
-  it('arbitrary JSON values, including near-envelopes', async () => {
+  it('arbitrary JSON values, including near-envelopes', { timeout: TIMEOUT_MS }, async () => {
     const nearEnvelope = fc.record(
       {
         jsonrpc: fc.constantFrom('2.0', '1.0', 2),
@@ -62,17 +73,18 @@ describe('fuzz: POST /acs', () => {
       },
       { requiredKeys: [] },
     );
-    await fc.assert(
+    await assertProperty(
+      'json',
       fc.asyncProperty(fc.oneof(fc.jsonValue(), nearEnvelope), async (value) => {
         await answer(JSON.stringify(value));
       }),
-      { numRuns: RUNS },
     );
   });
 
-  it('a signed request with one member replaced never gets an ALLOW', async () => {
+  it('a signed request with one member replaced never gets an ALLOW', { timeout: TIMEOUT_MS }, async () => {
     const original = await c.buildRequest('steps/userMessage', { content: [{ type: 'text', value: 'hello' }] });
-    await fc.assert(
+    await assertProperty(
+      'tampered',
       fc.asyncProperty(
         fc.array(fc.nat(), { minLength: 1, maxLength: 6 }),
         fc.jsonValue(),
@@ -86,7 +98,6 @@ describe('fuzz: POST /acs', () => {
           else expect('error' in a).toBe(true);
         },
       ),
-      { numRuns: RUNS },
     );
   });
 });

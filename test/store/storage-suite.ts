@@ -20,9 +20,7 @@ import {
   type StepCommitOutcome,
 } from '../../src/store/index.ts';
 
-const vectors = JSON.parse(
-  readFileSync(new URL('../../../shared/acs/vectors/chain-vectors.json', import.meta.url), 'utf8'),
-);
+const vectors = JSON.parse(readFileSync(new URL('../fixtures/acs/chain-vectors.json', import.meta.url), 'utf8'));
 
 export const checkpointKey = new HmacSha256(new Uint8Array(32).fill(7));
 

@@ -54,7 +54,7 @@ needs_pointer_escape(s) if contains(s, "~")
 
 needs_pointer_escape(s) if contains(s, "/")
 
-# RFC 6901 target of a tool argument inside params.payload (GUIDE §4, modification disjointness).
+# RFC 6901 target of a tool argument inside params.payload (ACS §6.3, modification disjointness).
 argument_pointer(name) := concat("", ["/arguments/", escape_pointer(name)]) if is_native_tool_call
 
 argument_pointer(name) := concat("", ["/params/arguments/", escape_pointer(name)]) if is_mcp_tool_call

@@ -1,6 +1,6 @@
 // After the verdict: record it in the session state (deferral bound, skill approvals, src/policy recordDecision)
 // and apply the session facts the step establishes. Intent is fixed at sessionStart / first agentTrigger; later
-// attempts are ignored and audited (GUIDE §5). sessionEnd seals the session; an allowed subagentStart opens a
+// attempts are ignored and audited (ACS §8.4). sessionEnd seals the session; an allowed subagentStart opens a
 // separate chain for the subagent's session (§8.2).
 //
 // `nextSessionState` is pure (no store, no clock) so replay (src/replay) folds recorded steps with exactly the
@@ -15,7 +15,7 @@ import type { GuardianConfig } from './config.ts';
 export interface NextSessionState {
   /** The session state the next step starts from. */
   state: SessionState;
-  /** Audit events the transition raises (a later attempt to change the Intent, GUIDE §5). */
+  /** Audit events the transition raises (a later attempt to change the Intent, ACS §8.4). */
   auditEvents: { code: string; detail: string }[];
   /** The Intent this step establishes for the session row, when the row had none before; else undefined. */
   intentEstablished: Json | undefined;

@@ -1,4 +1,4 @@
-// handshake/hello (§4, GUIDE §2): after params/ids and signature, in the GUIDE's order: timestamp → ClientHello
+// handshake/hello (§4): after params/ids and signature, in this order: timestamp → ClientHello
 // schema → replay/renegotiation → version → transport → provenance → methods/profiles. The answer's `result`
 // is the ServerHello itself, signed at result.signature.
 import type { Json } from '../../store/types.ts';
@@ -65,7 +65,7 @@ export async function handleHello(
   checkTimestamp(request, now, config.skewWindowMs);
   const check = config.validator.clientHello(request.params.payload);
   if (!check.ok) {
-    // Rule 6: malformed ClientHello → -32602 (Python reference; GUIDE §14.3).
+    // Rule 6: malformed ClientHello → -32602 (Python reference; docs/conformance.md, interop choices).
     throw new AcsError(AcsErrorCode.InvalidParams, 'client_hello_invalid', `ClientHello: ${check.violation.message}`, {
       pointer: '/params/payload' + check.violation.pointer,
       method: request.method,

@@ -1,4 +1,4 @@
-// The request path, stage by stage, in the GUIDE §9 dispatch order:
+// The request path, stage by stage, in dispatch order (docs/conformance.md):
 //   decode → validate envelope → (ping) → authenticate → route → handshake | [session lock: session lookup
 //   (this replica's cached row and head, else read) → admit (binding, negotiated, timestamp) → payload → chain
 //   hint → evaluate → sign (chain_hash of the entry placed at the head) → commit step (replay keys + entry +
@@ -58,7 +58,7 @@ export function resolveConfig(options: GuardianOptions): GuardianConfig {
   };
 }
 
-/** Serialises one session's steps (replay check + append + decision are atomic per session, GUIDE §13). */
+/** Serialises one session's steps (replay check + append + decision are atomic per session, ACS §8.2, §10.3). */
 class SessionLocks {
   readonly #tails = new Map<string, Promise<unknown>>();
   async run<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
@@ -159,7 +159,7 @@ export function createGuardian(options: GuardianOptions): Guardian {
     if (cached) {
       ({ session, head } = cached);
     } else {
-      session = await lookupSession(config, request); // -32003 before -32005 (GUIDE §9 dispatch order)
+      session = await lookupSession(config, request); // -32003 before -32005 (dispatch order, docs/conformance.md)
       // The head the state was read at (one snapshot), so the step is placed where its state is; a store that does
       // not say is asked separately.
       head = session.stateHead !== undefined ? session.stateHead : await config.store.getChainHead(sessionId);
@@ -285,7 +285,7 @@ export function createGuardian(options: GuardianOptions): Guardian {
         }
       }
       // Not a protocol fault: a store or engine outage on an authenticated step. An error would hand the step to
-      // the client's fail-open posture, so answer a signed DENY instead (GUIDE §4, fail closed).
+      // the client's fail-open posture, so answer a signed DENY instead (ACS §6.4, fail closed).
       if (request && auth && request.method !== 'handshake/hello') {
         try {
           return await decided(

@@ -1,5 +1,5 @@
 // Last stage — answers. Results and errors to authenticated requests are signed with the session key over the
-// whole envelope (result.signature / error.signature, §10 and GUIDE §7); unauthenticated answers are unsigned.
+// whole envelope (result.signature / error.signature, §10); unauthenticated answers are unsigned.
 import { type AcsError, AcsErrorCode, ERROR_MESSAGES } from '../errors.ts';
 import { signEnvelope, signEnvelopeText } from '../signing/index.ts';
 import type { AcsResult, JsonRpcId, ResponseEnvelope, ServerHello } from '../types.ts';

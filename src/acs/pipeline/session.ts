@@ -1,6 +1,6 @@
 // Stage 6/7 — session admission for steps, in dispatch order: session lookup (-32003) → [replay (-32005), see
 // freshness.ts] → agent/key binding, closed session and acs_version major (signed DENY, not errors: an error would fall to the
-// client's fail-open posture, GUIDE §4) → method negotiated (-32003) → timestamp (-32006).
+// client's fail-open posture, ACS §6.4) → method negotiated (-32003) → timestamp (-32006).
 import { initialSessionState, isSessionState, type SessionState } from '../../policy/index.ts';
 import { upgradeSessionState } from '../../policy/session-state.ts';
 import type { SessionRecord } from '../../store/types.ts';
@@ -38,7 +38,7 @@ export function sessionState(session: SessionRecord, cached = false): SessionSta
 export async function lookupSession(config: GuardianConfig, request: AcsRequest): Promise<SessionRecord> {
   const session = await config.store.getSession(request.params.metadata.session_id);
   if (!session) {
-    // GUIDE §2 rule 10: a step for a session that never completed a handshake is an error, not a decision.
+    // ACS §4 (handshake before any hook traffic): a step for a session that never completed a handshake is an error, not a decision.
     throw new AcsError(
       AcsErrorCode.CapabilityNotNegotiated,
       'no_session',
@@ -52,7 +52,7 @@ export async function lookupSession(config: GuardianConfig, request: AcsRequest)
 /**
  * Runs under the session lock, without the replay check: an admitted step records its keys in the same
  * transaction as its entry, and the caller records them before answering a refusal (so -32005 still wins over
- * every check below, GUIDE §9). Writes nothing: the key_id binding of a session's first step is returned in
+ * every check below, docs/conformance.md). Writes nothing: the key_id binding of a session's first step is returned in
  * the session and committed with the step.
  */
 export function admitStep(

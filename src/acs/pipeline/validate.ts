@@ -66,7 +66,7 @@ function problemAt(value: unknown, path: (string | number)[]): string | null {
 
 export function validateEnvelope(value: unknown, validator: AcsValidator): AcsRequest {
   if (Array.isArray(value)) {
-    // Batches are refused (GUIDE §1; documented in docs/conformance.md).
+    // Batches are refused (ACS §3; documented in docs/conformance.md).
     throw new AcsError(
       AcsErrorCode.InvalidRequest,
       'batch_unsupported',
@@ -110,7 +110,7 @@ export function validateStepPayload(request: AcsRequest, spec: StepMethodSpec, v
   }
 }
 
-/** The intact MCP JSON-RPC message carried in params.payload (GUIDE §12) → -32602 when malformed. */
+/** The intact MCP JSON-RPC message carried in params.payload (ACS extend_mcp.md) → -32602 when malformed. */
 export function validateMcpPayload(request: AcsRequest, mcpMethod: string): void {
   const p = request.params.payload;
   const fail = (pointer: string, message: string): never => {

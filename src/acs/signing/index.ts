@@ -21,7 +21,7 @@ export interface EnvelopeSignatures {
     ctx: { sessionId: string; agentId?: string },
   ): Promise<boolean>;
   /**
-   * Signs an answer for the session; `keyId` is the request's key_id, echoed on the answer (GUIDE §7), and
+   * Signs an answer for the session; `keyId` is the request's key_id, echoed on the answer (docs/conformance.md, interop choices), and
    * `algorithm` the request's algorithm, so an answer can be signed the way the request was (§10).
    */
   sign(input: Uint8Array | string, ctx: AnswerSigningContext): Promise<EnvelopeSignature>;
@@ -54,7 +54,7 @@ export interface CryptoSignatureRegistry {
  * algorithm when the registry can sign with it (an ML-DSA-65 session is answered in ML-DSA-65, acs-crypto), else
  * the HMAC-SHA256 baseline. The key is the request's key_id when the keyring holds its private part; otherwise
  * the default key for the algorithm. For HMAC the key is derived from the IKM and session_id whatever the key_id
- * (GUIDE §7), and key_id is outside the signed input, so the request's key_id is echoed.
+ * (docs/conformance.md, interop choices), and key_id is outside the signed input, so the request's key_id is echoed.
  */
 export function cryptoEnvelopeSignatures(
   registry: CryptoSignatureRegistry,

@@ -1,4 +1,4 @@
-// OPA bundles (design/opa-wasm-abi.md §8.1): a gzipped tarball holding /.manifest, /policy.wasm,
+// OPA bundles (OPA docs: Bundles, file format; docs/bundles.md): a gzipped tarball holding /.manifest, /policy.wasm,
 // /plan.json, /data.json (data files in subdirectories are mounted at their path) and the Rego sources.
 // Writing is deterministic: sorted entries, fixed tar metadata, gzip without timestamp.
 import { isUtf8 } from 'node:buffer';

@@ -1,5 +1,5 @@
 // OPA's intermediate representation ("plan"), in exactly the JSON shape `opa build -t plan` writes
-// (design/opa-ir.md). Keeping OPA's format means the Wasm backend links a real OPA plan the same way
+// (OPA docs: IR; docs/wasm-abi.md). Keeping OPA's format means the Wasm backend links a real OPA plan the same way
 // it links ours. Contract between planner/ (producer) and compiler/wasm/ (consumer).
 
 export interface Policy {

@@ -1,5 +1,5 @@
 // Expected behaviour of every host builtin: OPA's documented results and error texts, and the
-// expectations of OPA's conformance cases (shared/rego-conformance) for the same calls.
+// expectations of OPA's conformance corpus (npm run conformance) for the same calls.
 export type Case =
   | { name: string; args: unknown[]; want: unknown; note?: string }
   | { name: string; args: unknown[]; error: string | RegExp; note?: string };

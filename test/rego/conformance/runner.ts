@@ -1,6 +1,8 @@
-// Runs OPA's YAML conformance cases (shared/rego-conformance) through our pipeline to Wasm and evaluates
-// them with the unmodified @open-policy-agent/opa-wasm, on both of its evaluation paths: the ABI 1.2
-// `opa_eval` fast path and the ctx-based slow path (opa_eval_ctx_new … eval).
+// Runs Rego cases in the shape of OPA's YAML conformance cases (note, query, modules, data, input,
+// want_result / want_error_code) through our pipeline to Wasm and evaluates them with the unmodified
+// @open-policy-agent/opa-wasm, on both of its evaluation paths: the ABI 1.2 `opa_eval` fast path and the
+// ctx-based slow path (opa_eval_ctx_new … eval). `npm run conformance` feeds it OPA's own corpus (which this
+// repository does not carry); language-wasm.test.ts feeds it our own cases.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,10 +18,6 @@ import {
 import { RegoErrors } from '../../../src/rego/errors.ts';
 import { HostBuiltinContext } from '../../../src/rego/builtins/index.ts';
 
-// GUARDIAN_CONFORMANCE_ROOT: the cases' directory when the checkout is not next to shared/ (a worktree elsewhere).
-export const CONFORMANCE_ROOT =
-  process.env.GUARDIAN_CONFORMANCE_ROOT ??
-  fileURLToPath(new URL('../../../../shared/rego-conformance', import.meta.url));
 export const KNOWN_FAILURES_FILE = fileURLToPath(new URL('./known-failures.json', import.meta.url));
 
 export interface ConformanceCase {
@@ -34,7 +32,7 @@ export interface ConformanceCase {
   want_error?: string;
   strict_error?: boolean;
   sort_bindings?: boolean;
-  /** Source YAML file, relative to the conformance root. */
+  /** Source YAML file, relative to the corpus directory (or the TS file of our own cases). */
   file: string;
 }
 
@@ -56,8 +54,8 @@ function yamlFiles(dir: string, out: string[] = []): string[] {
   return out;
 }
 
-/** Every case under the conformance root, in file order. */
-export function loadCases(root = CONFORMANCE_ROOT): ConformanceCase[] {
+/** Every case in the YAML files under `root` (OPA's corpus layout), in file order. */
+export function loadCases(root: string): ConformanceCase[] {
   const cases: ConformanceCase[] = [];
   for (const file of yamlFiles(root)) {
     const doc = parseYaml(readFileSync(file, 'utf8')) as { cases?: Omit<ConformanceCase, 'file'>[] };
@@ -67,11 +65,7 @@ export function loadCases(root = CONFORMANCE_ROOT): ConformanceCase[] {
 }
 
 export function loadKnownFailures(): KnownFailure[] {
-  try {
-    return JSON.parse(readFileSync(KNOWN_FAILURES_FILE, 'utf8')) as KnownFailure[];
-  } catch {
-    return [];
-  }
+  return JSON.parse(readFileSync(KNOWN_FAILURES_FILE, 'utf8')) as KnownFailure[];
 }
 
 /** The topic of a note: `aggregates/count` → `aggregates`. */

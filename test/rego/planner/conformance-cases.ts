@@ -1,6 +1,7 @@
-// Loads OPA's conformance YAML cases for the planner's target topics and runs one through
+// Our language cases (../conformance/language-cases.ts) of the planner's target topics, each run through
 // parse → compile → plan → IR evaluation (ir-eval.ts).
-import { loadCases as loadAllCases, type ConformanceCase } from '../conformance/runner.ts';
+import type { ConformanceCase } from '../conformance/runner.ts';
+import { LANGUAGE_CASES } from '../conformance/language-cases.ts';
 import { parseModule, parseQuery } from '../../../src/rego/ast/index.ts';
 import { compileModules } from '../../../src/rego/compile/index.ts';
 import { planQueries } from '../../../src/rego/planner/index.ts';
@@ -33,9 +34,9 @@ export const TOPICS = [
 
 export type Case = ConformanceCase;
 
-/** The cases of the planner's target topics (the topic is the YAML file's directory). */
+/** The cases of the planner's target topics (a note's topic is its first segment). */
 export function loadCases(): Case[] {
-  return loadAllCases().filter((c) => TOPICS.includes(c.file.split(/[\\/]/).at(-2) ?? ''));
+  return LANGUAGE_CASES.filter((c) => TOPICS.includes(c.note.split('/')[0]));
 }
 
 function termValue(text: string): V {

@@ -1,4 +1,4 @@
-// Reference evaluator of OPA IR plans, straight from the semantics table in design/opa-ir.md §3.
+// Reference evaluator of OPA IR plans, following the statement semantics of OPA docs: IR (docs/wasm-abi.md, IR).
 // It lets the planner tests check *what a plan computes* independently of the Wasm backend, and
 // prints precise failures (a Wasm trap says much less). Values: JSON plus RSet/RObj for sets and
 // objects with non-string keys; numbers are JS numbers (enough for the planner's test cases).
@@ -222,6 +222,21 @@ const builtins: Record<string, (...a: V[]) => V | undefined> = {
     return out;
   },
   floor: (a) => Math.floor(num(a, 'floor')),
+  ceil: (a) => Math.ceil(num(a, 'ceil')),
+  // Go's math.Round: halves away from zero.
+  round: (a) => Math.sign(num(a, 'round')) * Math.round(Math.abs(a as number)),
+  intersection: (xs) => {
+    const sets = elems(xs) as RSet[];
+    const s = new RSet();
+    if (sets.length === 0) return s;
+    for (const [k, x] of sets[0].items) if (sets.every((o) => o.items.has(k))) s.add(x);
+    return s;
+  },
+  union: (xs) => {
+    const s = new RSet();
+    for (const o of elems(xs)) for (const x of elems(o)) s.add(x);
+    return s;
+  },
   type_name: (a) => ['null', 'boolean', 'number', 'string', 'array', 'object', 'set'][typeRank(a)],
 };
 

@@ -1,4 +1,4 @@
-// Structure of the IR the planner emits: OPA's plan JSON shape (design/opa-ir.md §1, §4).
+// Structure of the IR the planner emits: OPA's plan JSON shape (OPA docs: IR; docs/wasm-abi.md, IR).
 import { describe, expect, it } from 'vitest';
 import { parseModule, parseQuery } from '../../../src/rego/ast/index.ts';
 import { compileModules } from '../../../src/rego/compile/index.ts';

@@ -34,7 +34,7 @@ export const hostImplementations: Readonly<HostImpls> = Object.freeze({
 
 /**
  * opa-wasm 1.10 dispatches these names to its own JS builtins before looking at customBuiltins
- * (design/opa-wasm-abi.md §5): its sprintf uses sprintf-js (not Go's fmt), regex.split uses JS
+ * (docs/wasm-abi.md, host builtins): its sprintf uses sprintf-js (not Go's fmt), regex.split uses JS
  * RegExp (not RE2). A module that lists a builtin under `hostBuiltinName(name)` in its
  * `builtins()` export reaches our implementation instead; createHostBuiltins registers both names.
  */

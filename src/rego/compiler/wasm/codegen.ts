@@ -1,4 +1,4 @@
-// IR → Wasm code generation for one IR func or plan (design/opa-ir.md §3/§5): IR blocks become Wasm
+// IR → Wasm code generation for one IR func or plan (docs/wasm-abi.md, IR and code generation): IR blocks become Wasm
 // blocks, "undefined" is a br_if to the innermost IR block's end, BreakStmt uses an explicit IR-block →
 // Wasm-label stack, values are i32 pointers into the runtime's heap (0 = undefined).
 import binaryen from 'binaryen';

@@ -1,5 +1,5 @@
 // Wasm backend: links an OPA IR plan (src/rego/ir/types.ts) into an OPA-ABI 1.3 module
-// (design/opa-wasm-abi.md) that the unmodified @open-policy-agent/opa-wasm loads.
+// (OPA docs: Wasm; docs/wasm-abi.md) that the unmodified @open-policy-agent/opa-wasm loads.
 //
 //   const wasm = await linkPolicyWasm(policy, { strictBuiltinErrors: false });
 //   const p = await loadPolicy(wasm, { initial: 5 }, createHostBuiltins());

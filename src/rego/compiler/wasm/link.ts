@@ -1,4 +1,4 @@
-// IR → Wasm code generation on top of the prebuilt runtime (design/opa-ir.md §5, OPA's own architecture):
+// IR → Wasm code generation on top of the prebuilt runtime (docs/wasm-abi.md, code generation; OPA's own architecture):
 // readBinary(runtime.wasm), add one Wasm function per IR func and plan, `eval`/`opa_eval`/`builtins`/
 // `entrypoints`, a static data segment, the function table for CallDynamicStmt, then strip every
 // non-ABI export. IR locals map to Wasm i32 locals holding value pointers (0 = undefined).
@@ -28,7 +28,7 @@ export interface LinkOptions {
   staticComposites?: boolean;
 }
 
-// Exports of the final module: exactly the OPA ABI 1.3 surface (design/opa-wasm-abi.md §4).
+// Exports of the final module: exactly the OPA ABI 1.3 surface (docs/wasm-abi.md, exports).
 const ABI_FUNCTION_EXPORTS = [
   'opa_eval_ctx_new',
   'opa_eval_ctx_set_input',

@@ -1,5 +1,5 @@
 // Compiles the AssemblyScript runtime (assembly/, unmanaged code only) to runtime.wasm, in-process with
-// assemblyscript/asc. Called by scripts/build.mjs (npm run build, prepare) (design/wasm-toolchain.md (a)).
+// assemblyscript/asc. Called by scripts/build.mjs (npm run build, prepare); docs/wasm-abi.md, runtime build.
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { writeFile, mkdir, rename } from 'node:fs/promises';

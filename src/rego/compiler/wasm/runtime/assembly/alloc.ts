@@ -1,4 +1,4 @@
-// Resettable bump allocator over the host-imported memory (design/opa-wasm-abi.md §6): the host saves
+// Resettable bump allocator over the host-imported memory (docs/wasm-abi.md, memory): the host saves
 // opa_heap_ptr_get() after loading data and resets to it before every evaluation, so nothing is freed.
 
 @external("env", "opa_abort")

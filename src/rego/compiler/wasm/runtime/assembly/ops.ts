@@ -97,7 +97,7 @@ export function rt_with_upsert(base: usize, path: usize, val: usize): usize {
   return upsertFrom(base, path, 0, val);
 }
 
-// ---- ABI 1.0 data-update helpers (design/opa-wasm-abi.md §4) ----
+// ---- ABI 1.0 data-update helpers (docs/wasm-abi.md, exports) ----
 const OPA_ERR_OK: i32 = 0;
 const OPA_ERR_INVALID_TYPE: i32 = 2;
 const OPA_ERR_INVALID_PATH: i32 = 3;

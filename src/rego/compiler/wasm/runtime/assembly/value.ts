@@ -1,5 +1,5 @@
 // Value model. Every value is a pointer to a struct whose first byte is its type tag (OPA's tag numbers,
-// design/opa-wasm-abi.md §2). 0 = undefined. Layouts (byte offsets):
+// docs/wasm-abi.md, values). 0 = undefined. Layouts (byte offsets):
 //   null    [tag]
 //   boolean [tag][u8 value]
 //   number  [tag][u8 kind] @4 u32 textLen @8 i64|f64 payload @16 u32 textPtr   (see number.ts)
