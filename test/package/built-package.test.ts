@@ -18,6 +18,11 @@ let guardian: ChildProcessWithoutNullStreams;
 let url = '';
 let stderr = '';
 
+// A resolve hook that prints every module the server reaches (as test/server/no-compiler-at-start.test.ts does).
+const RESOLVE_HOOK = `data:text/javascript,${encodeURIComponent(
+  "import { register } from 'node:module'; register('data:text/javascript,' + encodeURIComponent('export async function resolve(s, c, n) { const r = await n(s, c); process.stderr.write(\"resolved \" + r.url + \"\\\\n\"); return r; }'));",
+)}`;
+
 /** A child's environment without a TypeScript loader: plain node resolves the package's exports only. */
 function plainNodeEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: '', GUARDIAN_HMAC_IKM: IKM };
@@ -31,7 +36,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'built-package-'));
   guardian = spawn(
     process.execPath,
-    [join(ROOT, 'bin/guardian.mjs'), 'serve', '--port', '0', '--data-dir', join(dir, 'data')],
+    ['--import', RESOLVE_HOOK, join(ROOT, 'bin/guardian.mjs'), 'serve', '--port', '0', '--data-dir', join(dir, 'data')],
     { cwd: dir, env: plainNodeEnv() },
   );
   guardian.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -80,5 +85,15 @@ describe('the built package', () => {
     expect(typeof out.step.signature?.value).toBe('string');
     expect(out.chainHash).toMatch(/^[0-9a-f]{64}$/);
     expect(out.rego).toEqual({ admin: [{ result: true }], guest: [], limit: [{ result: 30 }] });
+    // The server (and any worker thread, which inherits the hook) ran compiled modules only, never the compiler.
+    const reached = stderr
+      .split('\n')
+      .filter((l) => l.startsWith('resolved '))
+      .map((l) => l.slice('resolved '.length));
+    expect(reached.some((u) => u.endsWith('/dist/cli/main.js'))).toBe(true);
+    expect(reached.filter((u) => u.endsWith('.ts'))).toEqual([]);
+    expect(reached.filter((u) => u.includes('/node_modules/binaryen/') || u.includes('/dist/rego/compiler/'))).toEqual(
+      [],
+    );
   });
 });
