@@ -6,6 +6,7 @@ import type { Body, Module } from './ast/types.ts';
 import { createHostBuiltins, type HostBuiltinContext, type HostBuiltinOptions } from './builtins/index.ts';
 import {
   BundleError,
+  manifestRegoVersions,
   readBundle,
   writeBundle,
   type Bundle,
@@ -28,6 +29,8 @@ export interface RegoSource {
   /** File name used in locations and as the path inside the bundle. */
   file: string;
   text: string;
+  /** Rego version to read the module as (default 1); a v0 module importing `rego.v1` is read as v1. */
+  regoVersion?: 0 | 1;
 }
 
 export interface CompileBundleOptions {
@@ -100,7 +103,7 @@ export async function compileBundle(options: CompileBundleOptions): Promise<Comp
     ...(options.revision !== undefined ? { revision: options.revision } : {}),
     roots: options.roots ?? [''],
     wasm: options.entrypoints.map((entrypoint) => ({ entrypoint, module: '/policy.wasm' })),
-    rego_version: 1,
+    ...manifestRegoVersions(options.sources),
     ...(options.metadata || options.recordInputPaths
       ? {
           metadata: {
