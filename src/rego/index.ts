@@ -13,7 +13,7 @@ import {
   type BundleLimits,
   type BundleManifest,
 } from './bundle/index.ts';
-import { compileModules, type CompiledProgram } from './compile/index.ts';
+import { annotatedEntrypoints, compileModules, type CompiledProgram } from './compile/index.ts';
 import { referencedInputPaths } from './compile/input-paths.ts';
 import { linkPolicyWasm } from './compiler/wasm/index.ts';
 import { RegoError, RegoErrors } from './errors.ts';
@@ -91,10 +91,12 @@ function checkEntrypoints(entrypoints: string[]): void {
 
 /** Compile Rego sources into a deterministic OPA bundle holding the Wasm module, plan, data and sources. */
 export async function compileBundle(options: CompileBundleOptions): Promise<CompiledBundle> {
-  checkEntrypoints(options.entrypoints);
   const modules = parseSources(options.sources);
+  // METADATA `entrypoint: true` adds its rule (or package) as an entrypoint, as `opa build` does.
+  const entrypoints = [...new Set([...options.entrypoints, ...annotatedEntrypoints(modules)])];
+  checkEntrypoints(entrypoints);
   const program = compileModules(modules);
-  const plan = planEntrypoints(program, options.entrypoints, options.plan);
+  const plan = planEntrypoints(program, entrypoints, options.plan);
   const wasm = await linkPolicyWasm(plan, {
     strictBuiltinErrors: options.strictBuiltinErrors ?? false,
     staticComposites: options.staticComposites,
@@ -102,7 +104,7 @@ export async function compileBundle(options: CompileBundleOptions): Promise<Comp
   const manifest: BundleManifest = {
     ...(options.revision !== undefined ? { revision: options.revision } : {}),
     roots: options.roots ?? [''],
-    wasm: options.entrypoints.map((entrypoint) => ({ entrypoint, module: '/policy.wasm' })),
+    wasm: entrypoints.map((entrypoint) => ({ entrypoint, module: '/policy.wasm' })),
     ...manifestRegoVersions(options.sources),
     ...(options.metadata || options.recordInputPaths
       ? {

@@ -264,8 +264,6 @@ export const refusedBuiltins: ReadonlyMap<string, string> = new Map<string, stri
   ['crypto.parse_private_keys', 'private keys do not belong in policies'],
   ['crypto.x509.parse_keypair', 'private keys do not belong in policies'],
   ['rego.parse_module', 'parsing Rego at evaluation time is not supported by the Wasm target'],
-  ['rego.metadata.chain', 'rule metadata is not available to policies compiled to Wasm'],
-  ['rego.metadata.rule', 'rule metadata is not available to policies compiled to Wasm'],
   ['strings.render_template', 'Go text/template rendering is not supported by the Guardian'],
   ['graphql.is_valid', 'GraphQL builtins are not supported by the Guardian'],
   ['graphql.parse', 'GraphQL builtins are not supported by the Guardian'],
