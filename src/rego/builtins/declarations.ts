@@ -172,6 +172,14 @@ const entries: Entry[] = [
   ],
   ['json.unmarshal', s1(tAny)],
   ['json.is_valid', s1(tBool)],
+  ['json.verify_schema', fn([anyOf(tStr, anyObject)], tuple(tBool, anyOf(tNull, tStr)))],
+  [
+    'json.match_schema',
+    fn(
+      [anyOf(tStr, anyObject), anyOf(tStr, anyObject)],
+      tuple(tBool, arrayOf(objectWith({ desc: tStr, error: tStr, field: tStr, type: tStr }))),
+    ),
+  ],
   ['yaml.marshal', fn([tAny], tStr)],
   ['yaml.unmarshal', s1(tAny)],
   ['yaml.is_valid', s1(tBool)],
@@ -271,14 +279,6 @@ export const refusedBuiltins: ReadonlyMap<string, string> = new Map<string, stri
   ['graphql.parse_query', 'GraphQL builtins are not supported by the Guardian'],
   ['graphql.parse_schema', 'GraphQL builtins are not supported by the Guardian'],
   ['graphql.schema_is_valid', 'GraphQL builtins are not supported by the Guardian'],
-  [
-    'json.match_schema',
-    'JSON Schema builtins are not supported by the Guardian (validate input with the ACS schemas instead)',
-  ],
-  [
-    'json.verify_schema',
-    'JSON Schema builtins are not supported by the Guardian (validate input with the ACS schemas instead)',
-  ],
   [
     'crypto.x509.parse_and_verify_certificates',
     'certificate chain verification depends on the wall clock and host trust store',
