@@ -235,6 +235,19 @@ const entries: Entry[] = [
     (alg): Entry => [`io.jwt.verify_${alg}`, s2(tBool)],
   ),
 
+  // Deprecated in OPA, callable from Rego v0 modules only (compile/checks.ts refuses them in v1).
+  ['all', fn([arrayOrSet], tBool), { deprecated: true }],
+  ['any', fn([arrayOrSet], tBool), { deprecated: true }],
+  ['re_match', s2(tBool), { deprecated: true }],
+  ['set_diff', fn([anySet, anySet], anySet), { deprecated: true }],
+  ['net.cidr_overlap', s2(tBool), { deprecated: true }],
+  ['cast_array', fn([tAny], anyArray), { deprecated: true }],
+  ['cast_set', fn([tAny], anySet), { deprecated: true }],
+  ['cast_string', fn([tAny], tStr), { deprecated: true }],
+  ['cast_boolean', fn([tAny], tBool), { deprecated: true }],
+  ['cast_null', fn([tAny], tNull), { deprecated: true }],
+  ['cast_object', fn([tAny], anyObject), { deprecated: true }],
+
   // Debugging
   ['print', { type: 'function', variadic: tAny }],
   ['internal.print', fn([arrayOf(anySet)])],
@@ -290,16 +303,4 @@ export const refusedBuiltins: ReadonlyMap<string, string> = new Map<string, stri
   ['crypto.x509.parse_certificate_request', 'certificate requests are not supported by the Guardian'],
   ['net.cidr_contains_matches', 'not supported by the Guardian yet'],
   ['internal.test_case', 'internal to OPA test tooling'],
-  // Deprecated builtins OPA removed from Rego v1 (the Guardian only compiles Rego v1).
-  ['all', 'deprecated in OPA and unavailable in Rego v1: use `every` or a comprehension'],
-  ['any', 'deprecated in OPA and unavailable in Rego v1: use `in` or a comprehension'],
-  ['re_match', 'deprecated in OPA and unavailable in Rego v1: use regex.match'],
-  ['set_diff', 'deprecated in OPA and unavailable in Rego v1: use the `-` operator'],
-  ['net.cidr_overlap', 'deprecated in OPA and unavailable in Rego v1: use net.cidr_contains'],
-  ['cast_array', 'deprecated in OPA and unavailable in Rego v1'],
-  ['cast_boolean', 'deprecated in OPA and unavailable in Rego v1'],
-  ['cast_null', 'deprecated in OPA and unavailable in Rego v1'],
-  ['cast_object', 'deprecated in OPA and unavailable in Rego v1'],
-  ['cast_set', 'deprecated in OPA and unavailable in Rego v1'],
-  ['cast_string', 'deprecated in OPA and unavailable in Rego v1'],
 ]);

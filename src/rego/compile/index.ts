@@ -391,7 +391,8 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
 
   // 4. Calls, with targets, recursion.
   const builtinsUsed = new Set<string>();
-  const checker = new CallChecker({ ruleSetsByPath: ruleSets, errors, builtinsUsed });
+  const v0Files = new Set(modules.filter((m) => m.regoVersion === 0).map((m) => m.file));
+  const checker = new CallChecker({ ruleSetsByPath: ruleSets, errors, builtinsUsed, v0Files });
   for (const rs of ruleSets.values()) {
     for (const r of rs.rules) checker.checkRule(r);
     if (rs.defaultRule) checker.checkRule(rs.defaultRule);

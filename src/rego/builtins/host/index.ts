@@ -3,6 +3,7 @@
 import { collectionBuiltins } from './collections.ts';
 import { HostBuiltinContext, type HostBuiltinOptions } from './context.ts';
 import { cryptoBuiltins } from './crypto.ts';
+import { deprecatedBuiltins } from './deprecated.ts';
 import { encodingBuiltins } from './encoding.ts';
 import { globBuiltins } from './glob.ts';
 import { jsonSchemaBuiltins } from './jsonschema.ts';
@@ -32,6 +33,7 @@ export const hostImplementations: Readonly<HostImpls> = Object.freeze({
   ...miscBuiltins,
   ...jwtBuiltins,
   ...jsonSchemaBuiltins,
+  ...deprecatedBuiltins,
 });
 
 /**
