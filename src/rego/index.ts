@@ -6,13 +6,14 @@ import type { Body, Module } from './ast/types.ts';
 import { createHostBuiltins, type HostBuiltinContext, type HostBuiltinOptions } from './builtins/index.ts';
 import {
   BundleError,
+  manifestRegoVersions,
   readBundle,
   writeBundle,
   type Bundle,
   type BundleLimits,
   type BundleManifest,
 } from './bundle/index.ts';
-import { compileModules, type CompiledProgram } from './compile/index.ts';
+import { annotatedEntrypoints, compileModules, type CompiledProgram } from './compile/index.ts';
 import { referencedInputPaths } from './compile/input-paths.ts';
 import { linkPolicyWasm } from './compiler/wasm/index.ts';
 import { RegoError, RegoErrors } from './errors.ts';
@@ -28,6 +29,8 @@ export interface RegoSource {
   /** File name used in locations and as the path inside the bundle. */
   file: string;
   text: string;
+  /** Rego version to read the module as (default 1); a v0 module importing `rego.v1` is read as v1. */
+  regoVersion?: 0 | 1;
 }
 
 export interface CompileBundleOptions {
@@ -88,10 +91,12 @@ function checkEntrypoints(entrypoints: string[]): void {
 
 /** Compile Rego sources into a deterministic OPA bundle holding the Wasm module, plan, data and sources. */
 export async function compileBundle(options: CompileBundleOptions): Promise<CompiledBundle> {
-  checkEntrypoints(options.entrypoints);
   const modules = parseSources(options.sources);
+  // METADATA `entrypoint: true` adds its rule (or package) as an entrypoint, as `opa build` does.
+  const entrypoints = [...new Set([...options.entrypoints, ...annotatedEntrypoints(modules)])];
+  checkEntrypoints(entrypoints);
   const program = compileModules(modules);
-  const plan = planEntrypoints(program, options.entrypoints, options.plan);
+  const plan = planEntrypoints(program, entrypoints, options.plan);
   const wasm = await linkPolicyWasm(plan, {
     strictBuiltinErrors: options.strictBuiltinErrors ?? false,
     staticComposites: options.staticComposites,
@@ -99,8 +104,8 @@ export async function compileBundle(options: CompileBundleOptions): Promise<Comp
   const manifest: BundleManifest = {
     ...(options.revision !== undefined ? { revision: options.revision } : {}),
     roots: options.roots ?? [''],
-    wasm: options.entrypoints.map((entrypoint) => ({ entrypoint, module: '/policy.wasm' })),
-    rego_version: 1,
+    wasm: entrypoints.map((entrypoint) => ({ entrypoint, module: '/policy.wasm' })),
+    ...manifestRegoVersions(options.sources),
     ...(options.metadata || options.recordInputPaths
       ? {
           metadata: {

@@ -19,6 +19,7 @@ interface BuildOptions {
   quiet?: boolean;
   strictBuiltinErrors?: boolean;
   watch?: boolean;
+  v0Compatible?: boolean;
 }
 
 interface EvalOptions {
@@ -31,6 +32,7 @@ interface EvalOptions {
 interface CheckOptions {
   strict?: boolean;
   format: string;
+  v0Compatible?: boolean;
 }
 
 /** Manifest metadata key recording that the bundle was built with strict builtin errors. */
@@ -124,7 +126,7 @@ interface PolicyInputs {
  * Directories contribute their files relative to themselves; files named on the command line are placed
  * relative to their common directory, so `/abs/dir/p.rego` run from anywhere is `/p.rego` in the bundle.
  */
-function gatherInputs(paths: string[]): PolicyInputs {
+function gatherInputs(paths: string[], v0Compatible = false): PolicyInputs {
   const sources: RegoSource[] = [];
   const data: Record<string, unknown> = {};
   const shownAs = new Map<string, string>();
@@ -163,6 +165,7 @@ function gatherInputs(paths: string[]): PolicyInputs {
   for (const s of sources) {
     if (seen.has(s.file)) throw new CliError(`two sources map to the same bundle path ${s.file}`, ExitCode.Usage);
     seen.add(s.file);
+    if (v0Compatible) s.regoVersion = 0;
   }
   return { sources, data, shownAs };
 }
@@ -188,7 +191,7 @@ function printRegoErrors(e: RegoErrors, shownAs: Map<string, string>): never {
 
 async function build(paths: string[], opts: BuildOptions): Promise<void> {
   if (!opts.entrypoint?.length) throw new CliError('at least one entrypoint is required (-e pkg/rule)', ExitCode.Usage);
-  const { sources, data, shownAs } = gatherInputs(paths);
+  const { sources, data, shownAs } = gatherInputs(paths, opts.v0Compatible);
   if (sources.length === 0) throw new CliError('no .rego files found', ExitCode.Usage);
   if (opts.data) mergeData(data, [], readDataFile(opts.data), opts.data);
   progress(
@@ -366,7 +369,7 @@ async function inspect(opts: InspectOptions): Promise<void> {
 async function check(paths: string[], opts: CheckOptions): Promise<void> {
   if (opts.format !== 'text' && opts.format !== 'json')
     throw new CliError(`--format must be text or json, not ${JSON.stringify(opts.format)}`, ExitCode.Usage);
-  const { sources, shownAs } = gatherInputs(paths);
+  const { sources, shownAs } = gatherInputs(paths, opts.v0Compatible);
   if (sources.length === 0) throw new CliError('no .rego files found', ExitCode.Usage);
   const { checkPolicies, formatFinding } = await import('../../rego/check/index.ts');
   // No bundle is written: findings name the files as the user typed them.
@@ -416,6 +419,7 @@ export function registerPolicyCommands(program: Command): void {
       'builtin failures abort evaluation (eval_builtin_error/eval_type_error) instead of being undefined; recorded in the manifest metadata',
     )
     .option('-w, --watch', 'rebuild whenever a .rego or data file changes, until interrupted')
+    .option('--v0-compatible', "read modules as Rego v0 (OPA's --v0-compatible); a module importing rego.v1 stays v1")
     .action(async (paths: string[], opts: BuildOptions) => buildAndWatch(paths, opts));
 
   policy
@@ -438,6 +442,7 @@ export function registerPolicyCommands(program: Command): void {
     .argument('<paths...>', '.rego files or directories')
     .option('--strict', 'exit 1 when there are lint findings')
     .option('--format <format>', 'text or json', 'text')
+    .option('--v0-compatible', "read modules as Rego v0 (OPA's --v0-compatible); a module importing rego.v1 stays v1")
     .action(async (paths: string[], opts: CheckOptions) => check(paths, opts));
 
   policy

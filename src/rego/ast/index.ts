@@ -1,11 +1,11 @@
-// Rego v1 parser: source text → AST (types.ts). Throws RegoErrors (code rego_parse_error) on bad input.
+// Rego parser (v1, and v0 on request): source text → AST (types.ts). Throws RegoErrors (code rego_parse_error) on bad input.
 import { RegoError, RegoErrors } from '../errors.ts';
 import { parseMetadataBlocks } from './annotations.ts';
-import { MAX_NESTING_DEPTH, Parser, REGO_KEYWORDS } from './parser.ts';
+import { MAX_NESTING_DEPTH, Parser, REGO_KEYWORDS, REGO_V0_KEYWORDS } from './parser.ts';
 import type { Annotations, Body, Import, Location, Module, Package, Rule } from './types.ts';
 
 export type * from './types.ts';
-export { MAX_NESTING_DEPTH, REGO_KEYWORDS };
+export { MAX_NESTING_DEPTH, REGO_KEYWORDS, REGO_V0_KEYWORDS };
 
 /** Upper bound on source size: bigger inputs are refused before lexing (fail fast on hostile input). */
 export const MAX_SOURCE_BYTES = 16 * 1024 * 1024;
@@ -62,10 +62,18 @@ function guard<T>(file: string, text: string, fn: () => T): T {
   }
 }
 
-/** Parse one Rego v1 module. */
-export function parseModule(file: string, text: string): Module {
+export interface ParseOptions {
+  /**
+   * Rego version to read the module as (default 1). A v0 module that imports `rego.v1` is read as v1, as
+   * OPA does under `--v0-compatible`.
+   */
+  regoVersion?: 0 | 1;
+}
+
+/** Parse one Rego module (v1 unless `options.regoVersion` is 0). */
+export function parseModule(file: string, text: string, options: ParseOptions = {}): Module {
   return guard(file, text, () => {
-    const p = new Parser(file, text);
+    const p = new Parser(file, text, options.regoVersion ?? 1);
     const pkg: Package = p.parsePackage();
     const imports: Import[] = [];
     const rules: Rule[] = [];
@@ -117,12 +125,20 @@ export function parseModule(file: string, text: string): Module {
     if (errors.length) throw new RegoErrors(errors);
 
     checkAstDepth(file, rules);
-    return { package: pkg, imports, rules, annotations: moduleAnnotations, comments: p.comments, file, regoVersion: 1 };
+    return {
+      package: pkg,
+      imports,
+      rules,
+      annotations: moduleAnnotations,
+      comments: p.comments,
+      file,
+      regoVersion: p.regoVersion,
+    };
   });
 }
 
 /** Parses several files, collecting every file's parse errors instead of stopping at the first failing file. */
-export function parseModules(sources: readonly { file: string; text: string }[]): {
+export function parseModules(sources: readonly { file: string; text: string; regoVersion?: 0 | 1 }[]): {
   modules: Module[];
   errors: RegoError[];
 } {
@@ -130,7 +146,7 @@ export function parseModules(sources: readonly { file: string; text: string }[])
   const errors: RegoError[] = [];
   for (const s of sources) {
     try {
-      modules.push(parseModule(s.file, s.text));
+      modules.push(parseModule(s.file, s.text, { regoVersion: s.regoVersion }));
     } catch (e) {
       if (!(e instanceof RegoErrors)) throw e;
       errors.push(...e.errors);

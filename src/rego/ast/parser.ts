@@ -39,6 +39,27 @@ export const REGO_KEYWORDS: ReadonlySet<string> = new Set([
   'contains',
 ]);
 
+/**
+ * Words reserved in Rego v0: the v1 keywords `in`, `every`, `if` and `contains` are "future keywords" there,
+ * reserved only in a module that imports them (`import future.keywords[.x]`) or `rego.v1`.
+ */
+export const REGO_V0_KEYWORDS: ReadonlySet<string> = new Set([
+  'as',
+  'default',
+  'else',
+  'false',
+  'import',
+  'not',
+  'null',
+  'package',
+  'some',
+  'true',
+  'with',
+]);
+
+/** The future keywords `import future.keywords` brings into a Rego v0 module. */
+export const FUTURE_KEYWORDS: readonly string[] = ['in', 'every', 'if', 'contains'];
+
 /** Root documents: a bare `input`/`data` var is a reference (OPA's RootDocumentNames). */
 const ROOT_DOCUMENTS = new Set(['input', 'data']);
 
@@ -97,11 +118,16 @@ export class Parser {
   readonly comments: Comment[];
   /** parseTerm results by start position: keeps backtracking over nested `{`/`[` linear (OPA does the same). */
   private readonly termCache = new Map<number, CachedTerm>();
+  /** The reserved words in force; a v0 module gains the future keywords it imports. */
+  private keywords: Set<string>;
 
   constructor(
     readonly file: string,
     readonly text: string,
+    /** The module's Rego version; `import rego.v1` switches a v0 module to v1 (OPA's RegoV0CompatV1). */
+    public regoVersion: 0 | 1 = 1,
   ) {
+    this.keywords = new Set(regoVersion === 0 ? REGO_V0_KEYWORDS : REGO_KEYWORDS);
     const lexed = lex(file, text);
     this.tokens = lexed.tokens;
     this.comments = lexed.comments;
@@ -125,7 +151,13 @@ export class Parser {
   }
 
   private isKeyword(t: Token, word: string): boolean {
-    return t.kind === 'ident' && t.text === word;
+    return t.kind === 'ident' && t.text === word && this.keywords.has(word);
+  }
+
+  /** Reserve more words (future keyword imports; `rego.v1`). Cached terms may have read them as vars. */
+  private reserve(words: readonly string[]): void {
+    for (const w of words) this.keywords.add(w);
+    this.termCache.clear();
   }
 
   private loc(t: Token): Location {
@@ -160,7 +192,7 @@ export class Parser {
   }
 
   private describe(t: Token): string {
-    if (t.kind === 'ident' && REGO_KEYWORDS.has(t.text)) return `${t.text} keyword`;
+    if (t.kind === 'ident' && this.keywords.has(t.text)) return `${t.text} keyword`;
     return `${TOKEN_NAMES[t.kind] ?? t.kind} token`;
   }
 
@@ -333,7 +365,7 @@ export class Parser {
           return { type: 'boolean', value: t.text === 'true', location: this.loc(t) };
         }
         // `contains` is only special in rule heads; elsewhere it names a var/function (OPA does the same).
-        if (REGO_KEYWORDS.has(t.text) && t.text !== 'contains') this.unexpected(t);
+        if (this.keywords.has(t.text) && t.text !== 'contains') this.unexpected(t);
         this.advance();
         return this.finishTerm(this.parseVarToken(t), t);
       }
@@ -347,7 +379,7 @@ export class Parser {
           this.advance();
           return { type: 'number', value: '-' + n.text, location: this.span(t) };
         }
-        if (n.kind === 'ident' && !REGO_KEYWORDS.has(n.text)) {
+        if (n.kind === 'ident' && !this.keywords.has(n.text)) {
           // Unary minus on a reference: `-x` is `minus(0, x)` (OPA's rewriting).
           this.advance();
           const operand = this.finishTerm(this.parseVarToken(n), n);
@@ -719,7 +751,7 @@ export class Parser {
     const vars: VarTerm[] = [];
     for (;;) {
       const t = this.tok;
-      if (t.kind !== 'ident' || REGO_KEYWORDS.has(t.text)) this.unexpected(t, 'expected var');
+      if (t.kind !== 'ident' || this.keywords.has(t.text)) this.unexpected(t, 'expected var');
       this.advance();
       vars.push(this.parseVarToken(t));
       if (this.kind() !== ',') break;
@@ -831,15 +863,21 @@ export class Parser {
         (names.length === 1 || (names.length === 2 && ['in', 'every', 'if', 'contains'].includes(names[1])));
       if (!ok) this.error(first, `unexpected future keyword import path: future.${names.join('.')}`);
     }
+    if (first.text === 'rego' && this.regoVersion === 0) {
+      this.regoVersion = 1;
+      this.reserve([...REGO_KEYWORDS]);
+    } else if (first.text === 'future') {
+      this.reserve(names.length === 1 ? FUTURE_KEYWORDS : [names[1]]);
+    }
     let alias: string | undefined;
     if (this.isKeyword(this.tok, 'as')) {
       this.advance();
       const a = this.tok;
-      if (a.kind !== 'ident' || REGO_KEYWORDS.has(a.text) || a.text === '_') this.unexpected(a, 'expected var');
+      if (a.kind !== 'ident' || this.keywords.has(a.text) || a.text === '_') this.unexpected(a, 'expected var');
       this.advance();
       alias = a.text;
       if (first.text === 'future' || first.text === 'rego') this.error(a, `${first.text} imports cannot be aliased`);
-    } else if (names.length > 0 && first.text !== 'future' && REGO_KEYWORDS.has(names[names.length - 1])) {
+    } else if (names.length > 0 && first.text !== 'future' && this.keywords.has(names[names.length - 1])) {
       this.error(first, `unexpected import path, must not end with a keyword, got: ${names[names.length - 1]}`);
     }
     return { path, ...(alias !== undefined ? { alias } : {}), location: this.span(kw) };
@@ -863,9 +901,19 @@ export class Parser {
       return [{ default: true, head, body: [this.trueExpr(loc)], location: loc }];
     }
 
+    const v0 = this.regoVersion === 0;
+    const hasIf = this.isKeyword(this.tok, 'if');
+    // Rego v0 reads a two-element head without `if` or a value, `p[x] { … }`, `deny[msg]`, `p.q { … }`, as a
+    // partial set (OPA's parseRules back-compat rule); `p[k] = v { … }` stays a partial object.
+    if (v0 && !hasIf && head.kind === 'single' && !head.args && head.reference.length === 2 && !head.value) {
+      head.key = head.reference[1];
+      head.reference = [head.reference[0]];
+      head.kind = 'multi';
+    }
+
     let body: Body;
     let braced = false;
-    if (this.isKeyword(this.tok, 'if')) {
+    if (hasIf) {
       this.advance();
       if (this.kind() === '{') {
         body = this.parseBracedBody();
@@ -875,6 +923,9 @@ export class Parser {
         const expr = this.parseLiteral();
         body = [expr];
       }
+    } else if (this.kind() === '{' && v0) {
+      body = this.parseBracedBody();
+      braced = true;
     } else if (this.kind() === '{') {
       if (head.kind === 'multi') this.error(this.tok, '`if` keyword is required before rule body');
       if (head.reference.length === 2 && head.value === undefined && !head.args) {
@@ -887,12 +938,19 @@ export class Parser {
     } else if (head.kind === 'multi' || head.value !== undefined) {
       const loc = this.span(start);
       return [{ default: false, head, body: [this.trueExpr(loc)], location: loc }];
+    } else if (head.args) {
+      // A bodiless call `f("")` defines `f("") := true` (OPA's ParseRuleFromCallExpr, in v0 and v1 alike).
+      if (head.args.length === 0) this.error(start, 'rule argument list must take at least one argument');
+      const loc = this.span(start);
+      head.value = { type: 'boolean', value: true, location: head.location };
+      return [{ default: false, head, body: [this.trueExpr(loc)], location: loc }];
     } else {
       const nameTok = start;
-      if (head.reference.length === 1 && !head.args && this.kind() !== 'eof' && !this.tok.nl) {
+      if (head.reference.length === 1 && (v0 || (this.kind() !== 'eof' && !this.tok.nl))) {
         this.error(nameTok, 'var cannot be used for rule name');
       }
-      this.error(nameTok, `${head.args ? 'function' : 'rule'} must have value assignment and/or body declaration`);
+      if (head.reference.length === 2) this.error(nameTok, '`contains` keyword is required for partial set rules');
+      this.error(nameTok, 'rule must have value assignment and/or body declaration');
     }
 
     if (head.value === undefined && head.kind === 'single')
@@ -944,7 +1002,7 @@ export class Parser {
       if (kind) this.error(start, `${kind} cannot be used for rule name`);
       this.unexpected(start);
     }
-    if (REGO_KEYWORDS.has(start.text)) this.unexpected(start);
+    if (this.keywords.has(start.text)) this.unexpected(start);
     if (start.text === '_') this.error(start, 'wildcard cannot be used for rule name');
     this.advance();
     const reference: Term[] = [this.varTerm(start.text, start)];
@@ -1061,6 +1119,8 @@ export class Parser {
         if (this.kind() === 'eof') this.unexpected(this.tok, 'rule body expected');
         body = [this.parseLiteral()];
       }
+    } else if (this.kind() === '{' && this.regoVersion === 0) {
+      body = this.parseBracedBody();
     } else if (this.kind() === '{') {
       this.error(this.tok, '`if` keyword is required before rule body');
     } else {

@@ -232,5 +232,6 @@ export interface Module {
   comments: Comment[];
   /** The file name as given to the parser. */
   file: string;
-  regoVersion: 1;
+  /** 0 for a module read as Rego v0 (OPA's v0 syntax and keywords), else 1. */
+  regoVersion: 0 | 1;
 }

@@ -9,6 +9,7 @@ export interface CapabilitiesBuiltin {
   infix?: string;
   relation?: boolean;
   nondeterministic?: boolean;
+  deprecated?: boolean;
 }
 
 export interface CapabilitiesDocument {
@@ -28,6 +29,7 @@ export function capabilitiesDocument(): CapabilitiesDocument {
       if (b.infix) entry.infix = b.infix;
       if (b.relation) entry.relation = true;
       if (b.nondeterministic) entry.nondeterministic = true;
+      if (b.deprecated) entry.deprecated = true;
       return entry;
     });
   return { builtins, features: [...regoFeatures], wasm_abi_versions: [{ version: 1, minor_version: 3 }] };

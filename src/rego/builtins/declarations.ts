@@ -172,6 +172,14 @@ const entries: Entry[] = [
   ],
   ['json.unmarshal', s1(tAny)],
   ['json.is_valid', s1(tBool)],
+  ['json.verify_schema', fn([anyOf(tStr, anyObject)], tuple(tBool, anyOf(tNull, tStr)))],
+  [
+    'json.match_schema',
+    fn(
+      [anyOf(tStr, anyObject), anyOf(tStr, anyObject)],
+      tuple(tBool, arrayOf(objectWith({ desc: tStr, error: tStr, field: tStr, type: tStr }))),
+    ),
+  ],
   ['yaml.marshal', fn([tAny], tStr)],
   ['yaml.unmarshal', s1(tAny)],
   ['yaml.is_valid', s1(tBool)],
@@ -227,6 +235,19 @@ const entries: Entry[] = [
     (alg): Entry => [`io.jwt.verify_${alg}`, s2(tBool)],
   ),
 
+  // Deprecated in OPA, callable from Rego v0 modules only (compile/checks.ts refuses them in v1).
+  ['all', fn([arrayOrSet], tBool), { deprecated: true }],
+  ['any', fn([arrayOrSet], tBool), { deprecated: true }],
+  ['re_match', s2(tBool), { deprecated: true }],
+  ['set_diff', fn([anySet, anySet], anySet), { deprecated: true }],
+  ['net.cidr_overlap', s2(tBool), { deprecated: true }],
+  ['cast_array', fn([tAny], anyArray), { deprecated: true }],
+  ['cast_set', fn([tAny], anySet), { deprecated: true }],
+  ['cast_string', fn([tAny], tStr), { deprecated: true }],
+  ['cast_boolean', fn([tAny], tBool), { deprecated: true }],
+  ['cast_null', fn([tAny], tNull), { deprecated: true }],
+  ['cast_object', fn([tAny], anyObject), { deprecated: true }],
+
   // Debugging
   ['print', { type: 'function', variadic: tAny }],
   ['internal.print', fn([arrayOf(anySet)])],
@@ -264,8 +285,6 @@ export const refusedBuiltins: ReadonlyMap<string, string> = new Map<string, stri
   ['crypto.parse_private_keys', 'private keys do not belong in policies'],
   ['crypto.x509.parse_keypair', 'private keys do not belong in policies'],
   ['rego.parse_module', 'parsing Rego at evaluation time is not supported by the Wasm target'],
-  ['rego.metadata.chain', 'rule metadata is not available to policies compiled to Wasm'],
-  ['rego.metadata.rule', 'rule metadata is not available to policies compiled to Wasm'],
   ['strings.render_template', 'Go text/template rendering is not supported by the Guardian'],
   ['graphql.is_valid', 'GraphQL builtins are not supported by the Guardian'],
   ['graphql.parse', 'GraphQL builtins are not supported by the Guardian'],
@@ -273,14 +292,6 @@ export const refusedBuiltins: ReadonlyMap<string, string> = new Map<string, stri
   ['graphql.parse_query', 'GraphQL builtins are not supported by the Guardian'],
   ['graphql.parse_schema', 'GraphQL builtins are not supported by the Guardian'],
   ['graphql.schema_is_valid', 'GraphQL builtins are not supported by the Guardian'],
-  [
-    'json.match_schema',
-    'JSON Schema builtins are not supported by the Guardian (validate input with the ACS schemas instead)',
-  ],
-  [
-    'json.verify_schema',
-    'JSON Schema builtins are not supported by the Guardian (validate input with the ACS schemas instead)',
-  ],
   [
     'crypto.x509.parse_and_verify_certificates',
     'certificate chain verification depends on the wall clock and host trust store',
@@ -292,16 +303,4 @@ export const refusedBuiltins: ReadonlyMap<string, string> = new Map<string, stri
   ['crypto.x509.parse_certificate_request', 'certificate requests are not supported by the Guardian'],
   ['net.cidr_contains_matches', 'not supported by the Guardian yet'],
   ['internal.test_case', 'internal to OPA test tooling'],
-  // Deprecated builtins OPA removed from Rego v1 (the Guardian only compiles Rego v1).
-  ['all', 'deprecated in OPA and unavailable in Rego v1: use `every` or a comprehension'],
-  ['any', 'deprecated in OPA and unavailable in Rego v1: use `in` or a comprehension'],
-  ['re_match', 'deprecated in OPA and unavailable in Rego v1: use regex.match'],
-  ['set_diff', 'deprecated in OPA and unavailable in Rego v1: use the `-` operator'],
-  ['net.cidr_overlap', 'deprecated in OPA and unavailable in Rego v1: use net.cidr_contains'],
-  ['cast_array', 'deprecated in OPA and unavailable in Rego v1'],
-  ['cast_boolean', 'deprecated in OPA and unavailable in Rego v1'],
-  ['cast_null', 'deprecated in OPA and unavailable in Rego v1'],
-  ['cast_object', 'deprecated in OPA and unavailable in Rego v1'],
-  ['cast_set', 'deprecated in OPA and unavailable in Rego v1'],
-  ['cast_string', 'deprecated in OPA and unavailable in Rego v1'],
 ]);

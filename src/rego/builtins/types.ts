@@ -29,6 +29,8 @@ export interface BuiltinDeclaration {
   relation?: boolean;
   /** Result may differ between evaluations of the same input (time, rand, uuid). */
   nondeterministic?: boolean;
+  /** Deprecated in OPA: callable from Rego v0 modules only. */
+  deprecated?: boolean;
 }
 
 export const tAny: OpaType = { type: 'any' };

@@ -5,6 +5,8 @@ import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { parse as parseYaml } from 'yaml';
+import { RE2JS } from 're2js';
+import { globToRegex } from '../builtins/host/glob.ts';
 import { readTar, TarFormatError, writeTar, type TarEntry } from './tar.ts';
 
 export interface BundleWasmEntry {
@@ -29,6 +31,8 @@ export interface BundleSource {
   /** Path inside the bundle, e.g. `/policies/acs.rego` (a leading `/` is added when missing). */
   path: string;
   text: string;
+  /** How to read the module, when the manifest says (`rego_version`, `file_rego_versions`). */
+  regoVersion?: 0 | 1;
 }
 
 export interface WriteBundleInput {
@@ -124,6 +128,48 @@ export function normaliseBundlePath(name: string): string {
   if (segs.some((s) => s === '..')) throw new BundleError(`bundle path escapes the bundle root: ${name}`);
   if (segs.length === 0) throw new BundleError(`empty bundle path: ${JSON.stringify(name)}`);
   return '/' + segs.join('/');
+}
+
+/**
+ * The manifest's `rego_version` (and `file_rego_versions` for files read otherwise) describing how the
+ * sources were read: OPA's loader reads each `.rego` file of a bundle by these fields.
+ */
+export function manifestRegoVersions(
+  sources: readonly { file: string; regoVersion?: 0 | 1 }[],
+): Pick<BundleManifest, 'rego_version' | 'file_rego_versions'> {
+  const v0 = sources.filter((s) => s.regoVersion === 0);
+  if (v0.length === 0) return { rego_version: 1 };
+  if (v0.length === sources.length) return { rego_version: 0 };
+  const files: Record<string, number> = {};
+  for (const s of v0) files[normaliseBundlePath(s.file)] = 0;
+  return { rego_version: 1, file_rego_versions: files };
+}
+
+/**
+ * The Rego version a manifest gives the file at `path` (OPA's Manifest.numericRegoVersionForFile): the
+ * first `file_rego_versions` glob matching the path (gobwas syntax without delimiters, patterns tried in
+ * key order), else `rego_version`, else `fallback`. Refuses versions other than 0 and 1.
+ */
+export function regoVersionForFile(manifest: BundleManifest, path: string, fallback: 0 | 1 = 1): 0 | 1 {
+  const full = normaliseBundlePath(path);
+  let version: number | undefined;
+  for (const pattern of Object.keys(manifest.file_rego_versions ?? {}).sort()) {
+    let re: RE2JS;
+    try {
+      re = RE2JS.compile(globToRegex(pattern, []));
+    } catch (e) {
+      throw new BundleError(`failed to compile glob pattern ${pattern}: ${(e as Error).message}`);
+    }
+    if (re.matches(full) || re.matches(full.slice(1))) {
+      version = manifest.file_rego_versions![pattern];
+      break;
+    }
+  }
+  version ??= manifest.rego_version;
+  if (version === undefined) return fallback;
+  if (version !== 0 && version !== 1)
+    throw new BundleError(`unknown bundle rego-version ${version} for file '${path}'`);
+  return version;
 }
 
 function sha256Hex(bytes: Uint8Array): string {
@@ -347,6 +393,9 @@ export function readBundle(
       }
       sources.push({ path: f.path, text });
     }
+  }
+  if (manifest.rego_version !== undefined || manifest.file_rego_versions !== undefined) {
+    for (const s of sources) s.regoVersion = regoVersionForFile(manifest, s.path);
   }
   if (manifest.wasm !== undefined && !Array.isArray(manifest.wasm))
     throw new BundleError('/.manifest: wasm must be a list');

@@ -82,13 +82,19 @@ export interface CheckContext {
   ruleSetsByPath: ReadonlyMap<string, RuleSet>;
   errors: RegoError[];
   builtinsUsed: Set<string>;
+  /** Files of the modules read as Rego v0: only they may call deprecated builtins. */
+  v0Files?: ReadonlySet<string>;
 }
 
 /** Walks rule bodies checking calls and `with` targets. */
 export class CallChecker {
+  /** File of the rule being checked. */
+  private file = '';
+
   constructor(private readonly ctx: CheckContext) {}
 
   checkRule(r: CompiledRule): void {
+    this.file = r.file;
     for (let x: CompiledRule | undefined = r; x; x = x.else) {
       this.body(x.body, 0);
       for (const t of [x.key, x.value, ...x.args]) if (t) this.term(t, 0);
@@ -198,6 +204,10 @@ export class CallChecker {
     const decl = builtinDecls.get(name);
     if (!decl) {
       this.err('rego_compile_error', `undefined function ${name}`, op.location ? op : at);
+      return;
+    }
+    if (decl.deprecated && !this.ctx.v0Files?.has(this.file)) {
+      this.err('rego_type_error', `deprecated built-in function calls in expression: ${name}`, op.location ? op : at);
       return;
     }
     this.ctx.builtinsUsed.add(name);

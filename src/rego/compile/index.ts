@@ -5,6 +5,7 @@ import type { Body, Location, Module, RefTerm, Rule, Term } from '../ast/types.t
 import { builtinDecls } from '../builtins/index.ts';
 import { RegoError, RegoErrors } from '../errors.ts';
 import { CallChecker, checkRecursion } from './checks.ts';
+import { resolveMetadataCalls } from './metadata.ts';
 import { NameGen, Rewriter, type ScopeHandle } from './rewrite.ts';
 import { SafetyChecker } from './safety.ts';
 import { dataRef, forEachVar } from './terms.ts';
@@ -19,6 +20,7 @@ import {
 
 export type { CompiledProgram, CompiledRule, CompileOptions, RuleKind, RuleSet } from './types.ts';
 export { pathKey } from './types.ts';
+export { annotatedEntrypoints } from './metadata.ts';
 
 const MAX_ERRORS = 10;
 
@@ -162,6 +164,9 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
   const flush = (): void => {
     if (errors.length) throw new RegoErrors(errors.slice(0, maxErrors));
   };
+
+  // 0. rego.metadata.chain()/rule() become the constants the METADATA blocks give (OPA does this first).
+  resolveMetadataCalls(modules);
 
   // 1. Rule sets by path, with conflict checks.
   const raws: RawRule[] = [];
@@ -386,7 +391,8 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
 
   // 4. Calls, with targets, recursion.
   const builtinsUsed = new Set<string>();
-  const checker = new CallChecker({ ruleSetsByPath: ruleSets, errors, builtinsUsed });
+  const v0Files = new Set(modules.filter((m) => m.regoVersion === 0).map((m) => m.file));
+  const checker = new CallChecker({ ruleSetsByPath: ruleSets, errors, builtinsUsed, v0Files });
   for (const rs of ruleSets.values()) {
     for (const r of rs.rules) checker.checkRule(r);
     if (rs.defaultRule) checker.checkRule(rs.defaultRule);

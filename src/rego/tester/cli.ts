@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { CliError, ExitCode } from '../../cli/exit-codes.ts';
 
+type V0Option = { v0Compatible?: boolean };
+
 /** Adds `guardian policy test <paths...>` to the `policy` command group (like `opa test`). */
 export function addPolicyTestCommand(policy: Command): void {
   policy
@@ -10,7 +12,8 @@ export function addPolicyTestCommand(policy: Command): void {
     .option('-v, --verbose', 'print every test and failure details')
     .option('--run <regex>', 'only run tests whose full name (data.pkg.test_x) matches')
     .option('--timeout <ms>', 'per-test evaluation bound in milliseconds', '10000')
-    .action(async (paths: string[], opts: { verbose?: boolean; run?: string; timeout: string }) => {
+    .option('--v0-compatible', "read modules as Rego v0 (OPA's --v0-compatible); a module importing rego.v1 stays v1")
+    .action(async (paths: string[], opts: { verbose?: boolean; run?: string; timeout: string } & V0Option) => {
       let run: RegExp | undefined;
       if (opts.run !== undefined) {
         try {
@@ -26,7 +29,7 @@ export function addPolicyTestCommand(policy: Command): void {
       const { formatPolicyTestReport, PolicyTestSetupError, runPolicyTests } = await import('./runner.ts');
       let report;
       try {
-        report = await runPolicyTests({ paths, ...(run ? { run } : {}), timeoutMs });
+        report = await runPolicyTests({ paths, ...(run ? { run } : {}), timeoutMs, v0Compatible: opts.v0Compatible });
       } catch (err) {
         if (err instanceof PolicyTestSetupError)
           throw new CliError(err.message, err.kind === 'compile' ? ExitCode.CompileError : ExitCode.Usage);

@@ -46,6 +46,8 @@ export interface PolicyTestOptions {
   timeoutMs?: number;
   /** Host builtins (default: the project's builtin library). */
   hostBuiltins?: HostBuiltinFactory;
+  /** Read modules as Rego v0 (a module importing rego.v1 stays v1). */
+  v0Compatible?: boolean;
 }
 
 /** The sources could not be read, parsed or compiled; `errors` carry file:row:col. */
@@ -182,7 +184,7 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
     throw new PolicyTestSetupError(`no .rego files under ${options.paths.join(', ')}`, 'usage');
   let modules: Module[];
   try {
-    modules = sources.modules.map((m) => parseModule(m.file, m.text));
+    modules = sources.modules.map((m) => parseModule(m.file, m.text, { regoVersion: options.v0Compatible ? 0 : 1 }));
   } catch (err) {
     throw new PolicyTestSetupError(formatRegoErrors(err), 'compile');
   }

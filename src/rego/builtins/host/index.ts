@@ -3,8 +3,10 @@
 import { collectionBuiltins } from './collections.ts';
 import { HostBuiltinContext, type HostBuiltinOptions } from './context.ts';
 import { cryptoBuiltins } from './crypto.ts';
+import { deprecatedBuiltins } from './deprecated.ts';
 import { encodingBuiltins } from './encoding.ts';
 import { globBuiltins } from './glob.ts';
+import { jsonSchemaBuiltins } from './jsonschema.ts';
 import { jwtBuiltins } from './jwt.ts';
 import { miscBuiltins } from './misc.ts';
 import { netBuiltins } from './net.ts';
@@ -30,6 +32,8 @@ export const hostImplementations: Readonly<HostImpls> = Object.freeze({
   ...netBuiltins,
   ...miscBuiltins,
   ...jwtBuiltins,
+  ...jsonSchemaBuiltins,
+  ...deprecatedBuiltins,
 });
 
 /**
