@@ -32,25 +32,9 @@ export const hostImplementations: Readonly<HostImpls> = Object.freeze({
   ...jwtBuiltins,
 });
 
-/**
- * opa-wasm 1.10 dispatches these names to its own JS builtins before looking at customBuiltins
- * (design/opa-wasm-abi.md §5): its sprintf uses sprintf-js (not Go's fmt), regex.split uses JS
- * RegExp (not RE2). A module that lists a builtin under `hostBuiltinName(name)` in its
- * `builtins()` export reaches our implementation instead; createHostBuiltins registers both names.
- */
-export const opaWasmShadowedBuiltins: ReadonlySet<string> = new Set([
-  'sprintf',
-  'json.is_valid',
-  'regex.split',
-  'yaml.is_valid',
-  'yaml.marshal',
-  'yaml.unmarshal',
-]);
+import { hostBuiltinName, opaWasmShadowedBuiltins } from './names.ts';
 
-/** The name under which a Wasm module should import builtin `name` so opa-wasm calls our version. */
-export function hostBuiltinName(name: string): string {
-  return opaWasmShadowedBuiltins.has(name) ? `guardian.${name}` : name;
-}
+export { hostBuiltinName, opaWasmShadowedBuiltins };
 
 function containsBigInt(v: unknown): boolean {
   if (typeof v === 'bigint') return true;
