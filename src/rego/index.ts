@@ -49,6 +49,8 @@ export {
   type ResultSet,
 } from './portable.ts';
 export { BundleError, readBundle, writeBundle } from './bundle/index.ts';
+export { HostBuiltinContext } from './builtins/index.ts';
+export type { BeginEvaluationOptions, EvaluationInfo, HostBuiltinOptions } from './builtins/index.ts';
 export type { Bundle, BundleManifest } from './bundle/index.ts';
 
 /** As the portable compilePolicyWasm, except that `runtimeWasm` defaults to the shipped runtime. */

@@ -1,7 +1,7 @@
 // The Rego toolchain in a browser: a page bundled with esbuild for the browser platform compiles a policy with
 // src/rego/browser.ts and evaluates it with @open-policy-agent/opa-wasm in headless Chromium (served from this
 // process on 127.0.0.1). Needs /usr/bin/chromium (Debian's `chromium` package); fails when it is missing.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -26,6 +26,10 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 const PAGE_ENTRY = fileURLToPath(new URL('./page.ts', import.meta.url));
+// The browser example of docs/rego-toolchain.md, served as written.
+const EXAMPLE_HTML = fileURLToPath(new URL('../../../docs/examples/rego-toolchain-browser.html', import.meta.url));
+const EXAMPLE_ENTRY = fileURLToPath(new URL('../../../docs/examples/rego-toolchain-browser.mjs', import.meta.url));
+const BROWSER_ENTRY = fileURLToPath(new URL('../../../src/rego/browser.ts', import.meta.url));
 const SRC = fileURLToPath(new URL('../../../src/', import.meta.url));
 
 interface PageDecision {
@@ -62,6 +66,18 @@ describe('the Rego toolchain in Chromium', () => {
     });
     metafile = bundle.metafile;
     const script = bundle.outputFiles[0].contents;
+    const example = await build({
+      entryPoints: [EXAMPLE_ENTRY],
+      bundle: true,
+      platform: 'browser',
+      format: 'esm',
+      target: 'es2022',
+      write: false,
+      logLevel: 'silent',
+      external: ['node:module'],
+      // What a `browser` condition on the package's `./rego` export would resolve to.
+      alias: { 'acs-guardian/rego': BROWSER_ENTRY },
+    });
     const runtime = await loadRuntimeWasm();
     const html =
       '<!doctype html><html><head><meta charset="utf-8"><title>Rego in the browser</title></head>' +
@@ -71,6 +87,9 @@ describe('the Rego toolchain in Chromium', () => {
         '/': ['text/html; charset=utf-8', html],
         '/page.js': ['text/javascript; charset=utf-8', script],
         '/runtime.wasm': ['application/wasm', runtime],
+        '/example/': ['text/html; charset=utf-8', readFileSync(EXAMPLE_HTML, 'utf8')],
+        '/example/rego-toolchain-browser.js': ['text/javascript; charset=utf-8', example.outputFiles[0].contents],
+        '/example/runtime.wasm': ['application/wasm', runtime],
       };
       const route = routes[req.url ?? ''];
       if (!route) {
@@ -157,5 +176,28 @@ describe('the Rego toolchain in Chromium', () => {
     );
     expect(diagnostics).toMatch(/^bad\.rego:3:\d+: rego_unsafe_var_error: var y is unsafe/);
     expect(pageErrors).toEqual([]);
+  });
+
+  it("runs the doc's browser example: two inputs, two decisions, then a compile error", async () => {
+    const example = await context!.newPage();
+    const errors: string[] = [];
+    example.on('pageerror', (err) => errors.push(err.message));
+    await example.goto(`${origin}/example/`);
+    await example.waitForSelector('body[data-state="ready"]', { state: 'attached', timeout: 120_000 });
+    const decide = async (input: string): Promise<string> => {
+      await example.fill('#input', input);
+      await example.$eval('#result', (el) => {
+        el.textContent = '';
+      });
+      await example.click('#evaluate');
+      await example.waitForSelector('#result:not(:empty)', { state: 'attached', timeout: 120_000 });
+      return (await example.textContent('#result')) ?? '';
+    };
+    expect(await decide('{"role": "viewer", "action": "read:report"}')).toBe('[{"result":true}]');
+    expect(await decide('{"role": "viewer", "action": "write:report"}')).toBe('[{"result":false}]');
+    await example.fill('#policy', 'package authz\n\nallow if { x }\n');
+    expect(await decide('{}')).toMatch(/^authz\.rego:3:\d+: rego_unsafe_var_error: var x is unsafe$/);
+    expect(errors).toEqual([]);
+    await example.close();
   });
 });
