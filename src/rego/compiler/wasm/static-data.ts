@@ -2,7 +2,7 @@
 // `string_index` operand costs nothing at run time), constant numbers, booleans, null, NUL-terminated
 // error messages, and prebuilt objects for builtins()/entrypoints()/the CallDynamicStmt mapping.
 // Layouts must match runtime/assembly/value.ts and number.ts.
-import { compareBytes, utf8Bytes } from '../../utf8.ts';
+import { compareUtf8, utf8Bytes } from '../../utf8.ts';
 
 const T_NULL = 1;
 const T_BOOL = 2;
@@ -159,7 +159,7 @@ export class StaticData {
       if (Number.isInteger(v)) return this.int(v);
       return this.numberText(JSON.stringify(v));
     }
-    const keys = Object.keys(v).sort((x, y) => compareBytes(utf8Bytes(x), utf8Bytes(y)));
+    const keys = Object.keys(v).sort(compareUtf8);
     const pairs = keys.map((k) => [this.string(k), this.value(v[k])] as const);
     const ents = pairs.length > 0 ? this.reserve(pairs.length * 8) : -1;
     pairs.forEach(([k, val], i) => {
