@@ -1,7 +1,9 @@
-// The Rego toolchain as a library: sources → bundle (parse → compileModules → planEntrypoints →
-// linkPolicyWasm → writeBundle), bundle → loaded opa-wasm policy, and ad-hoc queries (conformance runner).
-import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
-import { parseModules, parseQuery } from './ast/index.ts';
+// The Rego toolchain as a library (Node entry): sources → bundle (parse → compileModules → planEntrypoints →
+// linkPolicyWasm → writeBundle), sources → Wasm module, bundle → loaded opa-wasm policy, and ad-hoc queries
+// (conformance runner). The platform-neutral part lives in ./portable.ts; ./browser.ts is the entry for
+// browser bundles (docs/rego-toolchain.md).
+import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
+import { parseQuery } from './ast/index.ts';
 import type { Body, Module } from './ast/types.ts';
 import { createHostBuiltins, type HostBuiltinContext, type HostBuiltinOptions } from './builtins/index.ts';
 import {
@@ -13,24 +15,59 @@ import {
   type BundleLimits,
   type BundleManifest,
 } from './bundle/index.ts';
-import { annotatedEntrypoints, compileModules, type CompiledProgram } from './compile/index.ts';
+import { compileModules, type CompiledProgram } from './compile/index.ts';
 import { referencedInputPaths } from './compile/input-paths.ts';
 import { linkPolicyWasm } from './compiler/wasm/index.ts';
 import { RegoError, RegoErrors } from './errors.ts';
 import type { Policy } from './ir/types.ts';
-import { planEntrypoints, planQueries, type PlanOptions } from './planner/index.ts';
+import { planQueries, type PlanOptions } from './planner/index.ts';
+import {
+  instantiatePolicy,
+  parseSources,
+  planSources,
+  type CompiledPolicyWasm,
+  type CompilePolicyWasmOptions,
+  type CustomBuiltins,
+  type RegoSource,
+  type ResultSet,
+} from './portable.ts';
 
-export { parseModule, parseQuery } from './ast/index.ts';
+export {
+  evaluateEntrypoint,
+  instantiatePolicy,
+  parseModule,
+  parseQuery,
+  parseSources,
+  planSources,
+  RegoError,
+  RegoErrors,
+  WasmLinkError,
+  type CompiledPolicyWasm,
+  type CustomBuiltins,
+  type PlannedSources,
+  type RegoErrorCode,
+  type RegoSource,
+  type ResultSet,
+} from './portable.ts';
 export { BundleError, readBundle, writeBundle } from './bundle/index.ts';
+export { HostBuiltinContext } from './builtins/index.ts';
+export type { BeginEvaluationOptions, EvaluationInfo, HostBuiltinOptions } from './builtins/index.ts';
 export type { Bundle, BundleManifest } from './bundle/index.ts';
-export { RegoError, RegoErrors } from './errors.ts';
 
-export interface RegoSource {
-  /** File name used in locations and as the path inside the bundle. */
-  file: string;
-  text: string;
-  /** Rego version to read the module as (default 1); a v0 module importing `rego.v1` is read as v1. */
-  regoVersion?: 0 | 1;
+/** As the portable compilePolicyWasm, except that `runtimeWasm` defaults to the shipped runtime. */
+export type NodeCompilePolicyWasmOptions = Omit<CompilePolicyWasmOptions, 'runtimeWasm'> & {
+  runtimeWasm?: Uint8Array;
+};
+
+/** Compile Rego sources into one OPA-ABI Wasm module exporting the given entrypoints. */
+export async function compilePolicyWasm(options: NodeCompilePolicyWasmOptions): Promise<CompiledPolicyWasm> {
+  const { modules, plan } = planSources(options.sources, options.entrypoints, options.plan);
+  const wasm = await linkPolicyWasm(plan, {
+    strictBuiltinErrors: options.strictBuiltinErrors ?? false,
+    staticComposites: options.staticComposites,
+    ...(options.runtimeWasm ? { runtimeWasm: options.runtimeWasm } : {}),
+  });
+  return { wasm, plan, modules };
 }
 
 export interface CompileBundleOptions {
@@ -67,36 +104,9 @@ export interface CompiledBundle {
   modules: Module[];
 }
 
-/** At most this many diagnostics are reported at once (OPA's default). */
-const MAX_ERRORS = 10;
-
-/** Parse every source, collecting parse errors across files. */
-export function parseSources(sources: RegoSource[]): Module[] {
-  const { modules, errors } = parseModules(sources);
-  if (errors.length) throw new RegoErrors(errors.slice(0, MAX_ERRORS));
-  return modules;
-}
-
-function checkEntrypoints(entrypoints: string[]): void {
-  if (entrypoints.length === 0)
-    throw new RegoErrors([new RegoError('rego_compile_error', 'at least one entrypoint is required')]);
-  for (const ep of entrypoints) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*(\/[A-Za-z_][A-Za-z0-9_]*)*$/.test(ep)) {
-      throw new RegoErrors([
-        new RegoError('rego_compile_error', `invalid entrypoint ${JSON.stringify(ep)}: expected a path like pkg/rule`),
-      ]);
-    }
-  }
-}
-
 /** Compile Rego sources into a deterministic OPA bundle holding the Wasm module, plan, data and sources. */
 export async function compileBundle(options: CompileBundleOptions): Promise<CompiledBundle> {
-  const modules = parseSources(options.sources);
-  // METADATA `entrypoint: true` adds its rule (or package) as an entrypoint, as `opa build` does.
-  const entrypoints = [...new Set([...options.entrypoints, ...annotatedEntrypoints(modules)])];
-  checkEntrypoints(entrypoints);
-  const program = compileModules(modules);
-  const plan = planEntrypoints(program, entrypoints, options.plan);
+  const { entrypoints, modules, plan } = planSources(options.sources, options.entrypoints, options.plan);
   const wasm = await linkPolicyWasm(plan, {
     strictBuiltinErrors: options.strictBuiltinErrors ?? false,
     staticComposites: options.staticComposites,
@@ -126,9 +136,6 @@ export async function compileBundle(options: CompileBundleOptions): Promise<Comp
   return { bundle, wasm, plan, manifest: readBundle(bundle).manifest, modules };
 }
 
-/** Host builtin implementations as opa-wasm `customBuiltins` (the builtins stage provides them). */
-export type CustomBuiltins = Record<string, (...args: unknown[]) => unknown>;
-
 /** What `createHostBuiltins` accepts: a shared context (clock, strict mode, print sink) or its options. */
 export type HostBuiltinContextLike = HostBuiltinContext | HostBuiltinOptions;
 
@@ -155,27 +162,6 @@ export interface LoadedBundle {
   entrypoints: Record<string, number>;
 }
 
-/** Instantiate a Wasm module, growing the initial memory when the module's static data needs it. */
-export async function instantiatePolicy(
-  wasm: Uint8Array,
-  builtins: CustomBuiltins,
-  maxPages = 1024,
-): Promise<LoadedPolicy> {
-  let initial = 5;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await loadPolicy(wasm, { initial, maximum: Math.max(initial, maxPages) }, builtins);
-    } catch (e) {
-      const needed = /smaller than initial (\d+)/.exec(String((e as Error)?.message ?? e));
-      if (attempt < 3 && needed && Number(needed[1]) > initial && Number(needed[1]) <= maxPages) {
-        initial = Number(needed[1]);
-        continue;
-      }
-      throw e;
-    }
-  }
-}
-
 /** Load a bundle's Wasm module with our host builtins and its data. */
 export async function loadBundle(bytes: Uint8Array, options: LoadOptions = {}): Promise<LoadedBundle> {
   const bundle = readBundle(bytes, options.limits);
@@ -188,19 +174,6 @@ export async function loadBundle(bytes: Uint8Array, options: LoadOptions = {}): 
     bundle,
     entrypoints: { ...(policy.entrypoints as Record<string, number>) },
   };
-}
-
-/** OPA result set: one object per result (`{result: v}` for entrypoints, the query's bindings for queries). */
-export type ResultSet = Record<string, unknown>[];
-
-/** Evaluate one entrypoint; returns OPA's result set (`[]` when undefined). */
-export function evaluateEntrypoint(
-  loaded: LoadedBundle | LoadedPolicy,
-  entrypoint: string,
-  input?: unknown,
-): ResultSet {
-  const policy = 'policy' in loaded ? loaded.policy : loaded;
-  return policy.evaluate(input, entrypoint) as ResultSet;
 }
 
 export interface CompileQueryOptions {

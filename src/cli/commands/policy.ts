@@ -8,8 +8,8 @@ import { CliError, ExitCode } from '../exit-codes.ts';
 import type { RegoSource } from '../../rego/index.ts';
 import { RegoError, RegoErrors } from '../../rego/errors.ts';
 import { BundleError, readBundle } from '../../rego/bundle/index.ts';
-import { addPolicyTestCommand } from '../../rego/tester/cli.ts';
-import { addPolicyCapabilitiesCommand } from '../../rego/builtins/cli.ts';
+import { addPolicyTestCommand } from './policy-test.ts';
+import { addPolicyCapabilitiesCommand } from './policy-capabilities.ts';
 
 interface BuildOptions {
   entrypoint: string[];

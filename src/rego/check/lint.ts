@@ -1,7 +1,7 @@
 // Lint rules of `guardian policy check` (docs/policy-check.md). They run on parsed modules, so a policy
 // that fails to compile still gets its findings reported next to the compile errors.
 import type { Body, Expr, Location, Module, RefTerm, Rule, Term, VarTerm } from '../ast/types.ts';
-import { builtinDecls } from '../builtins/index.ts';
+import { builtinDecls } from '../builtins/declarations.ts';
 import { refusalReason } from '../compile/checks.ts';
 import { operatorName } from '../compile/terms.ts';
 

@@ -1,8 +1,8 @@
 // Post-rewrite checks (OPA's checkRecursion, checkWithModifiers, checkTypes for calls): builtin
 // existence/arity, refused (non-replayable) builtins, `with` targets and recursion between rules.
 import type { Body, Expr, RefTerm, Term } from '../ast/types.ts';
-import { builtinDecls, refusedBuiltins } from '../builtins/index.ts';
-import type { OpaType } from '../builtins/index.ts';
+import { builtinDecls, refusedBuiltins } from '../builtins/declarations.ts';
+import type { OpaType } from '../builtins/types.ts';
 import { RegoError } from '../errors.ts';
 import { MAX_DEPTH } from './rewrite.ts';
 import { buildTrie, type TrieNode } from './rule-trie.ts';

@@ -2,7 +2,7 @@
 // OPA's checks (rule conflicts, safety, recursion, builtin calls, `with` targets). Throws RegoErrors
 // (up to 10 diagnostics, each with file:row:col).
 import type { Body, Location, Module, RefTerm, Rule, Term } from '../ast/types.ts';
-import { builtinDecls } from '../builtins/index.ts';
+import { builtinDecls } from '../builtins/declarations.ts';
 import { RegoError, RegoErrors } from '../errors.ts';
 import { CallChecker, checkRecursion } from './checks.ts';
 import { resolveMetadataCalls } from './metadata.ts';

@@ -2,7 +2,7 @@
 // continuation-passing style, as OPA's: every construct that can yield several bindings (scans over
 // refs, data-trie branches, `some … in`) plans "the rest of the body" inside its own block.
 import type { Body, Expr, Location, RefTerm, Term, VarTerm, With } from '../ast/types.ts';
-import { builtinDecls } from '../builtins/index.ts';
+import { builtinDecls } from '../builtins/declarations.ts';
 import type { CompiledProgram, CompiledRule, RuleSet } from '../compile/types.ts';
 import { operatorName } from '../compile/terms.ts';
 import { RegoError, RegoErrors } from '../errors.ts';

@@ -8,4 +8,4 @@ export {
   type PolicyTestResult,
   type TestStatus,
 } from './runner.ts';
-export { addPolicyTestCommand } from './cli.ts';
+export { TestEvaluationError, type TestEvaluationErrorCode } from './evaluator.ts';

@@ -10,8 +10,8 @@ import { compileModules } from '../compile/index.ts';
 import { planEntrypoints } from '../planner/index.ts';
 import { linkPolicyWasm } from '../compiler/wasm/index.ts';
 import { RegoError, RegoErrors } from '../errors.ts';
-import { createWasmPolicyEngine, PolicyEvaluationError, type HostBuiltinFactory } from '../../policy/engine.ts';
-import type { Json } from '../../store/types.ts';
+import type { JsonValue as Json } from '../builtins/index.ts';
+import { createTestEvaluator, TestEvaluationError, type HostBuiltinTable } from './evaluator.ts';
 
 export type TestStatus = 'pass' | 'fail' | 'error' | 'skip';
 
@@ -44,8 +44,8 @@ export interface PolicyTestOptions {
   run?: RegExp;
   /** Per-test evaluation bound (default 10 s). */
   timeoutMs?: number;
-  /** Host builtins (default: the project's builtin library). */
-  hostBuiltins?: HostBuiltinFactory;
+  /** Host builtins (default: the toolchain's builtin library, src/rego/builtins). */
+  hostBuiltins?: HostBuiltinTable;
   /** Read modules as Rego v0 (a module importing rego.v1 stays v1). */
   v0Compatible?: boolean;
 }
@@ -226,9 +226,9 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
       throw new PolicyTestSetupError(formatRegoErrors(err), 'compile');
     }
     compileMs = performance.now() - started;
-    const engine = await createWasmPolicyEngine({
-      bundle: { wasm, data: sources.data },
-      entrypoint: runnable[0].entrypoint,
+    const evaluator = await createTestEvaluator({
+      wasm,
+      data: sources.data,
       timeoutMs: options.timeoutMs ?? 10_000,
       ...(options.hostBuiltins ? { hostBuiltins: options.hostBuiltins } : {}),
     });
@@ -236,7 +236,7 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
       const base = { name: t.name, entrypoint: t.entrypoint, file: t.file, row: t.row };
       const t0 = performance.now();
       try {
-        const { value } = await engine.evaluateValue(undefined, { entrypoint: t.entrypoint, now: new Date() });
+        const value = await evaluator.evaluate(t.entrypoint, new Date());
         const durationMs = performance.now() - t0;
         if (value === true) results.push({ ...base, status: 'pass', durationMs });
         else
@@ -248,7 +248,7 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
           });
       } catch (err) {
         const msg =
-          err instanceof PolicyEvaluationError
+          err instanceof TestEvaluationError
             ? `${err.code}: ${err.message}`
             : err instanceof Error
               ? err.message

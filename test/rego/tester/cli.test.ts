@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
-import { addPolicyTestCommand } from '../../../src/rego/tester/index.ts';
+import { addPolicyTestCommand } from '../../../src/cli/commands/policy-test.ts';
 import { CliError, ExitCode } from '../../../src/cli/exit-codes.ts';
 
 function program(): Command {

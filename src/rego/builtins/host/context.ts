@@ -1,6 +1,5 @@
 // Per-evaluation state shared by host builtins: one clock reading (OPA: time.now_ns is constant
 // within an evaluation), a seed for the deterministic "random" builtins, the request id for print.
-import { randomUUID } from 'node:crypto';
 import type { BuiltinError } from './values.ts';
 
 export interface EvaluationInfo {
@@ -31,24 +30,32 @@ export interface HostBuiltinOptions {
   strictErrors?: 'throw' | 'marker';
   /** Where print/trace output goes. Default: one JSON line on stderr. */
   print?: (line: string, evaluation: EvaluationInfo) => void;
-  /** Nanosecond wall clock. Default: Date.now() refined with process.hrtime. */
+  /** Nanosecond wall clock. Default: Date.now() refined with process.hrtime (performance.now() without Node). */
   clock?: () => bigint;
   /** Called for builtin errors that non-strict mode turns into "undefined" (diagnostics). */
   onError?: (builtin: string, error: BuiltinError) => void;
 }
 
-const hrBase = process.hrtime.bigint();
+// Node's process is read from globalThis: this module also runs in a browser page, which has none.
+const nodeProcess = globalThis.process?.versions?.node ? globalThis.process : undefined;
+const monotonicNs: () => bigint = nodeProcess
+  ? () => nodeProcess.hrtime.bigint()
+  : () => BigInt(Math.round(performance.now() * 1_000_000));
+const hrBase = monotonicNs();
 const wallBaseNs = BigInt(Date.now()) * 1_000_000n;
 /** Wall clock with sub-millisecond resolution that never runs backwards within a process. */
 export function defaultClock(): bigint {
-  return wallBaseNs + (process.hrtime.bigint() - hrBase);
+  return wallBaseNs + (monotonicNs() - hrBase);
 }
 
 function defaultPrint(line: string, evaluation: EvaluationInfo): void {
-  process.stderr.write(
-    JSON.stringify({ level: 'info', msg: 'policy print', requestId: evaluation.requestId, line }) + '\n',
-  );
+  const record = JSON.stringify({ level: 'info', msg: 'policy print', requestId: evaluation.requestId, line });
+  if (nodeProcess) nodeProcess.stderr.write(record + '\n');
+  else console.info(record);
 }
+
+/** Web Crypto's randomUUID: a global in Node 19+ and in browsers (secure contexts, which include localhost). */
+const randomUUID = (): string => globalThis.crypto.randomUUID();
 
 function toNs(now: bigint | number | Date): bigint {
   if (typeof now === 'bigint') return now;

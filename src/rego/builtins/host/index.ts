@@ -1,33 +1,21 @@
-// The opa-wasm adapter: every host builtin wrapped with OPA's error semantics (strict → abort with
-// `eval_builtin_error: <name>: <msg>`, otherwise undefined) and exact-integer result encoding.
-import { collectionBuiltins } from './collections.ts';
-import { HostBuiltinContext, type HostBuiltinOptions } from './context.ts';
+// The builtin library on Node: every host implementation (./portable.ts holds the ones that need no Node
+// built-in) behind the opa-wasm adapter (./adapter.ts).
+import { adaptHostImplementations, type HostBuiltinFunction } from './adapter.ts';
+import type { HostBuiltinContext, HostBuiltinOptions } from './context.ts';
 import { cryptoBuiltins } from './crypto.ts';
 import { deprecatedBuiltins } from './deprecated.ts';
 import { encodingBuiltins } from './encoding.ts';
-import { globBuiltins } from './glob.ts';
 import { jsonSchemaBuiltins } from './jsonschema.ts';
 import { jwtBuiltins } from './jwt.ts';
 import { miscBuiltins } from './misc.ts';
 import { netBuiltins } from './net.ts';
-import { numberBuiltins } from './numbers.ts';
-import { regexBuiltins } from './regex.ts';
+import { portableHostImplementations } from './portable.ts';
 import type { HostImpls } from './registry.ts';
-import { sprintfBuiltins } from './sprintf.ts';
-import { stringBuiltins } from './strings.ts';
-import { timeBuiltins } from './time.ts';
-import { BuiltinError } from './values.ts';
 
 /** Every host implementation, keyed by OPA builtin name. */
 export const hostImplementations: Readonly<HostImpls> = Object.freeze({
-  ...numberBuiltins,
-  ...stringBuiltins,
-  ...sprintfBuiltins,
-  ...regexBuiltins,
-  ...globBuiltins,
-  ...collectionBuiltins,
+  ...portableHostImplementations,
   ...encodingBuiltins,
-  ...timeBuiltins,
   ...cryptoBuiltins,
   ...netBuiltins,
   ...miscBuiltins,
@@ -36,63 +24,14 @@ export const hostImplementations: Readonly<HostImpls> = Object.freeze({
   ...deprecatedBuiltins,
 });
 
-/**
- * opa-wasm 1.10 dispatches these names to its own JS builtins before looking at customBuiltins
- * (docs/wasm-abi.md, host builtins): its sprintf uses sprintf-js (not Go's fmt), regex.split uses JS
- * RegExp (not RE2). A module that lists a builtin under `hostBuiltinName(name)` in its
- * `builtins()` export reaches our implementation instead; createHostBuiltins registers both names.
- */
-export const opaWasmShadowedBuiltins: ReadonlySet<string> = new Set([
-  'sprintf',
-  'json.is_valid',
-  'regex.split',
-  'yaml.is_valid',
-  'yaml.marshal',
-  'yaml.unmarshal',
-]);
-
-/** The name under which a Wasm module should import builtin `name` so opa-wasm calls our version. */
-export function hostBuiltinName(name: string): string {
-  return opaWasmShadowedBuiltins.has(name) ? `guardian.${name}` : name;
-}
-
-function containsBigInt(v: unknown): boolean {
-  if (typeof v === 'bigint') return true;
-  if (v === null || typeof v !== 'object') return false;
-  if (Array.isArray(v)) return v.some(containsBigInt);
-  if (v instanceof ArrayBuffer) return false;
-  return Object.values(v).some(containsBigInt);
-}
-
-/** JSON text with bigints written as exact integers. */
-export function exactJson(v: unknown): string {
-  if (typeof v === 'bigint') return v.toString();
-  if (Array.isArray(v)) return '[' + v.map(exactJson).join(',') + ']';
-  if (v !== null && typeof v === 'object') {
-    return (
-      '{' +
-      Object.entries(v)
-        .map(([k, x]) => JSON.stringify(k) + ':' + exactJson(x))
-        .join(',') +
-      '}'
-    );
-  }
-  return JSON.stringify(v) ?? 'null';
-}
-
-/** What opa-wasm gets back: plain JSON, or raw JSON bytes (ArrayBuffer) when integers exceed 2^53. */
-function encodeResult(v: unknown): unknown {
-  if (!containsBigInt(v)) return v;
-  return new TextEncoder().encode(exactJson(v)).buffer;
-}
-
-/**
- * Key of the object a strict-mode host builtin returns instead of throwing when the context's
- * `strictErrors` is 'marker' (no OPA builtin returns an object with this key).
- */
-export const BUILTIN_ERROR_MARKER = '$guardian_builtin_error';
-
-export type HostBuiltinFunction = (...args: unknown[]) => unknown;
+export { hostBuiltinName, opaWasmShadowedBuiltins } from './names.ts';
+export {
+  adaptHostImplementations,
+  BUILTIN_ERROR_MARKER,
+  exactJson,
+  type HostBuiltinFunction,
+} from './adapter.ts';
+export { createPortableHostBuiltins, portableHostImplementations } from './portable.ts';
 
 /**
  * Host implementations for opa-wasm's `customBuiltins`. Pass a `HostBuiltinContext` to control
@@ -100,31 +39,9 @@ export type HostBuiltinFunction = (...args: unknown[]) => unknown;
  * or options (a context is created).
  */
 export function createHostBuiltins(ctx?: HostBuiltinContext | HostBuiltinOptions): Record<string, HostBuiltinFunction> {
-  const context = ctx instanceof HostBuiltinContext ? ctx : new HostBuiltinContext(ctx);
-  const out: Record<string, HostBuiltinFunction> = {};
-  for (const [name, impl] of Object.entries(hostImplementations)) {
-    const fn: HostBuiltinFunction = (...args) => {
-      let result: unknown;
-      try {
-        result = impl(args, context);
-      } catch (e) {
-        const err = e instanceof BuiltinError ? e : new BuiltinError(e instanceof Error ? e.message : String(e));
-        if (context.strict) {
-          const message = `${err.code}: ${name}: ${err.message}`;
-          if (context.strictErrors === 'marker') return { [BUILTIN_ERROR_MARKER]: message };
-          throw new Error(message);
-        }
-        context.reportSuppressed(name, err);
-        return undefined;
-      }
-      return encodeResult(result);
-    };
-    out[name] = fn;
-    if (opaWasmShadowedBuiltins.has(name)) out[hostBuiltinName(name)] = fn;
-  }
-  return out;
+  return adaptHostImplementations(hostImplementations, ctx);
 }
 
-export { HostBuiltinContext };
+export { HostBuiltinContext } from './context.ts';
 export type { BeginEvaluationOptions, EvaluationInfo, HostBuiltinOptions } from './context.ts';
 export { BuiltinError, BuiltinTypeError, type JsonValue } from './values.ts';

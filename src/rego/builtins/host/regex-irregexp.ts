@@ -17,8 +17,8 @@
 //   without surrogates, where a unit is a rune; with one, the caller uses re2js.
 // - Linear time. V8 re-runs a match on its experimental linear-time engine after
 //   --regexp-backtracks-before-fallback (50,000) backtracks when these flags are on. They are set process-wide
-//   when this module loads, before it compiles anything. The fallback covers a regex only if the linear
-//   engine accepts it, so a translation is used only if `new RegExp(source, 'l')` compiles (counted
+//   when this module loads (Node 20.16+, which has process.getBuiltinModule), before it compiles anything.
+//   The fallback covers a regex only if the linear engine accepts it, so a translation is used only if `new RegExp(source, 'l')` compiles (counted
 //   repetitions are spelled as chunks the linear engine accepts: X{n,m} is X{n} then m-n optional X, exactly
 //   as RE2 itself expands it), and only once a self-check has seen a catastrophic pattern come back at once.
 //   V8 does not count a greedy loop over a fixed-length body giving characters back, so every optional copy
@@ -27,10 +27,12 @@
 //   IRREGEXP_MAX_TEXT go to irregexp, and a pattern whose calls keep being slow sends longer texts to re2js.
 //   A text lacking a character every match needs (the '@' of an email) has no match without running a regex,
 //   as re2js's own pre-filter decides, and a search skips the stretches no match can start in (Span).
-import v8 from 'node:v8';
 
-v8.setFlagsFromString('--enable-experimental-regexp-engine');
-v8.setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
+// Reached through process.getBuiltinModule, not an import, so that the module also loads where there is no
+// node:v8 (a browser page): there the flags stay off, `new RegExp(…, 'l')` fails and re2js answers everything.
+const v8 = globalThis.process?.getBuiltinModule?.('node:v8');
+v8?.setFlagsFromString('--enable-experimental-regexp-engine');
+v8?.setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
 
 type Range = [number, number];
 type Node =

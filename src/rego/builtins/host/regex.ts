@@ -1,6 +1,7 @@
 // Regular-expression builtins with RE2 semantics (re2js), as OPA uses Go's regexp: linear-time
 // matching, no backreferences or lookaround, so policies cannot be made to backtrack forever. Patterns in
 // the subset regex-irregexp.ts proves equivalent run on V8's irregexp instead, with the same guarantees.
+import { utf8Bytes } from '../../utf8.ts';
 import { RE2JS } from 're2js';
 import type { HostImpls } from './registry.ts';
 import { goQuote } from './format.ts';
@@ -203,13 +204,13 @@ export const regexBuiltins: HostImpls = {
     const start = str(open, 3);
     const end = str(close, 4);
     // OPA counts bytes here (Go len); both messages report the start delimiter's length, as OPA does.
-    if (Buffer.byteLength(start) !== 1)
+    if (utf8Bytes(start).length !== 1)
       throw new BuiltinError(
-        `start delimiter has to be exactly one character long but is ${Buffer.byteLength(start)} long`,
+        `start delimiter has to be exactly one character long but is ${utf8Bytes(start).length} long`,
       );
-    if (Buffer.byteLength(end) !== 1)
+    if (utf8Bytes(end).length !== 1)
       throw new BuiltinError(
-        `end delimiter has to be exactly one character long but is ${Buffer.byteLength(start)} long`,
+        `end delimiter has to be exactly one character long but is ${utf8Bytes(start).length} long`,
       );
     const pattern = templateToRegex(template, start, end);
     return compileRegex(pattern).test(str(s, 2));

@@ -2,6 +2,7 @@
 // int64, float64 otherwise), strings stay strings, everything else (booleans, null, composites) is
 // first turned into its Rego text. So `%v` of `[1, "a"]` is `[1, "a"]`, `%s` of `true` is `true`,
 // and a verb that does not fit its operand prints Go's `%!d(string=x)`.
+import { utf8Bytes } from '../../utf8.ts';
 import { goQuote, regoText } from './format.ts';
 import type { HostImpls } from './registry.ts';
 import { arr, str } from './values.ts';
@@ -183,7 +184,7 @@ function formatString(s: string, verb: string, spec: Spec): string | undefined {
       break;
     case 'x':
     case 'X': {
-      const hex = Buffer.from(text, 'utf8').toString('hex');
+      const hex = Array.from(utf8Bytes(text), (b) => b.toString(16).padStart(2, '0')).join('');
       body = verb === 'X' ? hex.toUpperCase() : hex;
       break;
     }

@@ -12,5 +12,15 @@
 //   the inputs their native code leaves to it (runtime/assembly/strings.ts HOST_FALLBACK).
 // - Runtime errors abort via opa_abort with `<file>:<row>:<col>: <code>: <message>`; opa-wasm throws
 //   that string. Link errors throw WasmLinkError.
-export { linkPolicyWasm, WasmLinkError, type LinkOptions } from './link.ts';
+import type { Policy } from '../../ir/types.ts';
+import { linkPolicyModule, type LinkOptions } from './link.ts';
+import { loadRuntimeWasm, WASM_NAMES } from './runtime.ts';
+
+export { linkPolicyModule, WasmLinkError, type LinkOptions } from './link.ts';
+
+/** Links a plan onto `options.runtimeWasm`, else the shipped runtime read from disk (Node). */
+export async function linkPolicyWasm(policy: Policy, options: LinkOptions = {}): Promise<Uint8Array> {
+  if (options.runtimeWasm) return linkPolicyModule(options.runtimeWasm, policy, options);
+  return linkPolicyModule(await loadRuntimeWasm(), policy, { ...options, functionNames: WASM_NAMES });
+}
 export { NATIVE_BUILTINS, type NativeBuiltin } from './native-builtins.ts';

@@ -15,9 +15,8 @@ import {
   type HostBuiltin,
 } from './codegen.ts';
 import { StaticData, type StaticValue } from './static-data.ts';
-import { loadRuntimeWasm, WASM_NAMES } from './runtime.ts';
 import { NATIVE_BUILTINS } from './native-builtins.ts';
-import { hostBuiltinName } from '../../builtins/index.ts';
+import { hostBuiltinName } from '../../builtins/host/names.ts';
 
 export interface LinkOptions {
   /** Abort on builtin errors (`eval_builtin_error`/`eval_type_error`) instead of making the expression undefined. */
@@ -26,6 +25,16 @@ export interface LinkOptions {
   optimize?: boolean;
   /** Ground composite literals as static data (static-composites.ts; default true; false for differential tests). */
   staticComposites?: boolean;
+  /**
+   * The runtime module (runtime/runtime.wasm) to link onto. The Node entry (./index.ts) reads the shipped one
+   * when this is absent; a browser page passes the bytes it fetched.
+   */
+  runtimeWasm?: Uint8Array;
+}
+
+/** What linkPolicyModule takes besides LinkOptions: function names for CPU profiles (GUARDIAN_WASM_NAMES). */
+interface ModuleLinkOptions extends LinkOptions {
+  functionNames?: boolean;
 }
 
 // Exports of the final module: exactly the OPA ABI 1.3 surface (docs/wasm-abi.md, exports).
@@ -68,8 +77,8 @@ type Ref = number;
 
 export { WasmLinkError };
 
-export async function linkPolicyWasm(policy: Policy, options: LinkOptions = {}): Promise<Uint8Array> {
-  const runtime = await loadRuntimeWasm();
+/** Links a plan onto the given runtime module: no file system, so it runs wherever binaryen.js does. */
+export function linkPolicyModule(runtime: Uint8Array, policy: Policy, options: ModuleLinkOptions = {}): Uint8Array {
   const m = binaryen.readBinary(runtime);
   try {
     return link(m, policy, options);
@@ -84,7 +93,7 @@ function exportTarget(m: binaryen.Module, name: string): string {
   return binaryen.getExportInfo(ref).value;
 }
 
-function link(m: binaryen.Module, policy: Policy, options: LinkOptions): Uint8Array {
+function link(m: binaryen.Module, policy: Policy, options: ModuleLinkOptions): Uint8Array {
   m.setFeatures(FEATURES);
   const exportsByName = new Map<string, string>();
   for (let i = 0; i < m.getNumExports(); i++) {
@@ -123,7 +132,7 @@ function link(m: binaryen.Module, policy: Policy, options: LinkOptions): Uint8Ar
     if (funcNames.has(f.name)) throw new WasmLinkError(`duplicate IR function ${f.name}`);
     // with GUARDIAN_WASM_NAMES the profile shows the Rego function (g0.data.acs.pii.shapes, …)
     funcNames.set(f.name, {
-      wasm: WASM_NAMES ? `policy_func_${index}:${f.name}` : `policy_func_${index}`,
+      wasm: options.functionNames ? `policy_func_${index}:${f.name}` : `policy_func_${index}`,
       func: f,
       index,
     });
@@ -227,7 +236,7 @@ function link(m: binaryen.Module, policy: Policy, options: LinkOptions): Uint8Ar
     m.optimize();
   }
   if (!m.validate()) throw new WasmLinkError('generated module failed validation (backend bug)');
-  binaryen.setDebugInfo(WASM_NAMES); // names for CPU profiles only (runtime.ts)
+  binaryen.setDebugInfo(options.functionNames === true); // names for CPU profiles only (runtime.ts)
   return m.emitBinary();
 }
 

@@ -16,13 +16,14 @@
 //    that breaks this (none from our planner or OPA's is known to) gets no static composites at all.
 import type { Block, Func, Operand, Plan, Stmt } from '../../ir/types.ts';
 import type { StaticData } from './static-data.ts';
+import { compareUtf8 } from '../../utf8.ts';
 
 /** A constant's value, for sorting set elements and object keys as the runtime's compareValues does. */
 type SVal =
   | { k: 1 }
   | { k: 2; v: boolean }
   | { k: 3; int?: bigint } // int undefined: a decimal or big number (not compared here: no static then)
-  | { k: 4; v: Buffer }
+  | { k: 4; v: string }
   | { k: 5 | 7; items: Const[] }
   | { k: 6; entries: [Const, Const][] };
 
@@ -47,7 +48,7 @@ function compare(a: SVal, b: SVal): number | undefined {
       return a.int === y ? 0 : a.int < y ? -1 : 1;
     }
     case 4:
-      return Buffer.compare(a.v, (b as { v: Buffer }).v);
+      return compareUtf8(a.v, (b as { v: string }).v);
     case 5:
     case 7: {
       const ys = (b as { items: Const[] }).items;
@@ -193,7 +194,7 @@ export function staticRuns(
         return { addr: data.bool(op.value), val: { k: 2, v: op.value } };
       case 'string_index': {
         const s = strings[op.value];
-        return s === undefined ? undefined : { addr: data.string(s), val: { k: 4, v: Buffer.from(s, 'utf8') } };
+        return s === undefined ? undefined : { addr: data.string(s), val: { k: 4, v: s } };
       }
       default:
         return undefined;

@@ -2,6 +2,7 @@
 // `string_index` operand costs nothing at run time), constant numbers, booleans, null, NUL-terminated
 // error messages, and prebuilt objects for builtins()/entrypoints()/the CallDynamicStmt mapping.
 // Layouts must match runtime/assembly/value.ts and number.ts.
+import { compareUtf8, utf8Bytes } from '../../utf8.ts';
 
 const T_NULL = 1;
 const T_BOOL = 2;
@@ -67,7 +68,7 @@ export class StaticData {
   cstring(s: string): number {
     let a = this.cstrings.get(s);
     if (a === undefined) {
-      const b = Buffer.from(s, 'utf8');
+      const b = utf8Bytes(s);
       const off = this.reserve(b.length + 1, 1);
       this.buf.set(b, off);
       this.buf[off + b.length] = 0;
@@ -80,7 +81,7 @@ export class StaticData {
   string(s: string): number {
     let a = this.strings.get(s);
     if (a === undefined) {
-      const b = Buffer.from(s, 'utf8');
+      const b = utf8Bytes(s);
       const p = b.length > 0 ? this.raw(b) : 0;
       const off = this.reserve(16);
       this.view.setUint32(off, T_STRING, true);
@@ -136,7 +137,7 @@ export class StaticData {
     const key = `t:${text}`;
     let a = this.numbers.get(key);
     if (a === undefined) {
-      const p = this.raw(Buffer.from(text, 'ascii'));
+      const p = this.raw(utf8Bytes(text));
       const off = this.reserve(24);
       this.view.setUint32(off, T_NUMBER | ((integral ? K_BIG : K_DEC) << 8), true);
       this.view.setUint32(off + 4, text.length, true);
@@ -158,7 +159,7 @@ export class StaticData {
       if (Number.isInteger(v)) return this.int(v);
       return this.numberText(JSON.stringify(v));
     }
-    const keys = Object.keys(v).sort((x, y) => Buffer.compare(Buffer.from(x, 'utf8'), Buffer.from(y, 'utf8')));
+    const keys = Object.keys(v).sort(compareUtf8);
     const pairs = keys.map((k) => [this.string(k), this.value(v[k])] as const);
     const ents = pairs.length > 0 ? this.reserve(pairs.length * 8) : -1;
     pairs.forEach(([k, val], i) => {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { CliError, ExitCode } from '../../cli/exit-codes.ts';
+import { CliError, ExitCode } from '../exit-codes.ts';
 
 type V0Option = { v0Compatible?: boolean };
 
@@ -26,7 +26,9 @@ export function addPolicyTestCommand(policy: Command): void {
       if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
         throw new CliError('--timeout: expected a positive number of milliseconds', ExitCode.Usage);
       // Loaded on use: the runner pulls in the whole compiler, which every other CLI command would pay for.
-      const { formatPolicyTestReport, PolicyTestSetupError, runPolicyTests } = await import('./runner.ts');
+      const { formatPolicyTestReport, PolicyTestSetupError, runPolicyTests } = await import(
+        '../../rego/tester/index.ts'
+      );
       let report;
       try {
         report = await runPolicyTests({ paths, ...(run ? { run } : {}), timeoutMs, v0Compatible: opts.v0Compatible });

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { CliError, ExitCode } from '../../cli/exit-codes.ts';
-import { capabilitiesDocument } from './capabilities.ts';
+import { CliError, ExitCode } from '../exit-codes.ts';
+import { capabilitiesDocument } from '../../rego/builtins/capabilities.ts';
 
 /** Adds `guardian policy capabilities`: prints the OPA capabilities JSON of the Guardian's toolchain. */
 export function addPolicyCapabilitiesCommand(policy: Command): void {

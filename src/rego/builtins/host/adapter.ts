@@ -1,0 +1,78 @@
+// The opa-wasm adapter: every host builtin wrapped with OPA's error semantics (strict → abort with
+// `eval_builtin_error: <name>: <msg>`, otherwise undefined) and exact-integer result encoding.
+import { HostBuiltinContext, type HostBuiltinOptions } from './context.ts';
+import { hostBuiltinName, opaWasmShadowedBuiltins } from './names.ts';
+import type { HostImpls } from './registry.ts';
+import { BuiltinError } from './values.ts';
+
+function containsBigInt(v: unknown): boolean {
+  if (typeof v === 'bigint') return true;
+  if (v === null || typeof v !== 'object') return false;
+  if (Array.isArray(v)) return v.some(containsBigInt);
+  if (v instanceof ArrayBuffer) return false;
+  return Object.values(v).some(containsBigInt);
+}
+
+/** JSON text with bigints written as exact integers. */
+export function exactJson(v: unknown): string {
+  if (typeof v === 'bigint') return v.toString();
+  if (Array.isArray(v)) return '[' + v.map(exactJson).join(',') + ']';
+  if (v !== null && typeof v === 'object') {
+    return (
+      '{' +
+      Object.entries(v)
+        .map(([k, x]) => JSON.stringify(k) + ':' + exactJson(x))
+        .join(',') +
+      '}'
+    );
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+/** What opa-wasm gets back: plain JSON, or raw JSON bytes (ArrayBuffer) when integers exceed 2^53. */
+function encodeResult(v: unknown): unknown {
+  if (!containsBigInt(v)) return v;
+  return new TextEncoder().encode(exactJson(v)).buffer;
+}
+
+/**
+ * Key of the object a strict-mode host builtin returns instead of throwing when the context's
+ * `strictErrors` is 'marker' (no OPA builtin returns an object with this key).
+ */
+export const BUILTIN_ERROR_MARKER = '$guardian_builtin_error';
+
+export type HostBuiltinFunction = (...args: unknown[]) => unknown;
+
+/**
+ * The given host implementations for opa-wasm's `customBuiltins`. Pass a `HostBuiltinContext` to control
+ * the clock, seed and print sink per evaluation (`ctx.beginEvaluation({ now, seed, requestId })`),
+ * or options (a context is created).
+ */
+export function adaptHostImplementations(
+  implementations: Readonly<HostImpls>,
+  ctx?: HostBuiltinContext | HostBuiltinOptions,
+): Record<string, HostBuiltinFunction> {
+  const context = ctx instanceof HostBuiltinContext ? ctx : new HostBuiltinContext(ctx);
+  const out: Record<string, HostBuiltinFunction> = {};
+  for (const [name, impl] of Object.entries(implementations)) {
+    const fn: HostBuiltinFunction = (...args) => {
+      let result: unknown;
+      try {
+        result = impl(args, context);
+      } catch (e) {
+        const err = e instanceof BuiltinError ? e : new BuiltinError(e instanceof Error ? e.message : String(e));
+        if (context.strict) {
+          const message = `${err.code}: ${name}: ${err.message}`;
+          if (context.strictErrors === 'marker') return { [BUILTIN_ERROR_MARKER]: message };
+          throw new Error(message);
+        }
+        context.reportSuppressed(name, err);
+        return undefined;
+      }
+      return encodeResult(result);
+    };
+    out[name] = fn;
+    if (opaWasmShadowedBuiltins.has(name)) out[hostBuiltinName(name)] = fn;
+  }
+  return out;
+}

@@ -1,0 +1,132 @@
+// The platform-neutral core of the toolchain's API: sources → Wasm module → opa-wasm policy → result set,
+// with no Node built-in on any import path, so it runs in Node and in a browser alike. The caller supplies
+// the runtime module bytes (runtime/runtime.wasm); the Node entry (./index.ts) reads the shipped one itself
+// and adds bundles, host builtins and queries on top.
+import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
+import { parseModules } from './ast/index.ts';
+import type { Module } from './ast/types.ts';
+import { annotatedEntrypoints, compileModules, type CompiledProgram } from './compile/index.ts';
+import { linkPolicyModule } from './compiler/wasm/link.ts';
+import { RegoError, RegoErrors } from './errors.ts';
+import type { Policy } from './ir/types.ts';
+import { planEntrypoints, type PlanOptions } from './planner/index.ts';
+
+export { parseModule, parseQuery } from './ast/index.ts';
+export { RegoError, RegoErrors, type RegoErrorCode } from './errors.ts';
+export { WasmLinkError } from './compiler/wasm/link.ts';
+
+export interface RegoSource {
+  /** File name used in locations and as the path inside the bundle. */
+  file: string;
+  text: string;
+  /** Rego version to read the module as (default 1); a v0 module importing `rego.v1` is read as v1. */
+  regoVersion?: 0 | 1;
+}
+
+/** At most this many diagnostics are reported at once (OPA's default). */
+const MAX_ERRORS = 10;
+
+/** Parse every source, collecting parse errors across files. */
+export function parseSources(sources: RegoSource[]): Module[] {
+  const { modules, errors } = parseModules(sources);
+  if (errors.length) throw new RegoErrors(errors.slice(0, MAX_ERRORS));
+  return modules;
+}
+
+export function checkEntrypoints(entrypoints: string[]): void {
+  if (entrypoints.length === 0)
+    throw new RegoErrors([new RegoError('rego_compile_error', 'at least one entrypoint is required')]);
+  for (const ep of entrypoints) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*(\/[A-Za-z_][A-Za-z0-9_]*)*$/.test(ep)) {
+      throw new RegoErrors([
+        new RegoError('rego_compile_error', `invalid entrypoint ${JSON.stringify(ep)}: expected a path like pkg/rule`),
+      ]);
+    }
+  }
+}
+
+export interface PlannedSources {
+  /** The entrypoints asked for plus those METADATA `entrypoint: true` annotations name. */
+  entrypoints: string[];
+  modules: Module[];
+  program: CompiledProgram;
+  plan: Policy;
+}
+
+/** Parse, compile and plan: everything before Wasm code generation. */
+export function planSources(sources: RegoSource[], entrypoints: string[], plan?: PlanOptions): PlannedSources {
+  const modules = parseSources(sources);
+  // METADATA `entrypoint: true` adds its rule (or package) as an entrypoint, as `opa build` does.
+  const all = [...new Set([...entrypoints, ...annotatedEntrypoints(modules)])];
+  checkEntrypoints(all);
+  const program = compileModules(modules);
+  return { entrypoints: all, modules, program, plan: planEntrypoints(program, all, plan) };
+}
+
+export interface CompilePolicyWasmOptions {
+  sources: RegoSource[];
+  /** `pkg/rule` paths, e.g. `acs/guardian/decision`. */
+  entrypoints: string[];
+  /** The runtime module (`runtime.wasm`, shipped at src/rego/compiler/wasm/runtime/runtime.wasm). */
+  runtimeWasm: Uint8Array;
+  /** OPA's strict builtin errors (builtin failures abort instead of being undefined). */
+  strictBuiltinErrors?: boolean;
+  /** Planner options (early exit; on by default). */
+  plan?: PlanOptions;
+  /** Ground composite literals as static data (default true). */
+  staticComposites?: boolean;
+}
+
+export interface CompiledPolicyWasm {
+  /** An OPA-ABI 1.3 module, loadable by @open-policy-agent/opa-wasm. */
+  wasm: Uint8Array;
+  plan: Policy;
+  modules: Module[];
+}
+
+/** Compile Rego sources into one OPA-ABI Wasm module exporting the given entrypoints. */
+export async function compilePolicyWasm(options: CompilePolicyWasmOptions): Promise<CompiledPolicyWasm> {
+  const { modules, plan } = planSources(options.sources, options.entrypoints, options.plan);
+  const wasm = linkPolicyModule(options.runtimeWasm, plan, {
+    strictBuiltinErrors: options.strictBuiltinErrors ?? false,
+    staticComposites: options.staticComposites,
+  });
+  return { wasm, plan, modules };
+}
+
+/** Host builtin implementations as opa-wasm `customBuiltins`. */
+export type CustomBuiltins = Record<string, (...args: unknown[]) => unknown>;
+
+/** Instantiate a Wasm module, growing the initial memory when the module's static data needs it. */
+export async function instantiatePolicy(
+  wasm: Uint8Array,
+  builtins: CustomBuiltins = {},
+  maxPages = 1024,
+): Promise<LoadedPolicy> {
+  let initial = 5;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await loadPolicy(wasm, { initial, maximum: Math.max(initial, maxPages) }, builtins);
+    } catch (e) {
+      const needed = /smaller than initial (\d+)/.exec(String((e as Error)?.message ?? e));
+      if (attempt < 3 && needed && Number(needed[1]) > initial && Number(needed[1]) <= maxPages) {
+        initial = Number(needed[1]);
+        continue;
+      }
+      throw e;
+    }
+  }
+}
+
+/** OPA result set: one object per result (`{result: v}` for entrypoints, the query's bindings for queries). */
+export type ResultSet = Record<string, unknown>[];
+
+/** Evaluate one entrypoint; returns OPA's result set (`[]` when undefined). */
+export function evaluateEntrypoint(
+  loaded: { policy: LoadedPolicy } | LoadedPolicy,
+  entrypoint: string,
+  input?: unknown,
+): ResultSet {
+  const policy = 'policy' in loaded ? loaded.policy : loaded;
+  return policy.evaluate(input, entrypoint) as ResultSet;
+}
