@@ -19,6 +19,7 @@ import { createGuardian, type AuditEvent, type Guardian, type GuardianOptions } 
 import { cryptoEnvelopeSignatures } from '../acs/signing/index.ts';
 import { isDurableStore, startLifecycleRuntime, type LifecycleRuntime } from '../lifecycle/index.ts';
 import { readRegoDirectory } from '../rego/sources.ts';
+import type { StartupTimings } from './startup-timings.ts';
 
 export interface HmacKeyMaterial {
   ikm: Uint8Array;
@@ -99,6 +100,8 @@ export interface GuardianRuntimeOptions extends Partial<Omit<GuardianOptions, 's
   /** Ready-made parts (tests, embedding); each replaces the corresponding default. */
   store?: GuardianStore;
   engine?: PolicyEngine;
+  /** Records the keys, store and bundle phases (GUARDIAN_STARTUP_TIMINGS). */
+  timings?: StartupTimings;
 }
 
 export interface GuardianRuntime {
@@ -133,6 +136,8 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
   const checkpointAlgorithm = env.GUARDIAN_CHECKPOINT_ALGORITHM || 'HMAC-SHA256';
   if (!isSignatureAlgorithm(checkpointAlgorithm))
     throw new Error(`GUARDIAN_CHECKPOINT_ALGORITHM: unknown algorithm ${JSON.stringify(checkpointAlgorithm)}`);
+  const timings = options.timings;
+  const keysDone = timings?.begin('keys');
   const key = resolveHmacKey(env, dataDir);
   const registry = createSignatureRegistry({ hmacIkm: key.ikm, env: { ...env, GUARDIAN_HMAC_IKM: undefined } });
   const ownsStore = !options.store;
@@ -147,6 +152,7 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
     await registry.close();
     throw err;
   }
+  keysDone?.();
   const checkpoints = {
     signer: checkpointSigner,
     keyId: checkpointSigner.keyId,
@@ -154,7 +160,10 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
     ...(everyMs ? { everyMs } : {}),
   };
   // Same store location rules as the db/audit commands (DATABASE_URL, GUARDIAN_DB_SCHEMA, else PGlite in dataDir).
+  const storeDone = timings?.begin('store');
   const store = options.store ?? (await openStore({ ...storeOptionsFrom({ databaseUrl, dataDir }, env), checkpoints }));
+  storeDone?.();
+  const bundleDone = timings?.begin('bundle');
   let engine: PolicyEngine;
   let policySource: string;
   let lifecycle: LifecycleRuntime | undefined;
@@ -183,9 +192,11 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
     await registry.close().catch(() => {});
     throw err;
   }
+  bundleDone?.();
   const onAudit = options.onAudit ?? ((e: AuditEvent) => process.stderr.write(JSON.stringify({ audit: e }) + '\n'));
   // acs-crypto is accepted only when ML-DSA-65 can be both verified and signed here (docs/keys.md).
   const profiles = options.profiles ?? ['acs-core', ...(registry.acsCryptoAvailable() ? ['acs-crypto'] : [])];
+  const guardianDone = timings?.begin('guardian');
   const guardian = createGuardian({
     ...options,
     profiles,
@@ -194,6 +205,7 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
     signatures: cryptoEnvelopeSignatures(registry),
     onAudit,
   });
+  guardianDone?.();
   return {
     guardian,
     store,

@@ -37,10 +37,15 @@ export function registerServeCommand(program: Command): void {
       if (!Number.isFinite(evalTimeout) || evalTimeout <= 0)
         throw new CliError(`--eval-timeout-ms must be a positive number`, ExitCode.Usage);
       // Loaded lazily so other commands do not pay for the server's imports.
-      const { openGuardianRuntime, serveStdio, startHttpServer } = await import('../../server/index.ts');
+      const { openGuardianRuntime, serveStdio, startHttpServer, StartupTimings } = await import(
+        '../../server/index.ts'
+      );
+      const timings = StartupTimings.enabled(process.env) ? new StartupTimings() : undefined;
+      timings?.sinceProcessStart('modules');
       let runtime;
       try {
         runtime = await openGuardianRuntime({
+          timings,
           dataDir: flags.dataDir,
           bundlePath: flags.bundle,
           skewWindowMs: skew,
@@ -63,11 +68,19 @@ export function registerServeCommand(program: Command): void {
       say(`guardian: policy ${runtime.policySource} (revision ${runtime.engine.revision})`);
       if (flags.stdio) {
         say('guardian: serving ACS on stdio (Content-Length framing)');
-        await serveStdio(runtime.guardian, process.stdin, process.stdout);
+        const answered = timings?.begin('first_answer');
+        await serveStdio(runtime.guardian, process.stdin, process.stdout, {
+          onFirstAnswer: () => {
+            if (!timings || !answered) return;
+            answered();
+            say(JSON.stringify({ startup: timings.report() }));
+          },
+        });
         await runtime.close();
         return;
       }
       let server;
+      const listened = timings?.begin('listen');
       try {
         server = await startHttpServer(runtime.guardian, {
           host: flags.host,
@@ -83,6 +96,10 @@ export function registerServeCommand(program: Command): void {
         );
       }
       process.stdout.write(`guardian: listening on ${server.url}\n`);
+      if (timings && listened) {
+        listened();
+        say(JSON.stringify({ startup: timings.report() }));
+      }
       const signal = await new Promise<NodeJS.Signals>((resolveStop) => {
         process.once('SIGINT', resolveStop);
         process.once('SIGTERM', resolveStop);

@@ -7,10 +7,13 @@ import { drizzle } from 'drizzle-orm/pglite';
 import { migrate } from 'drizzle-orm/pglite/migrator';
 import type { StoreDatabase, StoreDriver } from '../drizzle-store.ts';
 import { MIGRATIONS_FOLDER } from '../migrations-folder.ts';
+import { seedFromPgliteTemplate } from './template.ts';
 
 export interface PgliteDriverOptions {
   /** Data lives in `<dataDir>/pgdata`; omit for an in-memory database. */
   dataDir?: string;
+  /** Seed a new `<dataDir>/pgdata` from the prebuilt template when there is a current one (default true). */
+  seed?: boolean;
 }
 
 /** A migrated in-memory database, dumped once per process; each in-memory store starts from a copy. */
@@ -40,6 +43,7 @@ export async function openPgliteDriver(options: PgliteDriverOptions = {}): Promi
     pg = await PGlite.create({ loadDataDir: await migratedTemplate() });
   } else {
     const dir = join(options.dataDir, 'pgdata');
+    if (options.seed !== false) await seedFromPgliteTemplate(dir);
     await mkdir(dir, { recursive: true });
     pg = await PGlite.create({ dataDir: dir });
   }
