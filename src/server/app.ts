@@ -18,6 +18,7 @@ import type { GuardianStore } from '../store/types.ts';
 import { createGuardian, type AuditEvent, type Guardian, type GuardianOptions } from '../acs/pipeline/index.ts';
 import { cryptoEnvelopeSignatures } from '../acs/signing/index.ts';
 import { isDurableStore, startLifecycleRuntime, type LifecycleRuntime } from '../lifecycle/index.ts';
+import { sharedUnpackThread } from '../lifecycle/unpack-thread.ts';
 import { readRegoDirectory } from '../rego/sources.ts';
 import type { StartupTimings } from './startup-timings.ts';
 
@@ -115,6 +116,8 @@ export interface GuardianRuntime {
   /** Bundle lifecycle (registry, activation, fleet sync, admin app to mount at /admin); absent with a provided engine. */
   lifecycle?: LifecycleRuntime;
   ready(): Promise<boolean>;
+  /** Once serving: finishes, between requests, the preparation start-up left for later (the ACS schemas). */
+  warm(): Promise<void>;
   /** Stops the lifecycle, lets pending commits and checkpoints finish, closes the store and keys; `progress` hears each stage. */
   close(progress?: (stage: string) => void): Promise<void>;
 }
@@ -137,6 +140,12 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
   if (!isSignatureAlgorithm(checkpointAlgorithm))
     throw new Error(`GUARDIAN_CHECKPOINT_ALGORITHM: unknown algorithm ${JSON.stringify(checkpointAlgorithm)}`);
   const timings = options.timings;
+  // The lifecycle waits for its bundle unpack worker before serving. Started now, the worker boots on another
+  // core while this thread reads the keys and opens the store (node.start then finds it answering).
+  if (!options.engine && !options.store && env.GUARDIAN_LIFECYCLE !== 'off')
+    sharedUnpackThread()
+      .warm()
+      .catch(() => {});
   const keysDone = timings?.begin('keys');
   const key = resolveHmacKey(env, dataDir);
   const registry = createSignatureRegistry({ hmacIkm: key.ikm, env: { ...env, GUARDIAN_HMAC_IKM: undefined } });
@@ -215,6 +224,7 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
     policySource,
     dataDir,
     ...(lifecycle ? { lifecycle } : {}),
+    warm: () => guardian.config.validator.compileInBackground(),
     async ready() {
       await store.getChainHead('00000000-0000-0000-0000-000000000000');
       return true;

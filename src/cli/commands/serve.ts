@@ -71,9 +71,13 @@ export function registerServeCommand(program: Command): void {
         const answered = timings?.begin('first_answer');
         await serveStdio(runtime.guardian, process.stdin, process.stdout, {
           onFirstAnswer: () => {
-            if (!timings || !answered) return;
-            answered();
-            say(JSON.stringify({ startup: timings.report() }));
+            if (timings && answered) {
+              answered();
+              say(JSON.stringify({ startup: timings.report() }));
+            }
+            runtime
+              .warm()
+              .catch((err: unknown) => say(`guardian: ${err instanceof Error ? err.message : String(err)}`));
           },
         });
         await runtime.close();
@@ -100,6 +104,7 @@ export function registerServeCommand(program: Command): void {
         listened();
         say(JSON.stringify({ startup: timings.report() }));
       }
+      runtime.warm().catch((err: unknown) => say(`guardian: ${err instanceof Error ? err.message : String(err)}`));
       const signal = await new Promise<NodeJS.Signals>((resolveStop) => {
         process.once('SIGINT', resolveStop);
         process.once('SIGTERM', resolveStop);

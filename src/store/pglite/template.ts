@@ -4,12 +4,13 @@
 // The archive's first entry names what it was built from (PGlite version, migration files); an archive built
 // from anything else is ignored and the store is initialised as before, so a stale template is never used.
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { createGunzip, createGzip } from 'node:zlib';
+import { promisify } from 'node:util';
+import { createGzip, gunzip } from 'node:zlib';
 import tar from 'tar-stream';
 import { MIGRATIONS_FOLDER } from '../migrations-folder.ts';
 
@@ -85,27 +86,48 @@ export async function writePgliteTemplate(pgdata: string, outFile: string = PGLI
 
 class StaleTemplate extends Error {}
 
-/** The key the template at `template` was built for, or undefined when there is none (or it is unreadable). */
-async function builtKey(template: string): Promise<string | undefined> {
+const gunzipAsync = promisify(gunzip);
+
+interface TemplateEntry {
+  name: string;
+  isDir: boolean;
+  data: Uint8Array;
+}
+
+/** The entries of an uncompressed ustar archive as writePgliteTemplate makes them (files and directories). */
+function* tarEntries(archive: Uint8Array): Generator<TemplateEntry> {
+  const text = (from: number, length: number): string => {
+    const field = archive.subarray(from, from + length);
+    const end = field.indexOf(0);
+    return Buffer.from(end < 0 ? field : field.subarray(0, end)).toString('utf8');
+  };
+  for (let at = 0; at + 512 <= archive.length; ) {
+    if (archive[at] === 0) return; // the end-of-archive blocks
+    const size = Number.parseInt(text(at + 124, 12).trim() || '0', 8);
+    const type = String.fromCharCode(archive[at + 156] || 0x30);
+    const prefix = text(at + 345, 155);
+    const name = (prefix ? `${prefix}/` : '') + text(at, 100);
+    if (type !== '0' && type !== '5') throw new StaleTemplate(`unexpected tar entry type ${type} for ${name}`);
+    yield { name: name.replace(/\/$/, ''), isDir: type === '5', data: archive.subarray(at + 512, at + 512 + size) };
+    at += 512 + Math.ceil(size / 512) * 512;
+  }
+}
+
+/** The template's archive (uncompressed), if it was built for the current PGlite and migrations. */
+async function currentTemplate(template: string): Promise<Uint8Array | undefined> {
   if (!existsSync(template)) return undefined;
-  const extract = tar.extract();
-  let key: string | undefined;
-  extract.on('entry', (header, stream) => {
-    const chunks: Buffer[] = [];
-    stream.on('data', (c: unknown) => chunks.push(c as Buffer));
-    stream.on('end', () => {
-      if (header.name === KEY_ENTRY) key = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { key?: string }).key;
-      // Only the first entry matters: stop reading the archive.
-      extract.destroy();
-    });
-  });
-  await pipeline(createReadStream(template), createGunzip(), extract).catch(() => {});
-  return key;
+  // Gunzipped on the thread pool: the event loop stays free meanwhile.
+  const archive = await gunzipAsync(await readFile(template)).catch(() => undefined);
+  if (!archive) return undefined;
+  const first = tarEntries(archive).next();
+  if (first.done || first.value.name !== KEY_ENTRY) return undefined;
+  const built = JSON.parse(Buffer.from(first.value.data).toString('utf8')) as { key?: string };
+  return built.key === pgliteTemplateKey() ? archive : undefined;
 }
 
 /** Whether the template exists and was built for the current PGlite version and migrations. */
 export async function pgliteTemplateIsCurrent(template: string = PGLITE_TEMPLATE_PATH): Promise<boolean> {
-  return (await builtKey(template)) === pgliteTemplateKey();
+  return (await currentTemplate(template)) !== undefined;
 }
 
 /**
@@ -127,10 +149,12 @@ export async function seedFromPgliteTemplate(
   // Left by an interrupted seeding of this data dir.
   for (const name of await readdir(parent))
     if (name.startsWith(SEED_PREFIX)) await rm(join(parent, name), { recursive: true, force: true });
+  const archive = await currentTemplate(template);
+  if (!archive) return false;
   const staging = join(parent, `${SEED_PREFIX}${randomUUID()}`);
   await mkdir(staging, { mode: 0o700 });
   try {
-    await extractTemplate(template, staging);
+    extractInto(archive, staging);
     if (existing) await rmdir(pgdata);
     await rename(staging, pgdata);
     return true;
@@ -145,38 +169,17 @@ export async function seedFromPgliteTemplate(
 
 const SEED_PREFIX = '.pgdata-seed-';
 
-/** Extracts the template into `dir`; StaleTemplate when it was built from other inputs. */
-async function extractTemplate(template: string, dir: string): Promise<void> {
-  const expected = pgliteTemplateKey();
-  const extract = tar.extract();
+/** Writes the archive's entries (after the key) under `dir`. */
+function extractInto(archive: Uint8Array, dir: string): void {
   let first = true;
-  extract.on('entry', (header, stream, next) => {
-    const done = (err?: unknown): void => {
-      if (err) extract.destroy(err as Error);
-      else next();
-    };
-    const chunks: Buffer[] = [];
-    stream.on('data', (c: unknown) => chunks.push(c as Buffer));
-    stream.on('error', done);
-    stream.on('end', () => {
-      if (first) {
-        first = false;
-        const built =
-          header.name === KEY_ENTRY ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { key?: string }) : {};
-        done(built.key === expected ? undefined : new StaleTemplate());
-        return;
-      }
-      const target = join(dir, ...header.name.split('/'));
-      if (relative(dir, target).startsWith('..')) return done(new Error(`template entry ${header.name} escapes`));
-      const work =
-        header.type === 'directory'
-          ? mkdir(target, { recursive: true, mode: 0o700 })
-          : mkdir(dirname(target), { recursive: true, mode: 0o700 }).then(() =>
-              writeFile(target, Buffer.concat(chunks), { mode: 0o600 }),
-            );
-      work.then(() => done(), done);
-    });
-  });
-  await pipeline(createReadStream(template), createGunzip(), extract);
-  if (first) throw new StaleTemplate();
+  for (const entry of tarEntries(archive)) {
+    if (first) {
+      first = false;
+      continue;
+    }
+    const target = join(dir, ...entry.name.split('/'));
+    if (relative(dir, target).startsWith('..')) throw new StaleTemplate(`template entry ${entry.name} escapes`);
+    if (entry.isDir) mkdirSync(target, { recursive: true, mode: 0o700 });
+    else writeFileSync(target, entry.data, { mode: 0o600 });
+  }
 }
