@@ -5,13 +5,13 @@
 // from anything else is ignored and the store is initialised as before, so a stale template is never used.
 import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { createGzip, gunzip } from 'node:zlib';
-import tar from 'tar-stream';
+import type tar from 'tar-stream';
 import { MIGRATIONS_FOLDER } from '../migrations-folder.ts';
 
 /** Where `npm run prepare` writes the template and where a fresh data dir is seeded from. */
@@ -60,7 +60,9 @@ async function* filesUnder(root: string, dir = root): AsyncGenerator<{ path: str
 
 /** Packs a closed (cleanly shut down) PGlite data directory as a template for the current migrations. */
 export async function writePgliteTemplate(pgdata: string, outFile: string = PGLITE_TEMPLATE_PATH): Promise<void> {
-  const pack = tar.pack();
+  // Loaded here: only the template build writes archives; seeding reads them without it.
+  const { default: tarStream } = await import('tar-stream');
+  const pack = tarStream.pack();
   const tmp = `${outFile}.${randomUUID()}.tmp`;
   const written = pipeline(pack, createGzip({ level: 9 }), createWriteStream(tmp));
   const add = (header: Partial<tar.Header> & { name: string }, data: Buffer = Buffer.alloc(0)): Promise<void> =>
