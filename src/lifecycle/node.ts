@@ -7,7 +7,7 @@ import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import postgres from 'postgres';
+import type postgres from 'postgres';
 import type { DurableStore } from '../store/types.ts';
 import { sha256Hex } from '../chain/index.ts';
 import { LifecycleError } from './errors.ts';
@@ -190,7 +190,9 @@ export class LifecycleNode {
     signalOf(this.store).on('activation', this.#onSignal);
     if (this.options.listenUrl) {
       try {
-        this.#listener = postgres(this.options.listenUrl, { max: 1, onnotice: () => {} });
+        // Loaded only here: a node without a Postgres URL (PGlite) never needs the client.
+        const { default: connect } = await import('postgres');
+        this.#listener = connect(this.options.listenUrl, { max: 1, onnotice: () => {} });
         await this.#listener.listen(NOTIFY_CHANNEL, () => this.#onSignal());
       } catch (e) {
         // Polling still converges; LISTEN only makes it faster.

@@ -162,15 +162,17 @@ export async function startLifecycleRuntime(options: LifecycleRuntimeOptions): P
     });
   }
   const mount: Record<string, Hono> = {};
-  try {
-    const replay = (await import('../replay/http.ts')) as {
-      createReplayAdminRoutes?: (deps: { store: DurableStore }) => Hono;
-    };
-    // Its routes already start with /replay: mounted at the admin root they answer under /admin/replay.
-    if (typeof replay.createReplayAdminRoutes === 'function') mount['/'] = replay.createReplayAdminRoutes({ store });
-  } catch {
-    // Replay is optional: the admin API works without it.
-  }
+  // Without a token the admin API refuses everything, so the replay routes (and their modules) are not needed.
+  if (env.GUARDIAN_ADMIN_TOKEN)
+    try {
+      const replay = (await import('../replay/http.ts')) as {
+        createReplayAdminRoutes?: (deps: { store: DurableStore }) => Hono;
+      };
+      // Its routes already start with /replay: mounted at the admin root they answer under /admin/replay.
+      if (typeof replay.createReplayAdminRoutes === 'function') mount['/'] = replay.createReplayAdminRoutes({ store });
+    } catch {
+      // Replay is optional: the admin API works without it.
+    }
   const { createAdminApp } = await import('../admin/index.ts');
   const admin = createAdminApp({ node, env, sources: () => pollers.map((p) => ({ ...p.status })), mount });
   return {

@@ -3,12 +3,15 @@
 // hashed structurally as OPA's bundle/hash.go does: objects as `{` + sorted `"key":value` pairs joined by `,` +
 // `}`, arrays as `[`…`]`, primitives JSON-encoded without HTML escaping; other files hash their raw bytes.
 import { createHash } from 'node:crypto';
-import { CompactSign, compactVerify, importPKCS8, importSPKI, type CryptoKey, type KeyObject } from 'jose';
+import type { CryptoKey, KeyObject } from 'jose';
 import { parse as parseYaml } from 'yaml';
 import { normaliseBundlePath, readBundle, type Bundle, type BundleFile } from '../rego/bundle/index.ts';
 import { writeTar } from '../rego/bundle/tar.ts';
 import { gzipSync } from 'node:zlib';
 import { LifecycleError } from './errors.ts';
+
+/** jose is loaded on the first signature signed or checked: most bundles are unsigned, and it is many modules. */
+const jose = (): Promise<typeof import('jose')> => import('jose');
 
 const HASH_ALGORITHMS: Record<string, string> = {
   MD5: 'md5',
@@ -124,6 +127,7 @@ async function importKey(cfg: BundleKeyConfig, use: 'sign' | 'verify'): Promise<
   if (typeof cfg.key !== 'string')
     throw new LifecycleError('unknown_key', `algorithm ${cfg.algorithm} needs a PEM key`);
   try {
+    const { importPKCS8, importSPKI } = await jose();
     return use === 'sign' ? await importPKCS8(cfg.key, cfg.algorithm) : await importSPKI(cfg.key, cfg.algorithm);
   } catch (e) {
     throw new LifecycleError(
@@ -147,6 +151,7 @@ export async function signBundle(bytes: Uint8Array, options: SignBundleOptions):
   const payload: Record<string, unknown> = { files: signedFiles(bundle, options.hashAlgorithm ?? 'SHA-256') };
   if (options.keyId) payload.keyid = options.keyId;
   if (options.scope ?? options.key.scope) payload.scope = options.scope ?? options.key.scope;
+  const { CompactSign } = await jose();
   const jws = await new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
     .setProtectedHeader({ alg: options.key.algorithm, typ: 'JWT', ...(options.keyId ? { kid: options.keyId } : {}) })
     .sign(await importKey(options.key, 'sign'));
@@ -207,6 +212,7 @@ export async function verifyBundleSignature(
     );
   let payloadBytes: Uint8Array;
   try {
+    const { compactVerify } = await jose();
     ({ payload: payloadBytes } = await compactVerify(jws, await importKey(keyCfg, 'verify'), {
       algorithms: [keyCfg.algorithm],
     }));

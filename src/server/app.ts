@@ -18,7 +18,9 @@ import type { GuardianStore } from '../store/types.ts';
 import { createGuardian, type AuditEvent, type Guardian, type GuardianOptions } from '../acs/pipeline/index.ts';
 import { cryptoEnvelopeSignatures } from '../acs/signing/index.ts';
 import { isDurableStore, startLifecycleRuntime, type LifecycleRuntime } from '../lifecycle/index.ts';
+import { sharedUnpackThread } from '../lifecycle/unpack-thread.ts';
 import { readRegoDirectory } from '../rego/sources.ts';
+import type { StartupTimings } from './startup-timings.ts';
 
 export interface HmacKeyMaterial {
   ikm: Uint8Array;
@@ -99,6 +101,8 @@ export interface GuardianRuntimeOptions extends Partial<Omit<GuardianOptions, 's
   /** Ready-made parts (tests, embedding); each replaces the corresponding default. */
   store?: GuardianStore;
   engine?: PolicyEngine;
+  /** Records the keys, store and bundle phases (GUARDIAN_STARTUP_TIMINGS). */
+  timings?: StartupTimings;
 }
 
 export interface GuardianRuntime {
@@ -112,6 +116,8 @@ export interface GuardianRuntime {
   /** Bundle lifecycle (registry, activation, fleet sync, admin app to mount at /admin); absent with a provided engine. */
   lifecycle?: LifecycleRuntime;
   ready(): Promise<boolean>;
+  /** Once serving: finishes, between requests, the preparation start-up left for later (the ACS schemas). */
+  warm(): Promise<void>;
   /** Stops the lifecycle, lets pending commits and checkpoints finish, closes the store and keys; `progress` hears each stage. */
   close(progress?: (stage: string) => void): Promise<void>;
 }
@@ -133,6 +139,14 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
   const checkpointAlgorithm = env.GUARDIAN_CHECKPOINT_ALGORITHM || 'HMAC-SHA256';
   if (!isSignatureAlgorithm(checkpointAlgorithm))
     throw new Error(`GUARDIAN_CHECKPOINT_ALGORITHM: unknown algorithm ${JSON.stringify(checkpointAlgorithm)}`);
+  const timings = options.timings;
+  // The lifecycle waits for its bundle unpack worker before serving. Started now, the worker boots on another
+  // core while this thread reads the keys and opens the store (node.start then finds it answering).
+  if (!options.engine && !options.store && env.GUARDIAN_LIFECYCLE !== 'off')
+    sharedUnpackThread()
+      .warm()
+      .catch(() => {});
+  const keysDone = timings?.begin('keys');
   const key = resolveHmacKey(env, dataDir);
   const registry = createSignatureRegistry({ hmacIkm: key.ikm, env: { ...env, GUARDIAN_HMAC_IKM: undefined } });
   const ownsStore = !options.store;
@@ -147,6 +161,7 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
     await registry.close();
     throw err;
   }
+  keysDone?.();
   const checkpoints = {
     signer: checkpointSigner,
     keyId: checkpointSigner.keyId,
@@ -154,7 +169,10 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
     ...(everyMs ? { everyMs } : {}),
   };
   // Same store location rules as the db/audit commands (DATABASE_URL, GUARDIAN_DB_SCHEMA, else PGlite in dataDir).
+  const storeDone = timings?.begin('store');
   const store = options.store ?? (await openStore({ ...storeOptionsFrom({ databaseUrl, dataDir }, env), checkpoints }));
+  storeDone?.();
+  const bundleDone = timings?.begin('bundle');
   let engine: PolicyEngine;
   let policySource: string;
   let lifecycle: LifecycleRuntime | undefined;
@@ -183,9 +201,11 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
     await registry.close().catch(() => {});
     throw err;
   }
+  bundleDone?.();
   const onAudit = options.onAudit ?? ((e: AuditEvent) => process.stderr.write(JSON.stringify({ audit: e }) + '\n'));
   // acs-crypto is accepted only when ML-DSA-65 can be both verified and signed here (docs/keys.md).
   const profiles = options.profiles ?? ['acs-core', ...(registry.acsCryptoAvailable() ? ['acs-crypto'] : [])];
+  const guardianDone = timings?.begin('guardian');
   const guardian = createGuardian({
     ...options,
     profiles,
@@ -194,6 +214,7 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
     signatures: cryptoEnvelopeSignatures(registry),
     onAudit,
   });
+  guardianDone?.();
   return {
     guardian,
     store,
@@ -203,6 +224,7 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
     policySource,
     dataDir,
     ...(lifecycle ? { lifecycle } : {}),
+    warm: () => guardian.config.validator.compileInBackground(),
     async ready() {
       await store.getChainHead('00000000-0000-0000-0000-000000000000');
       return true;

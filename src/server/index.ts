@@ -1,6 +1,6 @@
 // Transports and app wiring for the ACS Guardian.
 export { createHttpApp, startHttpServer, type HttpAppOptions, type RunningHttpServer } from './http.ts';
-export { serveStdio, FrameParser, encodeFrame, type FrameEvent } from './stdio.ts';
+export { serveStdio, FrameParser, encodeFrame, type FrameEvent, type StdioOptions } from './stdio.ts';
 export {
   openGuardianRuntime,
   resolveHmacKey,
@@ -9,3 +9,4 @@ export {
   type GuardianRuntimeOptions,
   type HmacKeyMaterial,
 } from './app.ts';
+export { StartupTimings, type StartupPhase, type StartupReport } from './startup-timings.ts';

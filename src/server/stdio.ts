@@ -73,14 +73,27 @@ export class FrameParser {
   }
 }
 
+export interface StdioOptions {
+  /** Called once, when the first answer has been written (start-up timing). */
+  onFirstAnswer?: () => void;
+}
+
 /** Serves ACS over a pair of streams until the input ends. Resolves when every answer has been written. */
-export async function serveStdio(guardian: Guardian, input: Readable, output: Writable): Promise<void> {
+export async function serveStdio(
+  guardian: Guardian,
+  input: Readable,
+  output: Writable,
+  options: StdioOptions = {},
+): Promise<void> {
   const parser = new FrameParser(guardian.config.maxBodyBytes);
   let queue: Promise<void> = Promise.resolve();
+  let onFirstAnswer = options.onFirstAnswer;
   const answer = (work: () => Promise<ResponseEnvelope>): void => {
     queue = queue.then(async () => {
       const envelope = await work();
       await new Promise<void>((resolve) => output.write(encodeFrame(envelope), () => resolve()));
+      onFirstAnswer?.();
+      onFirstAnswer = undefined;
     });
   };
   for await (const chunk of input) {

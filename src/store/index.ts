@@ -1,8 +1,6 @@
 // Storage entry point: `openStore()` picks the driver (Postgres when a URL is given, else embedded PGlite),
 // applies migrations and returns the one Drizzle implementation of the store interfaces.
 import { DrizzleGuardianStore, type StoreOptions } from './drizzle-store.ts';
-import { openPgliteDriver } from './pglite/index.ts';
-import { openPostgresDriver } from './postgres/index.ts';
 import type { DurableStore } from './types.ts';
 
 export interface OpenStoreOptions extends StoreOptions {
@@ -23,14 +21,17 @@ export interface OpenStoreOptions extends StoreOptions {
 }
 
 export async function openStore(options: OpenStoreOptions = {}): Promise<DurableStore> {
+  // Each driver is loaded only when used: a PGlite server does not load the Postgres client, nor the reverse.
   const driver = options.databaseUrl
-    ? await openPostgresDriver({
+    ? await (await import('./postgres/index.ts')).openPostgresDriver({
         databaseUrl: options.databaseUrl,
         schema: options.schema,
         poolSize: options.poolSize,
         applicationName: options.applicationName,
       })
-    : await openPgliteDriver({ dataDir: options.inMemory ? undefined : options.dataDir });
+    : await (await import('./pglite/index.ts')).openPgliteDriver({
+        dataDir: options.inMemory ? undefined : options.dataDir,
+      });
   const store = new DrizzleGuardianStore(driver, options);
   if (!options.skipMigrations) {
     try {

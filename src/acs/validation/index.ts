@@ -1,5 +1,6 @@
-// JSON Schema validation (ajv, draft 2020-12 + formats). Every schema is compiled once, at construction (the live
-// server's validator holds them all, issue #3; a replay worker's holds only what finalizeDecision checks).
+// JSON Schema validation (ajv, draft 2020-12 + formats). Every schema is compiled once (the live server's validator
+// holds them all, issue #3, compiled on first use and then in the background; a replay worker's holds only what
+// finalizeDecision checks).
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { loadAcsSchemas, SCHEMA_BASE, type JsonSchema } from '../schemas/index.ts';
@@ -71,10 +72,16 @@ export interface AcsValidatorOptions {
   only?: readonly string[];
 }
 
-/** The compiled validators the pipeline and the client need. */
+/**
+ * The compiled validators the pipeline and the client need. Each schema is compiled the first time it is used
+ * (or by `compileAll`): compiling every schema costs a few hundred ms of CPU, which a starting server should not
+ * spend before it can answer its first request; it compiles the rest in the background once serving.
+ */
 export class AcsValidator {
   readonly #ajv: Ajv2020;
   readonly #byPath = new Map<string, ValidateFunction>();
+  /** Every path this validator holds, compiled or not yet, with the schema id ajv knows it by. */
+  readonly #known = new Map<string, string>();
 
   constructor(options: AcsValidatorOptions = {}) {
     // strict:false because the upstream schemas use keywords ajv's strict mode flags (e.g. `default` beside $ref).
@@ -86,28 +93,47 @@ export class AcsValidator {
       : all;
     for (const schema of schemas.values()) this.#ajv.addSchema(schema);
     if (options.only) {
-      // Referenced files are added (for $ref) but compiled only if listed.
-      for (const path of options.only) this.#byPath.set(path, this.#compiled(path));
+      // Referenced files are added (for $ref) but held only if listed; a subset is small, so it compiles at once.
+      for (const path of options.only) this.#known.set(path, SCHEMA_BASE + path);
+      this.compileAll();
       return;
     }
-    for (const path of schemas.keys()) this.#byPath.set(path, this.#compiled(path));
-    for (const def of ['ClientHello', 'ServerHello']) {
-      const fn = this.#ajv.getSchema(`${SCHEMA_BASE}handshake.json#/$defs/${def}`);
-      if (!fn) throw new Error(`ACS schema handshake.json#/$defs/${def} did not compile`);
-      this.#byPath.set(`handshake.json#${def}`, fn);
-    }
+    for (const path of schemas.keys()) this.#known.set(path, SCHEMA_BASE + path);
+    for (const def of ['ClientHello', 'ServerHello'])
+      this.#known.set(`handshake.json#${def}`, `${SCHEMA_BASE}handshake.json#/$defs/${def}`);
   }
 
   #compiled(path: string): ValidateFunction {
-    const fn = this.#ajv.getSchema(SCHEMA_BASE + path);
+    let fn = this.#byPath.get(path);
+    if (fn) return fn;
+    const id = this.#known.get(path);
+    if (!id) throw new Error(`unknown ACS schema ${path}`);
+    fn = this.#ajv.getSchema(id);
     if (!fn) throw new Error(`ACS schema ${path} did not compile`);
+    this.#byPath.set(path, fn);
     return fn;
+  }
+
+  /** Compiles every schema not compiled yet (throws on the first that does not compile). */
+  compileAll(): void {
+    for (const path of this.#known.keys()) this.#compiled(path);
+  }
+
+  /**
+   * Compiles the schemas not compiled yet one at a time, yielding to the event loop between them, so requests
+   * arriving meanwhile are not held up by more than one schema's compilation.
+   */
+  async compileInBackground(): Promise<void> {
+    for (const path of this.#known.keys()) {
+      if (this.#byPath.has(path)) continue;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      this.#compiled(path);
+    }
   }
 
   /** Validates against a schema by its path relative to the schema root, e.g. `hooks/user-message.json`. */
   validate(path: string, value: unknown): ValidationResult {
-    const fn = this.#byPath.get(path);
-    if (!fn) throw new Error(`unknown ACS schema ${path}`);
+    const fn = this.#compiled(path);
     return fn(value) ? { ok: true } : { ok: false, violation: firstViolation(fn.errors) };
   }
 
@@ -123,13 +149,16 @@ export class AcsValidator {
   serverHello(value: unknown): ValidationResult {
     return this.validate('handshake.json#ServerHello', value);
   }
+  /** Whether this validator holds `path` (it is compiled if it was not yet, so a broken schema throws here). */
   has(path: string): boolean {
-    return this.#byPath.has(path);
+    if (!this.#known.has(path)) return false;
+    this.#compiled(path);
+    return true;
   }
 }
 
 let shared: AcsValidator | undefined;
-/** One process-wide instance: compiling the schemas costs tens of milliseconds. */
+/** One process-wide instance: compiling the schemas costs a few hundred milliseconds. */
 export function sharedValidator(): AcsValidator {
   shared ??= new AcsValidator();
   return shared;

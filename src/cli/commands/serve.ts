@@ -69,11 +69,16 @@ export function registerServeCommand(program: Command): void {
       if (flags.bundle !== undefined && !existsSync(flags.bundle))
         throw new CliError(`--bundle ${flags.bundle}: no such file`, ExitCode.Usage);
       // Loaded lazily so other commands do not pay for the server's imports.
-      const { openGuardianRuntime, serveStdio, startHttpServer } = await import('../../server/index.ts');
+      const { openGuardianRuntime, serveStdio, startHttpServer, StartupTimings } = await import(
+        '../../server/index.ts'
+      );
+      const timings = StartupTimings.enabled(process.env) ? new StartupTimings() : undefined;
+      timings?.sinceProcessStart('modules');
       let runtime;
       try {
         const defaultsDir = flags.bundle === undefined ? policyDefaultsDir() : undefined;
         runtime = await openGuardianRuntime({
+          timings,
           // The data dir stays relative to the working directory even when policy defaults come from the package.
           dataDir: resolve(flags.dataDir),
           ...(defaultsDir ? { cwd: defaultsDir } : {}),
@@ -101,11 +106,23 @@ export function registerServeCommand(program: Command): void {
       say(`guardian: policy ${runtime.policySource} (revision ${runtime.engine.revision})`);
       if (flags.stdio) {
         say('guardian: serving ACS on stdio (Content-Length framing)');
-        await serveStdio(runtime.guardian, process.stdin, process.stdout);
+        const answered = timings?.begin('first_answer');
+        await serveStdio(runtime.guardian, process.stdin, process.stdout, {
+          onFirstAnswer: () => {
+            if (timings && answered) {
+              answered();
+              say(JSON.stringify({ startup: timings.report() }));
+            }
+            runtime
+              .warm()
+              .catch((err: unknown) => say(`guardian: ${err instanceof Error ? err.message : String(err)}`));
+          },
+        });
         await runtime.close();
         return;
       }
       let server;
+      const listened = timings?.begin('listen');
       try {
         server = await startHttpServer(runtime.guardian, {
           host: flags.host,
@@ -121,6 +138,11 @@ export function registerServeCommand(program: Command): void {
         );
       }
       process.stdout.write(`guardian: listening on ${server.url}\n`);
+      if (timings && listened) {
+        listened();
+        say(JSON.stringify({ startup: timings.report() }));
+      }
+      runtime.warm().catch((err: unknown) => say(`guardian: ${err instanceof Error ? err.message : String(err)}`));
       const signal = await new Promise<NodeJS.Signals>((resolveStop) => {
         process.once('SIGINT', resolveStop);
         process.once('SIGTERM', resolveStop);
