@@ -1,5 +1,5 @@
 // Static data sorts object keys by UTF-8 bytes without encoding them (src/rego/utf8.ts compareUtf8): the same order.
-import { expect, it } from 'vitest';
+import { it } from 'vitest';
 import fc from 'fast-check';
 import { compareBytes, compareUtf8, utf8Bytes } from '../../../src/rego/utf8.ts';
 it('compareUtf8 orders strings as compareBytes orders their UTF-8 encodings, lone surrogates included', () => {
