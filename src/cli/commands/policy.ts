@@ -373,7 +373,7 @@ async function check(paths: string[], opts: CheckOptions): Promise<void> {
   if (sources.length === 0) throw new CliError('no .rego files found', ExitCode.Usage);
   const { checkPolicies, formatFinding } = await import('../../rego/check/index.ts');
   // No bundle is written: findings name the files as the user typed them.
-  const result = checkPolicies(sources.map((s) => ({ file: shownAs.get(s.file) ?? s.file, text: s.text })));
+  const result = checkPolicies(sources.map((s) => ({ ...s, file: shownAs.get(s.file) ?? s.file })));
   if (opts.format === 'json') {
     const where = (l: { file: string; row: number; col: number } | undefined) =>
       l ? { file: l.file, row: l.row, col: l.col } : {};
