@@ -17,7 +17,7 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import type { Json } from '../store/types.ts';
-import { createHostBuiltins, HostBuiltinContext } from '../rego/builtins/index.ts';
+import { createHostBuiltins, HostBuiltinContext, opaWasmShadowedBuiltins } from '../rego/builtins/index.ts';
 import {
   POLICY_PARAMS_JSON,
   type PolicyEngine,
@@ -146,16 +146,6 @@ export interface WasmPolicyEngine extends PolicyEngine {
   /** How many times an instance was re-created after an abort or memory growth (observability). */
   readonly instanceRecycles: number;
 }
-
-/** Builtins opa-wasm implements itself in JS (they take precedence over customBuiltins). */
-const SDK_JS_BUILTINS = new Set([
-  'sprintf',
-  'json.is_valid',
-  'regex.split',
-  'yaml.is_valid',
-  'yaml.marshal',
-  'yaml.unmarshal',
-]);
 
 const DEFAULT_ENTRYPOINT = 'acs/decision';
 const DEFAULT_MAX_INPUT_BYTES = 1024 * 1024;
@@ -838,7 +828,7 @@ class Engine implements WasmPolicyEngine {
     const needed = Object.keys(
       JSON.parse(readCString(instance.mem as WasmMemoryView, dump(builtinsFn()))) as Record<string, number>,
     );
-    const missing = needed.filter((name) => !SDK_JS_BUILTINS.has(name) && !(name in this.builtins)).sort();
+    const missing = needed.filter((name) => !opaWasmShadowedBuiltins.has(name) && !(name in this.builtins)).sort();
     if (missing.length > 0)
       throw new PolicyLoadError(
         `policy module needs host builtins this engine does not provide: ${missing.join(', ')}`,

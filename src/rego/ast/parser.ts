@@ -39,26 +39,16 @@ export const REGO_KEYWORDS: ReadonlySet<string> = new Set([
   'contains',
 ]);
 
+/** The future keywords `import future.keywords` brings into a Rego v0 module. */
+export const FUTURE_KEYWORDS: readonly string[] = ['in', 'every', 'if', 'contains'];
+
 /**
  * Words reserved in Rego v0: the v1 keywords `in`, `every`, `if` and `contains` are "future keywords" there,
  * reserved only in a module that imports them (`import future.keywords[.x]`) or `rego.v1`.
  */
-export const REGO_V0_KEYWORDS: ReadonlySet<string> = new Set([
-  'as',
-  'default',
-  'else',
-  'false',
-  'import',
-  'not',
-  'null',
-  'package',
-  'some',
-  'true',
-  'with',
-]);
-
-/** The future keywords `import future.keywords` brings into a Rego v0 module. */
-export const FUTURE_KEYWORDS: readonly string[] = ['in', 'every', 'if', 'contains'];
+export const REGO_V0_KEYWORDS: ReadonlySet<string> = new Set(
+  [...REGO_KEYWORDS].filter((k) => !FUTURE_KEYWORDS.includes(k)),
+);
 
 /** Root documents: a bare `input`/`data` var is a reference (OPA's RootDocumentNames). */
 const ROOT_DOCUMENTS = new Set(['input', 'data']);
