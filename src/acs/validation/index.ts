@@ -85,7 +85,9 @@ export class AcsValidator {
 
   constructor(options: AcsValidatorOptions = {}) {
     // strict:false because the upstream schemas use keywords ajv's strict mode flags (e.g. `default` beside $ref).
-    this.#ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: true });
+    // validateSchema:false: the shipped schemas are checked against their meta-schema by test/acs/schemas.test.ts,
+    // not again at every start.
+    this.#ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: true, validateSchema: false });
     addFormats(this.#ajv);
     const all = loadAcsSchemas();
     const schemas = options.only
