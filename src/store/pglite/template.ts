@@ -59,7 +59,11 @@ async function* filesUnder(root: string, dir = root): AsyncGenerator<{ path: str
 }
 
 /** Packs a closed (cleanly shut down) PGlite data directory as a template for the current migrations. */
-export async function writePgliteTemplate(pgdata: string, outFile: string = PGLITE_TEMPLATE_PATH): Promise<void> {
+export async function writePgliteTemplate(
+  pgdata: string,
+  outFile: string = PGLITE_TEMPLATE_PATH,
+  migrationsFolder: string = MIGRATIONS_FOLDER,
+): Promise<void> {
   // Loaded here: only the template build writes archives; seeding reads them without it.
   const { default: tarStream } = await import('tar-stream');
   const pack = tarStream.pack();
@@ -68,7 +72,7 @@ export async function writePgliteTemplate(pgdata: string, outFile: string = PGLI
   const add = (header: Partial<tar.Header> & { name: string }, data: Buffer = Buffer.alloc(0)): Promise<void> =>
     new Promise((resolve, reject) => pack.entry(header, data, (err) => (err ? reject(err) : resolve())));
   try {
-    const key = JSON.stringify({ key: pgliteTemplateKey(), builtAt: new Date().toISOString() });
+    const key = JSON.stringify({ key: pgliteTemplateKey(migrationsFolder), builtAt: new Date().toISOString() });
     await add({ name: KEY_ENTRY, type: 'file', mode: 0o600 }, Buffer.from(key));
     for await (const { path, isDir } of filesUnder(pgdata)) {
       const name = relative(pgdata, path).split(sep).join('/');
@@ -118,13 +122,17 @@ function* tarEntries(archive: Uint8Array): Generator<TemplateEntry> {
 /** The template's archive (uncompressed), if it was built for the current PGlite and migrations. */
 async function currentTemplate(template: string): Promise<Uint8Array | undefined> {
   if (!existsSync(template)) return undefined;
-  // Gunzipped on the thread pool: the event loop stays free meanwhile.
-  const archive = await gunzipAsync(await readFile(template)).catch(() => undefined);
-  if (!archive) return undefined;
-  const first = tarEntries(archive).next();
-  if (first.done || first.value.name !== KEY_ENTRY) return undefined;
-  const built = JSON.parse(Buffer.from(first.value.data).toString('utf8')) as { key?: string };
-  return built.key === pgliteTemplateKey() ? archive : undefined;
+  try {
+    // Gunzipped on the thread pool: the event loop stays free meanwhile.
+    const archive = await gunzipAsync(await readFile(template));
+    const first = tarEntries(archive).next();
+    if (first.done || first.value.name !== KEY_ENTRY) return undefined;
+    const built = JSON.parse(Buffer.from(first.value.data).toString('utf8')) as { key?: string };
+    return built.key === pgliteTemplateKey() ? archive : undefined;
+  } catch {
+    // Unreadable, not gzip, not our tar, or a key entry that is not JSON: no usable template, never a crash.
+    return undefined;
+  }
 }
 
 /** Whether the template exists and was built for the current PGlite version and migrations. */
