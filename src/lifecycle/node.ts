@@ -172,9 +172,10 @@ export class LifecycleNode {
       throw new LifecycleError('not_found', 'no active policy bundle in the store and no initial bundle given');
     }
     this.#slot = new PolicySlot(version);
-    // From now on loads share the thread with evaluations: they unpack in the worker, started (and waited for)
-    // here so its start-up does not compete with the first requests or delay the first activation.
-    await sharedUnpackThread()
+    // From now on loads share the thread with evaluations: they unpack in the worker. It boots on another thread
+    // (openGuardianRuntime starts it before the store opens), so serving does not wait for it; an activation that
+    // arrives before it answers waits for it in loadVersion.
+    void sharedUnpackThread()
       .warm()
       .catch((e: unknown) => this.#log(`bundle unpack worker not available: ${(e as Error).message}`));
     this.#slot.onShadowDifference = (d) => this.#storeDifference(d);

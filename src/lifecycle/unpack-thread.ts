@@ -14,8 +14,8 @@ export class BundleUnpackThread {
   #worker: WorkerThread<UnpackWorkerProtocol> | undefined;
 
   /**
-   * Starts the worker ahead of the first unpack and resolves once it answers (its modules are loaded), so the
-   * start-up cost is paid before serving rather than during the first activation.
+   * Starts the worker ahead of the first unpack and resolves once it answers (its modules are loaded): called at
+   * start-up, its boot overlaps the store opening instead of delaying the first activation.
    */
   async warm(): Promise<void> {
     await this.#request('ping', null);

@@ -5,12 +5,27 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { openStore, StoreError, type Json } from '../../src/store/index.ts';
 import { DrizzleGuardianStore, type StoreDriver } from '../../src/store/drizzle-store.ts';
-import { openPgliteDriver } from '../../src/store/pglite/index.ts';
+import { openPgliteDriver, PGLITE_SHARED_BUFFERS } from '../../src/store/pglite/index.ts';
 import { defineStorageSuite, stepEntry } from './storage-suite.ts';
 
 defineStorageSuite('pglite', (extra) => openStore({ inMemory: true, ...extra }));
 
 describe('PGlite data directory', () => {
+  it('runs Postgres with the embedded shared_buffers, on disk and in memory', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'guardian-store-'));
+    const onDisk = await openPgliteDriver({ dataDir: dir });
+    const inMemory = await openPgliteDriver();
+    try {
+      expect(PGLITE_SHARED_BUFFERS).not.toBe('128MB');
+      for (const driver of [onDisk, inMemory])
+        expect(await driver.query('show shared_buffers')).toEqual([{ shared_buffers: PGLITE_SHARED_BUFFERS }]);
+    } finally {
+      await onDisk.close();
+      await inMemory.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('persists sessions and chains across reopen under <dataDir>/pgdata', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'guardian-store-'));
     try {

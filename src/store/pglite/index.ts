@@ -16,12 +16,20 @@ export interface PgliteDriverOptions {
   seed?: boolean;
 }
 
+/**
+ * Postgres' default shared_buffers (128MB) is sized for a server with many connections; PGlite has one, its pages
+ * live in the process heap (Wasm memory that Postgres zeroes at every start) and its files are cached by the OS
+ * anyway (NODEFS reads the real data directory). 16MB keeps the hot catalog and chain-head pages resident.
+ */
+export const PGLITE_SHARED_BUFFERS = '16MB';
+const startParams = [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`];
+
 /** A migrated in-memory database, dumped once per process; each in-memory store starts from a copy. */
 let template: Promise<Blob> | undefined;
 
 async function migratedTemplate(): Promise<Blob> {
   template ??= (async () => {
-    const pg = await PGlite.create();
+    const pg = await PGlite.create({ startParams });
     try {
       await migrate(drizzle(pg), { migrationsFolder: MIGRATIONS_FOLDER });
       return (await pg.dumpDataDir('none')) as Blob;
@@ -61,12 +69,12 @@ async function newestMigrationRecorded(pg: PGlite): Promise<boolean> {
 export async function openPgliteDriver(options: PgliteDriverOptions = {}): Promise<StoreDriver> {
   let pg: PGlite;
   if (options.dataDir === undefined) {
-    pg = await PGlite.create({ loadDataDir: await migratedTemplate() });
+    pg = await PGlite.create({ loadDataDir: await migratedTemplate(), startParams });
   } else {
     const dir = join(options.dataDir, 'pgdata');
     if (options.seed !== false) await seedFromPgliteTemplate(dir);
     await mkdir(dir, { recursive: true });
-    pg = await PGlite.create({ dataDir: dir });
+    pg = await PGlite.create({ dataDir: dir, startParams });
   }
   const db = drizzle(pg) as unknown as StoreDatabase;
   let closed = false;
