@@ -16,7 +16,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
-import type { Json } from '../store/types.ts';
+import { isPlainObject, type Json } from '../json.ts';
 import { createHostBuiltins, HostBuiltinContext, opaWasmShadowedBuiltins } from '../rego/builtins/index.ts';
 import {
   POLICY_PARAMS_JSON,
@@ -634,12 +634,6 @@ function readCString(memory: WasmMemoryView, addr: number): string {
   return utf8Decoder.decode(bytes.subarray(addr, nul < 0 ? bytes.length : nul));
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value) as unknown;
-  return (proto === Object.prototype || proto === null) && typeof (value as { toJSON?: unknown }).toJSON !== 'function';
-}
-
 /**
  * The input as JSON text, with `params` taken from the text the input carries (POLICY_PARAMS_JSON) instead of
  * stringified again, when params go to the module whole. Members are written in the order JSON.stringify of the
@@ -647,9 +641,11 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * differ from it, and then only in key order (JCS sorts keys; Rego objects are unordered).
  */
 function inputJson(input: unknown, trie: InputPathTrie | undefined): string | undefined {
-  const paramsJson = isPlainObject(input)
-    ? (input as { [POLICY_PARAMS_JSON]?: unknown })[POLICY_PARAMS_JSON]
-    : undefined;
+  // A toJSON member would make JSON.stringify write something other than the members written here.
+  const paramsJson =
+    isPlainObject(input) && typeof input.toJSON !== 'function'
+      ? (input as { [POLICY_PARAMS_JSON]?: unknown })[POLICY_PARAMS_JSON]
+      : undefined;
   if (typeof paramsJson !== 'string' || (trie && (trie.get('params') !== true || trie.has(ANY_KEY))))
     return JSON.stringify(trie ? projectInput(input, trie) : input);
   const source = input as Record<string, unknown>;

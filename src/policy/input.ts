@@ -2,7 +2,7 @@
 // Built from the request, the session state after this step, the client's capabilities and the Guardian's
 // clock and bundle revision. Only the provenance the current step references (and its lineage) is
 // projected, so the input stays small however long the session runs (input is serialised per evaluation).
-import type { Json } from '../store/types.ts';
+import { isObject, type Json, type JsonObject } from '../json.ts';
 import { POLICY_PARAMS_JSON, type PolicyInput } from './types.ts';
 import {
   lineageOf,
@@ -29,14 +29,8 @@ export interface GuardianFacts {
   policy_version: string;
 }
 
-type JsonObject = { [key: string]: Json };
-
 /** Ancestors projected per referenced provenance id (nearest first). */
 export const MAX_PROJECTED_ANCESTORS = 32;
-
-function isObject(v: unknown): v is JsonObject {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
 
 /** Request params as policies see them: everything but the signature (§10: not a policy fact). */
 export function policyParams(params: Json): Json {

@@ -1,7 +1,7 @@
 // Session state policies read (docs/policy-authoring.md): turn counters, budgets, provenance trust and lineage, taint history,
 // intent and its extensions, approvals, skill registrations. Pure and deterministic — it depends only on the
 // steps (and decisions) fed in, never on the clock — so replaying a chain rebuilds it byte for byte.
-import type { Json } from '../store/types.ts';
+import { isObject, type Json, type JsonObject } from '../json.ts';
 
 export type Trust = 'trusted' | 'unknown' | 'untrusted';
 export type Origin =
@@ -224,12 +224,6 @@ export function initialSessionState(init: {
     if (parsed) state.intent = parsed;
   }
   return state;
-}
-
-type JsonObject = { [key: string]: Json };
-
-function isObject(v: unknown): v is JsonObject {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 function str(v: unknown): string | undefined {

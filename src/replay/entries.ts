@@ -4,7 +4,8 @@
 // paginated on the (session_id, seq) primary key.
 import * as crypto from 'node:crypto';
 import { computeEntryHash, computeRequestHash, type ContextEntryContent } from '../chain/index.ts';
-import type { DurableStore, Json } from '../store/types.ts';
+import type { Json } from '../json.ts';
+import type { DurableStore } from '../store/types.ts';
 
 /** One context_entries row, as stored (structured-cloneable: only strings and numbers). */
 export interface StoredEntry {

@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
+import { isObject } from '../json.ts';
 import type { DurableStore } from '../store/types.ts';
 import { runReplay, type ReplayProgress, type ReplayReport } from './engine.ts';
 import { ReplayError } from './errors.ts';
@@ -68,10 +69,6 @@ function jobView(job: Job): Record<string, unknown> {
     summary: job.report?.summary ?? null,
     error: job.error,
   };
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 export function createReplayAdminRoutes(deps: ReplayAdminDeps): Hono {
