@@ -1,6 +1,6 @@
 // The admin API `guardian serve` mounts under /admin: the bundle lifecycle's routes (src/admin) with replay's job
-// routes beside them, behind the one bearer token. Composed here, at the root, so that src/lifecycle needs neither
-// src/admin nor src/replay (both of which depend on it or on the store beneath it).
+// routes beside them, behind the one bearer token (GUARDIAN_ADMIN_TOKEN). Composed here, at the root, so that
+// src/lifecycle needs neither src/admin nor src/replay (both of which depend on it or on the store beneath it).
 import type { Hono } from 'hono';
 import { createAdminApp } from '../admin/index.ts';
 import type { LifecycleRuntime } from '../lifecycle/index.ts';
