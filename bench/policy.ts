@@ -18,7 +18,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadavg, tmpdir } from 'node:os';
-import type { Json } from '../src/store/types.ts';
+import type { Json } from '../src/json.ts';
 import {
   advanceSessionState,
   buildPolicyInput,

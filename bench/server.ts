@@ -29,7 +29,8 @@ import { startHttpServer } from '../src/server/http.ts';
 import { openStore } from '../src/store/index.ts';
 import { computeEntryHash } from '../src/chain/index.ts';
 import type { LoadOrder, LoadReport } from './fixtures/acs-load.ts';
-import type { AppendedEntry, GuardianStore, Json, NewContextEntry, SessionRecord } from '../src/store/types.ts';
+import type { Json } from '../src/json.ts';
+import type { AppendedEntry, GuardianStore, NewContextEntry, SessionRecord } from '../src/store/types.ts';
 
 const STEPS = Number(process.env.BENCH_STEPS ?? 200);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 64);

@@ -14,7 +14,8 @@ import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { verifyAllChains } from '../src/audit/index.ts';
 import { canonicalJson, sha256Hex } from '../src/chain/index.ts';
-import { openStore, type ChainHead, type DurableStore, type Json, type NewContextEntry } from '../src/store/index.ts';
+import type { Json } from '../src/json.ts';
+import { openStore, type ChainHead, type DurableStore, type NewContextEntry } from '../src/store/index.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 3);
 const databaseUrl =

@@ -3,7 +3,8 @@
 // must equal entry.entry_hash, and SHA-256(JCS(params)) must equal entry.request_hash.
 import { canonicalJson } from '../chain/index.ts';
 import { checkpointSigningInput } from '../store/checkpoints.ts';
-import type { DurableStore, Json } from '../store/types.ts';
+import type { Json } from '../json.ts';
+import type { DurableStore } from '../store/types.ts';
 
 export type ExportLine =
   | {

@@ -5,7 +5,8 @@
 // the store opens or by `guardian db migrate`.
 import { sha256Hex } from '../chain/index.ts';
 import type { BundleManifest } from '../rego/bundle/index.ts';
-import type { DurableStore, Json } from '../store/types.ts';
+import type { Json } from '../json.ts';
+import type { DurableStore } from '../store/types.ts';
 import { LifecycleError } from './errors.ts';
 import { readBundleManifest, readBundleOrRefuse, type UnpackedBundle } from './unpack.ts';
 

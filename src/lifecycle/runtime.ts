@@ -1,8 +1,7 @@
 // Lifecycle wiring for `guardian serve` (src/server/app.ts calls this): one LifecycleNode per process on the
-// Guardian's store, its PolicySlot as the Guardian's engine, the admin app (mount under /admin; replay routes
-// under /admin/replay when src/replay exists), and the configured bundle-service poller and directory watcher.
+// Guardian's store, its PolicySlot as the Guardian's engine, and the configured bundle-service poller and
+// directory watcher. The admin API over it is mounted by src/server (the composition root), not here.
 // Environment:
-//   GUARDIAN_ADMIN_TOKEN                      admin API bearer token (absent → admin API disabled)
 //   GUARDIAN_REPLICA_ID                       replica name in /admin/status (default hostname-random)
 //   GUARDIAN_BUNDLE_SERVICE_URL               OPA bundle service resource URL to poll
 //   GUARDIAN_BUNDLE_SERVICE_TOKEN             bearer token sent to the bundle service
@@ -16,7 +15,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Hono } from 'hono';
 import { writeBundle } from '../rego/bundle/index.ts';
 import type { DurableStore, GuardianStore } from '../store/types.ts';
 import { sha256Hex } from '../chain/index.ts';
@@ -41,8 +39,7 @@ export interface LifecycleRuntimeOptions {
 export interface LifecycleRuntime {
   node: LifecycleNode;
   engine: PolicySlot;
-  /** Admin sub-app: mount with `app.route('/admin', runtime.admin)`. */
-  admin: Hono;
+  /** The bundle-service pollers started from the environment (their status feeds /admin/status). */
   pollers: BundleServicePoller[];
   close(): Promise<void>;
 }
@@ -161,24 +158,9 @@ export async function startLifecycleRuntime(options: LifecycleRuntimeOptions): P
       onEvent: (e) => options.log?.(`bundle watch: ${e.file}: ${e.outcome} ${e.detail}`),
     });
   }
-  const mount: Record<string, Hono> = {};
-  // Without a token the admin API refuses everything, so the replay routes (and their modules) are not needed.
-  if (env.GUARDIAN_ADMIN_TOKEN)
-    try {
-      const replay = (await import('../replay/http.ts')) as {
-        createReplayAdminRoutes?: (deps: { store: DurableStore }) => Hono;
-      };
-      // Its routes already start with /replay: mounted at the admin root they answer under /admin/replay.
-      if (typeof replay.createReplayAdminRoutes === 'function') mount['/'] = replay.createReplayAdminRoutes({ store });
-    } catch {
-      // Replay is optional: the admin API works without it.
-    }
-  const { createAdminApp } = await import('../admin/index.ts');
-  const admin = createAdminApp({ node, env, sources: () => pollers.map((p) => ({ ...p.status })), mount });
   return {
     node,
     engine,
-    admin,
     pollers,
     async close() {
       watcher?.close();

@@ -1,7 +1,7 @@
 // Session state policies read (docs/policy-authoring.md): turn counters, budgets, provenance trust and lineage, taint history,
 // intent and its extensions, approvals, skill registrations. Pure and deterministic — it depends only on the
 // steps (and decisions) fed in, never on the clock — so replaying a chain rebuilds it byte for byte.
-import type { Json } from '../store/types.ts';
+import { isObject, type Json, type JsonObject } from '../json.ts';
 
 export type Trust = 'trusted' | 'unknown' | 'untrusted';
 export type Origin =
@@ -226,12 +226,6 @@ export function initialSessionState(init: {
   return state;
 }
 
-type JsonObject = { [key: string]: Json };
-
-function isObject(v: unknown): v is JsonObject {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
 function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
@@ -333,7 +327,7 @@ export function ownValue<T>(obj: Readonly<Record<string, T>>, key: string): T | 
 
 /** A copy of `obj` with `key` set as an own member (setOwn defines it, even `__proto__`). */
 function withMember<T>(obj: Readonly<Record<string, T>>, key: string, value: T): Record<string, T> {
-  // Copy, then set: members written after a spread inside a literal take V8's slow runtime path (≈ 0.5 µs each).
+  // Copy, then set: a member written after a spread inside the same literal leaves the engine's fast path.
   const out = { ...obj };
   setOwn(out, key, value);
   return out;
@@ -350,9 +344,9 @@ function appendBounded<T>(list: readonly T[], item: T, keep: number): T[] {
 
 /**
  * A tool-call history as columns: the index of each call's tool in `names`, and each call's time. Every evaluation
- * counts the minute and hour windows over the whole history (policy/input.ts); walking 200 `[tool, at_ms]` pairs
- * scattered over the heap cost 2 % of a durable decision's main-thread time. Each step's history is the last one
- * shifted and pushed, so successive histories share append-only columns and each one is a range of them.
+ * counts the minute and hour windows over the whole history (policy/input.ts), so it is laid out to be walked
+ * fast, not as `[tool, at_ms]` pairs scattered over the heap. Each step's history is the last one shifted and
+ * pushed, so successive histories share append-only columns and each one is a range of them.
  */
 export interface ToolCallColumns {
   /** Tool names in order of first sighting; may name tools no longer in the history. Append-only. */
@@ -373,7 +367,7 @@ export function toolCallColumns(calls: readonly RecentToolCall[]): ToolCallColum
   if (columns === undefined) {
     const names: string[] = [];
     // Plain arrays (packed small integers, packed doubles): later histories push onto them, which a typed array
-    // cannot do, and a typed array over 64 bytes allocates its buffer outside the heap (1.8 % when copied per step).
+    // cannot do, and a typed array over 64 bytes allocates its buffer outside the heap (costly when copied per step).
     const nameAt: number[] = [];
     const atMs: number[] = [];
     // Consecutive calls often name the same tool: remember the last one's position.
@@ -664,7 +658,8 @@ export function advanceSessionState(
 
 /**
  * The recent-records layer the last fold wrote and its number of records: the session's next step starts from it,
- * and counting a layer of up to RECENT_RECORDS_FOLD keys was ≈ 0.4 µs per step. One entry; other layers are counted.
+ * so its keys (up to RECENT_RECORDS_FOLD) need not be counted again on every step. One entry; other layers are
+ * counted.
  */
 let lastRecentLayer: { records: Readonly<Record<string, ProvenanceRecord>>; size: number } | undefined;
 
@@ -700,8 +695,8 @@ export function referencedProvenanceIds(state: SessionState, payload: Json): rea
 
 /**
  * The RecentStep the last advanceSessionState appended: its own members are exactly those recentStep writes, in
- * that order, so recordDecision (which follows it) can copy it member by member. A spread of these objects (of
- * several shapes, tool and capability optional) took V8's generic clone path, ≈ 1 µs per step.
+ * that order, so recordDecision (which follows it) can copy it member by member: a spread of these objects (of
+ * several shapes, tool and capability optional) takes the engine's generic clone path.
  */
 let lastRecentStep: RecentStep | undefined;
 

@@ -1,7 +1,7 @@
 // The policy-engine seam: the pipeline hands a policy input (ACS input contract, docs/policy-authoring.md)
 // and gets back the raw decision object the Rego entrypoint produced. The pipeline validates that object
 // (fail closed) before it becomes an ACS answer.
-import type { Json } from '../store/types.ts';
+import type { Json } from '../json.ts';
 
 /**
  * Key of the optional JSON text of `input.params` a PolicyInput may carry (buildPolicyInput attaches it when the

@@ -8,114 +8,14 @@ import type { GuardianConfig } from '../acs/pipeline/config.ts';
 import { computeEntryHash, computeRequestHash } from '../chain/index.ts';
 import type { PolicyEngine, SessionState } from '../policy/index.ts';
 import type { ChainInfo, ContextEntryRecord, DurableStore, SessionRecord } from '../store/types.ts';
-import type { DecisionDelta, DecisionView } from './compare.ts';
 import { packedSeq, readPackedPage } from './entries.ts';
 import { ReplayError } from './errors.ts';
 import { initialReplayState, replayConfig, type LiveSettings } from './live-step.ts';
 import type { ReplayPolicy } from './policy.ts';
 import { SessionReplay, stepFilterOf, TIME_MARGIN_MS } from './session-replay.ts';
 import { countStep, emptyCounts, finishedCounts, mergeCounts, StepKeeper } from './tally.ts';
+import type { ReplayProgress, ReplayReport, ReplaySelection, ReplayStep } from './types.ts';
 import { ReplayWorker, type PageOutcome } from './worker-pool.ts';
-
-export interface ReplaySelection {
-  /** Only these sessions. */
-  sessionIds?: string[];
-  /** Only sessions bound to this agent. */
-  agentId?: string;
-  /** Steps whose recorded timestamp is within [since, until]. */
-  since?: Date;
-  until?: Date;
-  /** Steps of these methods (`steps/toolCallRequest`, …). */
-  methods?: string[];
-  /** Steps whose recorded decision is one of these. */
-  decisions?: string[];
-  /** Steps decided by this bundle revision. */
-  decidedBy?: string;
-}
-
-export type StepStatus =
-  /** Replayed and compared with the recorded decision. */
-  | 'compared'
-  /** The stored entry no longer matches its hashes: reported and skipped (its params are not trusted). */
-  | 'tampered'
-  /** No decision was recorded for the entry (the Guardian failed after the append): replayed, not compared. */
-  | 'unrecorded'
-  /** `recorded` mode and the step's revision is not in the registry: not replayed. */
-  | 'policy_unavailable'
-  /** The step type is not an evaluated method (only possible for an edited store). */
-  | 'unroutable';
-
-export interface ReplayStep {
-  sessionId: string;
-  seq: number;
-  stepId: string;
-  method: string;
-  timestamp: string | null;
-  status: StepStatus;
-  /** For tampered entries: which hash no longer matches. */
-  tamper?: 'request_hash_mismatch' | 'entry_hash_mismatch';
-  detail?: string;
-  recorded: DecisionView | null;
-  recordedRevision: string | null;
-  replayed: DecisionView | null;
-  replayedRevision: string | null;
-  delta: DecisionDelta | null;
-  /** Replayed under the very revision that decided it, and the decision differs. */
-  nondeterministic: boolean;
-}
-
-export interface ReplaySummary {
-  against: string;
-  determinismCheck: boolean;
-  /** Revisions that decided the replay. */
-  revisions: string[];
-  selection: { [key: string]: string | string[] };
-  startedAt: string;
-  finishedAt: string;
-  durationMs: number;
-  /** Entries read per second of wall time (every scanned entry is hashed and, unless tampered, evaluated). */
-  entriesPerSecond: number;
-  /** Worker threads that replayed (0: in-process). */
-  workers: number;
-  /** Time spent inside policy evaluation (Wasm), summed over all threads, in ms. */
-  evaluationMs: number;
-  sessions: number;
-  sessionsSkipped: number;
-  entriesScanned: number;
-  entriesEvaluated: number;
-  selected: number;
-  compared: number;
-  unchanged: number;
-  changed: number;
-  tampered: number;
-  unrecorded: number;
-  policyUnavailable: number;
-  unroutable: number;
-  nondeterministic: number;
-  /** `from→to` counts over compared steps (`allow→allow` included). */
-  transitions: Record<string, number>;
-  reasonCodes: Record<string, { added: number; removed: number }>;
-  rules: Record<string, { added: number; removed: number }>;
-}
-
-export interface ReplayReport {
-  summary: ReplaySummary;
-  /** Changed, non-compared and tampered steps, in (session, seq) order; at most `maxReportedSteps`. */
-  steps: ReplayStep[];
-  /** Notable steps left out of `steps` by the cap. */
-  stepsOmitted: number;
-}
-
-export interface ReplayProgress {
-  processed: number;
-  /** Entries in the selected chains (an upper bound: agent/time filters are applied while walking). */
-  total: number | null;
-  elapsedMs: number;
-  ratePerSecond: number;
-  etaMs: number | null;
-  sessions: number;
-  changed: number;
-}
 
 export interface ReplayOptions extends LiveSettings {
   store: DurableStore;
@@ -216,7 +116,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   const { store, policy } = options;
   const sel = options.selection ?? {};
   checkSelection(sel);
-  // PGlite pays ≈ 0.7 ms of CPU per query whatever its size: 2000 rows a page rather than 500 save ≈ 1 µs per entry.
+  // A store query has a fixed CPU cost whatever its size (PGlite's most of all), so pages are large.
   const pageSize = Math.min(Math.max(1, Math.floor(options.pageSize ?? 2000)), 10_000);
   const concurrency = Math.min(Math.max(1, Math.floor(options.concurrency ?? 4)), 64);
   const reportUnchanged = options.reportUnchanged === true;

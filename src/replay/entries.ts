@@ -4,7 +4,8 @@
 // paginated on the (session_id, seq) primary key.
 import * as crypto from 'node:crypto';
 import { computeEntryHash, computeRequestHash, type ContextEntryContent } from '../chain/index.ts';
-import type { DurableStore, Json } from '../store/types.ts';
+import type { Json } from '../json.ts';
+import type { DurableStore } from '../store/types.ts';
 
 /** One context_entries row, as stored (structured-cloneable: only strings and numbers). */
 export interface StoredEntry {
@@ -23,11 +24,11 @@ export interface StoredEntry {
 
 export type TamperKind = 'request_hash_mismatch' | 'entry_hash_mismatch';
 
-// One text column per row: the store drivers pay per field (PGlite ≈ 1.5–2 µs each, a timestamptz ≈ 3 µs for
-// its Date), so eight fields cost about twice one. Header `seq,created_ms,len,len,len,len,len,len;` (lengths in
-// UTF-8 bytes, empty for NULL: octet_length is O(1), character length() scans the text) then the texts back
-// to back; concat skips the NULLs. created_ms is floor(µs / 1000) as the driver's Date held it (float8
-// date_part: numeric extract cost as much as the fields saved; µs since 1970 are < 2^53, so round is exact).
+// One text column per row: the store drivers pay per field (a timestamptz most, for its Date), so one packed
+// field costs less than eight. Header `seq,created_ms,len,len,len,len,len,len;` (lengths in UTF-8 bytes, empty
+// for NULL: octet_length is O(1), character length() scans the text) then the texts back to back; concat skips
+// the NULLs. created_ms is floor(microseconds / 1000) as the driver's Date held it (float8 date_part, as a
+// numeric extract costs as much as the fields saved; microseconds since 1970 are < 2^53, so round is exact).
 const PACKED_ENTRY = `concat(seq, ',', round(date_part('epoch', created_at) * 1e6)::bigint / 1000, ',',
   octet_length(content_jcs), ',', octet_length(previous_hash), ',', octet_length(entry_hash), ',',
   octet_length(params_jcs), ',', octet_length(result_jcs), ',', octet_length(bundle_revision), ';',

@@ -11,8 +11,10 @@
 import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
+import { isObject } from '../json.ts';
 import type { DurableStore } from '../store/types.ts';
-import { runReplay, type ReplayProgress, type ReplayReport } from './engine.ts';
+import { runReplay } from './engine.ts';
+import type { ReplayProgress, ReplayReport } from './types.ts';
 import { ReplayError } from './errors.ts';
 import type { LiveSettings } from './live-step.ts';
 import { resolveReplayPolicy } from './policy.ts';
@@ -68,10 +70,6 @@ function jobView(job: Job): Record<string, unknown> {
     summary: job.report?.summary ?? null,
     error: job.error,
   };
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 export function createReplayAdminRoutes(deps: ReplayAdminDeps): Hono {

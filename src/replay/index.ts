@@ -1,16 +1,13 @@
 // Replay audit history against any policy version (see docs/replay.md).
-export {
-  runReplay,
-  tamperOf,
-  describeSelection,
-  type ReplayOptions,
-  type ReplayReport,
-  type ReplaySummary,
-  type ReplayStep,
-  type ReplaySelection,
-  type ReplayProgress,
-  type StepStatus,
-} from './engine.ts';
+export { runReplay, tamperOf, describeSelection, type ReplayOptions } from './engine.ts';
+export type {
+  ReplayReport,
+  ReplaySummary,
+  ReplayStep,
+  ReplaySelection,
+  ReplayProgress,
+  StepStatus,
+} from './types.ts';
 export {
   resolveReplayPolicy,
   loadRegistryBundle,

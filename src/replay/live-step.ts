@@ -12,7 +12,8 @@ import { MCP_PERMITTED, routeMethod } from '../acs/methods.ts';
 import type { EnvelopeSignatures } from '../acs/signing/index.ts';
 import type { AcsParams, AcsRequest } from '../acs/types.ts';
 import { advanceSessionState, type PolicyEngine, type SessionState } from '../policy/index.ts';
-import type { GuardianStore, Json, SessionRecord } from '../store/types.ts';
+import type { Json } from '../json.ts';
+import type { GuardianStore, SessionRecord } from '../store/types.ts';
 import { ReplayError } from './errors.ts';
 
 /** Live-configuration facts that are not recorded per step (they come from `guardian serve` options). */

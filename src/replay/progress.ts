@@ -1,6 +1,6 @@
 // A progress bar on stderr for long replays: entries done / total, rate, ETA. Silent for the first second (short
 // runs print nothing); on a TTY it redraws one line, otherwise it prints a line every 10 s (CI logs).
-import type { ReplayProgress } from './engine.ts';
+import type { ReplayProgress } from './types.ts';
 
 export interface ProgressSink {
   write(text: string): unknown;

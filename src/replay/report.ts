@@ -1,7 +1,7 @@
 // Replay reports: a terminal table, JSON, Markdown and a self-contained HTML page. Every value that came
 // from the store (ids, methods, reason codes, reasoning) is attacker-influenced: Markdown cells are escaped,
 // HTML is fully entity-escaped and the page carries no script and a CSP that forbids loading anything.
-import type { ReplayReport, ReplayStep, ReplaySummary } from './engine.ts';
+import type { ReplayReport, ReplayStep, ReplaySummary } from './types.ts';
 
 export type ReportFormat = 'table' | 'json' | 'md' | 'html';
 export const REPORT_FORMATS: readonly ReportFormat[] = ['table', 'json', 'md', 'html'];

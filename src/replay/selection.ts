@@ -1,6 +1,6 @@
 // Selection from loose text input (CLI flags, admin API JSON): one parser, precise errors.
 import { DISPOSITIONS } from '../acs/methods.ts';
-import type { ReplaySelection } from './engine.ts';
+import type { ReplaySelection } from './types.ts';
 import { ReplayError } from './errors.ts';
 
 export interface SelectionInput {

@@ -3,7 +3,7 @@
 import type { GuardianConfig } from '../acs/pipeline/config.ts';
 import type { PolicyEngine, SessionState } from '../policy/index.ts';
 import { compareDecisions, decisionView, type DecisionDelta, type DecisionView } from './compare.ts';
-import type { ReplaySelection, ReplayStep, StepStatus } from './engine.ts';
+import type { ReplaySelection, ReplayStep, StepStatus } from './types.ts';
 import { entryContent, entryTamper, parseJson, unpackEntry } from './entries.ts';
 import { evaluateStep } from '../acs/pipeline/evaluate.ts';
 import { foldDecision, foldRecordedStep, requestOf, routeStep } from './live-step.ts';

@@ -1,7 +1,7 @@
 // The report's running totals and its capped step list, built so the report does not depend on the order in
 // which sessions finish (concurrent lanes, worker threads): counts are sums, tables are emitted with sorted
 // keys, and the step list keeps the first `max` notable steps in (session, seq) order, not the first to arrive.
-import type { ReplayStep, ReplaySummary } from './engine.ts';
+import type { ReplayStep, ReplaySummary } from './types.ts';
 
 export type ReplayCounts = Omit<
   ReplaySummary,

@@ -6,7 +6,7 @@ import { DECISION_DETAIL_SCHEMAS } from '../acs/decisions/index.ts';
 import { AcsValidator, provideSharedValidator } from '../acs/validation/index.ts';
 import type { GuardianConfig } from '../acs/pipeline/config.ts';
 import type { PolicyEngine, SessionState } from '../policy/index.ts';
-import type { ReplayStep } from './engine.ts';
+import type { ReplayStep } from './types.ts';
 import { ReplayError } from './errors.ts';
 import { replayConfig, type LiveSettings } from './live-step.ts';
 import { engineFromBundle } from './bundle-engine.ts';

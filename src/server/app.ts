@@ -1,9 +1,11 @@
-// App wiring for `guardian serve`: store (DATABASE_URL → Postgres, else PGlite under the data dir), signature
-// registry (HMAC IKM from GUARDIAN_HMAC_IKM, GUARDIAN_HMAC_IKM_FILE or a dev key generated once in the data
-// dir, plus any key files src/crypto loads), policy (bundles/acs.tar.gz, else rego/ compiled at start).
+// App wiring for `guardian serve`, the composition root (ARCHITECTURE.md): store (DATABASE_URL → Postgres, else
+// PGlite under the data dir), signature registry (HMAC IKM from GUARDIAN_HMAC_IKM, GUARDIAN_HMAC_IKM_FILE or a dev
+// key generated once in the data dir, plus any key files src/crypto loads), policy (the bundle lifecycle on a
+// durable store, else bundles/acs.tar.gz, else rego/ compiled at start) and the admin API over the lifecycle.
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { Hono } from 'hono';
 import {
   createSignatureRegistry,
   decodeBase64Strict,
@@ -20,6 +22,7 @@ import { cryptoEnvelopeSignatures } from '../acs/signing/index.ts';
 import { isDurableStore, startLifecycleRuntime, type LifecycleRuntime } from '../lifecycle/index.ts';
 import { sharedUnpackThread } from '../lifecycle/unpack-thread.ts';
 import { readRegoDirectory } from '../rego/sources.ts';
+import { createAdminApi } from './admin.ts';
 import type { StartupTimings } from './startup-timings.ts';
 
 export interface HmacKeyMaterial {
@@ -113,8 +116,10 @@ export interface GuardianRuntime {
   key: HmacKeyMaterial;
   policySource: string;
   dataDir: string;
-  /** Bundle lifecycle (registry, activation, fleet sync, admin app to mount at /admin); absent with a provided engine. */
+  /** Bundle lifecycle (registry, activation, fleet sync, shadow); absent with a provided engine. */
   lifecycle?: LifecycleRuntime;
+  /** Admin API over the lifecycle (and replay jobs), to mount at /admin; present exactly when `lifecycle` is. */
+  admin?: Hono;
   ready(): Promise<boolean>;
   /** Once serving: finishes, between requests, the preparation start-up left for later (the ACS schemas). */
   warm(): Promise<void>;
@@ -176,6 +181,7 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
   let engine: PolicyEngine;
   let policySource: string;
   let lifecycle: LifecycleRuntime | undefined;
+  let admin: Hono | undefined;
   try {
     if (options.engine) {
       engine = options.engine;
@@ -191,12 +197,14 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
         evaluationTimeoutMs: options.evaluationTimeoutMs,
         log: (l) => void process.stderr.write(l + '\n'),
       });
+      admin = await createAdminApi(lifecycle, store, env);
       engine = lifecycle.engine;
       policySource = `bundle registry (${lifecycle.engine.current.sha256.slice(0, 12)}, replica ${lifecycle.node.replicaId})`;
     } else {
       ({ engine, source: policySource } = await loadPolicyEngine(options));
     }
   } catch (err) {
+    await lifecycle?.close().catch(() => {});
     if (ownsStore) await store.close().catch(() => {});
     await registry.close().catch(() => {});
     throw err;
@@ -224,6 +232,7 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
     policySource,
     dataDir,
     ...(lifecycle ? { lifecycle } : {}),
+    ...(admin ? { admin } : {}),
     warm: () => guardian.config.validator.compileInBackground(),
     async ready() {
       await store.getChainHead('00000000-0000-0000-0000-000000000000');

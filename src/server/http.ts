@@ -27,8 +27,8 @@ export function createHttpApp(guardian: Guardian, options: HttpAppOptions = {}):
     const header = c.req.header('content-length');
     const declared = header === undefined ? NaN : Number(header);
     // A declared length is enforced by the HTTP parser (the body cannot exceed it), so a declared body within the
-    // limit is read whole through the adapter's direct path (no Web stream per request: it showed in the CPU
-    // profile). Chunked bodies of unknown length are read as a stream and cut at the limit.
+    // limit is read whole through the adapter's direct path (no Web stream per request). Chunked bodies of unknown
+    // length are read as a stream and cut at the limit.
     const body =
       Number.isFinite(declared) && declared > limit
         ? null
@@ -45,7 +45,7 @@ export function createHttpApp(guardian: Guardian, options: HttpAppOptions = {}):
     }
     // The pipeline runs in the event loop's check phase, not inside the read callback that delivered the body: the
     // poll phase first takes in every socket that is ready (other requests, the store's commit answers), then the
-    // requests' pipelines run back to back. docs/performance.md "Pipelines after the poll phase".
+    // requests' pipelines run back to back. Kept because it is faster under concurrent load (`npm run bench server`).
     await afterPollPhase();
     return json(await guardian.handle(body, 'http'));
   });

@@ -11,6 +11,7 @@
 //   ['=', value]                       the value, whole
 //   ['o', [[key, patch]…], [key…]]     an object: members set or patched (new ones appended), then members deleted
 //   ['a', shift, [[i, patch]…], tail]  an array: drop `shift` leading elements, patch elements by index, push `tail`
+import { isPlainObject } from '../json.ts';
 
 export type StatePatch =
   | ['=', unknown]
@@ -19,12 +20,6 @@ export type StatePatch =
 
 /** Shift candidates tried before an array falls back to element-wise patches. */
 const MAX_SHIFT_CANDIDATES = 8;
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
-  const proto = Object.getPrototypeOf(v) as unknown;
-  return proto === Object.prototype || proto === null;
-}
 
 /** Members JSON.stringify writes: undefined, functions and symbols are skipped. */
 function jsonKeys(o: Record<string, unknown>): string[] {

@@ -1,8 +1,10 @@
 // The storage seam (agt-go style: one interface per concern). Implemented once over Drizzle, run on two
 // drivers: PGlite (embedded default) and Postgres (DATABASE_URL). The request pipeline only sees this.
 import type { ContextEntryContent } from '../chain/index.ts';
+import type { Json } from '../json.ts';
 
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+// Kept while src/store moves to src/json.ts itself; new code imports Json from there.
+export type { Json };
 
 export interface SessionRecord {
   id: string;

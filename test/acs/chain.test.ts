@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson, computeEntryHash, computeRequestHash } from '../../src/chain/index.ts';
-import type { Json } from '../../src/store/types.ts';
+import type { Json } from '../../src/json.ts';
 import { scriptedDecisionEngine } from './fixtures/decision-module.ts';
 import { ALL_STEPS, startHarness, type Harness } from './fixtures/harness.ts';
 

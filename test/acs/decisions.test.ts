@@ -8,7 +8,7 @@ import { STEP_METHODS } from '../../src/acs/methods.ts';
 import { sharedValidator } from '../../src/acs/validation/index.ts';
 import { canonicalJson } from '../../src/chain/index.ts';
 import type { AcsClient } from '../../src/client/index.ts';
-import type { Json } from '../../src/store/types.ts';
+import type { Json } from '../../src/json.ts';
 import { scriptedDecisionEngine } from './fixtures/decision-module.ts';
 import { ALL_STEPS, startHarness, type Harness } from './fixtures/harness.ts';
 

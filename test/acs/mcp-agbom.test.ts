@@ -1,7 +1,7 @@
 // Wrapped MCP (ACS extend_mcp.md) and agbom/* (§11) through the full pipeline over real HTTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AcsClient } from '../../src/client/index.ts';
-import type { Json } from '../../src/store/types.ts';
+import type { Json } from '../../src/json.ts';
 import { scriptedDecisionEngine } from './fixtures/decision-module.ts';
 import { startHarness, type Harness } from './fixtures/harness.ts';
 

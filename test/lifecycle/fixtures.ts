@@ -2,7 +2,8 @@
 // packed by writeBundle), optionally with /smoke.json.
 import { buildDecisionModule } from '../acs/fixtures/decision-module.ts';
 import { writeBundle } from '../../src/rego/bundle/index.ts';
-import type { DurableStore, Json } from '../../src/store/types.ts';
+import type { Json } from '../../src/json.ts';
+import type { DurableStore } from '../../src/store/types.ts';
 import { createGuardian } from '../../src/acs/pipeline/index.ts';
 import { cryptoEnvelopeSignatures } from '../../src/acs/signing/index.ts';
 import { createSignatureRegistry } from '../../src/crypto/index.ts';

@@ -31,7 +31,7 @@ describe('guardian runtime with the bundle lifecycle', () => {
     let runtime = await openGuardianRuntime({ dataDir: join(dir, 'data'), bundlePath: join(dir, 'v1.tar.gz'), env });
     expect(runtime.lifecycle).toBeDefined();
     expect(runtime.engine.revision).toBe('rt-1');
-    const app = createHttpApp(runtime.guardian, { admin: runtime.lifecycle!.admin });
+    const app = createHttpApp(runtime.guardian, { admin: runtime.admin! });
     const server = await new Promise<ServerType>((resolve) => {
       const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
     });
@@ -108,7 +108,7 @@ describe('guardian runtime with the bundle lifecycle', () => {
       while ((runtime.engine.revision !== 'rt-svc' || requests < 3) && Date.now() < deadline)
         await new Promise((r) => setTimeout(r, 20));
       expect(runtime.engine.revision).toBe('rt-svc');
-      const res = await runtime.lifecycle!.admin.request('/status', { headers: { authorization: 'Bearer svc-token' } });
+      const res = await runtime.admin!.request('/status', { headers: { authorization: 'Bearer svc-token' } });
       const status = (await res.json()) as {
         sources: { etag: string; lastRevision: string; httpCode: number; consecutiveErrors: number }[];
       };

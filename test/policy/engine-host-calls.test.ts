@@ -10,7 +10,7 @@ import {
   type HostBuiltinFactory,
   type WasmPolicyEngine,
 } from '../../src/policy/index.ts';
-import type { Json } from '../../src/store/types.ts';
+import type { Json } from '../../src/json.ts';
 import { buildAbiTestModule } from './abi-test-module.ts';
 
 const SOURCE = `package t

@@ -16,7 +16,7 @@ import {
 import { buildPolicyInput, policyParams, policyParamsJson } from '../../src/policy/input.ts';
 import { POLICY_PARAMS_JSON } from '../../src/policy/types.ts';
 import { buildLibraryBundle } from '../../src/policy/library.ts';
-import type { Json } from '../../src/store/types.ts';
+import type { Json } from '../../src/json.ts';
 
 const json = fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<Json>;
 const signature = fc.oneof(

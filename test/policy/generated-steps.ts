@@ -2,7 +2,7 @@
 // share this: a deterministic random source, ACS step params for one session, two session histories (with and
 // without retrieved content), generated steps and the comparison of whole decisions.
 import { expect } from 'vitest';
-import type { Json } from '../../src/store/types.ts';
+import type { Json } from '../../src/json.ts';
 import {
   advanceSessionState,
   buildPolicyInput,

@@ -3,7 +3,7 @@
 // back (a restarted Guardian) gives the same policy inputs as the object the pipeline keeps (copy on write).
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import type { Json } from '../../src/store/types.ts';
+import type { Json } from '../../src/json.ts';
 import { advanceSessionState, buildPolicyInput, initialSessionState, recordDecision } from '../../src/policy/index.ts';
 
 const methods = fc.constantFrom(

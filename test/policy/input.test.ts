@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import type { Json } from '../../src/store/types.ts';
+import type { Json } from '../../src/json.ts';
 import {
   advanceSessionState,
   buildPolicyInput,

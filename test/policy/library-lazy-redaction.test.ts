@@ -3,7 +3,7 @@
 // (rego/acs/decision.rego, rego/acs/pii/pii.rego). Differential: the library as it is against the same sources
 // rewritten to the eager form, on generated steps and several PII configurations; whole decisions must be identical.
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Json } from '../../src/store/types.ts';
+import type { Json } from '../../src/json.ts';
 import { compileBundle } from '../../src/rego/index.ts';
 import { createWasmPolicyEngine, type WasmPolicyEngine } from '../../src/policy/index.ts';
 import { readLibrary } from '../../src/policy/library.ts';

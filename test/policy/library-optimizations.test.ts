@@ -5,7 +5,7 @@
 // sum by its formula, every candidate checked, and from the data as written (acs.pii builds the alternation), on
 // generated steps under two PII configurations; whole decisions must be identical.
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Json } from '../../src/store/types.ts';
+import type { Json } from '../../src/json.ts';
 import { compileBundle } from '../../src/rego/index.ts';
 import { createWasmPolicyEngine, type WasmPolicyEngine } from '../../src/policy/index.ts';
 import { readLibrary, withDerivedData } from '../../src/policy/library.ts';

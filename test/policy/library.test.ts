@@ -1,7 +1,7 @@
 // End to end: the rego/ library compiled by our compiler into a bundle, loaded by the engine host, fed
 // with inputs built from real session state.
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Json } from '../../src/store/types.ts';
+import type { Json } from '../../src/json.ts';
 import { readFileSync } from 'node:fs';
 import { parseSources, readBundle } from '../../src/rego/index.ts';
 import { referencedInputPaths } from '../../src/rego/compile/input-paths.ts';

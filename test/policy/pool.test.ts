@@ -61,8 +61,8 @@ describe('createPolicyEnginePool', () => {
   });
 
   it('pre-empts a pure-Wasm loop by terminating its worker, then keeps serving', async () => {
-    // Its own pool with a short grace: the burn loop (≈ 1 s at full speed, longer under load) must outlast the
-    // hard bound, or the worker would finish it and report the overrun itself, without being terminated.
+    // Its own pool with a short grace: the burn loop must outlast the hard bound even at full speed, or the
+    // worker would finish it and report the overrun itself, without being terminated.
     const preempting = await createPolicyEnginePool({
       bundle: wasm,
       size: 1,

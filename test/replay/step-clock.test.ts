@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWasmPolicyEngine } from '../../src/policy/index.ts';
 import { resolveReplayPolicy, runReplay } from '../../src/replay/index.ts';
 import { openStore } from '../../src/store/index.ts';
-import type { DurableStore, Json } from '../../src/store/types.ts';
+import type { Json } from '../../src/json.ts';
+import type { DurableStore } from '../../src/store/types.ts';
 import { buildDecisionModule, scriptedDecisionEngine } from '../acs/fixtures/decision-module.ts';
 import { registerBundle, startRecorder } from './fixtures.ts';
 

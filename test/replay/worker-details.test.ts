@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWasmPolicyEngine } from '../../src/policy/index.ts';
 import { resolveReplayPolicy, runReplay, type ReplayReport } from '../../src/replay/index.ts';
 import { openStore } from '../../src/store/index.ts';
-import type { DurableStore, Json } from '../../src/store/types.ts';
+import type { Json } from '../../src/json.ts';
+import type { DurableStore } from '../../src/store/types.ts';
 import { buildDecisionModule } from '../acs/fixtures/decision-module.ts';
 import { registerBundle, startRecorder } from './fixtures.ts';
 

@@ -61,6 +61,9 @@ describe('probes', () => {
     const engine = await constantDecisionEngine({ decision: 'allow' });
     const dir = mkdtempSync(join(tmpdir(), 'acs-probe-'));
     const runtime = await openGuardianRuntime({ dataDir: dir, store, engine, env: {} });
+    // A provided engine runs without the bundle lifecycle, so there is no admin API to mount either.
+    expect(runtime.lifecycle).toBeUndefined();
+    expect(runtime.admin).toBeUndefined();
     const server = await startHttpServer(runtime.guardian, { port: 0, ready: runtime.ready });
     try {
       const base = server.url.replace('/acs', '');

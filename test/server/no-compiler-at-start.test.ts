@@ -1,5 +1,5 @@
-// A Guardian serving a prebuilt bundle never loads the Rego toolchain: binaryen alone is ≈ 240 MB of heap that
-// every full collection would mark for the server's life, and through tsx its import takes 10–25 s.
+// A Guardian serving a prebuilt bundle never loads the Rego toolchain: binaryen alone is a large heap that every
+// full collection would mark for the server's life, and through tsx its import is slow.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -22,7 +22,7 @@ beforeAll(async () => {
     join(dir, 'policy.wasm'),
     await buildDecisionModule({ constant: { decision: 'allow', reasoning: 'cli fixture' } }),
   );
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: '' };
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: '', GUARDIAN_ADMIN_TOKEN: 'serve-admin-token' };
   delete env.GUARDIAN_HMAC_IKM;
   child = spawn(
     process.execPath,
@@ -73,6 +73,18 @@ describe('guardian serve (HTTP, child process)', () => {
     const health = await fetch(url.replace('/acs', '/healthz'));
     expect(health.status).toBe(200);
     expect((await fetch(url.replace('/acs', '/readyz'))).status).toBe(200);
+  });
+
+  it('mounts the admin API, with replay beside it, under /admin behind the token', async () => {
+    const admin = url.replace('/acs', '/admin');
+    const auth = { authorization: 'Bearer serve-admin-token' };
+    expect((await fetch(`${admin}/status`)).status).toBe(401);
+    const status = await fetch(`${admin}/status`, { headers: auth });
+    expect(status.status).toBe(200);
+    expect(((await status.json()) as { replicas: unknown[] }).replicas).toHaveLength(1);
+    const replay = await fetch(`${admin}/replay`, { headers: auth });
+    expect(replay.status).toBe(200);
+    expect(await replay.json()).toEqual({ jobs: [] });
   });
 
   it('on SIGTERM names each shutdown stage as it starts, then stops with exit code 0', async () => {

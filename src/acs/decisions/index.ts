@@ -3,6 +3,7 @@
 // §6.3-violating modification becomes DENY `evaluation_failed` (fail closed). Then the substitutions of §6.5
 // (MODIFY-incapable client), §9.2 (ASK-incapable client), hooks.md (disposition not permitted by the hook) and
 // §6 (deferral bound per session) are applied, each recorded as an audit event.
+import { isObject } from '../../json.ts';
 import type { AcsValidator } from '../validation/index.ts';
 import { DISPOSITIONS, type Disposition } from '../methods.ts';
 
@@ -65,7 +66,6 @@ export interface FinalDecision {
 
 export class DecisionRejected extends Error {}
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 const isUniqueStrings = (v: unknown): v is string[] =>
   Array.isArray(v) && v.every((x) => typeof x === 'string') && new Set(v).size === v.length;
 

@@ -7,7 +7,8 @@
 // code the live pipeline runs; `sessionWrites` turns its outcome into the session changes the pipeline commits
 // with the step's entry (GuardianStore.commitStep), so state and chain can never disagree.
 import { recordDecision, type SessionState } from '../../policy/index.ts';
-import type { Json, SessionRecord, StepCommit } from '../../store/types.ts';
+import type { Json } from '../../json.ts';
+import type { SessionRecord, StepCommit } from '../../store/types.ts';
 import type { AcsDecision } from '../decisions/index.ts';
 import type { AcsRequest } from '../types.ts';
 import type { GuardianConfig } from './config.ts';

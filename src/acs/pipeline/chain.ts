@@ -3,7 +3,8 @@
 // still a step); its hash is computed here from the head the step was evaluated against, so the answer can carry
 // it as chain_hash, and the store refuses the commit if another writer moved that head.
 import { canonicalJson, entryHashOfJcs, sha256Hex } from '../../chain/index.ts';
-import type { AppendedEntry, ChainHead, Json, NewContextEntry } from '../../store/types.ts';
+import type { Json } from '../../json.ts';
+import type { AppendedEntry, ChainHead, NewContextEntry } from '../../store/types.ts';
 import type { AcsDecision } from '../decisions/index.ts';
 import type { AcsRequest } from '../types.ts';
 

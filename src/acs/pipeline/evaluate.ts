@@ -2,7 +2,7 @@
 // call the engine, finalise the decision. Any engine failure or invalid output becomes DENY `evaluation_failed`
 // with reasoning (fail closed).
 import { advanceSessionState, buildPolicyInput, type SessionState } from '../../policy/index.ts';
-import type { Json } from '../../store/types.ts';
+import type { Json } from '../../json.ts';
 import { evaluationFailed, finalizeDecision, type DecisionContext, type FinalDecision } from '../decisions/index.ts';
 import type { Disposition } from '../methods.ts';
 import type { AcsRequest } from '../types.ts';

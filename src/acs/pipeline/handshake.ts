@@ -1,7 +1,7 @@
 // handshake/hello (§4): after params/ids and signature, in this order: timestamp → ClientHello
 // schema → replay/renegotiation → version → transport → provenance → methods/profiles. The answer's `result`
 // is the ServerHello itself, signed at result.signature.
-import type { Json } from '../../store/types.ts';
+import type { Json } from '../../json.ts';
 import { AcsError, AcsErrorCode } from '../errors.ts';
 import { routeMethod } from '../methods.ts';
 import type { AcsRequest, ClientHello, ServerHello, TransportKind } from '../types.ts';

@@ -21,7 +21,8 @@ import { admitStep, lookupSession, negotiatedHello, sessionState } from './sessi
 import { SessionCache } from './session-cache.ts';
 import { rememberRequest, replayDetected, replayKeysOf } from './freshness.ts';
 import { StoreError } from '../../store/errors.ts';
-import type { ChainHead, Json, SessionRecord } from '../../store/types.ts';
+import type { Json } from '../../json.ts';
+import type { ChainHead, SessionRecord } from '../../store/types.ts';
 import { recoverableId, validateEnvelope, validateMcpPayload, validateStepPayload } from './validate.ts';
 
 export type { AuditEvent, GuardianOptions } from './config.ts';

@@ -4,6 +4,7 @@ import { readdirSync, readFileSync, renameSync, statSync, watch, writeFileSync, 
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
+import { isObject } from '../../json.ts';
 import { CliError, ExitCode } from '../exit-codes.ts';
 import type { RegoSource } from '../../rego/index.ts';
 import { RegoError, RegoErrors } from '../../rego/errors.ts';
@@ -62,10 +63,6 @@ function walk(dir: string, out: string[]): void {
 
 function toBundlePath(p: string): string {
   return p.split(sep).join('/');
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 function mergeData(target: Record<string, unknown>, mount: string[], value: unknown, file: string): void {

@@ -128,7 +128,7 @@ export function registerServeCommand(program: Command): void {
           host: flags.host,
           port,
           ready: runtime.ready,
-          ...(runtime.lifecycle ? { admin: runtime.lifecycle.admin } : {}),
+          ...(runtime.admin ? { admin: runtime.admin } : {}),
         });
       } catch (err) {
         await runtime.close();

@@ -1,7 +1,7 @@
 // A pool of Wasm policy engines in worker threads: evaluation runs off the event loop and can be pre-empted —
 // an evaluation that overruns its deadline (plus a grace period) has its worker terminated and replaced, which
-// the in-process engine cannot do (opa-wasm is synchronous). Costs a message round trip per decision; see
-// bench/policy.ts for the figures.
+// the in-process engine cannot do (opa-wasm is synchronous). Costs a message round trip per decision
+// (`npm run bench policy` compares the two).
 //
 // Bundle versions: every worker keeps an engine per loaded version. `loadVersion` loads a bundle into every
 // worker and returns a handle whose evaluations run on that version only; `replaceBundle` (and the lifecycle's
