@@ -112,6 +112,8 @@ export interface GuardianRuntimeOptions extends Partial<Omit<GuardianOptions, 's
   timings?: StartupTimings;
   /** --stdio: stdout carries the protocol (no OCSF on stdout). */
   stdio?: boolean;
+  /** Default: pino JSON on stderr at GUARDIAN_LOG_LEVEL (info). */
+  logger?: Logger;
 }
 
 export interface GuardianRuntime {
@@ -188,7 +190,7 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
   storeDone?.();
   const { createLogger, isLogLevel, openTelemetry } = await telemetryModule;
   const level = env.GUARDIAN_LOG_LEVEL || 'info';
-  const logger = createLogger({ level: isLogLevel(level) ? level : 'info' });
+  const logger = options.logger ?? createLogger({ level: isLogLevel(level) ? level : 'info' });
   const bundleDone = timings?.begin('bundle');
   let engine: PolicyEngine;
   let telemetry: GuardianTelemetry;

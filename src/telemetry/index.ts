@@ -232,7 +232,7 @@ export async function openTelemetry(options: TelemetryOptions): Promise<Guardian
       try {
         const facts = stepFactsOf(observation);
         tracer?.record(observation, facts);
-        emitter?.emit(ocsfEventsOf(facts, observation.epochMsOf(observation.endMs), product));
+        emitter?.emit(ocsfEventsOf(facts, Math.round(observation.epochMsOf(observation.endMs)), product));
       } catch (err) {
         logger.error(
           { err: err instanceof Error ? err.message : String(err) },
@@ -276,8 +276,25 @@ export async function openTelemetry(options: TelemetryOptions): Promise<Guardian
     },
     async close() {
       while (backlog.size > 0) drain();
-      await emitter?.flush();
-      await tracer?.shutdown();
+      // Bounded: a collector that never answers must not hold up the shutdown (what is left is lost, and said).
+      const deadline = positive(env, 'GUARDIAN_TELEMETRY_SHUTDOWN_MS', 5000);
+      let timer: NodeJS.Timeout | undefined;
+      const exported = Promise.all([emitter?.flush(), tracer?.shutdown()]).then(
+        () => true,
+        (err: unknown) => {
+          logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'telemetry: the last export failed');
+          return true;
+        },
+      );
+      const inTime = await Promise.race([
+        exported,
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(false), deadline);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (!inTime)
+        logger.warn({ deadline_ms: deadline }, 'telemetry: exporters did not finish before the shutdown deadline');
       if (warningTimer) {
         clearTimeout(warningTimer);
         warnDrops();

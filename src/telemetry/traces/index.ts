@@ -38,7 +38,7 @@ export interface StepTracerOptions {
 
 export interface StepTracer {
   record(observation: RequestObservation, facts: StepFacts): void;
-  /** Spans in an export that has not answered yet. */
+  /** Spans queued or in an export that has not answered yet. */
   pending(): number;
   flush(): Promise<void>;
   shutdown(): Promise<void>;
@@ -62,12 +62,15 @@ class CountingExporter implements SpanExporter {
   readonly #inner: SpanExporter;
   readonly #onDropped: (count: number) => void;
   inFlight = 0;
+  /** Spans ever handed to export (the batch processor's queue holds the ended spans not handed yet). */
+  handed = 0;
   constructor(inner: SpanExporter, onDropped: (count: number) => void) {
     this.#inner = inner;
     this.#onDropped = onDropped;
   }
   export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
     this.inFlight += spans.length;
+    this.handed += spans.length;
     this.#inner.export(spans, (result) => {
       this.inFlight -= spans.length;
       if (result.code !== ExportResultCode.SUCCESS) this.#onDropped(spans.length);
@@ -92,6 +95,7 @@ export function openStepTracer(options: StepTracerOptions): StepTracer {
     }),
     options.onDropped,
   );
+  let ended = 0;
   const processor = new BatchSpanProcessor(exporter, {
     maxQueueSize: options.maxQueueSize,
     maxExportBatchSize: Math.min(512, options.maxQueueSize),
@@ -104,7 +108,19 @@ export function openStepTracer(options: StepTracerOptions): StepTracer {
       [ATTR_SERVICE_VERSION]: options.serviceVersion,
     }),
     idGenerator: ids,
-    spanProcessors: [processor],
+    spanProcessors: [
+      {
+        onStart: (span, ctx) => processor.onStart(span, ctx),
+        // The batch processor drops silently past its queue: drop here instead, counted.
+        onEnd(span) {
+          if (ended - exporter.handed >= options.maxQueueSize) return options.onDropped(1);
+          ended++;
+          processor.onEnd(span);
+        },
+        forceFlush: () => processor.forceFlush(),
+        shutdown: () => processor.shutdown(),
+      },
+    ],
   });
   const tracer = provider.getTracer('acs-guardian', options.serviceVersion);
   const propagator = new W3CTraceContextPropagator();
@@ -151,7 +167,7 @@ export function openStepTracer(options: StepTracerOptions): StepTracer {
       }
       span.end(endMs);
     },
-    pending: () => exporter.inFlight,
+    pending: () => ended - exporter.handed + exporter.inFlight,
     flush: () => provider.forceFlush(),
     shutdown: () => provider.shutdown(),
   };
