@@ -108,8 +108,10 @@ export interface SiemCollector extends Receiver {
   batches: number;
 }
 
-/** `failFirst`: answers 503 to that many POSTs before accepting (retry with backoff). */
-export async function startSiemCollector(options: { hang?: boolean; failFirst?: number } = {}): Promise<SiemCollector> {
+/** `failFirst`: answers `failStatus` (default 503) to that many POSTs before accepting. */
+export async function startSiemCollector(
+  options: { hang?: boolean; failFirst?: number; failStatus?: number } = {},
+): Promise<SiemCollector> {
   const bodies: string[] = [];
   const headers: IncomingMessage['headers'][] = [];
   const collector: SiemCollector = {
@@ -127,7 +129,7 @@ export async function startSiemCollector(options: { hang?: boolean; failFirst?: 
     if (options.hang) return;
     if (failures > 0) {
       failures--;
-      res.writeHead(503).end();
+      res.writeHead(options.failStatus ?? 503).end();
       return;
     }
     const batch = JSON.parse(body) as Record<string, unknown>[];
