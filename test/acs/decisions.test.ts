@@ -11,7 +11,7 @@ import type { AcsClient } from '../../src/client/index.ts';
 import type { Json } from '../../src/store/types.ts';
 import { scriptedDecisionEngine } from './fixtures/decision-module.ts';
 import { ALL_STEPS, startHarness, type Harness } from './fixtures/harness.ts';
-import { STEP_PAYLOADS as PAYLOADS } from './fixtures/payloads.ts';
+import { ASK_DETAILS, DEFER_DETAILS, STEP_PAYLOADS as PAYLOADS } from './fixtures/payloads.ts';
 
 const want = (input: Json): Json | undefined => {
   const params = (input as { params?: { payload?: { want?: Json; throw?: boolean } } }).params;
@@ -20,13 +20,6 @@ const want = (input: Json): Json | undefined => {
 };
 const MSG = { content: [{ type: 'text', value: 'hi' }] };
 const TOOL = { tool: { name: 'Bash' }, arguments: { command: { value: 'ls' } } };
-const ASK_DETAILS = { approver: { type: 'human', id: 'ops' }, question: 'Run ls?', timeout_seconds: 30 };
-const DEFER_DETAILS = {
-  reason: 'insufficient_context',
-  resolution_method: 'additional_context',
-  resolution_timeout_ms: 1000,
-  timeout_decision: 'deny',
-};
 
 let h: Harness;
 beforeAll(async () => {

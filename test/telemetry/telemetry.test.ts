@@ -16,7 +16,7 @@ import type { Json } from '../../src/store/types.ts';
 import { createLogger } from '../../src/telemetry/index.ts';
 import { scriptedDecisionEngine } from '../acs/fixtures/decision-module.ts';
 import { ALL_STEPS, expectValidAnswer, TEST_IKM } from '../acs/fixtures/harness.ts';
-import { STEP_PAYLOADS } from '../acs/fixtures/payloads.ts';
+import { ASK_DETAILS, DEFER_DETAILS, STEP_PAYLOADS } from '../acs/fixtures/payloads.ts';
 import {
   eventually,
   startOtlpReceiver,
@@ -95,13 +95,6 @@ const CLASSES: Record<string, [number, number?]> = {
 const SEVERITY: Record<string, number> = { allow: 1, modify: 2, ask: 3, defer: 3, deny: 4 };
 const STAGES = ['validate', 'authenticate', 'admit', 'evaluate', 'sign', 'commit'];
 
-const ASK_DETAILS = { approver: { type: 'human', id: 'ops' }, question: 'Run ls?', timeout_seconds: 30 };
-const DEFER_DETAILS = {
-  reason: 'insufficient_context',
-  resolution_method: 'additional_context',
-  resolution_timeout_ms: 1000,
-  timeout_decision: 'deny',
-};
 const TOOL = STEP_PAYLOADS['steps/toolCallRequest'];
 const WANTS: Record<string, Json> = {
   deny: { decision: 'deny', reasoning: 'rm is not allowed here', reason_codes: ['tool_blocked'] },
