@@ -188,15 +188,15 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
   const storeDone = timings?.begin('store');
   const store = options.store ?? (await openStore({ ...storeOptionsFrom({ databaseUrl, dataDir }, env), checkpoints }));
   storeDone?.();
-  const { createLogger, isLogLevel, openTelemetry } = await telemetryModule;
-  const level = env.GUARDIAN_LOG_LEVEL || 'info';
-  const logger = options.logger ?? createLogger({ level: isLogLevel(level) ? level : 'info' });
+  const { openLogger, openTelemetry } = await telemetryModule;
   const bundleDone = timings?.begin('bundle');
   let engine: PolicyEngine;
   let telemetry: GuardianTelemetry;
   let policySource: string;
   let lifecycle: LifecycleRuntime | undefined;
+  let logger: Logger;
   try {
+    logger = options.logger ?? (await openLogger(env));
     if (options.engine) {
       engine = options.engine;
       policySource = 'provided';

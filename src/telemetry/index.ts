@@ -31,7 +31,7 @@ export {
   type TraceCarrier,
   type TraceEmission,
 } from './observation.ts';
-export { createLogger, isLogLevel, type Logger, type LogLevel } from './logging/index.ts';
+export { createLogger, isLogLevel, openLogger, type Logger, type LogLevel } from './logging/index.ts';
 
 export class TelemetryConfigError extends Error {}
 

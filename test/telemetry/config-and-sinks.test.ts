@@ -3,9 +3,10 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fileSink, httpSink } from '../../src/telemetry/events/index.ts';
-import { ocsfSinksFrom, otlpSettingsFrom, TelemetryConfigError } from '../../src/telemetry/index.ts';
+import { ocsfSinksFrom, openLogger, otlpSettingsFrom, TelemetryConfigError } from '../../src/telemetry/index.ts';
 import { BoundedQueue } from '../../src/telemetry/queue.ts';
 import { startSiemCollector } from './receivers.ts';
 
@@ -79,6 +80,39 @@ describe('OCSF sinks', () => {
       await down.close();
       await refusing.close();
     }
+  });
+});
+
+describe('logger', () => {
+  it('JSON lines off a terminal, pino-pretty on one (or GUARDIAN_LOG_FORMAT=pretty); secrets censored in both', async () => {
+    const sink = () => {
+      const lines: string[] = [];
+      return Object.assign(
+        new Writable({
+          write(chunk: Buffer, _encoding, done) {
+            lines.push(chunk.toString());
+            done();
+          },
+        }),
+        { lines },
+      );
+    };
+    const json = sink();
+    (await openLogger({}, { terminal: false, destination: json })).info({ token: 'sekrit-1', n: 1 }, 'hello');
+    expect(JSON.parse(json.lines[0])).toMatchObject({ level: 'info', msg: 'hello', token: '[redacted]', n: 1 });
+    const pretty = sink();
+    const p = await openLogger({}, { terminal: true, destination: pretty });
+    p.warn({ nested: { signature: 'sekrit-2' } }, 'careful');
+    const text = pretty.lines.join('');
+    expect(text).toMatch(/WARN.*careful/);
+    expect(text).toContain('[redacted]');
+    expect(text).not.toContain('sekrit-2');
+    expect(() => JSON.parse(text)).toThrow();
+    const forced = sink();
+    (await openLogger({ GUARDIAN_LOG_FORMAT: 'json' }, { terminal: true, destination: forced })).info('x');
+    expect(JSON.parse(forced.lines[0]).msg).toBe('x');
+    await expect(openLogger({ GUARDIAN_LOG_LEVEL: 'loud' })).rejects.toThrow(/GUARDIAN_LOG_LEVEL/);
+    await expect(openLogger({ GUARDIAN_LOG_FORMAT: 'xml' })).rejects.toThrow(/GUARDIAN_LOG_FORMAT/);
   });
 });
 
