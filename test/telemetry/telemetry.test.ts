@@ -367,6 +367,25 @@ describe('acs-trace with real receivers', () => {
   });
 
   it('/metrics wants the token, then serves decisions by disposition, stage histograms, queue depth, the policy revision', async () => {
+    // A method no Guardian knows: answered with an error, counted under `other` (no client-chosen label values).
+    const bogus = await fetch(g.server.url, {
+      method: 'POST',
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'steps/madeUpMethod',
+        params: {
+          acs_version: '0.1.0',
+          request_id: '6f1c1e3a-2f4e-4c55-9a51-7f1f7c7c2b10',
+          timestamp: new Date().toISOString(),
+          metadata: { agent_id: 'a', session_id: sessionId },
+          payload: {},
+        },
+      }),
+    });
+    const bogusAnswer = (await bogus.json()) as { error?: { code: number } };
+    expectValidAnswer(bogusAnswer);
+    expect(bogusAnswer.error?.code).toBeLessThan(0);
     const url = g.server.url.replace('/acs', '/metrics');
     expect((await fetch(url)).status).toBe(401);
     expect((await fetch(url, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
@@ -385,6 +404,8 @@ describe('acs-trace with real receivers', () => {
     expect(m.get('acs_guardian_policy_info{revision="rev-telemetry"}')).toBe(1);
     expect(m.has('acs_guardian_telemetry_queue_depth{exporter="ocsf_http"}')).toBe(true);
     expect(m.has('process_cpu_user_seconds_total')).toBe(true);
+    expect(m.get(`acs_guardian_errors_total{code="${bogusAnswer.error?.code}",method="other"}`)).toBe(1);
+    expect(text).not.toContain('madeUpMethod');
     g.wire.push(text);
   });
 

@@ -5,6 +5,7 @@
 import { Hono } from 'hono';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { tokenMatches } from '../../admin/index.ts';
+import { STEP_METHODS } from '../../acs/methods.ts';
 import type { RequestObservation } from '../observation.ts';
 
 export interface GuardianMetricsOptions {
@@ -90,12 +91,11 @@ export function createGuardianMetrics(options: GuardianMetricsOptions): Guardian
   });
   // Known label values only: a method is client-chosen text, and an unbounded label set would let a client
   // grow the registry without limit.
-  const methodLabel = (m: string | undefined): string =>
-    m === undefined
-      ? 'invalid'
-      : /^(steps|agbom|handshake|system)\/[A-Za-z]+$|^protocols\/MCP\//.test(m)
-        ? m.replace(/^(protocols\/MCP)\/.*/, '$1')
-        : 'other';
+  const methodLabel = (m: string | undefined): string => {
+    if (m === undefined) return 'invalid';
+    if (STEP_METHODS.has(m) || m === 'handshake/hello' || m === 'system/ping') return m;
+    return m.startsWith('protocols/MCP/') || m.startsWith('wrapped:') ? 'protocols/MCP' : 'other';
+  };
   return {
     registry,
     observe(observation) {
