@@ -142,6 +142,20 @@ module.exports = {
       to: { path: folder('crypto', 'store', 'policy') },
     },
     {
+      comment:
+        'The request pipeline reports each step to the telemetry observation port (a type-only interface); ' +
+        'nothing else of src/telemetry is visible to it.',
+      from: { path: folder('acs') },
+      to: { path: '^src/telemetry/observation\\.ts$' },
+    },
+    {
+      comment:
+        'src/telemetry (spans, OCSF events, metrics, logs) describes steps with the types of acs, policy and store, ' +
+        'and checks the /metrics token with crypto.',
+      from: { path: folder('telemetry') },
+      to: { path: folder('acs', 'policy', 'store', 'crypto') },
+    },
+    {
       comment: 'src/client (the agent SDK, `acs-guardian/client`) shares the ACS wire types and signing rules.',
       from: { path: folder('client') },
       to: { path: folder('acs') },
@@ -162,9 +176,9 @@ module.exports = {
       to: { path: folder('store', 'policy', 'rego', 'acs') },
     },
     {
-      comment: 'src/admin (the admin HTTP API) drives the lifecycle; src/server mounts it and replay beside it.',
+      comment: 'src/admin (the admin HTTP API) drives the lifecycle and checks tokens with crypto; src/server mounts it and replay beside it.',
       from: { path: folder('admin') },
-      to: { path: folder('lifecycle') },
+      to: { path: folder('lifecycle', 'crypto') },
     },
     {
       comment: 'src/server is the composition root: it may import every layer above (not the CLI).',

@@ -11,10 +11,13 @@
 //      capacity rather than the in-process load generator's, with the Guardian's CPU time per decision.
 // Store for 1 and 4: Postgres when BENCH_DATABASE_URL is set, else PGlite in memory; BENCH_STORE=both runs
 // phase 4 on both (Postgres from BENCH_DATABASE_URL); BENCH_POOL sets the Postgres pool size (store default 10).
-// BENCH_PHASES picks phases (latency,echo,bypass,durable,external). The load generator shares this process and its cores.
+//   6. telemetry: phase 3's pipeline with telemetry off, then with spans (OTLP/HTTP) and OCSF events (HTTP
+//      collector) on, both exported to a local receiver answering 200 (docs/telemetry.md), in the same run.
+// BENCH_PHASES picks phases (latency,echo,bypass,durable,external,telemetry). The load generator shares this process and its cores.
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import { fork } from 'node:child_process';
+import { createServer } from 'node:http';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector';
 import { loadavg } from 'node:os';
@@ -38,7 +41,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CLIENTS = (process.env.BENCH_CLIENTS ?? '16,64').split(',').map(Number);
 const DB_URL = process.env.BENCH_DATABASE_URL;
 /** Which phases to run: latency, echo, bypass, durable (default all). */
-const PHASES = new Set((process.env.BENCH_PHASES ?? 'latency,echo,bypass,durable,external').split(','));
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'latency,echo,bypass,durable,external,telemetry').split(','));
 const ikm = new Uint8Array(32).fill(7);
 
 const load = (): string =>
@@ -510,6 +513,35 @@ for (const d of external) {
   if (d.url && store)
     await store.query(`drop schema if exists bench_server_${process.pid}_x cascade`).catch(() => undefined);
   await store?.close();
+}
+
+// ---- 6: telemetry on vs off, same run, storage bypassed (the pipeline's own cost is what telemetry adds to).
+if (PHASES.has('telemetry')) {
+  const receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  const { createLogger, openTelemetry } = await import('../src/telemetry/index.ts');
+  const telemetry = await openTelemetry({
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: base, GUARDIAN_OCSF_HTTP_URL: `${base}/ocsf` },
+    logger: createLogger({ level: 'warn' }),
+    policyRevision: () => engine.revision,
+    serviceVersion: 'bench',
+  });
+  const off = await throughput('telemetry off', createGuardian({ store: mapStore(), engine, signatures }));
+  const on = await throughput(
+    'spans + OCSF + metrics on',
+    createGuardian({ store: mapStore(), engine, signatures, telemetry }),
+  );
+  for (const clients of CLIENTS)
+    console.log(
+      `telemetry on/off throughput at ${clients} clients: ${((100 * on[clients]) / off[clients]).toFixed(1)}%`,
+    );
+  await telemetry.close();
+  receiver.closeAllConnections();
+  receiver.close();
 }
 
 if (DB_URL) {

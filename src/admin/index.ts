@@ -3,7 +3,7 @@
 // (every route 404s, nothing is exposed). Tokens are compared in constant time (SHA-256 of both, then
 // timingSafeEqual, so length differences do not leak either). Every mutating call is audited with the actor
 // (`X-Guardian-Actor` header, else "admin") in lifecycle_audit and policy_activations.activated_by.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { bearerTokenMatches } from '../crypto/bearer-token.ts';
 import { Hono, type Context } from 'hono';
 import { LifecycleError, type LifecycleNode } from '../lifecycle/index.ts';
 import { listReplicas, shadowReport } from '../lifecycle/node.ts';
@@ -21,13 +21,6 @@ export interface AdminAppOptions {
   maxBundleBytes?: number;
   /** Extra sub-apps mounted on the admin app at the given path (replay at "/": its routes start with /replay), behind the same token. */
   mount?: Record<string, Hono>;
-}
-
-const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
-
-/** Constant-time token check. */
-export function tokenMatches(presented: string, expected: string): boolean {
-  return timingSafeEqual(digest(presented), digest(expected));
 }
 
 const STATUS_OF: Record<string, number> = {
@@ -61,7 +54,7 @@ export function createAdminApp(options: AdminAppOptions): Hono {
   app.use('*', async (c, next) => {
     const h = c.req.header('authorization') ?? '';
     const m = /^Bearer\s+(.+)$/i.exec(h);
-    if (!m || !tokenMatches(m[1].trim(), token)) {
+    if (!m || !bearerTokenMatches(m[1].trim(), token)) {
       return new Response(JSON.stringify({ error: 'unauthorized' }), {
         status: 401,
         headers: { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="guardian-admin"' },

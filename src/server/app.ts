@@ -17,13 +17,20 @@ import type { PolicyEngine } from '../policy/types.ts';
 import { openStore } from '../store/index.ts';
 import { storeOptionsFrom } from '../store/config.ts';
 import type { GuardianStore } from '../store/types.ts';
-import { createGuardian, type AuditEvent, type Guardian, type GuardianOptions } from '../acs/pipeline/index.ts';
+import {
+  createGuardian,
+  GUARDIAN_VERSION,
+  type AuditEvent,
+  type Guardian,
+  type GuardianOptions,
+} from '../acs/pipeline/index.ts';
 import { cryptoEnvelopeSignatures } from '../acs/signing/index.ts';
 import { isDurableStore, startLifecycleRuntime, type LifecycleRuntime } from '../lifecycle/index.ts';
 import { sharedUnpackThread } from '../lifecycle/unpack-thread.ts';
 import { readRegoDirectory } from '../rego/sources.ts';
 import { createAdminApi } from './admin.ts';
 import type { StartupTimings } from './startup-timings.ts';
+import type { GuardianTelemetry, Logger } from '../telemetry/index.ts';
 
 export interface HmacKeyMaterial {
   ikm: Uint8Array;
@@ -106,6 +113,10 @@ export interface GuardianRuntimeOptions extends Partial<Omit<GuardianOptions, 's
   engine?: PolicyEngine;
   /** Records the keys, store and bundle phases (GUARDIAN_STARTUP_TIMINGS). */
   timings?: StartupTimings;
+  /** --stdio: stdout carries the protocol (no OCSF on stdout). */
+  stdio?: boolean;
+  /** Default: pino JSON on stderr at GUARDIAN_LOG_LEVEL (info). */
+  logger?: Logger;
 }
 
 export interface GuardianRuntime {
@@ -120,6 +131,9 @@ export interface GuardianRuntime {
   lifecycle?: LifecycleRuntime;
   /** Admin API over the lifecycle (and replay jobs), to mount at /admin; present exactly when `lifecycle` is. */
   admin?: Hono;
+  /** Logs, metrics (/metrics), spans and OCSF events (docs/telemetry.md). */
+  telemetry: GuardianTelemetry;
+  logger: Logger;
   ready(): Promise<boolean>;
   /** Once serving: finishes, between requests, the preparation start-up left for later (the ACS schemas). */
   warm(): Promise<void>;
@@ -145,6 +159,8 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
   if (!isSignatureAlgorithm(checkpointAlgorithm))
     throw new Error(`GUARDIAN_CHECKPOINT_ALGORITHM: unknown algorithm ${JSON.stringify(checkpointAlgorithm)}`);
   const timings = options.timings;
+  // Imported while the keys and the store open: pino and prom-client stay off the module-load path of `serve`.
+  const telemetryModule = import('../telemetry/index.ts');
   // The lifecycle waits for its bundle unpack worker before serving. Started now, the worker boots on another
   // core while this thread reads the keys and opens the store (node.start then finds it answering).
   if (!options.engine && !options.store && env.GUARDIAN_LIFECYCLE !== 'off')
@@ -177,12 +193,16 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
   const storeDone = timings?.begin('store');
   const store = options.store ?? (await openStore({ ...storeOptionsFrom({ databaseUrl, dataDir }, env), checkpoints }));
   storeDone?.();
+  const { openLogger, openTelemetry } = await telemetryModule;
   const bundleDone = timings?.begin('bundle');
   let engine: PolicyEngine;
+  let telemetry: GuardianTelemetry;
   let policySource: string;
   let lifecycle: LifecycleRuntime | undefined;
   let admin: Hono | undefined;
+  let logger: Logger;
   try {
+    logger = options.logger ?? (await openLogger(env));
     if (options.engine) {
       engine = options.engine;
       policySource = 'provided';
@@ -195,7 +215,7 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
         bundlePath: options.bundlePath,
         regoDir: options.regoDir,
         evaluationTimeoutMs: options.evaluationTimeoutMs,
-        log: (l) => void process.stderr.write(l + '\n'),
+        log: (l) => logger.info(l),
       });
       admin = await createAdminApi(lifecycle, store, env);
       engine = lifecycle.engine;
@@ -203,6 +223,14 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
     } else {
       ({ engine, source: policySource } = await loadPolicyEngine(options));
     }
+    const revisionOf = engine;
+    telemetry = await openTelemetry({
+      env,
+      logger,
+      policyRevision: () => revisionOf.revision,
+      serviceVersion: GUARDIAN_VERSION,
+      stdoutIsProtocol: options.stdio,
+    });
   } catch (err) {
     await lifecycle?.close().catch(() => {});
     if (ownsStore) await store.close().catch(() => {});
@@ -210,9 +238,15 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
     throw err;
   }
   bundleDone?.();
-  const onAudit = options.onAudit ?? ((e: AuditEvent) => process.stderr.write(JSON.stringify({ audit: e }) + '\n'));
+  const onAudit =
+    options.onAudit ??
+    ((e: AuditEvent) => logger.warn({ audit: e, request_id: e.requestId, session_id: e.sessionId }, e.detail));
   // acs-crypto is accepted only when ML-DSA-65 can be both verified and signed here (docs/keys.md).
-  const profiles = options.profiles ?? ['acs-core', ...(registry.acsCryptoAvailable() ? ['acs-crypto'] : [])];
+  const profiles = options.profiles ?? [
+    'acs-core',
+    ...(registry.acsCryptoAvailable() ? ['acs-crypto'] : []),
+    ...telemetry.profiles,
+  ];
   const guardianDone = timings?.begin('guardian');
   const guardian = createGuardian({
     ...options,
@@ -221,6 +255,7 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
     engine,
     signatures: cryptoEnvelopeSignatures(registry),
     onAudit,
+    telemetry,
   });
   guardianDone?.();
   return {
@@ -233,6 +268,8 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
     dataDir,
     ...(lifecycle ? { lifecycle } : {}),
     ...(admin ? { admin } : {}),
+    telemetry,
+    logger,
     warm: () => guardian.config.validator.compileInBackground(),
     async ready() {
       await store.getChainHead('00000000-0000-0000-0000-000000000000');
@@ -247,6 +284,8 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
         progress?.('finishing pending commits and checkpoints, closing the store');
         await store.close();
       }
+      progress?.('exporting the last spans and OCSF events');
+      await telemetry.close();
       progress?.('closing the key registry');
       await registry.close();
     },

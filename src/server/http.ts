@@ -15,6 +15,8 @@ export interface HttpAppOptions {
   ready?: () => Promise<boolean>;
   /** Admin API (bundle lifecycle, replay jobs), mounted at /admin; it refuses everything without a token. */
   admin?: Hono;
+  /** Prometheus metrics (src/telemetry/metrics), mounted at /metrics. */
+  metrics?: Hono;
 }
 
 export function createHttpApp(guardian: Guardian, options: HttpAppOptions = {}): Hono {
@@ -47,7 +49,9 @@ export function createHttpApp(guardian: Guardian, options: HttpAppOptions = {}):
     // poll phase first takes in every socket that is ready (other requests, the store's commit answers), then the
     // requests' pipelines run back to back. Kept because it is faster under concurrent load (`npm run bench server`).
     await afterPollPhase();
-    return json(await guardian.handle(body, 'http'));
+    const traceparent = c.req.header('traceparent');
+    const carrier = traceparent ? { traceparent, tracestate: c.req.header('tracestate') } : undefined;
+    return json(await guardian.handle(body, 'http', carrier));
   });
   app.get('/healthz', () => json({ status: 'ok' }));
   app.get('/readyz', async () => {
@@ -60,6 +64,7 @@ export function createHttpApp(guardian: Guardian, options: HttpAppOptions = {}):
     return json({ status: ok ? 'ready' : 'unavailable' }, ok ? 200 : 503);
   });
   if (options.admin) app.route('/admin', options.admin);
+  if (options.metrics) app.route('/metrics', options.metrics);
   app.all('/acs', () => json({ error: 'use POST /acs' }, 405));
   app.notFound(() => json({ error: 'not found' }, 404));
   // A bug must never surface as an HTML 500 page: answer -32603 in JSON-RPC form.

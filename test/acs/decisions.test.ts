@@ -11,6 +11,7 @@ import type { AcsClient } from '../../src/client/index.ts';
 import type { Json } from '../../src/json.ts';
 import { scriptedDecisionEngine } from './fixtures/decision-module.ts';
 import { ALL_STEPS, startHarness, type Harness } from './fixtures/harness.ts';
+import { ASK_DETAILS, DEFER_DETAILS, STEP_PAYLOADS as PAYLOADS } from './fixtures/payloads.ts';
 
 const want = (input: Json): Json | undefined => {
   const params = (input as { params?: { payload?: { want?: Json; throw?: boolean } } }).params;
@@ -19,41 +20,6 @@ const want = (input: Json): Json | undefined => {
 };
 const MSG = { content: [{ type: 'text', value: 'hi' }] };
 const TOOL = { tool: { name: 'Bash' }, arguments: { command: { value: 'ls' } } };
-const ASK_DETAILS = { approver: { type: 'human', id: 'ops' }, question: 'Run ls?', timeout_seconds: 30 };
-const DEFER_DETAILS = {
-  reason: 'insufficient_context',
-  resolution_method: 'additional_context',
-  resolution_timeout_ms: 1000,
-  timeout_decision: 'deny',
-};
-
-/** A valid payload for every step method (with `want` added by the caller). */
-const PAYLOADS: Record<string, Record<string, unknown>> = {
-  'steps/sessionStart': {},
-  'steps/agentTrigger': { trigger_type: 'user_message' },
-  'steps/turnStart': { turn_id: 't1' },
-  'steps/userMessage': MSG,
-  'steps/agentResponse': MSG,
-  'steps/knowledgeRetrieval': { query: { value: 'q' }, results: [{ value: 'r' }] },
-  'steps/memoryContextRetrieval': { results: [{ value: 'm' }] },
-  'steps/memoryStore': { content: { value: 'x' } },
-  'steps/toolCallRequest': TOOL,
-  'steps/toolCallResult': { tool: { name: 'Bash' }, exit_status: 'success', outputs: [{ value: 'ok' }] },
-  'steps/preCompact': { entries_to_compact: ['s1'], triggered_by: 'manual' },
-  'steps/postCompact': {
-    summary: { value: 's' },
-    entries_compacted: ['s1'],
-    pre_compact_chain_hash: 'a'.repeat(64),
-    post_compact_chain_hash: 'b'.repeat(64),
-  },
-  'steps/subagentStart': { subagent_session_id: '0b5e1c1e-2f4e-4c55-9a51-7f1f7c7c2b10' },
-  'steps/subagentStop': { subagent_session_id: '0b5e1c1e-2f4e-4c55-9a51-7f1f7c7c2b10', outcome: 'completed' },
-  'steps/skillRegister': { skill_id: 'sk', definition: { ref: 'x' } },
-  'steps/skillLoad': { skill_id: 'sk', digest: { algorithm: 'sha256', value: 'ab' } },
-  'steps/skillUnload': { skill_id: 'sk' },
-  'steps/turnEnd': { turn_id: 't1', outcome: 'completed' },
-  'steps/sessionEnd': { reason: 'completed' },
-};
 
 let h: Harness;
 beforeAll(async () => {

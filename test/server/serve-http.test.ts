@@ -91,11 +91,17 @@ describe('guardian serve (HTTP, child process)', () => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    const stages = stderr.split('\n').filter((l) => l.startsWith('guardian: SIGTERM: ') || l === 'guardian: stopped');
+    // Log lines are pino JSON (src/telemetry/logging): one object per line, the text in `msg`.
+    const messages = stderr
+      .split('\n')
+      .filter((l) => l.startsWith('{"level"'))
+      .map((l) => (JSON.parse(l) as { msg: string }).msg);
+    const stages = messages.filter((m) => m.startsWith('guardian: SIGTERM: ') || m === 'guardian: stopped');
     expect(stages).toEqual([
       'guardian: SIGTERM: closing the HTTP listener',
       'guardian: SIGTERM: stopping the policy lifecycle',
       'guardian: SIGTERM: finishing pending commits and checkpoints, closing the store',
+      'guardian: SIGTERM: exporting the last spans and OCSF events',
       'guardian: SIGTERM: closing the key registry',
       'guardian: stopped',
     ]);

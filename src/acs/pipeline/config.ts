@@ -3,6 +3,7 @@ import type { PolicyEngine } from '../../policy/types.ts';
 import type { GuardianStore } from '../../store/types.ts';
 import type { EnvelopeSignatures } from '../signing/index.ts';
 import type { AcsValidator } from '../validation/index.ts';
+import type { PipelineTelemetry } from '../../telemetry/observation.ts';
 
 export interface AuditEvent {
   sessionId: string;
@@ -38,6 +39,8 @@ export interface GuardianOptions {
   now?: () => Date;
   /** Receives substitution/failure events that must be audited (§6.5, §9.2, fail-closed). */
   onAudit?: (event: AuditEvent) => void;
+  /** Spans, OCSF events and metrics per message (src/telemetry); absent: nothing is observed. */
+  telemetry?: PipelineTelemetry;
 }
 
 export interface GuardianConfig {
@@ -57,4 +60,5 @@ export interface GuardianConfig {
   evaluatorVersion: string;
   now: () => Date;
   onAudit: (event: AuditEvent) => void;
+  telemetry: PipelineTelemetry | undefined;
 }

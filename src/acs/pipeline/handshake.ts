@@ -124,6 +124,7 @@ export async function handleHello(
     skew_window_ms: config.skewWindowMs,
     policy_requires_provenance: config.policyRequiresProvenance,
     profiles_accepted: (hello.profiles_supported ?? []).filter((p) => config.profiles.includes(p)),
+    ...(config.telemetry?.emission ? { trace_emission: config.telemetry.emission } : {}),
   };
   await config.store.createSession({
     id: sessionId,

@@ -23,6 +23,7 @@ import { rememberRequest, replayDetected, replayKeysOf } from './freshness.ts';
 import { StoreError } from '../../store/errors.ts';
 import type { Json } from '../../json.ts';
 import type { ChainHead, SessionRecord } from '../../store/types.ts';
+import type { RequestObservation, TraceCarrier } from '../../telemetry/observation.ts';
 import { recoverableId, validateEnvelope, validateMcpPayload, validateStepPayload } from './validate.ts';
 
 export type { AuditEvent, GuardianOptions } from './config.ts';
@@ -35,7 +36,7 @@ const MAX_STALE_ATTEMPTS = 8;
 export interface Guardian {
   readonly config: GuardianConfig;
   /** Handles one transport message (raw bytes or text) and returns exactly one response envelope. Never throws. */
-  handle(body: Uint8Array | string, transport: TransportKind): Promise<ResponseEnvelope>;
+  handle(body: Uint8Array | string, transport: TransportKind, carrier?: TraceCarrier): Promise<ResponseEnvelope>;
 }
 
 export function resolveConfig(options: GuardianOptions): GuardianConfig {
@@ -56,6 +57,7 @@ export function resolveConfig(options: GuardianOptions): GuardianConfig {
     evaluatorVersion: options.evaluatorVersion ?? `acs-guardian/${GUARDIAN_VERSION}`,
     now: options.now ?? (() => new Date()),
     onAudit: options.onAudit ?? (() => {}),
+    telemetry: options.telemetry,
   };
 }
 
@@ -101,13 +103,14 @@ export function createGuardian(options: GuardianOptions): Guardian {
     request: AcsRequest,
     auth: Authenticated,
     routed: ReturnType<typeof routeMethod>,
+    obs: RequestObservation | undefined,
   ): Promise<ResponseEnvelope> {
     const sessionId = request.params.metadata.session_id;
     return locks.run(sessionId, async () => {
       // A step evaluated against a head another replica has since moved is evaluated again from fresh reads
       // (its state may have changed too); nothing of the stale attempt was written.
       for (let attempt = 0; attempt <= MAX_STALE_ATTEMPTS; attempt++) {
-        const answered = await attemptStep(request, auth, routed, attempt > 0);
+        const answered = await attemptStep(request, auth, routed, attempt > 0, obs);
         if (answered) return answered;
         sessions.forget(sessionId);
       }
@@ -151,6 +154,7 @@ export function createGuardian(options: GuardianOptions): Guardian {
     auth: Authenticated,
     routed: ReturnType<typeof routeMethod>,
     fresh: boolean,
+    obs: RequestObservation | undefined,
   ): Promise<ResponseEnvelope | null> {
     const sessionId = request.params.metadata.session_id;
     const now = config.now();
@@ -186,12 +190,15 @@ export function createGuardian(options: GuardianOptions): Guardian {
       if (cached && (await config.store.getChainHead(sessionId))?.entryHash !== head?.entryHash) return null;
       return refuse(request, auth, version, now, mismatch);
     }
+    obs?.stage('admit');
 
     const permitted = routed.kind === 'step' ? routed.spec.permitted : MCP_PERMITTED;
     const prior = sessionState(admitted, cached !== undefined);
     // The entry first: its params JCS (hashed for request_hash) is also the policy input's params text.
     const entry = stepEntry(request, auth.paramsJcs);
     const evaluated = await evaluateStep(config, request, prior, permitted, routed.kind === 'mcp', entry.paramsJcs);
+    obs?.stage('evaluate');
+    if (obs) obs.state = evaluated.state;
     const placed = placeEntry(entry, head);
     const durationMs = Math.max(0, Math.round(evaluated.durationMs));
     const { envelope, resultJcs } = await signedResultEnvelope(
@@ -212,6 +219,7 @@ export function createGuardian(options: GuardianOptions): Guardian {
       },
       auth,
     );
+    obs?.stage('sign');
     const writes = sessionWrites(
       config,
       request,
@@ -240,6 +248,7 @@ export function createGuardian(options: GuardianOptions): Guardian {
     });
     if (outcome.status === 'replay') throw replayDetected(outcome.kind, request);
     if (outcome.status === 'stale_head') return null;
+    obs?.stage('commit');
     sessions.remember(writes.written, { seq: outcome.appended.seq, entryHash: outcome.appended.entryHash });
     const audit = auditOf(request);
     for (const event of [...evaluated.auditEvents, ...writes.auditEvents]) audit(event);
@@ -250,7 +259,18 @@ export function createGuardian(options: GuardianOptions): Guardian {
     return envelope;
   }
 
-  async function handle(body: Uint8Array | string, transport: TransportKind): Promise<ResponseEnvelope> {
+  async function handle(body: Uint8Array | string, transport: TransportKind, carrier?: TraceCarrier) {
+    const obs = config.telemetry?.begin(transport, carrier);
+    const envelope = await answer(body, transport, obs);
+    if (obs) config.telemetry?.end(obs, envelope);
+    return envelope;
+  }
+
+  async function answer(
+    body: Uint8Array | string,
+    transport: TransportKind,
+    obs: RequestObservation | undefined,
+  ): Promise<ResponseEnvelope> {
     let id: JsonRpcId | null = null;
     let auth: Authenticated | null = null;
     let request: AcsRequest | null = null;
@@ -265,18 +285,22 @@ export function createGuardian(options: GuardianOptions): Guardian {
       const value = decodeMessage(body);
       id = recoverableId(value);
       request = validateEnvelope(value, config.validator);
+      if (obs) obs.request = request;
+      obs?.stage('validate');
       // Dispatch step 4: ping short-circuits before signature and session checks (§11).
       if (request.method === 'system/ping') return await handlePing(config, request);
       auth = await authenticateRequest(request, config.signatures);
+      obs?.stage('authenticate');
       const routed = routeMethod(request.method);
       if (routed.kind === 'ping') return await handlePing(config, request);
       if (routed.kind === 'handshake') {
         const server = await locks.run(request.params.metadata.session_id, () =>
           handleHello(config, request!, auth!, transport),
         );
+        obs?.stage('handshake');
         return await resultEnvelope(config, request.id, server, auth);
       }
-      return await handleStep(request, auth, routed);
+      return await handleStep(request, auth, routed, obs);
     } catch (err) {
       if (err instanceof AcsError) {
         try {

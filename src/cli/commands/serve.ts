@@ -85,6 +85,7 @@ export function registerServeCommand(program: Command): void {
           bundlePath: flags.bundle,
           skewWindowMs: skew,
           evaluationTimeoutMs: evalTimeout,
+          stdio: flags.stdio === true,
         });
       } catch (err) {
         throw new CliError(
@@ -92,8 +93,9 @@ export function registerServeCommand(program: Command): void {
           await startFailureCode(err),
         );
       }
-      // In stdio mode stdout carries the protocol, so every human-readable line goes to stderr.
-      const say = (line: string): void => void process.stderr.write(line + '\n');
+      // In stdio mode stdout carries the protocol, so every log line goes to stderr (JSON, src/telemetry/logging).
+      const logger = runtime.logger;
+      const say = (line: string): void => logger.info(line);
       const { key } = runtime;
       if (key.source === 'generated')
         say(
@@ -111,7 +113,7 @@ export function registerServeCommand(program: Command): void {
           onFirstAnswer: () => {
             if (timings && answered) {
               answered();
-              say(JSON.stringify({ startup: timings.report() }));
+              process.stderr.write(JSON.stringify({ startup: timings.report() }) + '\n');
             }
             runtime
               .warm()
@@ -129,6 +131,7 @@ export function registerServeCommand(program: Command): void {
           port,
           ready: runtime.ready,
           ...(runtime.admin ? { admin: runtime.admin } : {}),
+          ...(runtime.telemetry.metricsApp ? { metrics: runtime.telemetry.metricsApp } : {}),
         });
       } catch (err) {
         await runtime.close();
@@ -140,7 +143,7 @@ export function registerServeCommand(program: Command): void {
       process.stdout.write(`guardian: listening on ${server.url}\n`);
       if (timings && listened) {
         listened();
-        say(JSON.stringify({ startup: timings.report() }));
+        process.stderr.write(JSON.stringify({ startup: timings.report() }) + '\n');
       }
       runtime.warm().catch((err: unknown) => say(`guardian: ${err instanceof Error ? err.message : String(err)}`));
       const signal = await new Promise<NodeJS.Signals>((resolveStop) => {

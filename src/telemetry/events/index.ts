@@ -1,0 +1,94 @@
+// OCSF event emission: each event is serialised once and queued for every sink; a worker per sink drains its
+// bounded queue in batches. A full queue or a failed batch drops events and reports them (metric + warning log);
+// the request that produced them has already been answered (ACS §Trace "Failure isolation").
+import { BoundedQueue } from '../queue.ts';
+import type { EventSink } from './sinks.ts';
+import type { OcsfEvent } from './ocsf.ts';
+
+export { ocsfEventsOf, classOf, SEVERITY_OF_DISPOSITION, type OcsfEvent, type OcsfProduct } from './ocsf.ts';
+export { fileSink, httpSink, stdoutSink, type EventSink } from './sinks.ts';
+
+export interface OcsfEmitterOptions {
+  sinks: EventSink[];
+  /** Events held per sink at most. */
+  queueSize: number;
+  /** Events per batch (one HTTP POST, one file append). */
+  batchSize: number;
+  /** Wait at most this long for a batch to fill. */
+  flushIntervalMs: number;
+  onDropped(sink: string, count: number, why: string): void;
+}
+
+class SinkWorker {
+  readonly sink: EventSink;
+  readonly queue: BoundedQueue<string>;
+  readonly #options: OcsfEmitterOptions;
+  #running: Promise<void> | null = null;
+  #timer: NodeJS.Timeout | null = null;
+
+  constructor(sink: EventSink, options: OcsfEmitterOptions) {
+    this.sink = sink;
+    this.#options = options;
+    this.queue = new BoundedQueue(options.queueSize, (n) => options.onDropped(sink.kind, n, 'queue full'));
+  }
+
+  push(line: string): void {
+    this.queue.push(line);
+    if (this.#running) return;
+    if (this.queue.size >= this.#options.batchSize) this.#start();
+    else if (!this.#timer) {
+      this.#timer = setTimeout(() => this.#start(), this.#options.flushIntervalMs);
+      this.#timer.unref();
+    }
+  }
+
+  #start(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    if (this.#running) return;
+    this.#running = this.#drain().finally(() => {
+      this.#running = null;
+      if (this.queue.size > 0) this.#start();
+    });
+  }
+
+  async #drain(): Promise<void> {
+    while (this.queue.size > 0) {
+      const batch = this.queue.take(this.#options.batchSize);
+      try {
+        await this.sink.write(batch);
+      } catch (err) {
+        this.#options.onDropped(this.sink.kind, batch.length, err instanceof Error ? err.message : String(err));
+      }
+    }
+  }
+
+  /** Everything queued now is written (or dropped). */
+  async flush(): Promise<void> {
+    this.#start();
+    while (this.#running) await this.#running;
+  }
+}
+
+export interface OcsfEmitter {
+  emit(events: OcsfEvent[]): void;
+  /** Events waiting per sink kind. */
+  depths(): Record<string, number>;
+  flush(): Promise<void>;
+}
+
+export function createOcsfEmitter(options: OcsfEmitterOptions): OcsfEmitter {
+  const workers = options.sinks.map((s) => new SinkWorker(s, options));
+  return {
+    emit(events) {
+      for (const event of events) {
+        const line = JSON.stringify(event);
+        for (const w of workers) w.push(line);
+      }
+    },
+    depths: () => Object.fromEntries(workers.map((w) => [w.sink.kind, w.queue.size])),
+    async flush() {
+      await Promise.all(workers.map((w) => w.flush()));
+    },
+  };
+}

@@ -1,0 +1,272 @@
+// ACS step → OCSF 1.5 events, per the ACS OCSF mapping (ACS §Trace "OCSF event classes", ocsf-mapping v0.1.0):
+// one event in the step's class, and a Detection Finding (2004) for every deny/modify/ask/defer with the mapped
+// severity. Provenance facts ride in `enrichments` (`acs_provenance_origin`, `…_source_id`, `…_lineage_depth`);
+// ACS facts with no OCSF home in `unmapped.acs` (ACS §Trace "Extending OCSF").
+import type { DecisionFact, StepFacts } from '../facts.ts';
+import { UNSPECIFIED } from '../traces/mapping.ts';
+
+export type OcsfEvent = Record<string, unknown>;
+
+interface ClassOf {
+  class_uid: number;
+  class_name: string;
+  category_uid: number;
+  category_name: string;
+  activity_id: number;
+  activity_name: string;
+}
+
+const CATEGORIES: Readonly<Record<number, string>> = {
+  1: 'System Activity',
+  2: 'Findings',
+  3: 'Identity & Access Management',
+  5: 'Discovery',
+  6: 'Application Activity',
+};
+
+/** class_uid, and activity_id where the mapping fixes one (else 99 Other, the OCSF sentinel). */
+const STEP_CLASSES: Readonly<
+  Record<string, readonly [uid: number, name: string, activity: number, activityName: string]>
+> = {
+  'steps/sessionStart': [3002, 'Authentication', 1, 'Logon'],
+  'steps/sessionEnd': [3002, 'Authentication', 2, 'Logoff'],
+  'steps/subagentStart': [3002, 'Authentication', 1, 'Logon'],
+  'steps/subagentStop': [3002, 'Authentication', 2, 'Logoff'],
+  'steps/userMessage': [6002, 'Application Activity', 99, 'Other'],
+  'steps/agentResponse': [6002, 'Application Activity', 99, 'Other'],
+  'steps/agentTrigger': [6002, 'Application Activity', 99, 'Other'],
+  'steps/turnStart': [6002, 'Application Activity', 99, 'Other'],
+  'steps/turnEnd': [6002, 'Application Activity', 99, 'Other'],
+  'steps/toolCallRequest': [1007, 'Process Activity', 1, 'Launch'],
+  'steps/toolCallResult': [1007, 'Process Activity', 2, 'Terminate'],
+  'steps/knowledgeRetrieval': [6005, 'Datastore Activity', 2, 'Read'],
+  'steps/memoryStore': [6005, 'Datastore Activity', 3, 'Update'],
+  'steps/memoryContextRetrieval': [6005, 'Datastore Activity', 2, 'Read'],
+  'steps/preCompact': [6005, 'Datastore Activity', 99, 'Other'],
+  'steps/postCompact': [6005, 'Datastore Activity', 99, 'Other'],
+  'steps/skillRegister': [5001, 'Device Inventory Info', 1, 'Log'],
+  'steps/skillLoad': [1005, 'Module Activity', 1, 'Load'],
+  'steps/skillUnload': [1005, 'Module Activity', 2, 'Unload'],
+  'agbom/snapshot': [5001, 'Inventory Info', 1, 'Log'],
+  'agbom/changed': [5001, 'Inventory Info', 1, 'Log'],
+};
+
+/** ACS §Trace severity mapping, disposition → OCSF severity_id. */
+export const SEVERITY_OF_DISPOSITION: Readonly<Record<string, number>> = {
+  allow: 1,
+  modify: 2,
+  ask: 3,
+  defer: 3,
+  deny: 4,
+};
+
+/**
+ * OCSF `verdict_id` of a finding: a deny or modify acted on a risk (8 Security Risk); an ask is a suspicion a human
+ * resolves (4 Suspicious); a defer waits for facts the Guardian lacks (7 Insufficient Data).
+ */
+const VERDICT_OF_DISPOSITION: Readonly<Record<string, readonly [number, string]>> = {
+  deny: [8, 'Security Risk'],
+  modify: [8, 'Security Risk'],
+  ask: [4, 'Suspicious'],
+  defer: [7, 'Insufficient Data'],
+};
+
+export function classOf(method: string): ClassOf | undefined {
+  if (!Object.hasOwn(STEP_CLASSES, method)) return undefined;
+  const [uid, name, activity, activityName] = STEP_CLASSES[method];
+  const category = Math.floor(uid / 1000);
+  return {
+    class_uid: uid,
+    class_name: name,
+    category_uid: category,
+    category_name: CATEGORIES[category],
+    activity_id: activity,
+    activity_name: activityName,
+  };
+}
+
+const obj = (v: unknown): Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+const str = (v: unknown): string => (typeof v === 'string' && v.length > 0 ? v : UNSPECIFIED);
+
+export interface OcsfProduct {
+  name: string;
+  vendor_name: string;
+  version: string;
+}
+
+function base(cls: ClassOf, timeMs: number, severity: number, product: OcsfProduct): OcsfEvent {
+  return {
+    category_uid: cls.category_uid,
+    category_name: cls.category_name,
+    class_uid: cls.class_uid,
+    class_name: cls.class_name,
+    activity_id: cls.activity_id,
+    activity_name: cls.activity_name,
+    type_uid: cls.class_uid * 100 + cls.activity_id,
+    time: timeMs,
+    severity_id: severity,
+    metadata: { version: '1.5.0', product },
+  };
+}
+
+function actorOf(facts: StepFacts): Record<string, unknown> {
+  return {
+    user: { uid: str(facts.agentId), type_id: 99, type: 'AI Agent' },
+    session: { uid: str(facts.sessionId) },
+  };
+}
+
+function enrichmentsOf(facts: StepFacts): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const p of facts.provenance) {
+    const value = { provenance_id: p.provenance_id, origin: p.origin };
+    out.push({ name: 'acs_provenance_origin', value: p.origin, data: value, type: 'provenance' });
+    if (p.source_id !== undefined)
+      out.push({ name: 'acs_provenance_source_id', value: p.source_id, data: value, type: 'provenance' });
+    if (p.lineage_depth !== undefined)
+      out.push({
+        name: 'acs_provenance_lineage_depth',
+        value: String(p.lineage_depth),
+        data: value,
+        type: 'provenance',
+      });
+  }
+  return out;
+}
+
+/** The class-specific objects OCSF requires of each class, from the step's payload. */
+function classObjects(facts: StepFacts, classUid: number): Record<string, unknown> {
+  const p = facts.payload;
+  switch (classUid) {
+    case 3002: {
+      const subagent = facts.method.startsWith('steps/subagent');
+      return {
+        user: {
+          uid: str(subagent ? (p.subagent_agent_id ?? facts.agentId) : facts.agentId),
+          type_id: 99,
+          type: 'AI Agent',
+        },
+        session: { uid: str(subagent ? p.subagent_session_id : facts.sessionId) },
+        auth_protocol_id: 99,
+        auth_protocol: 'ACS handshake',
+      };
+    }
+    case 6002:
+      return { app: { name: 'ACS agent', uid: str(facts.agentId) } };
+    case 1007: {
+      const tool = str(obj(p.tool).name);
+      return {
+        process: { name: tool, uid: facts.requestId ?? UNSPECIFIED, cmd_line: `${facts.method}:${tool}` },
+      };
+    }
+    case 1005:
+      return {
+        module: {
+          type: 'skill',
+          load_type_id: 99,
+          file: { name: str(p.skill_id), type_id: 99 },
+        },
+      };
+    case 6005: {
+      const store = obj(p.memory_store).name ?? obj(p.source).name ?? facts.method.replace('steps/', '');
+      return { database: { name: str(store), type_id: 99, type: 'agent context' } };
+    }
+    case 5001:
+      return { device: { uid: str(facts.agentId), name: str(facts.agentId), type_id: 99, type: 'AI Agent' } };
+    default:
+      return {};
+  }
+}
+
+function unmappedOf(facts: StepFacts, decision: DecisionFact | undefined): Record<string, unknown> {
+  const acs: Record<string, unknown> = {
+    step: {
+      id: facts.requestId,
+      type: facts.method.replace(/^steps\//, ''),
+      method: facts.method,
+      turn_id: facts.turnId,
+    },
+    session_id: facts.sessionId,
+  };
+  if (facts.provenance.length > 0) acs.provenance = facts.provenance;
+  if (decision) {
+    acs.decision = decision.decision;
+    acs.evaluator = decision.evaluator;
+    if (decision.evaluatorVersion) acs.evaluator_version = decision.evaluatorVersion;
+    if (decision.reasonCodes.length > 0) acs.reason_codes = decision.reasonCodes;
+    if (decision.policyReferences.length > 0) acs.policy_references = decision.policyReferences;
+    if (decision.citedProvenanceIds.length > 0) acs.cited_provenance_ids = decision.citedProvenanceIds;
+    if (decision.chainHash) acs.chain_hash = decision.chainHash;
+  }
+  return { acs };
+}
+
+/** The OCSF events of one answered step: its class event, plus a Detection Finding unless it was allowed. */
+export function ocsfEventsOf(facts: StepFacts, timeMs: number, product: OcsfProduct): OcsfEvent[] {
+  const cls = classOf(facts.method);
+  if (!cls || (!facts.decision && !facts.error)) return [];
+  const decision = facts.decision;
+  const enrichments = enrichmentsOf(facts);
+  const step: OcsfEvent = {
+    ...base(cls, timeMs, decision ? SEVERITY_OF_DISPOSITION[decision.decision] : 1, product),
+    status_id: facts.error || (decision && decision.decision !== 'allow') ? 2 : 1,
+    status: facts.error || (decision && decision.decision !== 'allow') ? 'Failure' : 'Success',
+    actor: actorOf(facts),
+    ...classObjects(facts, cls.class_uid),
+    ...(enrichments.length > 0 ? { enrichments } : {}),
+    unmapped: unmappedOf(facts, decision),
+  };
+  const events = [step];
+  if (decision && decision.decision !== 'allow') events.push(findingOf(facts, decision, timeMs, product, enrichments));
+  return events;
+}
+
+function findingOf(
+  facts: StepFacts,
+  decision: DecisionFact,
+  timeMs: number,
+  product: OcsfProduct,
+  enrichments: Record<string, unknown>[],
+): OcsfEvent {
+  const [verdictId, verdict] = VERDICT_OF_DISPOSITION[decision.decision];
+  const finding: ClassOf = {
+    class_uid: 2004,
+    class_name: 'Detection Finding',
+    category_uid: 2,
+    category_name: 'Findings',
+    activity_id: 1,
+    activity_name: 'Create',
+  };
+  const codes = decision.reasonCodes.length > 0 ? ` (${decision.reasonCodes.join(', ')})` : '';
+  return {
+    ...base(finding, timeMs, SEVERITY_OF_DISPOSITION[decision.decision], product),
+    status_id: 1,
+    status: 'New',
+    verdict_id: verdictId,
+    verdict,
+    finding_info: {
+      // The decision is identified by the step it answers (request_id is unique per session, §10.3).
+      uid: `${str(facts.sessionId)}/${str(facts.requestId)}`,
+      title: `${facts.method} ${decision.decision}${codes}`,
+      ...(decision.reasoning ? { desc: decision.reasoning } : {}),
+      types: ['ACS decision'],
+    },
+    evidences: [
+      {
+        actor: actorOf(facts),
+        data: {
+          method: facts.method,
+          request_id: facts.requestId,
+          decision: decision.decision,
+          reason_codes: decision.reasonCodes,
+          cited_provenance_ids: decision.citedProvenanceIds,
+          ...(decision.chainHash ? { chain_hash: decision.chainHash } : {}),
+        },
+      },
+    ],
+    actor: actorOf(facts),
+    ...(enrichments.length > 0 ? { enrichments } : {}),
+    unmapped: unmappedOf(facts, decision),
+  };
+}

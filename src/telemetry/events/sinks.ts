@@ -1,0 +1,104 @@
+// Where OCSF events go, one JSON object per event: a size-rotated JSON-lines file, stdout, or batches POSTed to
+// a SIEM collector (a JSON array per request) with retry and exponential backoff. Each sink has its own queue and
+// worker (events/index.ts), so a slow collector never holds back the file.
+import { appendFile, rename, stat } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface EventSink {
+  /** Sink kind for metrics labels and logs: `file`, `stdout`, `http`. */
+  readonly kind: string;
+  /** Delivers a batch of JSON texts or throws (the batch is then counted as dropped). */
+  write(batch: string[]): Promise<void>;
+}
+
+export interface FileSinkOptions {
+  path: string;
+  /** Rotate before the file would exceed this size. */
+  maxBytes: number;
+  /** Rotated files kept: path.1 (newest) … path.N. */
+  keep: number;
+}
+
+export function fileSink(options: FileSinkOptions): EventSink {
+  let size: number | undefined;
+  async function rotate(): Promise<void> {
+    for (let i = options.keep - 1; i >= 1; i--)
+      await rename(`${options.path}.${i}`, `${options.path}.${i + 1}`).catch(() => {});
+    if (options.keep >= 1) await rename(options.path, `${options.path}.1`).catch(() => {});
+    size = 0;
+  }
+  return {
+    kind: 'file',
+    async write(batch) {
+      if (size === undefined)
+        size = await stat(options.path).then(
+          (s) => s.size,
+          () => 0,
+        );
+      const text = batch.join('\n') + '\n';
+      const bytes = Buffer.byteLength(text);
+      if (size > 0 && size + bytes > options.maxBytes) await rotate();
+      await appendFile(options.path, text, { mode: 0o600 });
+      size += bytes;
+    },
+  };
+}
+
+export function stdoutSink(out: NodeJS.WritableStream = process.stdout): EventSink {
+  return {
+    kind: 'stdout',
+    write: (batch) =>
+      new Promise<void>((resolve, reject) =>
+        out.write(batch.join('\n') + '\n', (err) => (err ? reject(err) : resolve())),
+      ),
+  };
+}
+
+export interface HttpSinkOptions {
+  url: string;
+  /** Sent as `Authorization: Bearer …`; never logged. */
+  token?: string;
+  timeoutMs: number;
+  /** Attempts per batch (1 = no retry). */
+  maxAttempts: number;
+  /** First backoff; doubled per attempt, with jitter. */
+  backoffMs: number;
+}
+
+export class HttpSinkError extends Error {}
+
+/** 429 and 5xx are worth retrying; any other refusal would be refused again. */
+const retryable = (status: number): boolean => status === 429 || status >= 500;
+
+export function httpSink(options: HttpSinkOptions): EventSink {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  return {
+    kind: 'http',
+    async write(batch) {
+      const body = `[${batch.join(',')}]`;
+      for (let attempt = 1; ; attempt++) {
+        let status: number | undefined;
+        try {
+          const res = await fetch(options.url, {
+            method: 'POST',
+            headers,
+            body,
+            signal: AbortSignal.timeout(options.timeoutMs),
+          });
+          await res.arrayBuffer().catch(() => undefined);
+          if (res.ok) return;
+          status = res.status;
+          if (!retryable(status)) throw new HttpSinkError(`collector refused the batch: HTTP ${status}`);
+        } catch (err) {
+          if (err instanceof HttpSinkError) throw err;
+          if (attempt >= options.maxAttempts)
+            throw new HttpSinkError(`collector unreachable: ${err instanceof Error ? err.message : String(err)}`);
+        }
+        if (attempt >= options.maxAttempts) throw new HttpSinkError(`collector failed the batch: HTTP ${status}`);
+        const backoff = options.backoffMs * 2 ** (attempt - 1);
+        await sleep(backoff / 2 + Math.random() * (backoff / 2));
+      }
+    },
+  };
+}

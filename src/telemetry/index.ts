@@ -1,0 +1,304 @@
+// Operations telemetry of the Guardian (docs/telemetry.md): OpenTelemetry spans (traces/), OCSF events
+// (events/), Prometheus metrics (metrics/) and structured logs (logging/), configured from the environment.
+//
+// The request path only records an observation per message (observation.ts); metrics are counted when the
+// answer is ready, spans and OCSF events are built later from a bounded queue drained between requests. A full
+// queue, a slow collector or a dead sink drops telemetry (counted, warned) and never delays or changes a decision
+// (ACS §Trace "Failure isolation"). The OTel SDK is imported only when an OTLP exporter is configured.
+import { setImmediate as nextTurn } from 'node:timers';
+import { stepFactsOf } from './facts.ts';
+import {
+  createOcsfEmitter,
+  fileSink,
+  httpSink,
+  ocsfEventsOf,
+  stdoutSink,
+  type EventSink,
+  type OcsfEmitter,
+} from './events/index.ts';
+import type { Logger } from './logging/index.ts';
+import { createGuardianMetrics, metricsApp, type GuardianMetrics } from './metrics/index.ts';
+import { RequestObservation, type PipelineTelemetry, type TraceCarrier, type TraceEmission } from './observation.ts';
+import { BoundedQueue } from './queue.ts';
+import type { StepTracer } from './traces/index.ts';
+import type { Hono } from 'hono';
+import type { ResponseEnvelope, TransportKind } from '../acs/types.ts';
+
+export {
+  RequestObservation,
+  type PipelineStage,
+  type PipelineTelemetry,
+  type TraceCarrier,
+  type TraceEmission,
+} from './observation.ts';
+export { createLogger, isLogLevel, openLogger, type Logger, type LogLevel } from './logging/index.ts';
+
+export class TelemetryConfigError extends Error {}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function positive(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0)
+    throw new TelemetryConfigError(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+/** OTEL_EXPORTER_OTLP_HEADERS form: `k1=v1,k2=v2`, values URL-encoded (OTel SDK environment specification). */
+function otlpHeaders(raw: string | undefined): Record<string, string> | undefined {
+  if (!raw) return undefined;
+  const out: Record<string, string> = {};
+  for (const pair of raw.split(',')) {
+    const at = pair.indexOf('=');
+    if (at <= 0) continue;
+    out[decodeURIComponent(pair.slice(0, at).trim())] = decodeURIComponent(pair.slice(at + 1).trim());
+  }
+  return out;
+}
+
+export interface OtlpSettings {
+  url: string;
+  headers?: Record<string, string>;
+  serviceName: string;
+  maxQueueSize: number;
+  scheduledDelayMillis: number;
+  exportTimeoutMillis: number;
+}
+
+/** The OTLP/HTTP traces exporter the standard OTEL_* variables ask for, or null when tracing is off. */
+export function otlpSettingsFrom(env: Env): OtlpSettings | null {
+  if (env.OTEL_SDK_DISABLED === 'true') return null;
+  const exporter = env.OTEL_TRACES_EXPORTER ?? 'otlp';
+  if (exporter === 'none') return null;
+  if (exporter !== 'otlp')
+    throw new TelemetryConfigError(`OTEL_TRACES_EXPORTER=${exporter}: only otlp and none are supported`);
+  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL;
+  if (protocol !== undefined && protocol !== 'http/json')
+    throw new TelemetryConfigError(
+      `OTEL_EXPORTER_OTLP_PROTOCOL=${protocol}: this Guardian exports OTLP over http/json`,
+    );
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (base ? `${base.replace(/\/+$/, '')}/v1/traces` : undefined);
+  if (!url) return null;
+  try {
+    new URL(url);
+  } catch {
+    throw new TelemetryConfigError(`OTLP traces endpoint is not a URL: ${JSON.stringify(url)}`);
+  }
+  const headers = otlpHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? env.OTEL_EXPORTER_OTLP_HEADERS);
+  return {
+    url,
+    ...(headers ? { headers } : {}),
+    serviceName: env.OTEL_SERVICE_NAME || 'acs-guardian',
+    maxQueueSize: positive(env, 'OTEL_BSP_MAX_QUEUE_SIZE', 2048),
+    scheduledDelayMillis: positive(env, 'OTEL_BSP_SCHEDULE_DELAY', 1000),
+    exportTimeoutMillis: positive(
+      env,
+      'OTEL_EXPORTER_OTLP_TRACES_TIMEOUT',
+      positive(env, 'OTEL_EXPORTER_OTLP_TIMEOUT', 10_000),
+    ),
+  };
+}
+
+/** The OCSF sinks the GUARDIAN_OCSF_* variables ask for (none: OCSF off). */
+export function ocsfSinksFrom(env: Env, stdoutIsProtocol: boolean): EventSink[] {
+  const sinks: EventSink[] = [];
+  if (env.GUARDIAN_OCSF_FILE)
+    sinks.push(
+      fileSink({
+        path: env.GUARDIAN_OCSF_FILE,
+        maxBytes: positive(env, 'GUARDIAN_OCSF_FILE_MAX_BYTES', 64 * 1024 * 1024),
+        keep: positive(env, 'GUARDIAN_OCSF_FILE_KEEP', 5),
+      }),
+    );
+  if (env.GUARDIAN_OCSF_STDOUT === '1') {
+    if (stdoutIsProtocol)
+      throw new TelemetryConfigError('GUARDIAN_OCSF_STDOUT=1: stdout carries the ACS protocol in --stdio mode');
+    sinks.push(stdoutSink());
+  }
+  if (env.GUARDIAN_OCSF_HTTP_URL) {
+    try {
+      new URL(env.GUARDIAN_OCSF_HTTP_URL);
+    } catch {
+      throw new TelemetryConfigError('GUARDIAN_OCSF_HTTP_URL is not a URL');
+    }
+    sinks.push(
+      httpSink({
+        url: env.GUARDIAN_OCSF_HTTP_URL,
+        ...(env.GUARDIAN_OCSF_HTTP_TOKEN ? { token: env.GUARDIAN_OCSF_HTTP_TOKEN } : {}),
+        timeoutMs: positive(env, 'GUARDIAN_OCSF_HTTP_TIMEOUT_MS', 5000),
+        maxAttempts: positive(env, 'GUARDIAN_OCSF_HTTP_MAX_ATTEMPTS', 5),
+        backoffMs: positive(env, 'GUARDIAN_OCSF_HTTP_BACKOFF_MS', 200),
+      }),
+    );
+  }
+  return sinks;
+}
+
+export interface TelemetryOptions {
+  env: Env;
+  logger: Logger;
+  /** The policy revision in force (for the info metric). */
+  policyRevision(): string;
+  serviceVersion: string;
+  /** --stdio: stdout is the protocol, so no OCSF there. */
+  stdoutIsProtocol?: boolean;
+  /** Overrides the sinks from the environment (tests, embedding). */
+  sinks?: EventSink[];
+}
+
+export interface GuardianTelemetry extends PipelineTelemetry {
+  readonly logger: Logger;
+  readonly metrics: GuardianMetrics | undefined;
+  /** Mount at /metrics (undefined with GUARDIAN_METRICS=off). */
+  readonly metricsApp: Hono | undefined;
+  /** Profiles this telemetry lets the Guardian claim: acs-trace once spans or OCSF events are emitted. */
+  readonly profiles: string[];
+  /** Exports what is queued (bounded by the exporters' timeouts), then stops the exporters. */
+  close(): Promise<void>;
+}
+
+/** Messages whose spans and events are built per turn of the event loop, so a backlog never stalls requests. */
+const DRAIN_SLICE = 64;
+/** At most one drop warning per this many ms (with the count since the last). */
+const DROP_WARNING_EVERY_MS = 10_000;
+
+export async function openTelemetry(options: TelemetryOptions): Promise<GuardianTelemetry> {
+  const { env, logger } = options;
+  const otlp = otlpSettingsFrom(env);
+  const sinks = options.sinks ?? ocsfSinksFrom(env, options.stdoutIsProtocol ?? false);
+  const metricsOn = env.GUARDIAN_METRICS !== 'off';
+  const tracer: StepTracer | undefined = otlp
+    ? (await import('./traces/index.ts')).openStepTracer({
+        ...otlp,
+        serviceVersion: options.serviceVersion,
+        onDropped: (n) => dropped('otlp', n, 'export failed'),
+      })
+    : undefined;
+  let emitter: OcsfEmitter | undefined;
+  const backlog = new BoundedQueue<RequestObservation>(positive(env, 'GUARDIAN_TELEMETRY_QUEUE_SIZE', 4096), (n) =>
+    dropped('pipeline', n, 'telemetry backlog full'),
+  );
+  const metrics = metricsOn
+    ? createGuardianMetrics({
+        policyRevision: options.policyRevision,
+        queueDepths: () => ({
+          pipeline: backlog.size,
+          ...(tracer ? { otlp: tracer.pending() } : {}),
+          ...Object.fromEntries(Object.entries(emitter?.depths() ?? {}).map(([k, v]) => [`ocsf_${k}`, v])),
+        }),
+      })
+    : undefined;
+  const product = { name: 'acs-guardian', vendor_name: 'ACS Guardian', version: options.serviceVersion };
+  emitter =
+    sinks.length > 0
+      ? createOcsfEmitter({
+          sinks,
+          queueSize: positive(env, 'GUARDIAN_OCSF_QUEUE_SIZE', 4096),
+          batchSize: positive(env, 'GUARDIAN_OCSF_BATCH_SIZE', 100),
+          flushIntervalMs: positive(env, 'GUARDIAN_OCSF_FLUSH_MS', 1000),
+          onDropped: (sink, n, why) => dropped(`ocsf_${sink}`, n, why),
+        })
+      : undefined;
+
+  const unwarned = new Map<string, { count: number; why: string }>();
+  let lastWarning = 0;
+  let warningTimer: NodeJS.Timeout | null = null;
+  function warnDrops(): void {
+    warningTimer = null;
+    lastWarning = Date.now();
+    for (const [exporter, { count, why }] of unwarned)
+      logger.warn(
+        { exporter, dropped: count, reason: why },
+        `telemetry dropped ${count} item(s) for ${exporter}: ${why}`,
+      );
+    unwarned.clear();
+  }
+  function dropped(exporter: string, count: number, why: string): void {
+    metrics?.dropped(exporter, count);
+    const seen = unwarned.get(exporter);
+    unwarned.set(exporter, { count: (seen?.count ?? 0) + count, why });
+    if (warningTimer) return;
+    const wait = Math.max(0, lastWarning + DROP_WARNING_EVERY_MS - Date.now());
+    warningTimer = setTimeout(warnDrops, wait);
+    warningTimer.unref();
+  }
+
+  let draining = false;
+  function drain(): void {
+    for (const observation of backlog.take(DRAIN_SLICE)) {
+      try {
+        const facts = stepFactsOf(observation);
+        tracer?.record(observation, facts);
+        emitter?.emit(ocsfEventsOf(facts, Math.round(observation.epochMsOf(observation.endMs)), product));
+      } catch (err) {
+        logger.error(
+          { err: err instanceof Error ? err.message : String(err) },
+          'telemetry: could not build a span or event',
+        );
+      }
+    }
+    if (backlog.size > 0) nextTurn(drain);
+    else draining = false;
+  }
+
+  const emits = tracer !== undefined || emitter !== undefined;
+  const emission: TraceEmission | undefined = emits
+    ? {
+        otel_enabled: tracer !== undefined,
+        ocsf_enabled: emitter !== undefined,
+        ...(env.GUARDIAN_OTEL_ADVERTISED_ENDPOINT
+          ? { otel_collector_endpoint: env.GUARDIAN_OTEL_ADVERTISED_ENDPOINT }
+          : {}),
+      }
+    : undefined;
+
+  return {
+    logger,
+    metrics,
+    metricsApp: metrics ? metricsApp(metrics, env.GUARDIAN_METRICS_TOKEN || undefined) : undefined,
+    profiles: emits ? ['acs-trace'] : [],
+    emission,
+    begin: (transport: TransportKind, carrier?: TraceCarrier) => new RequestObservation(transport, carrier),
+    end(observation: RequestObservation, envelope: ResponseEnvelope) {
+      try {
+        observation.endMs = performance.now();
+        observation.envelope = envelope;
+        metrics?.observe(observation);
+        if (!emits || !backlog.push(observation) || draining) return;
+        draining = true;
+        nextTurn(drain);
+      } catch {
+        // Telemetry never fails a request.
+      }
+    },
+    async close() {
+      while (backlog.size > 0) drain();
+      // Bounded: a collector that never answers must not hold up the shutdown (what is left is lost, and said).
+      const deadline = positive(env, 'GUARDIAN_TELEMETRY_SHUTDOWN_MS', 5000);
+      let timer: NodeJS.Timeout | undefined;
+      const exported = Promise.all([emitter?.flush(), tracer?.shutdown()]).then(
+        () => true,
+        (err: unknown) => {
+          logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'telemetry: the last export failed');
+          return true;
+        },
+      );
+      const inTime = await Promise.race([
+        exported,
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(false), deadline);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (!inTime)
+        logger.warn({ deadline_ms: deadline }, 'telemetry: exporters did not finish before the shutdown deadline');
+      if (warningTimer) {
+        clearTimeout(warningTimer);
+        warnDrops();
+      }
+    },
+  };
+}

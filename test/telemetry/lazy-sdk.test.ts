@@ -1,0 +1,42 @@
+// The OpenTelemetry SDK is loaded only when an exporter is configured: with tracing off, opening telemetry (and
+// answering through it) resolves no @opentelemetry module. Run on dist/ (built by the test setup) in a child
+// process whose resolve hook prints every module it reaches, dynamic imports included.
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const hook = `data:text/javascript,${encodeURIComponent(
+  "import { register } from 'node:module'; register('data:text/javascript,' + encodeURIComponent('export async function resolve(s, c, n) { const r = await n(s, c); process.stderr.write(\"resolved \" + r.url + \"\\\\n\"); return r; }'));",
+)}`;
+
+function otelModulesReached(env: Record<string, string>): string[] {
+  const code = `const m = await import('./dist/telemetry/index.js');
+    const t = await m.openTelemetry({ env: ${JSON.stringify(env)}, logger: m.createLogger({ level: 'silent' }),
+      policyRevision: () => 'r', serviceVersion: '0' });
+    const o = t.begin('http');
+    t.end(o, { jsonrpc: '2.0', id: 1, error: { code: -32600, message: 'x' } });
+    await t.close();`;
+  const run = spawnSync(process.execPath, ['--import', hook, '--input-type=module', '-e', code], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  expect(run.status, run.stderr).toBe(0);
+  return run.stderr
+    .split('\n')
+    .filter((l) => l.startsWith('resolved ') && l.includes('/node_modules/@opentelemetry/'))
+    .map((l) => l.slice('resolved '.length));
+}
+
+describe('OpenTelemetry SDK loading', () => {
+  it('tracing off: no @opentelemetry module is reached; an OTLP endpoint: the SDK and the exporter are', () => {
+    expect(otelModulesReached({})).toEqual([]);
+    const on = otelModulesReached({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9',
+      GUARDIAN_TELEMETRY_SHUTDOWN_MS: '200',
+    });
+    expect(on.some((u) => u.includes('/sdk-trace-base/'))).toBe(true);
+    expect(on.some((u) => u.includes('/exporter-trace-otlp-http/'))).toBe(true);
+  }, 240_000);
+});

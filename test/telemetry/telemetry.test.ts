@@ -1,0 +1,495 @@
+// acs-trace and operations telemetry against real receivers: a real Guardian runtime (PGlite, crypto registry,
+// Wasm fixture engine) behind real HTTP, exporting spans over OTLP/HTTP to an in-test receiver, OCSF batches to an
+// in-test SIEM collector and a JSON-lines file, metrics at /metrics, pino logs captured. Every ACS answer is checked
+// against the response schema. The mapping tables below are written from the ACS OTel and OCSF mappings (v0.1.0).
+import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AcsClient } from '../../src/client/index.ts';
+import type { ServerHello } from '../../src/acs/types.ts';
+import { openGuardianRuntime, type GuardianRuntime } from '../../src/server/app.ts';
+import { startHttpServer, type RunningHttpServer } from '../../src/server/http.ts';
+import { openStore } from '../../src/store/index.ts';
+import type { Json } from '../../src/store/types.ts';
+import { createLogger } from '../../src/telemetry/index.ts';
+import { scriptedDecisionEngine } from '../acs/fixtures/decision-module.ts';
+import { ALL_STEPS, expectValidAnswer, TEST_IKM } from '../acs/fixtures/harness.ts';
+import { ASK_DETAILS, DEFER_DETAILS, STEP_PAYLOADS } from '../acs/fixtures/payloads.ts';
+import {
+  eventually,
+  startOtlpReceiver,
+  startSiemCollector,
+  type OtlpReceiver,
+  type SiemCollector,
+} from './receivers.ts';
+
+const OCSF_SCHEMA = JSON.parse(
+  readFileSync(new URL('../fixtures/ocsf/acs-ocsf-classes.schema.json', import.meta.url), 'utf8'),
+) as object;
+const validateOcsf = new Ajv2020({ allErrors: true, strict: false }).compile(OCSF_SCHEMA);
+
+/** ACS OTel mapping: span name and required attributes per step (otel-mapping.json step_to_span). */
+const SPANS: Record<string, [string, string[]]> = {
+  'steps/sessionStart': ['acs.session', ['acs.session.id']],
+  'steps/agentTrigger': ['acs.agent.trigger', ['acs.agent.id', 'acs.trigger.type']],
+  'steps/userMessage': ['acs.message.user', ['acs.session.id', 'acs.content.types']],
+  'steps/agentResponse': ['acs.message.agent', ['acs.session.id', 'acs.agent.id']],
+  'steps/toolCallRequest': ['gen_ai.tool.call', ['gen_ai.tool.name', 'acs.capability']],
+  'steps/toolCallResult': ['gen_ai.tool.result', ['gen_ai.tool.name', 'acs.exit_status']],
+  'steps/knowledgeRetrieval': ['acs.knowledge.retrieval', ['acs.source.type', 'acs.results.count']],
+  'steps/memoryStore': ['acs.memory.store', ['acs.memory_store.name', 'acs.operation']],
+  'steps/memoryContextRetrieval': ['acs.memory.retrieval', ['acs.memory_store.name', 'acs.results.count']],
+  'steps/sessionEnd': ['acs.session.end', ['acs.session.reason']],
+  'steps/turnStart': ['acs.turn', ['acs.turn.id', 'acs.turn.triggered_by']],
+  'steps/turnEnd': ['acs.turn.end', ['acs.turn.id', 'acs.turn.outcome']],
+  'steps/preCompact': ['acs.compact', ['acs.compact.entry_count', 'acs.compact.triggered_by']],
+  'steps/postCompact': ['acs.compact.complete', ['acs.compact.entry_count']],
+  'steps/subagentStart': [
+    'acs.subagent',
+    ['acs.subagent.session_id', 'acs.subagent.parent_session_id', 'acs.subagent.intent_derivation'],
+  ],
+  'steps/subagentStop': [
+    'acs.subagent.end',
+    ['acs.subagent.session_id', 'acs.subagent.outcome', 'acs.subagent.final_chain_hash'],
+  ],
+  'steps/skillRegister': [
+    'acs.skill.register',
+    ['acs.skill.id', 'acs.skill.digest.algorithm', 'acs.skill.digest.value', 'acs.skill.declared_capabilities'],
+  ],
+  'steps/skillLoad': [
+    'acs.skill.load',
+    [
+      'acs.skill.id',
+      'acs.skill.digest.algorithm',
+      'acs.skill.digest.value',
+      'acs.skill.load_trigger',
+      'acs.skill.load_path',
+    ],
+  ],
+  'steps/skillUnload': ['acs.skill.unload', ['acs.skill.id', 'acs.skill.reason']],
+};
+/** ACS OCSF mapping: class_uid (and activity_id where fixed) per step (ocsf-mapping.json step_to_class). */
+const CLASSES: Record<string, [number, number?]> = {
+  'steps/sessionStart': [3002, 1],
+  'steps/sessionEnd': [3002, 2],
+  'steps/userMessage': [6002],
+  'steps/agentResponse': [6002],
+  'steps/agentTrigger': [6002],
+  'steps/turnStart': [6002],
+  'steps/turnEnd': [6002],
+  'steps/toolCallRequest': [1007],
+  'steps/toolCallResult': [1007],
+  'steps/knowledgeRetrieval': [6005],
+  'steps/memoryStore': [6005],
+  'steps/memoryContextRetrieval': [6005],
+  'steps/preCompact': [6005, 99],
+  'steps/postCompact': [6005, 99],
+  'steps/subagentStart': [3002, 1],
+  'steps/subagentStop': [3002, 2],
+  'steps/skillRegister': [5001],
+  'steps/skillLoad': [1005, 1],
+  'steps/skillUnload': [1005, 2],
+};
+const SEVERITY: Record<string, number> = { allow: 1, modify: 2, ask: 3, defer: 3, deny: 4 };
+const STAGES = ['validate', 'authenticate', 'admit', 'evaluate', 'sign', 'commit'];
+
+const TOOL = STEP_PAYLOADS['steps/toolCallRequest'];
+const WANTS: Record<string, Json> = {
+  deny: { decision: 'deny', reasoning: 'rm is not allowed here', reason_codes: ['tool_blocked'] },
+  modify: {
+    decision: 'modify',
+    reasoning: 'narrowed',
+    modifications: { redactions: [{ path: '/arguments/secret' }], parameter_overrides: { command: 'ls -l' } },
+  },
+  ask: { decision: 'ask', reasoning: 'needs approval', ask_details: ASK_DETAILS },
+  defer: { decision: 'defer', reasoning: 'wait', defer_details: DEFER_DETAILS },
+};
+const want = (input: Json): Json | undefined => {
+  const params = (input as { params?: { payload?: { want?: Json; throw?: boolean } } }).params;
+  if (params?.payload?.throw) throw new Error('policy builtin exploded');
+  return params?.payload?.want ?? { decision: 'allow', reasoning: 'fixture allows' };
+};
+
+const SECRETS = {
+  metricsToken: 'metrics-token-9f8e7d6c5b4a',
+  siemToken: 'siem-token-0a1b2c3d4e5f',
+  adminToken: 'admin-token-112233445566',
+};
+
+interface Running {
+  runtime: GuardianRuntime;
+  server: RunningHttpServer;
+  logs: string[];
+  /** Every message sent and answered (the secret scan looks for their signatures). */
+  wire: string[];
+  client(traceparent?: () => string | undefined): AcsClient;
+  close(): Promise<void>;
+}
+
+async function startGuardian(env: Record<string, string>): Promise<Running> {
+  const dir = mkdtempSync(join(tmpdir(), 'acs-telemetry-'));
+  const store = await openStore({ inMemory: true });
+  const engine = await scriptedDecisionEngine(want, 'rev-telemetry');
+  const logs: string[] = [];
+  const logger = createLogger({ level: 'debug', destination: { write: (line: string) => void logs.push(line) } });
+  const runtime = await openGuardianRuntime({
+    dataDir: dir,
+    store,
+    engine,
+    logger,
+    env: {
+      GUARDIAN_HMAC_IKM: Buffer.from(TEST_IKM).toString('base64'),
+      GUARDIAN_ADMIN_TOKEN: SECRETS.adminToken,
+      ...env,
+    },
+  });
+  const server = await startHttpServer(runtime.guardian, {
+    port: 0,
+    ...(runtime.telemetry.metricsApp ? { metrics: runtime.telemetry.metricsApp } : {}),
+  });
+  const wire: string[] = [];
+  return {
+    runtime,
+    server,
+    logs,
+    wire,
+    client: (traceparent) =>
+      new AcsClient({
+        ikm: TEST_IKM,
+        agentId: 'agent-telemetry',
+        transport: async (message) => {
+          const tp = traceparent?.();
+          const res = await fetch(server.url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', ...(tp ? { traceparent: tp } : {}) },
+            body: message,
+          });
+          const text = await res.text();
+          expectValidAnswer(JSON.parse(text));
+          wire.push(message, text);
+          return text;
+        },
+      }),
+    async close() {
+      await server.close();
+      await runtime.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Prometheus text format → samples keyed `name{labels}` (labels sorted); HELP/TYPE lines checked for form. */
+function parsePrometheus(text: string): Map<string, number> {
+  const samples = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '') continue;
+    if (line.startsWith('#')) {
+      expect(line).toMatch(/^# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .+$/);
+      continue;
+    }
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?[0-9.e+-]+|NaN|\+Inf|-Inf)(?: \d+)?$/.exec(line);
+    expect(m, line).not.toBeNull();
+    const labels = [...(m![2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)]
+      .map(([, k, v]) => `${k}="${v}"`)
+      .sort()
+      .join(',');
+    samples.set(labels ? `${m![1]}{${labels}}` : m![1], Number(m![3]));
+  }
+  return samples;
+}
+
+describe('acs-trace with real receivers', () => {
+  let otlp: OtlpReceiver;
+  let siem: SiemCollector;
+  let g: Running;
+  let dir: string;
+  let hello: ServerHello;
+  let sessionId = '';
+  const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+  const parentSpanId = '00f067aa0ba902b7';
+
+  beforeAll(async () => {
+    otlp = await startOtlpReceiver();
+    siem = await startSiemCollector({ failFirst: 1 });
+    dir = mkdtempSync(join(tmpdir(), 'acs-ocsf-file-'));
+    g = await startGuardian({
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_SERVICE_NAME: 'guardian-under-test',
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+      GUARDIAN_OCSF_HTTP_URL: siem.url,
+      GUARDIAN_OCSF_HTTP_TOKEN: SECRETS.siemToken,
+      GUARDIAN_OCSF_HTTP_BACKOFF_MS: '20',
+      GUARDIAN_OCSF_FILE: join(dir, 'ocsf.jsonl'),
+      GUARDIAN_OCSF_FLUSH_MS: '20',
+      GUARDIAN_METRICS_TOKEN: SECRETS.metricsToken,
+    });
+    // One full session: every step once (allowed), then a tool call per non-allow disposition, one with a
+    // traceparent, one carrying provenance, one whose policy fails (audited).
+    let tp: string | undefined;
+    const c = g.client(() => tp);
+    hello = await c.hello({ methods_implemented: ALL_STEPS, profiles_supported: ['acs-core', 'acs-trace'] });
+    sessionId = c.sessionId;
+    for (const method of Object.keys(STEP_PAYLOADS)) {
+      if (method === 'steps/sessionEnd') continue;
+      expect((await c.step(method, STEP_PAYLOADS[method])).failure).toBeUndefined();
+    }
+    for (const d of ['deny', 'modify', 'ask', 'defer']) {
+      const out = await c.step('steps/toolCallRequest', { ...TOOL, want: WANTS[d] });
+      expect(out.decision).toBe(d);
+    }
+    tp = `00-${traceId}-${parentSpanId}-01`;
+    await c.step('steps/userMessage', {
+      content: [
+        {
+          type: 'text',
+          value: 'hello',
+          provenance: { provenance_id: 'u1', origin: 'user_input', source_id: 'user-7' },
+        },
+      ],
+    });
+    tp = undefined;
+    expect((await c.step('steps/toolCallRequest', { ...TOOL, throw: true })).decision).toBe('deny');
+    await c.step('steps/sessionEnd', STEP_PAYLOADS['steps/sessionEnd']);
+    // 19 steps + 4 dispositions + provenance + failure = 25 step spans, plus the handshake.
+    await eventually(() => otlp.spans.filter((s) => s.name.startsWith('acs.pipeline.') === false).length >= 26);
+    await eventually(() => siem.events.filter((e) => e.class_uid !== 2004).length >= 25);
+  });
+
+  afterAll(async () => {
+    await g.close();
+    await otlp.close();
+    await siem.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the handshake declares acs-trace and what is emitted (ServerHello trace_emission)', () => {
+    expect(hello.profiles_accepted).toEqual(['acs-core', 'acs-trace']);
+    expect(hello.trace_emission).toEqual({ otel_enabled: true, ocsf_enabled: true });
+  });
+
+  it('every one of the 19 hooks is a span with its mapped name and required attributes, and an acs.decision event', () => {
+    expect(otlp.resources[0]['service.name']).toBe('guardian-under-test');
+    const steps = otlp.spans.filter((s) => s.attributes['acs.session.id'] === sessionId);
+    for (const [method, [name, required]] of Object.entries(SPANS)) {
+      const span = steps.find((s) => s.attributes['acs.method'] === method);
+      expect(span, method).toBeDefined();
+      expect(span!.name).toBe(name);
+      for (const attr of required) expect(span!.attributes[attr], `${method} ${attr}`).toBeDefined();
+      const decision = span!.events.find((e) => e.name === 'acs.decision');
+      expect(decision?.attributes['acs.decision'], method).toBe('allow');
+      expect(decision?.attributes['acs.evaluator']).toBe('deterministic');
+      expect(decision?.attributes['acs.reasoning']).toBe('fixture allows');
+      expect(decision?.attributes['acs.evaluator_version']).toMatch(/^acs-guardian\//);
+    }
+    const tool = steps.find((s) => s.attributes['acs.method'] === 'steps/toolCallRequest')!;
+    expect(tool.attributes['gen_ai.tool.name']).toBe('Bash');
+    // A step's trace is derived from its session when no traceparent came: the session's steps share it.
+    expect(
+      new Set(steps.filter((s) => s.parentSpanId === undefined || s.parentSpanId === '').map((s) => s.traceId)).size,
+    ).toBe(1);
+  });
+
+  it('each step span has a child span per pipeline stage', () => {
+    const tool = otlp.spans.find(
+      (s) => s.attributes['acs.session.id'] === sessionId && s.attributes['acs.method'] === 'steps/toolCallResult',
+    )!;
+    const children = otlp.spans.filter((s) => s.parentSpanId === tool.spanId).map((s) => s.name);
+    expect(children).toEqual(STAGES.map((st) => `acs.pipeline.${st}`));
+    const hs = otlp.spans.find((s) => s.name === 'acs.handshake')!;
+    expect(otlp.spans.filter((s) => s.parentSpanId === hs.spanId).map((s) => s.name)).toEqual([
+      'acs.pipeline.validate',
+      'acs.pipeline.authenticate',
+      'acs.pipeline.handshake',
+    ]);
+  });
+
+  it('a W3C traceparent makes the step span a child of the caller span; provenance facts are span attributes', () => {
+    const span = otlp.spans.find((s) => s.traceId === traceId && s.name === 'acs.message.user');
+    expect(span?.parentSpanId).toBe(parentSpanId);
+    expect(span?.attributes['acs.provenance.origin']).toBe('user_input');
+    expect(span?.attributes['acs.provenance.source_id']).toBe('user-7');
+    expect(span?.attributes['acs.provenance.lineage_depth']).toBe(0);
+  });
+
+  it('non-allow decisions carry their disposition and reason codes on the decision event', () => {
+    const tools = otlp.spans.filter(
+      (s) => s.attributes['acs.session.id'] === sessionId && s.name === 'gen_ai.tool.call',
+    );
+    const seen = tools.map((s) => s.events.find((e) => e.name === 'acs.decision')?.attributes['acs.decision']);
+    for (const d of ['allow', 'deny', 'modify', 'ask', 'defer']) expect(seen).toContain(d);
+    const deny = tools.find((s) => s.events[0]?.attributes['acs.reasoning'] === 'rm is not allowed here')!;
+    expect(deny.events[0].attributes['acs.reason_codes']).toEqual(['tool_blocked']);
+  });
+
+  it('OCSF: one event per step in its mapped class, valid against the test schema; the collector got batches after a 503', () => {
+    expect(siem.headers.every((h) => h.authorization === `Bearer ${SECRETS.siemToken}`)).toBe(true);
+    expect(siem.bodies.length).toBeGreaterThan(siem.batches); // the first POST was refused (503) and retried
+    for (const event of siem.events) expect(validateOcsf(event) ? null : validateOcsf.errors).toBeNull();
+    const ofSession = siem.events.filter(
+      (e) => (e.unmapped as { acs: { session_id: string } }).acs.session_id === sessionId,
+    );
+    for (const [method, [uid, activity]] of Object.entries(CLASSES)) {
+      const e = ofSession.find((x) => (x.unmapped as { acs: { step: { method: string } } }).acs.step.method === method);
+      expect(e?.class_uid, method).toBe(uid);
+      if (activity !== undefined) expect(e?.activity_id, method).toBe(activity);
+      expect(e?.type_uid).toBe(uid * 100 + (e?.activity_id as number));
+    }
+    const withProvenance = ofSession.find((e) => Array.isArray(e.enrichments));
+    expect(withProvenance?.enrichments).toContainEqual(
+      expect.objectContaining({ name: 'acs_provenance_origin', value: 'user_input' }),
+    );
+    expect(withProvenance?.enrichments).toContainEqual(
+      expect.objectContaining({ name: 'acs_provenance_source_id', value: 'user-7' }),
+    );
+  });
+
+  it('OCSF: a Detection Finding (2004) for every deny/modify/ask/defer, with the mapped severity and its evidence', () => {
+    const findings = siem.events.filter((e) => e.class_uid === 2004);
+    const byDecision = new Map(findings.map((f) => [(f.unmapped as { acs: { decision: string } }).acs.decision, f]));
+    for (const d of ['deny', 'modify', 'ask', 'defer']) {
+      const f = byDecision.get(d);
+      expect(f, d).toBeDefined();
+      expect(f!.severity_id).toBe(SEVERITY[d]);
+      expect((f!.finding_info as { uid: string }).uid).toMatch(new RegExp(`^${sessionId}/`));
+      expect(f!.evidences).toHaveLength(1);
+    }
+    // Allowed steps are findings-free; their class event has severity 1.
+    expect(findings.length).toBe(5); // 4 dispositions + the failed evaluation (deny)
+    const file = readFileSync(join(dir, 'ocsf.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as object);
+    expect(file.length).toBe(siem.events.length);
+    for (const event of file) expect(validateOcsf(event) ? null : validateOcsf.errors).toBeNull();
+  });
+
+  it('/metrics wants the token, then serves decisions by disposition, stage histograms, queue depth, the policy revision', async () => {
+    // A method no Guardian knows: answered with an error, counted under `other` (no client-chosen label values).
+    const bogus = await fetch(g.server.url, {
+      method: 'POST',
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'steps/madeUpMethod',
+        params: {
+          acs_version: '0.1.0',
+          request_id: '6f1c1e3a-2f4e-4c55-9a51-7f1f7c7c2b10',
+          timestamp: new Date().toISOString(),
+          metadata: { agent_id: 'a', session_id: sessionId },
+          payload: {},
+        },
+      }),
+    });
+    const bogusAnswer = (await bogus.json()) as { error?: { code: number } };
+    expectValidAnswer(bogusAnswer);
+    expect(bogusAnswer.error?.code).toBeLessThan(0);
+    const url = g.server.url.replace('/acs', '/metrics');
+    expect((await fetch(url)).status).toBe(401);
+    expect((await fetch(url, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+    const res = await fetch(url, { headers: { authorization: `Bearer ${SECRETS.metricsToken}` } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await res.text();
+    const m = parsePrometheus(text);
+    expect(m.get('acs_guardian_decisions_total{disposition="deny",method="steps/toolCallRequest"}')).toBe(2);
+    expect(m.get('acs_guardian_decisions_total{disposition="ask",method="steps/toolCallRequest"}')).toBe(1);
+    expect(m.get('acs_guardian_reason_codes_total{reason_code="tool_blocked"}')).toBe(1);
+    expect(m.get('acs_guardian_reason_codes_total{reason_code="evaluation_failed"}')).toBe(1);
+    for (const stage of [...STAGES, 'handshake'])
+      expect(m.get(`acs_guardian_stage_duration_seconds_count{stage="${stage}"}`), stage).toBeGreaterThan(0);
+    expect(m.get('acs_guardian_request_duration_seconds_count{method="steps/toolCallRequest"}')).toBe(6);
+    expect(m.get('acs_guardian_policy_info{revision="rev-telemetry"}')).toBe(1);
+    expect(m.has('acs_guardian_telemetry_queue_depth{exporter="ocsf_http"}')).toBe(true);
+    expect(m.has('process_cpu_user_seconds_total')).toBe(true);
+    expect(m.get(`acs_guardian_errors_total{code="${bogusAnswer.error?.code}",method="other"}`)).toBe(1);
+    expect(text).not.toContain('madeUpMethod');
+    g.wire.push(text);
+  });
+
+  it('logs are JSON lines; an audited failure carries request and session ids; no secret appears in logs, spans, events or metrics', async () => {
+    const lines = g.logs.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.length).toBeGreaterThan(0);
+    const audit = lines.find((l) => (l.audit as { code?: string } | undefined)?.code === 'evaluation_failed');
+    expect(audit?.session_id).toBe(sessionId);
+    expect(audit?.request_id).toEqual(expect.any(String));
+    expect(audit?.level).toBe('warn');
+    // A caller that logs key material by mistake gets it censored.
+    g.runtime.logger.info(
+      { ikm: Buffer.from(TEST_IKM).toString('base64'), nested: { token: SECRETS.adminToken } },
+      'oops',
+    );
+    const signatures = g.wire.flatMap((w) => [...w.matchAll(/"value":"([A-Za-z0-9+/=_-]{40,})"/g)].map((m) => m[1]));
+    expect(signatures.length).toBeGreaterThan(10);
+    const metrics = await (
+      await fetch(g.server.url.replace('/acs', '/metrics'), {
+        headers: { authorization: `Bearer ${SECRETS.metricsToken}` },
+      })
+    ).text();
+    const haystacks = {
+      logs: g.logs.join('\n'),
+      spans: otlp.bodies.join('\n'),
+      events: siem.bodies.join('\n') + readFileSync(join(dir, 'ocsf.jsonl'), 'utf8'),
+      metrics,
+    };
+    const needles = {
+      ikm_base64: Buffer.from(TEST_IKM).toString('base64'),
+      ikm_hex: Buffer.from(TEST_IKM).toString('hex'),
+      ...SECRETS,
+      ...Object.fromEntries(signatures.map((s, i) => [`signature_${i}`, s])),
+    };
+    for (const [where, text] of Object.entries(haystacks))
+      for (const [what, secret] of Object.entries(needles))
+        expect(text.includes(secret), `${what} in ${where}`).toBe(false);
+  });
+});
+
+describe('telemetry never blocks enforcement', () => {
+  it('a collector and an OTLP endpoint that never answer: decisions keep coming, valid and unchanged; drops are counted and warned', async () => {
+    const otlp = await startOtlpReceiver({ hang: true });
+    const siem = await startSiemCollector({ hang: true });
+    const g = await startGuardian({
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_BSP_SCHEDULE_DELAY: '10',
+      OTEL_BSP_MAX_QUEUE_SIZE: '8',
+      OTEL_EXPORTER_OTLP_TIMEOUT: '60000',
+      GUARDIAN_OCSF_HTTP_URL: siem.url,
+      GUARDIAN_OCSF_HTTP_TIMEOUT_MS: '60000',
+      GUARDIAN_OCSF_QUEUE_SIZE: '8',
+      GUARDIAN_OCSF_BATCH_SIZE: '4',
+      GUARDIAN_OCSF_FLUSH_MS: '5',
+    });
+    const baseline = await startGuardian({ GUARDIAN_METRICS: 'off' });
+    try {
+      const run = async (r: Running): Promise<{ decisions: string[]; ms: number }> => {
+        const c = r.client();
+        await c.hello({ methods_implemented: ALL_STEPS });
+        const started = performance.now();
+        const decisions: string[] = [];
+        for (let i = 0; i < 120; i++) {
+          const d = ['deny', 'modify', 'ask', 'defer'][i % 4];
+          const out = await c.step('steps/toolCallRequest', { ...TOOL, ...(i % 5 === 0 ? {} : { want: WANTS[d] }) });
+          expect(out.failure).toBeUndefined();
+          decisions.push(out.decision!);
+        }
+        return { decisions, ms: performance.now() - started };
+      };
+      const off = await run(baseline);
+      const hung = await run(g);
+      expect(hung.decisions).toEqual(off.decisions);
+      // Were emission on the request path, the first step would already wait out the 60 s sink timeout.
+      expect(hung.ms).toBeLessThan(20_000);
+      const metrics = parsePrometheus(await g.runtime.telemetry.metrics!.render());
+      expect(metrics.get('acs_guardian_telemetry_dropped_total{exporter="ocsf_http"}')).toBeGreaterThan(0);
+      expect(metrics.get('acs_guardian_telemetry_dropped_total{exporter="otlp"}')).toBeGreaterThan(0);
+      await eventually(() => g.logs.some((l) => l.includes('"level":"warn"') && l.includes('telemetry dropped')));
+    } finally {
+      await otlp.close();
+      await siem.close();
+      await baseline.close();
+      await g.close();
+    }
+  });
+});
