@@ -15,9 +15,9 @@ import {
   type BundleLimits,
   type BundleManifest,
 } from './bundle/index.ts';
-import { compileModules, type CompiledProgram } from './compile/index.ts';
-import { referencedInputPaths } from './compile/input-paths.ts';
-import { linkPolicyWasm } from './compiler/wasm/index.ts';
+import { compileModules, type CompiledProgram } from './semantic/index.ts';
+import { referencedInputPaths } from './semantic/input-paths.ts';
+import { linkPolicyWasm } from './wasm/index.ts';
 import { RegoError, RegoErrors } from './errors.ts';
 import type { Policy } from './ir/types.ts';
 import { planQueries, type PlanOptions } from './planner/index.ts';
@@ -86,7 +86,7 @@ export interface CompileBundleOptions {
   strictBuiltinErrors?: boolean;
   /**
    * Record the input paths the policies can read as manifest `metadata.input_paths`; the engine host then
-   * serialises only those members of the input (src/rego/compile/input-paths.ts).
+   * serialises only those members of the input (src/rego/semantic/input-paths.ts).
    */
   recordInputPaths?: boolean;
   /** Planner options (early exit; on by default). */

@@ -5,15 +5,15 @@
 import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { parseModules } from './ast/index.ts';
 import type { Module } from './ast/types.ts';
-import { annotatedEntrypoints, compileModules, type CompiledProgram } from './compile/index.ts';
-import { linkPolicyModule } from './compiler/wasm/link.ts';
+import { annotatedEntrypoints, compileModules, type CompiledProgram } from './semantic/index.ts';
+import { linkPolicyModule } from './wasm/link.ts';
 import { RegoError, RegoErrors } from './errors.ts';
 import type { Policy } from './ir/types.ts';
 import { planEntrypoints, type PlanOptions } from './planner/index.ts';
 
 export { parseModule, parseQuery } from './ast/index.ts';
 export { RegoError, RegoErrors, type RegoErrorCode } from './errors.ts';
-export { WasmLinkError } from './compiler/wasm/link.ts';
+export { WasmLinkError } from './wasm/link.ts';
 
 export interface RegoSource {
   /** File name used in locations and as the path inside the bundle. */
@@ -67,7 +67,7 @@ export interface CompilePolicyWasmOptions {
   sources: RegoSource[];
   /** `pkg/rule` paths, e.g. `acs/guardian/decision`. */
   entrypoints: string[];
-  /** The runtime module (`runtime.wasm`, shipped at src/rego/compiler/wasm/runtime/runtime.wasm). */
+  /** The runtime module (`runtime.wasm`, shipped at src/rego/wasm/runtime/runtime.wasm). */
   runtimeWasm: Uint8Array;
   /** OPA's strict builtin errors (builtin failures abort instead of being undefined). */
   strictBuiltinErrors?: boolean;

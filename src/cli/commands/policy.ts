@@ -371,7 +371,7 @@ async function check(paths: string[], opts: CheckOptions): Promise<void> {
     throw new CliError(`--format must be text or json, not ${JSON.stringify(opts.format)}`, ExitCode.Usage);
   const { sources, shownAs } = gatherInputs(paths, opts.v0Compatible);
   if (sources.length === 0) throw new CliError('no .rego files found', ExitCode.Usage);
-  const { checkPolicies, formatFinding } = await import('../../rego/check/index.ts');
+  const { checkPolicies, formatFinding } = await import('../../rego/lint/index.ts');
   // No bundle is written: findings name the files as the user typed them.
   const result = checkPolicies(sources.map((s) => ({ ...s, file: shownAs.get(s.file) ?? s.file })));
   if (opts.format === 'json') {

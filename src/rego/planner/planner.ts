@@ -3,11 +3,11 @@
 // refs, data-trie branches, `some … in`) plans "the rest of the body" inside its own block.
 import type { Body, Expr, Location, RefTerm, Term, VarTerm, With } from '../ast/types.ts';
 import { builtinDecls } from '../builtins/declarations.ts';
-import type { CompiledProgram, CompiledRule, RuleSet } from '../compile/types.ts';
-import { operatorName } from '../compile/terms.ts';
+import type { CompiledProgram, CompiledRule, RuleSet } from '../semantic/types.ts';
+import { operatorName } from '../semantic/terms.ts';
 import { RegoError, RegoErrors } from '../errors.ts';
 import type { Block, BuiltinDecl, Func, Local, Operand, Policy, Stmt } from '../ir/types.ts';
-import { buildTrie, type TrieNode } from '../compile/rule-trie.ts';
+import { buildTrie, type TrieNode } from '../semantic/rule-trie.ts';
 import { overlapsVirtual, withoutPath } from './trie.ts';
 
 /** An already-planned value standing in for a term (scan keys/values, call results, parameters). */

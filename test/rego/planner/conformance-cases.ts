@@ -3,7 +3,7 @@
 import type { ConformanceCase } from '../conformance/runner.ts';
 import { LANGUAGE_CASES } from '../conformance/language-cases.ts';
 import { parseModule, parseQuery } from '../../../src/rego/ast/index.ts';
-import { compileModules } from '../../../src/rego/compile/index.ts';
+import { compileModules } from '../../../src/rego/semantic/index.ts';
 import { planQueries } from '../../../src/rego/planner/index.ts';
 import { RegoErrors } from '../../../src/rego/errors.ts';
 import { evalPlan, EvalError, key, fromJSON, toJSON, type RObj, type V } from './ir-eval.ts';

@@ -2,7 +2,7 @@
 // Expected values follow Rego's semantics as documented by OPA.
 import { describe, expect, it } from 'vitest';
 import { parseModule, parseQuery } from '../../../src/rego/ast/index.ts';
-import { compileModules } from '../../../src/rego/compile/index.ts';
+import { compileModules } from '../../../src/rego/semantic/index.ts';
 import { planEntrypoints, planQueries } from '../../../src/rego/planner/index.ts';
 import { evalPlan, printed } from './ir-eval.ts';
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 // (under node_modules/.cache) so the shipped runtime.wasm stays nameless.
 export const WASM_NAMES = process.env.GUARDIAN_WASM_NAMES === '1';
 const runtimePath = WASM_NAMES
-  ? fileURLToPath(new URL('../../../../node_modules/.cache/guardian/runtime-names.wasm', import.meta.url))
+  ? fileURLToPath(new URL('../../../node_modules/.cache/guardian/runtime-names.wasm', import.meta.url))
   : fileURLToPath(new URL('./runtime/runtime.wasm', import.meta.url));
 const sourceDir = fileURLToPath(new URL('./runtime/assembly/', import.meta.url));
 let cached: Promise<Uint8Array> | undefined;

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { parseModule } from '../../../src/rego/ast/index.ts';
-import { referencedInputPaths } from '../../../src/rego/compile/input-paths.ts';
+import { referencedInputPaths } from '../../../src/rego/semantic/input-paths.ts';
 
 const paths = (...sources: string[]) => referencedInputPaths(sources.map((s, i) => parseModule(`p${i}.rego`, s)));
 

@@ -2,7 +2,7 @@
 // `string_index` operand costs nothing at run time), constant numbers, booleans, null, NUL-terminated
 // error messages, and prebuilt objects for builtins()/entrypoints()/the CallDynamicStmt mapping.
 // Layouts must match runtime/assembly/value.ts and number.ts.
-import { compareUtf8, utf8Bytes } from '../../utf8.ts';
+import { compareUtf8, utf8Bytes } from '../utf8.ts';
 
 const T_NULL = 1;
 const T_BOOL = 2;

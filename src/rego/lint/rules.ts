@@ -2,8 +2,8 @@
 // that fails to compile still gets its findings reported next to the compile errors.
 import type { Body, Expr, Location, Module, RefTerm, Rule, Term, VarTerm } from '../ast/types.ts';
 import { builtinDecls } from '../builtins/declarations.ts';
-import { refusalReason } from '../compile/checks.ts';
-import { operatorName } from '../compile/terms.ts';
+import { refusalReason } from '../semantic/checks.ts';
+import { operatorName } from '../semantic/terms.ts';
 
 export type LintCode =
   | 'rego_lint_unused_var'

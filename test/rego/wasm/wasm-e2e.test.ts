@@ -3,7 +3,7 @@
 import { describe, it, expect } from 'vitest';
 import { loadPolicy } from '@open-policy-agent/opa-wasm';
 import { createHostBuiltins } from '../../../src/rego/builtins/index.ts';
-import { linkPolicyWasm, WasmLinkError } from '../../../src/rego/compiler/wasm/index.ts';
+import { linkPolicyWasm, WasmLinkError } from '../../../src/rego/wasm/index.ts';
 import {
   PolicyBuilder,
   stmt,

@@ -4,7 +4,7 @@ import { describe, it, expect, beforeAll } from 'vitest';
 import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { builtinPolicy, loadBoth, evalRaw, thrown, readCString, type BothPaths } from './ir-builder.ts';
 import { hostBuiltinName } from '../../../src/rego/builtins/index.ts';
-import { NATIVE_BUILTINS } from '../../../src/rego/compiler/wasm/index.ts';
+import { NATIVE_BUILTINS } from '../../../src/rego/wasm/index.ts';
 import { seededBelow } from './seeded-random.ts';
 
 const names = [...NATIVE_BUILTINS.keys()];

@@ -1,4 +1,4 @@
-// The Rego compile stage: modules → rule sets with resolved, renamed, safely ordered bodies, after
+// The Rego semantic stage (OPA's ast.Compiler): modules → rule sets with resolved, renamed, safely ordered bodies, after
 // OPA's checks (rule conflicts, safety, recursion, builtin calls, `with` targets). Throws RegoErrors
 // (up to 10 diagnostics, each with file:row:col).
 import type { Body, Location, Module, RefTerm, Rule, Term } from '../ast/types.ts';

@@ -4,9 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import { loadPolicy } from '@open-policy-agent/opa-wasm';
 import { parseModule } from '../../../src/rego/ast/index.ts';
-import { compileModules } from '../../../src/rego/compile/index.ts';
+import { compileModules } from '../../../src/rego/semantic/index.ts';
 import { planEntrypoints } from '../../../src/rego/planner/index.ts';
-import { linkPolicyWasm } from '../../../src/rego/compiler/wasm/index.ts';
+import { linkPolicyWasm } from '../../../src/rego/wasm/index.ts';
 import { createHostBuiltins } from '../../../src/rego/builtins/host/index.ts';
 import { RegoErrors } from '../../../src/rego/errors.ts';
 

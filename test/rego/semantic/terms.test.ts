@@ -2,8 +2,8 @@
 // variables compileQuery reports from it.
 import { describe, expect, it } from 'vitest';
 import { parseModule, parseQuery } from '../../../src/rego/ast/index.ts';
-import { compileModules, compileQuery } from '../../../src/rego/compile/index.ts';
-import { forEachVarInBody } from '../../../src/rego/compile/terms.ts';
+import { compileModules, compileQuery } from '../../../src/rego/semantic/index.ts';
+import { forEachVarInBody } from '../../../src/rego/semantic/terms.ts';
 
 function names(query: string, options?: Parameters<typeof forEachVarInBody>[2]): string[] {
   const out: string[] = [];

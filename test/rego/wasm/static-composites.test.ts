@@ -1,9 +1,9 @@
-// Ground composite literals linked as static data (src/rego/compiler/wasm/static-composites.ts): the values
+// Ground composite literals linked as static data (src/rego/wasm/static-composites.ts): the values
 // and their order match what the runtime builds, building one allocates nothing, and a literal that the plan
 // mutates later (or that could reach a mutated local) stays dynamic, so no evaluation sees another's changes.
 import { describe, it, expect } from 'vitest';
 import type { Block, Stmt } from '../../../src/rego/ir/types.ts';
-import { staticCompositesSafe } from '../../../src/rego/compiler/wasm/static-composites.ts';
+import { staticCompositesSafe } from '../../../src/rego/wasm/static-composites.ts';
 import { PolicyBuilder, stmt, local, bool, returnBlock, loadBoth, evalBoth, evalRaw, exportsOf } from './ir-builder.ts';
 
 /** The planner's layout of a literal: element constants first, then the Make and its run. */

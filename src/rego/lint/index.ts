@@ -1,11 +1,11 @@
 // `guardian policy check`: parse + compile every module exactly as `policy build` does (minus planning
 // and Wasm), then lint. Compile errors and lint findings are reported together.
 import { parseModules } from '../ast/index.ts';
-import { compileModules } from '../compile/index.ts';
+import { compileModules } from '../semantic/index.ts';
 import { type RegoError, RegoErrors } from '../errors.ts';
-import { lintModules, type LintFinding } from './lint.ts';
+import { lintModules, type LintFinding } from './rules.ts';
 
-export { formatFinding, lintModules, type LintCode, type LintFinding } from './lint.ts';
+export { formatFinding, lintModules, type LintCode, type LintFinding } from './rules.ts';
 
 export interface CheckSource {
   file: string;

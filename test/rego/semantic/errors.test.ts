@@ -1,7 +1,7 @@
 // Compile-stage diagnostics: one test per error class, checking OPA's code, message and location.
 import { describe, expect, it } from 'vitest';
 import { parseModule } from '../../../src/rego/ast/index.ts';
-import { compileModules, compileQuery } from '../../../src/rego/compile/index.ts';
+import { compileModules, compileQuery } from '../../../src/rego/semantic/index.ts';
 import { parseQuery } from '../../../src/rego/ast/index.ts';
 import { RegoErrors, type RegoError } from '../../../src/rego/errors.ts';
 

@@ -1,6 +1,6 @@
 // policy check's lint rules on real parsed modules (and the real compile stage for checkPolicies).
 import { describe, expect, it } from 'vitest';
-import { checkPolicies, formatFinding, lintModules, type LintFinding } from '../../../src/rego/check/index.ts';
+import { checkPolicies, formatFinding, lintModules, type LintFinding } from '../../../src/rego/lint/index.ts';
 import { parseModule } from '../../../src/rego/ast/index.ts';
 
 function lint(text: string, file = 'p.rego'): string[] {

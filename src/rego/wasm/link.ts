@@ -3,7 +3,7 @@
 // `entrypoints`, a static data segment, the function table for CallDynamicStmt, then strip every
 // non-ABI export. IR locals map to Wasm i32 locals holding value pointers (0 = undefined).
 import binaryen from 'binaryen';
-import type { Func, Plan, Policy } from '../../ir/types.ts';
+import type { Func, Plan, Policy } from '../ir/types.ts';
 import { staticCompositesSafe } from './static-composites.ts';
 import {
   blockUsesDynamic,
@@ -16,7 +16,7 @@ import {
 } from './codegen.ts';
 import { StaticData, type StaticValue } from './static-data.ts';
 import { NATIVE_BUILTINS } from './native-builtins.ts';
-import { hostBuiltinName } from '../../builtins/host/names.ts';
+import { hostBuiltinName } from '../builtins/host/names.ts';
 
 export interface LinkOptions {
   /** Abort on builtin errors (`eval_builtin_error`/`eval_type_error`) instead of making the expression undefined. */

@@ -2,7 +2,7 @@
 // blocks, "undefined" is a br_if to the innermost IR block's end, BreakStmt uses an explicit IR-block →
 // Wasm-label stack, values are i32 pointers into the runtime's heap (0 = undefined).
 import binaryen from 'binaryen';
-import type { Block, Func, Operand, Plan, Policy, Stmt, StmtLocation } from '../../ir/types.ts';
+import type { Block, Func, Operand, Plan, Policy, Stmt, StmtLocation } from '../ir/types.ts';
 import type { StaticData } from './static-data.ts';
 import { NATIVE_BUILTINS } from './native-builtins.ts';
 import { mutationCounts, staticRuns } from './static-composites.ts';

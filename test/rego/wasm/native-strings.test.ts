@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { loadPolicy } from '@open-policy-agent/opa-wasm';
 import { builtinPolicy, thrown, evalRaw } from './ir-builder.ts';
-import { linkPolicyWasm } from '../../../src/rego/compiler/wasm/index.ts';
+import { linkPolicyWasm } from '../../../src/rego/wasm/index.ts';
 import {
   createHostBuiltins,
   HostBuiltinContext,

@@ -2,7 +2,7 @@
 import { createRequire } from 'node:module';
 import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import type { Block, BuiltinFunc, Func, Operand, Policy, Stmt } from '../../../src/rego/ir/types.ts';
-import { linkPolicyWasm, NATIVE_BUILTINS, type LinkOptions } from '../../../src/rego/compiler/wasm/index.ts';
+import { linkPolicyWasm, NATIVE_BUILTINS, type LinkOptions } from '../../../src/rego/wasm/index.ts';
 
 // tsconfig has no DOM lib: describe the parts of the WebAssembly JS API the tests touch.
 export interface WasmMemoryDescriptor {

@@ -12,7 +12,7 @@
 //   the inputs their native code leaves to it (runtime/assembly/strings.ts HOST_FALLBACK).
 // - Runtime errors abort via opa_abort with `<file>:<row>:<col>: <code>: <message>`; opa-wasm throws
 //   that string. Link errors throw WasmLinkError.
-import type { Policy } from '../../ir/types.ts';
+import type { Policy } from '../ir/types.ts';
 import { linkPolicyModule, type LinkOptions } from './link.ts';
 import { loadRuntimeWasm, WASM_NAMES } from './runtime.ts';
 

@@ -14,9 +14,9 @@
 //  - per policy, every local any mutating statement targets is defined only by Make*Stmt (or ResetLocalStmt)
 //    in its function: no static value can reach it through an assignment, a call, a parameter or a scan. A plan
 //    that breaks this (none from our planner or OPA's is known to) gets no static composites at all.
-import type { Block, Func, Operand, Plan, Stmt } from '../../ir/types.ts';
+import type { Block, Func, Operand, Plan, Stmt } from '../ir/types.ts';
 import type { StaticData } from './static-data.ts';
-import { compareUtf8 } from '../../utf8.ts';
+import { compareUtf8 } from '../utf8.ts';
 
 /** A constant's value, for sorting set elements and object keys as the runtime's compareValues does. */
 type SVal =
