@@ -1,6 +1,7 @@
 // `guardian policy check`: parse + compile every module exactly as `policy build` does (minus planning
 // and Wasm), then lint. Compile errors and lint findings are reported together.
 import { parseModules } from '../ast/index.ts';
+import type { BuiltinTable } from '../builtins/capabilities.ts';
 import { compileModules } from '../semantic/index.ts';
 import { type RegoError, RegoErrors } from '../errors.ts';
 import { lintModules, type LintFinding } from './rules.ts';
@@ -22,12 +23,12 @@ export interface CheckResult {
 }
 
 /** Parses every source (collecting errors across files), compiles them together, and lints what parsed. */
-export function checkPolicies(sources: readonly CheckSource[]): CheckResult {
+export function checkPolicies(sources: readonly CheckSource[], options: { builtins?: BuiltinTable } = {}): CheckResult {
   const { modules, errors } = parseModules(sources);
   // Compile only a complete set: with a file missing, references into it would be reported as errors.
   if (errors.length === 0 && modules.length > 0) {
     try {
-      compileModules(modules);
+      compileModules(modules, options);
     } catch (e) {
       if (!(e instanceof RegoErrors)) throw e;
       errors.push(...e.errors);

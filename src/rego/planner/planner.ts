@@ -169,7 +169,8 @@ export class PolicyBuilder {
     this.drain();
     const names = [...this.builtins].sort();
     const builtin_funcs = names.map((name) => {
-      const d = builtinDecls.get(name);
+      // The planner's own calls (internal.print for print) may be absent from a capabilities table.
+      const d = this.program.builtins.get(name) ?? builtinDecls.get(name);
       const decl: BuiltinDecl = d ? (d.decl as BuiltinDecl) : { type: 'function' };
       return { name, decl };
     });
@@ -757,7 +758,7 @@ export class FuncPlanner {
         if (name.startsWith('data.')) {
           const rs = this.pb.program.ruleSetsByPath.get(name.split('.').slice(1).join('/'));
           if (rs?.kind === 'function') return { fn: name };
-        } else if (builtinDecls.has(name)) return { fn: name };
+        } else if (this.pb.program.builtins.has(name)) return { fn: name };
       }
     }
     if (isGroundTerm(value)) return { value };
@@ -780,7 +781,7 @@ export class FuncPlanner {
     if (arity !== undefined && args.length === arity + 1) {
       const out = args[arity];
       this.planCall(op, args.slice(0, arity), (res) => {
-        const decl = name ? builtinDecls.get(this.gen.mocks.get(name)?.fn ?? name) : undefined;
+        const decl = name ? this.pb.program.builtins.get(this.gen.mocks.get(name)?.fn ?? name) : undefined;
         if (decl?.relation) {
           const src = this.toLocal(res);
           const k = this.newLocal();
@@ -830,7 +831,7 @@ export class FuncPlanner {
       const rs = this.pb.program.ruleSetsByPath.get(name.split('.').slice(1).join('/'));
       return rs?.kind === 'function' ? rs.arity : undefined;
     }
-    const d = builtinDecls.get(name);
+    const d = this.pb.program.builtins.get(name);
     if (!d || d.decl.variadic) return undefined;
     return d.decl.args?.length ?? 0;
   }

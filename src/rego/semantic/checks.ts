@@ -1,7 +1,8 @@
 // Post-rewrite checks (OPA's checkRecursion, checkWithModifiers, checkTypes for calls): builtin
 // existence/arity, refused (non-replayable) builtins, `with` targets and recursion between rules.
 import type { Body, Expr, RefTerm, Term } from '../ast/types.ts';
-import { builtinDecls, refusedBuiltins } from '../builtins/declarations.ts';
+import type { BuiltinTable } from '../builtins/capabilities.ts';
+import { refusedBuiltins } from '../builtins/declarations.ts';
 import type { OpaType } from '../builtins/types.ts';
 import { RegoError } from '../errors.ts';
 import { MAX_DEPTH } from './rewrite.ts';
@@ -84,6 +85,8 @@ export interface CheckContext {
   builtinsUsed: Set<string>;
   /** Files of the modules read as Rego v0: only they may call deprecated builtins. */
   v0Files?: ReadonlySet<string>;
+  /** The builtins calls may name (the toolchain's, or a capabilities document's). */
+  builtins: BuiltinTable;
 }
 
 /** Walks rule bodies checking calls and `with` targets. */
@@ -167,7 +170,7 @@ export class CallChecker {
       return;
     }
     const name = operatorName(target);
-    if (name && (builtinDecls.has(name) || refusalReason(name))) return;
+    if (name && (this.ctx.builtins.has(name) || refusalReason(name))) return;
     this.err('rego_compile_error', `with keyword target must reference existing input, data, or a function`, w);
   }
 
@@ -185,7 +188,8 @@ export class CallChecker {
     if (name.startsWith('data.')) {
       const rs = this.ctx.ruleSetsByPath.get(name.split('.').slice(1).join('/'));
       if (rs?.kind !== 'function') {
-        this.err('rego_compile_error', `undefined function ${name}`, op.location ? op : at);
+        // OPA's checkUndefinedFuncs reports these as type errors.
+        this.err('rego_type_error', `undefined function ${name}`, op.location ? op : at);
         return;
       }
       if (args.length !== rs.arity && args.length !== rs.arity + 1) {
@@ -201,9 +205,9 @@ export class CallChecker {
       this.err('rego_compile_error', `${name} is not allowed in Guardian policies: ${refused}`, op.location ? op : at);
       return;
     }
-    const decl = builtinDecls.get(name);
+    const decl = this.ctx.builtins.get(name);
     if (!decl) {
-      this.err('rego_compile_error', `undefined function ${name}`, op.location ? op : at);
+      this.err('rego_type_error', `undefined function ${name}`, op.location ? op : at);
       return;
     }
     if (decl.deprecated && !this.ctx.v0Files?.has(this.file)) {

@@ -160,6 +160,7 @@ export function compileModules(modules: Module[], options: CompileOptions = {}):
 
 function compileModulesUnguarded(modules: Module[], options: CompileOptions): CompiledProgram {
   const maxErrors = options.maxErrors ?? MAX_ERRORS;
+  const builtins = options.builtins ?? builtinDecls;
   const errors: RegoError[] = [];
   const flush = (): void => {
     if (errors.length) throw new RegoErrors(errors.slice(0, maxErrors));
@@ -281,14 +282,14 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
       const g = groups.get(name.split('.').slice(1).join('/'));
       return g && g[0].kind === 'function' ? g[0].arity : undefined;
     }
-    const d = builtinDecls.get(name);
+    const d = builtins.get(name);
     if (!d || d.decl.variadic) return undefined;
     return d.decl.result === undefined ? undefined : (d.decl.args?.length ?? 0);
   };
   const isFunction = (name: string): boolean =>
     name.startsWith('data.')
       ? groups.get(name.split('.').slice(1).join('/'))?.[0].kind === 'function'
-      : builtinDecls.has(name);
+      : builtins.has(name);
   const safety = new SafetyChecker({ arity: arityOf, isFunction, errors });
 
   const ruleSets = new Map<string, RuleSet>();
@@ -392,7 +393,7 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
   // 4. Calls, with targets, recursion.
   const builtinsUsed = new Set<string>();
   const v0Files = new Set(modules.filter((m) => m.regoVersion === 0).map((m) => m.file));
-  const checker = new CallChecker({ ruleSetsByPath: ruleSets, errors, builtinsUsed, v0Files });
+  const checker = new CallChecker({ ruleSetsByPath: ruleSets, errors, builtinsUsed, v0Files, builtins });
   for (const rs of ruleSets.values()) {
     for (const r of rs.rules) checker.checkRule(r);
     if (rs.defaultRule) checker.checkRule(rs.defaultRule);
@@ -407,6 +408,7 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
     ruleSetsByPath: ruleSets,
     packages: pkgPaths,
     builtinsUsed,
+    builtins,
   };
 }
 
@@ -431,17 +433,22 @@ export function compileQuery(program: CompiledProgram, body: Body): { body: Body
       const rs = program.ruleSetsByPath.get(name.split('.').slice(1).join('/'));
       return rs && rs.kind === 'function' ? rs.arity : undefined;
     }
-    const d = builtinDecls.get(name);
+    const d = program.builtins.get(name);
     if (!d || d.decl.variadic) return undefined;
     return d.decl.result === undefined ? undefined : (d.decl.args?.length ?? 0);
   };
   const isFunction = (name: string): boolean =>
     name.startsWith('data.')
       ? program.ruleSetsByPath.get(name.split('.').slice(1).join('/'))?.kind === 'function'
-      : builtinDecls.has(name);
+      : program.builtins.has(name);
   const safety = new SafetyChecker({ arity: arityOf, isFunction, errors });
   const r = safety.reorder(rewritten, new Set(), []);
-  const checker = new CallChecker({ ruleSetsByPath: program.ruleSetsByPath, errors, builtinsUsed: new Set() });
+  const checker = new CallChecker({
+    ruleSetsByPath: program.ruleSetsByPath,
+    errors,
+    builtinsUsed: new Set(),
+    builtins: program.builtins,
+  });
   checker.body(r.body, 0);
   if (errors.length) throw new RegoErrors(errors.slice(0, MAX_ERRORS));
   const vars: QueryVar[] = [];

@@ -1,6 +1,7 @@
 // The compile stage's output: rules grouped into rule sets by data path, with bodies rewritten so the
 // planner sees resolved refs (`data.pkg.rule`), unique local names, and safely ordered expressions.
 import type { Body, Location, Module, Term } from '../ast/types.ts';
+import type { BuiltinTable } from '../builtins/capabilities.ts';
 
 export type RuleKind = 'complete' | 'partial_set' | 'partial_object' | 'function';
 
@@ -39,6 +40,8 @@ export interface RuleSet {
 export interface CompileOptions {
   /** Maximum errors collected before stopping (OPA: 10). */
   maxErrors?: number;
+  /** The builtins policies may call (a capabilities document's); default: every builtin of the toolchain. */
+  builtins?: BuiltinTable;
 }
 
 export interface CompiledProgram {
@@ -50,6 +53,8 @@ export interface CompiledProgram {
   packages: readonly string[][];
   /** Builtin names called anywhere in the program (OPA names). */
   builtinsUsed: ReadonlySet<string>;
+  /** The builtins the program was compiled against (the planner declares calls from it). */
+  builtins: BuiltinTable;
 }
 
 export const pathKey = (path: readonly string[]): string => path.join('/');

@@ -71,7 +71,7 @@ p := x if { x := count(5) }`);
   it('undefined function', () => {
     const e = one(`package t
 p if { nosuch(1) }`);
-    expect(e.format()).toBe('p0.rego:2:8: rego_compile_error: undefined function nosuch');
+    expect(e.format()).toBe('p0.rego:2:8: rego_type_error: undefined function nosuch');
   });
 
   it('refused non-deterministic builtins name the builtin and the reason', () => {
@@ -143,7 +143,7 @@ p if { q with nosuch as 1 }`);
       return 'no error';
     };
     expect(err('x > 1')).toBe('query.rego:1:1: rego_unsafe_var_error: var x is unsafe');
-    expect(err('data.t.g(1, y)')).toMatch(/rego_compile_error: undefined function data\.t\.g/);
+    expect(err('data.t.g(1, y)')).toMatch(/rego_type_error: undefined function data\.t\.g/);
     expect(err('data.t.f(1, 2, 3)')).toMatch(/rego_type_error: data\.t\.f: arity mismatch/);
     const ok = compileQuery(prog, parseQuery('y := data.t.f(1); some i; z = [y][i]'));
     expect(ok.vars.map((v) => v.name).sort()).toEqual(['i', 'y', 'z']);
