@@ -26,6 +26,7 @@ import {
   type RawPolicyDecision,
 } from './types.ts';
 import { BundleError, readBundle, type BundleManifest } from '../rego/bundle/index.ts';
+import { isOpaWasmRuntimeError } from '../rego/errors.ts';
 
 export type { BundleManifest } from '../rego/bundle/index.ts';
 
@@ -995,9 +996,10 @@ class Engine implements WasmPolicyEngine {
         );
       }
       const msg = describeThrown(err);
-      // opa_abort messages from compiled Rego read `<file>:<row>:<col>: <code>: <message>`; strict host
-      // builtins throw `eval_builtin_error: <name>: <message>`.
-      if (/(^|: )(eval_[a-z_]+|rego_[a-z_]+): /.test(msg)) {
+      // opa_abort messages from compiled Rego read `<file>:<row>:<col>: <code>: <message>` or are OPA's Wasm
+      // run-time errors (`<file>:<row>:<col>: var assignment conflict`); strict host builtins throw
+      // `eval_builtin_error: <name>: <message>`.
+      if (/(^|: )(eval_[a-z_]+|rego_[a-z_]+): /.test(msg) || isOpaWasmRuntimeError(msg)) {
         throw new PolicyEvaluationError('policy_error', msg);
       }
       throw new PolicyEvaluationError('module_aborted', `policy module aborted: ${msg}`);

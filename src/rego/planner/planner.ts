@@ -399,9 +399,10 @@ export class FuncPlanner {
             ),
           );
         }
+        // Located at the chain's last definition, as OPA's planner (its location when the chain is done).
         blocks.push(
           this.block(() =>
-            this.at(r.location, () => {
+            this.at(chain[chain.length - 1].location, () => {
               this.emit({ type: 'IsDefinedStmt', stmt: { source: lresult } });
               this.emit({
                 type: 'AssignVarOnceStmt',
@@ -534,6 +535,9 @@ export class FuncPlanner {
       }
       for (const st of states) {
         this.restore(st);
+        // As OPA's planQuery: what follows the body (a rule's head, a comprehension's element) is located
+        // where the body began (the rule head), not at the body's last expression.
+        this.where = outer.where;
         cont();
       }
     } finally {

@@ -40,7 +40,7 @@ interface RawRule {
  * General ref heads (OPA v1): a rule set with variable path elements (`p[q].r := 1`) owns the whole
  * subtree below its path, so rules at deeper ground paths (`p.a.r := 0`, `p.b contains "x"`) become
  * definitions of that object at their remaining path; overlaps are checked when the object is built
- * (eval_conflict_error), as in OPA.
+ * (OPA's Wasm `object insert conflict`), as in OPA.
  */
 function mergeIntoDynamic(groups: Map<string, RawRule[]>, errors: RegoError[]): void {
   const dynamic = [...groups.values()].filter((g) => g[0].kind === 'partial_object').map((g) => g[0].path);

@@ -2,6 +2,8 @@
 // blocks, "undefined" is a br_if to the innermost IR block's end, BreakStmt uses an explicit IR-block →
 // Wasm-label stack, values are i32 pointers into the runtime's heap (0 = undefined).
 import binaryen from 'binaryen';
+import { exactIntegerBuiltins } from '../builtins/host/names.ts';
+import { OPA_WASM_ERRORS } from '../errors.ts';
 import type { Block, Func, Operand, Plan, Policy, Stmt, StmtLocation } from '../ir/types.ts';
 import type { StaticData } from './static-data.ts';
 import { NATIVE_BUILTINS } from './native-builtins.ts';
@@ -78,7 +80,6 @@ class FnGen {
   constructor(
     readonly ctx: Ctx,
     private readonly nparams: number,
-    readonly isFunction: boolean,
     blocks: Block[],
   ) {
     this.m = ctx.m;
@@ -173,6 +174,24 @@ class FnGen {
     return `${file ?? 'policy'}:${s.row ?? 0}:${s.col ?? 0}`;
   }
 
+  /** `opa_builtinN(id, 0, args…)`; integers beyond 2^53 reach builtins that take them exactly (names.ts). */
+  hostCall(name: string, host: HostBuiltin, args: Ref[]): Ref {
+    const m = this.m;
+    const call = m.call(`opa_builtin${host.argc}`, [m.i32.const(host.id), m.i32.const(0), ...args], i32);
+    if (!exactIntegerBuiltins.has(name)) return call;
+    const result = this.temp();
+    return m.block(
+      null,
+      [
+        this.call('rt_dump_exact_integers', [m.i32.const(1)], none),
+        m.local.set(result, call),
+        this.call('rt_dump_exact_integers', [m.i32.const(0)], none),
+        m.local.get(result, i32),
+      ],
+      i32,
+    );
+  }
+
   abort(message: string): Ref {
     return this.m.block(null, [
       this.call('abortAt', [this.m.i32.const(this.ctx.data.cstring(message))], none),
@@ -193,9 +212,6 @@ class FnGen {
       case 'AssignVarStmt':
         return this.set(s.stmt.target, this.operand(s.stmt.source));
       case 'AssignVarOnceStmt': {
-        const msg = this.isFunction
-          ? 'eval_conflict_error: functions must not produce multiple outputs for same inputs'
-          : 'eval_conflict_error: complete rules must not produce multiple outputs';
         const src = this.temp();
         return m.block(null, [
           m.local.set(src, this.operand(s.stmt.source)),
@@ -208,7 +224,7 @@ class FnGen {
               ),
               m.i32.eqz(this.call('rt_equal', [this.get(s.stmt.target), m.local.get(src, i32)])),
             ),
-            this.abort(`${this.location(s.stmt)}: ${msg}`),
+            this.abort(`${this.location(s.stmt)}: ${OPA_WASM_ERRORS.varAssignConflict}`),
           ),
           this.set(s.stmt.target, m.local.get(src, i32)),
         ]);
@@ -276,7 +292,7 @@ class FnGen {
             this.operand(s.stmt.key),
             this.operand(s.stmt.value),
           ]),
-          this.abort(`${this.location(s.stmt)}: eval_conflict_error: object keys must be unique`),
+          this.abort(`${this.location(s.stmt)}: ${OPA_WASM_ERRORS.objectInsertConflict}`),
         );
       case 'ObjectMergeStmt':
         return this.set(s.stmt.target, this.call('rt_object_merge', [this.get(s.stmt.a), this.get(s.stmt.b)]));
@@ -424,13 +440,7 @@ class FnGen {
         const again = (s.args ?? []).map((a) => this.operand(a));
         call = m.block(null, [
           call,
-          m.if(
-            m.i32.eq(this.get(s.result), m.i32.const(1)),
-            this.set(
-              s.result,
-              m.call(`opa_builtin${host.argc}`, [m.i32.const(host.id), m.i32.const(0), ...again], i32),
-            ),
-          ),
+          m.if(m.i32.eq(this.get(s.result), m.i32.const(1)), this.set(s.result, this.hostCall(s.func, host, again))),
         ]);
       }
       if (!this.ctx.strict) return m.block(null, [call, this.failIfZero(this.get(s.result))]);
@@ -450,7 +460,7 @@ class FnGen {
       }
       // An undefined argument makes the call undefined (the host could not even serialise it).
       const guards = (s.args ?? []).filter((a) => a.type === 'local').map((a) => this.failIfZero(this.get(a.value)));
-      let call = m.call(`opa_builtin${host.argc}`, [m.i32.const(host.id), m.i32.const(0), ...args], i32);
+      let call = this.hostCall(s.func, host, args);
       if (host.isVoid) return m.block(null, [...guards, m.drop(call)]);
       if (host.returnsSet) call = this.call('rt_to_set', [call]);
       return m.block(null, [...guards, this.set(s.result, call), this.failIfZero(this.get(s.result))]);
@@ -510,7 +520,7 @@ function compileFuncUnchecked(ctx: Ctx, f: Func, index: number): void {
   if (!Array.isArray(f.params) || f.params.length < 2)
     throw new WasmLinkError('params must list at least input and data');
   if (!Array.isArray(f.blocks)) throw new WasmLinkError('blocks missing');
-  const gen = new FnGen(ctx, f.params.length, f.params.length > 2, f.blocks);
+  const gen = new FnGen(ctx, f.params.length, f.blocks);
   f.params.forEach((p, i) => gen.bindParam(p, i));
   const body: Ref[] = [];
   if (f.params.length === 2) {
@@ -535,7 +545,7 @@ function compilePlanUnchecked(ctx: Ctx, p: Plan, index: number): void {
   const m = ctx.m;
   if (!Array.isArray(p.blocks)) throw new WasmLinkError('blocks missing');
   // Plan functions: (input, data, result set); IR locals 0 and 1 are input and data.
-  const gen = new FnGen(ctx, 3, false, p.blocks);
+  const gen = new FnGen(ctx, 3, p.blocks);
   gen.bindParam(0, 0);
   gen.bindParam(1, 1);
   const body = p.blocks.map((b) => gen.block(b));

@@ -63,7 +63,8 @@ function canonical(v: unknown, sort: boolean): string {
 export function runCase(c: Case): Outcome {
   let results: Record<string, unknown>[];
   try {
-    const modules = (c.modules ?? []).map((src, i) => parseModule(`module${i}.rego`, src));
+    // Named as the Wasm runner names them, so error locations compare equal.
+    const modules = (c.modules ?? []).map((src, i) => parseModule(`test-${i}.rego`, src));
     const prog = compileModules(modules);
     const body = parseQuery(c.query);
     const policy = planQueries(prog, [{ name: 'q', body }]);
@@ -73,15 +74,21 @@ export function runCase(c: Case): Outcome {
       unknown
     >[];
   } catch (e) {
-    if (c.want_error_code && !c.strict_error) {
+    if ((c.want_error_code || c.want_error) && !c.strict_error) {
       const msg = e instanceof RegoErrors || e instanceof EvalError ? e.message : String(e);
-      if (msg.includes(c.want_error_code) || (c.want_error && msg.includes(c.want_error))) return { ok: true };
+      const matches = c.want_error_code
+        ? msg.includes(c.want_error_code) || (c.want_error !== undefined && msg.includes(c.want_error))
+        : msg.includes(c.want_error!);
+      if (matches) return { ok: true };
       return { ok: false, detail: `wrong error: ${msg}` };
     }
     return { ok: false, detail: `threw: ${e instanceof Error ? e.message : String(e)}` };
   }
-  if (c.want_error_code && !c.strict_error)
-    return { ok: false, detail: `expected error ${c.want_error_code}, got ${JSON.stringify(results)}` };
+  if ((c.want_error_code || c.want_error) && !c.strict_error)
+    return {
+      ok: false,
+      detail: `expected error ${c.want_error_code ?? c.want_error}, got ${JSON.stringify(results)}`,
+    };
   const want = c.want_result ?? [];
   const got = results.map((r) =>
     Object.fromEntries(Object.entries(r).map(([k, v]) => [k, canonical(v, !!c.sort_bindings)])),

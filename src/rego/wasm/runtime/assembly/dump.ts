@@ -4,13 +4,21 @@
 // non-string object keys dump as their JSON text inside a string (OPA C runtime convention).
 import { opa_malloc, opa_heap_ptr_get, ensureMemory } from "./alloc";
 import { T_NULL, T_BOOL, T_NUMBER, T_STRING, T_ARRAY, T_OBJECT, T_SET, tagOf, lenOf, strPtr, elemAt, entryKey, entryVal } from "./value";
-import { numberText, txtPtr, txtLen } from "./number";
+import { numberText, txtPtr, txtLen, numKind, numI64, K_INT, K_BIG } from "./number";
 
 let out: usize = 0;
 let n: usize = 0;
 // First address past the memory known to exist (grown ahead of writes).
 let limit: usize = 0;
 let rego = false;
+// Set by generated code around calls of host builtins that take exact integers (builtins/host/names.ts
+// exactIntegerBuiltins): opa-wasm reads their arguments with JSON.parse, which rounds integers beyond
+// 2^53, so such integers are dumped as {"$guardian.exact_integer":"<digits>"} for the host to decode.
+let exactIntegers = false;
+
+export function rt_dump_exact_integers(on: i32): void { exactIntegers = on != 0; }
+
+const MAX_SAFE: i64 = 9007199254740991;
 
 /** Room for `k` more bytes at out + n. */
 @inline function reserve(k: usize): void {
@@ -88,9 +96,14 @@ function putValue(v: usize, level: i32): void {
     case T_NULL: putAscii("null", level); return;
     case T_BOOL: putAscii(load<u8>(v, 1) != 0 ? "true" : "false", level); return;
     case T_NUMBER: {
+      const kind = numKind(v);
+      const marked = exactIntegers && !rego && level == 0 &&
+        (kind == K_BIG || (kind == K_INT && (numI64(v) > MAX_SAFE || numI64(v) < -MAX_SAFE)));
+      if (marked) putAscii("{\"$guardian.exact_integer\":\"", level);
       numberText(v);
       const p = txtPtr, l = txtLen;
       for (let i: u32 = 0; i < l; i++) put(load<u8>(p + i), level);
+      if (marked) putAscii("\"}", level);
       return;
     }
     case T_STRING: putString(v, level); return;
