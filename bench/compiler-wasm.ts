@@ -3,7 +3,7 @@
 // Run: `npm run bench compiler-wasm` (or `npx tsx bench/compiler-wasm.ts`). BENCH_ITERATIONS (default 5000).
 import { performance } from 'node:perf_hooks';
 import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
-import { linkPolicyWasm } from '../src/rego/compiler/wasm/index.ts';
+import { linkPolicyWasm } from '../src/rego/wasm/index.ts';
 import type { Block, Func, Operand, Policy, Stmt } from '../src/rego/ir/types.ts';
 
 const RULES = 300;

@@ -5,7 +5,7 @@
 // Run: `npm run bench policy` (or `npx tsx bench/policy.ts`). BENCH_ITERATIONS scales the sample (default 2000).
 // BENCH_WARMUP sets the untimed rounds per scenario first (default 1000).
 // BENCH_SCENARIO=log,PII runs only the scenarios whose name contains one of the substrings.
-// Profiling with Wasm function names: GUARDIAN_WASM_NAMES=1 node --cpu-prof --import tsx bench/policy.ts (named runtime, src/rego/compiler/wasm/runtime.ts).
+// Profiling with Wasm function names: GUARDIAN_WASM_NAMES=1 node --cpu-prof --import tsx bench/policy.ts (named runtime, src/rego/wasm/runtime.ts).
 // A/B: BENCH_BASELINE_BUNDLE=<bundle.tar.gz> also loads that bundle (e.g. the library built by an older
 // compiler) and evaluates both alternately in rounds, so both see the same machine load; the pool part is skipped.
 // A/B of the host-call path: BENCH_BUILTINS_AB=1 evaluates the same bundle on an engine with

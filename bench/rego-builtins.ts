@@ -1,14 +1,14 @@
 // String/regex builtins over an ACS envelope: evaluate() p50 for policies dominated by host-dispatched
 // builtins (startswith, contains, lower, regex.match, …) against the same checks written with natively
 // implemented builtins only (==, in, count), so moving a builtin into the Wasm runtime is a measured decision.
-// A builtin not in NATIVE_BUILTINS (src/rego/compiler/wasm/native-builtins.ts) crosses opa_builtinN → JS with a
+// A builtin not in NATIVE_BUILTINS (src/rego/wasm/native-builtins.ts) crosses opa_builtinN → JS with a
 // JSON round trip of its arguments and result (~2–3 µs a call here); startswith/endswith/contains moved into the
 // runtime after this measurement. The script prints which string builtins are native now.
 // Run: `npm run bench rego` (or `npx tsx bench/rego-builtins.ts`). BENCH_ITERATIONS (default 10000).
 import { performance } from 'node:perf_hooks';
 import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { compileBundle, hostBuiltins, instantiatePolicy } from '../src/rego/index.ts';
-import { NATIVE_BUILTINS } from '../src/rego/compiler/wasm/index.ts';
+import { NATIVE_BUILTINS } from '../src/rego/wasm/index.ts';
 import { toolCallEnvelope } from './fixtures/acs-envelope.ts';
 
 const iterations = Number(process.env.BENCH_ITERATIONS ?? 10000);

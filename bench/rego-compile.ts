@@ -6,9 +6,9 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { parseSources, writeBundle, type RegoSource } from '../src/rego/index.ts';
-import { compileModules } from '../src/rego/compile/index.ts';
+import { compileModules } from '../src/rego/semantic/index.ts';
 import { planEntrypoints } from '../src/rego/planner/index.ts';
-import { linkPolicyWasm } from '../src/rego/compiler/wasm/index.ts';
+import { linkPolicyWasm } from '../src/rego/wasm/index.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const root = fileURLToPath(new URL('..', import.meta.url));

@@ -25,7 +25,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const src = join(root, 'src');
 const dist = join(root, 'dist');
 const stampFile = join(dist, '.build-inputs');
-const runtimeDir = join(src, 'rego/compiler/wasm/runtime');
+const runtimeDir = join(src, 'rego/wasm/runtime');
 const log = (m) => console.error(`build: ${m}`);
 
 /** Files under `dir`, repo-relative with forward slashes, sorted. */
@@ -44,7 +44,7 @@ function filesUnder(dir) {
 
 /** The runtime's AssemblyScript sources and builder are build inputs, not run-time files. */
 const isRuntimeSource = (file) =>
-  file.startsWith('src/rego/compiler/wasm/runtime/assembly/') || file === 'src/rego/compiler/wasm/runtime/build.mjs';
+  file.startsWith('src/rego/wasm/runtime/assembly/') || file === 'src/rego/wasm/runtime/build.mjs';
 /** Non-TypeScript files copied beside the compiled modules (read through import.meta.url). */
 const isAsset = (file) => !file.endsWith('.ts') && !isRuntimeSource(file);
 

@@ -3,7 +3,7 @@
 //   --external:node:module --outfile=rego-toolchain-browser.js
 import { compilePolicyWasm, evaluateEntrypoint, hostBuiltins, instantiatePolicy, RegoErrors } from 'acs-guardian/rego';
 
-// The runtime module, served next to the page (src/rego/compiler/wasm/runtime/runtime.wasm).
+// The runtime module, served next to the page (src/rego/wasm/runtime/runtime.wasm).
 const runtimeWasm = new Uint8Array(await (await fetch('runtime.wasm')).arrayBuffer());
 const result = document.getElementById('result');
 

@@ -19,6 +19,7 @@ import { performance } from 'node:perf_hooks';
 import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import type { Json } from '../json.ts';
 import { opaWasmShadowedBuiltins } from '../rego/builtins/index.ts';
+import { isOpaWasmRuntimeError } from '../rego/errors.ts';
 import type { BundleManifest } from '../rego/bundle/index.ts';
 import { type BaseDocument, resolveBundle, type ResolvedBundle, type WasmBundleParts } from './bundle-loading.ts';
 import { DeadlineExceeded, describeThrown, PolicyEvaluationError, PolicyLoadError } from './errors.ts';
@@ -307,9 +308,10 @@ class Engine implements WasmPolicyEngine {
         );
       }
       const msg = describeThrown(err);
-      // opa_abort messages from compiled Rego read `<file>:<row>:<col>: <code>: <message>`; strict host
-      // builtins throw `eval_builtin_error: <name>: <message>`.
-      if (/(^|: )(eval_[a-z_]+|rego_[a-z_]+): /.test(msg)) {
+      // opa_abort messages from compiled Rego read `<file>:<row>:<col>: <code>: <message>` or are OPA's Wasm
+      // run-time errors (`<file>:<row>:<col>: var assignment conflict`); strict host builtins throw
+      // `eval_builtin_error: <name>: <message>`.
+      if (/(^|: )(eval_[a-z_]+|rego_[a-z_]+): /.test(msg) || isOpaWasmRuntimeError(msg)) {
         throw new PolicyEvaluationError('policy_error', msg);
       }
       throw new PolicyEvaluationError('module_aborted', `policy module aborted: ${msg}`);

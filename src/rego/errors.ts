@@ -8,7 +8,6 @@ export type RegoErrorCode =
   | 'rego_recursion_error'
   | 'rego_type_error'
   // Evaluation-time codes (raised while a policy runs):
-  | 'eval_conflict_error'
   | 'eval_builtin_error'
   | 'eval_type_error'
   | 'eval_internal_error';
@@ -44,4 +43,22 @@ export class RegoErrors extends Error {
     );
     this.name = 'RegoErrors';
   }
+}
+
+/**
+ * The run-time errors of OPA's Wasm backend (internal/compiler/wasm errorMessages), which compiled modules
+ * abort with as `<file>:<row>:<col>: <message>` (wasm/src/error.c opa_runtime_error): a complete rule or
+ * function with two different values, and an object (partial object rule, object comprehension) given two
+ * values for one key.
+ */
+export const OPA_WASM_ERRORS = {
+  varAssignConflict: 'var assignment conflict',
+  objectInsertConflict: 'object insert conflict',
+} as const;
+
+const OPA_WASM_RUNTIME_ERROR = new RegExp(`^[^\\n]+:\\d+:\\d+: (${Object.values(OPA_WASM_ERRORS).join('|')})$`);
+
+/** Whether an opa-wasm abort message is one of OPA's Wasm run-time errors (a policy error, not a crash). */
+export function isOpaWasmRuntimeError(message: string): boolean {
+  return OPA_WASM_RUNTIME_ERROR.test(message);
 }

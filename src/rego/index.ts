@@ -5,6 +5,8 @@
 import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { parseQuery } from './ast/index.ts';
 import type { Body, Module } from './ast/types.ts';
+import type { Capabilities } from './builtins/capabilities.ts';
+import { withCustomBuiltins } from './builtins/custom.ts';
 import { createHostBuiltins, type HostBuiltinContext, type HostBuiltinOptions } from './builtins/index.ts';
 import {
   BundleError,
@@ -15,9 +17,9 @@ import {
   type BundleLimits,
   type BundleManifest,
 } from './bundle/index.ts';
-import { compileModules, type CompiledProgram } from './compile/index.ts';
-import { referencedInputPaths } from './compile/input-paths.ts';
-import { linkPolicyWasm } from './compiler/wasm/index.ts';
+import { compileModules, type CompiledProgram } from './semantic/index.ts';
+import { referencedInputPaths } from './semantic/input-paths.ts';
+import { linkPolicyWasm } from './wasm/index.ts';
 import { RegoError, RegoErrors } from './errors.ts';
 import type { Policy } from './ir/types.ts';
 import { planQueries, type PlanOptions } from './planner/index.ts';
@@ -33,15 +35,19 @@ import {
 } from './portable.ts';
 
 export {
+  CapabilitiesError,
   evaluateEntrypoint,
   instantiatePolicy,
   parseModule,
   parseQuery,
   parseSources,
   planSources,
+  readCapabilities,
   RegoError,
   RegoErrors,
   WasmLinkError,
+  withCustomBuiltins,
+  type Capabilities,
   type CompiledPolicyWasm,
   type CustomBuiltins,
   type PlannedSources,
@@ -61,7 +67,7 @@ export type NodeCompilePolicyWasmOptions = Omit<CompilePolicyWasmOptions, 'runti
 
 /** Compile Rego sources into one OPA-ABI Wasm module exporting the given entrypoints. */
 export async function compilePolicyWasm(options: NodeCompilePolicyWasmOptions): Promise<CompiledPolicyWasm> {
-  const { modules, plan } = planSources(options.sources, options.entrypoints, options.plan);
+  const { modules, plan } = planSources(options.sources, options.entrypoints, options.plan, options.capabilities);
   const wasm = await linkPolicyWasm(plan, {
     strictBuiltinErrors: options.strictBuiltinErrors ?? false,
     staticComposites: options.staticComposites,
@@ -86,13 +92,15 @@ export interface CompileBundleOptions {
   strictBuiltinErrors?: boolean;
   /**
    * Record the input paths the policies can read as manifest `metadata.input_paths`; the engine host then
-   * serialises only those members of the input (src/rego/compile/input-paths.ts).
+   * serialises only those members of the input (src/rego/semantic/input-paths.ts).
    */
   recordInputPaths?: boolean;
   /** Planner options (early exit; on by default). */
   plan?: PlanOptions;
   /** Ground composite literals as static data (default true). */
   staticComposites?: boolean;
+  /** The builtins policies may call, custom ones included (`readCapabilities`); default: all of ours. */
+  capabilities?: Capabilities;
 }
 
 export interface CompiledBundle {
@@ -106,7 +114,12 @@ export interface CompiledBundle {
 
 /** Compile Rego sources into a deterministic OPA bundle holding the Wasm module, plan, data and sources. */
 export async function compileBundle(options: CompileBundleOptions): Promise<CompiledBundle> {
-  const { entrypoints, modules, plan } = planSources(options.sources, options.entrypoints, options.plan);
+  const { entrypoints, modules, plan } = planSources(
+    options.sources,
+    options.entrypoints,
+    options.plan,
+    options.capabilities,
+  );
   const wasm = await linkPolicyWasm(plan, {
     strictBuiltinErrors: options.strictBuiltinErrors ?? false,
     staticComposites: options.staticComposites,
@@ -152,6 +165,8 @@ export interface LoadOptions {
   limits?: Partial<BundleLimits>;
   /** Maximum Wasm memory in 64 KiB pages (default 1024 = 64 MiB). */
   maxMemoryPages?: number;
+  /** Implementations of the custom builtins the bundle was compiled to call (see `withCustomBuiltins`). */
+  customBuiltins?: Readonly<Record<string, unknown>>;
 }
 
 export interface LoadedBundle {
@@ -166,7 +181,11 @@ export interface LoadedBundle {
 export async function loadBundle(bytes: Uint8Array, options: LoadOptions = {}): Promise<LoadedBundle> {
   const bundle = readBundle(bytes, options.limits);
   if (!bundle.wasm) throw new BundleError('bundle has no policy.wasm');
-  const policy = await instantiatePolicy(bundle.wasm, hostBuiltins(options.builtinContext), options.maxMemoryPages);
+  const policy = await instantiatePolicy(
+    bundle.wasm,
+    withCustomBuiltins(hostBuiltins(options.builtinContext), options.customBuiltins ?? {}),
+    options.maxMemoryPages,
+  );
   policy.setData(options.data ?? bundle.data);
   return {
     policy,
@@ -188,6 +207,8 @@ export interface CompileQueryOptions {
    * hold values JSON cannot carry, such as sets (OPA's `input_term` in its test cases).
    */
   inputTerm?: string;
+  /** The builtins the query and modules may call (`readCapabilities`); default: all of ours. */
+  capabilities?: Capabilities;
 }
 
 export interface CompiledQuery {
@@ -212,7 +233,7 @@ export async function compileQuery(options: CompileQueryOptions): Promise<Compil
     for (const expr of body)
       expr.with.push({ target: { type: 'ref', value: [{ type: 'var', value: 'input' }] }, value: only.terms.term });
   }
-  const program = compileModules(modules);
+  const program = compileModules(modules, options.capabilities ? { builtins: options.capabilities.builtins } : {});
   const name = options.name ?? 'eval';
   const plan = planQueries(program, [{ name, body }]);
   const wasm = await linkPolicyWasm(plan, { strictBuiltinErrors: options.strictBuiltinErrors ?? false });
@@ -223,12 +244,17 @@ export interface EvaluateQueryOptions extends CompileQueryOptions {
   data?: Record<string, unknown>;
   input?: unknown;
   builtinContext?: HostBuiltinContextLike;
+  /** Implementations of the custom builtins the capabilities declare (see `withCustomBuiltins`). */
+  customBuiltins?: Readonly<Record<string, unknown>>;
 }
 
 /** Compile, load and evaluate a query once: the result set (bindings per result). */
 export async function evaluateQuery(options: EvaluateQueryOptions): Promise<ResultSet> {
   const q = await compileQuery(options);
-  const policy = await instantiatePolicy(q.wasm, hostBuiltins(options.builtinContext));
+  const policy = await instantiatePolicy(
+    q.wasm,
+    withCustomBuiltins(hostBuiltins(options.builtinContext), options.customBuiltins ?? {}),
+  );
   policy.setData(options.data ?? {});
   return policy.evaluate(options.input, q.entrypoint) as ResultSet;
 }

@@ -5,15 +5,19 @@
 import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { parseModules } from './ast/index.ts';
 import type { Module } from './ast/types.ts';
-import { annotatedEntrypoints, compileModules, type CompiledProgram } from './compile/index.ts';
-import { linkPolicyModule } from './compiler/wasm/link.ts';
+import type { Capabilities } from './builtins/capabilities.ts';
+import { annotatedEntrypoints, compileModules, type CompiledProgram } from './semantic/index.ts';
+import { linkPolicyModule } from './wasm/link.ts';
 import { RegoError, RegoErrors } from './errors.ts';
+import type { CustomBuiltins } from './builtins/custom.ts';
 import type { Policy } from './ir/types.ts';
 import { planEntrypoints, type PlanOptions } from './planner/index.ts';
 
 export { parseModule, parseQuery } from './ast/index.ts';
 export { RegoError, RegoErrors, type RegoErrorCode } from './errors.ts';
-export { WasmLinkError } from './compiler/wasm/link.ts';
+export { WasmLinkError } from './wasm/link.ts';
+export { CapabilitiesError, readCapabilities, type Capabilities } from './builtins/capabilities.ts';
+export { withCustomBuiltins } from './builtins/custom.ts';
 
 export interface RegoSource {
   /** File name used in locations and as the path inside the bundle. */
@@ -53,13 +57,21 @@ export interface PlannedSources {
   plan: Policy;
 }
 
-/** Parse, compile and plan: everything before Wasm code generation. */
-export function planSources(sources: RegoSource[], entrypoints: string[], plan?: PlanOptions): PlannedSources {
+/**
+ * Parse, compile and plan: everything before Wasm code generation. With `capabilities`, policies may call
+ * only the builtins it lists (custom ones included), as with `opa build --capabilities`.
+ */
+export function planSources(
+  sources: RegoSource[],
+  entrypoints: string[],
+  plan?: PlanOptions,
+  capabilities?: Capabilities,
+): PlannedSources {
   const modules = parseSources(sources);
   // METADATA `entrypoint: true` adds its rule (or package) as an entrypoint, as `opa build` does.
   const all = [...new Set([...entrypoints, ...annotatedEntrypoints(modules)])];
   checkEntrypoints(all);
-  const program = compileModules(modules);
+  const program = compileModules(modules, capabilities ? { builtins: capabilities.builtins } : {});
   return { entrypoints: all, modules, program, plan: planEntrypoints(program, all, plan) };
 }
 
@@ -67,7 +79,7 @@ export interface CompilePolicyWasmOptions {
   sources: RegoSource[];
   /** `pkg/rule` paths, e.g. `acs/guardian/decision`. */
   entrypoints: string[];
-  /** The runtime module (`runtime.wasm`, shipped at src/rego/compiler/wasm/runtime/runtime.wasm). */
+  /** The runtime module (`runtime.wasm`, shipped at src/rego/wasm/runtime/runtime.wasm). */
   runtimeWasm: Uint8Array;
   /** OPA's strict builtin errors (builtin failures abort instead of being undefined). */
   strictBuiltinErrors?: boolean;
@@ -75,6 +87,8 @@ export interface CompilePolicyWasmOptions {
   plan?: PlanOptions;
   /** Ground composite literals as static data (default true). */
   staticComposites?: boolean;
+  /** The builtins policies may call, custom ones included (`readCapabilities`); default: all of ours. */
+  capabilities?: Capabilities;
 }
 
 export interface CompiledPolicyWasm {
@@ -86,7 +100,7 @@ export interface CompiledPolicyWasm {
 
 /** Compile Rego sources into one OPA-ABI Wasm module exporting the given entrypoints. */
 export async function compilePolicyWasm(options: CompilePolicyWasmOptions): Promise<CompiledPolicyWasm> {
-  const { modules, plan } = planSources(options.sources, options.entrypoints, options.plan);
+  const { modules, plan } = planSources(options.sources, options.entrypoints, options.plan, options.capabilities);
   const wasm = linkPolicyModule(options.runtimeWasm, plan, {
     strictBuiltinErrors: options.strictBuiltinErrors ?? false,
     staticComposites: options.staticComposites,
@@ -94,8 +108,7 @@ export async function compilePolicyWasm(options: CompilePolicyWasmOptions): Prom
   return { wasm, plan, modules };
 }
 
-/** Host builtin implementations as opa-wasm `customBuiltins`. */
-export type CustomBuiltins = Record<string, (...args: unknown[]) => unknown>;
+export type { CustomBuiltins } from './builtins/custom.ts';
 
 /** Instantiate a Wasm module, growing the initial memory when the module's static data needs it. */
 export async function instantiatePolicy(

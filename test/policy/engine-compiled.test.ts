@@ -50,13 +50,13 @@ describe('engine over compiled Rego', () => {
     expect(engine.revision).toBe('compiled-1');
   });
 
-  it('turns eval_conflict_error into policy_error with the Rego location, and keeps serving', async () => {
+  it("turns OPA's var assignment conflict into policy_error with the Rego location, and keeps serving", async () => {
     const err = await engine
       .evaluateValue({ a: true, b: true }, { entrypoint: 'acs/conflict' })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PolicyEvaluationError);
     expect((err as PolicyEvaluationError).code).toBe('policy_error');
-    expect((err as PolicyEvaluationError).message).toMatch(/acs\.rego:\d+:\d+: eval_conflict_error/);
+    expect((err as PolicyEvaluationError).message).toMatch(/acs\.rego:\d+:\d+: var assignment conflict$/);
     expect((await engine.evaluateValue({ a: true }, { entrypoint: 'acs/conflict' })).value).toBe(1);
   });
 

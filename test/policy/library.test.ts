@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Json } from '../../src/json.ts';
 import { readFileSync } from 'node:fs';
 import { parseSources, readBundle } from '../../src/rego/index.ts';
-import { referencedInputPaths } from '../../src/rego/compile/input-paths.ts';
+import { referencedInputPaths } from '../../src/rego/semantic/input-paths.ts';
 import {
   advanceSessionState,
   buildPolicyInput,

@@ -1,7 +1,17 @@
-import { writeFileSync } from 'node:fs';
+// `guardian policy capabilities`, and the two files the other policy verbs read for custom builtins:
+// `--capabilities FILE` (OPA's capabilities JSON: the builtins policies may call, custom ones declared
+// with their types) and `--builtins module.mjs` (their JavaScript implementations).
+import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
 import { CliError, ExitCode } from '../exit-codes.ts';
-import { capabilitiesDocument } from '../../rego/builtins/capabilities.ts';
+import {
+  CapabilitiesError,
+  capabilitiesDocument,
+  readCapabilities,
+  type Capabilities,
+} from '../../rego/builtins/capabilities.ts';
 
 /** Adds `guardian policy capabilities`: prints the OPA capabilities JSON of the Guardian's toolchain. */
 export function addPolicyCapabilitiesCommand(policy: Command): void {
@@ -21,4 +31,45 @@ export function addPolicyCapabilitiesCommand(policy: Command): void {
         throw new CliError(`cannot write ${opts.output}: ${(e as Error).message}`, ExitCode.Usage);
       }
     });
+}
+
+/** `--capabilities FILE`: an OPA capabilities JSON document; a bad file is a usage error naming it. */
+export function readCapabilitiesFile(file: string): Capabilities {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new CliError(`cannot read ${file}: ${(e as Error).message}`, ExitCode.Usage);
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    throw new CliError(`${file}: invalid JSON: ${(e as Error).message}`, ExitCode.Usage);
+  }
+  try {
+    return readCapabilities(doc);
+  } catch (e) {
+    if (e instanceof CapabilitiesError) throw new CliError(`${file}: ${e.message}`, ExitCode.Usage);
+    throw e;
+  }
+}
+
+/**
+ * `--builtins module.mjs`: an ES module whose default export maps builtin names to functions
+ * (`export default { 'custom.func': (x) => … }`), as opa-wasm's `customBuiltins` takes them.
+ */
+export async function importCustomBuiltins(file: string): Promise<Record<string, unknown>> {
+  let mod: { default?: unknown };
+  try {
+    mod = (await import(pathToFileURL(resolve(file)).href)) as { default?: unknown };
+  } catch (e) {
+    throw new CliError(`cannot load builtins module ${file}: ${(e as Error).message}`, ExitCode.Usage);
+  }
+  const table = mod.default;
+  if (table === null || typeof table !== 'object' || Array.isArray(table))
+    throw new CliError(`${file}: the default export must map builtin names to functions`, ExitCode.Usage);
+  for (const [name, impl] of Object.entries(table))
+    if (typeof impl !== 'function') throw new CliError(`${file}: builtin ${name} is not a function`, ExitCode.Usage);
+  return table as Record<string, unknown>;
 }

@@ -2,6 +2,7 @@
 // toolchain, evaluate a bundle's entrypoint through opa-wasm, and show what a bundle holds.
 import { readdirSync, readFileSync, renameSync, statSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
+import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import type { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { isObject } from '../../json.ts';
@@ -10,7 +11,7 @@ import type { RegoSource } from '../../rego/index.ts';
 import { RegoError, RegoErrors } from '../../rego/errors.ts';
 import { BundleError, readBundle } from '../../rego/bundle/index.ts';
 import { addPolicyTestCommand } from './policy-test.ts';
-import { addPolicyCapabilitiesCommand } from './policy-capabilities.ts';
+import { addPolicyCapabilitiesCommand, importCustomBuiltins, readCapabilitiesFile } from './policy-capabilities.ts';
 
 interface BuildOptions {
   entrypoint: string[];
@@ -21,6 +22,7 @@ interface BuildOptions {
   strictBuiltinErrors?: boolean;
   watch?: boolean;
   v0Compatible?: boolean;
+  capabilities?: string;
 }
 
 interface EvalOptions {
@@ -28,13 +30,19 @@ interface EvalOptions {
   entrypoint: string;
   input?: string;
   strictBuiltinErrors?: boolean;
+  capabilities?: string;
+  builtins?: string;
 }
 
 interface CheckOptions {
   strict?: boolean;
   format: string;
   v0Compatible?: boolean;
+  capabilities?: string;
 }
+
+const CAPABILITIES_HELP =
+  'OPA capabilities JSON: policies may call only the builtins it lists; the ones the toolchain lacks are custom builtins, called on the host';
 
 /** Manifest metadata key recording that the bundle was built with strict builtin errors. */
 const STRICT_BUILTIN_ERRORS_METADATA = 'strict_builtin_errors';
@@ -191,6 +199,7 @@ async function build(paths: string[], opts: BuildOptions): Promise<void> {
   const { sources, data, shownAs } = gatherInputs(paths, opts.v0Compatible);
   if (sources.length === 0) throw new CliError('no .rego files found', ExitCode.Usage);
   if (opts.data) mergeData(data, [], readDataFile(opts.data), opts.data);
+  const capabilities = opts.capabilities !== undefined ? readCapabilitiesFile(opts.capabilities) : undefined;
   progress(
     opts,
     `compiling ${sources.length} module${sources.length === 1 ? '' : 's'} for ${opts.entrypoint.join(', ')}`,
@@ -205,6 +214,7 @@ async function build(paths: string[], opts: BuildOptions): Promise<void> {
       entrypoints: opts.entrypoint,
       data,
       ...(opts.revision !== undefined ? { revision: opts.revision } : {}),
+      ...(capabilities ? { capabilities } : {}),
       // Recorded in the manifest so engines loading the bundle create their host builtins in strict mode too.
       ...(opts.strictBuiltinErrors
         ? { strictBuiltinErrors: true, metadata: { [STRICT_BUILTIN_ERRORS_METADATA]: true } }
@@ -276,7 +286,9 @@ function readBundleFile(path: string): Uint8Array {
 async function evaluate(opts: EvalOptions): Promise<void> {
   const bytes = readBundleFile(opts.bundle);
   const input = opts.input !== undefined ? readDataFile(opts.input) : undefined;
-  const { evaluateEntrypoint, loadBundle } = await import('../../rego/index.ts');
+  const capabilities = opts.capabilities !== undefined ? readCapabilitiesFile(opts.capabilities) : undefined;
+  const customBuiltins = opts.builtins !== undefined ? await importCustomBuiltins(opts.builtins) : {};
+  const { evaluateEntrypoint, hostBuiltins, loadBundle } = await import('../../rego/index.ts');
   let manifestStrict = false;
   try {
     manifestStrict = readBundle(bytes).manifest.metadata?.[STRICT_BUILTIN_ERRORS_METADATA] === true;
@@ -287,11 +299,34 @@ async function evaluate(opts: EvalOptions): Promise<void> {
   const strict = opts.strictBuiltinErrors === true || manifestStrict;
   let loaded;
   try {
-    loaded = await loadBundle(bytes, { builtinContext: { strict } });
+    loaded = await loadBundle(bytes, { builtinContext: { strict }, customBuiltins });
   } catch (e) {
     if (e instanceof BundleError) throw new CliError(`${opts.bundle}: not a bundle: ${e.message}`, ExitCode.Usage);
+    if (e instanceof TypeError && /^custom builtin /.test(e.message))
+      throw new CliError(`${opts.builtins}: ${e.message}`, ExitCode.Usage);
     throw new CliError(`bundle does not load: ${e instanceof Error ? e.message : String(e)}`, ExitCode.Failed);
   }
+  const dispatched = dispatchedBuiltins(loaded.policy);
+  if (capabilities) {
+    // The plan names every builtin the policies call (natives too); without one, the host-called ones.
+    const plan = loaded.bundle.plan as { static?: { builtin_funcs?: { name: string }[] } } | undefined;
+    const called = plan?.static?.builtin_funcs?.map((b) => b.name) ?? dispatched;
+    const outside = called.filter((name) => !capabilities.builtins.has(name) && name !== 'internal.print').sort();
+    if (outside.length)
+      throw new CliError(
+        `${opts.bundle}: the policy calls builtins outside ${opts.capabilities}: ${outside.join(', ')}`,
+        ExitCode.CompileError,
+      );
+  }
+  // Fail before evaluating, as the Guardian refuses such a bundle at load: opa-wasm would only throw when
+  // the call is reached.
+  const implemented = new Set([...Object.keys(hostBuiltins()), ...Object.keys(customBuiltins)]);
+  const missing = dispatched.filter((name) => !implemented.has(name));
+  if (missing.length)
+    throw new CliError(
+      `${opts.bundle}: no implementation of builtin${missing.length === 1 ? '' : 's'} ${missing.join(', ')} (custom builtins come from --builtins module.mjs)`,
+      ExitCode.Usage,
+    );
   if (!(opts.entrypoint in loaded.entrypoints)) {
     throw new CliError(
       `entrypoint ${opts.entrypoint} not in bundle (has: ${Object.keys(loaded.entrypoints).join(', ') || 'none'})`,
@@ -307,10 +342,8 @@ async function evaluate(opts: EvalOptions): Promise<void> {
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 }
 
-/** The builtins the Wasm module dispatches to the host (its `builtins()` export). */
-async function hostDispatchedBuiltins(wasm: Uint8Array): Promise<string[]> {
-  const { instantiatePolicy } = await import('../../rego/index.ts');
-  const policy = await instantiatePolicy(wasm, {});
+/** The builtins a loaded Wasm module dispatches to the host (its `builtins()` export). */
+function dispatchedBuiltins(policy: LoadedPolicy): string[] {
   const exp = (policy.wasmInstance as unknown as { exports: Record<string, (...a: number[]) => number> }).exports;
   const addr = exp.opa_json_dump(exp.builtins());
   const mem = new Uint8Array(policy.mem.buffer);
@@ -332,7 +365,8 @@ async function inspect(opts: InspectOptions): Promise<void> {
   let hostBuiltins: string[] | undefined;
   if (bundle.wasm) {
     try {
-      hostBuiltins = await hostDispatchedBuiltins(bundle.wasm);
+      const { instantiatePolicy } = await import('../../rego/index.ts');
+      hostBuiltins = dispatchedBuiltins(await instantiatePolicy(bundle.wasm, {}));
     } catch {
       hostBuiltins = undefined; // a module that does not instantiate is reported by eval, not here
     }
@@ -368,9 +402,13 @@ async function check(paths: string[], opts: CheckOptions): Promise<void> {
     throw new CliError(`--format must be text or json, not ${JSON.stringify(opts.format)}`, ExitCode.Usage);
   const { sources, shownAs } = gatherInputs(paths, opts.v0Compatible);
   if (sources.length === 0) throw new CliError('no .rego files found', ExitCode.Usage);
-  const { checkPolicies, formatFinding } = await import('../../rego/check/index.ts');
+  const { checkPolicies, formatFinding } = await import('../../rego/lint/index.ts');
   // No bundle is written: findings name the files as the user typed them.
-  const result = checkPolicies(sources.map((s) => ({ ...s, file: shownAs.get(s.file) ?? s.file })));
+  const capabilities = opts.capabilities !== undefined ? readCapabilitiesFile(opts.capabilities) : undefined;
+  const result = checkPolicies(
+    sources.map((s) => ({ ...s, file: shownAs.get(s.file) ?? s.file })),
+    capabilities ? { builtins: capabilities.builtins } : {},
+  );
   if (opts.format === 'json') {
     const where = (l: { file: string; row: number; col: number } | undefined) =>
       l ? { file: l.file, row: l.row, col: l.col } : {};
@@ -417,6 +455,7 @@ export function registerPolicyCommands(program: Command): void {
     )
     .option('-w, --watch', 'rebuild whenever a .rego or data file changes, until interrupted')
     .option('--v0-compatible', "read modules as Rego v0 (OPA's --v0-compatible); a module importing rego.v1 stays v1")
+    .option('--capabilities <file>', CAPABILITIES_HELP)
     .action(async (paths: string[], opts: BuildOptions) => buildAndWatch(paths, opts));
 
   policy
@@ -429,6 +468,14 @@ export function registerPolicyCommands(program: Command): void {
       '--strict-builtin-errors',
       'host builtin failures abort evaluation instead of being undefined (default: as the bundle manifest says)',
     )
+    .option(
+      '--capabilities <file>',
+      'refuse a bundle whose policy calls builtins this OPA capabilities JSON does not list',
+    )
+    .option(
+      '--builtins <module.mjs>',
+      'JavaScript implementations of custom builtins: an ES module whose default export maps names to functions',
+    )
     .action(async (opts: EvalOptions) => evaluate(opts));
 
   policy
@@ -440,6 +487,7 @@ export function registerPolicyCommands(program: Command): void {
     .option('--strict', 'exit 1 when there are lint findings')
     .option('--format <format>', 'text or json', 'text')
     .option('--v0-compatible', "read modules as Rego v0 (OPA's --v0-compatible); a module importing rego.v1 stays v1")
+    .option('--capabilities <file>', CAPABILITIES_HELP)
     .action(async (paths: string[], opts: CheckOptions) => check(paths, opts));
 
   policy

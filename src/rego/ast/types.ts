@@ -1,4 +1,4 @@
-// The Rego AST: the contract between the parser (ast/), the compile stage (compile/) and the planner
+// The Rego AST: the contract between the parser (ast/), the semantic stage (semantic/) and the planner
 // (planner/). It follows the shape of OPA's ast package so OPA's documentation of the language applies.
 // Contract rule: add optional fields freely; never change or remove an existing one without updating
 // every stage that reads it.

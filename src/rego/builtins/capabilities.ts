@@ -1,7 +1,7 @@
 // OPA's capabilities document (`opa capabilities --current` format): what a bundle may use when it
 // is compiled for the Guardian. Tools such as `opa check --capabilities` accept this file.
-import { builtinDecls } from './declarations.ts';
-import type { FunctionType } from './types.ts';
+import { builtinDecls, refusedBuiltins } from './declarations.ts';
+import { anyOf, fn, setOf, tAny, type BuiltinDeclaration, type FunctionType, type OpaType } from './types.ts';
 
 export interface CapabilitiesBuiltin {
   name: string;
@@ -33,4 +33,118 @@ export function capabilitiesDocument(): CapabilitiesDocument {
       return entry;
     });
   return { builtins, features: [...regoFeatures], wasm_abi_versions: [{ version: 1, minor_version: 3 }] };
+}
+
+/** The builtins a compilation may call, by OPA name. */
+export type BuiltinTable = ReadonlyMap<string, BuiltinDeclaration>;
+
+/**
+ * A capabilities document read for compilation (`opa build --capabilities`): the builtins it lists are the
+ * only ones policies may call. Listed builtins the toolchain implements keep its declarations; the others
+ * are custom builtins, type-checked against the document's `decl` and called on the host (opa-wasm
+ * `customBuiltins`), as OPA's Wasm target calls every builtin it does not compile in.
+ */
+export interface Capabilities {
+  builtins: BuiltinTable;
+  /** Names of the custom builtins (listed, not implemented by the toolchain): the host supplies them. */
+  custom: ReadonlySet<string>;
+}
+
+/** A capabilities document that cannot be used: the message says which entry and why. */
+export class CapabilitiesError extends Error {
+  override readonly name = 'CapabilitiesError';
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** OPA's type JSON (types.MarshalJSON); `name`/`description` of documented arguments are dropped. */
+function readType(v: unknown, where: string, depth = 0): OpaType {
+  if (depth > 32) throw new CapabilitiesError(`${where}: type nested too deeply`);
+  if (!isRecord(v) || typeof v.type !== 'string') throw new CapabilitiesError(`${where}: expected a type object`);
+  const list = (x: unknown, what: string): OpaType[] => {
+    if (!Array.isArray(x)) throw new CapabilitiesError(`${where}: ${what} must be an array`);
+    return x.map((t, i) => readType(t, `${where}.${what}[${i}]`, depth + 1));
+  };
+  switch (v.type) {
+    case 'null':
+    case 'boolean':
+    case 'number':
+    case 'string':
+      return { type: v.type };
+    case 'any':
+      return v.of === undefined ? tAny : anyOf(...list(v.of, 'of'));
+    case 'array': {
+      const out: OpaType = { type: 'array' };
+      if (v.dynamic !== undefined) out.dynamic = readType(v.dynamic, `${where}.dynamic`, depth + 1);
+      if (v.static !== undefined) out.static = list(v.static, 'static');
+      return out;
+    }
+    case 'set':
+      return setOf(readType(v.of ?? tAny, `${where}.of`, depth + 1));
+    case 'object': {
+      const out: OpaType = { type: 'object' };
+      if (v.dynamic !== undefined) {
+        if (!isRecord(v.dynamic)) throw new CapabilitiesError(`${where}.dynamic: expected {key, value}`);
+        out.dynamic = {
+          key: readType(v.dynamic.key, `${where}.dynamic.key`, depth + 1),
+          value: readType(v.dynamic.value, `${where}.dynamic.value`, depth + 1),
+        };
+      }
+      if (v.static !== undefined) {
+        if (!Array.isArray(v.static)) throw new CapabilitiesError(`${where}.static must be an array`);
+        out.static = v.static.map((s, i) => {
+          if (!isRecord(s) || typeof s.key !== 'string')
+            throw new CapabilitiesError(`${where}.static[${i}]: expected {key, value}`);
+          return { key: s.key, value: readType(s.value, `${where}.static[${i}].value`, depth + 1) };
+        });
+      }
+      return out;
+    }
+    default:
+      throw new CapabilitiesError(`${where}: unknown type ${JSON.stringify(v.type)}`);
+  }
+}
+
+function readDecl(v: unknown, where: string): FunctionType {
+  if (!isRecord(v) || v.type !== 'function') throw new CapabilitiesError(`${where}: expected a function type`);
+  if (v.args !== undefined && !Array.isArray(v.args)) throw new CapabilitiesError(`${where}.args must be an array`);
+  const args = (v.args as unknown[] | undefined)?.map((a, i) => readType(a, `${where}.args[${i}]`));
+  const decl = fn(args, v.result === undefined ? undefined : readType(v.result, `${where}.result`));
+  if (v.variadic !== undefined) decl.variadic = readType(v.variadic, `${where}.variadic`);
+  return decl;
+}
+
+/** A builtin name as a call can spell it: dotted Rego identifiers (`custom.func`). */
+const BUILTIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+
+/** Reads an OPA capabilities document (the JSON `opa capabilities` prints) for compilation. */
+export function readCapabilities(doc: unknown): Capabilities {
+  if (!isRecord(doc)) throw new CapabilitiesError('capabilities: expected a JSON object');
+  if (!Array.isArray(doc.builtins)) throw new CapabilitiesError('capabilities: builtins must be an array');
+  const builtins = new Map<string, BuiltinDeclaration>();
+  const custom = new Set<string>();
+  doc.builtins.forEach((b, i) => {
+    const where = `capabilities: builtins[${i}]`;
+    if (!isRecord(b) || typeof b.name !== 'string') throw new CapabilitiesError(`${where}: expected {name, decl}`);
+    if (!BUILTIN_NAME.test(b.name))
+      throw new CapabilitiesError(`${where}: invalid builtin name ${JSON.stringify(b.name)}`);
+    if (builtins.has(b.name)) throw new CapabilitiesError(`${where}: ${b.name} is listed twice`);
+    const decl = readDecl(b.decl, `${where} (${b.name}).decl`);
+    const ours = builtinDecls.get(b.name);
+    if (ours) {
+      builtins.set(b.name, ours);
+      return;
+    }
+    // Refused builtins stay refused (the compile error says why); listing them changes nothing.
+    if (refusedBuiltins.has(b.name)) return;
+    if (decl.variadic) throw new CapabilitiesError(`${where}: custom builtin ${b.name} cannot be variadic`);
+    // opa-wasm passes host builtins at most four arguments (opa_builtin0..4).
+    if ((decl.args?.length ?? 0) > 4)
+      throw new CapabilitiesError(`${where}: custom builtin ${b.name} takes more than 4 arguments`);
+    const entry: BuiltinDeclaration = { name: b.name, decl };
+    if (b.nondeterministic === true) entry.nondeterministic = true;
+    builtins.set(b.name, entry);
+    custom.add(b.name);
+  });
+  return { builtins, custom };
 }

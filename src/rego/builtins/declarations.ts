@@ -235,7 +235,7 @@ const entries: Entry[] = [
     (alg): Entry => [`io.jwt.verify_${alg}`, s2(tBool)],
   ),
 
-  // Deprecated in OPA, callable from Rego v0 modules only (compile/checks.ts refuses them in v1).
+  // Deprecated in OPA, callable from Rego v0 modules only (semantic/checks.ts refuses them in v1).
   ['all', fn([arrayOrSet], tBool), { deprecated: true }],
   ['any', fn([arrayOrSet], tBool), { deprecated: true }],
   ['re_match', s2(tBool), { deprecated: true }],

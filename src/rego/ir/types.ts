@@ -1,6 +1,6 @@
 // OPA's intermediate representation ("plan"), in exactly the JSON shape `opa build -t plan` writes
 // (OPA docs: IR; docs/wasm-abi.md). Keeping OPA's format means the Wasm backend links a real OPA plan the same way
-// it links ours. Contract between planner/ (producer) and compiler/wasm/ (consumer).
+// it links ours. Contract between planner/ (producer) and wasm/ (consumer).
 
 export interface Policy {
   static?: Static;

@@ -1,8 +1,8 @@
 // Planner entry points: compiled Rego → OPA IR `Policy` in the exact shape of `opa build -t plan`.
 import type { Body } from '../ast/types.ts';
-import { compileQuery } from '../compile/index.ts';
-import type { CompiledProgram } from '../compile/types.ts';
-import { dataRef } from '../compile/terms.ts';
+import { compileQuery } from '../semantic/index.ts';
+import type { CompiledProgram } from '../semantic/types.ts';
+import { dataRef } from '../semantic/terms.ts';
 import { RegoError, RegoErrors } from '../errors.ts';
 import type { Policy } from '../ir/types.ts';
 import { FuncPlanner, PolicyBuilder, type PlanOptions } from './planner.ts';

@@ -3,11 +3,11 @@
 // refs, data-trie branches, `some … in`) plans "the rest of the body" inside its own block.
 import type { Body, Expr, Location, RefTerm, Term, VarTerm, With } from '../ast/types.ts';
 import { builtinDecls } from '../builtins/declarations.ts';
-import type { CompiledProgram, CompiledRule, RuleSet } from '../compile/types.ts';
-import { operatorName } from '../compile/terms.ts';
+import type { CompiledProgram, CompiledRule, RuleSet } from '../semantic/types.ts';
+import { operatorName } from '../semantic/terms.ts';
 import { RegoError, RegoErrors } from '../errors.ts';
 import type { Block, BuiltinDecl, Func, Local, Operand, Policy, Stmt } from '../ir/types.ts';
-import { buildTrie, type TrieNode } from '../compile/rule-trie.ts';
+import { buildTrie, type TrieNode } from '../semantic/rule-trie.ts';
 import { overlapsVirtual, withoutPath } from './trie.ts';
 
 /** An already-planned value standing in for a term (scan keys/values, call results, parameters). */
@@ -169,7 +169,8 @@ export class PolicyBuilder {
     this.drain();
     const names = [...this.builtins].sort();
     const builtin_funcs = names.map((name) => {
-      const d = builtinDecls.get(name);
+      // The planner's own calls (internal.print for print) may be absent from a capabilities table.
+      const d = this.program.builtins.get(name) ?? builtinDecls.get(name);
       const decl: BuiltinDecl = d ? (d.decl as BuiltinDecl) : { type: 'function' };
       return { name, decl };
     });
@@ -398,9 +399,10 @@ export class FuncPlanner {
             ),
           );
         }
+        // Located at the chain's last definition, as OPA's planner (its location when the chain is done).
         blocks.push(
           this.block(() =>
-            this.at(r.location, () => {
+            this.at(chain[chain.length - 1].location, () => {
               this.emit({ type: 'IsDefinedStmt', stmt: { source: lresult } });
               this.emit({
                 type: 'AssignVarOnceStmt',
@@ -533,6 +535,9 @@ export class FuncPlanner {
       }
       for (const st of states) {
         this.restore(st);
+        // As OPA's planQuery: what follows the body (a rule's head, a comprehension's element) is located
+        // where the body began (the rule head), not at the body's last expression.
+        this.where = outer.where;
         cont();
       }
     } finally {
@@ -757,7 +762,7 @@ export class FuncPlanner {
         if (name.startsWith('data.')) {
           const rs = this.pb.program.ruleSetsByPath.get(name.split('.').slice(1).join('/'));
           if (rs?.kind === 'function') return { fn: name };
-        } else if (builtinDecls.has(name)) return { fn: name };
+        } else if (this.pb.program.builtins.has(name)) return { fn: name };
       }
     }
     if (isGroundTerm(value)) return { value };
@@ -780,7 +785,7 @@ export class FuncPlanner {
     if (arity !== undefined && args.length === arity + 1) {
       const out = args[arity];
       this.planCall(op, args.slice(0, arity), (res) => {
-        const decl = name ? builtinDecls.get(this.gen.mocks.get(name)?.fn ?? name) : undefined;
+        const decl = name ? this.pb.program.builtins.get(this.gen.mocks.get(name)?.fn ?? name) : undefined;
         if (decl?.relation) {
           const src = this.toLocal(res);
           const k = this.newLocal();
@@ -830,7 +835,7 @@ export class FuncPlanner {
       const rs = this.pb.program.ruleSetsByPath.get(name.split('.').slice(1).join('/'));
       return rs?.kind === 'function' ? rs.arity : undefined;
     }
-    const d = builtinDecls.get(name);
+    const d = this.pb.program.builtins.get(name);
     if (!d || d.decl.variadic) return undefined;
     return d.decl.args?.length ?? 0;
   }

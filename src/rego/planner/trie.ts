@@ -1,6 +1,6 @@
-// What the planner asks of the rule trie (src/rego/compile/rule-trie.ts) beyond walking it. Tries are
+// What the planner asks of the rule trie (src/rego/semantic/rule-trie.ts) beyond walking it. Tries are
 // immutable: `with data.x as v` planning derives a copy without the mocked subtree.
-import type { TrieNode } from '../compile/rule-trie.ts';
+import type { TrieNode } from '../semantic/rule-trie.ts';
 
 /** True when any rule set lives at, below or above `path` (so mocking it changes virtual documents). */
 export function overlapsVirtual(root: TrieNode, path: readonly string[]): boolean {

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { build, type Metafile } from 'esbuild';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadRuntimeWasm } from '../../../src/rego/compiler/wasm/runtime.ts';
+import { loadRuntimeWasm } from '../../../src/rego/wasm/runtime.ts';
 import { compilePolicyWasm } from '../../../src/rego/index.ts';
 import { POLICY, POLICY_ENTRYPOINT, POLICY_FILE } from './policy.ts';
 
@@ -127,7 +127,7 @@ describe('the Rego toolchain in Chromium', () => {
   it('bundles for the browser with no Node built-in from our code', () => {
     const ours = Object.entries(metafile.inputs).filter(([path]) => path.includes('src/rego/'));
     expect(ours.some(([path]) => path.endsWith('src/rego/browser.ts'))).toBe(true);
-    expect(ours.some(([path]) => path.endsWith('compiler/wasm/link.ts'))).toBe(true);
+    expect(ours.some(([path]) => path.endsWith('wasm/link.ts'))).toBe(true);
     const nodeImports = Object.entries(metafile.inputs).flatMap(([path, input]) =>
       input.imports.filter((i) => i.path.startsWith('node:')).map((i) => `${path} → ${i.path}`),
     );

@@ -140,6 +140,62 @@ describe('json.match_schema', () => {
   });
 });
 
+describe('json.match_schema: anyOf / oneOf errors as gojsonschema reports them', () => {
+  const err = (field: string, type: string, desc: string) => ({ error: `${field}: ${desc}`, type, field, desc });
+
+  it('a failing anyOf: the combinator, then the errors of the closest branch only', () => {
+    // Branch 0 fails its own type (gojsonschema stops there: lowest score); branch 1 gets further.
+    const schema = { anyOf: [{ type: 'string' }, { type: 'object', required: ['a', 'b'] }] };
+    expect(ev('js/match', { doc: {}, schema })).toEqual([
+      false,
+      [
+        err('(root)', 'number_any_of', 'Must validate at least one schema (anyOf)'),
+        err('(root)', 'required', 'a is required'),
+        err('(root)', 'required', 'b is required'),
+      ],
+    ]);
+  });
+
+  it('a oneOf no branch passes: the combinator, then the first of the closest branches', () => {
+    const schema = { oneOf: [{ required: ['b'] }, { required: ['c', 'd'] }, { required: ['e'] }] };
+    expect(ev('js/match', { doc: { a: 1 }, schema })).toEqual([
+      false,
+      [
+        err('(root)', 'number_one_of', 'Must validate one and only one schema (oneOf)'),
+        err('(root)', 'required', 'b is required'),
+      ],
+    ]);
+  });
+
+  it('a oneOf several branches pass: the combinator alone', () => {
+    const schema = { properties: { n: { oneOf: [{ type: 'number' }, { minimum: 1 }, { maximum: 0 }] } } };
+    expect(ev('js/match', { doc: { n: 5 }, schema })).toEqual([
+      false,
+      [err('n', 'number_one_of', 'Must validate one and only one schema (oneOf)')],
+    ]);
+  });
+
+  it('nested: a dropped branch takes its inner combinator with it', () => {
+    const schema = {
+      anyOf: [
+        { type: 'object', required: ['x'] },
+        {
+          type: 'object',
+          properties: { y: { anyOf: [{ type: 'string' }, { type: 'number' }] } },
+          required: ['z', 'w'],
+        },
+      ],
+    };
+    expect(ev('js/match', { doc: { y: true }, schema })).toEqual([
+      false,
+      [
+        err('(root)', 'number_any_of', 'Must validate at least one schema (anyOf)'),
+        err('(root)', 'required', 'x is required'),
+      ],
+    ]);
+  });
+});
+
 describe('json.verify_schema', () => {
   it('[true, null] for a valid schema, [false, "jsonschema: …"] otherwise', () => {
     expect(ev('js/verify', { schema: PERSON })).toEqual([true, null]);

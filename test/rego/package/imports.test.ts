@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 
 const REGO = fileURLToPath(new URL('../../../src/rego/', import.meta.url));
 // AssemblyScript sources of the Wasm runtime: compiled by asc, never loaded by Node or a bundler.
-const ASSEMBLY = join(REGO, 'compiler', 'wasm', 'runtime', 'assembly');
+const ASSEMBLY = join(REGO, 'wasm', 'runtime', 'assembly');
 
 interface ImportSite {
   file: string;

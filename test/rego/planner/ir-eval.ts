@@ -2,7 +2,8 @@
 // It lets the planner tests check *what a plan computes* independently of the Wasm backend, and
 // prints precise failures (a Wasm trap says much less). Values: JSON plus RSet/RObj for sets and
 // objects with non-string keys; numbers are JS numbers (enough for the planner's test cases).
-import type { Block, Operand, Policy, Stmt } from '../../../src/rego/ir/types.ts';
+import { OPA_WASM_ERRORS } from '../../../src/rego/errors.ts';
+import type { Block, Operand, Policy, Stmt, StmtLocation } from '../../../src/rego/ir/types.ts';
 
 export class RSet {
   readonly items = new Map<string, V>();
@@ -251,6 +252,10 @@ export function evalPlan(
   opts: { raw?: boolean; inputIsValue?: boolean } = {},
 ): unknown[] {
   const strings = (policy.static?.strings ?? []).map((s) => s.value);
+  const files = (policy.static?.files ?? []).map((f) => f.value);
+  /** OPA's Wasm run-time error text: `<file>:<row>:<col>: <message>` at the statement. */
+  const runtimeError = (at: StmtLocation, message: string): EvalError =>
+    new EvalError(`${files[at.file ?? -1] ?? 'policy'}:${at.row ?? 0}:${at.col ?? 0}: ${message}`);
   const funcs = new Map((policy.funcs?.funcs ?? []).map((f) => [f.name, f]));
   const plan = policy.plans?.plans.find((p) => p.name === name);
   if (!plan) throw new Error(`no plan ${name}`);
@@ -379,7 +384,7 @@ export function evalPlan(
         const v = read(L, s.stmt.source);
         const cur = L.get(s.stmt.target);
         if (cur !== undefined && v !== undefined && compare(cur, v) !== 0)
-          throw new EvalError('eval_conflict_error: complete rules must not produce multiple outputs');
+          throw runtimeError(s.stmt, OPA_WASM_ERRORS.varAssignConflict);
         if (v !== undefined) L.set(s.stmt.target, v);
         return 'ok';
       }
@@ -442,7 +447,7 @@ export function evalPlan(
         const o = L.get(s.stmt.object) as RObj;
         const cur = o.get(k);
         if (cur !== undefined && compare(cur, v) !== 0)
-          throw new EvalError('eval_conflict_error: object keys must be unique');
+          throw runtimeError(s.stmt, OPA_WASM_ERRORS.objectInsertConflict);
         o.set(k, v);
         return 'ok';
       }

@@ -1,7 +1,7 @@
 // Structure of the IR the planner emits: OPA's plan JSON shape (OPA docs: IR; docs/wasm-abi.md, IR).
 import { describe, expect, it } from 'vitest';
 import { parseModule, parseQuery } from '../../../src/rego/ast/index.ts';
-import { compileModules } from '../../../src/rego/compile/index.ts';
+import { compileModules } from '../../../src/rego/semantic/index.ts';
 import { planEntrypoints, planQueries } from '../../../src/rego/planner/index.ts';
 import type { Block, Policy, Stmt } from '../../../src/rego/ir/types.ts';
 import { builtinDecls } from '../../../src/rego/builtins/index.ts';

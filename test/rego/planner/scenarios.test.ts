@@ -2,7 +2,7 @@
 // Expected values follow Rego's semantics as documented by OPA.
 import { describe, expect, it } from 'vitest';
 import { parseModule, parseQuery } from '../../../src/rego/ast/index.ts';
-import { compileModules } from '../../../src/rego/compile/index.ts';
+import { compileModules } from '../../../src/rego/semantic/index.ts';
 import { planEntrypoints, planQueries } from '../../../src/rego/planner/index.ts';
 import { evalPlan, printed } from './ir-eval.ts';
 
@@ -50,7 +50,7 @@ default p.b.r := 5
     expect(run(defaults, 't/p', { xs: [] })).toEqual({ a: { r: 0 }, b: { r: 5 } });
     const conflict = `package t
 p[k].v := i if { some i, k in ["a", "b", "a"] }`;
-    expect(() => run(conflict, 't/p')).toThrow(/eval_conflict_error/);
+    expect(() => run(conflict, 't/p')).toThrow(/^m0\.rego:2:1: object insert conflict$/);
   });
 
   it('some k, v in object and membership expressions', () => {
@@ -149,12 +149,12 @@ p := [f(20), f(5), f(-1)]
     expect(run(src, 't/p')).toEqual(['big', 'small', 'none']);
   });
 
-  it('complete rule conflicts raise eval_conflict_error', () => {
+  it("complete rule conflicts raise OPA's var assignment conflict", () => {
     const src = `package t
 p := 1 if true
 p := 2 if true
 `;
-    expect(() => run(src, 't/p')).toThrow(/complete rules must not produce multiple outputs/);
+    expect(() => run(src, 't/p')).toThrow(/^m0\.rego:3:1: var assignment conflict$/);
   });
 
   it('queries bind their variables, not wildcards or generated ones', () => {

@@ -1,7 +1,7 @@
 // The opa-wasm adapter: every host builtin wrapped with OPA's error semantics (strict → abort with
 // `eval_builtin_error: <name>: <msg>`, otherwise undefined) and exact-integer result encoding.
 import { HostBuiltinContext, type HostBuiltinOptions } from './context.ts';
-import { hostBuiltinName, opaWasmShadowedBuiltins } from './names.ts';
+import { EXACT_INTEGER_KEY, exactIntegerBuiltins, hostBuiltinName, opaWasmShadowedBuiltins } from './names.ts';
 import type { HostImpls } from './registry.ts';
 import { BuiltinError } from './values.ts';
 
@@ -43,6 +43,16 @@ export const BUILTIN_ERROR_MARKER = '$guardian_builtin_error';
 
 export type HostBuiltinFunction = (...args: unknown[]) => unknown;
 
+/** Arguments with the exact integers a compiled module marked (names.ts exactIntegerBuiltins) as bigint. */
+function exactIntegers(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(exactIntegers);
+  if (v === null || typeof v !== 'object') return v;
+  const entries = Object.entries(v);
+  if (entries.length === 1 && entries[0][0] === EXACT_INTEGER_KEY && typeof entries[0][1] === 'string')
+    return /^-?\d+$/.test(entries[0][1]) ? BigInt(entries[0][1]) : v;
+  return Object.fromEntries(entries.map(([k, x]) => [k, exactIntegers(x)]));
+}
+
 /**
  * The given host implementations for opa-wasm's `customBuiltins`. Pass a `HostBuiltinContext` to control
  * the clock, seed and print sink per evaluation (`ctx.beginEvaluation({ now, seed, requestId })`),
@@ -55,10 +65,11 @@ export function adaptHostImplementations(
   const context = ctx instanceof HostBuiltinContext ? ctx : new HostBuiltinContext(ctx);
   const out: Record<string, HostBuiltinFunction> = {};
   for (const [name, impl] of Object.entries(implementations)) {
+    const exact = exactIntegerBuiltins.has(name);
     const fn: HostBuiltinFunction = (...args) => {
       let result: unknown;
       try {
-        result = impl(args, context);
+        result = impl(exact ? (args.map(exactIntegers) as typeof args) : args, context);
       } catch (e) {
         const err = e instanceof BuiltinError ? e : new BuiltinError(e instanceof Error ? e.message : String(e));
         if (context.strict) {

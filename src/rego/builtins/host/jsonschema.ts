@@ -251,6 +251,67 @@ function toOpaError(e: ErrorObject, doc: unknown): SchemaError | undefined {
   return { error: `${field}: ${desc}`, type, field, desc };
 }
 
+/** The branch index of `e` below combinator `c` (`<c.schemaPath>/<i>/…`), else undefined. */
+function branchOf(c: ErrorObject, e: ErrorObject): number | undefined {
+  if (e === c || !e.schemaPath.startsWith(`${c.schemaPath}/`)) return undefined;
+  return Number(e.schemaPath.slice(c.schemaPath.length + 1).split('/')[0]);
+}
+
+/**
+ * ajv's errors in the shape gojsonschema (OPA's validator, internal/gojsonschema validation.go) reports:
+ * a failing anyOf, or a oneOf no branch of which passed, is reported first and followed by the errors of
+ * its closest branch only (gojsonschema: the highest score; here the branch that got past its `type`
+ * with the fewest errors, the first on a tie); a oneOf that several branches passed reports itself alone.
+ * ajv reports every branch's errors, then the combinator.
+ */
+function asGojsonschemaErrors(all: readonly ErrorObject[]): ErrorObject[] {
+  const dropped = new Set<ErrorObject>();
+  const combinators = all.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf');
+  for (const c of combinators) {
+    const branches = new Map<number, ErrorObject[]>();
+    for (const e of all) {
+      const i = branchOf(c, e);
+      if (i === undefined) continue;
+      const list = branches.get(i);
+      if (list) list.push(e);
+      else branches.set(i, [e]);
+    }
+    const passed = (c.params as { passingSchemas?: unknown }).passingSchemas;
+    let best: number | undefined;
+    if (c.keyword === 'anyOf' || passed === null || passed === undefined) {
+      // A branch failing its own root `type` stops there in gojsonschema: it scores lowest.
+      const rank = (i: number): [number, number] => {
+        const list = branches.get(i) ?? [];
+        const rootType = list.some((e) => e.keyword === 'type' && e.schemaPath === `${c.schemaPath}/${i}/type`);
+        return [rootType ? 1 : 0, list.length];
+      };
+      for (const i of [...branches.keys()].sort((a, b) => a - b)) {
+        if (best === undefined) best = i;
+        else {
+          const [ta, na] = rank(i);
+          const [tb, nb] = rank(best);
+          if (ta < tb || (ta === tb && na < nb)) best = i;
+        }
+      }
+    }
+    for (const [i, list] of branches) if (i !== best) for (const e of list) dropped.add(e);
+  }
+  const out: ErrorObject[] = [];
+  const emitted = new Set<ErrorObject>();
+  for (const e of all) {
+    if (dropped.has(e) || emitted.has(e)) continue;
+    // The combinators this error is a branch error of come first, outermost first.
+    for (const c of combinators)
+      if (!dropped.has(c) && !emitted.has(c) && branchOf(c, e) !== undefined) {
+        out.push(c);
+        emitted.add(c);
+      }
+    out.push(e);
+    emitted.add(e);
+  }
+  return out;
+}
+
 function schemaErrorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
@@ -281,12 +342,7 @@ export const jsonSchemaBuiltins: HostImpls = {
     }
     const valid = validate(doc) as boolean;
     const errors: JsonValue[] = [];
-    // ajv reports the failing branches of anyOf/oneOf before the combinator itself; gojsonschema reports
-    // only the combinator. Keep errors that are not below a failing combinator's schema path.
-    const all = validate.errors ?? [];
-    const combinators = all.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf' || e.keyword === 'not');
-    for (const e of all) {
-      if (combinators.some((c) => c !== e && e.schemaPath.startsWith(`${c.schemaPath}/`))) continue;
+    for (const e of asGojsonschemaErrors(validate.errors ?? [])) {
       const o = toOpaError(e, doc);
       if (o) errors.push({ ...o });
     }

@@ -15,6 +15,26 @@ export const opaWasmShadowedBuiltins: ReadonlySet<string> = new Set([
   'yaml.unmarshal',
 ]);
 
+/**
+ * Host builtins that take integers beyond 2^53 exactly (nanosecond timestamps, big integers to format).
+ * opa-wasm reads host-call arguments with JSON.parse, which rounds them; around calls of these builtins a
+ * compiled module dumps such integers as `{"$guardian.exact_integer": "<digits>"}` (runtime dump.ts) and
+ * the adapter hands them to the implementation as bigint.
+ */
+export const exactIntegerBuiltins: ReadonlySet<string> = new Set([
+  'format_int',
+  'sprintf',
+  'time.add_date',
+  'time.clock',
+  'time.date',
+  'time.diff',
+  'time.format',
+  'time.weekday',
+]);
+
+/** The key of the object an exact integer argument is dumped as (see exactIntegerBuiltins). */
+export const EXACT_INTEGER_KEY = '$guardian.exact_integer';
+
 /** The name under which a Wasm module should import builtin `name` so opa-wasm calls our version. */
 export function hostBuiltinName(name: string): string {
   return opaWasmShadowedBuiltins.has(name) ? `guardian.${name}` : name;

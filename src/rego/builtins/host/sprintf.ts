@@ -18,13 +18,9 @@ const INT64_MAX = 2n ** 63n - 1n;
 
 function toGoArg(v: unknown): GoArg {
   if (typeof v === 'bigint') return { kind: v >= INT64_MIN && v <= INT64_MAX ? 'int' : 'bigint', v };
-  if (typeof v === 'number') {
-    if (Number.isInteger(v)) {
-      const b = BigInt(v);
-      return { kind: b >= INT64_MIN && b <= INT64_MAX ? 'int' : 'bigint', v: b };
-    }
-    return { kind: 'float', v };
-  }
+  // Integers beyond 2^53 written as digits arrive as bigint (names.ts exactIntegerBuiltins); a double
+  // that large came from exponent notation or float arithmetic, which OPA formats as a float64.
+  if (typeof v === 'number') return Number.isSafeInteger(v) ? { kind: 'int', v: BigInt(v) } : { kind: 'float', v };
   if (typeof v === 'string') return { kind: 'string', v };
   return { kind: 'string', v: regoText(v) };
 }

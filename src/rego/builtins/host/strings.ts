@@ -203,6 +203,7 @@ export const stringBuiltins: HostImpls = {
     const value = num(n, 1);
     const base = num(b, 2);
     if (![2, 8, 10, 16].includes(base)) throw new BuiltinTypeError('operand 2 must be one of {2, 8, 10, 16}');
+    if (typeof n === 'bigint') return n.toString(base);
     // big.Float.Int truncates toward zero.
     return BigInt(Math.trunc(value)).toString(base);
   },

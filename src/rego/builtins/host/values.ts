@@ -47,6 +47,8 @@ export function str(v: unknown, pos: number): string {
 }
 
 export function num(v: unknown, pos: number): number {
+  // An exact integer argument (names.ts exactIntegerBuiltins) where the builtin computes in doubles.
+  if (typeof v === 'bigint') return Number(v);
   if (typeof v !== 'number') throw operandError(pos, 'number', v);
   return v;
 }

@@ -1,0 +1,37 @@
+// Custom builtins: JavaScript implementations the host supplies for the builtins a capabilities document
+// declares (builtins/capabilities.ts readCapabilities). A compiled module calls them through its
+// opa_builtinN imports by the names in its `builtins()` export, exactly as opa-wasm's `customBuiltins`.
+import { builtinDecls } from './declarations.ts';
+import { opaWasmShadowedBuiltins } from './host/names.ts';
+
+/** Builtin implementations as opa-wasm `customBuiltins`: name → function of the JSON arguments. */
+export type CustomBuiltins = Record<string, (...args: unknown[]) => unknown>;
+
+/** Names a custom builtin may not take: the toolchain's builtins and the aliases its host builtins use. */
+function toolchainName(name: string): boolean {
+  if (builtinDecls.has(name)) return true;
+  return name.startsWith('guardian.') && opaWasmShadowedBuiltins.has(name.slice('guardian.'.length));
+}
+
+/**
+ * `host` (hostBuiltins()) plus the `custom` implementations. Each custom builtin is called as opa-wasm
+ * calls it: with the arguments as JSON values, its return value (undefined: the call is undefined)
+ * serialised back, and anything it throws propagating unchanged out of `policy.evaluate`, as from
+ * opa-wasm's own `customBuiltins`. Throws a TypeError for an entry that is not a function, or that names a
+ * builtin the toolchain implements (a policy's meaning must not depend on the host that loads it).
+ */
+export function withCustomBuiltins(host: CustomBuiltins, custom: Readonly<Record<string, unknown>>): CustomBuiltins {
+  const out: CustomBuiltins = { ...host };
+  for (const [name, impl] of Object.entries(custom)) {
+    if (typeof impl !== 'function') throw new TypeError(`custom builtin ${name}: expected a function`);
+    if (toolchainName(name)) throw new TypeError(`custom builtin ${name}: the toolchain implements ${name}`);
+    out[name] = (...args: unknown[]): unknown => {
+      const result: unknown = impl(...args);
+      // opa-wasm is synchronous: a Promise would be serialised as {} and decide on a value nobody returned.
+      if (typeof (result as { then?: unknown } | null)?.then === 'function')
+        throw new TypeError(`custom builtin ${name} returned a Promise; builtins must return their value`);
+      return result;
+    };
+  }
+  return out;
+}

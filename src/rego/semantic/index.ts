@@ -1,0 +1,479 @@
+// The Rego semantic stage (OPA's ast.Compiler): modules → rule sets with resolved, renamed, safely ordered bodies, after
+// OPA's checks (rule conflicts, safety, recursion, builtin calls, `with` targets). Throws RegoErrors
+// (up to 10 diagnostics, each with file:row:col).
+import type { Body, Location, Module, RefTerm, Rule, Term } from '../ast/types.ts';
+import { builtinDecls } from '../builtins/declarations.ts';
+import { RegoError, RegoErrors } from '../errors.ts';
+import { CallChecker, checkRecursion } from './checks.ts';
+import { resolveMetadataCalls } from './metadata.ts';
+import { NameGen, Rewriter, type ScopeHandle } from './rewrite.ts';
+import { SafetyChecker } from './safety.ts';
+import { dataRef, forEachVar } from './terms.ts';
+import {
+  pathKey,
+  type CompiledProgram,
+  type CompiledRule,
+  type CompileOptions,
+  type RuleKind,
+  type RuleSet,
+} from './types.ts';
+
+export type { CompiledProgram, CompiledRule, CompileOptions, RuleKind, RuleSet } from './types.ts';
+export { pathKey } from './types.ts';
+export { annotatedEntrypoints } from './metadata.ts';
+
+const MAX_ERRORS = 10;
+
+interface RawRule {
+  module: Module;
+  rule: Rule;
+  path: string[];
+  kind: RuleKind;
+  /** All ref elements after the rule set path (`a.b[x].c := v` → [x, "c"]). */
+  keyPath?: Term[];
+  /** A `contains` rule whose set lives at `keyPath` inside the rule set's object. */
+  multi?: boolean;
+  arity: number;
+}
+
+/**
+ * General ref heads (OPA v1): a rule set with variable path elements (`p[q].r := 1`) owns the whole
+ * subtree below its path, so rules at deeper ground paths (`p.a.r := 0`, `p.b contains "x"`) become
+ * definitions of that object at their remaining path; overlaps are checked when the object is built
+ * (OPA's Wasm `object insert conflict`), as in OPA.
+ */
+function mergeIntoDynamic(groups: Map<string, RawRule[]>, errors: RegoError[]): void {
+  const dynamic = [...groups.values()].filter((g) => g[0].kind === 'partial_object').map((g) => g[0].path);
+  if (!dynamic.length) return;
+  const keys = [...groups.keys()].sort((a, b) => b.split('/').length - a.split('/').length);
+  for (const k of keys) {
+    const g = groups.get(k)!;
+    const path = g[0].path;
+    let owner: string[] | undefined;
+    for (const d of dynamic) {
+      if (d.length < path.length && d.every((seg, i) => path[i] === seg) && (!owner || d.length > owner.length))
+        owner = d;
+    }
+    if (!owner) continue;
+    const target = groups.get(pathKey(owner))!;
+    const extra: Term[] = path
+      .slice(owner.length)
+      .map((seg) => ({ type: 'string', value: seg, location: g[0].rule.head.location }));
+    for (const r of g) {
+      if (r.kind === 'function') {
+        errors.push(
+          new RegoError(
+            'rego_compile_error',
+            `function ${ruleSetName(r.path)} conflicts with rule ${ruleSetName(owner)}`,
+            r.rule.location,
+          ),
+        );
+        continue;
+      }
+      if (r.rule.else) {
+        errors.push(
+          new RegoError(
+            'rego_compile_error',
+            `else is not supported on rules inside the general reference ${ruleSetName(owner)}`,
+            r.rule.location,
+          ),
+        );
+        continue;
+      }
+      target.push({
+        ...r,
+        path: owner,
+        kind: 'partial_object',
+        keyPath: [...extra, ...(r.keyPath ?? [])],
+        multi: r.multi || r.kind === 'partial_set',
+      });
+    }
+    groups.delete(k);
+  }
+}
+
+function packagePath(m: Module): string[] {
+  return m.package.path
+    .slice(1)
+    .map((t) =>
+      t.type === 'string' ? t.value : t.type === 'var' ? t.value : String((t as { value?: unknown }).value),
+    );
+}
+
+function fmtLoc(l: Location | undefined): string {
+  return l ? `${l.file}:${l.row}` : '';
+}
+
+/** Classify a rule head into its rule set path and kind (OPA: ref heads grouped by their all-string prefix). */
+function classify(m: Module, rule: Rule, errors: RegoError[]): RawRule | undefined {
+  const pkg = packagePath(m);
+  const ref = rule.head.reference;
+  const first = ref[0];
+  if (first?.type !== 'var') {
+    errors.push(
+      new RegoError('rego_compile_error', 'rule head must start with a name', rule.location ?? rule.head.location),
+    );
+    return undefined;
+  }
+  const path = [...pkg, first.value];
+  let i = 1;
+  for (; i < ref.length; i++) {
+    const e = ref[i];
+    if (e.type !== 'string') break;
+    path.push(e.value);
+  }
+  const remaining = ref.slice(i);
+  const isFn = rule.head.args !== undefined && rule.head.args.length > 0;
+  const where = rule.head.location ?? rule.location;
+  if (isFn) {
+    if (remaining.length) {
+      errors.push(new RegoError('rego_compile_error', 'function name must be a ground reference', where));
+      return undefined;
+    }
+    return { module: m, rule, path, kind: 'function', arity: rule.head.args!.length };
+  }
+  if (rule.head.kind === 'multi') {
+    // `p[q] contains r`: an object whose leaves are sets.
+    if (remaining.length)
+      return { module: m, rule, path, kind: 'partial_object', keyPath: remaining, multi: true, arity: 0 };
+    return { module: m, rule, path, kind: 'partial_set', arity: 0 };
+  }
+  if (remaining.length === 0) return { module: m, rule, path, kind: 'complete', arity: 0 };
+  return { module: m, rule, path, kind: 'partial_object', keyPath: remaining, arity: 0 };
+}
+
+function ruleSetName(path: readonly string[]): string {
+  return ['data', ...path].join('.');
+}
+
+/** Compile parsed modules into a program the planner can lower to IR. */
+export function compileModules(modules: Module[], options: CompileOptions = {}): CompiledProgram {
+  try {
+    return compileModulesUnguarded(modules, options);
+  } catch (e) {
+    // Every walk is depth-bounded; this keeps "an error, never a crash" for pathological rule chains.
+    if (e instanceof RangeError)
+      throw new RegoErrors([new RegoError('rego_compile_error', 'policy too deeply nested to compile')]);
+    throw e;
+  }
+}
+
+function compileModulesUnguarded(modules: Module[], options: CompileOptions): CompiledProgram {
+  const maxErrors = options.maxErrors ?? MAX_ERRORS;
+  const builtins = options.builtins ?? builtinDecls;
+  const errors: RegoError[] = [];
+  const flush = (): void => {
+    if (errors.length) throw new RegoErrors(errors.slice(0, maxErrors));
+  };
+
+  // 0. rego.metadata.chain()/rule() become the constants the METADATA blocks give (OPA does this first).
+  resolveMetadataCalls(modules);
+
+  // 1. Rule sets by path, with conflict checks.
+  const raws: RawRule[] = [];
+  for (const m of modules)
+    for (const r of m.rules) {
+      const c = classify(m, r, errors);
+      if (c) raws.push(c);
+    }
+  const groups = new Map<string, RawRule[]>();
+  for (const r of raws) {
+    const k = pathKey(r.path);
+    const g = groups.get(k);
+    if (g) g.push(r);
+    else groups.set(k, [r]);
+  }
+  for (const [, g] of groups) {
+    const kinds = new Set(g.map((r) => r.kind));
+    const name = ruleSetName(g[0].path);
+    if (kinds.size > 1)
+      errors.push(
+        new RegoError(
+          'rego_compile_error',
+          `conflicting rules ${name} found`,
+          g[1].rule.location ?? g[0].rule.location,
+        ),
+      );
+    const defaults = g.filter((r) => r.rule.default);
+    if (defaults.length > 1)
+      errors.push(
+        new RegoError('rego_compile_error', `multiple default rules ${name} found`, defaults[1].rule.location),
+      );
+    for (const d of defaults) {
+      if (
+        d.rule.body.length > 0 &&
+        !(
+          d.rule.body.length === 1 &&
+          d.rule.body[0].terms.type === 'term' &&
+          d.rule.body[0].terms.term.type === 'boolean' &&
+          d.rule.body[0].terms.term.value === true
+        )
+      ) {
+        errors.push(new RegoError('rego_compile_error', `default rule ${name} must not have a body`, d.rule.location));
+      }
+      if (d.kind === 'partial_set' || d.kind === 'partial_object')
+        errors.push(
+          new RegoError(
+            'rego_compile_error',
+            `default rules must not be multi-value or have variable reference heads: ${name}`,
+            d.rule.location,
+          ),
+        );
+    }
+    const arities = new Set(g.filter((r) => r.kind === 'function').map((r) => r.arity));
+    if (arities.size > 1)
+      errors.push(
+        new RegoError(
+          'rego_compile_error',
+          `conflicting rules ${name} found: function arity mismatch`,
+          g[1].rule.location,
+        ),
+      );
+  }
+  // After the per-path checks: merged rules keep their own kinds' checks (a ground default may live
+  // inside a general-ref object).
+  mergeIntoDynamic(groups, errors);
+  // Rule vs rule/package path conflicts: a rule's document cannot also have children.
+  const pkgPaths = modules.map(packagePath);
+  const rulePaths = [...groups.values()].map((g) => g[0]);
+  const byKey = new Map(rulePaths.map((r) => [pathKey(r.path), r]));
+  for (const r of rulePaths) {
+    if (r.kind === 'function') continue;
+    for (let n = 1; n < r.path.length; n++) {
+      const above = byKey.get(pathKey(r.path.slice(0, n)));
+      if (above && above.kind !== 'function') {
+        errors.push(
+          new RegoError(
+            'rego_compile_error',
+            `rule ${ruleSetName(above.path)} conflicts with [${ruleSetName(r.path)}]`,
+            above.rule.location,
+          ),
+        );
+      }
+    }
+    for (const p of pkgPaths) {
+      if (p.length >= r.path.length && r.path.every((s, i) => p[i] === s)) {
+        errors.push(
+          new RegoError(
+            'rego_compile_error',
+            `package ${ruleSetName(p)} conflicts with rule ${ruleSetName(r.path)} defined at ${fmtLoc(r.rule.location)}`,
+            r.rule.location,
+          ),
+        );
+        break;
+      }
+    }
+  }
+  flush();
+
+  // 2. Globals per package: rule names and import aliases.
+  const pkgRules = new Map<string, Set<string>>();
+  for (const r of raws) {
+    const pk = pathKey(packagePath(r.module));
+    const first = r.rule.head.reference[0];
+    if (first?.type !== 'var') continue;
+    let s = pkgRules.get(pk);
+    if (!s) pkgRules.set(pk, (s = new Set()));
+    s.add(first.value);
+  }
+  const names = new NameGen();
+  const arityOf = (name: string): number | undefined => {
+    if (name.startsWith('data.')) {
+      const g = groups.get(name.split('.').slice(1).join('/'));
+      return g && g[0].kind === 'function' ? g[0].arity : undefined;
+    }
+    const d = builtins.get(name);
+    if (!d || d.decl.variadic) return undefined;
+    return d.decl.result === undefined ? undefined : (d.decl.args?.length ?? 0);
+  };
+  const isFunction = (name: string): boolean =>
+    name.startsWith('data.')
+      ? groups.get(name.split('.').slice(1).join('/'))?.[0].kind === 'function'
+      : builtins.has(name);
+  const safety = new SafetyChecker({ arity: arityOf, isFunction, errors });
+
+  const ruleSets = new Map<string, RuleSet>();
+  const moduleGlobals = new Map<Module, Map<string, RefTerm>>();
+  for (const m of modules) {
+    const pkg = packagePath(m);
+    const globals = new Map<string, RefTerm>();
+    for (const name of pkgRules.get(pathKey(pkg)) ?? []) globals.set(name, dataRef([...pkg, name], m.package.location));
+    for (const imp of m.imports) {
+      const head = imp.path.value[0];
+      if (head?.type !== 'var') continue;
+      if (head.value === 'future' || head.value === 'rego') continue;
+      if (head.value !== 'data' && head.value !== 'input') {
+        errors.push(new RegoError('rego_compile_error', 'import path must begin with input or data', imp.location));
+        continue;
+      }
+      const last = imp.path.value[imp.path.value.length - 1];
+      const alias = imp.alias ?? (last.type === 'string' ? last.value : last.type === 'var' ? last.value : undefined);
+      if (!alias) continue;
+      if (imp.path.value.length === 1 && !imp.alias) continue;
+      if (globals.has(alias) && pkgRules.get(pathKey(pkg))?.has(alias)) {
+        errors.push(
+          new RegoError('rego_compile_error', `import must not shadow ${ruleSetName([...pkg, alias])}`, imp.location),
+        );
+        continue;
+      }
+      globals.set(alias, imp.path);
+    }
+    moduleGlobals.set(m, globals);
+  }
+  flush();
+
+  // 3. Rewrite rule bodies and heads; reorder for safety.
+  const rewriteChain = (raw: RawRule): CompiledRule => {
+    const rw = new Rewriter({ globals: moduleGlobals.get(raw.module)!, names, errors });
+    const argScope = rw.newScope();
+    const args = raw.kind === 'function' ? rw.declareArgs(raw.rule.head.args ?? [], argScope) : [];
+    const argVars = new Set<string>();
+    for (const a of args) forEachVar(a, (v) => argVars.add(v.value));
+    const one = (rule: Rule, keyPath: Term[] | undefined, inheritedValue: boolean): CompiledRule => {
+      const scope: ScopeHandle = rw.newScope(argScope);
+      let body: Body = rw.rewriteBody(rule.body, scope);
+      const multi = raw.kind === 'partial_set' || raw.multi === true;
+      // For partial sets and `contains` leaves the head key is the element.
+      const element = multi ? rule.head.key : undefined;
+      const relement = element ? rw.rewriteTerm(element, scope) : undefined;
+      const rpath = keyPath?.map((t) => rw.rewriteTerm(t, scope));
+      const value = multi
+        ? undefined
+        : (rule.head.value ??
+          (inheritedValue ? ({ type: 'boolean', value: true, location: rule.location } as Term) : undefined));
+      let rvalue = value ? rw.rewriteTerm(value, scope) : undefined;
+      const headTerms = [relement, rvalue, ...(rpath ?? [])].filter((t): t is Term => !!t);
+      const r = safety.reorder(body, argVars, headTerms);
+      body = r.body;
+      rvalue = rvalue ? safety.reorderTerm(rvalue, r.bound) : undefined;
+      const finalPath = rpath?.map((t) => safety.reorderTerm(t, r.bound));
+      const finalElement = relement ? safety.reorderTerm(relement, r.bound) : undefined;
+      return {
+        kind: raw.kind,
+        default: rule.default,
+        args,
+        key: raw.kind === 'partial_set' ? finalElement : finalPath?.[0],
+        keyPath: finalPath,
+        element: raw.kind === 'partial_object' && multi ? finalElement : undefined,
+        value: rvalue,
+        body,
+        location: rule.location ?? rule.head.location,
+        file: raw.module.file,
+      };
+    };
+    const top = one(raw.rule, raw.keyPath, true);
+    let cur = top;
+    for (let e = raw.rule.else; e; e = e.else) {
+      cur.else = one(e, undefined, true);
+      cur = cur.else;
+    }
+    return top;
+  };
+
+  for (const [k, g] of groups) {
+    const compiled = g.map((raw) => ({ raw, c: rewriteChain(raw) }));
+    const first = g[0];
+    ruleSets.set(k, {
+      path: first.path,
+      kind: first.kind,
+      arity: first.arity,
+      // General-ref objects keep merged defaults among their rules (flagged `default`): each fills its
+      // own path only when no other rule defined it.
+      rules:
+        first.kind === 'partial_object'
+          ? compiled.map((x) => x.c)
+          : compiled.filter((x) => !x.raw.rule.default).map((x) => x.c),
+      defaultRule: first.kind === 'partial_object' ? undefined : compiled.find((x) => x.raw.rule.default)?.c,
+      location: first.rule.location ?? first.rule.head.location,
+    });
+    if (errors.length >= maxErrors) break;
+  }
+  flush();
+
+  // 4. Calls, with targets, recursion.
+  const builtinsUsed = new Set<string>();
+  const v0Files = new Set(modules.filter((m) => m.regoVersion === 0).map((m) => m.file));
+  const checker = new CallChecker({ ruleSetsByPath: ruleSets, errors, builtinsUsed, v0Files, builtins });
+  for (const rs of ruleSets.values()) {
+    for (const r of rs.rules) checker.checkRule(r);
+    if (rs.defaultRule) checker.checkRule(rs.defaultRule);
+  }
+  flush();
+  checkRecursion([...ruleSets.values()], errors);
+  flush();
+
+  return {
+    modules,
+    ruleSets: [...ruleSets.values()],
+    ruleSetsByPath: ruleSets,
+    packages: pkgPaths,
+    builtinsUsed,
+    builtins,
+  };
+}
+
+/** A query variable bound in results: `name` as written, `var` as renamed in the compiled body. */
+export interface QueryVar {
+  name: string;
+  var: string;
+}
+
+/**
+ * Compile an ad-hoc query against a program: resolve refs, rename locals and reorder for safety.
+ * Returns the rewritten body and the query's user-visible variable names.
+ */
+export function compileQuery(program: CompiledProgram, body: Body): { body: Body; vars: QueryVar[] } {
+  const errors: RegoError[] = [];
+  const names = new NameGen();
+  const rw = new Rewriter({ globals: new Map(), names, errors });
+  const scope = rw.newScope();
+  const rewritten = rw.rewriteBody(body, scope);
+  const arityOf = (name: string): number | undefined => {
+    if (name.startsWith('data.')) {
+      const rs = program.ruleSetsByPath.get(name.split('.').slice(1).join('/'));
+      return rs && rs.kind === 'function' ? rs.arity : undefined;
+    }
+    const d = program.builtins.get(name);
+    if (!d || d.decl.variadic) return undefined;
+    return d.decl.result === undefined ? undefined : (d.decl.args?.length ?? 0);
+  };
+  const isFunction = (name: string): boolean =>
+    name.startsWith('data.')
+      ? program.ruleSetsByPath.get(name.split('.').slice(1).join('/'))?.kind === 'function'
+      : program.builtins.has(name);
+  const safety = new SafetyChecker({ arity: arityOf, isFunction, errors });
+  const r = safety.reorder(rewritten, new Set(), []);
+  const checker = new CallChecker({
+    ruleSetsByPath: program.ruleSetsByPath,
+    errors,
+    builtinsUsed: new Set(),
+    builtins: program.builtins,
+  });
+  checker.body(r.body, 0);
+  if (errors.length) throw new RegoErrors(errors.slice(0, MAX_ERRORS));
+  const vars: QueryVar[] = [];
+  const seen = new Set<string>();
+  for (const e of r.body) {
+    // A call operator (`count` in `x := count(y)`) names a function, never a query variable.
+    const visit = (t: Term): void =>
+      forEachVar(
+        t,
+        (v) => {
+          if (v.wildcard || v.value === 'input' || v.value === 'data' || seen.has(v.value)) return;
+          if (v.value.startsWith('$') && !v.original) return;
+          seen.add(v.value);
+          vars.push({ name: v.original ?? v.value, var: v.value });
+        },
+        { callOperators: false },
+      );
+    const x = e.terms;
+    if (x.type === 'term') visit(x.term);
+    else if (x.type === 'call') x.args.forEach(visit);
+    else if (x.type === 'somein') {
+      if (x.key) visit(x.key);
+      visit(x.value);
+      visit(x.domain);
+    } else if (x.type === 'every') visit(x.domain);
+  }
+  return { body: r.body, vars };
+}

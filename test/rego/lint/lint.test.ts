@@ -1,0 +1,164 @@
+// policy check's lint rules on real parsed modules (and the real compile stage for checkPolicies).
+import { describe, expect, it } from 'vitest';
+import { checkPolicies, formatFinding, lintModules, type LintFinding } from '../../../src/rego/lint/index.ts';
+import { parseModule } from '../../../src/rego/ast/index.ts';
+
+function lint(text: string, file = 'p.rego'): string[] {
+  return lintModules([parseModule(file, text)]).map(formatFinding);
+}
+
+function only(findings: string[], code: string): string[] {
+  return findings.filter((f) => f.includes(`: ${code}: `));
+}
+
+describe('rego_lint_unused_var', () => {
+  it('reports a := local never read, at the variable', () => {
+    const out = lint('package p\n\nf(a) := b if {\n  c := 1\n  b := a\n}\n');
+    expect(out).toEqual(['p.rego:4:3: rego_lint_unused_var: var c is assigned but never used']);
+  });
+
+  it('reports unused vars of array patterns, comprehension bodies and every bodies; not read ones', () => {
+    const text = [
+      'package p',
+      'g if {',
+      '  [m, n] := [1, 2]',
+      '  m > 0',
+      '  k := [v | some v in [1]; w := v]',
+      '  count(k) > 0',
+      '  every x in [1] { y := x }',
+      '}',
+    ].join('\n');
+    expect(only(lint(text), 'rego_lint_unused_var')).toEqual([
+      'p.rego:3:7: rego_lint_unused_var: var n is assigned but never used',
+      'p.rego:5:28: rego_lint_unused_var: var w is assigned but never used',
+      'p.rego:7:20: rego_lint_unused_var: var y is assigned but never used',
+    ]);
+  });
+
+  it('a var read in the head, an else branch or a with value counts as used', () => {
+    const text = [
+      'package p',
+      'r := x if { x := 1 }',
+      's contains v if { v := 2 }',
+      't := 1 if { false } else := z if { z := 3 }',
+      'u if { d := {"a": 1}; input.a == 1 with input as d }',
+      'w if { [_, q] := [1, 2]; q > 1 }',
+    ].join('\n');
+    expect(only(lint(text), 'rego_lint_unused_var')).toEqual([]);
+  });
+});
+
+describe('rego_lint_builtin_shadowed', () => {
+  it('reports rules, functions and import aliases named like a builtin or builtin namespace, once per name', () => {
+    const text = [
+      'package p',
+      'import data.q as count',
+      'lower(s) := s',
+      'lower(s) := s if { false }',
+      'strings := 1',
+      'fine := 2',
+    ].join('\n');
+    expect(only(lint(text), 'rego_lint_builtin_shadowed')).toEqual([
+      'p.rego:2:1: rego_lint_builtin_shadowed: import alias count shadows builtin count',
+      'p.rego:3:1: rego_lint_builtin_shadowed: function lower shadows builtin lower',
+      'p.rego:5:1: rego_lint_builtin_shadowed: rule strings shadows builtins strings.*',
+    ]);
+  });
+});
+
+describe('deprecated syntax', () => {
+  it('future.keywords and rego.v1 imports are redundant in v1', () => {
+    const out = lint('package p\nimport future.keywords.in\nimport future.keywords\nimport rego.v1\nx := 1\n');
+    expect(out).toEqual([
+      'p.rego:2:1: rego_lint_redundant_import: import future.keywords.in is redundant in Rego v1 (the keywords are always enabled): remove it',
+      'p.rego:3:1: rego_lint_redundant_import: import future.keywords is redundant in Rego v1 (the keywords are always enabled): remove it',
+      'p.rego:4:1: rego_lint_redundant_import: import rego.v1 is redundant: modules are Rego v1 already: remove it',
+    ]);
+  });
+
+  it('pre-v1 builtins are reported with their replacement, also inside comprehensions', () => {
+    const text = [
+      'package p',
+      'a := re_match("a", "b")',
+      'b := any([true])',
+      'c := [x | x := set_diff({1}, {2})]',
+      'd := cast_string(1)',
+    ].join('\n');
+    expect(only(lint(text), 'rego_lint_deprecated_builtin')).toEqual([
+      'p.rego:2:6: rego_lint_deprecated_builtin: re_match is deprecated and unavailable in Rego v1: use regex.match',
+      'p.rego:3:6: rego_lint_deprecated_builtin: any is deprecated and unavailable in Rego v1: use `some x in xs` / `in`, or a comprehension',
+      'p.rego:4:16: rego_lint_deprecated_builtin: set_diff is deprecated and unavailable in Rego v1: use the `-` operator',
+      'p.rego:5:6: rego_lint_deprecated_builtin: cast_string is deprecated and unavailable in Rego v1: use is_string',
+    ]);
+  });
+
+  it('a module-defined function named like a deprecated builtin is not a deprecated call', () => {
+    const out = lint('package p\nany(xs) := true if { true in xs }\nr := any([true])\n');
+    expect(only(out, 'rego_lint_deprecated_builtin')).toEqual([]);
+  });
+});
+
+describe('rego_lint_refused_builtin', () => {
+  it('reports refused builtins with the reason', () => {
+    const out = lint(
+      'package p\nr := http.send({"method": "GET", "url": "http://x"})\nk := io.jwt.encode_sign({}, {}, {})\n',
+    );
+    expect(only(out, 'rego_lint_refused_builtin')).toEqual([
+      'p.rego:2:6: rego_lint_refused_builtin: http.send is refused by the Guardian: network I/O during policy evaluation is not allowed: decisions must be replayable from the audit log',
+      'p.rego:3:6: rego_lint_refused_builtin: io.jwt.encode_sign is refused by the Guardian: signing keys do not belong in policies (only JWT verification is supported)',
+    ]);
+  });
+});
+
+describe('checkPolicies', () => {
+  it('reports parse errors of every file, and lints the files that parsed', () => {
+    const r = checkPolicies([
+      { file: 'a.rego', text: 'package a\nx := 1 +\n' },
+      { file: 'b.rego', text: 'package b\nimport rego.v1\ny := 1\n' },
+    ]);
+    expect(r.errors.map((e) => e.code)).toEqual(['rego_parse_error']);
+    expect(r.errors[0].location?.file).toBe('a.rego');
+    expect(r.findings.map((f: LintFinding) => `${f.location.file}:${f.code}`)).toEqual([
+      'b.rego:rego_lint_redundant_import',
+    ]);
+    expect(r.modules).toBe(1);
+  });
+
+  it('runs the compile stage: unsafe vars and refused builtins are errors, clean policies have none', () => {
+    const unsafe = checkPolicies([{ file: 'p.rego', text: 'package p\nx := y\n' }]);
+    expect(unsafe.errors.map((e) => e.format())).toEqual([
+      expect.stringMatching(/^p\.rego:2:6: rego_unsafe_var_error: var y is unsafe/),
+    ]);
+    const refused = checkPolicies([{ file: 'p.rego', text: 'package p\nz := http.send({})\n' }]);
+    expect(refused.errors.map((e) => e.format())).toEqual([
+      expect.stringMatching(/^p\.rego:2:6: rego_compile_error: http\.send is not allowed/),
+    ]);
+    expect(refused.findings.map((f) => f.code)).toEqual(['rego_lint_refused_builtin']);
+    const good = checkPolicies([{ file: 'p.rego', text: 'package p\nallow if input.user == "alice"\n' }]);
+    expect(good).toEqual({ errors: [], findings: [], modules: 1 });
+  });
+});
+
+describe('the project rego/ library', () => {
+  it('checks without compile errors; every finding points into a library file', async () => {
+    const { readdirSync, readFileSync, statSync } = await import('node:fs');
+    const { join, relative } = await import('node:path');
+    const { fileURLToPath } = await import('node:url');
+    const root = fileURLToPath(new URL('../../../rego', import.meta.url));
+    const files: string[] = [];
+    const walk = (d: string): void => {
+      for (const n of readdirSync(d)) {
+        const p = join(d, n);
+        if (statSync(p).isDirectory()) walk(p);
+        else if (p.endsWith('.rego')) files.push(p);
+      }
+    };
+    walk(root);
+    const sources = files.map((f) => ({ file: relative(root, f), text: readFileSync(f, 'utf8') }));
+    const r = checkPolicies(sources);
+    expect(r.errors.map((e) => e.format())).toEqual([]);
+    expect(r.modules).toBe(sources.length);
+    const names = new Set(sources.map((s) => s.file));
+    for (const f of r.findings) expect(names.has(f.location.file)).toBe(true);
+  });
+});
