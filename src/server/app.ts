@@ -21,6 +21,7 @@ import { isDurableStore, startLifecycleRuntime, type LifecycleRuntime } from '..
 import { sharedUnpackThread } from '../lifecycle/unpack-thread.ts';
 import { readRegoDirectory } from '../rego/sources.ts';
 import type { StartupTimings } from './startup-timings.ts';
+import { GUARDIAN_PROFILES } from '../agbom/formats.ts';
 
 export interface HmacKeyMaterial {
   ikm: Uint8Array;
@@ -204,7 +205,7 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
   bundleDone?.();
   const onAudit = options.onAudit ?? ((e: AuditEvent) => process.stderr.write(JSON.stringify({ audit: e }) + '\n'));
   // acs-crypto is accepted only when ML-DSA-65 can be both verified and signed here (docs/keys.md).
-  const profiles = options.profiles ?? ['acs-core', ...(registry.acsCryptoAvailable() ? ['acs-crypto'] : [])];
+  const profiles = options.profiles ?? [...GUARDIAN_PROFILES, ...(registry.acsCryptoAvailable() ? ['acs-crypto'] : [])];
   const guardianDone = timings?.begin('guardian');
   const guardian = createGuardian({
     ...options,

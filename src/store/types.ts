@@ -1,6 +1,7 @@
 // The storage seam (agt-go style: one interface per concern). Implemented once over Drizzle, run on two
 // drivers: PGlite (embedded default) and Postgres (DATABASE_URL). The request pipeline only sees this.
 import type { ContextEntryContent } from '../chain/index.ts';
+import type { AgbomVersionWrite } from './agbom/versions.ts';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -103,6 +104,8 @@ export interface StepCommit {
   session: { state?: Json; stateBase?: Json; intent?: Json; keyId?: string; closedAt?: Date };
   /** A subagent's session opened by this step (created unless it already exists). */
   childSession?: Omit<SessionRecord, 'createdAt' | 'closedAt'> & { createdAt?: Date };
+  /** The AgBOM version an agbom/* step carries (src/store/agbom), written only with its entry. */
+  agbom?: AgbomVersionWrite;
 }
 
 export type StepCommitOutcome =
