@@ -62,17 +62,6 @@ export function typeFields(c: AgbomComponent): JsonObject {
   return isObject(f) ? f : {};
 }
 
-/** Ids a component references (mcp_server tools, agent_capability and skill composition), in declared order. */
-export function referencedIds(c: AgbomComponent): { rel: string; id: string }[] {
-  const f = typeFields(c);
-  const out: { rel: string; id: string }[] = [];
-  for (const rel of ['tools', 'mcp_servers', 'a2a_peers', 'models', 'composed_skills']) {
-    const list = f[rel];
-    if (Array.isArray(list)) for (const id of list) if (typeof id === 'string') out.push({ rel, id });
-  }
-  return out;
-}
-
 export function sortComponents(components: AgbomComponent[]): AgbomComponent[] {
   return [...components].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
