@@ -1,9 +1,6 @@
 // The serializations of the canonical AgBOM (ACS Inspect format mappings): every CycloneDX document validated
 // against the official CycloneDX 1.6 JSON schema (test/fixtures/cyclonedx), the SPDX 3.0 graph checked for
 // closed references, the SWID XML parsed; each derived deterministically, hostile strings included.
-import { readFileSync } from 'node:fs';
-import { Ajv } from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
 import { type AgbomComponent, agbomHash, documentOf } from '../../src/agbom/model.ts';
@@ -15,34 +12,8 @@ import {
   type RenderInput,
 } from '../../src/agbom/renderers/index.ts';
 import { AGBOM_SERIALIZATIONS } from '../../src/agbom/formats.ts';
+import { expectCycloneDxValid } from './cyclonedx-schema.ts';
 import { REALISTIC_COMPONENTS } from './fixtures.ts';
-
-const schemaOf = (name: string) =>
-  JSON.parse(readFileSync(new URL(`../fixtures/cyclonedx/${name}`, import.meta.url), 'utf8')) as Record<
-    string,
-    unknown
-  >;
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
-  ajv: Ajv,
-) => Ajv;
-/** A referenced schema under the URL the 1.6 schema's relative $ref resolves to. */
-const referenced = (name: string) => {
-  const { $id: _id, ...schema } = schemaOf(name);
-  ajv.addSchema(schema, `http://cyclonedx.org/schema/${name}`);
-};
-const ajv = new Ajv({ strict: false, allErrors: true });
-addFormats(ajv);
-// Formats of the 1.6 schema ajv-formats does not know: checked as the strings they are.
-ajv.addFormat('iri-reference', /^\S*$/u);
-ajv.addFormat('idn-email', /^[^\s@]+@[^\s@]+$/u);
-referenced('spdx.SNAPSHOT.schema.json');
-referenced('jsf-0.82.SNAPSHOT.schema.json');
-const validateCdx = ajv.compile(schemaOf('bom-1.6.SNAPSHOT.schema.json'));
-
-function expectCycloneDxValid(bom: unknown): void {
-  const ok = validateCdx(bom);
-  expect(ok ? [] : validateCdx.errors).toEqual([]);
-}
 
 function input(components: unknown[], agentId = 'finance-summary-agent'): RenderInput {
   const document = documentOf(agentId, components as AgbomComponent[]);
