@@ -8,7 +8,15 @@ import { openStore } from '../../src/store/index.ts';
 import type { DurableStore } from '../../src/store/types.ts';
 import { startHarness, type Harness } from '../acs/fixtures/harness.ts';
 import { dropSchema, TEST_DATABASE_URL, uniqueSchema } from '../store/postgres-schema.ts';
-import { DB_MCP, GPT, INSPECT_PROFILES, inspectSession, libraryEngine, REALISTIC_COMPONENTS } from './fixtures.ts';
+import {
+  DB_MCP,
+  GPT,
+  INSPECT_METHODS,
+  INSPECT_PROFILES,
+  inspectSession,
+  libraryEngine,
+  REALISTIC_COMPONENTS,
+} from './fixtures.ts';
 
 const TIMEOUT = 180_000;
 const INVENTORY = {
@@ -102,6 +110,22 @@ describe.each(drivers)('AgBOM per session on %s', (_driver, open) => {
     // Each version is the chain entry's: same seq and entry_hash.
     const entries = new Map((await h.store.listContextEntries(c.sessionId)).map((e) => [e.seq, e.entryHash]));
     for (const x of versions) expect(entries.get(x.seq)).toBe(x.entryHash);
+  });
+
+  it('under ACS-Provenance (deterministic producer) refuses a component without registration_provenance', async () => {
+    const { registration_provenance: _rp, ...bare } = GPT;
+    const strict = h.client();
+    await strict.hello({
+      methods_implemented: INSPECT_METHODS,
+      profiles_supported: INSPECT_PROFILES,
+      provenance_producer: 'deterministic',
+    });
+    const refused = await strict.step('agbom/snapshot', { components: [bare] });
+    expect(refused.decision).toBe('deny');
+    expect(refused.result?.reason_codes).toEqual(['agbom_invalid', 'registration_provenance_missing']);
+    // A producer of no provenance (ACS-Core) may omit it: SHOULD, not MUST.
+    const core = await opened();
+    expect((await core.step('agbom/snapshot', { components: [bare] })).decision).toBe('allow');
   });
 
   it('refuses a snapshot with a banned model, and a diff whose agbom_hash or ids do not match the Guardian AgBOM', async () => {

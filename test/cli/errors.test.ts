@@ -268,7 +268,7 @@ describe('guardian: every command', async () => {
   it('has cases for every leaf command, and the enumeration found the known groups', () => {
     expect(Object.keys(casesByCommand()).sort()).toEqual(leaves.map(pathOf).sort());
     expect(program.commands.map((c) => c.name()).sort()).toEqual(
-      ['audit', 'bundle', 'db', 'keys', 'policy', 'replay', 'serve'].sort(),
+      ['agbom', 'audit', 'bundle', 'db', 'keys', 'policy', 'replay', 'serve'].sort(),
     );
   });
 
