@@ -25,6 +25,8 @@ interface Cached {
   headHash: string | null;
   document: AgbomDocument | null;
   seq: number | null;
+  /** `documentFacts` of the document, made once per version (it hashes the document). */
+  facts?: JsonObject | null;
 }
 
 /** ACS-Inspect terms of a session, from its negotiated hello. */
@@ -101,7 +103,7 @@ export class AgbomTracker {
     const facts: JsonObject = {
       negotiated: terms.inspect,
       dynamic: terms.dynamic,
-      current: current.document ? documentFacts(current.document, current.seq) : null,
+      current: (current.facts ??= current.document ? documentFacts(current.document, current.seq) : null),
     };
     if (!method.startsWith('agbom/')) {
       return {

@@ -115,6 +115,7 @@ export const INSPECT_METHODS = [
   'steps/sessionStart',
   'steps/userMessage',
   'steps/toolCallRequest',
+  'steps/subagentStart',
   'steps/sessionEnd',
   'agbom/snapshot',
   'agbom/changed',

@@ -1,5 +1,6 @@
 // The AgBOM kept per session (ACS Inspect) end to end: real HTTP, the project's policy library compiled with an
 // inventory configuration, and the AgBOM store on both drivers (PGlite and a real Postgres).
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agbomHash, documentOf, type AgbomComponent } from '../../src/agbom/model.ts';
 import type { AcsClient } from '../../src/client/index.ts';
@@ -110,6 +111,31 @@ describe.each(drivers)('AgBOM per session on %s', (_driver, open) => {
     // Each version is the chain entry's: same seq and entry_hash.
     const entries = new Map((await h.store.listContextEntries(c.sessionId)).map((e) => [e.seq, e.entryHash]));
     for (const x of versions) expect(entries.get(x.seq)).toBe(x.entryHash);
+  });
+
+  it('a subagent sees its parent AgBOM until it reports its own, which is kept on its own chain', async () => {
+    const parent = await opened();
+    expect((await parent.step('agbom/snapshot', { components: REALISTIC_COMPONENTS })).decision).toBe('allow');
+    const childId = randomUUID();
+    const spawn = await parent.step('steps/subagentStart', {
+      subagent_session_id: childId,
+      parent_session_id: parent.sessionId,
+      intent_derivation: 'inherit_full',
+    });
+    expect(spawn.decision).toBe('allow');
+    const child = h.client({ sessionId: childId });
+    // The parent's AgBOM stands in: the child's content step is not refused for a missing snapshot.
+    expect((await child.step('steps/userMessage', { content: [{ type: 'text', value: 'sub' }] })).decision).toBe(
+      'allow',
+    );
+    expect((await agbomAt(query(), childId)).document).toBeNull();
+    const own = await child.step('agbom/snapshot', { components: [GPT] });
+    expect(own.decision).toBe('allow');
+    const versions = await listAgbomVersions(query(), childId);
+    expect(versions).toHaveLength(1);
+    expect(versions[0].entryHash).toBe(own.result?.chain_hash);
+    expect((await agbomAt(query(), childId)).document?.components.map((x) => x.id)).toEqual([GPT.id]);
+    expect((await agbomAt(query(), parent.sessionId)).document?.components).toHaveLength(REALISTIC_COMPONENTS.length);
   });
 
   it('under ACS-Provenance (deterministic producer) refuses a component without registration_provenance', async () => {
