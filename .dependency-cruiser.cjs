@@ -156,6 +156,18 @@ module.exports = {
       to: { path: folder('acs', 'policy', 'store', 'crypto') },
     },
     {
+      comment:
+        'src/agbom (the AgBOM per session: versions, diffs, renderers) keeps its versions in the store; the ' +
+        'pipeline tracks it per step, the admin API serves it, `audit verify` checks it.',
+      from: { path: folder('agbom') },
+      to: { path: folder('store') },
+    },
+    {
+      comment: 'Who reads the AgBOM: the request pipeline, the admin API and the audit verifier.',
+      from: { path: folder('acs', 'admin', 'audit') },
+      to: { path: folder('agbom') },
+    },
+    {
       comment: 'src/client (the agent SDK, `acs-guardian/client`) shares the ACS wire types and signing rules.',
       from: { path: folder('client') },
       to: { path: folder('acs') },

@@ -10,6 +10,7 @@ import data.acs.budgets
 import data.acs.camel
 import data.acs.fides
 import data.acs.ibac
+import data.acs.inventory
 import data.acs.pii
 import data.acs.skills
 
@@ -30,6 +31,8 @@ module_findings contains f if some f in budgets.findings
 module_findings contains f if some f in skills.findings
 
 module_findings contains f if some f in approvals.findings
+
+module_findings contains f if some f in inventory.findings
 
 module_denies if {
 	some f in module_findings

@@ -9,6 +9,7 @@ import { LifecycleError, type LifecycleNode } from '../lifecycle/index.ts';
 import { listReplicas, shadowReport } from '../lifecycle/node.ts';
 import type { BundleSourceStatus } from '../lifecycle/bundle-service.ts';
 import { readStreamWithLimit } from '../http-body/index.ts';
+import { createAgbomRoutes } from '../agbom/http.ts';
 
 export interface AdminAppOptions {
   node: LifecycleNode;
@@ -164,6 +165,7 @@ export function createAdminApp(options: AdminAppOptions): Hono {
       return fail(e);
     }
   });
+  app.route('/agbom', createAgbomRoutes({ store: node.store }));
   for (const [path, sub] of Object.entries(options.mount ?? {})) app.route(path, sub);
   app.notFound(() => json({ error: 'not found' }, 404));
   app.onError((e) => fail(e));

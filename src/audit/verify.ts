@@ -3,6 +3,7 @@
 import { canonicalJson, computeEntryHash, computeRequestHash, type ContextEntryContent } from '../chain/index.ts';
 import type { Verifier } from '../crypto/types.ts';
 import { verifyCheckpoint } from '../store/checkpoints.ts';
+import { verifyAgbomVersions } from '../agbom/history.ts';
 import type { CheckpointRecord, DurableStore } from '../store/types.ts';
 
 export type ChainBreakKind =
@@ -29,7 +30,9 @@ export type ChainBreakKind =
   /** A checkpoint's signature does not verify (forged or edited checkpoint). */
   | 'checkpoint_signature_invalid'
   /** A pruned chain has no valid checkpoint of its final head. */
-  | 'pruned_without_checkpoint';
+  | 'pruned_without_checkpoint'
+  /** A stored AgBOM version is not what its agbom/* chain entry carried (src/agbom/history.ts). */
+  | 'agbom_mismatch';
 
 export interface ChainBreak {
   sessionId: string;
@@ -326,6 +329,8 @@ export async function verifyChain(
       );
     }
   }
+  for (const m of await verifyAgbomVersions(store, sessionId))
+    report.breaks.push(breakAt(sessionId, m.seq, 'agbom_mismatch', m.message));
   return finish(report);
 }
 

@@ -38,6 +38,11 @@ const commandGroups: { name: string; summary: string; load: () => Promise<Regist
     load: async () => (await import('./commands/audit.ts')).registerAuditCommands,
   },
   {
+    name: 'agbom',
+    summary: "Export and diff a session's Agent Bill of Materials (CycloneDX, SPDX, SWID)",
+    load: async () => (await import('./commands/agbom.ts')).registerAgbomCommands,
+  },
+  {
     name: 'keys',
     summary: 'Manage signature keys',
     load: async () => (await import('./commands/keys.ts')).registerKeysCommands,

@@ -272,6 +272,7 @@ export function buildPolicyInput(
   client: ClientCapabilities,
   guardian: GuardianFacts,
   paramsJcs?: string,
+  agbom?: Json,
 ): PolicyInput {
   const input: PolicyInput = {
     method,
@@ -280,6 +281,8 @@ export function buildPolicyInput(
     client: { modify_capable: client.modify_capable === true, ask_capable: client.ask_capable === true },
     guardian: { now: guardian.now, policy_version: guardian.policy_version },
   };
+  // input.agbom: the session's AgBOM and what an agbom/* step proposes (src/agbom/tracker.ts, docs/agbom.md).
+  if (agbom !== undefined) input.agbom = agbom;
   const paramsJson = paramsJcs !== undefined && isObject(params) ? policyParamsJson(paramsJcs) : undefined;
   if (paramsJson !== undefined) input[POLICY_PARAMS_JSON] = paramsJson;
   return input;

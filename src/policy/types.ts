@@ -16,6 +16,8 @@ export interface PolicyInput {
   session: Json;
   client: { modify_capable: boolean; ask_capable: boolean };
   guardian: { now: string; policy_version: string };
+  /** The session's AgBOM facts (docs/agbom.md); absent when the store keeps no AgBOM. */
+  agbom?: Json;
   /** JSON text of exactly `params` (must parse to an equal value); set only by buildPolicyInput. */
   [POLICY_PARAMS_JSON]?: string;
 }

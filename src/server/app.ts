@@ -31,6 +31,7 @@ import { readRegoDirectory } from '../rego/sources.ts';
 import { createAdminApi } from './admin.ts';
 import type { StartupTimings } from './startup-timings.ts';
 import type { GuardianTelemetry, Logger } from '../telemetry/index.ts';
+import { GUARDIAN_PROFILES } from '../agbom/formats.ts';
 
 export interface HmacKeyMaterial {
   ikm: Uint8Array;
@@ -243,7 +244,7 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
     ((e: AuditEvent) => logger.warn({ audit: e, request_id: e.requestId, session_id: e.sessionId }, e.detail));
   // acs-crypto is accepted only when ML-DSA-65 can be both verified and signed here (docs/keys.md).
   const profiles = options.profiles ?? [
-    'acs-core',
+    ...GUARDIAN_PROFILES,
     ...(registry.acsCryptoAvailable() ? ['acs-crypto'] : []),
     ...telemetry.profiles,
   ];

@@ -16,6 +16,7 @@ import {
   sessions,
 } from './schema.ts';
 import { applyStatePatch, stateDiff } from './state-delta.ts';
+import { type AgbomVersionWrite, agbomVersionInsert } from './agbom/versions.ts';
 import type {
   AppendedEntry,
   ChainHead,
@@ -249,6 +250,7 @@ interface PreparedStep {
   keyId: string | null;
   closedAt: string | null;
   child: typeof sessions.$inferInsert | null;
+  agbom: AgbomVersionWrite | null;
 }
 
 /** JSON text of a state patch (see stateTextOf for why not JCS); null when the step left the state as it was. */
@@ -300,6 +302,7 @@ function prepareStep(step: StepCommit, checkpointEvery: number): PreparedStep {
     keyId: step.session.keyId ?? null,
     closedAt: step.session.closedAt?.toISOString() ?? null,
     child: step.childSession ? toSessionRow(step.childSession) : null,
+    agbom: step.agbom ?? null,
   };
 }
 
@@ -891,11 +894,15 @@ export class DrizzleGuardianStore implements DurableStore {
     const cols = new EntryColumns();
     const placed = batch.map((item) => cols.add(item.key, expectedHeadOf(item.value), item.value.append, item.value));
     const writes = stepWriteParams(batch, cols);
+    const agbom = agbomVersionInsert(
+      batch.map((item, i) => ({ sessionId: item.key, appended: placed[i], version: item.value.agbom })),
+    );
     return this.#retrying('commitStep', () =>
       this.#d.transaction(async (query) => {
         const [heads, rows] = await Promise.all([
           lockChainHeads(query, ids),
-          query(STEP_WRITES, writes, { last: true }),
+          query(STEP_WRITES, writes, { last: agbom === null }),
+          agbom && query(agbom.sql, agbom.params, { last: true }),
         ]);
         const committed = new Set<string>();
         const fresh = new Set<string>();

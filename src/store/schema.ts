@@ -6,9 +6,11 @@
 // hostile agent can send. JCS text round-trips every JSON value losslessly.
 import { sql } from 'drizzle-orm';
 import {
+  boolean,
   check,
   customType,
   doublePrecision,
+  foreignKey,
   index,
   integer,
   jsonb,
@@ -212,3 +214,36 @@ export const lifecycleAudit = pgTable('lifecycle_audit', {
   detail: text('detail'),
   at: timestamp('at', tz).notNull().defaultNow(),
 });
+
+/**
+ * The AgBOM of each session (ACS Inspect), one row per agbom/* step, bound to the chain entry that carried it
+ * (same session and seq, entry_hash as chained; deleted with it). `form` 'full' rows keep the whole canonical
+ * document, 'diff' rows only their change; every row keeps the diff from the previous version and the agbom_hash
+ * of the document it results in (src/agbom, src/store/agbom). `adopted`: the decision let the change happen.
+ */
+export const agbomVersions = pgTable(
+  'agbom_versions',
+  {
+    sessionId: text('session_id').notNull(),
+    seq: integer('seq').notNull(),
+    entryHash: text('entry_hash').notNull(),
+    method: text('method').notNull(),
+    form: text('form').notNull(),
+    adopted: boolean('adopted').notNull(),
+    documentJcs: text('document_jcs'),
+    diffJcs: text('diff_jcs').notNull(),
+    agbomHash: text('agbom_hash').notNull(),
+    reportedHash: text('reported_hash'),
+    problemsJcs: text('problems_jcs').notNull(),
+    createdAt: timestamp('created_at', tz).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ name: 'agbom_versions_pkey', columns: [t.sessionId, t.seq] }),
+    foreignKey({
+      name: 'agbom_versions_entry_fk',
+      columns: [t.sessionId, t.seq],
+      foreignColumns: [contextEntries.sessionId, contextEntries.seq],
+    }).onDelete('cascade'),
+    check('agbom_versions_form_check', sql`${t.form} in ('full', 'diff')`),
+  ],
+);

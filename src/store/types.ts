@@ -2,6 +2,7 @@
 // drivers: PGlite (embedded default) and Postgres (DATABASE_URL). The request pipeline only sees this.
 import type { ContextEntryContent } from '../chain/index.ts';
 import type { Json } from '../json.ts';
+import type { AgbomVersionWrite } from './agbom/versions.ts';
 
 // Kept while src/store moves to src/json.ts itself; new code imports Json from there.
 export type { Json };
@@ -105,6 +106,8 @@ export interface StepCommit {
   session: { state?: Json; stateBase?: Json; intent?: Json; keyId?: string; closedAt?: Date };
   /** A subagent's session opened by this step (created unless it already exists). */
   childSession?: Omit<SessionRecord, 'createdAt' | 'closedAt'> & { createdAt?: Date };
+  /** The AgBOM version an agbom/* step carries (src/store/agbom), written only with its entry. */
+  agbom?: AgbomVersionWrite;
 }
 
 export type StepCommitOutcome =

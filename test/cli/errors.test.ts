@@ -226,6 +226,16 @@ function casesByCommand(): Record<string, Case[]> {
       { args: ['--session', 'nope', ...dataDir], code: ExitCode.Failed, env: pglite, message: /no chain/ },
       { args: [], code: ExitCode.Usage },
     ],
+    'agbom export': [
+      { args: ['--session', 's', '--format', 'pdf'], code: ExitCode.Usage, message: /--format must be one of/ },
+      { args: ['--session', 's', '--at', 'latest'], code: ExitCode.Usage, message: /--at must be a chain entry seq/ },
+      { args: ['--session', 's'], code: ExitCode.Unavailable },
+      { args: ['--session', 'nope', ...dataDir], code: ExitCode.Failed, env: pglite, message: /no session nope/ },
+    ],
+    'agbom diff': [
+      { args: ['--session', 's', '--from', '-1', '--to', '2'], code: ExitCode.Usage, message: /--from must be/ },
+      { args: ['--session', 's', '--from', '0', '--to', '2'], code: ExitCode.Unavailable },
+    ],
     'audit export': [
       { args: ['--session', 's', '-o', f.unwritable], code: ExitCode.Usage },
       { args: ['--session', 's'], code: ExitCode.Unavailable },
@@ -258,7 +268,7 @@ describe('guardian: every command', async () => {
   it('has cases for every leaf command, and the enumeration found the known groups', () => {
     expect(Object.keys(casesByCommand()).sort()).toEqual(leaves.map(pathOf).sort());
     expect(program.commands.map((c) => c.name()).sort()).toEqual(
-      ['audit', 'bundle', 'db', 'keys', 'policy', 'replay', 'serve'].sort(),
+      ['agbom', 'audit', 'bundle', 'db', 'keys', 'policy', 'replay', 'serve'].sort(),
     );
   });
 

@@ -28,6 +28,7 @@ export async function evaluateStep(
   permitted: readonly Disposition[],
   wrappedMcp: boolean,
   paramsJcs?: string,
+  agbom?: Json,
 ): Promise<Evaluated> {
   const now = config.now();
   const started = performance.now();
@@ -45,6 +46,7 @@ export async function evaluateStep(
         policy_version: config.engine.revision,
       },
       paramsJcs,
+      agbom,
     );
     const evaluation = await config.engine.evaluate(input, { now });
     const final = finalizeDecision(

@@ -8,6 +8,7 @@ import type { AcsRequest, ClientHello, ServerHello, TransportKind } from '../typ
 import type { Authenticated } from './authenticate.ts';
 import type { GuardianConfig } from './config.ts';
 import { checkTimestamp, rememberRequest } from './freshness.ts';
+import { AGBOM_SERIALIZATIONS } from '../../agbom/formats.ts';
 
 const major = (v: string): string => v.split('.')[0];
 const semverKey = (v: string): number[] => v.split('.').map(Number);
@@ -114,6 +115,7 @@ export async function handleHello(
       'policy requires Provenance; re-handshake with provenance_producer "deterministic"',
     );
   }
+  const profilesAccepted = (hello.profiles_supported ?? []).filter((p) => config.profiles.includes(p));
   const server: ServerHello = {
     negotiated_version: version,
     methods_evaluated: methodsEvaluated(hello),
@@ -123,8 +125,12 @@ export async function handleHello(
     on_decision_failure: config.onDecisionFailure,
     skew_window_ms: config.skewWindowMs,
     policy_requires_provenance: config.policyRequiresProvenance,
-    profiles_accepted: (hello.profiles_supported ?? []).filter((p) => config.profiles.includes(p)),
+    profiles_accepted: profilesAccepted,
     ...(config.telemetry?.emission ? { trace_emission: config.telemetry.emission } : {}),
+    // ACS Inspect: the serializations the canonical AgBOM renders into (src/agbom/renderers, docs/agbom.md).
+    ...(profilesAccepted.some((p) => p.startsWith('acs-inspect'))
+      ? { agbom_serializations_supported: [...AGBOM_SERIALIZATIONS] }
+      : {}),
   };
   await config.store.createSession({
     id: sessionId,

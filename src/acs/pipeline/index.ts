@@ -21,6 +21,7 @@ import { admitStep, lookupSession, negotiatedHello, sessionState } from './sessi
 import { SessionCache } from './session-cache.ts';
 import { rememberRequest, replayDetected, replayKeysOf } from './freshness.ts';
 import { StoreError } from '../../store/errors.ts';
+import { agbomTrackerOf } from '../../agbom/tracker.ts';
 import type { Json } from '../../json.ts';
 import type { ChainHead, SessionRecord } from '../../store/types.ts';
 import type { RequestObservation, TraceCarrier } from '../../telemetry/observation.ts';
@@ -196,7 +197,16 @@ export function createGuardian(options: GuardianOptions): Guardian {
     const prior = sessionState(admitted, cached !== undefined);
     // The entry first: its params JCS (hashed for request_hash) is also the policy input's params text.
     const entry = stepEntry(request, auth.paramsJcs);
-    const evaluated = await evaluateStep(config, request, prior, permitted, routed.kind === 'mcp', entry.paramsJcs);
+    const inventory = await agbomTrackerOf(config.store)?.step(admitted, head, request.method, request.params.payload);
+    const evaluated = await evaluateStep(
+      config,
+      request,
+      prior,
+      permitted,
+      routed.kind === 'mcp',
+      entry.paramsJcs,
+      inventory?.facts,
+    );
     obs?.stage('evaluate');
     if (obs) obs.state = evaluated.state;
     const placed = placeEntry(entry, head);
@@ -245,11 +255,13 @@ export function createGuardian(options: GuardianOptions): Guardian {
       },
       session: writes.patch,
       ...(writes.child ? { childSession: writes.child } : {}),
+      agbom: inventory?.version(evaluated.decision.decision),
     });
     if (outcome.status === 'replay') throw replayDetected(outcome.kind, request);
     if (outcome.status === 'stale_head') return null;
     obs?.stage('commit');
     sessions.remember(writes.written, { seq: outcome.appended.seq, entryHash: outcome.appended.entryHash });
+    inventory?.committed(outcome.appended, evaluated.decision.decision);
     const audit = auditOf(request);
     for (const event of [...evaluated.auditEvents, ...writes.auditEvents]) audit(event);
     // The step is committed: what is delivered must be what was recorded, so a failed check here is audited only.
