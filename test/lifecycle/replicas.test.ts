@@ -40,7 +40,6 @@ describe('replicas on one Postgres', () => {
     const a = new LifecycleNode({
       store: stores[0],
       replicaId: 'replica-a',
-      listenUrl: PG,
       pollIntervalMs: 10_000,
       heartbeatMs: 500,
       initialBundle: { bytes: await constantBundle('fleet-0'), source: 'test' },
@@ -50,7 +49,6 @@ describe('replicas on one Postgres', () => {
     const b = new LifecycleNode({
       store: stores[1],
       replicaId: 'replica-b',
-      listenUrl: PG,
       pollIntervalMs: 10_000,
       heartbeatMs: 500,
     });
@@ -77,7 +75,13 @@ describe('replicas on one Postgres', () => {
   }, 120_000);
 
   it('without LISTEN the polling fallback converges; rollback on one replica reaches the other', async () => {
-    const c = new LifecycleNode({ store: stores[1], replicaId: 'replica-c', pollIntervalMs: 300, heartbeatMs: 500 });
+    const c = new LifecycleNode({
+      store: stores[1],
+      replicaId: 'replica-c',
+      listen: false,
+      pollIntervalMs: 300,
+      heartbeatMs: 500,
+    });
     nodes.push(c);
     await c.start();
     expect(c.engine.revision).toBe('fleet-3');

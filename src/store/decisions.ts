@@ -1,0 +1,106 @@
+// Decisions recorded after their entry (recordDecision), group-committed: one UPDATE … FROM unnest(…) per
+// batch, itself atomic. Decisions are write-once: what was delivered to the agent cannot be replaced.
+import { sql } from 'drizzle-orm';
+import type { StoreDriver } from './driver.ts';
+import { StoreError, toStoreError } from './errors.ts';
+import { GroupCommitQueue, type QueuedItem } from './group-commit.ts';
+import { contextEntries } from './schema.ts';
+import { names, param } from './sql.ts';
+import type { Json } from './types.ts';
+import { jcsOf } from './values.ts';
+
+interface PendingDecision {
+  sessionId: string;
+  seq: number;
+  resultJcs: string;
+  bundleRevision: string | null;
+  evaluationDurationMs: number;
+}
+
+type DecisionOutcome = 'recorded' | 'exists' | 'missing';
+
+const keyOf = (r: Record<string, unknown>) => `${String(r.session_id)}#${Number(r.seq)}`;
+
+export class DecisionWriter {
+  readonly #queue: GroupCommitQueue<PendingDecision, DecisionOutcome>;
+
+  constructor(
+    private readonly driver: StoreDriver,
+    maxBatch: number,
+  ) {
+    this.#queue = new GroupCommitQueue((batch) => this.#commit(batch), maxBatch, driver.appendConcurrency);
+  }
+
+  async record(
+    sessionId: string,
+    seq: number,
+    decision: { result: Json; bundleRevision: string | null; evaluationDurationMs: number },
+  ): Promise<void> {
+    const resultJcs = jcsOf(decision.result, 'result');
+    if (!Number.isFinite(decision.evaluationDurationMs))
+      throw new StoreError('invalid_input', 'evaluationDurationMs must be a finite number');
+    if (!Number.isInteger(seq) || seq < 0) throw new StoreError('invalid_input', 'seq must be a non-negative integer');
+    const outcome = await this.#queue.enqueue(`${sessionId}#${seq}`, {
+      sessionId,
+      seq,
+      resultJcs,
+      bundleRevision: decision.bundleRevision ?? null,
+      evaluationDurationMs: decision.evaluationDurationMs,
+    });
+    if (outcome === 'recorded') return;
+    throw outcome === 'exists'
+      ? new StoreError('conflict', `a decision is already recorded for ${sessionId}#${seq}`)
+      : new StoreError('not_found', `no entry ${sessionId}#${seq}`);
+  }
+
+  idle(): Promise<void> {
+    return this.#queue.idle();
+  }
+
+  async #commit(all: QueuedItem<PendingDecision, DecisionOutcome>[]): Promise<DecisionOutcome[]> {
+    // The same entry twice in one batch: only the first may write (an UPDATE … FROM would pick either).
+    const firstOf = new Map<string, number>();
+    all.forEach((b, i) => firstOf.has(b.key) || firstOf.set(b.key, i));
+    const batch = all.filter((b, i) => firstOf.get(b.key) === i);
+    const e = contextEntries;
+    let updated: Set<string>;
+    let existing = new Set<string>();
+    try {
+      const column = (pick: (d: PendingDecision) => unknown, type: string) =>
+        param(
+          batch.map((b) => pick(b.value)),
+          type,
+        );
+      const rows = await this.driver.execute(sql`
+        update ${e}
+           set ${names(e.resultJcs)} = v.result_jcs, ${names(e.bundleRevision)} = v.bundle_revision,
+               ${names(e.evaluationDurationMs)} = v.ms
+          from unnest(${column((d) => d.sessionId, 'text[]')}, ${column((d) => d.seq, 'integer[]')},
+                      ${column((d) => d.resultJcs, 'text[]')}, ${column((d) => d.bundleRevision, 'text[]')},
+                      ${column((d) => d.evaluationDurationMs, 'double precision[]')})
+               as v(session_id, seq, result_jcs, bundle_revision, ms)
+         where ${e.sessionId} = v.session_id and ${e.seq} = v.seq and ${e.resultJcs} is null
+        returning ${e.sessionId}, ${e.seq}`);
+      updated = new Set(rows.map(keyOf));
+      const missing = batch.filter((b) => !updated.has(b.key));
+      if (missing.length > 0) {
+        const probe = await this.driver.execute(sql`
+          select ${e.sessionId}, ${e.seq} from ${e}
+            join unnest(${param(
+              missing.map((b) => b.value.sessionId),
+              'text[]',
+            )}, ${param(
+              missing.map((b) => b.value.seq),
+              'integer[]',
+            )}) as v(session_id, seq) on ${e.sessionId} = v.session_id and ${e.seq} = v.seq`);
+        existing = new Set(probe.map(keyOf));
+      }
+    } catch (err) {
+      throw toStoreError(err, 'recordDecision');
+    }
+    return all.map((b, i) => {
+      const outcome: DecisionOutcome = updated.has(b.key) ? 'recorded' : existing.has(b.key) ? 'exists' : 'missing';
+      return outcome === 'recorded' && firstOf.get(b.key) !== i ? 'exists' : outcome;
+    });
+  }
+}

@@ -1,0 +1,49 @@
+// The driver seam: what src/store/pglite and src/store/postgres each provide. Everything else in src/store is
+// written once over Drizzle and reaches the database only through this interface.
+import type { SQL } from 'drizzle-orm';
+import { PgDialect, type PgDatabase, type PgQueryResultHKT } from 'drizzle-orm/pg-core';
+
+export type StoreDatabase = PgDatabase<PgQueryResultHKT>;
+
+export type Rows = Record<string, unknown>[];
+
+/**
+ * One statement inside a transaction, rows as plain objects. `{ last: true }` marks the transaction's final
+ * statement: a driver may send COMMIT along with it (one round trip less); nothing may follow it.
+ */
+export type TransactionQuery = (statement: SQL, options?: { last?: boolean }) => Promise<Rows>;
+
+/** Stops a LISTEN; resolves once its connection is closed. */
+export type Unlisten = () => Promise<void>;
+
+export interface StoreDriver {
+  readonly name: 'pglite' | 'postgres';
+  readonly db: StoreDatabase;
+  /** Applies migrations/ (idempotent, safe when several processes start at once). */
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+  /**
+   * Runs `work` in one transaction (commit on return, rollback on throw). Drivers own this so a lost
+   * connection ends in a rejected promise and a discarded connection, never a leaked or poisoned one.
+   */
+  transaction<T>(work: (query: TransactionQuery) => Promise<T>): Promise<T>;
+  /** One statement outside a transaction. */
+  execute(statement: SQL): Promise<Rows>;
+  /** Raw SQL text, for `DurableStore.query` (tests and tamper drills) only. */
+  query(sqlText: string, params?: unknown[]): Promise<Rows>;
+  /**
+   * LISTEN on `channel` on a connection of its own, calling `onNotify` for each notification and reconnecting
+   * after a lost connection; absent when the driver has no other process to hear from (PGlite).
+   */
+  listen?(channel: string, onNotify: () => void, onError: (err: Error) => void): Promise<Unlisten>;
+  /** Concurrent append transactions (PGlite has one connection: 1). */
+  readonly appendConcurrency: number;
+}
+
+const dialect = new PgDialect();
+
+/** The statement's text with its numbered placeholders and their values, as drizzle renders it. */
+export function renderQuery(statement: SQL): { text: string; params: unknown[] } {
+  const { sql, params } = dialect.sqlToQuery(statement);
+  return { text: sql, params };
+}

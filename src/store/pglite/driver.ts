@@ -1,0 +1,77 @@
+// PGlite driver: embedded Postgres (WASM) in this process. Single connection, so one append transaction
+// at a time; group commit still batches concurrent appends into it.
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { drizzle } from 'drizzle-orm/pglite';
+import { type StoreDatabase, type StoreDriver, renderQuery } from '../driver.ts';
+import { migratePglite } from './migrator.ts';
+import { seedFromPgliteTemplate } from './template.ts';
+
+export interface PgliteDriverOptions {
+  /** Data lives in `<dataDir>/pgdata`; omit for an in-memory database. */
+  dataDir?: string;
+  /** Seed a new `<dataDir>/pgdata` from the prebuilt template when there is a current one (default true). */
+  seed?: boolean;
+}
+
+/** A migrated in-memory database, dumped once per process; each in-memory store starts from a copy. */
+let template: Promise<Blob> | undefined;
+
+async function migratedTemplate(): Promise<Blob> {
+  template ??= (async () => {
+    const pg = await PGlite.create();
+    try {
+      await migratePglite(pg, { force: true });
+      return (await pg.dumpDataDir('none')) as Blob;
+    } finally {
+      await pg.close();
+    }
+  })();
+  try {
+    return await template;
+  } catch (err) {
+    template = undefined;
+    throw err;
+  }
+}
+
+export async function openPgliteDriver(options: PgliteDriverOptions = {}): Promise<StoreDriver> {
+  let pg: PGlite;
+  if (options.dataDir === undefined) {
+    pg = await PGlite.create({ loadDataDir: await migratedTemplate() });
+  } else {
+    const dir = join(options.dataDir, 'pgdata');
+    if (options.seed !== false) await seedFromPgliteTemplate(dir);
+    await mkdir(dir, { recursive: true });
+    pg = await PGlite.create({ dataDir: dir });
+  }
+  const db = drizzle(pg) as unknown as StoreDatabase;
+  const run = async (sqlText: string, params: unknown[] = []) =>
+    (await pg.query<Record<string, unknown>>(sqlText, params)).rows;
+  let closed = false;
+  return {
+    name: 'pglite',
+    db,
+    appendConcurrency: 1,
+    transaction(work) {
+      return pg.transaction((tx) =>
+        work(async (statement) => {
+          const { text, params } = renderQuery(statement);
+          return (await tx.query<Record<string, unknown>>(text, params)).rows;
+        }),
+      );
+    },
+    execute(statement) {
+      const { text, params } = renderQuery(statement);
+      return run(text, params);
+    },
+    migrate: () => migratePglite(pg),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await pg.close();
+    },
+    query: run,
+  };
+}
