@@ -381,8 +381,8 @@ export class LifecycleNode {
       // Refused for a reason other than a malformed bundle (signature, smoke file, load): registered and refused
       // by the activation below, as before (the failure path only).
     }
-    // Unpacked and checked once (serving: in the unpack worker, a 1 MB bundle is tens of ms of parsing); the
-    // activation that follows re-uses it (registry.unpacked) instead of parsing the data again.
+    // Unpacked and checked once (serving: in the unpack worker, off the event loop); the activation that follows
+    // re-uses it (registry.unpacked) instead of parsing the data again.
     const verification = this.options.verification;
     const checked = await (this.#slot
       ? sharedUnpackThread().unpack(bytes, verification)
@@ -422,7 +422,7 @@ export class LifecycleNode {
 
   /**
    * Push with activation: the bundle is loaded (the unpack leaves a sole /data.json to the engine's parser, as a
-   * first activation does: 2 MB of JSON is parsed once, by the module) and smoke-tested before it is registered,
+   * first activation does: the data is parsed once, by the module) and smoke-tested before it is registered,
    * and the activation swaps that engine in. A malformed bundle (data included) is refused here and never
    * registered; undefined when it is refused for another reason, which the activation reports.
    */

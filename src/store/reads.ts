@@ -6,7 +6,7 @@ import type { StoreDatabase, StoreDriver } from './driver.ts';
 import { toStoreError } from './errors.ts';
 import { chainHeads, checkpoints, contextEntries, policyBundles, replayKeys, sessions } from './schema.ts';
 import type { ChainInfo, ContextEntryRecord, StoredEntryRow } from './types.ts';
-import { asDate, pageLimit, parseJcs, textOrNull } from './values.ts';
+import { pageLimit, parseJcs, textOrNull } from './values.ts';
 
 const e = contextEntries;
 
@@ -121,7 +121,6 @@ export class ChainReads {
       paramsJcs: String(r.params_jcs),
       resultJcs: textOrNull(r.result_jcs),
       bundleRevision: textOrNull(r.bundle_revision),
-      createdAt: asDate(r.created_at),
     }));
   }
 

@@ -299,7 +299,6 @@ export interface StoredEntryRow {
   paramsJcs: string;
   resultJcs: string | null;
   bundleRevision: string | null;
-  createdAt: Date;
 }
 
 /** Chain pages as stored, for replay and `audit verify` (keyset pages on the (session_id, seq) key). */
@@ -307,7 +306,7 @@ export interface ReplayReadStore {
   /** Entries with seq > afterSeq, in seq order, at most `limit`. */
   readStoredEntries(sessionId: string, afterSeq: number, limit: number): Promise<StoredEntryRow[]>;
   /**
-   * The same page, each row packed into one string (the format: src/store/replay-reads.ts): a page crosses to a
+   * The same page, each row packed into one string (the format: src/store/reads.ts): a page crosses to a
    * worker thread as flat text.
    */
   readPackedEntries(sessionId: string, afterSeq: number, limit: number): Promise<string[]>;

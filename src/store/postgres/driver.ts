@@ -1,6 +1,6 @@
 // Postgres driver (node-postgres). Several Guardian processes may share one database: appends serialise on
 // chain-head row locks, migrations on an advisory lock, activations reach the other replicas by LISTEN/NOTIFY.
-// node-postgres, not postgres.js: README "Configuration" says why (porsager/postgres#1208).
+// node-postgres, not postgres.js: README "Running a fleet" says why (porsager/postgres#1208).
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { type Rows, type StoreDatabase, type StoreDriver, renderQuery } from '../driver.ts';
