@@ -59,6 +59,54 @@ describe('two processes on one Postgres', () => {
 });
 
 describe('Postgres connection loss', () => {
+  it('a LISTEN whose connection is terminated reports it, reconnects and hears notifications again', async () => {
+    const app = `guardian-test-${schema}`;
+    const notifier = await openStore({ databaseUrl: TEST_DATABASE_URL, schema, applicationName: `${app}-notifier` });
+    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await admin.connect();
+    let heard = 0;
+    const errors: Error[] = [];
+    const stop = await store.listenReplicas(
+      () => heard++,
+      (e) => errors.push(e),
+    );
+    const until = async (cond: () => boolean, poll?: () => Promise<unknown>) => {
+      for (let i = 0; i < 400 && !cond(); i++) {
+        await new Promise((r) => setTimeout(r, 25));
+        await poll?.();
+      }
+      expect(cond()).toBe(true);
+    };
+    // Other test files may notify on the same database: counts only ever grow, never match exactly.
+    const listeners = async () =>
+      (
+        await admin.query(`select pid from pg_stat_activity where application_name = $1 and query ilike 'listen %'`, [
+          app,
+        ])
+      ).rows.map((r: { pid: number }) => r.pid);
+    try {
+      expect(stop).not.toBeNull();
+      await notifier.notifyReplicas('replica-a');
+      await until(() => heard >= 1);
+      const [first] = await listeners();
+      await admin.query('select pg_terminate_backend($1)', [first]);
+      await until(() => errors.length > 0);
+      let replaced: number[] = [];
+      await until(
+        () => replaced.length === 1 && replaced[0] !== first,
+        async () => (replaced = await listeners()),
+      );
+      const before = heard;
+      await notifier.notifyReplicas('replica-a');
+      await until(() => heard > before);
+    } finally {
+      await stop?.();
+      await notifier.close();
+    }
+    expect(await listeners()).toEqual([]);
+    await admin.end();
+  });
+
   it('fails the in-flight append with nothing half-written, then reconnects', async () => {
     const sessionId = randomUUID();
     for (let i = 0; i < 3; i++) await store.appendContextEntry(sessionId, stepEntry(sessionId, i));
