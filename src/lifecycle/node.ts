@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { REPLICA_CHANNEL } from '../store/fleet.ts';
-import type { DurableStore, Json, ReplicaStore, ShadowStore, StopListening } from '../store/types.ts';
+import type { DurableStore, Json, ReplicaHeartbeat, ReplicaStore, ShadowStore, StopListening } from '../store/types.ts';
 import { sha256Hex } from '../chain/index.ts';
 import { LifecycleError } from './errors.ts';
 import { BundleRegistry, type ActivationEntry, type RegisteredBundle } from './registry.ts';
@@ -98,17 +98,8 @@ export interface ActivationPhases {
   publish: number;
 }
 
-export interface ReplicaStatus {
-  replicaId: string;
-  hostname: string | null;
-  revision: string | null;
-  bundleSha256: string | null;
-  shadowRevision: string | null;
-  lastSync: Date | null;
-  lastError: string | null;
-  heartbeatAt: Date;
-  stale: boolean;
-}
+/** A replica's heartbeat row (its extra status aside), `stale` when it has been silent too long. */
+export type ReplicaStatus = Omit<ReplicaHeartbeat, 'status'> & { heartbeatAt: Date; stale: boolean };
 
 export interface LocalStatus {
   replicaId: string;
@@ -613,15 +604,8 @@ export class LifecycleNode {
 
 export async function listReplicas(store: ReplicaStore, staleAfterMs = 6000): Promise<ReplicaStatus[]> {
   const { replicas, now } = await store.listReplicaHeartbeats();
-  return replicas.map((r) => ({
-    replicaId: r.replicaId,
-    hostname: r.hostname,
-    revision: r.revision,
-    bundleSha256: r.bundleSha256,
-    shadowRevision: r.shadowRevision,
-    lastSync: r.lastSync,
-    lastError: r.lastError,
-    heartbeatAt: r.heartbeatAt,
+  return replicas.map(({ status: _status, ...r }) => ({
+    ...r,
     stale: now.getTime() - r.heartbeatAt.getTime() > staleAfterMs,
   }));
 }

@@ -37,8 +37,6 @@ import type {
 } from './types.ts';
 import { requireId } from './values.ts';
 
-export type { StoreDriver } from './driver.ts';
-
 export class DrizzleGuardianStore implements DurableStore {
   readonly driver: 'pglite' | 'postgres';
   readonly #d: StoreDriver;

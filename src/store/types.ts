@@ -310,8 +310,6 @@ export interface ReplayReadStore {
    * worker thread as flat text.
    */
   readPackedEntries(sessionId: string, afterSeq: number, limit: number): Promise<string[]>;
-  /** Rows per table of the store, for `guardian db status`. */
-  countRows(): Promise<Record<string, number>>;
 }
 
 /**
@@ -335,6 +333,8 @@ export interface DurableStore extends GuardianStore, PolicyBundleStore, ReplicaS
    * head row and a checkpoint of its head so `audit verify` still accounts for it.
    */
   pruneClosedSessions(before: Date): Promise<{ sessions: number; entries: number; skipped: string[] }>;
+  /** Rows per table of the store, for `guardian db status`. */
+  countRows(): Promise<Record<string, number>>;
 
   /**
    * Raw SQL, for tests only (tamper drills, schema checks): production code reaches the database through the
