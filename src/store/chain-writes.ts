@@ -3,7 +3,7 @@
 // each batch is one transaction, retried as a whole on serialization failures and deadlocks.
 import { sql } from 'drizzle-orm';
 import { entryHashOfJcs } from '../chain/index.ts';
-import type { StoreDriver } from './driver.ts';
+import { type StoreDriver, templateOf } from './driver.ts';
 import {
   EntryColumns,
   type LockedHead,
@@ -16,12 +16,21 @@ import { StoreError, isRetryableConflict, toStoreError } from './errors.ts';
 import { GroupCommitQueue, type QueuedItem } from './group-commit.ts';
 import type { PreparedAppend, PreparedStep } from './prepare.ts';
 import { contextEntries } from './schema.ts';
-import { param } from './sql.ts';
+import { slot } from './sql.ts';
 import type { AppendedEntry, StepCommitOutcome } from './types.ts';
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+const e = contextEntries;
+
+/** Which of the given entries are stored, at their seq with their hash. */
+const LANDED = templateOf(sql`
+  select ${e.sessionId}, ${e.seq} from ${e}
+    join unnest(${slot('sessionIds', 'text[]')}, ${slot('seqs', 'integer[]')}, ${slot('entryHashes', 'text[]')})
+           as v(session_id, seq, entry_hash)
+      on ${e.sessionId} = v.session_id and ${e.seq} = v.seq and ${e.entryHash} = v.entry_hash`);
 
 /** A step's expected head, as the head its entry is placed at. */
 function expectedHeadOf(p: PreparedStep): LockedHead {
@@ -131,20 +140,13 @@ export class ChainWriter {
         entryHash: entryHashOfJcs(item.value.append.contentJcs, headHash),
       };
     });
-    const e = contextEntries;
-    const rows = await this.driver.execute(sql`
-      select ${e.sessionId}, ${e.seq} from ${e}
-        join unnest(${param(
-          placed.map((p) => p.sessionId),
-          'text[]',
-        )}, ${param(
-          placed.map((p) => p.seq),
-          'integer[]',
-        )}, ${param(
-          placed.map((p) => p.entryHash),
-          'text[]',
-        )}) as v(session_id, seq, entry_hash)
-          on ${e.sessionId} = v.session_id and ${e.seq} = v.seq and ${e.entryHash} = v.entry_hash`);
+    const rows = await this.driver.execute(
+      LANDED({
+        sessionIds: placed.map((p) => p.sessionId),
+        seqs: placed.map((p) => p.seq),
+        entryHashes: placed.map((p) => p.entryHash),
+      }),
+    );
     if (rows.length === 0) return null;
     const landed = new Set(rows.map((r) => `${String(r.session_id)}#${Number(r.seq)}`));
     return placed.map((p) =>

@@ -1,11 +1,11 @@
 // Decisions recorded after their entry (recordDecision), group-committed: one UPDATE … FROM unnest(…) per
 // batch, itself atomic. Decisions are write-once: what was delivered to the agent cannot be replaced.
 import { sql } from 'drizzle-orm';
-import type { StoreDriver } from './driver.ts';
+import { type StoreDriver, templateOf } from './driver.ts';
 import { StoreError, toStoreError } from './errors.ts';
 import { GroupCommitQueue, type QueuedItem } from './group-commit.ts';
 import { contextEntries } from './schema.ts';
-import { names, param } from './sql.ts';
+import { names, slot } from './sql.ts';
 import type { Json } from './types.ts';
 import { jcsOf } from './values.ts';
 
@@ -20,6 +20,25 @@ interface PendingDecision {
 type DecisionOutcome = 'recorded' | 'exists' | 'missing';
 
 const keyOf = (r: Record<string, unknown>) => `${String(r.session_id)}#${Number(r.seq)}`;
+
+const e = contextEntries;
+
+/** Writes each decision whose entry has none yet; returns the entries written. */
+const RECORD = templateOf(sql`
+  update ${e}
+     set ${names(e.resultJcs)} = v.result_jcs, ${names(e.bundleRevision)} = v.bundle_revision,
+         ${names(e.evaluationDurationMs)} = v.ms
+    from unnest(${slot('sessionIds', 'text[]')}, ${slot('seqs', 'integer[]')}, ${slot('results', 'text[]')},
+                ${slot('revisions', 'text[]')}, ${slot('durations', 'double precision[]')})
+         as v(session_id, seq, result_jcs, bundle_revision, ms)
+   where ${e.sessionId} = v.session_id and ${e.seq} = v.seq and ${e.resultJcs} is null
+  returning ${e.sessionId}, ${e.seq}`);
+
+/** Which of the entries exist. */
+const PROBE = templateOf(sql`
+  select ${e.sessionId}, ${e.seq} from ${e}
+    join unnest(${slot('sessionIds', 'text[]')}, ${slot('seqs', 'integer[]')}) as v(session_id, seq)
+      on ${e.sessionId} = v.session_id and ${e.seq} = v.seq`);
 
 export class DecisionWriter {
   readonly #queue: GroupCommitQueue<PendingDecision, DecisionOutcome>;
@@ -62,37 +81,24 @@ export class DecisionWriter {
     const firstOf = new Map<string, number>();
     all.forEach((b, i) => firstOf.has(b.key) || firstOf.set(b.key, i));
     const batch = all.filter((b, i) => firstOf.get(b.key) === i);
-    const e = contextEntries;
     let updated: Set<string>;
     let existing = new Set<string>();
     try {
-      const column = (pick: (d: PendingDecision) => unknown, type: string) =>
-        param(
-          batch.map((b) => pick(b.value)),
-          type,
-        );
-      const rows = await this.driver.execute(sql`
-        update ${e}
-           set ${names(e.resultJcs)} = v.result_jcs, ${names(e.bundleRevision)} = v.bundle_revision,
-               ${names(e.evaluationDurationMs)} = v.ms
-          from unnest(${column((d) => d.sessionId, 'text[]')}, ${column((d) => d.seq, 'integer[]')},
-                      ${column((d) => d.resultJcs, 'text[]')}, ${column((d) => d.bundleRevision, 'text[]')},
-                      ${column((d) => d.evaluationDurationMs, 'double precision[]')})
-               as v(session_id, seq, result_jcs, bundle_revision, ms)
-         where ${e.sessionId} = v.session_id and ${e.seq} = v.seq and ${e.resultJcs} is null
-        returning ${e.sessionId}, ${e.seq}`);
+      const rows = await this.driver.execute(
+        RECORD({
+          sessionIds: batch.map((b) => b.value.sessionId),
+          seqs: batch.map((b) => b.value.seq),
+          results: batch.map((b) => b.value.resultJcs),
+          revisions: batch.map((b) => b.value.bundleRevision),
+          durations: batch.map((b) => b.value.evaluationDurationMs),
+        }),
+      );
       updated = new Set(rows.map(keyOf));
       const missing = batch.filter((b) => !updated.has(b.key));
       if (missing.length > 0) {
-        const probe = await this.driver.execute(sql`
-          select ${e.sessionId}, ${e.seq} from ${e}
-            join unnest(${param(
-              missing.map((b) => b.value.sessionId),
-              'text[]',
-            )}, ${param(
-              missing.map((b) => b.value.seq),
-              'integer[]',
-            )}) as v(session_id, seq) on ${e.sessionId} = v.session_id and ${e.seq} = v.seq`);
+        const probe = await this.driver.execute(
+          PROBE({ sessionIds: missing.map((b) => b.value.sessionId), seqs: missing.map((b) => b.value.seq) }),
+        );
         existing = new Set(probe.map(keyOf));
       }
     } catch (err) {

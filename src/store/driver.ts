@@ -1,17 +1,25 @@
 // The driver seam: what src/store/pglite and src/store/postgres each provide. Everything else in src/store is
 // written once over Drizzle and reaches the database only through this interface.
-import type { SQL } from 'drizzle-orm';
+import { type SQL, fillPlaceholders } from 'drizzle-orm';
 import { PgDialect, type PgDatabase, type PgQueryResultHKT } from 'drizzle-orm/pg-core';
 
 export type StoreDatabase = PgDatabase<PgQueryResultHKT>;
 
 export type Rows = Record<string, unknown>[];
 
+/** A statement's text with its numbered placeholders, and their values in order. */
+export interface BoundQuery {
+  text: string;
+  params: unknown[];
+}
+
+export type Statement = SQL | BoundQuery;
+
 /**
  * One statement inside a transaction, rows as plain objects. `{ last: true }` marks the transaction's final
  * statement: a driver may send COMMIT along with it (one round trip less); nothing may follow it.
  */
-export type TransactionQuery = (statement: SQL, options?: { last?: boolean }) => Promise<Rows>;
+export type TransactionQuery = (statement: Statement, options?: { last?: boolean }) => Promise<Rows>;
 
 /** Stops a LISTEN; resolves once its connection is closed. */
 export type Unlisten = () => Promise<void>;
@@ -28,7 +36,7 @@ export interface StoreDriver {
    */
   transaction<T>(work: (query: TransactionQuery) => Promise<T>): Promise<T>;
   /** One statement outside a transaction. */
-  execute(statement: SQL): Promise<Rows>;
+  execute(statement: Statement): Promise<Rows>;
   /** Raw SQL text, for `DurableStore.query` (tests and tamper drills) only. */
   query(sqlText: string, params?: unknown[]): Promise<Rows>;
   /**
@@ -43,7 +51,17 @@ export interface StoreDriver {
 const dialect = new PgDialect();
 
 /** The statement's text with its numbered placeholders and their values, as drizzle renders it. */
-export function renderQuery(statement: SQL): { text: string; params: unknown[] } {
+export function renderQuery(statement: Statement): BoundQuery {
+  if ('text' in statement) return statement;
   const { sql, params } = dialect.sqlToQuery(statement);
   return { text: sql, params };
+}
+
+/**
+ * A statement written with named `sql.placeholder`s, rendered once: each call binds values by name (drizzle
+ * numbers the placeholders; a name without a value throws). For the hot paths, whose text never changes.
+ */
+export function templateOf<Name extends string>(statement: SQL): (values: Record<Name, unknown>) => BoundQuery {
+  const { sql: text, params } = dialect.sqlToQuery(statement);
+  return (values) => ({ text, params: fillPlaceholders(params, values) });
 }

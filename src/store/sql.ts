@@ -3,9 +3,9 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 
-/** One placeholder holding `value` whole (an array stays one array parameter), cast to `type`. */
-export function param(value: unknown, type: string): SQL {
-  return sql`${sql.param(value)}::${sql.raw(type)}`;
+/** A named placeholder (see templateOf), cast to `type`: a value bound to it (an array too) is one parameter. */
+export function slot(name: string, type: string): SQL {
+  return sql`${sql.placeholder(name)}::${sql.raw(type)}`;
 }
 
 /** Bare column names, for INSERT column lists, ON CONFLICT targets, SET targets and RETURNING. */
