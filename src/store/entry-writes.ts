@@ -152,25 +152,15 @@ function entriesInsert(source: string): SQL {
       join json_array_elements(${slot('stateDelta', 'json')}) with ordinality as d(value, ord) on d.ord = s.ord`;
 }
 
-/** Values of ENTRY_ROWS' and entriesInsert's placeholders. */
+/** Values of ENTRY_ROWS' and entriesInsert's placeholders: the columns by their names, the JSON texts as arrays. */
 function entryValues(c: EntryColumns): Record<string, unknown> {
+  const { content, params, result, stateDelta, ...columns } = c;
   return {
-    sessionId: c.sessionId,
-    seq: c.seq,
-    entryId: c.entryId,
-    stepId: c.stepId,
-    stepType: c.stepType,
-    requestHash: c.requestHash,
-    timestamp: c.timestamp,
-    provenance: c.provenance,
-    previousHash: c.previousHash,
-    entryHash: c.entryHash,
-    revision: c.revision,
-    durationMs: c.durationMs,
-    content: jsonTextsArray(c.content),
-    params: jsonTextsArray(c.params),
-    result: jsonTextsArray(c.result),
-    stateDelta: jsonTextsArray(c.stateDelta),
+    ...columns,
+    content: jsonTextsArray(content),
+    params: jsonTextsArray(params),
+    result: jsonTextsArray(result),
+    stateDelta: jsonTextsArray(stateDelta),
   };
 }
 
