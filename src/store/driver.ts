@@ -2,6 +2,7 @@
 // written once over Drizzle and reaches the database only through this interface.
 import { type SQL, fillPlaceholders } from 'drizzle-orm';
 import { PgDialect, type PgDatabase, type PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import type { StopListening } from './types.ts';
 
 export type StoreDatabase = PgDatabase<PgQueryResultHKT>;
 
@@ -20,9 +21,6 @@ export type Statement = SQL | BoundQuery;
  * statement: a driver may send COMMIT along with it (one round trip less); nothing may follow it.
  */
 export type TransactionQuery = (statement: Statement, options?: { last?: boolean }) => Promise<Rows>;
-
-/** Stops a LISTEN; resolves once its connection is closed. */
-export type Unlisten = () => Promise<void>;
 
 export interface StoreDriver {
   readonly name: 'pglite' | 'postgres';
@@ -43,7 +41,7 @@ export interface StoreDriver {
    * LISTEN on `channel` on a connection of its own, calling `onNotify` for each notification and reconnecting
    * after a lost connection; absent when the driver has no other process to hear from (PGlite).
    */
-  listen?(channel: string, onNotify: () => void, onError: (err: Error) => void): Promise<Unlisten>;
+  listen?(channel: string, onNotify: () => void, onError: (err: Error) => void): Promise<StopListening>;
   /** Concurrent append transactions (PGlite has one connection: 1). */
   readonly appendConcurrency: number;
 }

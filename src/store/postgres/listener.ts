@@ -2,7 +2,7 @@
 // driver as the store. A lost connection is replaced after a pause; the listener then reports one notification,
 // since it may have missed some while it was gone.
 import pg from 'pg';
-import type { Unlisten } from '../driver.ts';
+import type { StopListening } from '../types.ts';
 
 const RECONNECT_MS = 1000;
 
@@ -11,7 +11,7 @@ export async function listenOn(
   channel: string,
   onNotify: () => void,
   onError: (err: Error) => void,
-): Promise<Unlisten> {
+): Promise<StopListening> {
   let current: pg.Client | undefined;
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
