@@ -317,12 +317,11 @@ async function fleet(a: Uint8Array, b: Uint8Array): Promise<void> {
   const n1 = new LifecycleNode({
     store: s1,
     replicaId: 'bench-1',
-    listenUrl: url,
     pollIntervalMs: 10_000,
     initialBundle: { bytes: a, source: 'bench' },
   });
   await n1.start();
-  const n2 = new LifecycleNode({ store: s2, replicaId: 'bench-2', listenUrl: url, pollIntervalMs: 10_000 });
+  const n2 = new LifecycleNode({ store: s2, replicaId: 'bench-2', pollIntervalMs: 10_000 });
   await n2.start();
   const shaA = n1.engine.current.sha256;
   const shaB = (await n1.push(b, { source: 'bench', by: 'bench' })).record.sha256;

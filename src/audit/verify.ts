@@ -4,7 +4,7 @@ import { canonicalJson, computeEntryHash, computeRequestHash, type ContextEntryC
 import type { Verifier } from '../crypto/types.ts';
 import { verifyCheckpoint } from '../store/checkpoints.ts';
 import { verifyAgbomVersions } from '../agbom/history.ts';
-import type { CheckpointRecord, DurableStore } from '../store/types.ts';
+import type { CheckpointRecord, DurableStore, StoredEntryRow } from '../store/types.ts';
 
 export type ChainBreakKind =
   /** An entry's stored content no longer hashes to its entry_hash (content edited). */
@@ -71,21 +71,6 @@ export interface VerifyOptions {
   pageSize?: number;
 }
 
-interface RawEntryRow {
-  seq: number;
-  entry_id: string;
-  step_id: string;
-  step_type: string;
-  request_hash: string | null;
-  timestamp: string | null;
-  provenance_summary_jcs: string | null;
-  content_jcs: string;
-  previous_hash: string | null;
-  entry_hash: string;
-  params_jcs: string;
-  result_jcs: string | null;
-}
-
 /** Compares an indexed column with the hashed member it copies (absent member ⇔ null column). */
 function columnAgrees(column: string | null, member: unknown): boolean {
   return member === undefined ? column === null : column === member;
@@ -98,7 +83,7 @@ function breakAt(sessionId: string, seq: number | null, kind: ChainBreakKind, me
 /** Checks one stored entry against its predecessor; returns its first problem, or null. */
 function checkEntry(
   sessionId: string,
-  row: RawEntryRow,
+  row: StoredEntryRow,
   expectedSeq: number,
   previousHash: string | null,
 ): ChainBreak | null {
@@ -114,8 +99,8 @@ function checkEntry(
   let content: ContextEntryContent;
   let params: unknown;
   try {
-    content = JSON.parse(row.content_jcs) as ContextEntryContent;
-    params = JSON.parse(row.params_jcs);
+    content = JSON.parse(row.contentJcs) as ContextEntryContent;
+    params = JSON.parse(row.paramsJcs);
     if (!content || typeof content !== 'object' || Array.isArray(content))
       throw new TypeError('content is not an object');
   } catch (err) {
@@ -126,17 +111,17 @@ function checkEntry(
       `stored entry is not valid JSON: ${err instanceof Error ? err.message : String(err)}`,
     );
   }
-  if (row.previous_hash !== previousHash) {
+  if (row.previousHash !== previousHash) {
     return breakAt(
       sessionId,
       seq,
       'previous_hash_mismatch',
-      `previous_hash ${row.previous_hash ?? 'null'} is not the predecessor's entry_hash ${previousHash ?? 'null (first entry)'}`,
+      `previous_hash ${row.previousHash ?? 'null'} is not the predecessor's entry_hash ${previousHash ?? 'null (first entry)'}`,
     );
   }
   let recomputed: string;
   try {
-    recomputed = computeEntryHash(content, row.previous_hash);
+    recomputed = computeEntryHash(content, row.previousHash);
   } catch (err) {
     return breakAt(
       sessionId,
@@ -145,12 +130,12 @@ function checkEntry(
       `entry cannot be hashed: ${err instanceof Error ? err.message : String(err)}`,
     );
   }
-  if (recomputed !== row.entry_hash) {
+  if (recomputed !== row.entryHash) {
     return breakAt(
       sessionId,
       seq,
       'entry_hash_mismatch',
-      `entry_hash ${row.entry_hash} but the stored content hashes to ${recomputed}`,
+      `entry_hash ${row.entryHash} but the stored content hashes to ${recomputed}`,
     );
   }
   if (content.request_hash !== undefined && computeRequestHash(params) !== content.request_hash) {
@@ -163,39 +148,36 @@ function checkEntry(
   }
   const provenance = content.provenance_summary === undefined ? undefined : canonicalJson(content.provenance_summary);
   const columns: [string, string | null, unknown][] = [
-    ['entry_id', row.entry_id, content.entry_id],
-    ['step_id', row.step_id, content.step_id],
-    ['step_type', row.step_type, content.step_type],
-    ['request_hash', row.request_hash, content.request_hash],
+    ['entry_id', row.entryId, content.entry_id],
+    ['step_id', row.stepId, content.step_id],
+    ['step_type', row.stepType, content.step_type],
+    ['request_hash', row.requestHash, content.request_hash],
     ['timestamp', row.timestamp, content.timestamp],
-    ['provenance_summary', row.provenance_summary_jcs, provenance],
+    ['provenance_summary', row.provenanceSummaryJcs, provenance],
   ];
   for (const [name, column, member] of columns) {
     if (!columnAgrees(column, member))
       return breakAt(sessionId, seq, 'column_mismatch', `column ${name} disagrees with the hashed entry`);
   }
-  if (row.result_jcs !== null) {
+  if (row.resultJcs !== null) {
     let result: unknown;
     try {
-      result = JSON.parse(row.result_jcs);
+      result = JSON.parse(row.resultJcs);
     } catch {
       return breakAt(sessionId, seq, 'unparseable_entry', 'stored decision is not valid JSON');
     }
     const chainHash = (result as { chain_hash?: unknown } | null)?.chain_hash;
-    if (chainHash !== undefined && chainHash !== row.entry_hash) {
+    if (chainHash !== undefined && chainHash !== row.entryHash) {
       return breakAt(
         sessionId,
         seq,
         'decision_chain_hash_mismatch',
-        `the delivered decision carries chain_hash ${String(chainHash)}, not this entry's ${row.entry_hash}`,
+        `the delivered decision carries chain_hash ${String(chainHash)}, not this entry's ${row.entryHash}`,
       );
     }
   }
   return null;
 }
-
-const ENTRY_COLUMNS =
-  'seq, entry_id, step_id, step_type, request_hash, timestamp, provenance_summary_jcs, content_jcs, previous_hash, entry_hash, params_jcs, result_jcs';
 
 export async function verifyChain(
   store: DurableStore,
@@ -272,15 +254,12 @@ export async function verifyChain(
   let entryBreak: ChainBreak | null = null;
   const hashAt = new Map<number, string>();
   for (;;) {
-    const rows = (await store.query(
-      `select ${ENTRY_COLUMNS} from context_entries where session_id = $1 and seq >= $2 order by seq limit $3`,
-      [sessionId, expectedSeq, pageSize],
-    )) as unknown as RawEntryRow[];
+    const rows = await store.readStoredEntries(sessionId, expectedSeq - 1, pageSize);
     for (const row of rows) {
       entryBreak = checkEntry(sessionId, row, expectedSeq, previousHash);
       if (entryBreak) break;
-      if (bySeq.has(expectedSeq)) hashAt.set(expectedSeq, row.entry_hash);
-      previousHash = row.entry_hash;
+      if (bySeq.has(expectedSeq)) hashAt.set(expectedSeq, row.entryHash);
+      previousHash = row.entryHash;
       expectedSeq++;
       report.entries++;
     }

@@ -178,6 +178,13 @@ export function canonicalJsonWithout(
   };
 }
 
+/** A SHA-256 digest as the chain writes it: 64 lowercase hex digits. */
+export function isSha256Hex(value: unknown): value is string {
+  return typeof value === 'string' && SHA256_HEX.test(value);
+}
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
 export function sha256Hex(data: string | Uint8Array): string {
   return createHash('sha256').update(data).digest('hex');
 }
@@ -211,7 +218,7 @@ export function computeEntryHash(entry: ContextEntryContent, previousHash: strin
 export function entryHashOfJcs(contentJcs: string, previousHash: string | null): string {
   const hash = createHash('sha256').update(contentJcs, 'utf8');
   if (previousHash !== null) {
-    if (!/^[0-9a-f]{64}$/.test(previousHash)) throw new TypeError('previous_hash must be 64 lowercase hex digits');
+    if (!SHA256_HEX.test(previousHash)) throw new TypeError('previous_hash must be 64 lowercase hex digits');
     hash.update(Buffer.from(previousHash, 'hex'));
   }
   return hash.digest('hex');

@@ -1,14 +1,14 @@
 // One Guardian replica's view of the bundle lifecycle: it owns the PolicySlot the Guardian evaluates with,
-// follows the activations recorded in the store (Postgres LISTEN/NOTIFY when a URL is given, polling always as
-// the fallback; PGlite: polling plus an in-process signal), heartbeats its revision into lifecycle_replicas,
+// follows the activations recorded in the store (Postgres LISTEN/NOTIFY through the store's own driver, polling
+// always as the fallback; PGlite: polling plus an in-process signal), heartbeats its revision into the store,
 // evaluates the shadow candidate and stores its differences. Activation = verify signature → load + warm +
 // smoke-test locally → record in the store → swap; any failure leaves the old version in force and says why.
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type postgres from 'postgres';
-import type { DurableStore } from '../store/types.ts';
+import { REPLICA_CHANNEL } from '../store/fleet.ts';
+import type { DurableStore, Json, ReplicaHeartbeat, ReplicaStore, ShadowStore, StopListening } from '../store/types.ts';
 import { sha256Hex } from '../chain/index.ts';
 import { LifecycleError } from './errors.ts';
 import { BundleRegistry, type ActivationEntry, type RegisteredBundle } from './registry.ts';
@@ -27,7 +27,8 @@ import { unpackBundle, type UnpackedBundle } from './unpack.ts';
 import { createPolicyEnginePool, type PolicyEnginePool } from '../policy/pool/pool.ts';
 import type { WasmBundleParts } from '../policy/engine.ts';
 
-export const NOTIFY_CHANNEL = 'guardian_policy_bundles';
+/** The Postgres channel activations and shadow changes are announced on. */
+export const NOTIFY_CHANNEL = REPLICA_CHANNEL;
 
 // Nodes sharing one store object in a process (PGlite, tests) hear each other's activations at once.
 const localSignals = new WeakMap<DurableStore, EventEmitter>();
@@ -52,8 +53,8 @@ export interface LifecycleNodeOptions {
   pollIntervalMs?: number;
   /** Heartbeat interval (default 2000 ms). */
   heartbeatMs?: number;
-  /** postgres://… to LISTEN on (the store's own database); omit for polling only. */
-  listenUrl?: string;
+  /** LISTEN for other replicas' activations when the store's driver can (Postgres; default true); else polling only. */
+  listen?: boolean;
   /** Used when the store has no active bundle yet: registered and activated as `startup`. */
   initialBundle?: { bytes: Uint8Array; source: string };
   /**
@@ -97,17 +98,8 @@ export interface ActivationPhases {
   publish: number;
 }
 
-export interface ReplicaStatus {
-  replicaId: string;
-  hostname: string | null;
-  revision: string | null;
-  bundleSha256: string | null;
-  shadowRevision: string | null;
-  lastSync: Date | null;
-  lastError: string | null;
-  heartbeatAt: Date;
-  stale: boolean;
-}
+/** A replica's heartbeat row (its extra status aside), `stale` when it has been silent too long. */
+export type ReplicaStatus = Omit<ReplicaHeartbeat, 'status'> & { heartbeatAt: Date; stale: boolean };
 
 export interface LocalStatus {
   replicaId: string;
@@ -128,7 +120,7 @@ export class LifecycleNode {
   #lastError: string | null = null;
   #syncing: Promise<void> = Promise.resolve();
   #timers: NodeJS.Timeout[] = [];
-  #listener: postgres.Sql | undefined;
+  #unlisten: StopListening | null = null;
   #onSignal = (): void => void this.sync().catch(() => {});
   #pendingDiffs = new Set<Promise<unknown>>();
   #storedDiffs = { sha256: '', count: 0 };
@@ -189,17 +181,14 @@ export class LifecycleNode {
     beat.unref();
     this.#timers.push(poll, beat);
     signalOf(this.store).on('activation', this.#onSignal);
-    if (this.options.listenUrl) {
+    if (this.options.listen !== false) {
       try {
-        // Loaded only here: a node without a Postgres URL (PGlite) never needs the client.
-        const { default: connect } = await import('postgres');
-        this.#listener = connect(this.options.listenUrl, { max: 1, onnotice: () => {} });
-        await this.#listener.listen(NOTIFY_CHANNEL, () => this.#onSignal());
+        this.#unlisten = await this.store.listenReplicas(this.#onSignal, (e) =>
+          this.#log(`LISTEN connection lost, reconnecting: ${e.message}`),
+        );
       } catch (e) {
         // Polling still converges; LISTEN only makes it faster.
         this.#log(`LISTEN unavailable, polling only: ${(e as Error).message}`);
-        await this.#listener?.end({ timeout: 1 }).catch(() => {});
-        this.#listener = undefined;
       }
     }
     return this.#slot;
@@ -211,8 +200,8 @@ export class LifecycleNode {
     signalOf(this.store).off('activation', this.#onSignal);
     await this.#syncing.catch(() => {});
     await Promise.allSettled([...this.#pendingDiffs]);
-    await this.#listener?.end({ timeout: 1 }).catch(() => {});
-    this.#listener = undefined;
+    await this.#unlisten?.().catch(() => {});
+    this.#unlisten = null;
     await this.#pool?.close();
     this.#pool = undefined;
   }
@@ -384,8 +373,8 @@ export class LifecycleNode {
       // Refused for a reason other than a malformed bundle (signature, smoke file, load): registered and refused
       // by the activation below, as before (the failure path only).
     }
-    // Unpacked and checked once (serving: in the unpack worker, a 1 MB bundle is tens of ms of parsing); the
-    // activation that follows re-uses it (registry.unpacked) instead of parsing the data again.
+    // Unpacked and checked once (serving: in the unpack worker, off the event loop); the activation that follows
+    // re-uses it (registry.unpacked) instead of parsing the data again.
     const verification = this.options.verification;
     const checked = await (this.#slot
       ? sharedUnpackThread().unpack(bytes, verification)
@@ -425,7 +414,7 @@ export class LifecycleNode {
 
   /**
    * Push with activation: the bundle is loaded (the unpack leaves a sole /data.json to the engine's parser, as a
-   * first activation does: 2 MB of JSON is parsed once, by the module) and smoke-tested before it is registered,
+   * first activation does: the data is parsed once, by the module) and smoke-tested before it is registered,
    * and the activation swaps that engine in. A malformed bundle (data included) is refused here and never
    * registered; undefined when it is refused for another reason, which the activation reports.
    */
@@ -498,8 +487,7 @@ export class LifecycleNode {
 
   async #notify(): Promise<void> {
     signalOf(this.store).emit('activation');
-    if (this.store.driver === 'postgres')
-      await this.store.query('SELECT pg_notify($1, $2)', [NOTIFY_CHANNEL, this.replicaId]).catch(() => {});
+    await this.store.notifyReplicas(this.replicaId).catch(() => {});
   }
 
   /** Brings this replica to the store's active version and shadow target (serialised; safe to call any time). */
@@ -559,20 +547,17 @@ export class LifecycleNode {
     if (this.#storedDiffs.count >= (this.options.maxStoredDifferences ?? 10_000)) return;
     this.#storedDiffs.count++;
     const p = this.store
-      .query(
-        'INSERT INTO lifecycle_shadow_diffs (replica_id, method, enforcing_revision, shadow_revision, shadow_sha256, enforcing, shadow, shadow_error, at) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8, $9)',
-        [
-          this.replicaId,
-          d.method,
-          d.enforcingRevision,
-          d.shadowRevision,
-          shadow.sha256,
-          JSON.stringify(d.enforcing),
-          JSON.stringify(d.shadow),
-          d.shadowError ?? null,
-          d.at.toISOString(),
-        ],
-      )
+      .recordShadowDifference({
+        replicaId: this.replicaId,
+        method: d.method,
+        enforcingRevision: d.enforcingRevision,
+        shadowRevision: d.shadowRevision,
+        shadowSha256: shadow.sha256,
+        enforcing: jsonOf(d.enforcing),
+        shadow: jsonOf(d.shadow),
+        shadowError: d.shadowError ?? null,
+        at: d.at,
+      })
       .catch((e: unknown) => this.#log(`could not store a shadow difference: ${(e as Error).message}`))
       .finally(() => this.#pendingDiffs.delete(p));
     this.#pendingDiffs.add(p);
@@ -587,23 +572,16 @@ export class LifecycleNode {
   async heartbeat(): Promise<void> {
     if (!this.#slot) return;
     const cur = this.#slot.current;
-    await this.store.query(
-      `INSERT INTO lifecycle_replicas (replica_id, hostname, revision, bundle_sha256, shadow_revision, last_sync, last_error, heartbeat_at, status)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, now(), $8::jsonb)
-       ON CONFLICT (replica_id) DO UPDATE SET revision = EXCLUDED.revision, bundle_sha256 = EXCLUDED.bundle_sha256,
-         shadow_revision = EXCLUDED.shadow_revision, last_sync = EXCLUDED.last_sync, last_error = EXCLUDED.last_error,
-         heartbeat_at = now(), status = EXCLUDED.status`,
-      [
-        this.replicaId,
-        hostname(),
-        cur.revision,
-        cur.sha256,
-        this.#slot.shadow?.revision ?? null,
-        this.#lastSync?.toISOString() ?? null,
-        this.#lastError,
-        JSON.stringify(this.#statusExtra),
-      ],
-    );
+    await this.store.heartbeatReplica({
+      replicaId: this.replicaId,
+      hostname: hostname(),
+      revision: cur.revision,
+      bundleSha256: cur.sha256,
+      shadowRevision: this.#slot.shadow?.revision ?? null,
+      lastSync: this.#lastSync,
+      lastError: this.#lastError,
+      status: jsonOf(this.#statusExtra),
+    });
   }
 
   local(): LocalStatus {
@@ -625,28 +603,12 @@ export class LifecycleNode {
   }
 }
 
-export async function listReplicas(store: DurableStore, staleAfterMs = 6000): Promise<ReplicaStatus[]> {
-  const rows = await store.query(
-    'SELECT replica_id, hostname, revision, bundle_sha256, shadow_revision, last_sync, last_error, heartbeat_at, now() AS db_now FROM lifecycle_replicas ORDER BY replica_id',
-  );
-  const d = (v: unknown): Date | null =>
-    v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v));
-  const s = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
-  return rows.map((r) => {
-    const heartbeatAt = d(r.heartbeat_at) ?? new Date(0);
-    const now = d(r.db_now) ?? new Date();
-    return {
-      replicaId: String(r.replica_id),
-      hostname: s(r.hostname),
-      revision: s(r.revision),
-      bundleSha256: s(r.bundle_sha256),
-      shadowRevision: s(r.shadow_revision),
-      lastSync: d(r.last_sync),
-      lastError: s(r.last_error),
-      heartbeatAt,
-      stale: now.getTime() - heartbeatAt.getTime() > staleAfterMs,
-    };
-  });
+export async function listReplicas(store: ReplicaStore, staleAfterMs = 6000): Promise<ReplicaStatus[]> {
+  const { replicas, now } = await store.listReplicaHeartbeats();
+  return replicas.map(({ status: _status, ...r }) => ({
+    ...r,
+    stale: now.getTime() - r.heartbeatAt.getTime() > staleAfterMs,
+  }));
 }
 
 /** The bundle active before the current one (the newest earlier activation of a different bundle). */
@@ -674,39 +636,34 @@ export interface ShadowReport {
 }
 
 /** Differences stored for the current shadow target (or a given sha256), grouped by method and decisions. */
-export async function shadowReport(store: DurableStore, sha256?: string, sampleLimit = 20): Promise<ShadowReport> {
-  const registry = new BundleRegistry(store);
-  const target = sha256 ?? (await registry.shadowTarget());
+export async function shadowReport(
+  store: ShadowStore & Pick<DurableStore, 'getPolicyBundleInfo'>,
+  sha256?: string,
+  sampleLimit = 20,
+): Promise<ShadowReport> {
+  const target = sha256 ?? (await store.getShadowTarget());
   if (!target) return { shadowRevision: null, shadowSha256: null, differences: 0, byMethod: [], samples: [] };
-  const rev = (await store.getPolicyBundle(target))?.revision ?? null;
-  const groups = await store.query(
-    `SELECT method, enforcing->>'decision' AS enforcing, shadow->>'decision' AS shadow, count(*)::int AS n
-       FROM lifecycle_shadow_diffs WHERE shadow_sha256 = $1 GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1`,
-    [target],
-  );
-  const samples = await store.query(
-    'SELECT method, enforcing_revision, enforcing, shadow, shadow_error, at FROM lifecycle_shadow_diffs WHERE shadow_sha256 = $1 ORDER BY id DESC LIMIT $2',
-    [target, sampleLimit],
-  );
-  const parse = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v);
-  const byMethod = groups.map((g) => ({
-    method: String(g.method),
-    enforcing: g.enforcing === null ? null : String(g.enforcing),
-    shadow: g.shadow === null ? null : String(g.shadow),
-    count: Number(g.n),
-  }));
+  const rev = (await store.getPolicyBundleInfo(target))?.revision ?? null;
+  const byMethod = await store.countShadowDifferences(target);
+  const samples = await store.listShadowDifferences(target, sampleLimit);
   return {
     shadowRevision: rev,
     shadowSha256: target,
     differences: byMethod.reduce((a, b) => a + b.count, 0),
     byMethod,
     samples: samples.map((s) => ({
-      method: String(s.method),
-      enforcingRevision: String(s.enforcing_revision),
-      enforcing: parse(s.enforcing),
-      shadow: parse(s.shadow),
-      shadowError: s.shadow_error === null ? null : String(s.shadow_error),
-      at: s.at instanceof Date ? s.at : new Date(String(s.at)),
+      method: s.method,
+      enforcingRevision: s.enforcingRevision,
+      enforcing: s.enforcing,
+      shadow: s.shadow,
+      shadowError: s.shadowError,
+      at: s.at,
     })),
   };
+}
+
+/** A value as the JSON a jsonb column stores (undefined members dropped, as JSON.stringify drops them). */
+function jsonOf(value: unknown): Json {
+  const text = JSON.stringify(value);
+  return text === undefined ? null : (JSON.parse(text) as Json);
 }

@@ -1,12 +1,11 @@
 // The bundle registry: every bundle ever loaded, content-addressed by the SHA-256 of its .tar.gz bytes, with its
-// manifest revision and where it came from (store.putPolicyBundle). Activations are the store's append-only
-// `policy_activations`; the lifecycle's own tables (replica heartbeats, shadow target, shadow differences,
-// admin audit) are part of the store schema (src/store/schema.ts, migrations/0001_lifecycle.sql), applied when
-// the store opens or by `guardian db migrate`.
-import { sha256Hex } from '../chain/index.ts';
+// manifest revision and where it came from. The rows live behind the store's PolicyBundleStore and ShadowStore
+// (src/store/bundles.ts, src/store/fleet.ts): activations are its append-only history, the newest in force.
+import { isSha256Hex, sha256Hex } from '../chain/index.ts';
 import type { BundleManifest } from '../rego/bundle/index.ts';
+import { StoreError } from '../store/errors.ts';
 import type { Json } from '../json.ts';
-import type { DurableStore } from '../store/types.ts';
+import type { LifecycleAuditRecord, PolicyBundleStore, ShadowStore } from '../store/types.ts';
 import { LifecycleError } from './errors.ts';
 import { readBundleManifest, readBundleOrRefuse, type UnpackedBundle } from './unpack.ts';
 
@@ -32,14 +31,8 @@ export interface ActivationEntry {
   activatedAt: Date;
 }
 
-const asDate = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
-
-const registeredBundle = (r: Record<string, unknown>): RegisteredBundle => ({
-  sha256: String(r.sha256),
-  revision: String(r.revision),
-  source: r.source === null ? null : String(r.source),
-  createdAt: asDate(r.created_at),
-});
+/** What a registry needs of the store. */
+export type RegistryStore = PolicyBundleStore & ShadowStore;
 
 /** Bundles whose bytes a registry keeps in memory (pushed through it or read recently): rollback, push → activate. */
 const RECENT_BUNDLES = 4;
@@ -59,7 +52,7 @@ export class BundleRegistry {
   /** sha256 → unpacked form (module, base document text, manifest, smoke cases, signature check), oldest first. */
   #unpacked = new Map<string, UnpackedBundle>();
 
-  constructor(readonly store: DurableStore) {}
+  constructor(readonly store: RegistryStore) {}
 
   #remember(sha256: string, bytes: Uint8Array): void {
     keepRecent(this.#recent, sha256, bytes, RECENT_BUNDLES);
@@ -85,7 +78,7 @@ export class BundleRegistry {
    * caller (e.g. in the unpack worker), so the tarball is not read again here; otherwise it is read for the
    * manifest only (readBundleManifest: a malformed archive or manifest is refused with invalid_bundle; the other
    * files are checked by the unpack of every activation). `sha256`: of these bytes, when the caller has it (the
-   * unpack hashed them off the event loop: 1 MB is 1-2 ms of sha256 here).
+   * unpack hashed them off the event loop).
    */
   async register(
     bytes: Uint8Array,
@@ -97,32 +90,21 @@ export class BundleRegistry {
       typeof manifest.revision === 'string' && manifest.revision !== '' ? manifest.revision : `sha256:${sha256}`;
     await this.store.putPolicyBundle({ sha256, revision, manifest: manifest as Json, bytes, source });
     this.#remember(sha256, bytes);
-    const rows = await this.store.query('SELECT source, created_at FROM policy_bundles WHERE sha256 = $1', [sha256]);
-    const stored = rows[0];
-    return {
-      sha256,
-      revision,
-      source: stored ? (stored.source === null ? null : String(stored.source)) : source,
-      createdAt: stored ? asDate(stored.created_at) : new Date(),
-    };
+    // The row as stored: a bundle registered before keeps its first source and time.
+    const stored = await this.store.getPolicyBundleInfo(sha256);
+    return { sha256, revision, source: stored ? stored.source : source, createdAt: stored?.createdAt ?? new Date() };
   }
 
-  async list(): Promise<RegisteredBundle[]> {
-    const rows = await this.store.query(
-      'SELECT sha256, revision, source, created_at FROM policy_bundles ORDER BY created_at, sha256',
-    );
-    return rows.map(registeredBundle);
+  list(): Promise<RegisteredBundle[]> {
+    return this.store.listPolicyBundles();
   }
 
   /** `ref` = full sha256, a unique sha256 prefix (≥ 8 hex digits), or a manifest revision (newest bundle with it). */
   async resolve(ref: string): Promise<RegisteredBundle> {
     // A full sha256 (activations, rollback, replicas following the store): one row, whatever the registry's size.
-    if (/^[0-9a-f]{64}$/.test(ref)) {
-      const rows = await this.store.query(
-        'SELECT sha256, revision, source, created_at FROM policy_bundles WHERE sha256 = $1',
-        [ref],
-      );
-      if (rows[0]) return registeredBundle(rows[0]);
+    if (isSha256Hex(ref)) {
+      const found = await this.store.getPolicyBundleInfo(ref);
+      if (found) return found;
     }
     const all = await this.list();
     const exact = all.find((b) => b.sha256 === ref);
@@ -161,8 +143,8 @@ export class BundleRegistry {
 
   /**
    * The bundle's bytes; `verified: false` when they come from the store and were not hashed here: for a caller
-   * that hashes them anyway off the event loop (the unpack worker: 1 MB is ~1 ms of sha256 on this thread) and
-   * then calls confirmBytes with that hash before trusting anything built from them.
+   * that hashes them anyway off the event loop (the unpack worker) and then calls confirmBytes with that hash
+   * before trusting anything built from them.
    */
   async readBytes(sha256: string): Promise<{ bytes: Uint8Array; verified: boolean }> {
     const known = this.#recent.get(sha256);
@@ -170,14 +152,9 @@ export class BundleRegistry {
       this.#remember(sha256, known);
       return { bytes: known, verified: true };
     }
-    // base64 text instead of the bytea value: PGlite decodes a 1 MB bytea in 150-350 ms on the event loop,
-    // base64 in ~30 ms (Postgres: about equal). Measured in docs/bundle-lifecycle.md.
-    const rows = await this.store.query(`SELECT encode(bytes, 'base64') AS b64 FROM policy_bundles WHERE sha256 = $1`, [
-      sha256,
-    ]);
-    if (rows.length === 0) throw new LifecycleError('not_found', `bundle ${sha256} is not in the registry`);
-    // A Buffer of its own (not from the shared pool at this size): no second copy into a Uint8Array.
-    return { bytes: Buffer.from(String(rows[0].b64), 'base64'), verified: false };
+    const bytes = await this.store.readPolicyBundleBytes(sha256);
+    if (!bytes) throw new LifecycleError('not_found', `bundle ${sha256} is not in the registry`);
+    return { bytes, verified: false };
   }
 
   /** Refuses bytes from readBytes whose sha256 (`actual`) is not their key; keeps them in memory otherwise. */
@@ -188,30 +165,25 @@ export class BundleRegistry {
   }
 
   async activations(limit = 100): Promise<ActivationEntry[]> {
-    const rows = await this.store.query(
-      'SELECT id, bundle_sha256, revision, activated_by, activated_at FROM policy_activations ORDER BY id DESC LIMIT $1',
-      [limit],
-    );
+    const rows = await this.store.listPolicyActivations(limit);
     return rows.map((r) => ({
-      id: Number(r.id),
-      sha256: String(r.bundle_sha256),
-      revision: String(r.revision),
-      activatedBy: r.activated_by === null ? null : String(r.activated_by),
-      activatedAt: asDate(r.activated_at),
+      id: r.id,
+      sha256: r.bundleSha256,
+      revision: r.revision,
+      activatedBy: r.activatedBy,
+      activatedAt: r.activatedAt,
     }));
   }
 
-  /**
-   * Appends an activation of a registered bundle and returns its id: one statement (the store's
-   * activatePolicyBundle, then a query for the id, took three round trips on an activation's critical path).
-   */
+  /** Appends an activation of a registered bundle and returns its id (one statement). */
   async recordActivation(sha256: string, by: string | null): Promise<number> {
-    const rows = await this.store.query(
-      'INSERT INTO policy_activations (bundle_sha256, revision, activated_by) SELECT sha256, revision, $2 FROM policy_bundles WHERE sha256 = $1 RETURNING id',
-      [sha256, by],
-    );
-    if (rows.length === 0) throw new LifecycleError('not_found', `bundle ${sha256} is not in the registry`);
-    return Number(rows[0].id);
+    try {
+      return await this.store.activatePolicyBundle(sha256, by);
+    } catch (err) {
+      if (err instanceof StoreError && err.code === 'not_found')
+        throw new LifecycleError('not_found', `bundle ${sha256} is not in the registry`);
+      throw err;
+    }
   }
 
   /** The newest activation (id lets replicas detect a re-activation of the same bundle). */
@@ -219,47 +191,25 @@ export class BundleRegistry {
     return (await this.activations(1))[0] ?? null;
   }
 
-  async shadowTarget(): Promise<string | null> {
-    const rows = await this.store.query('SELECT bundle_sha256 FROM lifecycle_shadow WHERE id = 1');
-    return rows[0]?.bundle_sha256 ? String(rows[0].bundle_sha256) : null;
+  shadowTarget(): Promise<string | null> {
+    return this.store.getShadowTarget();
   }
 
-  async setShadowTarget(sha256: string | null, by: string): Promise<void> {
-    await this.store.query(
-      'INSERT INTO lifecycle_shadow (id, bundle_sha256, set_by, set_at) VALUES (1, $1, $2, now()) ON CONFLICT (id) DO UPDATE SET bundle_sha256 = EXCLUDED.bundle_sha256, set_by = EXCLUDED.set_by, set_at = now()',
-      [sha256, by],
-    );
+  setShadowTarget(sha256: string | null, by: string): Promise<void> {
+    return this.store.setShadowTarget(sha256, by);
   }
 
-  async audit(
+  audit(
     actor: string,
     action: string,
     target: string | null,
     outcome: 'ok' | 'refused',
     detail?: string,
   ): Promise<void> {
-    await this.store.query(
-      'INSERT INTO lifecycle_audit (actor, action, target, outcome, detail) VALUES ($1, $2, $3, $4, $5)',
-      [actor, action, target, outcome, detail ?? null],
-    );
+    return this.store.appendLifecycleAudit({ actor, action, target, outcome, detail: detail ?? null });
   }
 
-  async auditLog(
-    limit = 100,
-  ): Promise<
-    { actor: string; action: string; target: string | null; outcome: string; detail: string | null; at: Date }[]
-  > {
-    const rows = await this.store.query(
-      'SELECT actor, action, target, outcome, detail, at FROM lifecycle_audit ORDER BY id DESC LIMIT $1',
-      [limit],
-    );
-    return rows.map((r) => ({
-      actor: String(r.actor),
-      action: String(r.action),
-      target: r.target === null ? null : String(r.target),
-      outcome: String(r.outcome),
-      detail: r.detail === null ? null : String(r.detail),
-      at: asDate(r.at),
-    }));
+  auditLog(limit = 100): Promise<LifecycleAuditRecord[]> {
+    return this.store.listLifecycleAudit(limit);
   }
 }

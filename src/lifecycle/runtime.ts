@@ -100,7 +100,6 @@ export async function startLifecycleRuntime(options: LifecycleRuntimeOptions): P
     engine: options.evaluationTimeoutMs ? { timeoutMs: options.evaluationTimeoutMs } : {},
     ...(num(env.GUARDIAN_POLICY_WORKERS, 0) > 0 ? { poolSize: Math.floor(num(env.GUARDIAN_POLICY_WORKERS, 0)) } : {}),
     verification: verificationFromEnv(env),
-    ...(store.driver === 'postgres' && env.DATABASE_URL ? { listenUrl: env.DATABASE_URL } : {}),
     log: options.log,
   });
   // An explicit --bundle is what the operator asked to serve: activate it (verified, smoke-tested) unless it

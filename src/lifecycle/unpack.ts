@@ -63,8 +63,8 @@ export function readBundleOrRefuse(bytes: Uint8Array, options: ReadBundleOptions
 }
 
 /**
- * The manifest of a bundle, read as readBundle reads it but without parsing any other file: the data files of a
- * 1 MB bundle are most of readBundle's work (registration needs only the revision). The archive is still
+ * The manifest of a bundle, read as readBundle reads it but without parsing any other file: the data files are
+ * most of readBundle's work (registration needs only the revision). The archive is still
  * decompressed and walked whole, with readBundle's limits, so a truncated or corrupt tarball, a duplicate path,
  * a malformed manifest or one naming a missing module is refused as invalid_bundle, as readBundle refuses it.
  */
@@ -130,8 +130,8 @@ function manifestOf(bytes: Uint8Array): BundleManifest {
 export interface UnpackOptions {
   /**
    * A sole `/data.json` is not parsed here (readBundle `soleDataAsText`): for a caller that loads the result into an
-   * engine right away, whose JSON parser refuses malformed text (loadUnpacked then names the file). Parsing 2 MB
-   * of JSON is most of an unpack's CPU. Off for a check that nothing follows (push without activation).
+   * engine right away, whose JSON parser refuses malformed text (loadUnpacked then names the file). Parsing the
+   * data is most of an unpack's CPU. Off for a check that nothing follows (push without activation).
    */
   soleDataAsText?: boolean;
 }
@@ -212,8 +212,7 @@ const UTF8_BOM = [0xef, 0xbb, 0xbf];
 /**
  * The bytes of `/data.json` when it is the bundle's only data file: then the base document is exactly that file
  * (readBundle has parsed it, so it is valid JSON with an object at the root), and the engine can take its text as
- * it is instead of a re-serialisation of the parsed value (JSON.stringify of 2 MB: ~16 ms, and as much again under
- * load). Without the BOM the UTF-8 decoder dropped before parsing. Undefined when several data files are merged.
+ * it is instead of a re-serialisation of the parsed value. Without the BOM the UTF-8 decoder dropped before parsing. Undefined when several data files are merged.
  */
 function soleDataFileText(bundle: Bundle): Uint8Array | undefined {
   const dataFiles = bundle.files.filter((f) => /(^|\/)data\.(json|ya?ml)$/.test(f.path));

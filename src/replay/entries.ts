@@ -1,7 +1,7 @@
 // Replay's read path: stored entries as the rows hold them (JCS text, not parsed objects), one page of a chain
 // per query. Keeping the text lets the hash checks hash what is stored instead of re-canonicalising it, and
-// lets a page cross to a worker thread as plain strings. Read-only raw SQL through DurableStore.query, keyset
-// paginated on the (session_id, seq) primary key.
+// lets a page cross to a worker thread as plain strings. Pages come packed from the store
+// (ReplayReadStore.readPackedEntries, whose doc gives the format), keyset paginated on (session_id, seq).
 import * as crypto from 'node:crypto';
 import { computeEntryHash, computeRequestHash, type ContextEntryContent } from '../chain/index.ts';
 import type { Json } from '../json.ts';
@@ -23,16 +23,6 @@ export interface StoredEntry {
 }
 
 export type TamperKind = 'request_hash_mismatch' | 'entry_hash_mismatch';
-
-// One text column per row: the store drivers pay per field (a timestamptz most, for its Date), so one packed
-// field costs less than eight. Header `seq,created_ms,len,len,len,len,len,len;` (lengths in UTF-8 bytes, empty
-// for NULL: octet_length is O(1), character length() scans the text) then the texts back to back; concat skips
-// the NULLs. created_ms is floor(microseconds / 1000) as the driver's Date held it (float8 date_part, as a
-// numeric extract costs as much as the fields saved; microseconds since 1970 are < 2^53, so round is exact).
-const PACKED_ENTRY = `concat(seq, ',', round(date_part('epoch', created_at) * 1e6)::bigint / 1000, ',',
-  octet_length(content_jcs), ',', octet_length(previous_hash), ',', octet_length(entry_hash), ',',
-  octet_length(params_jcs), ',', octet_length(result_jcs), ',', octet_length(bundle_revision), ';',
-  content_jcs, previous_hash, entry_hash, params_jcs, result_jcs, bundle_revision) as packed`;
 
 /** Code-unit index after `bytes` UTF-8 bytes of `text` from `from`. */
 function advanceUtf8(text: string, from: number, bytes: number): number {
@@ -120,11 +110,7 @@ export async function readPackedPage(
   afterSeq: number,
   limit: number,
 ): Promise<string[]> {
-  const rows = await store.query(
-    `select ${PACKED_ENTRY} from context_entries where session_id = $1 and seq > $2 order by seq limit $3`,
-    [sessionId, afterSeq, limit],
-  );
-  return rows.map((r) => String(r.packed));
+  return store.readPackedEntries(sessionId, afterSeq, limit);
 }
 
 /** The entries of one chain after `afterSeq`, in seq order, at most `limit`. */

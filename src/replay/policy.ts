@@ -55,14 +55,8 @@ export async function loadRegistryBundle(
     const byHash = await store.getPolicyBundle(ref);
     if (byHash) return byHash;
   }
-  // No store call looks bundles up by revision; the registry table is read directly (read-only).
-  const rows = await store.query(
-    'select sha256 from policy_bundles where revision = $1 order by created_at desc limit 1',
-    [ref],
-  );
-  const sha = rows[0]?.sha256;
-  if (typeof sha !== 'string') return null;
-  return store.getPolicyBundle(sha);
+  const newest = await store.findPolicyBundleByRevision(ref);
+  return newest ? store.getPolicyBundle(newest.sha256) : null;
 }
 
 /** Compiles a directory of Rego sources (and its data.json files) into a bundle with the ACS entrypoint. */

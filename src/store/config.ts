@@ -1,6 +1,6 @@
 // Where the store lives, from CLI flags and the environment (README "Configuration"):
 // DATABASE_URL → Postgres; else PGlite under --data-dir (default `.guardian/`).
-import type { OpenStoreOptions } from './index.ts';
+import type { OpenStoreOptions } from './options.ts';
 
 export interface StoreLocationFlags {
   dataDir?: string;

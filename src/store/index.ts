@@ -1,24 +1,8 @@
 // Storage entry point: `openStore()` picks the driver (Postgres when a URL is given, else embedded PGlite),
 // applies migrations and returns the one Drizzle implementation of the store interfaces.
-import { DrizzleGuardianStore, type StoreOptions } from './drizzle-store.ts';
+import { DrizzleGuardianStore } from './drizzle-store.ts';
+import type { OpenStoreOptions } from './options.ts';
 import type { DurableStore } from './types.ts';
-
-export interface OpenStoreOptions extends StoreOptions {
-  /** postgres://… — use Postgres (shared by every Guardian replica). */
-  databaseUrl?: string;
-  /** Postgres only: keep the tables in this schema (tests use one per file). */
-  schema?: string;
-  /** Postgres only: connection pool size (default 10). */
-  poolSize?: number;
-  /** Postgres only: application_name of the connections (default "acs-guardian"). */
-  applicationName?: string;
-  /** PGlite: data directory root; the database lives in `<dataDir>/pgdata`. */
-  dataDir?: string;
-  /** PGlite in memory (tests); implied when neither databaseUrl nor dataDir is given. */
-  inMemory?: boolean;
-  /** Skip applying migrations at open (default false: migrations are applied). */
-  skipMigrations?: boolean;
-}
 
 export async function openStore(options: OpenStoreOptions = {}): Promise<DurableStore> {
   // Each driver is loaded only when used: a PGlite server does not load the Postgres client, nor the reverse.
@@ -52,6 +36,7 @@ export {
   type CheckpointPolicy,
   type CheckpointClaim,
 } from './checkpoints.ts';
-export type { StoreOptions } from './drizzle-store.ts';
+export type { OpenStoreOptions, StoreOptions } from './options.ts';
+export { REPLICA_CHANNEL } from './fleet.ts';
 export { storeOptionsFrom, describeStoreLocation, DEFAULT_DATA_DIR, type StoreLocationFlags } from './config.ts';
 export type * from './types.ts';

@@ -1,6 +1,6 @@
-// A step's change to the session state as a small JSON patch, so the store need not rewrite the whole state
-// (8–10 KB after a hundred steps, up to ~1 MB with provenance) on every step: each entry row carries its step's
-// patch, and the session row holds a full state every few steps (drizzle-store.ts, sessions.state_seq).
+// A step's change to the session state as a small JSON patch, so the store need not rewrite the whole state (it
+// grows with the session, and with provenance) on every step: each entry row carries its step's patch, and the
+// session row holds a full state every few steps (prepare.ts, sessions.state_seq).
 //
 // The diff leans on the policy state being copy-on-write (src/policy/session-state.ts): a member that is the
 // same object as before is unchanged, so only the paths a step touched are walked. The patch is exact on the

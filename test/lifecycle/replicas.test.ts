@@ -2,11 +2,11 @@
 // replica loads the active version, each heartbeats its revision; on PGlite replicas sharing a store follow
 // in-process. A replica that cannot load an activated bundle keeps its version and reports why.
 import { performance } from 'node:perf_hooks';
-import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LifecycleNode, listReplicas } from '../../src/lifecycle/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { DurableStore } from '../../src/store/types.ts';
+import { dropSchema } from '../store/postgres-schema.ts';
 import { constantBundle } from './fixtures.ts';
 
 const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -30,9 +30,7 @@ describe('replicas on one Postgres', () => {
   afterAll(async () => {
     for (const n of nodes) await n.stop();
     for (const s of stores) await s.close();
-    const sql = postgres(PG, { max: 1, onnotice: () => {} });
-    await sql.unsafe(`DROP SCHEMA IF EXISTS "${SCHEMA}" CASCADE`);
-    await sql.end();
+    await dropSchema(SCHEMA);
   });
 
   it('two replicas converge within 2 s of each activation (LISTEN/NOTIFY); /status data shows both', async () => {
@@ -40,7 +38,6 @@ describe('replicas on one Postgres', () => {
     const a = new LifecycleNode({
       store: stores[0],
       replicaId: 'replica-a',
-      listenUrl: PG,
       pollIntervalMs: 10_000,
       heartbeatMs: 500,
       initialBundle: { bytes: await constantBundle('fleet-0'), source: 'test' },
@@ -50,7 +47,6 @@ describe('replicas on one Postgres', () => {
     const b = new LifecycleNode({
       store: stores[1],
       replicaId: 'replica-b',
-      listenUrl: PG,
       pollIntervalMs: 10_000,
       heartbeatMs: 500,
     });
@@ -77,7 +73,13 @@ describe('replicas on one Postgres', () => {
   }, 120_000);
 
   it('without LISTEN the polling fallback converges; rollback on one replica reaches the other', async () => {
-    const c = new LifecycleNode({ store: stores[1], replicaId: 'replica-c', pollIntervalMs: 300, heartbeatMs: 500 });
+    const c = new LifecycleNode({
+      store: stores[1],
+      replicaId: 'replica-c',
+      listen: false,
+      pollIntervalMs: 300,
+      heartbeatMs: 500,
+    });
     nodes.push(c);
     await c.start();
     expect(c.engine.revision).toBe('fleet-3');

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { openStore, StoreError, type Json } from '../../src/store/index.ts';
-import { DrizzleGuardianStore, type StoreDriver } from '../../src/store/drizzle-store.ts';
+import type { StoreDriver } from '../../src/store/driver.ts';
+import { DrizzleGuardianStore } from '../../src/store/drizzle-store.ts';
 import { openPgliteDriver, PGLITE_SHARED_BUFFERS } from '../../src/store/pglite/index.ts';
 import { defineStorageSuite, stepEntry } from './storage-suite.ts';
 

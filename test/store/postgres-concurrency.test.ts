@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import postgres from 'postgres';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyChain } from '../../src/audit/index.ts';
 import { openStore, StoreError, type DurableStore } from '../../src/store/index.ts';
@@ -59,39 +59,93 @@ describe('two processes on one Postgres', () => {
 });
 
 describe('Postgres connection loss', () => {
+  it('a LISTEN whose connection is terminated reports it, reconnects and hears notifications again', async () => {
+    const app = `guardian-test-${schema}`;
+    const notifier = await openStore({ databaseUrl: TEST_DATABASE_URL, schema, applicationName: `${app}-notifier` });
+    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await admin.connect();
+    let heard = 0;
+    const errors: Error[] = [];
+    const stop = await store.listenReplicas(
+      () => heard++,
+      (e) => errors.push(e),
+    );
+    const until = async (cond: () => boolean, poll?: () => Promise<unknown>) => {
+      for (let i = 0; i < 400 && !cond(); i++) {
+        await new Promise((r) => setTimeout(r, 25));
+        await poll?.();
+      }
+      expect(cond()).toBe(true);
+    };
+    // Other test files may notify on the same database: counts only ever grow, never match exactly.
+    const listeners = async () =>
+      (
+        await admin.query(`select pid from pg_stat_activity where application_name = $1 and query ilike 'listen %'`, [
+          app,
+        ])
+      ).rows.map((r: { pid: number }) => r.pid);
+    try {
+      expect(stop).not.toBeNull();
+      await notifier.notifyReplicas('replica-a');
+      await until(() => heard >= 1);
+      const [first] = await listeners();
+      await admin.query('select pg_terminate_backend($1)', [first]);
+      await until(() => errors.length > 0);
+      let replaced: number[] = [];
+      await until(
+        () => replaced.length === 1 && replaced[0] !== first,
+        async () => (replaced = await listeners()),
+      );
+      const before = heard;
+      await notifier.notifyReplicas('replica-a');
+      await until(() => heard > before);
+    } finally {
+      await stop?.();
+      await notifier.close();
+    }
+    expect(await listeners()).toEqual([]);
+    await admin.end();
+  });
+
   it('fails the in-flight append with nothing half-written, then reconnects', async () => {
     const sessionId = randomUUID();
     for (let i = 0; i < 3; i++) await store.appendContextEntry(sessionId, stepEntry(sessionId, i));
-    const admin = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
-    const blocker = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {}, connection: { search_path: schema } });
+    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    const blocker = new pg.Client({ connectionString: TEST_DATABASE_URL, options: `-c search_path=${schema}` });
+    await Promise.all([admin.connect(), blocker.connect()]);
     try {
       // Another transaction holds an uncommitted row at seq 3: our append gets as far as locking and
       // updating the head, then waits on the entry insert — mid-transaction — when its connection dies.
-      const reserved = await blocker.reserve();
-      await reserved`begin`;
-      await reserved`insert into context_entries (session_id, seq, entry_id, step_id, step_type, content_jcs, entry_hash, params_jcs)
-                     values (${sessionId}, 3, 'x', 'x', 'x', '{}', ${'0'.repeat(64)}, '{}')`;
+      await blocker.query('begin');
+      await blocker.query(
+        `insert into context_entries (session_id, seq, entry_id, step_id, step_type, content_jcs, entry_hash, params_jcs)
+         values ($1, 3, 'x', 'x', 'x', '{}', $2, '{}')`,
+        [sessionId, '0'.repeat(64)],
+      );
       const pending = store.appendContextEntry(sessionId, stepEntry(sessionId, 3)).then(
         () => null,
         (e: unknown) => e,
       );
       const app = `guardian-test-${schema}`;
       for (let i = 0; i < 200; i++) {
-        const [w] =
-          await admin`select count(*)::int as n from pg_stat_activity where application_name = ${app} and wait_event_type = 'Lock'`;
-        if (w.n > 0) break;
+        const waiting = await admin.query(
+          `select count(*)::int as n from pg_stat_activity where application_name = $1 and wait_event_type = 'Lock'`,
+          [app],
+        );
+        if (waiting.rows[0].n > 0) break;
         await new Promise((r) => setTimeout(r, 25));
       }
-      const killed =
-        await admin`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${app}`;
-      expect(killed.length).toBeGreaterThan(0);
+      const killed = await admin.query(
+        'select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1',
+        [app],
+      );
+      expect(killed.rows.length).toBeGreaterThan(0);
       const err = await pending;
       expect(err).toBeInstanceOf(StoreError);
       expect((err as StoreError).code).toBe('unavailable');
-      await reserved`rollback`;
-      reserved.release();
+      await blocker.query('rollback');
     } finally {
-      await Promise.all([admin.end({ timeout: 5 }), blocker.end({ timeout: 5 })]);
+      await Promise.all([admin.end(), blocker.end()]);
     }
     // Nothing of the failed transaction remains: the head still points at seq 2.
     expect((await store.getChainHead(sessionId))?.seq).toBe(2);

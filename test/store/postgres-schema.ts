@@ -1,5 +1,5 @@
 // Each Postgres test file works in its own schema so parallel files never see each other's rows.
-import postgres from 'postgres';
+import pg from 'pg';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -8,10 +8,11 @@ export function uniqueSchema(prefix: string): string {
 }
 
 export async function dropSchema(schema: string): Promise<void> {
-  const sql = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
   try {
-    await sql.unsafe(`drop schema if exists "${schema}" cascade`);
+    await client.query(`drop schema if exists "${schema}" cascade`);
   } finally {
-    await sql.end({ timeout: 5 });
+    await client.end();
   }
 }

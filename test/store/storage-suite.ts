@@ -789,6 +789,97 @@ export function defineStorageSuite(
       expect(Buffer.compare(Buffer.from((await store.getPolicyBundle(bigSha))!.bytes), Buffer.from(big))).toBe(0);
     });
 
+    it('looks registered bundles up by sha256 and revision, and numbers activations newest first', async () => {
+      const revision = `rev-${Math.random()}`;
+      const older = { sha256: 'd'.repeat(63) + String(Math.floor(Math.random() * 10)), bytes: new Uint8Array([1, 2]) };
+      const newer = { sha256: 'e'.repeat(63) + String(Math.floor(Math.random() * 10)), bytes: new Uint8Array([3]) };
+      await store.putPolicyBundle({ ...older, revision, manifest: {}, source: 'first' });
+      await new Promise((r) => setTimeout(r, 5));
+      await store.putPolicyBundle({ ...newer, revision, manifest: {}, source: null });
+      // A second put of the same bytes keeps the first row (source and time).
+      await store.putPolicyBundle({ ...older, revision, manifest: {}, source: 'second' });
+      const info = await store.getPolicyBundleInfo(older.sha256);
+      expect(info).toMatchObject({ sha256: older.sha256, revision, source: 'first' });
+      expect(info?.createdAt).toBeInstanceOf(Date);
+      expect(await store.getPolicyBundleInfo('f'.repeat(64))).toBeNull();
+      expect((await store.findPolicyBundleByRevision(revision))?.sha256).toBe(newer.sha256);
+      expect(await store.findPolicyBundleByRevision(`${revision}-none`)).toBeNull();
+      const listed = (await store.listPolicyBundles()).filter((b) => b.revision === revision);
+      expect(listed.map((b) => b.sha256)).toEqual([older.sha256, newer.sha256]);
+      expect(Buffer.from((await store.readPolicyBundleBytes(older.sha256)) ?? [])).toEqual(Buffer.from([1, 2]));
+      expect(await store.readPolicyBundleBytes('f'.repeat(64))).toBeNull();
+
+      const first = await store.activatePolicyBundle(older.sha256, 'ops');
+      const second = await store.activatePolicyBundle(newer.sha256, null);
+      expect(second).toBeGreaterThan(first);
+      expect(await store.listPolicyActivations(2)).toMatchObject([
+        { id: second, bundleSha256: newer.sha256, revision, activatedBy: null },
+        { id: first, bundleSha256: older.sha256, revision, activatedBy: 'ops' },
+      ]);
+      await store.appendLifecycleAudit({
+        actor: 'ops',
+        action: 'activate',
+        target: revision,
+        outcome: 'ok',
+        detail: null,
+      });
+      const [audit] = await store.listLifecycleAudit(1);
+      expect(audit).toMatchObject({ actor: 'ops', action: 'activate', target: revision, outcome: 'ok', detail: null });
+      expect(audit.at).toBeInstanceOf(Date);
+    });
+
+    it('keeps replica heartbeats, the shadow target and its differences', async () => {
+      const replicaId = `replica-${Math.random()}`;
+      const beat = {
+        replicaId,
+        hostname: 'host-a',
+        revision: 'r1',
+        bundleSha256: 'a'.repeat(64),
+        shadowRevision: null,
+        lastSync: new Date('2026-01-02T03:04:05.678Z'),
+        lastError: null,
+        status: { pollers: [{ name: 'acs', etag: '"e1"' }] },
+      };
+      await store.heartbeatReplica(beat);
+      await store.heartbeatReplica({ ...beat, hostname: 'host-b', revision: 'r2', lastError: 'refused' });
+      const { replicas, now } = await store.listReplicaHeartbeats();
+      const row = replicas.find((r) => r.replicaId === replicaId);
+      // The upsert keeps the first hostname and takes the rest.
+      expect(row).toMatchObject({ ...beat, revision: 'r2', lastError: 'refused' });
+      expect(row!.heartbeatAt.getTime()).toBeLessThanOrEqual(now.getTime());
+
+      const target = 'b'.repeat(63) + String(Math.floor(Math.random() * 10));
+      await store.setShadowTarget(target, 'ops');
+      expect(await store.getShadowTarget()).toBe(target);
+      const difference = {
+        replicaId,
+        method: 'steps/toolCallRequest',
+        enforcingRevision: 'r2',
+        shadowRevision: 'r3',
+        shadowSha256: target,
+        enforcing: { decision: 'allow' },
+        shadow: { decision: 'deny', reasons: ['x'] },
+        shadowError: null,
+        at: new Date('2026-01-02T03:04:06.000Z'),
+      };
+      await store.recordShadowDifference(difference);
+      await store.recordShadowDifference({ ...difference, shadow: null, shadowError: 'timeout' });
+      const counts = await store.countShadowDifferences(target);
+      // Equal counts: either order.
+      expect(counts).toHaveLength(2);
+      expect(counts).toEqual(
+        expect.arrayContaining([
+          { method: 'steps/toolCallRequest', enforcing: 'allow', shadow: 'deny', count: 1 },
+          { method: 'steps/toolCallRequest', enforcing: 'allow', shadow: null, count: 1 },
+        ]),
+      );
+      expect(await store.listShadowDifferences(target, 1)).toEqual([
+        { ...difference, shadow: null, shadowError: 'timeout' },
+      ]);
+      await store.setShadowTarget(null, 'ops');
+      expect(await store.getShadowTarget()).toBeNull();
+    });
+
     it('prunes whole closed sessions only, keeping a signed head', async () => {
       const closed = await newSession(store);
       const open = await newSession(store);

@@ -47,18 +47,7 @@ export function registerDbCommands(program: Command): void {
     .action(async (flags: StoreLocationFlags & { json?: boolean }) => {
       const store = await openStoreForCli(flags);
       try {
-        const counts: Record<string, number> = {};
-        for (const table of [
-          'sessions',
-          'chain_heads',
-          'context_entries',
-          'checkpoints',
-          'replay_keys',
-          'policy_bundles',
-        ]) {
-          const [row] = await store.query(`select count(*)::int as n from ${table}`);
-          counts[table] = Number(row.n);
-        }
+        const counts = await store.countRows();
         const status = { store: describeStoreLocation(storeOptionsFrom(flags)), driver: store.driver, counts };
         process.stdout.write(
           flags.json

@@ -40,12 +40,12 @@ export function agbomVersionInsert(
     appended: { seq: number; entryHash: string };
     version: AgbomVersionWrite | null | undefined;
   }[],
-): { sql: string; params: unknown[] } | null {
+): { text: string; params: unknown[] } | null {
   const rows = steps.filter((s) => s.version);
   if (rows.length === 0) return null;
   const v = (s: (typeof rows)[number]) => s.version!;
   return {
-    sql: `insert into agbom_versions
+    text: `insert into agbom_versions
         (session_id, seq, entry_hash, method, form, adopted, document_jcs, diff_jcs, agbom_hash, reported_hash,
          problems_jcs)
       select u.session_id, u.seq, u.entry_hash, u.method, u.form, u.adopted, u.document_jcs, u.diff_jcs,

@@ -1,0 +1,205 @@
+// Group-committed writes to the audit chain (ACS §8.2): bare appends, and whole steps (replay keys, entry with
+// its decision, head move, session rows) in one transaction. The queues batch concurrent sessions' writes;
+// each batch is one transaction, retried as a whole on serialization failures and deadlocks.
+import { sql } from 'drizzle-orm';
+import { entryHashOfJcs } from '../chain/index.ts';
+import { type StoreDriver, templateOf } from './driver.ts';
+import {
+  EntryColumns,
+  type LockedHead,
+  type StepItem,
+  appendWrites,
+  lockChainHeads,
+  stepWrites,
+} from './entry-writes.ts';
+import { StoreError, isRetryableConflict, toStoreError } from './errors.ts';
+import { GroupCommitQueue, type QueuedItem } from './group-commit.ts';
+import type { PreparedAppend, PreparedStep } from './prepare.ts';
+import { agbomVersionInsert } from './agbom/versions.ts';
+import { contextEntries } from './schema.ts';
+import { slot } from './sql.ts';
+import type { AppendedEntry, StepCommitOutcome } from './types.ts';
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+const e = contextEntries;
+
+/** Which of the given entries are stored, at their seq with their hash. */
+const LANDED = templateOf(sql`
+  select ${e.sessionId}, ${e.seq} from ${e}
+    join unnest(${slot('sessionIds', 'text[]')}, ${slot('seqs', 'integer[]')}, ${slot('entryHashes', 'text[]')})
+           as v(session_id, seq, entry_hash)
+      on ${e.sessionId} = v.session_id and ${e.seq} = v.seq and ${e.entryHash} = v.entry_hash`);
+
+/** A step's expected head, as the head its entry is placed at. */
+function expectedHeadOf(p: PreparedStep): LockedHead {
+  return { seq: p.expected.seq, headHash: p.expected.headHash, pruned: false, changed: false };
+}
+
+export class ChainWriter {
+  readonly #appends: GroupCommitQueue<PreparedAppend, AppendedEntry>;
+  readonly #steps: GroupCommitQueue<PreparedStep, StepCommitOutcome>;
+
+  constructor(
+    private readonly driver: StoreDriver,
+    options: { maxBatch: number; maxRetries: number },
+  ) {
+    this.#appends = new GroupCommitQueue(
+      (batch) => this.#commitAppends(batch),
+      options.maxBatch,
+      driver.appendConcurrency,
+    );
+    // One step per session per batch: each is placed at the head it was evaluated against, which a second step of
+    // the same session in the batch would see moved (it goes in the next batch and comes back stale_head).
+    this.#steps = new GroupCommitQueue(
+      (batch) => this.#commitSteps(batch),
+      options.maxBatch,
+      driver.appendConcurrency,
+      true,
+    );
+    this.#maxRetries = options.maxRetries;
+  }
+
+  readonly #maxRetries: number;
+
+  append(sessionId: string, prepared: PreparedAppend): Promise<AppendedEntry> {
+    return this.#appends.enqueue(sessionId, prepared);
+  }
+
+  step(sessionId: string, prepared: PreparedStep): Promise<StepCommitOutcome> {
+    return this.#steps.enqueue(sessionId, prepared);
+  }
+
+  async idle(): Promise<void> {
+    await this.#appends.idle();
+    await this.#steps.idle();
+  }
+
+  /** Three statements whatever the batch size: lock the heads, write the entries and move the heads. */
+  async #commitAppends(batch: QueuedItem<PreparedAppend, AppendedEntry>[]): Promise<(AppendedEntry | Error)[]> {
+    const ids = [...new Set(batch.map((b) => b.key))].sort();
+    return this.#retrying('appendContextEntry', () =>
+      this.driver.transaction(async (query) => {
+        const heads = await lockChainHeads(query, ids);
+        const cols = new EntryColumns();
+        const outcomes = batch.map((item): AppendedEntry | Error => {
+          const head = heads.get(item.key);
+          if (!head) return new StoreError('unavailable', `chain head for ${item.key} was not returned`);
+          if (head.pruned) return new StoreError('conflict', `session ${item.key} was pruned; its chain is closed`);
+          return cols.add(item.key, head, item.value);
+        });
+        if (cols.length > 0) await query(appendWrites(cols, heads), { last: true });
+        return outcomes;
+      }),
+    );
+  }
+
+  async #retrying<T>(what: string, work: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await work();
+      } catch (err) {
+        if (isRetryableConflict(err) && attempt < this.#maxRetries) {
+          await sleep(Math.random() * Math.min(50, 2 ** attempt));
+          continue;
+        }
+        throw toStoreError(err, what);
+      }
+    }
+  }
+
+  /**
+   * Whole steps: two statements whatever the batch size, sent in one round trip. A step whose head moved writes
+   * nothing; one whose key is a live duplicate writes no entry (the keys it brought fresh stay recorded, §10.3);
+   * the others commit.
+   */
+  async #commitSteps(batch: QueuedItem<PreparedStep, StepCommitOutcome>[]): Promise<(StepCommitOutcome | Error)[]> {
+    try {
+      return await this.#commitStepsOnce(batch);
+    } catch (err) {
+      const settled = await this.#settleInDoubt(batch).catch(() => null);
+      if (!settled) throw err;
+      return settled.map((outcome) => outcome ?? toStoreError(err, 'commitStep'));
+    }
+  }
+
+  /**
+   * A connection lost while COMMIT was under way leaves the outcome in doubt: the transaction may have committed.
+   * Look before reporting a failure, so the agent is not told "denied, not recorded" about a step the chain holds
+   * with another decision. Each step can only have landed at its expected head, with the hash it was signed with.
+   * Null when nothing of the batch landed (then nothing did: the batch was one transaction).
+   */
+  async #settleInDoubt(batch: StepItem[]): Promise<(StepCommitOutcome | null)[] | null> {
+    const placed = batch.map((item) => {
+      const { seq, headHash } = item.value.expected;
+      return {
+        sessionId: item.key,
+        seq: seq + 1,
+        previousHash: headHash,
+        entryHash: entryHashOfJcs(item.value.append.contentJcs, headHash),
+      };
+    });
+    const rows = await this.driver.execute(
+      LANDED({
+        sessionIds: placed.map((p) => p.sessionId),
+        seqs: placed.map((p) => p.seq),
+        entryHashes: placed.map((p) => p.entryHash),
+      }),
+    );
+    if (rows.length === 0) return null;
+    const landed = new Set(rows.map((r) => `${String(r.session_id)}#${Number(r.seq)}`));
+    return placed.map((p) =>
+      landed.has(`${p.sessionId}#${p.seq}`)
+        ? { status: 'committed', appended: { seq: p.seq, entryHash: p.entryHash, previousHash: p.previousHash } }
+        : null,
+    );
+  }
+
+  async #commitStepsOnce(batch: QueuedItem<PreparedStep, StepCommitOutcome>[]): Promise<(StepCommitOutcome | Error)[]> {
+    // The queue batches one step per session; sorted ids make every batch lock heads in the same order.
+    const ids = batch.map((item) => item.key).sort();
+    // Each step can only land at the head it expects, so its entry (and hash) is known before the transaction.
+    const cols = new EntryColumns();
+    const placed = batch.map((item) => cols.add(item.key, expectedHeadOf(item.value), item.value.append, item.value));
+    const writes = stepWrites(batch, cols, new Date());
+    // AgBOM versions (ACS Inspect) land in the same transaction, joined on the entries as they landed.
+    const agbom = agbomVersionInsert(
+      batch.map((item, i) => ({ sessionId: item.key, appended: placed[i], version: item.value.agbom })),
+    );
+    return this.#retrying('commitStep', () =>
+      this.driver.transaction(async (query) => {
+        const [heads, rows] = await Promise.all([
+          lockChainHeads(query, ids),
+          query(writes, { last: agbom === null }),
+          agbom && query(agbom, { last: true }),
+        ]);
+        const committed = new Set<string>();
+        const fresh = new Set<string>();
+        for (const r of rows) {
+          if (r.kind === null) committed.add(String(r.session_id));
+          else fresh.add(`${String(r.session_id)}\u0000${String(r.kind)}\u0000${String(r.value)}`);
+        }
+        return batch.map((item, i): StepCommitOutcome | Error => {
+          if (committed.has(item.key)) return { status: 'committed', appended: placed[i] };
+          const head = heads.get(item.key);
+          const p = item.value;
+          if (!head) return new StoreError('unavailable', `chain head for ${item.key} was not returned`);
+          if (head.pruned) return new StoreError('conflict', `session ${item.key} was pruned; its chain is closed`);
+          if (head.seq !== p.expected.seq || head.headHash !== p.expected.headHash) {
+            return {
+              status: 'stale_head',
+              head: head.headHash === null ? null : { seq: head.seq, entryHash: head.headHash },
+            };
+          }
+          const taken = p.keys.find((k) => !fresh.has(`${item.key}\u0000${k.kind}\u0000${k.value}`));
+          // Placed at its head with every key fresh, the statement would have written it.
+          return taken
+            ? { status: 'replay', kind: taken.kind }
+            : new StoreError('unavailable', `step for ${item.key} was not written`);
+        });
+      }),
+    );
+  }
+}
