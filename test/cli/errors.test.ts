@@ -195,6 +195,14 @@ function casesByCommand(): Record<string, Case[]> {
         message: /1 error occurred during loading: .*bad\.json: invalid JSON/,
       },
     ],
+    'policy bench': [
+      { args: ['-e', 'p/allow'], code: ExitCode.Usage, message: /give -b bundle\.tar\.gz or -d paths/ },
+      { args: ['-e', 'p/allow', '-b', f.missing], code: ExitCode.Usage, message: /cannot read bundle/ },
+      { args: ['-e', 'p/allow', '-b', f.garbage], code: ExitCode.Usage, message: /does not load/ },
+      { args: ['-e', 'no/such', '-b', f.bundle], code: ExitCode.Usage, message: /not in bundle/ },
+      { args: ['-e', 'acs/decision', '-b', f.bundle, '-i', f.badJson], code: ExitCode.Usage, message: /invalid JSON/ },
+      { args: ['-e', 'p/allow', '-d', regoDir, '--benchtime', 'soon'], code: ExitCode.Usage, message: /--benchtime/ },
+    ],
     'policy check': [
       { args: [f.missing], code: ExitCode.Usage },
       { args: [f.regoFile, '--format', 'xml'], code: ExitCode.Usage },

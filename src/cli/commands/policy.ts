@@ -8,6 +8,7 @@ import { RegoError, RegoErrors } from '../../rego/errors.ts';
 import { BundleError, readBundle } from '../../rego/bundle/index.ts';
 import { bundleModeOption, gatherInputs, ignoreOption, readDataFile } from './policy-inputs.ts';
 import { evaluateQueryCommand, type QueryOptions } from './policy-query.ts';
+import { addPolicyBenchCommand } from './policy-bench.ts';
 import { addPolicyTestCommand } from './policy-test.ts';
 import { addPolicyCapabilitiesCommand } from './policy-capabilities.ts';
 
@@ -392,5 +393,6 @@ export function registerPolicyCommands(program: Command): void {
     .action(async (opts: InspectOptions) => inspect(opts));
 
   addPolicyTestCommand(policy);
+  addPolicyBenchCommand(policy);
   addPolicyCapabilitiesCommand(policy);
 }
