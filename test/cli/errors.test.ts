@@ -203,6 +203,12 @@ function casesByCommand(): Record<string, Case[]> {
       { args: ['-e', 'acs/decision', '-b', f.bundle, '-i', f.badJson], code: ExitCode.Usage, message: /invalid JSON/ },
       { args: ['-e', 'p/allow', '-d', regoDir, '--benchtime', 'soon'], code: ExitCode.Usage, message: /--benchtime/ },
     ],
+    'policy fmt': [
+      { args: [f.missing], code: ExitCode.Usage, message: /1 error occurred during loading: stat / },
+      { args: [regoDir, '--ignore', '[x'], code: ExitCode.Usage, message: /--ignore: syntax error/ },
+      { args: [regoDir, '-w', '--check'], code: ExitCode.Usage, message: /-w cannot be combined/ },
+      { args: [f.badJson], code: ExitCode.Usage, message: /no \.rego files found/ },
+    ],
     'policy check': [
       { args: [f.missing], code: ExitCode.Usage },
       { args: [f.regoFile, '--format', 'xml'], code: ExitCode.Usage },

@@ -5,7 +5,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseBenchtime, type BenchRound } from '../../src/cli/commands/policy-bench.ts';
-import { main } from '../../src/cli/main.ts';
+import { main as cliMain } from '../../src/cli/main.ts';
+
+/** main() with process.exitCode reset around the call (a command sets it; it must not leak to the next). */
+async function runMain(argv: string[]): Promise<number> {
+  const saved = process.exitCode;
+  process.exitCode = undefined;
+  try {
+    return await cliMain(argv);
+  } finally {
+    process.exitCode = saved;
+  }
+}
 
 const dir = mkdtempSync(join(tmpdir(), 'policy-bench-'));
 mkdirSync(join(dir, 'pol', 'cfg'), { recursive: true });
@@ -21,7 +32,7 @@ async function run(args: string[]): Promise<{ code: number; stdout: string; stde
   process.stdout.write = ((c: string) => ((stdout += c), true)) as typeof write.out;
   process.stderr.write = ((c: string) => ((stderr += c), true)) as typeof write.err;
   try {
-    return { code: await main(['node', 'guardian', 'policy', ...args]), stdout, stderr };
+    return { code: await runMain(['node', 'guardian', 'policy', ...args]), stdout, stderr };
   } finally {
     process.stdout.write = write.out;
     process.stderr.write = write.err;

@@ -4,7 +4,18 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.ts';
+import { main as cliMain } from '../../src/cli/main.ts';
+
+/** main() with process.exitCode reset around the call (a command sets it; it must not leak to the next). */
+async function runMain(argv: string[]): Promise<number> {
+  const saved = process.exitCode;
+  process.exitCode = undefined;
+  try {
+    return await cliMain(argv);
+  } finally {
+    process.exitCode = saved;
+  }
+}
 
 const dir = mkdtempSync(join(tmpdir(), 'policy-eval-query-'));
 mkdirSync(join(dir, 'pol', 'cfg'), { recursive: true });
@@ -25,7 +36,7 @@ async function evalQuery(args: string[]): Promise<{ code: number; out: unknown; 
   process.stderr.write = ((c: string) => ((stderr += c), true)) as typeof write.err;
   let code: number;
   try {
-    code = await main(['node', 'guardian', 'policy', 'eval', ...args]);
+    code = await runMain(['node', 'guardian', 'policy', 'eval', ...args]);
   } finally {
     process.stdout.write = write.out;
     process.stderr.write = write.err;

@@ -9,6 +9,7 @@ import { BundleError, readBundle } from '../../rego/bundle/index.ts';
 import { bundleModeOption, gatherInputs, ignoreOption, readDataFile } from './policy-inputs.ts';
 import { evaluateQueryCommand, type QueryOptions } from './policy-query.ts';
 import { addPolicyBenchCommand } from './policy-bench.ts';
+import { addPolicyFmtCommand } from './policy-fmt.ts';
 import { addPolicyTestCommand } from './policy-test.ts';
 import { addPolicyCapabilitiesCommand } from './policy-capabilities.ts';
 
@@ -394,5 +395,6 @@ export function registerPolicyCommands(program: Command): void {
 
   addPolicyTestCommand(policy);
   addPolicyBenchCommand(policy);
+  addPolicyFmtCommand(policy);
   addPolicyCapabilitiesCommand(policy);
 }

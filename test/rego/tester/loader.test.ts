@@ -5,10 +5,21 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main } from '../../../src/cli/main.ts';
+import { main as cliMain } from '../../../src/cli/main.ts';
 import { readBundle } from '../../../src/rego/bundle/index.ts';
 import { goGlobMatcher, LoaderError, loadPaths, splitPathPrefix } from '../../../src/rego/bundle/loader.ts';
 import { runPolicyTests } from '../../../src/rego/tester/index.ts';
+
+/** main() with process.exitCode reset around the call (a command sets it; it must not leak to the next). */
+async function runMain(argv: string[]): Promise<number> {
+  const saved = process.exitCode;
+  process.exitCode = undefined;
+  try {
+    return await cliMain(argv);
+  } finally {
+    process.exitCode = saved;
+  }
+}
 
 const roots: string[] = [];
 afterAll(() => {
@@ -193,9 +204,9 @@ describe('through the CLI', () => {
     process.stderr.write = ((c: string) => ((stderr += c), true)) as typeof write;
     let code: number;
     try {
-      code = await main(['node', 'guardian', 'policy', 'build', d, '-o', out]);
+      code = await runMain(['node', 'guardian', 'policy', 'build', d, '-o', out]);
       // The bundle written into the input directory is not read back by the next build.
-      expect(await main(['node', 'guardian', 'policy', 'build', d, '-o', out, '-q'])).toBe(0);
+      expect(await runMain(['node', 'guardian', 'policy', 'build', d, '-o', out, '-q'])).toBe(0);
     } finally {
       process.stderr.write = write;
     }
@@ -210,7 +221,7 @@ describe('through the CLI', () => {
     stderr = '';
     process.stderr.write = ((c: string) => ((stderr += c), true)) as typeof write;
     try {
-      code = await main(['node', 'guardian', 'policy', 'build', none, '-o', join(none, 'b.tar.gz'), '-q']);
+      code = await runMain(['node', 'guardian', 'policy', 'build', none, '-o', join(none, 'b.tar.gz'), '-q']);
     } finally {
       process.stderr.write = write;
     }
@@ -227,7 +238,7 @@ describe('through the CLI', () => {
       'acs/cfg/data.json': '{"on": true}',
     });
     const out = join(tree({}), 'b.tar.gz');
-    expect(await main(['node', 'guardian', 'policy', 'build', '-b', d, '-e', 'acs/p/allow', '-o', out, '-q'])).toBe(0);
+    expect(await runMain(['node', 'guardian', 'policy', 'build', '-b', d, '-e', 'acs/p/allow', '-o', out, '-q'])).toBe(0);
     const b = readBundle(new Uint8Array(readFileSync(out)));
     expect(b.manifest.roots).toEqual(['acs']);
     expect(b.manifest.revision).toBe('from-manifest');
