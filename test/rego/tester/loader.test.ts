@@ -238,7 +238,9 @@ describe('through the CLI', () => {
       'acs/cfg/data.json': '{"on": true}',
     });
     const out = join(tree({}), 'b.tar.gz');
-    expect(await runMain(['node', 'guardian', 'policy', 'build', '-b', d, '-e', 'acs/p/allow', '-o', out, '-q'])).toBe(0);
+    expect(await runMain(['node', 'guardian', 'policy', 'build', '-b', d, '-e', 'acs/p/allow', '-o', out, '-q'])).toBe(
+      0,
+    );
     const b = readBundle(new Uint8Array(readFileSync(out)));
     expect(b.manifest.roots).toEqual(['acs']);
     expect(b.manifest.revision).toBe('from-manifest');
