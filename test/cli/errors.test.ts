@@ -189,6 +189,7 @@ function casesByCommand(): Record<string, Case[]> {
     'policy test': [
       { args: [f.missing], code: ExitCode.Usage },
       { args: [f.regoFile, '--run', '('], code: ExitCode.Usage, message: /invalid regular expression/ },
+      { args: [f.regoFile, '--coverage', '--format', 'xml'], code: ExitCode.Usage, message: /--format must be text/ },
       {
         args: [f.badJson],
         code: ExitCode.Usage,

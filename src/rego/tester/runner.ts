@@ -11,6 +11,7 @@ import { linkPolicyWasm } from '../compiler/wasm/index.ts';
 import { IgnorePatternError, LoaderError, loadPaths } from '../bundle/loader.ts';
 import { RegoError, RegoErrors } from '../errors.ts';
 import type { JsonValue as Json } from '../builtins/index.ts';
+import { CoverageProbes, type CoverageReport, instrumentForCoverage } from './coverage.ts';
 import { createTestEvaluator, TestEvaluationError, type HostBuiltinTable } from './evaluator.ts';
 
 export type TestStatus = 'pass' | 'fail' | 'error' | 'skip';
@@ -35,6 +36,8 @@ export interface PolicyTestReport {
   skipped: number;
   /** Wall time of parse + compile + link. */
   compileMs: number;
+  /** With `coverage`: OPA's coverage report of the modules. */
+  coverage?: CoverageReport;
 }
 
 export interface PolicyTestOptions {
@@ -52,6 +55,8 @@ export interface PolicyTestOptions {
   hostBuiltins?: HostBuiltinTable;
   /** Read modules as Rego v0 (a module importing rego.v1 stays v1). */
   v0Compatible?: boolean;
+  /** Instrument the modules and report line coverage (`report.coverage`). */
+  coverage?: boolean;
 }
 
 /** The sources could not be read, parsed or compiled; `errors` carry file:row:col. */
@@ -163,6 +168,8 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
 
   const results: PolicyTestResult[] = [];
   let compileMs = 0;
+  const probes = options.coverage ? new CoverageProbes() : undefined;
+  if (probes) instrumentForCoverage(modules, probes);
   if (runnable.length > 0) {
     let wasm: Uint8Array;
     try {
@@ -181,6 +188,8 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
       data: sources.data,
       timeoutMs: options.timeoutMs ?? 10_000,
       ...(options.hostBuiltins ? { hostBuiltins: options.hostBuiltins } : {}),
+      // The policy's own print output still reaches stderr; the probes are counted.
+      ...(probes ? { print: (line: string) => probes.record(line) || process.stderr.write(`${line}\n`) } : {}),
     });
     for (const t of runnable) {
       const base = { name: t.name, entrypoint: t.entrypoint, file: t.file, row: t.row };
@@ -217,6 +226,7 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
     failed: results.filter((r) => r.status === 'fail' || r.status === 'error').length,
     skipped: results.filter((r) => r.status === 'skip').length,
     compileMs,
+    ...(probes ? { coverage: probes.report() } : {}),
   };
 }
 
