@@ -5,18 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseBenchtime, type BenchRound } from '../../src/cli/commands/policy-bench.ts';
-import { main as cliMain } from '../../src/cli/main.ts';
-
-/** main() with process.exitCode reset around the call (a command sets it; it must not leak to the next). */
-async function runMain(argv: string[]): Promise<number> {
-  const saved = process.exitCode;
-  process.exitCode = undefined;
-  try {
-    return await cliMain(argv);
-  } finally {
-    process.exitCode = saved;
-  }
-}
+import { runGuardian } from './run-guardian.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'policy-bench-'));
 mkdirSync(join(dir, 'pol', 'cfg'), { recursive: true });
@@ -25,19 +14,7 @@ writeFileSync(join(dir, 'pol', 'cfg', 'limits.yaml'), 'limit: 3\n');
 writeFileSync(join(dir, 'in.json'), '{"n": 1}');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const write = { out: process.stdout.write, err: process.stderr.write };
-  process.stdout.write = ((c: string) => ((stdout += c), true)) as typeof write.out;
-  process.stderr.write = ((c: string) => ((stderr += c), true)) as typeof write.err;
-  try {
-    return { code: await runMain(['node', 'guardian', 'policy', ...args]), stdout, stderr };
-  } finally {
-    process.stdout.write = write.out;
-    process.stderr.write = write.err;
-  }
-}
+const run = (args: string[]) => runGuardian(['policy', ...args]);
 
 describe('guardian policy bench', { timeout: 300_000 }, () => {
   it('a fixed run count per round, JSON report, progress on stderr', async () => {

@@ -4,18 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main as cliMain } from '../../src/cli/main.ts';
-
-/** main() with process.exitCode reset around the call (a command sets it; it must not leak to the next). */
-async function runMain(argv: string[]): Promise<number> {
-  const saved = process.exitCode;
-  process.exitCode = undefined;
-  try {
-    return await cliMain(argv);
-  } finally {
-    process.exitCode = saved;
-  }
-}
+import { runGuardian } from './run-guardian.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'policy-eval-query-'));
 mkdirSync(join(dir, 'pol', 'cfg'), { recursive: true });
@@ -29,19 +18,8 @@ writeFileSync(join(dir, 'bundle', 'b', 'data.json'), '{"who": "ada"}');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function evalQuery(args: string[]): Promise<{ code: number; out: unknown; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const write = { out: process.stdout.write, err: process.stderr.write };
-  process.stdout.write = ((c: string) => ((stdout += c), true)) as typeof write.out;
-  process.stderr.write = ((c: string) => ((stderr += c), true)) as typeof write.err;
-  let code: number;
-  try {
-    code = await runMain(['node', 'guardian', 'policy', 'eval', ...args]);
-  } finally {
-    process.stdout.write = write.out;
-    process.stderr.write = write.err;
-  }
-  return { code, out: stdout ? JSON.parse(stdout) : undefined, stderr };
+  const r = await runGuardian(['policy', 'eval', ...args]);
+  return { code: r.code, out: r.stdout ? JSON.parse(r.stdout) : undefined, stderr: r.stderr };
 }
 
 const at = (row: number, col: number) => ({ row, col });

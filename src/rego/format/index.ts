@@ -6,6 +6,7 @@
 // With `regoV1` a module read as Rego v0 is rewritten to v1 (`if`, `contains`, `import rego.v1` as OPA's
 // `opa fmt --rego-v1` writes it, `future.keywords` imports dropped).
 import { parseModule } from '../ast/index.ts';
+import { REGO_KEYWORDS } from '../ast/parser.ts';
 import type { Body, Comment, Expr, Module, RefTerm, Rule, Term } from '../ast/types.ts';
 
 export interface FormatOptions {
@@ -38,23 +39,6 @@ const INFIX: Record<string, { op: string; level: number }> = {
 };
 const TOP = 6;
 
-const KEYWORDS = new Set([
-  'as',
-  'contains',
-  'default',
-  'else',
-  'every',
-  'false',
-  'if',
-  'import',
-  'in',
-  'not',
-  'null',
-  'package',
-  'some',
-  'true',
-  'with',
-]);
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 function operatorName(op: RefTerm): string {
@@ -224,7 +208,7 @@ class Printer {
   }
 
   private refKey(t: Term, dotFirst: boolean): string {
-    if (t.type === 'string' && IDENT.test(t.value) && !KEYWORDS.has(t.value)) return `.${t.value}`;
+    if (t.type === 'string' && IDENT.test(t.value) && !REGO_KEYWORDS.has(t.value)) return `.${t.value}`;
     void dotFirst;
     return `[${this.term(t, 0, 0)}]`;
   }

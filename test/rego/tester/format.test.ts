@@ -7,22 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main as cliMain } from '../../../src/cli/main.ts';
+import { runGuardian } from '../../cli/run-guardian.ts';
 import { parseModule } from '../../../src/rego/ast/index.ts';
 import type { Module } from '../../../src/rego/ast/types.ts';
 import { unifiedDiff } from '../../../src/rego/format/diff.ts';
 import { formatSource } from '../../../src/rego/format/index.ts';
-
-/** main() with process.exitCode reset around the call (a command sets it; it must not leak to the next). */
-async function runMain(argv: string[]): Promise<number> {
-  const saved = process.exitCode;
-  process.exitCode = undefined;
-  try {
-    return await cliMain(argv);
-  } finally {
-    process.exitCode = saved;
-  }
-}
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -102,19 +91,7 @@ describe('guardian policy fmt', () => {
   writeFileSync(messy, 'package m\nallow if {\n    input.ok\n}\n');
   writeFileSync(clean, 'package c\n\nallow if {\n\tinput.ok\n}\n');
 
-  async function fmt(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    let stdout = '';
-    let stderr = '';
-    const write = { out: process.stdout.write, err: process.stderr.write };
-    process.stdout.write = ((c: string) => ((stdout += c), true)) as typeof write.out;
-    process.stderr.write = ((c: string) => ((stderr += c), true)) as typeof write.err;
-    try {
-      return { code: await runMain(['node', 'guardian', 'policy', 'fmt', ...args]), stdout, stderr };
-    } finally {
-      process.stdout.write = write.out;
-      process.stderr.write = write.err;
-    }
-  }
+  const fmt = (args: string[]) => runGuardian(['policy', 'fmt', ...args]);
 
   it('--check lists the files to change and exits 1; --diff prints the diff', async () => {
     expect(await fmt(['--check', dir])).toEqual({ code: 1, stdout: `${messy}\n`, stderr: '' });

@@ -5,21 +5,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main as cliMain } from '../../../src/cli/main.ts';
+import { runGuardian } from '../../cli/run-guardian.ts';
 import { readBundle } from '../../../src/rego/bundle/index.ts';
 import { goGlobMatcher, LoaderError, loadPaths, splitPathPrefix } from '../../../src/rego/bundle/loader.ts';
 import { runPolicyTests } from '../../../src/rego/tester/index.ts';
-
-/** main() with process.exitCode reset around the call (a command sets it; it must not leak to the next). */
-async function runMain(argv: string[]): Promise<number> {
-  const saved = process.exitCode;
-  process.exitCode = undefined;
-  try {
-    return await cliMain(argv);
-  } finally {
-    process.exitCode = saved;
-  }
-}
 
 const roots: string[] = [];
 afterAll(() => {
@@ -199,36 +188,22 @@ describe('through the CLI', () => {
       'cfg/x.yaml': 'on: true\n',
     });
     const out = join(d, 'bundle.tar.gz');
-    let stderr = '';
-    const write = process.stderr.write;
-    process.stderr.write = ((c: string) => ((stderr += c), true)) as typeof write;
-    let code: number;
-    try {
-      code = await runMain(['node', 'guardian', 'policy', 'build', d, '-o', out]);
-      // The bundle written into the input directory is not read back by the next build.
-      expect(await runMain(['node', 'guardian', 'policy', 'build', d, '-o', out, '-q'])).toBe(0);
-    } finally {
-      process.stderr.write = write;
-    }
-    expect(code, stderr).toBe(0);
-    expect(stderr).toContain('compiled 1 module for p (entrypoints from METADATA entrypoint: true)');
+    const built = await runGuardian(['policy', 'build', d, '-o', out]);
+    expect(built.code, built.stderr).toBe(0);
+    expect(built.stderr).toContain('compiled 1 module for p (entrypoints from METADATA entrypoint: true)');
+    // The bundle written into the input directory is not read back by the next build.
+    expect((await runGuardian(['policy', 'build', d, '-o', out, '-q'])).code).toBe(0);
     const b = readBundle(new Uint8Array(readFileSync(out)));
     expect(b.manifest.wasm?.map((w) => w.entrypoint)).toEqual(['p']);
     // YAML 1.1: the key `on` is the boolean true, which JSON turns into the key "true".
     expect(b.data).toEqual({ cfg: { true: true } });
 
     const none = tree({ 'q.rego': 'package q\n\nallow := true\n' });
-    stderr = '';
-    process.stderr.write = ((c: string) => ((stderr += c), true)) as typeof write;
-    try {
-      code = await runMain(['node', 'guardian', 'policy', 'build', none, '-o', join(none, 'b.tar.gz'), '-q']);
-    } finally {
-      process.stderr.write = write;
-    }
-    expect(code).toBe(2);
-    expect(stderr).toBe(
-      'guardian: no entrypoints: pass -e pkg/rule or annotate a rule with METADATA entrypoint: true\n',
-    );
+    expect(await runGuardian(['policy', 'build', none, '-o', join(none, 'b.tar.gz'), '-q'])).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'guardian: no entrypoints: pass -e pkg/rule or annotate a rule with METADATA entrypoint: true\n',
+    });
   });
 
   it('policy build -b keeps the manifest roots and revision', { timeout: 300_000 }, async () => {
@@ -238,9 +213,8 @@ describe('through the CLI', () => {
       'acs/cfg/data.json': '{"on": true}',
     });
     const out = join(tree({}), 'b.tar.gz');
-    expect(await runMain(['node', 'guardian', 'policy', 'build', '-b', d, '-e', 'acs/p/allow', '-o', out, '-q'])).toBe(
-      0,
-    );
+    const built = await runGuardian(['policy', 'build', '-b', d, '-e', 'acs/p/allow', '-o', out, '-q']);
+    expect(built.code, built.stderr).toBe(0);
     const b = readBundle(new Uint8Array(readFileSync(out)));
     expect(b.manifest.roots).toEqual(['acs']);
     expect(b.manifest.revision).toBe('from-manifest');
