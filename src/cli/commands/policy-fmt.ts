@@ -28,6 +28,16 @@ function regoFiles(paths: string[], ignore: string[]): { path: string; text: str
   }
 }
 
+/** Whether a module that failed to parse as v1 parses as Rego v0 (then the user wants --rego-v1). */
+function readsAsV0(file: string, text: string): boolean {
+  try {
+    formatSource(file, text, { regoV1: true });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function fmt(paths: string[], opts: FmtOptions): void {
   if (opts.write && (opts.check || opts.diff))
     throw new CliError('-w cannot be combined with --check or --diff', ExitCode.Usage);
@@ -42,6 +52,8 @@ function fmt(paths: string[], opts: FmtOptions): void {
       if (!(e instanceof RegoErrors)) throw e;
       for (const err of e.errors) process.stderr.write(`${err.format()}\n`);
       errors += e.errors.length;
+      if (!opts.regoV1 && readsAsV0(f.path, f.text))
+        process.stderr.write(`${f.path}: this is Rego v0; --rego-v1 rewrites it to Rego v1\n`);
     }
   }
   if (errors) throw new CliError(`${errors} error${errors === 1 ? '' : 's'} occurred`, ExitCode.CompileError);

@@ -118,4 +118,19 @@ describe('guardian policy fmt', () => {
     expect(r.stderr).toMatch(/bad\.rego:\d+:\d+: rego_parse_error/);
     expect(r.stderr).toMatch(/guardian: 1 error occurred\n$/);
   });
+
+  it('a v0 module without --rego-v1: exit 3 with the hint; with it, the v1 rewrite', async () => {
+    const v0 = join(dir, 'v0');
+    execFileSync('mkdir', ['-p', v0]);
+    writeFileSync(join(v0, 'old.rego'), 'package o\n\nallow {\n    input.ok\n}\n');
+    const r = await fmt([v0]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(`${join(v0, 'old.rego')}: this is Rego v0; --rego-v1 rewrites it to Rego v1\n`);
+    const ok = await fmt(['--rego-v1', v0]);
+    expect(ok).toEqual({
+      code: 0,
+      stdout: 'package o\n\nimport rego.v1\n\nallow if {\n\tinput.ok\n}\n',
+      stderr: '',
+    });
+  });
 });
