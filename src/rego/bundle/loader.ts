@@ -1,6 +1,6 @@
 // OPA's file loader (loader/loader.go, bundle/bundle.go) for `policy build|test|eval|check`:
-// - every `.rego`, `.json`, `.yaml`/`.yml` below the paths is loaded; other files in a directory are
-//   skipped, and a file named on the command line with another extension is tried as Rego, JSON, YAML;
+// - every `.rego`, `.json`, `.yaml`/`.yml` below the paths is loaded, and a `.tar.gz` as a bundle; other
+//   files in a directory are skipped, and a file named on the command line with another extension is tried as Rego, JSON, YAML;
 // - a data file is mounted at its directory's path below the argument (`cfg/limits.yaml` → `data.cfg`),
 //   and a `a.b:path` argument mounts everything it loads below `data.a.b`;
 // - documents merge as OPA's merge.InterfaceMaps does: objects merge key by key, any other value present
@@ -229,6 +229,34 @@ function readText(path: string): string {
   return readFileSync(path, 'utf8');
 }
 
+/**
+ * A `.tar.gz` found by the loader is a bundle (OPA's loadBundleFile): its modules join the others (named
+ * `<tarball>/<path>`), its data merges below the file's directory, and its manifest is mounted at
+ * `data.system.bundle.manifest` as OPA's IncludeManifestInData does.
+ */
+function mergeTarball(
+  f: Walked,
+  prefix: string[],
+  modules: Map<string, LoadedRegoFile>,
+  data: Record<string, unknown>,
+): void {
+  let b;
+  try {
+    b = readBundle(new Uint8Array(readFileSync(f.path)));
+  } catch (e) {
+    throw new Error(`bundle ${f.path}: ${(e as Error).message}`);
+  }
+  for (const s of b.sources) {
+    const path = `${f.path}${s.path}`;
+    const relative = f.depth > 0 ? `${f.relative}${s.path}` : s.path.slice(1);
+    const version = s.regoVersion !== undefined ? { regoVersion: s.regoVersion } : {};
+    modules.set(path, { path, relative, inDirectory: true, text: s.text, ...version });
+  }
+  const doc = makeDir([...prefix, ...f.dirs], { ...b.data, system: { bundle: { manifest: b.manifest } } });
+  if (!doc || hasConflicts(data, doc)) throw new Error(`${f.path}: merge error`);
+  mergeInto(data, doc);
+}
+
 /** Loads Rego modules and data documents from `paths` with OPA's loader rules (module comment). */
 export function loadPaths(paths: readonly string[], options: LoaderOptions = {}): LoadedPaths {
   const ignore = (options.ignore ?? []).map(goGlobMatcher);
@@ -245,6 +273,11 @@ export function loadPaths(paths: readonly string[], options: LoaderOptions = {})
     for (const f of walk(path, skip, errors)) {
       if (options.onlyRego && !f.path.endsWith('.rego')) continue;
       try {
+        if (f.path.endsWith('.tar.gz')) {
+          if (options.onlyRego) continue;
+          mergeTarball(f, prefix, modules, data);
+          continue;
+        }
         const text = readText(f.path);
         let loaded = loadKnownType(f.path, text);
         if (loaded.kind === 'unknown') {

@@ -122,6 +122,24 @@ describe('loadPaths: OPA loader rules', () => {
   });
 });
 
+describe('a .tar.gz among the paths is a bundle', () => {
+  it('its modules join, its data merges below its directory, its manifest is data.system.bundle.manifest', async () => {
+    const { compileBundle } = await import('../../../src/rego/index.ts');
+    const { bundle } = await compileBundle({
+      sources: [{ file: 'b/q.rego', text: 'package b\n\nv := data.b.n\n' }],
+      entrypoints: ['b/v'],
+      data: { b: { n: 1 } },
+      revision: 'r7',
+    });
+    const d = tree({ 'p.rego': 'package p\n' });
+    mkdirSync(join(d, 'sub'));
+    writeFileSync(join(d, 'sub', 'built.tar.gz'), bundle);
+    const r = loadPaths([d]);
+    expect(r.modules.map((m) => m.path)).toEqual([join(d, 'p.rego'), join(d, 'sub', 'built.tar.gz') + '/b/q.rego']);
+    expect(r.data).toMatchObject({ sub: { b: { n: 1 }, system: { bundle: { manifest: { revision: 'r7' } } } } });
+  }, 120_000);
+});
+
 describe('loadPaths in bundle mode', () => {
   it('only data.json/data.yaml are data; .manifest gives roots and revision', () => {
     const d = tree({
