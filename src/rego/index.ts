@@ -56,6 +56,8 @@ export {
   type ResultSet,
 } from './portable.ts';
 export { BundleError, readBundle, writeBundle } from './bundle/index.ts';
+export { LoaderError, loadPaths, type LoadedPaths, type LoaderOptions } from './bundle/loader.ts';
+export { formatModule, formatSource, type FormatOptions } from './format/index.ts';
 export { HostBuiltinContext } from './builtins/index.ts';
 export type { BeginEvaluationOptions, EvaluationInfo, HostBuiltinOptions } from './builtins/index.ts';
 export type { Bundle, BundleManifest } from './bundle/index.ts';

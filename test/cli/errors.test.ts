@@ -159,7 +159,12 @@ function casesByCommand(): Record<string, Case[]> {
     'policy build': [
       { args: [f.missing, '-e', 'p/allow', '-o', join(dir, 'o.tar.gz')], code: ExitCode.Usage },
       { args: [f.regoFile, '-e', 'p/allow', '--data', f.badJson], code: ExitCode.Usage, message: /invalid JSON/ },
-      { args: [f.regoFile], code: ExitCode.Usage, message: /entrypoint/ },
+      { args: [f.regoFile], code: ExitCode.Usage, message: /no entrypoints: pass -e pkg\/rule or annotate/ },
+      {
+        args: [f.badJson, '-e', 'p/allow'],
+        code: ExitCode.Usage,
+        message: /1 error occurred during loading: .*bad\.json/,
+      },
     ],
     'policy eval': [
       { args: ['-b', f.missing, '-e', 'p/allow'], code: ExitCode.Usage, message: /cannot read bundle/ },
@@ -167,6 +172,15 @@ function casesByCommand(): Record<string, Case[]> {
       { args: ['-b', f.bundle, '-e', 'acs/decision', '-i', f.missing], code: ExitCode.Usage },
       { args: ['-b', f.bundle, '-e', 'acs/decision', '-i', f.badJson], code: ExitCode.Usage, message: /invalid JSON/ },
       { args: ['-b', f.bundle, '-e', 'no/such'], code: ExitCode.Usage, message: /not in bundle/ },
+      { args: [], code: ExitCode.Usage, message: /give a query, or -b bundle\.tar\.gz and -e pkg\/rule/ },
+      {
+        args: ['data.p.allow', '-d', f.missing],
+        code: ExitCode.Usage,
+        message: /1 error occurred during loading: stat .*missing\.tar\.gz: no such file or directory/,
+      },
+      { args: ['data.p.allow', '-d', f.badJson], code: ExitCode.Usage, message: /bad\.json: invalid JSON/ },
+      { args: ['data.p.allow', '-d', regoDir, '-i', f.badJson], code: ExitCode.Usage, message: /invalid JSON/ },
+      { args: ['data.p.allow', '-d', regoDir, '--ignore', '[x'], code: ExitCode.Usage, message: /--ignore: syntax/ },
     ],
     'policy inspect': [
       { args: ['-b', f.missing], code: ExitCode.Usage },
@@ -175,6 +189,26 @@ function casesByCommand(): Record<string, Case[]> {
     'policy test': [
       { args: [f.missing], code: ExitCode.Usage },
       { args: [f.regoFile, '--run', '('], code: ExitCode.Usage, message: /invalid regular expression/ },
+      { args: [f.regoFile, '--coverage', '--format', 'xml'], code: ExitCode.Usage, message: /--format must be text/ },
+      {
+        args: [f.badJson],
+        code: ExitCode.Usage,
+        message: /1 error occurred during loading: .*bad\.json: invalid JSON/,
+      },
+    ],
+    'policy bench': [
+      { args: ['-e', 'p/allow'], code: ExitCode.Usage, message: /give -b bundle\.tar\.gz or -d paths/ },
+      { args: ['-e', 'p/allow', '-b', f.missing], code: ExitCode.Usage, message: /cannot read bundle/ },
+      { args: ['-e', 'p/allow', '-b', f.garbage], code: ExitCode.Usage, message: /does not load/ },
+      { args: ['-e', 'no/such', '-b', f.bundle], code: ExitCode.Usage, message: /not in bundle/ },
+      { args: ['-e', 'acs/decision', '-b', f.bundle, '-i', f.badJson], code: ExitCode.Usage, message: /invalid JSON/ },
+      { args: ['-e', 'p/allow', '-d', regoDir, '--benchtime', 'soon'], code: ExitCode.Usage, message: /--benchtime/ },
+    ],
+    'policy fmt': [
+      { args: [f.missing], code: ExitCode.Usage, message: /1 error occurred during loading: stat / },
+      { args: [regoDir, '--ignore', '[x'], code: ExitCode.Usage, message: /--ignore: syntax error/ },
+      { args: [regoDir, '-w', '--check'], code: ExitCode.Usage, message: /-w cannot be combined/ },
+      { args: [f.badJson], code: ExitCode.Usage, message: /no \.rego files found/ },
     ],
     'policy check': [
       { args: [f.missing], code: ExitCode.Usage },

@@ -1,43 +1,78 @@
 import type { Command } from 'commander';
 import { CliError, ExitCode } from '../exit-codes.ts';
+import { bundleModeOption, ignoreOption } from './policy-inputs.ts';
 
-type V0Option = { v0Compatible?: boolean };
+type LoaderFlags = { v0Compatible?: boolean; ignore: string[]; bundle?: boolean };
+type CoverageFlags = { coverage?: boolean; format: string };
 
 /** Adds `guardian policy test <paths...>` to the `policy` command group (like `opa test`). */
 export function addPolicyTestCommand(policy: Command): void {
   policy
     .command('test')
     .description('Run Rego unit tests (test_* rules; todo_test_* are reported as skipped) through the Wasm compiler')
-    .argument('<paths...>', 'directories or .rego/data.json files')
+    .argument(
+      '<paths...>',
+      'files or directories: every .rego, .json, .yaml/.yml below them (data mounted at its directory)',
+    )
     .option('-v, --verbose', 'print every test and failure details')
     .option('--run <regex>', 'only run tests whose full name (data.pkg.test_x) matches')
     .option('--timeout <ms>', 'per-test evaluation bound in milliseconds', '10000')
     .option('--v0-compatible', "read modules as Rego v0 (OPA's --v0-compatible); a module importing rego.v1 stays v1")
-    .action(async (paths: string[], opts: { verbose?: boolean; run?: string; timeout: string } & V0Option) => {
-      let run: RegExp | undefined;
-      if (opts.run !== undefined) {
-        try {
-          run = new RegExp(opts.run);
-        } catch (err) {
-          throw new CliError(`--run: invalid regular expression: ${(err as Error).message}`, ExitCode.Usage);
+    .option('--coverage', 'report which lines the tests reached, per file (like opa test --coverage)')
+    .option('--format <format>', 'text, or json (with --coverage: the coverage report as opa test writes it)', 'text')
+    .addOption(ignoreOption())
+    .addOption(bundleModeOption())
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 every test passed, 1 a test failed or errored, 2 bad usage or unreadable files, 3 the modules do not compile.',
+    )
+    .action(
+      async (
+        paths: string[],
+        opts: { verbose?: boolean; run?: string; timeout: string } & LoaderFlags & CoverageFlags,
+      ) => {
+        if (opts.format !== 'text' && opts.format !== 'json')
+          throw new CliError(`--format must be text or json, not ${JSON.stringify(opts.format)}`, ExitCode.Usage);
+        let run: RegExp | undefined;
+        if (opts.run !== undefined) {
+          try {
+            run = new RegExp(opts.run);
+          } catch (err) {
+            throw new CliError(`--run: invalid regular expression: ${(err as Error).message}`, ExitCode.Usage);
+          }
         }
-      }
-      const timeoutMs = Number(opts.timeout);
-      if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
-        throw new CliError('--timeout: expected a positive number of milliseconds', ExitCode.Usage);
-      // Loaded on use: the runner pulls in the whole compiler, which every other CLI command would pay for.
-      const { formatPolicyTestReport, PolicyTestSetupError, runPolicyTests } = await import(
-        '../../rego/tester/index.ts'
-      );
-      let report;
-      try {
-        report = await runPolicyTests({ paths, ...(run ? { run } : {}), timeoutMs, v0Compatible: opts.v0Compatible });
-      } catch (err) {
-        if (err instanceof PolicyTestSetupError)
-          throw new CliError(err.message, err.kind === 'compile' ? ExitCode.CompileError : ExitCode.Usage);
-        throw err;
-      }
-      process.stdout.write(formatPolicyTestReport(report, { verbose: opts.verbose === true }) + '\n');
-      if (report.failed > 0) process.exitCode = ExitCode.Failed;
-    });
+        const timeoutMs = Number(opts.timeout);
+        if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
+          throw new CliError('--timeout: expected a positive number of milliseconds', ExitCode.Usage);
+        // Loaded on use: the runner pulls in the whole compiler, which every other CLI command would pay for.
+        const { formatCoverageReport, formatPolicyTestReport, PolicyTestSetupError, runPolicyTests } = await import(
+          '../../rego/tester/index.ts'
+        );
+        let report;
+        try {
+          report = await runPolicyTests({
+            paths,
+            ...(run ? { run } : {}),
+            timeoutMs,
+            v0Compatible: opts.v0Compatible,
+            ignore: opts.ignore,
+            asBundle: opts.bundle === true,
+            coverage: opts.coverage === true,
+          });
+        } catch (err) {
+          if (err instanceof PolicyTestSetupError)
+            throw new CliError(err.message, err.kind === 'compile' ? ExitCode.CompileError : ExitCode.Usage);
+          throw err;
+        }
+        if (opts.format === 'json')
+          process.stdout.write(
+            `${JSON.stringify(report.coverage ?? { results: report.results, passed: report.passed, failed: report.failed, skipped: report.skipped }, null, 2)}\n`,
+          );
+        else {
+          process.stdout.write(formatPolicyTestReport(report, { verbose: opts.verbose === true }) + '\n');
+          if (report.coverage) process.stdout.write(`${formatCoverageReport(report.coverage)}\n`);
+        }
+        if (report.failed > 0) process.exitCode = ExitCode.Failed;
+      },
+    );
 }

@@ -1,15 +1,17 @@
 // `guardian policy build|eval|inspect` (docs/bundles.md): compile Rego to an OPA bundle with our Wasm
 // toolchain, evaluate a bundle's entrypoint through opa-wasm, and show what a bundle holds.
-import { readdirSync, readFileSync, renameSync, statSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
-import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
+import { readFileSync, renameSync, statSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Command } from 'commander';
-import { parse as parseYaml } from 'yaml';
+import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { isObject } from '../../json.ts';
 import { CliError, ExitCode } from '../exit-codes.ts';
-import type { RegoSource } from '../../rego/index.ts';
 import { RegoError, RegoErrors } from '../../rego/errors.ts';
 import { BundleError, readBundle } from '../../rego/bundle/index.ts';
+import { bundleModeOption, gatherInputs, ignoreOption, readDataFile } from './policy-inputs.ts';
+import { evaluateQueryCommand, type QueryOptions } from './policy-query.ts';
+import { addPolicyBenchCommand } from './policy-bench.ts';
+import { addPolicyFmtCommand } from './policy-fmt.ts';
 import { addPolicyTestCommand } from './policy-test.ts';
 import { addPolicyCapabilitiesCommand, importCustomBuiltins, readCapabilitiesFile } from './policy-capabilities.ts';
 
@@ -23,6 +25,8 @@ interface BuildOptions {
   watch?: boolean;
   v0Compatible?: boolean;
   capabilities?: string;
+  ignore: string[];
+  bundle?: boolean;
 }
 
 interface EvalOptions {
@@ -39,6 +43,8 @@ interface CheckOptions {
   format: string;
   v0Compatible?: boolean;
   capabilities?: string;
+  ignore: string[];
+  bundle?: boolean;
 }
 
 const CAPABILITIES_HELP =
@@ -58,129 +64,18 @@ function progress(opts: { quiet?: boolean }, line: string): void {
   if (!opts.quiet) process.stderr.write(`${line}\n`);
 }
 
-/** Rego files and data files below `dir`; data files are mounted at their directory (OPA's loader). */
-function walk(dir: string, out: string[]): void {
-  for (const name of readdirSync(dir).sort()) {
-    if (name.startsWith('.')) continue;
-    const p = join(dir, name);
-    const st = statSync(p);
-    if (st.isDirectory()) walk(p, out);
-    else out.push(p);
-  }
-}
-
-function toBundlePath(p: string): string {
-  return p.split(sep).join('/');
-}
-
-function mergeData(target: Record<string, unknown>, mount: string[], value: unknown, file: string): void {
-  let node = target;
-  for (const k of mount) {
-    if (node[k] === undefined) node[k] = {};
-    const next = node[k];
-    if (!isObject(next)) throw new CliError(`${file}: data conflict at ${mount.join('/')}`, ExitCode.Usage);
-    node = next;
-  }
-  if (!isObject(value)) throw new CliError(`${file}: data file must hold an object`, ExitCode.Usage);
-  for (const [k, v] of Object.entries(value)) {
-    if (node[k] !== undefined && !(isObject(node[k]) && isObject(v)))
-      throw new CliError(`${file}: data conflict at key ${k}`, ExitCode.Usage);
-    if (isObject(node[k]) && isObject(v)) mergeData(node, [k], v, file);
-    else node[k] = v;
-  }
-}
-
-function readDataFile(file: string): unknown {
-  let text: string;
-  try {
-    text = file === '-' ? readFileSync(0, 'utf8') : readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new CliError(`cannot read ${file}: ${(e as Error).message}`, ExitCode.Usage);
-  }
-  try {
-    return file.endsWith('.yaml') || file.endsWith('.yml') ? parseYaml(text) : JSON.parse(text);
-  } catch (e) {
-    throw new CliError(
-      `${file}: invalid ${file.endsWith('.json') || file === '-' ? 'JSON' : 'YAML'}: ${(e as Error).message}`,
-      ExitCode.Usage,
-    );
-  }
-}
-
-/** The deepest directory holding every one of `files` (their common ancestor). */
-function commonDirectory(files: string[]): string {
-  const split = (p: string): string[] => dirname(resolve(p)).split(sep);
-  let common = split(files[0]);
-  for (const f of files.slice(1)) {
-    const segs = split(f);
-    let n = 0;
-    while (n < common.length && n < segs.length && common[n] === segs[n]) n++;
-    common = common.slice(0, n);
-  }
-  return common.join(sep) || sep;
-}
-
-interface PolicyInputs {
-  sources: RegoSource[];
-  data: Record<string, unknown>;
-  /** Bundle path → the path the user typed, for error locations of files named on the command line. */
-  shownAs: Map<string, string>;
-}
-
-/**
- * Directories contribute their files relative to themselves; files named on the command line are placed
- * relative to their common directory, so `/abs/dir/p.rego` run from anywhere is `/p.rego` in the bundle.
- */
-function gatherInputs(paths: string[], v0Compatible = false): PolicyInputs {
-  const sources: RegoSource[] = [];
-  const data: Record<string, unknown> = {};
-  const shownAs = new Map<string, string>();
-  const files: string[] = [];
-  for (const arg of paths) {
-    let st;
-    try {
-      st = statSync(arg);
-    } catch {
-      throw new CliError(`no such file or directory: ${arg}`, ExitCode.Usage);
+/** `--data FILE`: merged at the root of data with the loader's conflict rule (a key both define is an error). */
+function mergeRootData(target: Record<string, unknown>, value: unknown, file: string): void {
+  if (!isObject(value)) throw new CliError(`${file}: bad document type`, ExitCode.Usage);
+  const merge = (a: Record<string, unknown>, b: Record<string, unknown>): void => {
+    for (const [k, v] of Object.entries(b)) {
+      const x = a[k];
+      if (x === undefined) a[k] = v;
+      else if (isObject(x) && isObject(v)) merge(x, v);
+      else throw new CliError(`${file}: merge error`, ExitCode.Usage);
     }
-    if (st.isDirectory()) {
-      const found: string[] = [];
-      walk(arg, found);
-      for (const f of found) {
-        const rel = toBundlePath(relative(arg, f));
-        const base = rel.slice(rel.lastIndexOf('/') + 1);
-        if (f.endsWith('.rego')) sources.push({ file: rel, text: readSource(f) });
-        else if (base === 'data.json' || base === 'data.yaml' || base === 'data.yml') {
-          mergeData(data, rel.split('/').slice(0, -1), readDataFile(f), f);
-        }
-      }
-    } else {
-      files.push(arg);
-    }
-  }
-  if (files.length > 0) {
-    const root = commonDirectory(files);
-    for (const f of files) {
-      const file = toBundlePath(relative(root, resolve(f)));
-      shownAs.set(file, f);
-      sources.push({ file, text: readSource(f) });
-    }
-  }
-  const seen = new Set<string>();
-  for (const s of sources) {
-    if (seen.has(s.file)) throw new CliError(`two sources map to the same bundle path ${s.file}`, ExitCode.Usage);
-    seen.add(s.file);
-    if (v0Compatible) s.regoVersion = 0;
-  }
-  return { sources, data, shownAs };
-}
-
-function readSource(file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new CliError(`cannot read ${file}: ${(e as Error).message}`, ExitCode.Usage);
-  }
+  };
+  merge(target, value);
 }
 
 /** A diagnostic located at the path the user typed rather than the bundle path. */
@@ -195,25 +90,26 @@ function printRegoErrors(e: RegoErrors, shownAs: Map<string, string>): never {
 }
 
 async function build(paths: string[], opts: BuildOptions): Promise<void> {
-  if (!opts.entrypoint?.length) throw new CliError('at least one entrypoint is required (-e pkg/rule)', ExitCode.Usage);
-  const { sources, data, shownAs } = gatherInputs(paths, opts.v0Compatible);
+  const { sources, data, shownAs, manifest } = gatherInputs(paths, { ...opts, exclude: [opts.output] });
   if (sources.length === 0) throw new CliError('no .rego files found', ExitCode.Usage);
-  if (opts.data) mergeData(data, [], readDataFile(opts.data), opts.data);
+  if (opts.data) mergeRootData(data, readDataFile(opts.data), opts.data);
   const capabilities = opts.capabilities !== undefined ? readCapabilitiesFile(opts.capabilities) : undefined;
-  progress(
-    opts,
-    `compiling ${sources.length} module${sources.length === 1 ? '' : 's'} for ${opts.entrypoint.join(', ')}`,
-  );
+  const asked = opts.entrypoint ?? [];
+  const modules = `${sources.length} module${sources.length === 1 ? '' : 's'}`;
+  // Without -e the entrypoints are known once the modules are parsed; the line comes after compiling.
+  if (asked.length) progress(opts, `compiling ${modules} for ${asked.join(', ')}`);
   const t0 = Date.now();
   // Loaded on demand: the toolchain (binaryen, opa-wasm) is heavy and other commands do not need it.
   const { compileBundle } = await import('../../rego/index.ts');
   let result;
   try {
+    const revision = opts.revision ?? manifest?.revision;
     result = await compileBundle({
       sources,
-      entrypoints: opts.entrypoint,
+      entrypoints: asked,
       data,
-      ...(opts.revision !== undefined ? { revision: opts.revision } : {}),
+      ...(revision !== undefined ? { revision } : {}),
+      ...(manifest?.roots ? { roots: manifest.roots } : {}),
       ...(capabilities ? { capabilities } : {}),
       // Recorded in the manifest so engines loading the bundle create their host builtins in strict mode too.
       ...(opts.strictBuiltinErrors
@@ -221,8 +117,18 @@ async function build(paths: string[], opts: BuildOptions): Promise<void> {
         : {}),
     });
   } catch (e) {
+    // planSources refuses an empty entrypoint list: neither -e nor a METADATA `entrypoint: true` named one.
+    if (e instanceof RegoErrors && asked.length === 0 && e.errors[0]?.message === 'at least one entrypoint is required')
+      throw new CliError(
+        'no entrypoints: pass -e pkg/rule or annotate a rule with METADATA entrypoint: true',
+        ExitCode.Usage,
+      );
     if (e instanceof RegoErrors) printRegoErrors(e, shownAs);
     throw e;
+  }
+  if (asked.length === 0) {
+    const named = (result.manifest.wasm ?? []).map((w) => w.entrypoint).join(', ');
+    progress(opts, `compiled ${modules} for ${named} (entrypoints from METADATA entrypoint: true)`);
   }
   // Write then rename: a Guardian watching the bundle directory must never load a half-written file.
   const tmp = `${opts.output}.tmp-${process.pid}`;
@@ -400,7 +306,7 @@ async function inspect(opts: InspectOptions): Promise<void> {
 async function check(paths: string[], opts: CheckOptions): Promise<void> {
   if (opts.format !== 'text' && opts.format !== 'json')
     throw new CliError(`--format must be text or json, not ${JSON.stringify(opts.format)}`, ExitCode.Usage);
-  const { sources, shownAs } = gatherInputs(paths, opts.v0Compatible);
+  const { sources, shownAs } = gatherInputs(paths, { ...opts, onlyRego: true });
   if (sources.length === 0) throw new CliError('no .rego files found', ExitCode.Usage);
   const { checkPolicies, formatFinding } = await import('../../rego/lint/index.ts');
   // No bundle is written: findings name the files as the user typed them.
@@ -442,9 +348,14 @@ export function registerPolicyCommands(program: Command): void {
     )
     .argument(
       '<paths...>',
-      '.rego files or directories (directories: every .rego file, and data.json/data.yaml mounted at its directory)',
+      "files or directories: every .rego, .json, .yaml/.yml below them, data mounted at its directory ('a.b:path' mounts at data.a.b)",
     )
-    .option('-e, --entrypoint <pkg/rule>', 'entrypoint to compile (repeatable)', collect, [])
+    .option(
+      '-e, --entrypoint <pkg/rule>',
+      'entrypoint to compile (repeatable; default: the rules METADATA marks entrypoint: true)',
+      collect,
+      [],
+    )
     .option('-o, --output <file>', 'bundle file to write', 'bundle.tar.gz')
     .option('--revision <revision>', 'manifest revision (default: content hash of the bundle inputs)')
     .option('--data <file>', 'JSON/YAML base document merged at the root of data')
@@ -456,14 +367,31 @@ export function registerPolicyCommands(program: Command): void {
     .option('-w, --watch', 'rebuild whenever a .rego or data file changes, until interrupted')
     .option('--v0-compatible', "read modules as Rego v0 (OPA's --v0-compatible); a module importing rego.v1 stays v1")
     .option('--capabilities <file>', CAPABILITIES_HELP)
+    .addOption(ignoreOption())
+    .addOption(bundleModeOption())
     .action(async (paths: string[], opts: BuildOptions) => buildAndWatch(paths, opts));
 
   policy
     .command('eval')
-    .description("evaluate a bundle's entrypoint with opa-wasm and print the result set JSON")
-    .requiredOption('-b, --bundle <file>', 'bundle .tar.gz')
-    .requiredOption('-e, --entrypoint <pkg/rule>', 'entrypoint to evaluate')
+    .description(
+      "evaluate a bundle's entrypoint (-b bundle.tar.gz -e pkg/rule: OPA's result set), or a query against -d paths like opa eval",
+    )
+    .argument(
+      '[query]',
+      "a Rego query, e.g. 'data.authz.allow' or 'x := data.a[_]; x > 1' (expressions, with, some, not; no imports or package)",
+    )
+    .option('-b, --bundle <file>', 'bundle .tar.gz (with -e), or with a query: a bundle directory or .tar.gz to load')
+    .option('-e, --entrypoint <pkg/rule>', 'entrypoint to evaluate (with -b)')
+    .option(
+      '-d, --data <path>',
+      'with a query: Rego and data files or directories (repeatable; OPA loader rules)',
+      collect,
+      [],
+    )
     .option('-i, --input <file>', "input JSON/YAML file, or '-' for stdin")
+    .option('--fail', 'with a query: exit 1 when the result is undefined')
+    .addOption(ignoreOption())
+    .option('--v0-compatible', "read modules as Rego v0 (OPA's --v0-compatible); a module importing rego.v1 stays v1")
     .option(
       '--strict-builtin-errors',
       'host builtin failures abort evaluation instead of being undefined (default: as the bundle manifest says)',
@@ -476,7 +404,18 @@ export function registerPolicyCommands(program: Command): void {
       '--builtins <module.mjs>',
       'JavaScript implementations of custom builtins: an ES module whose default export maps names to functions',
     )
-    .action(async (opts: EvalOptions) => evaluate(opts));
+    .addHelpText(
+      'after',
+      '\nWith a query the output is opa eval\'s JSON: {"result":[{"expressions":[{"value":…,"text":…,"location":…}],"bindings":{…}}]},\n' +
+        'or {} when the query is undefined. Exit codes: 0 evaluated, 1 evaluation failed (or undefined with --fail),\n' +
+        '2 bad usage or unreadable files, 3 the modules or the query do not compile.',
+    )
+    .action(async (query: string | undefined, opts: EvalOptions & QueryOptions) => {
+      if (query !== undefined) return evaluateQueryCommand(query, opts);
+      if (!opts.bundle || !opts.entrypoint)
+        throw new CliError('give a query, or -b bundle.tar.gz and -e pkg/rule', ExitCode.Usage);
+      return evaluate({ ...opts, bundle: opts.bundle, entrypoint: opts.entrypoint });
+    });
 
   policy
     .command('check')
@@ -488,6 +427,8 @@ export function registerPolicyCommands(program: Command): void {
     .option('--format <format>', 'text or json', 'text')
     .option('--v0-compatible', "read modules as Rego v0 (OPA's --v0-compatible); a module importing rego.v1 stays v1")
     .option('--capabilities <file>', CAPABILITIES_HELP)
+    .addOption(ignoreOption())
+    .addOption(bundleModeOption())
     .action(async (paths: string[], opts: CheckOptions) => check(paths, opts));
 
   policy
@@ -498,5 +439,7 @@ export function registerPolicyCommands(program: Command): void {
     .action(async (opts: InspectOptions) => inspect(opts));
 
   addPolicyTestCommand(policy);
+  addPolicyBenchCommand(policy);
+  addPolicyFmtCommand(policy);
   addPolicyCapabilitiesCommand(policy);
 }

@@ -29,6 +29,8 @@ export interface TestEvaluatorOptions {
   timeoutMs: number;
   /** Default: the toolchain's builtin library with `time.now_ns` pinned to each evaluation's `now`. */
   hostBuiltins?: HostBuiltinTable;
+  /** Where print/trace lines of the default builtins go (default: the builtin library's stderr JSON lines). */
+  print?: (line: string) => void;
 }
 
 export interface TestEvaluator {
@@ -52,7 +54,11 @@ function describeThrown(err: unknown): string {
 export async function createTestEvaluator(options: TestEvaluatorOptions): Promise<TestEvaluator> {
   let deadline = Infinity;
   let evaluationNow = new Date(0);
-  const context = new HostBuiltinContext({ clock: () => BigInt(evaluationNow.getTime()) * 1_000_000n });
+  const print = options.print;
+  const context = new HostBuiltinContext({
+    clock: () => BigInt(evaluationNow.getTime()) * 1_000_000n,
+    ...(print ? { print: (line: string) => print(line) } : {}),
+  });
   const raw = options.hostBuiltins ?? (createHostBuiltins(context) as CustomBuiltins);
   const builtins: CustomBuiltins = {};
   for (const [name, fn] of Object.entries(raw)) {

@@ -9,3 +9,10 @@ export {
   type TestStatus,
 } from './runner.ts';
 export { TestEvaluationError, type TestEvaluationErrorCode } from './evaluator.ts';
+export {
+  CoverageProbes,
+  formatCoverageReport,
+  type CoverageReport,
+  type FileCoverage,
+  type LineRange,
+} from './coverage.ts';

@@ -1,16 +1,17 @@
 // `guardian policy test`: like `opa test`. Discovers `test_*` rules (and `todo_test_*`, reported as skipped)
 // in every .rego file under the given paths, compiles the whole set once through our compiler with one
-// entrypoint per test rule, and evaluates each through opa-wasm with the data.json files found alongside.
+// entrypoint per test rule, and evaluates each through opa-wasm with the data files found alongside (OPA's
+// loader rules: src/rego/bundle/loader.ts).
 // A test passes when its rule evaluates to `true`; undefined, any other value or a runtime error fails it.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
 import { parseModule } from '../ast/index.ts';
 import type { Module, Rule, Term } from '../ast/types.ts';
 import { compileModules } from '../semantic/index.ts';
 import { planEntrypoints } from '../planner/index.ts';
 import { linkPolicyWasm } from '../wasm/index.ts';
+import { IgnorePatternError, LoaderError, loadPaths } from '../bundle/loader.ts';
 import { RegoError, RegoErrors } from '../errors.ts';
 import type { JsonValue as Json } from '../builtins/index.ts';
+import { CoverageProbes, type CoverageReport, instrumentForCoverage } from './coverage.ts';
 import { createTestEvaluator, TestEvaluationError, type HostBuiltinTable } from './evaluator.ts';
 
 export type TestStatus = 'pass' | 'fail' | 'error' | 'skip';
@@ -35,11 +36,17 @@ export interface PolicyTestReport {
   skipped: number;
   /** Wall time of parse + compile + link. */
   compileMs: number;
+  /** With `coverage`: OPA's coverage report of the modules. */
+  coverage?: CoverageReport;
 }
 
 export interface PolicyTestOptions {
-  /** Files or directories; directories are searched recursively for *.rego and data.json. */
+  /** Files or directories, loaded with OPA's loader rules (every .rego, .json, .yaml/.yml below them). */
   paths: string[];
+  /** `--ignore` patterns: names skipped below the paths. */
+  ignore?: string[];
+  /** Read the paths as bundles (OPA's `--bundle`). */
+  asBundle?: boolean;
   /** Only tests whose full name (`data.pkg.test_x`) matches run. */
   run?: RegExp;
   /** Per-test evaluation bound (default 10 s). */
@@ -48,6 +55,8 @@ export interface PolicyTestOptions {
   hostBuiltins?: HostBuiltinTable;
   /** Read modules as Rego v0 (a module importing rego.v1 stays v1). */
   v0Compatible?: boolean;
+  /** Instrument the modules and report line coverage (`report.coverage`). */
+  coverage?: boolean;
 }
 
 /** The sources could not be read, parsed or compiled; `errors` carry file:row:col. */
@@ -62,88 +71,32 @@ export class PolicyTestSetupError extends Error {
 }
 
 interface SourceSet {
-  modules: { file: string; text: string }[];
+  modules: { file: string; text: string; regoVersion?: 0 | 1 }[];
   data: Json;
 }
 
-function collect(paths: string[]): SourceSet {
-  const modules: { file: string; text: string }[] = [];
-  const data: { [key: string]: Json } = {};
-  for (const root of paths) {
-    let st;
-    try {
-      st = statSync(root);
-    } catch {
-      throw new PolicyTestSetupError(`${root}: no such file or directory`, 'usage');
-    }
-    const files: string[] = [];
-    const walk = (dir: string): void => {
-      for (const name of readdirSync(dir).sort()) {
-        if (name.startsWith('.') || name === 'node_modules') continue;
-        const p = join(dir, name);
-        if (statSync(p).isDirectory()) walk(p);
-        else files.push(p);
-      }
+/** OPA's loader rules (src/rego/bundle/loader.ts); a loading error is a usage error. */
+function collect(options: PolicyTestOptions): SourceSet {
+  try {
+    const loaded = loadPaths(options.paths, {
+      ignore: options.ignore ?? [],
+      asBundle: options.asBundle === true,
+      regoVersion: options.v0Compatible ? 0 : 1,
+    });
+    return {
+      modules: loaded.modules.map((m) => ({
+        file: m.path,
+        text: m.text,
+        ...(m.regoVersion !== undefined ? { regoVersion: m.regoVersion } : {}),
+      })),
+      data: loaded.data as Json,
     };
-    if (st.isDirectory()) walk(root);
-    else files.push(root);
-    for (const f of files) {
-      if (f.endsWith('.rego')) modules.push({ file: f, text: readFileSync(f, 'utf8') });
-      else if (f.endsWith(`${sep}data.json`) || f === 'data.json') {
-        // OPA mounts <root>/a/b/data.json at data.a.b.
-        const rel = st.isDirectory() ? relative(root, f) : 'data.json';
-        const segments = rel.split(sep).slice(0, -1);
-        let parsed: Json;
-        try {
-          parsed = JSON.parse(readFileSync(f, 'utf8')) as Json;
-        } catch (err) {
-          throw new PolicyTestSetupError(`${f}: invalid JSON: ${(err as Error).message}`, 'usage');
-        }
-        mount(data, segments, parsed, f);
-      }
-    }
+  } catch (err) {
+    if (err instanceof LoaderError || err instanceof IgnorePatternError)
+      throw new PolicyTestSetupError(err.message, 'usage');
+    if (err instanceof RegoErrors) throw new PolicyTestSetupError(formatRegoErrors(err), 'compile');
+    throw err;
   }
-  return { modules, data };
-}
-
-function mount(root: { [key: string]: Json }, segments: string[], value: Json, file: string): void {
-  if (segments.length === 0) {
-    if (value === null || typeof value !== 'object' || Array.isArray(value))
-      throw new PolicyTestSetupError(`${file}: root data must be an object`, 'usage');
-    merge(root, value, file);
-    return;
-  }
-  let node = root;
-  for (const seg of segments.slice(0, -1)) {
-    const next = node[seg];
-    if (next === undefined) node[seg] = {};
-    else if (next === null || typeof next !== 'object' || Array.isArray(next))
-      throw new PolicyTestSetupError(`${file}: conflicts with data at ${seg}`, 'usage');
-    node = node[seg] as { [key: string]: Json };
-  }
-  const last = segments[segments.length - 1];
-  node[last] = node[last] === undefined ? value : mergeValues(node[last], value, file);
-}
-
-function mergeValues(a: Json, b: Json, file: string): Json {
-  if (
-    a !== null &&
-    typeof a === 'object' &&
-    !Array.isArray(a) &&
-    b !== null &&
-    typeof b === 'object' &&
-    !Array.isArray(b)
-  ) {
-    const out = { ...a };
-    merge(out, b, file);
-    return out;
-  }
-  throw new PolicyTestSetupError(`${file}: data conflicts with another data file`, 'usage');
-}
-
-function merge(target: { [key: string]: Json }, source: { [key: string]: Json }, file: string): void {
-  for (const [k, v] of Object.entries(source))
-    target[k] = target[k] === undefined ? v : mergeValues(target[k], v, file);
 }
 
 function termString(t: Term): string | undefined {
@@ -179,12 +132,14 @@ function formatRegoErrors(err: unknown): string {
 /** Discovers, compiles and runs the Rego tests under `paths`. */
 export async function runPolicyTests(options: PolicyTestOptions): Promise<PolicyTestReport> {
   const started = performance.now();
-  const sources = collect(options.paths);
+  const sources = collect(options);
   if (sources.modules.length === 0)
     throw new PolicyTestSetupError(`no .rego files under ${options.paths.join(', ')}`, 'usage');
   let modules: Module[];
   try {
-    modules = sources.modules.map((m) => parseModule(m.file, m.text, { regoVersion: options.v0Compatible ? 0 : 1 }));
+    modules = sources.modules.map((m) =>
+      parseModule(m.file, m.text, { regoVersion: m.regoVersion ?? (options.v0Compatible ? 0 : 1) }),
+    );
   } catch (err) {
     throw new PolicyTestSetupError(formatRegoErrors(err), 'compile');
   }
@@ -213,6 +168,8 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
 
   const results: PolicyTestResult[] = [];
   let compileMs = 0;
+  const probes = options.coverage ? new CoverageProbes() : undefined;
+  if (probes) instrumentForCoverage(modules, probes);
   if (runnable.length > 0) {
     let wasm: Uint8Array;
     try {
@@ -231,6 +188,8 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
       data: sources.data,
       timeoutMs: options.timeoutMs ?? 10_000,
       ...(options.hostBuiltins ? { hostBuiltins: options.hostBuiltins } : {}),
+      // The policy's own print output still reaches stderr; the probes are counted.
+      ...(probes ? { print: (line: string) => probes.record(line) || process.stderr.write(`${line}\n`) } : {}),
     });
     for (const t of runnable) {
       const base = { name: t.name, entrypoint: t.entrypoint, file: t.file, row: t.row };
@@ -267,6 +226,7 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
     failed: results.filter((r) => r.status === 'fail' || r.status === 'error').length,
     skipped: results.filter((r) => r.status === 'skip').length,
     compileMs,
+    ...(probes ? { coverage: probes.report() } : {}),
   };
 }
 

@@ -1,0 +1,74 @@
+// `policy test --coverage`: the modules are instrumented with trace probes and compiled to Wasm; the report
+// (OPA's `opa test --coverage --format json` shape) says which lines the tests reached, and the test results
+// are the same as without coverage.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { formatCoverageReport, runPolicyTests } from '../../../src/rego/tester/index.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'policy-coverage-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const policy = join(dir, 'p.rego');
+const tests = join(dir, 'p_test.rego');
+writeFileSync(
+  policy,
+  [
+    'package p', // 1
+    '', // 2
+    'default allow := false', // 3
+    '', // 4
+    'allow if {', // 5
+    '\tinput.role == "admin"', // 6
+    '\tinput.mfa', // 7
+    '}', // 8
+    '', // 9
+    'reason := "locked" if {', // 10
+    '\tinput.locked', // 11
+    '}', // 12
+    '', // 13
+    'limit := 3', // 14
+    '',
+  ].join('\n'),
+);
+writeFileSync(
+  tests,
+  [
+    'package p_test', // 1
+    '', // 2
+    'import data.p', // 3
+    '', // 4
+    'test_admin if p.allow with input as {"role": "admin", "mfa": true}', // 5
+    '', // 6
+    'test_viewer if not p.allow with input as {"role": "viewer"}', // 7
+    '',
+  ].join('\n'),
+);
+
+describe('runPolicyTests with coverage', { timeout: 300_000 }, () => {
+  it('reports reached and unreached lines per file, with the same test results', async () => {
+    const plain = await runPolicyTests({ paths: [dir] });
+    const covered = await runPolicyTests({ paths: [dir], coverage: true });
+    expect(covered.results.map((r) => [r.name, r.status])).toEqual(plain.results.map((r) => [r.name, r.status]));
+    expect(covered.results.every((r) => r.status === 'pass')).toBe(true);
+    const report = covered.coverage!;
+    const row = (start: number, end = start) => ({ start: { row: start }, end: { row: end } });
+    // allow's head (5) and body (6-7) are reached; reason's body (11) is never evaluated, nor its head
+    // (10), nor limit (14); the default rule is not counted.
+    expect(report.files[policy]).toEqual({
+      covered: [row(5, 7)],
+      not_covered: [row(10, 11), row(14)],
+      covered_lines: 3,
+      not_covered_lines: 3,
+      coverage: 50,
+    });
+    expect(report.files[tests]).toEqual({
+      covered: [row(5), row(7)],
+      covered_lines: 2,
+      not_covered_lines: 0,
+      coverage: 100,
+    });
+    expect(report).toMatchObject({ covered_lines: 5, not_covered_lines: 3, coverage: 62.5 });
+    expect(formatCoverageReport(report)).toContain(`${policy}: 3/6 lines (50%); not covered: 10-11, 14`);
+  });
+});

@@ -1,0 +1,241 @@
+// OPA's loader rules (src/rego/bundle/loader.ts), checked against the behaviour of OPA's loader/loader.go and
+// bundle/bundle.go: which files load, where data mounts, merge conflicts, --ignore, prefixes, bundle roots;
+// then through `guardian policy test` and `policy build` as a user runs them.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runGuardian } from '../../cli/run-guardian.ts';
+import { readBundle } from '../../../src/rego/bundle/index.ts';
+import { goGlobMatcher, LoaderError, loadPaths, splitPathPrefix } from '../../../src/rego/bundle/loader.ts';
+import { runPolicyTests } from '../../../src/rego/tester/index.ts';
+
+const roots: string[] = [];
+afterAll(() => {
+  for (const r of roots) rmSync(r, { recursive: true, force: true });
+});
+
+function tree(files: Record<string, string>): string {
+  const d = mkdtempSync(join(tmpdir(), 'loader-'));
+  roots.push(d);
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(d, name)), { recursive: true });
+    writeFileSync(join(d, name), text);
+  }
+  return d;
+}
+
+function loadErrors(paths: string[], options: Parameters<typeof loadPaths>[1] = {}): string[] {
+  try {
+    loadPaths(paths, options);
+  } catch (e) {
+    if (e instanceof LoaderError) return e.errors;
+    throw e;
+  }
+  throw new Error('expected a LoaderError');
+}
+
+describe('loadPaths: OPA loader rules', () => {
+  it('loads every .rego/.json/.yaml/.yml, mounting data at its directory whatever the file name', () => {
+    const d = tree({
+      'p.rego': 'package p\n',
+      'cfg/limits.yaml': 'limit: 3\nflag: yes\n',
+      'cfg/more.json': '{"other": [1, 2]}',
+      'a/b/x.yml': 'name: x\n',
+      'a/b/c/deep.json': '{"k": true}',
+      'notes.txt': 'not loaded',
+      'cfg/readme.md': '# not loaded',
+    });
+    const r = loadPaths([d]);
+    expect(r.modules.map((m) => m.relative)).toEqual(['p.rego']);
+    // sigs.k8s.io/yaml reads YAML 1.1: `yes` is true.
+    expect(r.data).toEqual({
+      cfg: { limit: 3, flag: true, other: [1, 2] },
+      a: { b: { name: 'x', c: { k: true } } },
+    });
+  });
+
+  it('a file named on the command line mounts at the root; an unknown extension is tried as Rego/JSON/YAML', () => {
+    const d = tree({ 'data.json': '{"x": 1}', 'extra.conf': '{"y": 2}', 'rules.policy': 'package q\n' });
+    const r = loadPaths([join(d, 'data.json'), join(d, 'extra.conf'), join(d, 'rules.policy')]);
+    expect(r.data).toEqual({ x: 1, y: 2 });
+    expect(r.modules.map((m) => [m.relative, m.inDirectory])).toEqual([['rules.policy', false]]);
+  });
+
+  it('objects merge key by key; any other value twice is a merge error; a root scalar is a bad document type', () => {
+    const ok = tree({ 'x/a.json': '{"o": {"a": 1}}', 'x/b.yaml': 'o:\n  b: 2\n' });
+    expect(loadPaths([ok]).data).toEqual({ x: { o: { a: 1, b: 2 } } });
+    const clash = tree({ 'x/a.json': '{"n": 1}', 'x/b.json': '{"n": 1}' });
+    expect(loadErrors([clash])).toEqual([`${join(clash, 'x', 'b.json')}: merge error`]);
+    const scalar = tree({ 'n.json': '7' });
+    expect(loadErrors([join(scalar, 'n.json')])).toEqual([`${join(scalar, 'n.json')}: bad document type`]);
+    // Below a directory a scalar is fine: it is wrapped in its directory's object.
+    expect(loadPaths([tree({ 'd/n.json': '7' })]).data).toEqual({ d: 7 });
+  });
+
+  it("collects every error and words them as OPA's loader", () => {
+    const d = tree({ 'bad.json': '{"a": ', 'bad.yaml': 'a: [1,\n', 'ok.json': '{}' });
+    const missing = join(d, 'missing');
+    let error: LoaderError | undefined;
+    try {
+      loadPaths([d, missing]);
+    } catch (e) {
+      error = e as LoaderError;
+    }
+    expect(error).toBeInstanceOf(LoaderError);
+    expect(error!.errors).toHaveLength(3);
+    expect(error!.errors[0]).toMatch(new RegExp(`^${join(d, 'bad.json')}: invalid JSON: `));
+    expect(error!.errors[1]).toMatch(new RegExp(`^${join(d, 'bad.yaml')}: error converting YAML to JSON: `));
+    expect(error!.errors[2]).toBe(`stat ${missing}: no such file or directory`);
+    expect(error!.message.split('\n')[0]).toBe('3 errors occurred during loading:');
+    expect(loadErrors([missing])).toEqual([`stat ${missing}: no such file or directory`]);
+    expect(new LoaderError(['x: merge error']).message).toBe('1 error occurred during loading: x: merge error');
+  });
+
+  it('--ignore matches names below the paths (Go filepath.Match), never the paths themselves', () => {
+    const d = tree({
+      '.hidden/x.json': '{"h": 1}',
+      'vendor/v.rego': 'package v\n',
+      'keep/k.json': '{"k": 1}',
+      'keep/k_test.rego': 'package k\n',
+    });
+    // No default ignore: hidden directories load, as with opa.
+    expect(loadPaths([d]).data).toEqual({ '.hidden': { h: 1 }, keep: { k: 1 } });
+    const r = loadPaths([d], { ignore: ['.*', 'vendor', '*_test.rego'] });
+    expect(r.data).toEqual({ keep: { k: 1 } });
+    expect(r.modules).toEqual([]);
+    expect(loadPaths([join(d, 'vendor')], { ignore: ['vendor'] }).modules.map((m) => m.relative)).toEqual(['v.rego']);
+    expect(goGlobMatcher('[a-c]?.json').test('b1.json')).toBe(true);
+    expect(goGlobMatcher('[^a-c]*').test('abc')).toBe(false);
+    expect(goGlobMatcher('a\\*').test('a*')).toBe(true);
+    expect(() => goGlobMatcher('[abc')).toThrow(/syntax error in pattern/);
+  });
+
+  it("'a.b:path' mounts what the path holds below data.a.b; URLs are not prefixes", () => {
+    const d = tree({ 'x.json': '{"v": 1}', 'sub/y.json': '{"w": 2}' });
+    expect(loadPaths([`a.b:${join(d, 'x.json')}`, `c:${d}`]).data).toEqual({
+      a: { b: { v: 1 } },
+      c: { v: 1, sub: { w: 2 } },
+    });
+    expect(splitPathPrefix('file:///tmp/x')).toEqual({ prefix: [], path: 'file:///tmp/x' });
+    expect(splitPathPrefix('/tmp/x')).toEqual({ prefix: [], path: '/tmp/x' });
+  });
+});
+
+describe('a .tar.gz among the paths is a bundle', () => {
+  it('its modules join, its data merges below its directory, its manifest is data.system.bundle.manifest', async () => {
+    const { compileBundle } = await import('../../../src/rego/index.ts');
+    const { bundle } = await compileBundle({
+      sources: [{ file: 'b/q.rego', text: 'package b\n\nv := data.b.n\n' }],
+      entrypoints: ['b/v'],
+      data: { b: { n: 1 } },
+      revision: 'r7',
+    });
+    const d = tree({ 'p.rego': 'package p\n' });
+    mkdirSync(join(d, 'sub'));
+    writeFileSync(join(d, 'sub', 'built.tar.gz'), bundle);
+    const r = loadPaths([d]);
+    expect(r.modules.map((m) => m.path)).toEqual([join(d, 'p.rego'), join(d, 'sub', 'built.tar.gz') + '/b/q.rego']);
+    expect(r.data).toMatchObject({ sub: { b: { n: 1 }, system: { bundle: { manifest: { revision: 'r7' } } } } });
+  }, 120_000);
+});
+
+describe('loadPaths in bundle mode', () => {
+  it('only data.json/data.yaml are data; .manifest gives roots and revision', () => {
+    const d = tree({
+      '.manifest': JSON.stringify({ revision: 'r1', roots: ['acs'] }),
+      'acs/p.rego': 'package acs.p\n',
+      'acs/cfg/data.yaml': 'limit: 3\n',
+      'acs/cfg/other.json': '{"ignored": true}',
+    });
+    const r = loadPaths([d], { asBundle: true });
+    expect(r.data).toEqual({ acs: { cfg: { limit: 3 } } });
+    expect(r.manifest).toMatchObject({ revision: 'r1', roots: ['acs'] });
+    expect(r.modules.map((m) => m.relative)).toEqual(['acs/p.rego']);
+  });
+
+  it("refuses packages, data and overlapping roots outside the manifest's roots, with OPA's texts", () => {
+    const pkg = tree({ '.manifest': '{"roots": ["acs"]}', 'x.rego': 'package other.p\n' });
+    expect(loadErrors([pkg], { asBundle: true })).toEqual([
+      `bundle ${pkg}: manifest roots [acs] do not permit 'package other.p' in module '${join(pkg, 'x.rego')}'`,
+    ]);
+    const data = tree({ '.manifest': '{"roots": ["acs/a"]}', 'acs/b/data.json': '{"x": 1}' });
+    expect(loadErrors([data], { asBundle: true })).toEqual([
+      `bundle ${data}: manifest roots [acs/a] do not permit data at path '/acs/b' (hint: check bundle directory structure)`,
+    ]);
+    const overlap = tree({ '.manifest': '{"roots": ["a", "a/b"]}' });
+    expect(loadErrors([overlap], { asBundle: true })).toEqual([
+      `bundle ${overlap}: manifest has overlapped roots: 'a' and 'a/b'`,
+    ]);
+  });
+
+  it('two bundles merge their roots; two bundles owning everything overlap', () => {
+    const a = tree({ '.manifest': '{"roots": ["a"]}', 'a/data.json': '{"x": 1}', 'a/p.rego': 'package a\n' });
+    const b = tree({ '.manifest': '{"roots": ["b"]}', 'b/data.json': '{"y": 2}' });
+    const r = loadPaths([a, b], { asBundle: true });
+    expect(r.manifest?.roots).toEqual(['a', 'b']);
+    expect(r.data).toEqual({ a: { x: 1 }, b: { y: 2 } });
+    const c = tree({ 'p.rego': 'package c\n' });
+    const e = tree({ 'q.rego': 'package e\n' });
+    expect(loadErrors([c, e], { asBundle: true })).toEqual([
+      "bundle merge failed: manifest has overlapped roots: '' and ''",
+    ]);
+  });
+});
+
+describe('through the CLI', () => {
+  it('policy test finds fixtures in any .json/.yaml file mounted at its directory', { timeout: 300_000 }, async () => {
+    const d = tree({
+      'cfg/limits.yaml': 'limit: 3\n',
+      'p.rego': 'package p\n\nallow if input.n < data.cfg.limit\n',
+      'p_test.rego': 'package p_test\n\nimport data.p\n\ntest_small if p.allow with input as {"n": 1}\n',
+      'vendor/broken.json': '{',
+    });
+    const report = await runPolicyTests({ paths: [d], ignore: ['vendor'] });
+    expect(report.results.map((r) => [r.name, r.status])).toEqual([['data.p_test.test_small', 'pass']]);
+    await expect(runPolicyTests({ paths: [d] })).rejects.toThrow(
+      new RegExp(`^1 error occurred during loading: ${join(d, 'vendor', 'broken.json')}: invalid JSON`),
+    );
+  });
+
+  it('policy build without -e builds the METADATA entrypoints, and says so when there are none', {
+    timeout: 300_000,
+  }, async () => {
+    const d = tree({
+      'p.rego': '# METADATA\n# entrypoint: true\npackage p\n\nallow if data.cfg.on\n',
+      'cfg/x.yaml': 'on: true\n',
+    });
+    const out = join(d, 'bundle.tar.gz');
+    const built = await runGuardian(['policy', 'build', d, '-o', out]);
+    expect(built.code, built.stderr).toBe(0);
+    expect(built.stderr).toContain('compiled 1 module for p (entrypoints from METADATA entrypoint: true)');
+    // The bundle written into the input directory is not read back by the next build.
+    expect((await runGuardian(['policy', 'build', d, '-o', out, '-q'])).code).toBe(0);
+    const b = readBundle(new Uint8Array(readFileSync(out)));
+    expect(b.manifest.wasm?.map((w) => w.entrypoint)).toEqual(['p']);
+    // YAML 1.1: the key `on` is the boolean true, which JSON turns into the key "true".
+    expect(b.data).toEqual({ cfg: { true: true } });
+
+    const none = tree({ 'q.rego': 'package q\n\nallow := true\n' });
+    expect(await runGuardian(['policy', 'build', none, '-o', join(none, 'b.tar.gz'), '-q'])).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'guardian: no entrypoints: pass -e pkg/rule or annotate a rule with METADATA entrypoint: true\n',
+    });
+  });
+
+  it('policy build -b keeps the manifest roots and revision', { timeout: 300_000 }, async () => {
+    const d = tree({
+      '.manifest': JSON.stringify({ revision: 'from-manifest', roots: ['acs'] }),
+      'acs/p.rego': 'package acs.p\n\nallow := data.acs.cfg.on\n',
+      'acs/cfg/data.json': '{"on": true}',
+    });
+    const out = join(tree({}), 'b.tar.gz');
+    const built = await runGuardian(['policy', 'build', '-b', d, '-e', 'acs/p/allow', '-o', out, '-q']);
+    expect(built.code, built.stderr).toBe(0);
+    const b = readBundle(new Uint8Array(readFileSync(out)));
+    expect(b.manifest.roots).toEqual(['acs']);
+    expect(b.manifest.revision).toBe('from-manifest');
+    expect(b.data).toEqual({ acs: { cfg: { on: true } } });
+  });
+});
