@@ -632,6 +632,11 @@ export class DrizzleGuardianStore implements DurableStore {
     }
   }
 
+  /** The Drizzle handle, for the operator read queries in src/store/admin/ (the only other user of it). */
+  get database(): StoreDatabase {
+    return this.#db;
+  }
+
   async migrate(): Promise<void> {
     try {
       await this.#d.migrate();

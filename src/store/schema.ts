@@ -212,3 +212,21 @@ export const lifecycleAudit = pgTable('lifecycle_audit', {
   detail: text('detail'),
   at: timestamp('at', tz).notNull().defaultNow(),
 });
+
+/**
+ * Every state-changing admin API call (src/admin/, docs/admin-api.md): which token (by its configured name, never
+ * the token), with which role, did what, to what, when, and how it ended — refusals included.
+ */
+export const adminAudit = pgTable('admin_audit', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  at: timestamp('at', tz).notNull().defaultNow(),
+  actor: text('actor').notNull(),
+  role: text('role').notNull(),
+  method: text('method').notNull(),
+  path: text('path').notNull(),
+  action: text('action').notNull(),
+  target: text('target'),
+  status: integer('status').notNull(),
+  outcome: text('outcome').notNull(),
+  detail: text('detail'),
+});
