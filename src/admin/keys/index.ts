@@ -1,6 +1,7 @@
 // The Guardian's keys (docs/keys.md): ids, algorithms, status, fingerprints and the public halves — never a
 // private key, and nothing at all of an HMAC key but that it exists (its fingerprint is "secret").
 import { OpenAPIHono, z } from '@hono/zod-openapi';
+import type { KeyObject } from 'node:crypto';
 import type { KeyringEntry } from '../../crypto/keyring.ts';
 import { type AdminDeps, type AdminEnv, adminRoute, jsonContent, unavailable } from '../api/index.ts';
 
@@ -22,8 +23,7 @@ const Key = z
 
 function publicHalf(e: KeyringEntry): z.infer<typeof Key>['public_key'] {
   const m = e.material;
-  const spki = (k: import('node:crypto').KeyObject): string =>
-    k.export({ format: 'der', type: 'spki' }).toString('base64');
+  const spki = (k: KeyObject): string => k.export({ format: 'der', type: 'spki' }).toString('base64');
   switch (m.kind) {
     case 'hmac':
       return null;

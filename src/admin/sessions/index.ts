@@ -19,9 +19,8 @@ import {
   unavailable,
 } from '../api/index.ts';
 
-export const JsonValue: z.ZodType<Json> = z.lazy(() =>
-  z.union([z.null(), z.boolean(), z.number(), z.string(), z.array(JsonValue), z.record(z.string(), JsonValue)]),
-);
+/** Any JSON value (the answers are JSON text, so nothing else can arrive); not recursive: OpenAPI 3.1 needs no more. */
+export const JsonValue = z.unknown().openapi('JsonValue', { description: 'Any JSON value' });
 
 const SessionSummary = z
   .object({
