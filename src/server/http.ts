@@ -9,6 +9,7 @@ import { AcsError, AcsErrorCode } from '../acs/errors.ts';
 import type { Guardian } from '../acs/pipeline/index.ts';
 import { errorEnvelope } from '../acs/pipeline/respond.ts';
 import { readStreamWithLimit } from '../http-body/index.ts';
+import { acsOpenRpcDocument } from '../acs/openrpc/index.ts';
 
 export interface HttpAppOptions {
   /** Readiness probe (store reachable, policy loaded). */
@@ -49,6 +50,7 @@ export function createHttpApp(guardian: Guardian, options: HttpAppOptions = {}):
     await afterPollPhase();
     return json(await guardian.handle(body, 'http'));
   });
+  app.get('/acs/openrpc.json', () => json(acsOpenRpcDocument()));
   app.get('/healthz', () => json({ status: 'ok' }));
   app.get('/readyz', async () => {
     let ok = false;
