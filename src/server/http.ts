@@ -16,6 +16,8 @@ export interface HttpAppOptions {
   ready?: () => Promise<boolean>;
   /** Admin API (bundle lifecycle, replay jobs), mounted at /admin; it refuses everything without a token. */
   admin?: Hono;
+  /** The operator console (src/console/), mounted at /console. */
+  console?: Hono;
 }
 
 export function createHttpApp(guardian: Guardian, options: HttpAppOptions = {}): Hono {
@@ -62,6 +64,7 @@ export function createHttpApp(guardian: Guardian, options: HttpAppOptions = {}):
     return json({ status: ok ? 'ready' : 'unavailable' }, ok ? 200 : 503);
   });
   if (options.admin) app.route('/admin', options.admin);
+  if (options.console) app.route('/console', options.console);
   app.all('/acs', () => json({ error: 'use POST /acs' }, 405));
   app.notFound(() => json({ error: 'not found' }, 404));
   // A bug must never surface as an HTML 500 page: answer -32603 in JSON-RPC form.

@@ -31,8 +31,23 @@ const reloadRoute = adminRoute(
   { role: 'admin' },
 );
 
+const whoamiRoute = adminRoute(
+  {
+    method: 'get',
+    path: '/whoami',
+    operationId: 'whoami',
+    tags: ['tokens'],
+    summary: "The calling token's name and role (the console shows what the role may do)",
+    responses: {
+      200: jsonContent(z.object({ name: z.string(), role: z.enum(ROLES) }).openapi('Principal'), 'The caller'),
+    },
+  },
+  { role: 'viewer' },
+);
+
 export function tokenRoutes(deps: AdminDeps): OpenAPIHono<AdminEnv> {
   const app = new OpenAPIHono<AdminEnv>();
+  app.openapi(whoamiRoute, (c) => c.json(c.get('principal'), 200));
   app.openapi(listRoute, (c) => c.json({ tokens: deps.tokens.list() }, 200));
   app.openapi(reloadRoute, (c) => {
     try {

@@ -128,7 +128,9 @@ export function registerServeCommand(program: Command): void {
           host: flags.host,
           port,
           ready: runtime.ready,
-          ...(runtime.lifecycle ? { admin: runtime.lifecycle.admin } : {}),
+          ...(runtime.lifecycle
+            ? { admin: runtime.lifecycle.admin, console: (await import('../../console/index.ts')).createConsoleApp() }
+            : {}),
         });
       } catch (err) {
         await runtime.close();

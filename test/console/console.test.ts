@@ -1,0 +1,225 @@
+// The operator console in a real browser (Debian's Chromium driven by playwright-core) against a real Guardian:
+// signed traffic from the SDK client, the bundle lifecycle on PGlite, the admin API v1. A viewer sees sessions,
+// a session's chain and its verification, live decisions, the registry and the audit log, without the operator
+// buttons; an operator activates a bundle (after confirming) and reads a replay's diff. Screenshots of each page
+// go to test-results/console/.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGuardian } from '../../src/acs/pipeline/index.ts';
+import { cryptoEnvelopeSignatures } from '../../src/acs/signing/index.ts';
+import { createAdminApp } from '../../src/admin/index.ts';
+import { AcsClient, httpTransport } from '../../src/client/index.ts';
+import { createConsoleApp } from '../../src/console/index.ts';
+import { createSignatureRegistry, type SignatureRegistry } from '../../src/crypto/index.ts';
+import { LifecycleNode } from '../../src/lifecycle/index.ts';
+import { createReplayAdminRoutes } from '../../src/replay/http.ts';
+import { startHttpServer, type RunningHttpServer } from '../../src/server/http.ts';
+import { openStore } from '../../src/store/index.ts';
+import type { DurableStore } from '../../src/store/types.ts';
+import { TEST_IKM, expectValidAnswer } from '../acs/fixtures/harness.ts';
+import { constantBundle } from '../lifecycle/fixtures.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const SHOTS = new URL('../../test-results/console/', import.meta.url).pathname;
+const VIEWER = 'viewer-console-token-0123456789';
+const OPERATOR = 'operator-console-token-0123456789';
+const env = {
+  GUARDIAN_ADMIN_TOKENS: JSON.stringify({
+    tokens: [
+      { name: 'vera', role: 'viewer', token: VIEWER },
+      { name: 'otto', role: 'operator', token: OPERATOR },
+    ],
+  }),
+};
+
+let store: DurableStore;
+let node: LifecycleNode;
+let registry: SignatureRegistry;
+let server: RunningHttpServer;
+let origin: string;
+let context: BrowserContext;
+let userDataDir: string;
+const pageErrors: string[] = [];
+
+async function traffic(agentId: string, steps: number): Promise<string> {
+  const transport = httpTransport(server.url);
+  const c = new AcsClient({
+    transport: async (m) => {
+      const text = await transport(m);
+      expectValidAnswer(JSON.parse(text));
+      return text;
+    },
+    ikm: TEST_IKM,
+    agentId,
+  });
+  await c.hello({ methods_implemented: ['steps/userMessage'] });
+  for (let i = 0; i < steps; i++) {
+    const out = await c.step('steps/userMessage', { content: [{ type: 'text', value: `step ${i}` }] });
+    expect(out.failure).toBeUndefined();
+  }
+  return c.sessionId;
+}
+
+async function signIn(token: string): Promise<Page> {
+  const page = await context.newPage();
+  page.on('pageerror', (err) => pageErrors.push(err.message));
+  await page.goto(`${origin}/console`);
+  await page.getByLabel('Admin token').fill(token);
+  await page.keyboard.press('Enter');
+  await page.getByText(/^Signed in as /).waitFor();
+  return page;
+}
+
+const shot = (page: Page, name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  store = await openStore({ inMemory: true });
+  registry = createSignatureRegistry({ hmacIkm: TEST_IKM, workerPool: false });
+  node = new LifecycleNode({
+    store,
+    replicaId: 'console-replica',
+    pollIntervalMs: 60_000,
+    initialBundle: {
+      bytes: await constantBundle('rev-a', {
+        decision: {
+          decision: 'allow',
+          reasoning: 'rev-a allows',
+          reason_codes: ['fixture_allow'],
+          policy_references: [{ policy_id: 'fixture', policy_version: 'rev-a' }],
+        },
+      }),
+      source: 'test',
+    },
+  });
+  await node.start();
+  await node.push(
+    await constantBundle('rev-b', {
+      decision: { decision: 'deny', reasoning: 'rev-b denies', reason_codes: ['blocked'] },
+    }),
+    {
+      source: 'test',
+      activate: false,
+      by: 'test',
+    },
+  );
+  const guardian = createGuardian({ store, engine: node.engine, signatures: cryptoEnvelopeSignatures(registry) });
+  const admin = createAdminApp({
+    node,
+    env,
+    signatures: registry,
+    replay: createReplayAdminRoutes({ store }),
+    feedPollMs: 100,
+  });
+  server = await startHttpServer(guardian, { port: 0, admin, console: createConsoleApp({ env }) });
+  origin = server.url.replace(/\/acs$/, '');
+  userDataDir = mkdtempSync(join(tmpdir(), 'console-chromium-'));
+  context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1280, height: 800 },
+  });
+}, 180_000);
+afterAll(async () => {
+  await context?.close();
+  await server?.close();
+  await node?.stop();
+  await store?.close();
+  await registry?.close();
+  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+});
+
+describe('operator console', () => {
+  it('is off without an admin token, and served with a strict CSP otherwise', async () => {
+    const off = createConsoleApp({ env: {} });
+    expect((await off.request('/')).status).toBe(404);
+    const res = await fetch(`${origin}/console`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect((await fetch(`${origin}/console/assets/app.js`)).headers.get('content-type')).toMatch(/javascript/);
+  });
+
+  it('a viewer sees sessions of real traffic, a session chain and its verification, live decisions — no operator buttons', async () => {
+    const sessionId = await traffic('agent-console', 3);
+    const page = await signIn(VIEWER);
+    await expect(page.getByText('Signed in as vera (viewer)').isVisible()).resolves.toBe(true);
+    const link = page.getByRole('link', { name: sessionId });
+    await link.waitFor();
+    await shot(page, 'sessions');
+    await link.click();
+    await page.getByText('rev-a allows').first().waitFor();
+    expect(await page.locator('.step').count()).toBe(3);
+    await page.getByRole('button', { name: 'Verify chain' }).click();
+    await page.locator('#verify-result .ok').waitFor();
+    expect(await page.locator('#verify-result').textContent()).toContain('Chain intact: 3 entries');
+    await shot(page, 'session');
+
+    await page.getByRole('link', { name: 'Live' }).click();
+    await page.getByText('Receiving decisions as they are made.').waitFor();
+    const live = await traffic('agent-live-console', 1);
+    await page.getByRole('link', { name: live.slice(0, 8) }).waitFor({ timeout: 20_000 });
+    await shot(page, 'live');
+
+    await page.getByRole('link', { name: 'Decisions' }).click();
+    await page.getByLabel('Agent').fill('agent-console');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => page.locator('.decision-row').count(), { timeout: 10_000 }).toBe(3);
+    await shot(page, 'decisions');
+
+    await page.getByRole('link', { name: 'Bundles' }).click();
+    await page.getByRole('cell', { name: 'rev-b' }).waitFor();
+    expect(await page.getByRole('button', { name: /Activate/ }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Roll back' }).count()).toBe(0);
+    await page.getByRole('link', { name: 'Replay' }).click();
+    await page.getByRole('heading', { name: 'Jobs' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Start replay' }).count()).toBe(0);
+    await page.close();
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('an operator activates a bundle after confirming, replays against another revision and reads the diff', async () => {
+    const page = await signIn(OPERATOR);
+    await page.getByRole('link', { name: 'Bundles' }).click();
+    const dialogs: string[] = [];
+    page.on('dialog', (d) => {
+      dialogs.push(d.message());
+      void d.accept();
+    });
+    await page.getByRole('button', { name: 'Activate rev-b' }).click();
+    await page.getByText('Active revision is now rev-b.').waitFor();
+    expect(dialogs).toEqual(['Activate rev-b on every replica?']);
+    expect(await page.locator('#active-revision').textContent()).toContain('rev-b');
+    await shot(page, 'bundles');
+    expect(node.engine.revision).toBe('rev-b');
+
+    await page.getByRole('link', { name: 'Replay' }).click();
+    await page.getByLabel('Against revision').selectOption('rev-b');
+    await page.getByLabel('Agent').fill('agent-console');
+    await page.getByRole('button', { name: 'Start replay' }).click();
+    await page.locator('#replay-summary').waitFor({ timeout: 30_000 });
+    expect(await page.locator('#replay-summary').textContent()).toContain('3 steps replayed: 3 changed');
+    await page.getByText('allow→deny').waitFor();
+    await shot(page, 'replay');
+
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    await page.getByRole('cell', { name: 'activateBundle' }).waitFor();
+    expect(await page.locator('tr.audit-ok').first().textContent()).toContain('otto');
+    await shot(page, 'audit');
+    await page.close();
+    expect(pageErrors).toEqual([]);
+  });
+});
