@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Hono } from 'hono';
+import type { SignatureRegistry } from '../crypto/index.ts';
 import { writeBundle } from '../rego/bundle/index.ts';
 import type { DurableStore, GuardianStore } from '../store/types.ts';
 import { sha256Hex } from '../chain/index.ts';
@@ -36,6 +37,8 @@ export interface LifecycleRuntimeOptions {
   regoDir?: string;
   evaluationTimeoutMs?: number;
   log?: (line: string) => void;
+  /** The Guardian's keys, for the admin API's /keys and checkpoint checks (docs/admin-api.md). */
+  signatures?: SignatureRegistry;
 }
 
 export interface LifecycleRuntime {
@@ -163,7 +166,7 @@ export async function startLifecycleRuntime(options: LifecycleRuntimeOptions): P
   }
   const mount: Record<string, Hono> = {};
   // Without a token the admin API refuses everything, so the replay routes (and their modules) are not needed.
-  if (env.GUARDIAN_ADMIN_TOKEN)
+  if (env.GUARDIAN_ADMIN_TOKEN || env.GUARDIAN_ADMIN_TOKENS || env.GUARDIAN_ADMIN_TOKENS_FILE)
     try {
       const replay = (await import('../replay/http.ts')) as {
         createReplayAdminRoutes?: (deps: { store: DurableStore }) => Hono;
@@ -174,7 +177,13 @@ export async function startLifecycleRuntime(options: LifecycleRuntimeOptions): P
       // Replay is optional: the admin API works without it.
     }
   const { createAdminApp } = await import('../admin/index.ts');
-  const admin = createAdminApp({ node, env, sources: () => pollers.map((p) => ({ ...p.status })), mount });
+  const admin = createAdminApp({
+    node,
+    env,
+    sources: () => pollers.map((p) => ({ ...p.status })),
+    mount,
+    signatures: options.signatures,
+  });
   return {
     node,
     engine,

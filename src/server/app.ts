@@ -190,6 +190,7 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
         regoDir: options.regoDir,
         evaluationTimeoutMs: options.evaluationTimeoutMs,
         log: (l) => void process.stderr.write(l + '\n'),
+        signatures: registry,
       });
       engine = lifecycle.engine;
       policySource = `bundle registry (${lifecycle.engine.current.sha256.slice(0, 12)}, replica ${lifecycle.node.replicaId})`;
