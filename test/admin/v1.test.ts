@@ -6,18 +6,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGuardian } from '../../src/acs/pipeline/index.ts';
-import { cryptoEnvelopeSignatures } from '../../src/acs/signing/index.ts';
 import { ROUTE_ROLES, createAdminApp } from '../../src/admin/index.ts';
-import { AcsClient, httpTransport } from '../../src/client/index.ts';
-import { createSignatureRegistry, type SignatureRegistry } from '../../src/crypto/index.ts';
-import { LifecycleNode } from '../../src/lifecycle/index.ts';
-import { createReplayAdminRoutes } from '../../src/replay/http.ts';
-import { startHttpServer, type RunningHttpServer } from '../../src/server/http.ts';
-import { openStore } from '../../src/store/index.ts';
+import type { LifecycleNode } from '../../src/lifecycle/index.ts';
 import type { DurableStore } from '../../src/store/types.ts';
-import { TEST_IKM, expectValidAnswer } from '../acs/fixtures/harness.ts';
+import { TEST_IKM } from '../acs/fixtures/harness.ts';
 import { constantBundle } from '../lifecycle/fixtures.ts';
+import { type AdminGuardian, startAdminGuardian } from './fixtures.ts';
 
 const TOKENS = {
   viewer: 'viewer-token-0123456789abcdef',
@@ -26,10 +20,9 @@ const TOKENS = {
 } as const;
 type Who = keyof typeof TOKENS | 'none';
 
+let g: AdminGuardian;
 let store: DurableStore;
 let node: LifecycleNode;
-let registry: SignatureRegistry;
-let server: RunningHttpServer;
 let base: string;
 let dir: string;
 
@@ -44,42 +37,15 @@ const tokensJson = JSON.stringify({
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'admin-v1-'));
   writeFileSync(join(dir, 'tokens.json'), JSON.stringify({ tokens: [] }));
-  store = await openStore({ inMemory: true });
-  registry = createSignatureRegistry({ hmacIkm: TEST_IKM, workerPool: false });
-  node = new LifecycleNode({
-    store,
-    replicaId: 'v1-replica',
-    pollIntervalMs: 60_000,
-    initialBundle: {
-      bytes: await constantBundle('rev-a', {
-        decision: {
-          decision: 'allow',
-          reasoning: 'rev-a allows',
-          reason_codes: ['fixture_allow'],
-          policy_references: [{ policy_id: 'fixture', policy_version: 'rev-a' }],
-        },
-      }),
-      source: 'test',
-    },
-  });
-  await node.start();
-  const guardian = createGuardian({ store, engine: node.engine, signatures: cryptoEnvelopeSignatures(registry) });
-  const admin = createAdminApp({
-    node,
+  g = await startAdminGuardian({
     env: { GUARDIAN_ADMIN_TOKENS: tokensJson, GUARDIAN_ADMIN_TOKENS_FILE: join(dir, 'tokens.json') },
-    signatures: registry,
-    replay: createReplayAdminRoutes({ store }),
-    feedPollMs: 50,
-    maxFailuresPerMinute: 1000,
+    admin: { maxFailuresPerMinute: 1000 },
   });
-  server = await startHttpServer(guardian, { port: 0, admin });
-  base = server.url.replace(/\/acs$/, '/admin');
+  ({ store, node } = g);
+  base = `${g.origin}/admin`;
 });
 afterAll(async () => {
-  await server?.close();
-  await node?.stop();
-  await store?.close();
-  await registry?.close();
+  await g?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -92,28 +58,8 @@ async function getJson<T>(who: Who, path: string): Promise<T> {
   return (await res.json()) as T;
 }
 
-function client(agentId: string): AcsClient {
-  const transport = httpTransport(server.url);
-  return new AcsClient({
-    transport: async (m) => {
-      const text = await transport(m);
-      expectValidAnswer(JSON.parse(text));
-      return text;
-    },
-    ikm: TEST_IKM,
-    agentId,
-  });
-}
-
-async function traffic(agentId: string, steps: number): Promise<string> {
-  const c = client(agentId);
-  await c.hello({ methods_implemented: ['steps/userMessage'] });
-  for (let i = 0; i < steps; i++) {
-    const out = await c.step('steps/userMessage', { content: [{ type: 'text', value: `hello ${i}` }] });
-    expect(out.failure).toBeUndefined();
-  }
-  return c.sessionId;
-}
+const traffic = (agentId: string, steps: number) => g.traffic(agentId, steps);
+const client = (agentId: string) => g.client(agentId);
 
 /** Reads server-sent events until `until` says stop (or the timeout); returns them. */
 async function readEvents(

@@ -8,19 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGuardian } from '../../src/acs/pipeline/index.ts';
-import { cryptoEnvelopeSignatures } from '../../src/acs/signing/index.ts';
-import { createAdminApp } from '../../src/admin/index.ts';
-import { AcsClient, httpTransport } from '../../src/client/index.ts';
 import { createConsoleApp } from '../../src/console/index.ts';
-import { createSignatureRegistry, type SignatureRegistry } from '../../src/crypto/index.ts';
-import { LifecycleNode } from '../../src/lifecycle/index.ts';
-import { createReplayAdminRoutes } from '../../src/replay/http.ts';
-import { startHttpServer, type RunningHttpServer } from '../../src/server/http.ts';
-import { openStore } from '../../src/store/index.ts';
-import type { DurableStore } from '../../src/store/types.ts';
-import { TEST_IKM, expectValidAnswer } from '../acs/fixtures/harness.ts';
 import { constantBundle } from '../lifecycle/fixtures.ts';
+import { type AdminGuardian, startAdminGuardian } from '../admin/fixtures.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
@@ -45,33 +35,12 @@ const env = {
   }),
 };
 
-let store: DurableStore;
-let node: LifecycleNode;
-let registry: SignatureRegistry;
-let server: RunningHttpServer;
+let g: AdminGuardian;
 let origin: string;
 let context: BrowserContext;
 let userDataDir: string;
 const pageErrors: string[] = [];
-
-async function traffic(agentId: string, steps: number): Promise<string> {
-  const transport = httpTransport(server.url);
-  const c = new AcsClient({
-    transport: async (m) => {
-      const text = await transport(m);
-      expectValidAnswer(JSON.parse(text));
-      return text;
-    },
-    ikm: TEST_IKM,
-    agentId,
-  });
-  await c.hello({ methods_implemented: ['steps/userMessage'] });
-  for (let i = 0; i < steps; i++) {
-    const out = await c.step('steps/userMessage', { content: [{ type: 'text', value: `step ${i}` }] });
-    expect(out.failure).toBeUndefined();
-  }
-  return c.sessionId;
-}
+const traffic = (agentId: string, steps: number) => g.traffic(agentId, steps);
 
 async function signIn(token: string): Promise<Page> {
   const page = await context.newPage();
@@ -87,45 +56,14 @@ const shot = (page: Page, name: string) => page.screenshot({ path: join(SHOTS, `
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  store = await openStore({ inMemory: true });
-  registry = createSignatureRegistry({ hmacIkm: TEST_IKM, workerPool: false });
-  node = new LifecycleNode({
-    store,
-    replicaId: 'console-replica',
-    pollIntervalMs: 60_000,
-    initialBundle: {
-      bytes: await constantBundle('rev-a', {
-        decision: {
-          decision: 'allow',
-          reasoning: 'rev-a allows',
-          reason_codes: ['fixture_allow'],
-          policy_references: [{ policy_id: 'fixture', policy_version: 'rev-a' }],
-        },
-      }),
-      source: 'test',
-    },
-  });
-  await node.start();
-  await node.push(
+  g = await startAdminGuardian({ env, admin: { feedPollMs: 100 }, console: true });
+  await g.node.push(
     await constantBundle('rev-b', {
       decision: { decision: 'deny', reasoning: 'rev-b denies', reason_codes: ['blocked'] },
     }),
-    {
-      source: 'test',
-      activate: false,
-      by: 'test',
-    },
+    { source: 'test', activate: false, by: 'test' },
   );
-  const guardian = createGuardian({ store, engine: node.engine, signatures: cryptoEnvelopeSignatures(registry) });
-  const admin = createAdminApp({
-    node,
-    env,
-    signatures: registry,
-    replay: createReplayAdminRoutes({ store }),
-    feedPollMs: 100,
-  });
-  server = await startHttpServer(guardian, { port: 0, admin, console: createConsoleApp({ env }) });
-  origin = server.url.replace(/\/acs$/, '');
+  origin = g.origin;
   userDataDir = mkdtempSync(join(tmpdir(), 'console-chromium-'));
   context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,
@@ -136,10 +74,7 @@ beforeAll(async () => {
 }, 180_000);
 afterAll(async () => {
   await context?.close();
-  await server?.close();
-  await node?.stop();
-  await store?.close();
-  await registry?.close();
+  await g?.close();
   if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
 });
 
@@ -204,7 +139,7 @@ describe('operator console', () => {
     expect(dialogs).toEqual(['Activate rev-b on every replica?']);
     expect(await page.locator('#active-revision').textContent()).toContain('rev-b');
     await shot(page, 'bundles');
-    expect(node.engine.revision).toBe('rev-b');
+    expect(g.node.engine.revision).toBe('rev-b');
 
     await page.getByRole('link', { name: 'Replay' }).click();
     await page.getByLabel('Against revision').selectOption('rev-b');

@@ -32,3 +32,13 @@ export const PolicyRefs = ({ refs }) =>
         ${refs.map((r) => html`<li>${[r.policy_id, r.policy_version, r.rule_id].filter(Boolean).join(' · ')}</li>`)}
       </ul>`
     : null;
+
+/** The disposition filter of the search forms (ACS §6 dispositions). */
+export const DispositionSelect = () =>
+  html`<label
+    >Disposition
+    <select name="disposition">
+      <option value="">any</option>
+      ${['allow', 'deny', 'modify', 'ask', 'defer'].map((d) => html`<option>${d}</option>`)}
+    </select></label
+  >`;

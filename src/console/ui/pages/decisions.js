@@ -2,7 +2,7 @@
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import { api, query } from '../api.js';
-import { Badge, Codes, ErrorNote, time, useLoad } from '../view.js';
+import { Badge, Codes, DispositionSelect, ErrorNote, time, useLoad } from '../view.js';
 
 export const DecisionRows = ({ decisions }) => html`<table>
   <thead>
@@ -32,13 +32,7 @@ export function DecisionsPage() {
   };
   return html`<h1>Decisions</h1>
     <form class="filters" onSubmit=${submit} aria-label="Search decisions">
-      <label
-        >Disposition
-        <select name="disposition">
-          <option value="">any</option>
-          ${['allow', 'deny', 'modify', 'ask', 'defer'].map((d) => html`<option>${d}</option>`)}
-        </select></label
-      >
+      <${DispositionSelect} />
       <label>Reason code <input name="reason_code" /></label>
       <label>Agent <input name="agent" /></label>
       <label>Method <input name="method" /></label>

@@ -2,7 +2,7 @@
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import { api, query, stream } from '../api.js';
-import { Badge, Codes, ErrorNote, PolicyRefs, time, useLoad } from '../view.js';
+import { Badge, Codes, DispositionSelect, ErrorNote, PolicyRefs, time, useLoad } from '../view.js';
 
 export function SessionsPage() {
   const [filter, setFilter] = useState({});
@@ -17,13 +17,7 @@ export function SessionsPage() {
   return html`<h1>Sessions</h1>
     <form class="filters" onSubmit=${submit} aria-label="Filter sessions">
       <label>Agent <input name="agent" /></label>
-      <label
-        >Disposition
-        <select name="disposition">
-          <option value="">any</option>
-          ${['allow', 'deny', 'modify', 'ask', 'defer'].map((d) => html`<option>${d}</option>`)}
-        </select></label
-      >
+      <${DispositionSelect} />
       <label>Reason code <input name="reason_code" /></label>
       <label>Policy revision <input name="revision" /></label>
       <button type="submit">Filter</button>
