@@ -18,6 +18,7 @@ import { auditRoutes } from './audit/index.ts';
 import { FailureLimiter, TokenTable } from './auth/index.ts';
 import { bundleRoutes } from './bundles/index.ts';
 import { checkpointRoutes } from './checkpoints/index.ts';
+import { dashboardRoutes } from './dashboard/index.ts';
 import { decisionRoutes } from './decisions/index.ts';
 import { keyRoutes } from './keys/index.ts';
 import { addOpenApiDocument } from './openapi/index.ts';
@@ -30,6 +31,7 @@ export { ROUTE_ROLES } from './api/index.ts';
 
 /** The v1 features, each a list of routes. A new feature is one more entry. */
 const FEATURES: ((deps: AdminDeps) => OpenAPIHono<AdminEnv>)[] = [
+  dashboardRoutes,
   sessionRoutes,
   checkpointRoutes,
   decisionRoutes,

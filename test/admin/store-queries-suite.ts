@@ -183,6 +183,28 @@ export function defineAdminQuerySuite(name: string, open: () => Promise<DurableS
       expect((await q.decisionsSince(oldest.at, { disposition: 'deny' }, 50)).map((d) => d.seq)).toEqual([1]);
     });
 
+    it('counts recent decisions per minute by disposition, top reason codes and latency percentiles', async () => {
+      const stats = await q.decisionStats(new Date(Date.now() - 3_600_000));
+      expect(stats.decisions).toBe(4);
+      const byDisposition: Record<string, number> = {};
+      for (const r of stats.perMinute) byDisposition[r.disposition] = (byDisposition[r.disposition] ?? 0) + r.count;
+      expect(byDisposition).toEqual({ allow: 2, deny: 1, ask: 1 });
+      expect(stats.perMinute.every((r) => r.minute instanceof Date && r.minute.getSeconds() === 0)).toBe(true);
+      expect(stats.topReasonCodes).toEqual([
+        { code: 'needs_approval', count: 1 },
+        { code: 'ok', count: 1 },
+        { code: 'pii', count: 1 },
+        { code: 'tool_not_allowed', count: 1 },
+      ]);
+      expect(stats.latencyMs).toEqual({ p50: 0.5, p99: 0.5, max: 0.5 });
+      expect((await q.decisionStats(new Date(Date.now() + 60_000))).decisions).toBe(0);
+      expect((await q.decisionStats(new Date(Date.now() + 60_000))).latencyMs).toEqual({
+        p50: null,
+        p99: null,
+        max: null,
+      });
+    });
+
     it('appends and lists the admin audit log newest first, filtered and paged', async () => {
       const base = { role: 'operator', method: 'POST', path: '/admin/v1/rollback', target: null, detail: null };
       const first = await q.appendAdminAudit({

@@ -195,6 +195,24 @@ describe('admin API v1: sessions, chains and decisions of real traffic', () => {
     expect((await get('viewer', '/v1/sessions?since=yesterday')).status).toBe(400);
   });
 
+  it('gives the dashboard figures: decisions per minute by disposition, reason codes, latency, bundle, store', async () => {
+    const stats = await getJson<{
+      decisions: number;
+      per_minute: { disposition: string; count: number }[];
+      top_reason_codes: { code: string; count: number }[];
+      latency_ms: { p99: number | null };
+      active_revision: string;
+      store: { driver: string; ok: boolean };
+    }>('viewer', '/v1/stats?minutes=5');
+    expect(stats.decisions).toBeGreaterThanOrEqual(5);
+    expect(stats.per_minute.every((r) => r.disposition === 'allow')).toBe(true);
+    expect(stats.per_minute.reduce((n, r) => n + r.count, 0)).toBe(stats.decisions);
+    expect(stats.top_reason_codes[0]).toEqual({ code: 'fixture_allow', count: stats.decisions });
+    expect(stats.latency_ms.p99).toBeGreaterThanOrEqual(0);
+    expect(stats).toMatchObject({ active_revision: 'rev-a', store: { driver: 'pglite', ok: true } });
+    expect((await get('viewer', '/v1/stats?minutes=0')).status).toBe(400);
+  });
+
   it("shows a session's chain entries with decision, reasoning, reason codes and policy references", async () => {
     const detail = await getJson<{ session: { agent_id: string; entries: number }; checkpoints: number }>(
       'viewer',

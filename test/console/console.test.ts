@@ -103,6 +103,15 @@ describe('operator console', () => {
     expect(await page.locator('#verify-result').textContent()).toContain('Chain intact: 3 entries');
     await shot(page, 'session');
 
+    await page.getByRole('link', { name: 'Dashboard' }).click();
+    await page.locator('#dashboard-facts').waitFor();
+    expect(await page.locator('#dashboard-facts').textContent()).toMatch(
+      /Decisions \(last hour\)\d+.*Active bundlerev-a.*ok/,
+    );
+    await page.locator('.chart canvas').waitFor();
+    await page.getByRole('cell', { name: 'fixture_allow' }).waitFor();
+    await shot(page, 'dashboard');
+
     await page.getByRole('link', { name: 'Live' }).click();
     await page.getByText('Receiving decisions as they are made.').waitFor();
     const live = await traffic('agent-live-console', 1);

@@ -7,6 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, token } from './api.js';
 import { AuditPage } from './pages/audit.js';
 import { BundlesPage } from './pages/bundles.js';
+import { DashboardPage } from './pages/dashboard.js';
 import { DecisionsPage } from './pages/decisions.js';
 import { LivePage } from './pages/live.js';
 import { ReplayPage } from './pages/replay.js';
@@ -14,6 +15,7 @@ import { SessionPage, SessionsPage } from './pages/sessions.js';
 import './console.css';
 
 const NAV = [
+  ['#/dashboard', 'Dashboard'],
   ['#/sessions', 'Sessions'],
   ['#/decisions', 'Decisions'],
   ['#/live', 'Live'],
@@ -59,6 +61,8 @@ function Login({ onSignedIn }) {
 function Page({ hash, me }) {
   const [path, id] = hash.slice(2).split('/');
   switch (path) {
+    case 'dashboard':
+      return html`<${DashboardPage} />`;
     case 'sessions':
       return id ? html`<${SessionPage} id=${decodeURIComponent(id)} />` : html`<${SessionsPage} />`;
     case 'decisions':

@@ -12,12 +12,18 @@ const SPACE_ESCAPE = '\\1\\2\\\\u0020';
 const withoutNul = (text: SQL): SQL => sql`regexp_replace(${text}, ${NUL_ESCAPE}, ${SPACE_ESCAPE}, 'g')`;
 const result = sql`(${withoutNul(withoutNul(sql`${contextEntries.resultJcs}`))}::json)`;
 
-/** decision = disposition (allow, deny, modify, ask, defer). */
-export const disposition = (value: string): SQL => sql`${result}->>'decision' = ${value}`;
+/** The delivered disposition (allow, deny, modify, ask, defer). */
+export const decisionText = sql<string | null>`(${result}->>'decision')`;
+
+/** decision = disposition. */
+export const disposition = (value: string): SQL => sql`${decisionText} = ${value}`;
+
+/** The reason codes as a set-returning expression (none when reason_codes is absent or not an array). */
+export const reasonCodesOf = sql`json_array_elements_text(case when json_typeof(${result}->'reason_codes') = 'array' then ${result}->'reason_codes' else '[]'::json end)`;
 
 /** reason_codes contains `code`. */
 export const hasReasonCode = (code: string): SQL =>
-  sql`exists (select 1 from json_array_elements_text(case when json_typeof(${result}->'reason_codes') = 'array' then ${result}->'reason_codes' else '[]'::json end) as rc(code) where rc.code = ${code})`;
+  sql`exists (select 1 from ${reasonCodesOf} as rc(code) where rc.code = ${code})`;
 
 /** Epoch microseconds of created_at, as text (the cursor's precision). */
 export const entryMicros = sql<string>`(extract(epoch from ${contextEntries.createdAt}) * 1000000)::bigint::text`;

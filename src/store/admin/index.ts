@@ -7,14 +7,25 @@ import type { DurableStore } from '../types.ts';
 import { type AdminAuditEntry, type NewAdminAuditEntry, appendAdminAudit, listAdminAudit } from './audit-log.ts';
 import { type DecisionFilter, type DecisionRow, decisionsSince, searchDecisions } from './decisions.ts';
 import { type Page, type SessionFilter, type SessionSummary, listSessions } from './sessions.ts';
+import { type DecisionStats, decisionStats } from './stats.ts';
 
-export type { AdminAuditEntry, NewAdminAuditEntry, DecisionFilter, DecisionRow, Page, SessionFilter, SessionSummary };
+export type {
+  DecisionStats,
+  AdminAuditEntry,
+  NewAdminAuditEntry,
+  DecisionFilter,
+  DecisionRow,
+  Page,
+  SessionFilter,
+  SessionSummary,
+};
 export { encodeCursor, decodeCursor } from './cursor.ts';
 
 export interface AdminQueries {
   listSessions(filter: SessionFilter, page: { cursor?: string; limit: number }): Promise<Page<SessionSummary>>;
   searchDecisions(filter: DecisionFilter, page: { cursor?: string; limit: number }): Promise<Page<DecisionRow>>;
   decisionsSince(sinceMicros: string, filter: DecisionFilter, limit: number): Promise<DecisionRow[]>;
+  decisionStats(since: Date, topCodes?: number): Promise<DecisionStats>;
   appendAdminAudit(entry: NewAdminAuditEntry): Promise<AdminAuditEntry>;
   listAdminAudit(
     filter: { actor?: string; action?: string },
@@ -31,6 +42,7 @@ export function adminQueries(store: DurableStore): AdminQueries {
     listSessions: (filter, page) => listSessions(db, filter, page),
     searchDecisions: (filter, page) => searchDecisions(db, filter, page),
     decisionsSince: (since, filter, limit) => decisionsSince(db, since, filter, limit),
+    decisionStats: (since, topCodes) => decisionStats(db, since, topCodes),
     appendAdminAudit: (entry) => appendAdminAudit(db, entry),
     listAdminAudit: (filter, page) => listAdminAudit(db, filter, page),
   };
