@@ -128,6 +128,7 @@ describe('operator console', () => {
     await page.getByRole('cell', { name: 'rev-b' }).waitFor();
     expect(await page.getByRole('button', { name: /Activate/ }).count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Roll back' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Upload' }).count()).toBe(0);
     await page.getByRole('link', { name: 'Replay' }).click();
     await page.getByRole('heading', { name: 'Jobs' }).waitFor();
     expect(await page.getByRole('button', { name: 'Start replay' }).count()).toBe(0);
@@ -147,8 +148,17 @@ describe('operator console', () => {
     await page.getByText('Active revision is now rev-b.').waitFor();
     expect(dialogs).toEqual(['Activate rev-b on every replica?']);
     expect(await page.locator('#active-revision').textContent()).toContain('rev-b');
-    await shot(page, 'bundles');
     expect(g.node.engine.revision).toBe('rev-b');
+    await page.getByLabel('Bundle file (.tar.gz)').setInputFiles({
+      name: 'rev-c.tar.gz',
+      mimeType: 'application/gzip',
+      buffer: Buffer.from(await constantBundle('rev-c')),
+    });
+    await page.getByRole('button', { name: 'Upload' }).click();
+    await page.getByText('Registered rev-c (not active: activate or replay against it).').waitFor();
+    await page.getByRole('cell', { name: 'rev-c', exact: true }).waitFor();
+    expect(g.node.engine.revision).toBe('rev-b');
+    await shot(page, 'bundles');
 
     await page.getByRole('link', { name: 'Replay' }).click();
     await page.getByLabel('Against revision').selectOption('rev-b');

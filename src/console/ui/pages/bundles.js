@@ -24,6 +24,18 @@ export function BundlesPage({ me }) {
     }
     reload();
   };
+  const upload = async (e) => {
+    e.preventDefault();
+    const file = e.currentTarget.elements.bundle.files[0];
+    if (!file) return;
+    try {
+      const r = await api('/bundles', { method: 'POST', body: file, headers: { 'content-type': 'application/gzip' } });
+      setNotice({ ok: true, text: `Registered ${r.record.revision} (not active: activate or replay against it).` });
+    } catch (err) {
+      setNotice({ ok: false, text: err.message });
+    }
+    reload();
+  };
   const active = status?.active;
   return html`<h1>Bundles</h1>
     <${ErrorNote} error=${statusError ?? listError ?? historyError} />
@@ -33,6 +45,11 @@ export function BundlesPage({ me }) {
     html`<button type="button" onClick=${() => act('Roll back to the previous revision?', () => api('/rollback', { method: 'POST' }))}>
       Roll back
     </button>`}
+    ${canOperate(me) &&
+    html`<form class="filters" onSubmit=${upload} aria-label="Upload a bundle">
+      <label>Bundle file (.tar.gz) <input name="bundle" type="file" accept=".gz,.tar.gz,application/gzip" required /></label>
+      <button type="submit">Upload</button>
+    </form>`}
     <h2>Registry</h2>
     <table>
       <thead><tr><th>Revision</th><th>sha256</th><th>Source</th><th>Registered</th><th></th></tr></thead>
