@@ -136,6 +136,25 @@ describe('operator console', () => {
     expect(pageErrors).toEqual([]);
   });
 
+  it('works from the keyboard alone: sign in, move through the navigation, open a page', async () => {
+    const page = await context.newPage();
+    await page.goto(`${origin}/console`);
+    // The token field has focus on arrival.
+    await page.keyboard.type(VIEWER);
+    await page.keyboard.press('Enter');
+    await page.getByText(/^Signed in as /).waitFor();
+    const focused = () => page.evaluate('document.activeElement ? document.activeElement.textContent : null');
+    let reached = false;
+    for (let i = 0; i < 12 && !reached; i++) {
+      await page.keyboard.press('Tab');
+      reached = (await focused()) === 'Audit log';
+    }
+    expect(reached).toBe(true);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Admin audit log' }).waitFor();
+    await page.close();
+  });
+
   it('an operator activates a bundle after confirming, replays against another revision and reads the diff', async () => {
     const page = await signIn(OPERATOR);
     await page.getByRole('link', { name: 'Bundles' }).click();
