@@ -9,6 +9,7 @@ import {
   adminRoute,
   errorResponse,
   jsonContent,
+  refuse,
   unavailable,
   wire,
 } from '../api/index.ts';
@@ -155,20 +156,30 @@ export function replayRoutes(deps: AdminDeps): OpenAPIHono<AdminEnv> {
       ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
     });
   };
-  /** The jobs app's JSON answer, re-sent so the v1 response validation checks it. */
-  const relay = async <T>(c: Context<AdminEnv>, res: Response) => {
-    const type = res.headers.get('content-type') ?? '';
-    if (!type.startsWith('application/json')) return res;
-    return c.json(wire<T>(await res.json()), res.status as 200);
+  /**
+   * The jobs app's JSON body: a refusal is rethrown as one (answered in the v1 error shape), a success re-sent by
+   * the handler so the v1 response validation checks it.
+   */
+  const bodyOf = async <T>(res: Response): Promise<T> => {
+    const body = (await res.json()) as { error?: string; message?: string };
+    if (!res.ok) refuse(res.status, body.error ?? 'replay_failed', body.message ?? `replay answered ${res.status}`);
+    return wire<T>(body);
   };
-  app.openapi(startRoute, async (c) => {
-    const res = await forward(c, c.req.valid('json'));
-    return (await relay<z.infer<typeof Job>>(c, res)) as never;
+  app.openapi(startRoute, async (c) =>
+    c.json(await bodyOf<z.infer<typeof Job>>(await forward(c, c.req.valid('json'))), 202),
+  );
+  app.openapi(listRoute, async (c) => c.json(await bodyOf<{ jobs: z.infer<typeof Job>[] }>(await forward(c)), 200));
+  app.openapi(getRoute, async (c) => c.json(await bodyOf<z.infer<typeof Job>>(await forward(c)), 200));
+  app.openapi(eventsRoute, async (c) => {
+    const res = await forward(c);
+    return res.ok ? res : c.json(await bodyOf<never>(res), 200);
   });
-  app.openapi(listRoute, async (c) => (await relay<{ jobs: z.infer<typeof Job>[] }>(c, await forward(c))) as never);
-  app.openapi(getRoute, async (c) => (await relay<z.infer<typeof Job>>(c, await forward(c))) as never);
-  app.openapi(eventsRoute, async (c) => forward(c));
-  app.openapi(reportRoute, async (c) => (await relay<Record<string, null>>(c, await forward(c))) as never);
-  app.openapi(cancelRoute, async (c) => (await relay<z.infer<typeof Job>>(c, await forward(c))) as never);
+  app.openapi(reportRoute, async (c) => {
+    const res = await forward(c);
+    // json reports are re-sent (and validated); md, html and table go through as the jobs app made them.
+    if (res.ok && !(res.headers.get('content-type') ?? '').startsWith('application/json')) return res;
+    return c.json(await bodyOf<Record<string, null>>(res), 200);
+  });
+  app.openapi(cancelRoute, async (c) => c.json(await bodyOf<z.infer<typeof Job>>(await forward(c)), 202));
   return app;
 }
