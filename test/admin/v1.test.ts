@@ -478,3 +478,15 @@ describe('admin API v1: failure rate limit', () => {
     );
   });
 });
+
+describe('admin API v1: parts this Guardian runs without', () => {
+  it('answers 503 unavailable (an Error body) for replay and keys when they are not wired', async () => {
+    const app = createAdminApp({ node, env: { GUARDIAN_ADMIN_TOKENS: tokensJson } });
+    const call = (path: string) => app.request(path, { headers: { authorization: `Bearer ${TOKENS.viewer}` } });
+    for (const path of ['/v1/replay', '/v1/keys', '/replay']) {
+      const res = await call(path);
+      expect(res.status, path).toBe(503);
+      expect(await res.json()).toMatchObject({ error: 'unavailable' });
+    }
+  });
+});

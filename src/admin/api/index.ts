@@ -45,6 +45,8 @@ const COMMON_ERRORS = {
   401: errorResponse('No or an unknown bearer token'),
   403: errorResponse("The token's role may not do this"),
   429: errorResponse('Too many failed attempts; see Retry-After'),
+  500: errorResponse('Internal error (logged; no details are answered)'),
+  503: errorResponse('A part this Guardian runs without (replay, keys) or the store is unavailable'),
 } as const;
 
 export const jsonContent = <T extends z.ZodType>(schema: T, description: string) => ({
@@ -85,8 +87,10 @@ function validateResponse(route: RouteConfig): MiddlewareHandler<AdminEnv> {
     await next();
     const res = c.res;
     if (!(res.headers.get('content-type') ?? '').startsWith('application/json')) return;
-    const schema = (route.responses[res.status] as { content?: Record<string, { schema?: z.ZodType }> } | undefined)
+    const declared = (route.responses[res.status] as { content?: Record<string, { schema?: z.ZodType }> } | undefined)
       ?.content?.['application/json']?.schema;
+    // Every refusal is an Error body, whether or not the route lists its status.
+    const schema = declared ?? (res.status >= 400 ? ErrorBody : undefined);
     const body: unknown = await res.clone().json();
     const checked = schema?.safeParse(body);
     if (!checked?.success) {
