@@ -74,8 +74,9 @@ module.exports = {
         'from an installed package) and resolves.',
       from: {
         path: '^src/',
-        // The Wasm runtime's build script runs only in a checkout (`npm run build`), where AssemblyScript is.
-        pathNot: '^src/rego/[a-z/]*runtime/build\\.mjs$',
+        // The Wasm runtime's build script runs only in a checkout (`npm run build`), where AssemblyScript is; the
+        // console's browser sources are bundled by esbuild at build time (scripts/build.mjs), never run by Node.
+        pathNot: ['^src/rego/[a-z/]*runtime/build\\.mjs$', '^src/console/ui/'],
       },
       to: {
         dependencyTypes: ['npm-dev', 'npm-no-pkg', 'npm-unknown', 'unknown', 'undetermined'],
@@ -104,10 +105,11 @@ module.exports = {
     },
     {
       comment:
-        'src/json.ts (JSON types and guards), src/chain (ACS §8.2 hash chain, RFC 8785), src/http-body and ' +
-        'src/worker-thread are leaves: they import nothing of ours. Everyone outside src/rego may use them.',
+        'src/json.ts (JSON types and guards), src/package-version.ts, src/chain (ACS §8.2 hash chain, RFC 8785), ' +
+        'src/http-body and src/worker-thread are leaves: they import nothing of ours. Everyone outside src/rego may ' +
+        'use them.',
       from: { path: '^src/', pathNot: folder('rego') },
-      to: { path: folder('json', 'chain', 'http-body', 'worker-thread') },
+      to: { path: folder('json', 'package-version', 'chain', 'http-body', 'worker-thread') },
     },
     {
       comment: 'src/crypto (signature algorithms, keys) builds on the leaves only.',
@@ -178,9 +180,15 @@ module.exports = {
       to: { path: folder('store', 'policy', 'rego', 'acs') },
     },
     {
-      comment: 'src/admin (the admin HTTP API) drives the lifecycle and checks tokens with crypto; src/server mounts it and replay beside it.',
+      comment: 'src/admin (the admin HTTP API) drives the lifecycle, reads sessions and decisions from the store, verifies chains ' +
+        'with audit and keys with crypto; src/server mounts it with replay and AgBOM routes beside it.',
       from: { path: folder('admin') },
-      to: { path: folder('lifecycle', 'crypto') },
+      to: { path: folder('lifecycle', 'crypto', 'store', 'audit') },
+    },
+    {
+      comment: 'src/console (the operator console) serves its bundled pages and checks sessions with admin\'s tokens.',
+      from: { path: folder('console') },
+      to: { path: folder('admin') },
     },
     {
       comment: 'src/server is the composition root: it may import every layer above (not the CLI).',

@@ -45,8 +45,10 @@ function filesUnder(dir) {
 /** The runtime's AssemblyScript sources and builder are build inputs, not run-time files. */
 const isRuntimeSource = (file) =>
   file.startsWith('src/rego/wasm/runtime/assembly/') || file === 'src/rego/wasm/runtime/build.mjs';
+/** The console's browser sources: bundled by esbuild (buildConsole), not copied. */
+const isConsoleSource = (file) => file.startsWith('src/console/ui/');
 /** Non-TypeScript files copied beside the compiled modules (read through import.meta.url). */
-const isAsset = (file) => !file.endsWith('.ts') && !isRuntimeSource(file);
+const isAsset = (file) => !file.endsWith('.ts') && !isRuntimeSource(file) && !isConsoleSource(file);
 
 function inputsHash() {
   const h = createHash('sha256');
@@ -60,6 +62,21 @@ function inputsHash() {
     h.update('\0');
   }
   return h.digest('hex');
+}
+
+/** The operator console (docs/console.md): Preact + htm and the stylesheet, one ES module and one CSS file. */
+async function buildConsole() {
+  const { build } = await import('esbuild');
+  await build({
+    entryPoints: { app: join(src, 'console/ui/main.js') },
+    bundle: true,
+    format: 'esm',
+    target: 'es2022',
+    minify: true,
+    legalComments: 'none',
+    outdir: join(dist, 'console/assets'),
+    logLevel: 'warning',
+  });
 }
 
 async function buildRuntimeWasm() {
@@ -121,6 +138,7 @@ if (stamp === hash) {
     copyFileSync(join(root, file), to);
   }
   pruneOrphans(sources);
+  await buildConsole();
   // Hashed again: a source edited while tsc ran leaves the stamp behind, and the next run rebuilds.
   writeFileSync(stampFile, `${hash === inputsHash() ? hash : 'edited during build'}\n`);
   log(`dist/ built in ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -1,30 +1,77 @@
-// Admin HTTP API (Hono sub-app, mounted under /admin): bundle registry, activation, rollback, shadow mode and
-// fleet status. Bearer token from config or GUARDIAN_ADMIN_TOKEN; no token configured → the API is disabled
-// (every route 404s, nothing is exposed). Tokens are compared in constant time (SHA-256 of both, then
-// timingSafeEqual, so length differences do not leak either). Every mutating call is audited with the actor
-// (`X-Guardian-Actor` header, else "admin") in lifecycle_audit and policy_activations.activated_by.
-import { bearerTokenMatches } from '../crypto/bearer-token.ts';
-import { Hono, type Context } from 'hono';
-import { LifecycleError, type LifecycleNode } from '../lifecycle/index.ts';
-import { listReplicas, shadowReport } from '../lifecycle/node.ts';
+// Admin HTTP API (docs/admin-api.md), mounted by the server under /admin. Version 1 lives under /admin/v1: one
+// folder per feature below, each an OpenAPI route list whose zod schemas validate requests and answers and make
+// up the OpenAPI 3.1 document at /admin/v1/openapi.json. The unversioned paths of the first admin API (/status,
+// /bundles…, /activations, /rollback, /shadow…, /replay…) are aliases of their v1 routes: same answers, same
+// roles and audit. No token configured → the API is disabled (every route 404s, nothing is exposed).
+import { getConnInfo } from '@hono/node-server/conninfo';
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { type Context, Hono } from 'hono';
+import { packageVersion } from '../package-version.ts';
+import type { SignatureRegistry } from '../crypto/index.ts';
 import type { BundleSourceStatus } from '../lifecycle/bundle-service.ts';
-import { readStreamWithLimit } from '../http-body/index.ts';
-import { createAgbomRoutes } from '../agbom/http.ts';
+import { LifecycleError, type LifecycleNode } from '../lifecycle/index.ts';
+import { type AdminQueries, adminQueries } from '../store/admin/index.ts';
+import { StoreError } from '../store/index.ts';
+import type { DurableStore } from '../store/types.ts';
+import { AdminError, type AdminDeps, type AdminEnv, type AuditSink, json, problem } from './api/index.ts';
+import { auditRoutes } from './audit/index.ts';
+import { FailureLimiter, TokenTable } from './auth/index.ts';
+import { bundleRoutes } from './bundles/index.ts';
+import { checkpointRoutes } from './checkpoints/index.ts';
+import { dashboardRoutes } from './dashboard/index.ts';
+import { decisionRoutes } from './decisions/index.ts';
+import { keyRoutes } from './keys/index.ts';
+import { addOpenApiDocument } from './openapi/index.ts';
+import { replayRoutes } from './replay/index.ts';
+import { sessionRoutes } from './sessions/index.ts';
+import { tokenRoutes } from './tokens/index.ts';
+
+export { TokenTable, TokenConfigError, ROLES, type Role, type Principal } from './auth/index.ts';
+export { ROUTE_ROLES } from './api/index.ts';
+
+/** The v1 features, each a list of routes. A new feature is one more entry. */
+const FEATURES: ((deps: AdminDeps) => OpenAPIHono<AdminEnv>)[] = [
+  dashboardRoutes,
+  sessionRoutes,
+  checkpointRoutes,
+  decisionRoutes,
+  bundleRoutes,
+  replayRoutes,
+  keyRoutes,
+  auditRoutes,
+  tokenRoutes,
+];
+
+/** The features whose routes the first, unversioned admin API had: also answered without /v1. */
+const LEGACY_FEATURES = [bundleRoutes, replayRoutes];
 
 export interface AdminAppOptions {
   node: LifecycleNode;
-  /** Bearer token; default process.env.GUARDIAN_ADMIN_TOKEN. Empty/absent → admin API disabled. */
+  /** One admin-role token; default process.env.GUARDIAN_ADMIN_TOKEN. More tokens and roles: GUARDIAN_ADMIN_TOKENS(_FILE). */
   token?: string;
   env?: Readonly<Record<string, string | undefined>>;
   /** Bundle-service sources to report in /status. */
   sources?: () => BundleSourceStatus[];
   /** Largest accepted bundle upload (default 64 MiB). */
   maxBundleBytes?: number;
-  /** Extra sub-apps mounted on the admin app at the given path (replay at "/": its routes start with /replay), behind the same token. */
+  /**
+   * Sub-apps behind the same authentication. The one at "/" is the replay jobs app (src/replay/http.ts, routes
+   * starting with /replay): v1 publishes and guards its routes and hands requests to it.
+   */
   mount?: Record<string, Hono>;
+  /** The replay jobs app, when not given as mount["/"]. */
+  replay?: Hono;
+  /** The Guardian's signature registry: /keys and checkpoint signature checks in chain verification. */
+  signatures?: SignatureRegistry;
+  /** The store (default node.store). */
+  store?: DurableStore;
+  /** Failed attempts allowed per client address (bad token) or token (forbidden call) per minute (default 10). */
+  maxFailuresPerMinute?: number;
+  /** Live decision feed poll interval in ms (default 500). */
+  feedPollMs?: number;
 }
 
-const STATUS_OF: Record<string, number> = {
+const LIFECYCLE_STATUS: Record<string, number> = {
   not_found: 404,
   ambiguous: 409,
   nothing_to_roll_back: 409,
@@ -37,137 +84,140 @@ const STATUS_OF: Record<string, number> = {
   load_failed: 422,
   bundle_service: 502,
 };
+const STORE_STATUS: Record<StoreError['code'], number> = {
+  invalid_input: 400,
+  not_found: 404,
+  conflict: 409,
+  unavailable: 503,
+};
+
+function errorAnswer(e: unknown): Response {
+  if (e instanceof AdminError) return problem(e.status, e.code, e.message);
+  if (e instanceof LifecycleError) return problem(LIFECYCLE_STATUS[e.code] ?? 400, e.code, e.message);
+  if (e instanceof StoreError) return problem(STORE_STATUS[e.code], e.code, e.message);
+  // Our bug or an unexpected failure: logged for operators, answered without internals.
+  process.stderr.write(
+    `${JSON.stringify({ admin: 'internal_error', error: e instanceof Error ? e.message : String(e) })}\n`,
+  );
+  return problem(500, 'internal', 'internal error');
+}
+
+const clientAddress = (c: Context<AdminEnv>): string => {
+  try {
+    return getConnInfo(c).remote.address ?? 'unknown';
+  } catch {
+    // app.request() in process: no socket.
+    return 'in-process';
+  }
+};
+
+function createApiApp(
+  deps: AdminDeps,
+  limiter: FailureLimiter,
+  audit: AuditSink | undefined,
+  features: readonly ((deps: AdminDeps) => OpenAPIHono<AdminEnv>)[],
+): OpenAPIHono<AdminEnv> {
+  const v1 = new OpenAPIHono<AdminEnv>({
+    defaultHook: (result) => {
+      if (!result.success)
+        return json(
+          {
+            error: 'invalid_request',
+            reason: 'the request does not match its schema',
+            issues: result.error.issues.slice(0, 20).map((i) => ({ path: i.path.join('.'), message: i.message })),
+          },
+          400,
+        );
+    },
+  });
+  if (features === FEATURES) addOpenApiDocument(v1, packageVersion());
+  v1.use('*', async (c, next) => {
+    const address = clientAddress(c);
+    const locked = limiter.retryAfter(`addr:${address}`);
+    if (locked > 0)
+      return json({ error: 'too_many_failures', reason: `retry after ${locked} s` }, 429, {
+        'retry-after': String(locked),
+      });
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '');
+    const principal = m ? deps.tokens.authenticate(m[1]) : null;
+    if (!principal) {
+      limiter.fail(`addr:${address}`);
+      return json({ error: 'unauthorized', reason: 'a valid bearer token is required' }, 401, {
+        'www-authenticate': 'Bearer realm="guardian-admin"',
+      });
+    }
+    const tokenKey = `token:${principal.name}`;
+    const tokenLocked = limiter.retryAfter(tokenKey);
+    if (tokenLocked > 0)
+      return json({ error: 'too_many_failures', reason: `retry after ${tokenLocked} s` }, 429, {
+        'retry-after': String(tokenLocked),
+      });
+    c.set('principal', principal);
+    c.set('audit', audit);
+    await next();
+    if (c.res.status === 403) limiter.fail(tokenKey);
+  });
+  for (const feature of features) v1.route('/', feature(deps));
+  v1.notFound(() => problem(404, 'not_found', 'no such admin route'));
+  v1.onError((e) => errorAnswer(e));
+  return v1;
+}
 
 export function createAdminApp(options: AdminAppOptions): Hono {
   const env = options.env ?? process.env;
-  const token = options.token ?? env.GUARDIAN_ADMIN_TOKEN ?? '';
+  // A bad token file stops the start (TokenConfigError): running with fewer tokens than configured is not safe.
+  const tokens = new TokenTable({ env, ...(options.token !== undefined ? { token: options.token } : {}) });
   const app = new Hono();
-  const json = (body: unknown, status = 200): Response =>
-    new Response(JSON.stringify(body, null, 2), {
-      status,
-      headers: { 'content-type': 'application/json; charset=utf-8' },
-    });
-  if (!token) {
+  if (!tokens.enabled) {
     app.all('*', () => json({ error: 'admin API disabled (set GUARDIAN_ADMIN_TOKEN)' }, 404));
     return app;
   }
-  const { node } = options;
-  app.use('*', async (c, next) => {
-    const h = c.req.header('authorization') ?? '';
-    const m = /^Bearer\s+(.+)$/i.exec(h);
-    if (!m || !bearerTokenMatches(m[1].trim(), token)) {
-      return new Response(JSON.stringify({ error: 'unauthorized' }), {
-        status: 401,
-        headers: { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="guardian-admin"' },
-      });
-    }
-    await next();
-  });
-  const actor = (c: Context): string => {
-    const raw = c.req.header('x-guardian-actor') ?? 'admin';
-    // Free text from the caller: bounded and printable, it lands in the audit tables.
-    return `admin-api:${raw.replace(/[^\x20-\x7e]/g, '?').slice(0, 100)}`;
+  const store = options.store ?? options.node.store;
+  let queries: AdminQueries | undefined;
+  try {
+    queries = adminQueries(store);
+  } catch {
+    queries = undefined;
+  }
+  const audit: AuditSink | undefined = queries
+    ? async (entry) => {
+        try {
+          await queries.appendAdminAudit(entry);
+        } catch (err) {
+          // The call itself already happened: the failure to record it must reach the operator's log.
+          process.stderr.write(
+            `${JSON.stringify({ admin: 'audit_write_failed', action: entry.action, actor: entry.actor, status: entry.status, error: err instanceof Error ? err.message : String(err) })}\n`,
+          );
+        }
+      }
+    : undefined;
+  const { '/': replayMount, ...otherMounts } = options.mount ?? {};
+  const deps: AdminDeps = {
+    node: options.node,
+    store,
+    queries,
+    signatures: options.signatures,
+    tokens,
+    sources: options.sources ?? (() => []),
+    maxBundleBytes: options.maxBundleBytes ?? 64 * 1024 * 1024,
+    replay: options.replay ?? replayMount,
+    feedPollMs: options.feedPollMs ?? 500,
   };
-  const fail = (e: unknown): Response => {
-    if (e instanceof LifecycleError) return json({ error: e.code, reason: e.message }, STATUS_OF[e.code] ?? 400);
-    return json({ error: 'internal', reason: e instanceof Error ? e.message : String(e) }, 500);
-  };
-
-  app.get('/status', async () => {
-    try {
-      const [active, replicas] = await Promise.all([
-        node.registry.active(),
-        listReplicas(node.store, 3 * (node.options.heartbeatMs ?? 2000)),
-      ]);
-      return json({ active, local: node.local(), replicas, sources: options.sources?.() ?? [] });
-    } catch (e) {
-      return fail(e);
-    }
-  });
-  app.get('/bundles', async () => {
-    try {
-      return json({ bundles: await node.registry.list() });
-    } catch (e) {
-      return fail(e);
-    }
-  });
-  app.get('/bundles/:ref', async (c) => {
-    try {
-      return json(await node.registry.describe(c.req.param('ref')));
-    } catch (e) {
-      return fail(e);
-    }
-  });
-  app.get('/bundles/:ref/download', async (c) => {
-    try {
-      const rec = await node.registry.resolve(c.req.param('ref'));
-      const bytes = await node.registry.bytes(rec.sha256);
-      return new Response(bytes, { headers: { 'content-type': 'application/gzip', etag: `"${rec.sha256}"` } });
-    } catch (e) {
-      return fail(e);
-    }
-  });
-  app.get('/activations', async () => {
-    try {
-      return json({ activations: await node.registry.activations(), audit: await node.registry.auditLog() });
-    } catch (e) {
-      return fail(e);
-    }
-  });
-  app.post('/bundles', async (c) => {
-    const max = options.maxBundleBytes ?? 64 * 1024 * 1024;
-    const declared = Number(c.req.header('content-length'));
-    if (Number.isFinite(declared) && declared > max)
-      return json({ error: 'too_large', reason: `bundle larger than ${max} bytes` }, 413);
-    const body = await readStreamWithLimit(c.req.raw.body, max);
-    if (body === null) return json({ error: 'too_large', reason: `bundle larger than ${max} bytes` }, 413);
-    const activate = c.req.query('activate') === 'true' || c.req.query('activate') === '1';
-    try {
-      const r = await node.push(body, { source: c.req.query('source') ?? 'admin-api', activate, by: actor(c) });
-      return json(r, 201);
-    } catch (e) {
-      return fail(e);
-    }
-  });
-  app.post('/bundles/:ref/activate', async (c) => {
-    try {
-      return json(await node.activate(c.req.param('ref'), actor(c)));
-    } catch (e) {
-      return fail(e);
-    }
-  });
-  app.post('/rollback', async (c) => {
-    try {
-      return json(await node.rollback(actor(c)));
-    } catch (e) {
-      return fail(e);
-    }
-  });
-  app.put('/shadow/:ref', async (c) => {
-    try {
-      return json(await node.setShadow(c.req.param('ref'), actor(c)));
-    } catch (e) {
-      return fail(e);
-    }
-  });
-  app.delete('/shadow', async (c) => {
-    try {
-      return json(await node.setShadow(null, actor(c)));
-    } catch (e) {
-      return fail(e);
-    }
-  });
-  app.get('/shadow/report', async () => {
-    try {
-      await node.flushShadow();
-      return json({ local: node.local().shadow, report: await shadowReport(node.store) });
-    } catch (e) {
-      return fail(e);
-    }
-  });
-  app.route('/agbom', createAgbomRoutes({ store: node.store }));
-  for (const [path, sub] of Object.entries(options.mount ?? {})) app.route(path, sub);
-  app.notFound(() => json({ error: 'not found' }, 404));
-  app.onError((e) => fail(e));
+  const limiter = new FailureLimiter(options.maxFailuresPerMinute ?? 10, 60_000);
+  app.route('/v1', createApiApp(deps, limiter, audit, FEATURES));
+  // The aliases: the same route definitions (roles, validation, audit) without the version prefix.
+  app.route('/', createApiApp(deps, limiter, audit, LEGACY_FEATURES));
+  for (const [path, sub] of Object.entries(otherMounts)) {
+    const guarded = new Hono();
+    guarded.use('*', async (c, next) => {
+      const m = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '');
+      if (!m || !tokens.authenticate(m[1])) return problem(401, 'unauthorized', 'a valid bearer token is required');
+      await next();
+    });
+    guarded.route('/', sub);
+    app.route(path, guarded);
+  }
+  app.notFound(() => problem(404, 'not_found', 'no such admin route'));
+  app.onError((e) => errorAnswer(e));
   return app;
 }

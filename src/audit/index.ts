@@ -2,6 +2,7 @@
 export {
   verifyChain,
   verifyAllChains,
+  registryCheckpointCheck,
   type ChainBreak,
   type ChainBreakKind,
   type ChainReport,

@@ -2,7 +2,8 @@
 // head row, and the signed checkpoints that catch truncation and consistent rewrites.
 import { canonicalJson, computeEntryHash, computeRequestHash, type ContextEntryContent } from '../chain/index.ts';
 import type { Verifier } from '../crypto/types.ts';
-import { verifyCheckpoint } from '../store/checkpoints.ts';
+import type { SignatureRegistry } from '../crypto/registry.ts';
+import { checkpointSigningInput, verifyCheckpoint } from '../store/checkpoints.ts';
 import { verifyAgbomVersions } from '../agbom/history.ts';
 import type { CheckpointRecord, DurableStore, StoredEntryRow } from '../store/types.ts';
 
@@ -69,6 +70,21 @@ export interface VerifyOptions {
   checkpointSignature?: CheckpointSignatureCheck;
   /** Entries read per query (default 1000). */
   pageSize?: number;
+  /** Hears the number of entries checked after each page (the admin API streams it). */
+  onProgress?: (entriesChecked: number) => void;
+}
+
+/** Checkpoint signatures checked by the signature registry (it resolves key ids); unknown algorithms: not checked. */
+export function registryCheckpointCheck(registry: SignatureRegistry): CheckpointSignatureCheck {
+  const known = new Set<string>(registry.supportedAlgorithms());
+  return async (cp) => {
+    if (!known.has(cp.algorithm)) return undefined;
+    return registry.verify(
+      { algorithm: cp.algorithm, value: cp.signature, key_id: cp.keyId },
+      checkpointSigningInput(cp),
+      { sessionId: cp.scope },
+    );
+  };
 }
 
 /** Compares an indexed column with the hashed member it copies (absent member ⇔ null column). */
@@ -263,6 +279,7 @@ export async function verifyChain(
       expectedSeq++;
       report.entries++;
     }
+    options.onProgress?.(report.entries);
     if (entryBreak || rows.length < pageSize) break;
   }
   if (entryBreak) report.breaks.push(entryBreak);

@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { CliError, ExitCode } from './exit-codes.ts';
-import { packageVersion } from './package-version.ts';
+import { packageVersion } from '../package-version.ts';
 
 /** Set to 1 to have an internal error (a bug) print its full stack trace. */
 export const DEBUG_ENV = 'GUARDIAN_DEBUG';

@@ -1,8 +1,10 @@
-// The admin API `guardian serve` mounts under /admin: the bundle lifecycle's routes (src/admin) with replay's job
-// routes beside them, behind the one bearer token (GUARDIAN_ADMIN_TOKEN). Composed here, at the root, so that
-// src/lifecycle needs neither src/admin nor src/replay (both of which depend on it or on the store beneath it).
+// The admin API `guardian serve` mounts under /admin (docs/admin-api.md): src/admin's v1 routes over the bundle
+// lifecycle, with replay's job routes and the AgBOM routes beside them, behind the admin tokens. Composed here, at
+// the root, so that src/lifecycle needs neither src/admin nor src/replay (both depend on it or on the store).
 import type { Hono } from 'hono';
 import { createAdminApp } from '../admin/index.ts';
+import { createAgbomRoutes } from '../agbom/http.ts';
+import type { SignatureRegistry } from '../crypto/index.ts';
 import type { LifecycleRuntime } from '../lifecycle/index.ts';
 import type { DurableStore } from '../store/types.ts';
 
@@ -10,19 +12,22 @@ export async function createAdminApi(
   lifecycle: LifecycleRuntime,
   store: DurableStore,
   env: Readonly<Record<string, string | undefined>>,
+  signatures?: SignatureRegistry,
 ): Promise<Hono> {
   const mount: Record<string, Hono> = {};
   // Without a token the admin API refuses every request, so replay's routes (and the modules behind them) are
   // not loaded at all.
-  if (env.GUARDIAN_ADMIN_TOKEN) {
+  if (env.GUARDIAN_ADMIN_TOKEN || env.GUARDIAN_ADMIN_TOKENS || env.GUARDIAN_ADMIN_TOKENS_FILE) {
     const { createReplayAdminRoutes } = await import('../replay/http.ts');
     // Its routes start with /replay: mounted at the admin root they answer under /admin/replay.
     mount['/'] = createReplayAdminRoutes({ store });
+    mount['/agbom'] = createAgbomRoutes({ store });
   }
   return createAdminApp({
     node: lifecycle.node,
     env,
     sources: () => lifecycle.pollers.map((p) => ({ ...p.status })),
     mount,
+    ...(signatures ? { signatures } : {}),
   });
 }

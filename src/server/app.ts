@@ -218,7 +218,7 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
         evaluationTimeoutMs: options.evaluationTimeoutMs,
         log: (l) => logger.info(l),
       });
-      admin = await createAdminApi(lifecycle, store, env);
+      admin = await createAdminApi(lifecycle, store, env, registry);
       engine = lifecycle.engine;
       policySource = `bundle registry (${lifecycle.engine.current.sha256.slice(0, 12)}, replica ${lifecycle.node.replicaId})`;
     } else {

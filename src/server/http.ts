@@ -9,6 +9,7 @@ import { AcsError, AcsErrorCode } from '../acs/errors.ts';
 import type { Guardian } from '../acs/pipeline/index.ts';
 import { errorEnvelope } from '../acs/pipeline/respond.ts';
 import { readStreamWithLimit } from '../http-body/index.ts';
+import { acsOpenRpcDocument } from '../acs/openrpc/index.ts';
 
 export interface HttpAppOptions {
   /** Readiness probe (store reachable, policy loaded). */
@@ -17,6 +18,8 @@ export interface HttpAppOptions {
   admin?: Hono;
   /** Prometheus metrics (src/telemetry/metrics), mounted at /metrics. */
   metrics?: Hono;
+  /** The operator console (src/console/), mounted at /console. */
+  console?: Hono;
 }
 
 export function createHttpApp(guardian: Guardian, options: HttpAppOptions = {}): Hono {
@@ -53,6 +56,7 @@ export function createHttpApp(guardian: Guardian, options: HttpAppOptions = {}):
     const carrier = traceparent ? { traceparent, tracestate: c.req.header('tracestate') } : undefined;
     return json(await guardian.handle(body, 'http', carrier));
   });
+  app.get('/acs/openrpc.json', () => json(acsOpenRpcDocument()));
   app.get('/healthz', () => json({ status: 'ok' }));
   app.get('/readyz', async () => {
     let ok = false;
@@ -65,6 +69,7 @@ export function createHttpApp(guardian: Guardian, options: HttpAppOptions = {}):
   });
   if (options.admin) app.route('/admin', options.admin);
   if (options.metrics) app.route('/metrics', options.metrics);
+  if (options.console) app.route('/console', options.console);
   app.all('/acs', () => json({ error: 'use POST /acs' }, 405));
   app.notFound(() => json({ error: 'not found' }, 404));
   // A bug must never surface as an HTML 500 page: answer -32603 in JSON-RPC form.

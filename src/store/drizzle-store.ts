@@ -4,7 +4,7 @@ import { PolicyBundles } from './bundles.ts';
 import { ChainWriter } from './chain-writes.ts';
 import { Checkpointer } from './checkpointing.ts';
 import { DecisionWriter } from './decisions.ts';
-import type { StoreDriver } from './driver.ts';
+import type { StoreDatabase, StoreDriver } from './driver.ts';
 import { StoreError, toStoreError } from './errors.ts';
 import { Fleet } from './fleet.ts';
 import type { StoreOptions } from './options.ts';
@@ -64,6 +64,11 @@ export class DrizzleGuardianStore implements DurableStore {
     this.#reads = new ChainReads(driver);
     this.#bundles = new PolicyBundles(driver);
     this.#fleet = new Fleet(driver);
+  }
+
+  /** The Drizzle handle, for the operator read queries in src/store/admin/ (the only other user of it). */
+  get database(): StoreDatabase {
+    return this.#d.db;
   }
 
   async migrate(): Promise<void> {

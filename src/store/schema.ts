@@ -216,6 +216,24 @@ export const lifecycleAudit = pgTable('lifecycle_audit', {
 });
 
 /**
+ * Every state-changing admin API call (src/admin/, docs/admin-api.md): which token (by its configured name, never
+ * the token), with which role, did what, to what, when, and how it ended — refusals included.
+ */
+export const adminAudit = pgTable('admin_audit', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  at: timestamp('at', tz).notNull().defaultNow(),
+  actor: text('actor').notNull(),
+  role: text('role').notNull(),
+  method: text('method').notNull(),
+  path: text('path').notNull(),
+  action: text('action').notNull(),
+  target: text('target'),
+  status: integer('status').notNull(),
+  outcome: text('outcome').notNull(),
+  detail: text('detail'),
+});
+
+/**
  * The AgBOM of each session (ACS Inspect), one row per agbom/* step, bound to the chain entry that carried it
  * (same session and seq, entry_hash as chained; deleted with it). `form` 'full' rows keep the whole canonical
  * document, 'diff' rows only their change; every row keeps the diff from the previous version and the agbom_hash

@@ -11,7 +11,7 @@ import type { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildProgram, describeUnexpectedError, main } from '../../src/cli/main.ts';
 import { ExitCode } from '../../src/cli/exit-codes.ts';
-import { packageVersion } from '../../src/cli/package-version.ts';
+import { packageVersion } from '../../src/package-version.ts';
 import { readBundle } from '../../src/rego/bundle/index.ts';
 import { constantBundle } from '../lifecycle/fixtures.ts';
 

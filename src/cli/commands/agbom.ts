@@ -7,7 +7,7 @@ import { AgbomNotFoundError, agbomChanges, agbomVersionAt } from '../../agbom/hi
 import { renderAgbom } from '../../agbom/renderers/index.ts';
 import type { StoreLocationFlags } from '../../store/config.ts';
 import { CliError, ExitCode } from '../exit-codes.ts';
-import { packageVersion } from '../package-version.ts';
+import { packageVersion } from '../../package-version.ts';
 import { openStoreForCli, withStoreLocation } from './db.ts';
 
 function parseSeq(text: string, flag: string): number {

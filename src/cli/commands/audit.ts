@@ -7,10 +7,9 @@ import {
   exportSession,
   verifyAllChains,
   verifyChain,
+  registryCheckpointCheck,
   type ChainReport,
-  type CheckpointSignatureCheck,
 } from '../../audit/index.ts';
-import { checkpointSigningInput } from '../../store/checkpoints.ts';
 import { DEFAULT_DATA_DIR, storeOptionsFrom, type StoreLocationFlags } from '../../store/config.ts';
 import { openStore } from '../../store/index.ts';
 import { createSignatureRegistry, type SignatureRegistry } from '../../crypto/index.ts';
@@ -75,18 +74,6 @@ function openRegistry(flags: KeyFlags & StoreLocationFlags): SignatureRegistry {
   }
 }
 
-function checkpointCheck(registry: SignatureRegistry): CheckpointSignatureCheck {
-  const known = new Set<string>(registry.supportedAlgorithms());
-  return async (cp) => {
-    if (!known.has(cp.algorithm)) return undefined;
-    return registry.verify(
-      { algorithm: cp.algorithm, value: cp.signature, key_id: cp.keyId },
-      checkpointSigningInput(cp),
-      { sessionId: cp.scope },
-    );
-  };
-}
-
 function printReport(report: ChainReport, json: boolean): void {
   if (json) {
     process.stdout.write(`${JSON.stringify(report)}\n`);
@@ -137,7 +124,7 @@ export function registerAuditCommands(program: Command): void {
       const registry = openRegistry(flags);
       const store = await openStoreForCli(flags);
       try {
-        const options = { checkpointSignature: checkpointCheck(registry) };
+        const options = { checkpointSignature: registryCheckpointCheck(registry) };
         if (flags.session) {
           const report = await verifyChain(store, flags.session, options);
           if (report.headSeq < 0 && report.entries === 0 && report.checkpoints === 0)

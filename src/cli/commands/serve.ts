@@ -130,7 +130,9 @@ export function registerServeCommand(program: Command): void {
           host: flags.host,
           port,
           ready: runtime.ready,
-          ...(runtime.admin ? { admin: runtime.admin } : {}),
+          ...(runtime.admin
+            ? { admin: runtime.admin, console: (await import('../../console/index.ts')).createConsoleApp() }
+            : {}),
           ...(runtime.telemetry.metricsApp ? { metrics: runtime.telemetry.metricsApp } : {}),
         });
       } catch (err) {

@@ -6,7 +6,7 @@ const PACKAGE_NAME = 'acs-guardian';
 
 /**
  * The version in acs-guardian's package.json, found by walking up from this module: the same code runs
- * from src/cli/ under tsx and from a compiled layout one level deeper, and a package.json on the way
+ * from src/ under tsx and from dist/ when compiled, and a package.json on the way
  * that is not ours (dist/package.json, a workspace root) is skipped by its name.
  */
 export function packageVersion(from: string = import.meta.url): string {
