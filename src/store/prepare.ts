@@ -1,11 +1,10 @@
 // Appends and steps validated and serialised before they join a batch, so one bad item cannot fail its
 // neighbours' transaction.
-import type { AgbomVersionWrite } from './agbom/versions.ts';
 import { isSha256Hex, sha256Hex, type ContextEntryContent } from '../chain/index.ts';
 import { StoreError } from './errors.ts';
 import type { sessions } from './schema.ts';
 import { stateDiff } from './state-delta.ts';
-import type { Json, NewContextEntry, ReplayKeyKind, SessionRecord, StepCommit } from './types.ts';
+import type { AgbomVersionWrite, Json, NewContextEntry, ReplayKeyKind, SessionRecord, StepCommit } from './types.ts';
 import { isValidDate, jcsOf, requireId, stateTextOf } from './values.ts';
 
 export interface PreparedAppend {
