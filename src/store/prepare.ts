@@ -1,10 +1,11 @@
 // Appends and steps validated and serialised before they join a batch, so one bad item cannot fail its
 // neighbours' transaction.
+import { type PreparedAgbomVersion, prepareAgbomVersion } from './agbom/versions.ts';
 import { isSha256Hex, sha256Hex, type ContextEntryContent } from '../chain/index.ts';
 import { StoreError } from './errors.ts';
 import type { sessions } from './schema.ts';
 import { stateDiff } from './state-delta.ts';
-import type { AgbomVersionWrite, Json, NewContextEntry, ReplayKeyKind, SessionRecord, StepCommit } from './types.ts';
+import type { Json, NewContextEntry, ReplayKeyKind, SessionRecord, StepCommit } from './types.ts';
 import { isValidDate, jcsOf, requireId, stateTextOf } from './values.ts';
 
 export interface PreparedAppend {
@@ -80,7 +81,7 @@ export interface PreparedStep {
   keyId: string | null;
   closedAt: string | null;
   child: typeof sessions.$inferInsert | null;
-  agbom: AgbomVersionWrite | null;
+  agbom: PreparedAgbomVersion | null;
 }
 
 /** JSON text of a state patch (see stateTextOf for why not JCS); null when the step left the state as it was. */
@@ -130,6 +131,6 @@ export function prepareStep(step: StepCommit, checkpointEvery: number): Prepared
     keyId: step.session.keyId ?? null,
     closedAt: step.session.closedAt?.toISOString() ?? null,
     child: step.childSession ? toSessionRow(step.childSession) : null,
-    agbom: step.agbom ?? null,
+    agbom: step.agbom ? prepareAgbomVersion(step.agbom) : null,
   };
 }

@@ -1,7 +1,7 @@
 // The hot-path statements are rendered once with named placeholders: every batch sends the same text (the
 // Postgres driver keeps it as a named prepared statement) and binds exactly one value per numbered parameter.
 import { describe, expect, it } from 'vitest';
-import { agbomVersionInsert } from '../../src/store/agbom/versions.ts';
+import { agbomVersionInsert, prepareAgbomVersion } from '../../src/store/agbom/versions.ts';
 import { EntryColumns, appendWrites, stepWrites } from '../../src/store/entry-writes.ts';
 import { prepareStep } from '../../src/store/prepare.ts';
 import type { StepCommit } from '../../src/store/types.ts';
@@ -91,7 +91,7 @@ describe('hot-path statements', () => {
     const placed = (sessionId: string, seq: number, v: ReturnType<typeof version> | null) => ({
       sessionId,
       appended: { seq, entryHash: `h-${sessionId}` },
-      version: v,
+      version: v && prepareAgbomVersion(v),
     });
     const one = agbomVersionInsert([placed('a', 0, version('agbom/update'))]);
     const two = agbomVersionInsert([

@@ -805,6 +805,25 @@ export function defineStorageSuite(
         const bad = step(sessionId, 0, null);
         bad.entry.content.request_hash = '0'.repeat(64);
         await expectStoreError(store.commitStep(sessionId, bad), 'invalid_input');
+        // An AgBOM version that cannot be stored is refused with its step, before the batch.
+        const version: AgbomVersionWrite = {
+          method: 'agbom/snapshot',
+          form: 'full',
+          adopted: true,
+          document: { agent_id: 'agent-1', components: [] },
+          diff: { added: [], removed: [] },
+          agbomHash: 'sha256:empty',
+          reportedHash: null,
+          problems: [],
+        };
+        await expectStoreError(
+          store.commitStep(sessionId, step(sessionId, 0, null, { agbom: { ...version, diff: { n: 1n } } })),
+          'invalid_input',
+        );
+        await expectStoreError(
+          store.commitStep(sessionId, step(sessionId, 0, null, { agbom: { ...version, form: 'partial' as 'full' } })),
+          'invalid_input',
+        );
         expect(await store.getChainHead(sessionId)).toBeNull();
       });
     });

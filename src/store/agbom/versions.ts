@@ -3,13 +3,12 @@
 // the SessionContext audit chain"), and read back from the latest adopted full version on. The store keeps the
 // documents, diffs and problems as JSON it does not interpret: src/agbom gives them their types and folds them.
 import { type SQL, and, asc, eq, like, lte, sql } from 'drizzle-orm';
-import { canonicalJson } from '../../chain/index.ts';
 import { type BoundQuery, type StoreDatabase, type StoreDriver, templateOf } from '../driver.ts';
-import { toStoreError } from '../errors.ts';
+import { StoreError, toStoreError } from '../errors.ts';
 import { agbomVersions, contextEntries } from '../schema.ts';
 import { names, slot } from '../sql.ts';
 import type { AgbomStore, AgbomVersionRecord, AgbomVersionWrite, EntryTime, StoredEntryRow } from '../types.ts';
-import { parseJcs } from '../values.ts';
+import { jcsOf, parseJcs } from '../values.ts';
 
 const a = agbomVersions;
 const e = contextEntries;
@@ -39,6 +38,33 @@ const VERSIONS_INSERT = templateOf(sql`
            problems_jcs)
     join ${e} on ${e.sessionId} = u.session_id and ${e.seq} = u.seq and ${e.entryHash} = u.entry_hash`);
 
+/** A version serialised before it joins a batch (prepareStep): one that cannot be stored fails only its step. */
+export interface PreparedAgbomVersion {
+  method: string;
+  form: 'full' | 'diff';
+  adopted: boolean;
+  documentJcs: string | null;
+  diffJcs: string;
+  agbomHash: string;
+  reportedHash: string | null;
+  problemsJcs: string;
+}
+
+export function prepareAgbomVersion(version: AgbomVersionWrite): PreparedAgbomVersion {
+  if (version.form !== 'full' && version.form !== 'diff')
+    throw new StoreError('invalid_input', `AgBOM version form must be 'full' or 'diff'`);
+  return {
+    method: version.method,
+    form: version.form,
+    adopted: version.adopted,
+    documentJcs: version.document ? jcsOf(version.document, 'AgBOM document') : null,
+    diffJcs: jcsOf(version.diff, 'AgBOM diff'),
+    agbomHash: version.agbomHash,
+    reportedHash: version.reportedHash,
+    problemsJcs: jcsOf(version.problems, 'AgBOM problems'),
+  };
+}
+
 /**
  * One insert for a commit batch's AgBOM versions, for the step-commit transaction. Joined on the entry as it
  * landed (seq and entry_hash): a step the batch did not commit (stale head, replay) writes no version. Null when
@@ -48,7 +74,7 @@ export function agbomVersionInsert(
   steps: {
     sessionId: string;
     appended: { seq: number; entryHash: string };
-    version: AgbomVersionWrite | null | undefined;
+    version: PreparedAgbomVersion | null;
   }[],
 ): BoundQuery | null {
   const rows = steps.flatMap((s) => (s.version ? [{ ...s, version: s.version }] : []));
@@ -60,11 +86,11 @@ export function agbomVersionInsert(
     method: rows.map((s) => s.version.method),
     form: rows.map((s) => s.version.form),
     adopted: rows.map((s) => s.version.adopted),
-    document: rows.map((s) => (s.version.document ? canonicalJson(s.version.document) : null)),
-    diff: rows.map((s) => canonicalJson(s.version.diff)),
+    document: rows.map((s) => s.version.documentJcs),
+    diff: rows.map((s) => s.version.diffJcs),
     agbomHash: rows.map((s) => s.version.agbomHash),
     reportedHash: rows.map((s) => s.version.reportedHash),
-    problems: rows.map((s) => canonicalJson(s.version.problems)),
+    problems: rows.map((s) => s.version.problemsJcs),
   });
 }
 
