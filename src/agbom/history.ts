@@ -1,7 +1,7 @@
 // Reading a session's AgBOM history back from the store: the version in force at a chain entry (what
 // `guardian agbom export --at SEQ` and the admin route render), the comparison of two points (`agbom diff`), and
 // the check that every stored version is what its chain entry carried (`guardian audit verify`).
-import type { DurableStore } from '../store/types.ts';
+import type { AgbomStore, GuardianStore } from '../store/types.ts';
 import { agbomAt, listAgbomVersions } from './versions.ts';
 import { compareDocuments, proposeAgbom, type AgbomComparison } from './change.ts';
 import { canonicalJson } from '../chain/index.ts';
@@ -9,23 +9,15 @@ import { agbomHash, type AgbomDocument, documentOf, isObject, type JsonObject } 
 import type { RenderInput } from './renderers/index.ts';
 import { inspectTerms } from './tracker.ts';
 
-export type AgbomStore = Pick<DurableStore, 'query' | 'getSession'>;
+/** What reading a session's AgBOM history needs of the store. */
+export type AgbomHistoryStore = AgbomStore & Pick<GuardianStore, 'getSession'>;
 
 export class AgbomNotFoundError extends Error {}
 
-function queryOf(store: AgbomStore) {
-  return (sqlText: string, params?: unknown[]) => store.query(sqlText, params);
-}
-
-/** The entry timestamp as hashed (params.timestamp, ACS §8.2), for the version's rendering. */
-async function entryTimestamp(store: AgbomStore, sessionId: string, seq: number): Promise<string> {
-  const rows = await store.query(
-    'select timestamp, created_at from context_entries where session_id = $1 and seq = $2',
-    [sessionId, seq],
-  );
-  const r = rows[0];
-  if (typeof r?.timestamp === 'string') return r.timestamp;
-  return r?.created_at instanceof Date ? r.created_at.toISOString() : new Date(0).toISOString();
+/** The entry timestamp as hashed (params.timestamp, ACS §8.2), else when it was stored, for the rendering. */
+async function entryTimestamp(store: AgbomHistoryStore, sessionId: string, seq: number): Promise<string> {
+  const time = await store.getEntryTime(sessionId, seq);
+  return time?.timestamp ?? (time?.createdAt ?? new Date(0)).toISOString();
 }
 
 /**
@@ -33,13 +25,13 @@ async function entryTimestamp(store: AgbomStore, sessionId: string, seq: number)
  * AgbomNotFoundError when the session is unknown or had no adopted AgBOM by then.
  */
 export async function agbomVersionAt(
-  store: AgbomStore,
+  store: AgbomHistoryStore,
   sessionId: string,
   atSeq?: number,
   generator: RenderInput['generator'] = { name: 'acs-guardian', version: '0.1.0' },
 ): Promise<RenderInput> {
   if (!(await store.getSession(sessionId))) throw new AgbomNotFoundError(`no session ${sessionId}`);
-  const at = await agbomAt(queryOf(store), sessionId, atSeq);
+  const at = await agbomAt(store, sessionId, atSeq);
   if (!at.document || !at.version) {
     throw new AgbomNotFoundError(
       `session ${sessionId} has no adopted AgBOM${atSeq === undefined ? '' : ` at or before seq ${atSeq}`}`,
@@ -57,14 +49,14 @@ export async function agbomVersionAt(
 
 /** What changed between the AgBOM in force at `fromSeq` and at `toSeq` (an empty AgBOM before the first). */
 export async function agbomChanges(
-  store: AgbomStore,
+  store: AgbomHistoryStore,
   sessionId: string,
   fromSeq: number,
   toSeq: number,
 ): Promise<AgbomComparison & { from: string | null; to: string | null }> {
   if (!(await store.getSession(sessionId))) throw new AgbomNotFoundError(`no session ${sessionId}`);
-  const from = (await agbomAt(queryOf(store), sessionId, fromSeq)).document;
-  const to = (await agbomAt(queryOf(store), sessionId, toSeq)).document;
+  const from = (await agbomAt(store, sessionId, fromSeq)).document;
+  const to = (await agbomAt(store, sessionId, toSeq)).document;
   const comparison = compareDocuments(from, to ?? documentOf(from?.agent_id ?? '', []));
   return { ...comparison, from: from ? agbomHash(from) : null, to: to ? agbomHash(to) : null };
 }
@@ -74,8 +66,8 @@ export interface AgbomMismatch {
   message: string;
 }
 
-function decisionOf(resultJcs: unknown): string | null {
-  if (typeof resultJcs !== 'string') return null;
+function decisionOf(resultJcs: string | null): string | null {
+  if (resultJcs === null) return null;
   const r = JSON.parse(resultJcs) as unknown;
   return isObject(r) && typeof r.decision === 'string' ? r.decision : null;
 }
@@ -85,38 +77,34 @@ function decisionOf(resultJcs: unknown): string | null {
  * stored, folded in chain order with the code the pipeline runs) and reports each stored version that differs:
  * missing, unbound (seq / entry_hash), or with another document, diff, agbom_hash or adoption.
  */
-export async function verifyAgbomVersions(store: AgbomStore, sessionId: string): Promise<AgbomMismatch[]> {
+export async function verifyAgbomVersions(store: AgbomHistoryStore, sessionId: string): Promise<AgbomMismatch[]> {
   const session = await store.getSession(sessionId);
   if (!session) return [];
-  const entries = await store.query(
-    `select seq, entry_hash, step_type, params_jcs, result_jcs from context_entries
-      where session_id = $1 and step_type like 'agbom/%' order by seq`,
-    [sessionId],
-  );
-  const stored = new Map((await listAgbomVersions(queryOf(store), sessionId)).map((v) => [v.seq, v]));
+  const entries = await store.readAgbomEntries(sessionId);
+  const stored = new Map((await listAgbomVersions(store, sessionId)).map((v) => [v.seq, v]));
   const terms = inspectTerms(session.hello);
   const out: AgbomMismatch[] = [];
   let current: AgbomDocument | null = null;
   for (const e of entries) {
-    const seq = Number(e.seq);
+    const { seq } = e;
     const v = stored.get(seq);
     stored.delete(seq);
-    const params = JSON.parse(String(e.params_jcs)) as JsonObject;
+    const params = JSON.parse(e.paramsJcs) as JsonObject;
     const payload = isObject(params.payload) ? params.payload : {};
     const proposed = proposeAgbom(current, payload, session.agentId, {
       requireRegistrationProvenance: terms.provenance,
     });
-    const decision = decisionOf(e.result_jcs);
+    const decision = decisionOf(e.resultJcs);
     const adopted = (decision === 'allow' || decision === 'modify') && proposed.problems.length === 0;
     if (adopted) current = proposed.document;
     if (!v) {
       // A version is written with every agbom/* entry committed by a Guardian that keeps AgBOMs.
-      out.push({ seq, message: `the ${String(e.step_type)} entry at seq ${seq} has no stored AgBOM version` });
+      out.push({ seq, message: `the ${e.stepType} entry at seq ${seq} has no stored AgBOM version` });
       continue;
     }
     const problems: string[] = [];
-    if (v.entryHash !== e.entry_hash) problems.push('entry_hash');
-    if (v.method !== e.step_type) problems.push('method');
+    if (v.entryHash !== e.entryHash) problems.push('entry_hash');
+    if (v.method !== e.stepType) problems.push('method');
     if (v.form !== proposed.form) problems.push('form');
     if (v.agbomHash !== proposed.hash) problems.push('agbom_hash');
     if (canonicalJson(v.diff) !== canonicalJson(proposed.diff)) problems.push('diff');

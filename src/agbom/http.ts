@@ -4,14 +4,13 @@
 //   GET /sessions/:id/versions                                            every version, bound to its chain entry
 //   GET /sessions/:id/diff?from=SEQ&to=SEQ                                added / removed / changed components
 import { Hono } from 'hono';
-import type { DurableStore } from '../store/types.ts';
 import { listAgbomVersions } from './versions.ts';
 import { AGBOM_SERIALIZATIONS, isAgbomSerialization } from './formats.ts';
-import { AgbomNotFoundError, agbomChanges, agbomVersionAt } from './history.ts';
+import { type AgbomHistoryStore, AgbomNotFoundError, agbomChanges, agbomVersionAt } from './history.ts';
 import { renderAgbom } from './renderers/index.ts';
 
 export interface AgbomRoutesOptions {
-  store: Pick<DurableStore, 'query' | 'getSession'>;
+  store: AgbomHistoryStore;
   generator?: { name: string; version: string };
 }
 
@@ -51,7 +50,7 @@ export function createAgbomRoutes(options: AgbomRoutesOptions): Hono {
   app.get('/sessions/:id/versions', async (c) => {
     const id = c.req.param('id');
     if (!(await store.getSession(id))) return json({ error: 'not_found', reason: `no session ${id}` }, 404);
-    const versions = await listAgbomVersions((sql, params) => store.query(sql, params), id);
+    const versions = await listAgbomVersions(store, id);
     return json({
       session_id: id,
       versions: versions.map((v) => ({

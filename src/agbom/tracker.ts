@@ -3,8 +3,8 @@
 // decide on, and the version the step commits with its chain entry (src/store/agbom). A subagent session that has
 // reported no AgBOM of its own sees its parent's (ACS Inspect: a subagent is a session of its own; docs/agbom.md).
 import type { Json } from '../json.ts';
-import type { ChainHead, SessionRecord } from '../store/types.ts';
-import { agbomAt, type AgbomQuery, type AgbomVersionDraft } from './versions.ts';
+import type { AgbomStore, ChainHead, GuardianStore, SessionRecord } from '../store/types.ts';
+import { agbomAt, type AgbomVersionDraft } from './versions.ts';
 import { compareDocuments, proposeAgbom, type ProposedAgbom } from './change.ts';
 import { type AgbomDocument, agbomHash, type JsonObject } from './model.ts';
 
@@ -58,13 +58,16 @@ function proposalFacts(p: ProposedAgbom, current: AgbomDocument | null): JsonObj
   };
 }
 
+/** What the tracker reads of the store. */
+export type AgbomTrackerStore = Pick<AgbomStore, 'agbomVersionsInForce'>;
+
 export class AgbomTracker {
-  readonly #query: AgbomQuery;
+  readonly #store: AgbomTrackerStore;
   readonly #cache = new Map<string, Cached>();
   readonly #maxEntries: number;
 
-  constructor(query: AgbomQuery, maxEntries = 10_000) {
-    this.#query = query;
+  constructor(store: AgbomTrackerStore, maxEntries = 10_000) {
+    this.#store = store;
     this.#maxEntries = maxEntries;
   }
 
@@ -81,11 +84,11 @@ export class AgbomTracker {
     if (hit && hit.headHash === headHash) return hit;
     let found: Cached = { headHash, document: null, seq: null };
     if (head !== null) {
-      const at = await agbomAt(this.#query, session.id, head.seq);
+      const at = await agbomAt(this.#store, session.id, head.seq);
       found = { headHash, document: at.document, seq: at.version?.seq ?? null };
     }
     if (found.document === null && session.parentSessionId !== null) {
-      const parent = await agbomAt(this.#query, session.parentSessionId);
+      const parent = await agbomAt(this.#store, session.parentSessionId);
       found = { headHash, document: parent.document, seq: null };
     }
     this.#remember(session.id, found);
@@ -143,13 +146,16 @@ export class AgbomTracker {
 
 const trackers = new WeakMap<object, AgbomTracker>();
 
-/** The tracker of a store that answers raw SQL (every durable store does); null for one that does not. */
-export function agbomTrackerOf(store: object): AgbomTracker | null {
-  const query = (store as { query?: unknown }).query;
-  if (typeof query !== 'function') return null;
+function keepsAgbom(store: GuardianStore): store is GuardianStore & AgbomTrackerStore {
+  return typeof (store as Partial<AgbomTrackerStore>).agbomVersionsInForce === 'function';
+}
+
+/** The tracker of a store that keeps AgBOM versions (every durable store does); null for one that does not. */
+export function agbomTrackerOf(store: GuardianStore): AgbomTracker | null {
+  if (!keepsAgbom(store)) return null;
   let t = trackers.get(store);
   if (!t) {
-    t = new AgbomTracker((sqlText, params) => (query as AgbomQuery).call(store, sqlText, params));
+    t = new AgbomTracker(store);
     trackers.set(store, t);
   }
   return t;

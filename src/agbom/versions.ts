@@ -1,23 +1,24 @@
 // A session's AgBOM versions with their types (the store keeps them as uninterpreted JSON) and the AgBOM they
 // make at a chain entry: the latest adopted full version with the adopted diffs after it applied in chain order.
-import {
-  type AgbomQuery,
-  type AgbomVersionRecord,
-  type AgbomVersionWrite,
-  agbomVersionsInForce,
-  listAgbomVersions as listStoredVersions,
-} from '../store/agbom/versions.ts';
+import type { AgbomStore, AgbomVersionRecord, AgbomVersionWrite } from '../store/types.ts';
 import { type AgbomDiff, type AgbomProblem, applyDiff } from './change.ts';
 import type { AgbomDocument } from './model.ts';
 
-export type { AgbomQuery } from '../store/agbom/versions.ts';
 export type AgbomVersionDraft = AgbomVersionWrite<AgbomDocument, AgbomDiff, AgbomProblem>;
 export type AgbomVersion = AgbomVersionRecord<AgbomDocument, AgbomDiff, AgbomProblem>;
 
+/** The store returns what src/agbom wrote (tracker.ts): its JSON has these shapes. */
+function typed(versions: AgbomVersionRecord[]): AgbomVersion[] {
+  return versions as AgbomVersion[];
+}
+
 /** A session's versions in chain order, up to `atSeq` (inclusive) when given. */
-export async function listAgbomVersions(query: AgbomQuery, sessionId: string, atSeq?: number): Promise<AgbomVersion[]> {
-  // The store returns what src/agbom wrote (tracker.ts): the JSON has these shapes.
-  return (await listStoredVersions(query, sessionId, atSeq)) as AgbomVersion[];
+export async function listAgbomVersions(
+  store: Pick<AgbomStore, 'listAgbomVersions'>,
+  sessionId: string,
+  atSeq?: number,
+): Promise<AgbomVersion[]> {
+  return typed(await store.listAgbomVersions(sessionId, atSeq));
 }
 
 /** The AgBOM a version sequence results in (adopted versions folded in order); null before any adopted one. */
@@ -33,11 +34,11 @@ function foldVersions(versions: AgbomVersion[]): AgbomDocument | null {
 
 /** The session's AgBOM as of chain entry `atSeq` (the latest when omitted), and the version it came from. */
 export async function agbomAt(
-  query: AgbomQuery,
+  store: Pick<AgbomStore, 'agbomVersionsInForce'>,
   sessionId: string,
   atSeq?: number,
 ): Promise<{ document: AgbomDocument | null; version: AgbomVersion | null }> {
-  const versions = (await agbomVersionsInForce(query, sessionId, atSeq)) as AgbomVersion[];
+  const versions = typed(await store.agbomVersionsInForce(sessionId, atSeq));
   const adopted = versions.filter((v) => v.adopted);
   return { document: foldVersions(versions), version: adopted.at(-1) ?? null };
 }

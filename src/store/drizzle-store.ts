@@ -1,5 +1,7 @@
 // The DurableStore over Drizzle, written once for both drivers (src/store/pglite, src/store/postgres): this class
-// wires the concerns (sessions, chain writes, decisions, checkpoints, reads, bundles, fleet) to one driver.
+// wires the concerns (sessions, chain writes, decisions, checkpoints, reads, bundles, fleet, AgBOM versions) to
+// one driver.
+import { AgbomVersions } from './agbom/versions.ts';
 import { PolicyBundles } from './bundles.ts';
 import { ChainWriter } from './chain-writes.ts';
 import { Checkpointer } from './checkpointing.ts';
@@ -13,12 +15,14 @@ import { pruneClosedSessions } from './prune.ts';
 import { ChainReads } from './reads.ts';
 import { SessionRows } from './sessions.ts';
 import type {
+  AgbomVersionRecord,
   AppendedEntry,
   ChainHead,
   ChainInfo,
   CheckpointRecord,
   ContextEntryRecord,
   DurableStore,
+  EntryTime,
   Json,
   LifecycleAuditRecord,
   NewContextEntry,
@@ -48,6 +52,7 @@ export class DrizzleGuardianStore implements DurableStore {
   readonly #reads: ChainReads;
   readonly #bundles: PolicyBundles;
   readonly #fleet: Fleet;
+  readonly #agbom: AgbomVersions;
   #lastReplayPurge = Date.now();
   #closed = false;
 
@@ -64,6 +69,7 @@ export class DrizzleGuardianStore implements DurableStore {
     this.#reads = new ChainReads(driver);
     this.#bundles = new PolicyBundles(driver);
     this.#fleet = new Fleet(driver);
+    this.#agbom = new AgbomVersions(driver);
   }
 
   /** The Drizzle handle, for the operator read queries in src/store/admin/ (the only other user of it). */
@@ -317,6 +323,24 @@ export class DrizzleGuardianStore implements DurableStore {
 
   listShadowDifferences(shadowSha256: string, limit: number): Promise<ShadowDifferenceRecord[]> {
     return this.#open(() => this.#fleet.listShadowDifferences(shadowSha256, limit));
+  }
+
+  // ---------------------------------------------------------------- AgBOM versions
+
+  listAgbomVersions(sessionId: string, atSeq?: number): Promise<AgbomVersionRecord[]> {
+    return this.#open(() => this.#agbom.listAgbomVersions(sessionId, atSeq));
+  }
+
+  agbomVersionsInForce(sessionId: string, atSeq?: number): Promise<AgbomVersionRecord[]> {
+    return this.#open(() => this.#agbom.agbomVersionsInForce(sessionId, atSeq));
+  }
+
+  readAgbomEntries(sessionId: string): Promise<StoredEntryRow[]> {
+    return this.#open(() => this.#agbom.readAgbomEntries(sessionId));
+  }
+
+  getEntryTime(sessionId: string, seq: number): Promise<EntryTime | null> {
+    return this.#open(() => this.#agbom.getEntryTime(sessionId, seq));
   }
 
   // ---------------------------------------------------------------- tests only

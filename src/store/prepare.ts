@@ -1,6 +1,6 @@
 // Appends and steps validated and serialised before they join a batch, so one bad item cannot fail its
 // neighbours' transaction.
-import type { AgbomVersionWrite } from './agbom/versions.ts';
+import { type PreparedAgbomVersion, prepareAgbomVersion } from './agbom/versions.ts';
 import { isSha256Hex, sha256Hex, type ContextEntryContent } from '../chain/index.ts';
 import { StoreError } from './errors.ts';
 import type { sessions } from './schema.ts';
@@ -81,7 +81,7 @@ export interface PreparedStep {
   keyId: string | null;
   closedAt: string | null;
   child: typeof sessions.$inferInsert | null;
-  agbom: AgbomVersionWrite | null;
+  agbom: PreparedAgbomVersion | null;
 }
 
 /** JSON text of a state patch (see stateTextOf for why not JCS); null when the step left the state as it was. */
@@ -131,6 +131,6 @@ export function prepareStep(step: StepCommit, checkpointEvery: number): Prepared
     keyId: step.session.keyId ?? null,
     closedAt: step.session.closedAt?.toISOString() ?? null,
     child: step.childSession ? toSessionRow(step.childSession) : null,
-    agbom: step.agbom ?? null,
+    agbom: step.agbom ? prepareAgbomVersion(step.agbom) : null,
   };
 }

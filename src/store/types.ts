@@ -2,7 +2,6 @@
 // drivers: PGlite (embedded default) and Postgres (DATABASE_URL). The request pipeline only sees this.
 import type { ContextEntryContent } from '../chain/index.ts';
 import type { Json } from '../json.ts';
-import type { AgbomVersionWrite } from './agbom/versions.ts';
 
 // Kept while src/store moves to src/json.ts itself; new code imports Json from there.
 export type { Json };
@@ -317,11 +316,65 @@ export interface ReplayReadStore {
   readPackedEntries(sessionId: string, afterSeq: number, limit: number): Promise<string[]>;
 }
 
+/** What an agbom/* step writes beside its entry (StepCommit.agbom); the JSON members are src/agbom's to type. */
+export interface AgbomVersionWrite<Document = unknown, Diff = unknown, Problem = unknown> {
+  method: string;
+  form: 'full' | 'diff';
+  /** Whether the decision let the change happen (allow / modify): only adopted versions make the current AgBOM. */
+  adopted: boolean;
+  /** The whole document, for form 'full'. */
+  document: Document | null;
+  diff: Diff;
+  /** agbom_hash of the document the version results in. */
+  agbomHash: string;
+  reportedHash: string | null;
+  problems: Problem[];
+}
+
+/** A stored AgBOM version, bound to the chain entry that carried it (same session and seq, entry_hash). */
+export interface AgbomVersionRecord<Document = unknown, Diff = unknown, Problem = unknown>
+  extends AgbomVersionWrite<Document, Diff, Problem> {
+  sessionId: string;
+  seq: number;
+  entryHash: string;
+  createdAt: Date;
+}
+
+/** A chain entry's time: its hashed params.timestamp (ACS §8.2) when it has one, and when it was stored. */
+export interface EntryTime {
+  timestamp: string | null;
+  createdAt: Date;
+}
+
+/**
+ * The AgBOM versions of sessions (ACS Inspect; docs/agbom.md), written only with their entries (StepCommit.agbom),
+ * and the chain entries src/agbom reads beside them. Documents, diffs and problems come back as stored JSON.
+ */
+export interface AgbomStore {
+  /** A session's versions in chain order, up to `atSeq` (inclusive) when given. */
+  listAgbomVersions(sessionId: string, atSeq?: number): Promise<AgbomVersionRecord[]>;
+  /**
+   * The versions that make the session's AgBOM as of chain entry `atSeq` (the latest when omitted), in chain
+   * order: from the latest adopted full version on, since the diffs before it no longer matter.
+   */
+  agbomVersionsInForce(sessionId: string, atSeq?: number): Promise<AgbomVersionRecord[]>;
+  /** The session's agbom/* entries as stored, in chain order (`audit verify` re-derives the versions from them). */
+  readAgbomEntries(sessionId: string): Promise<StoredEntryRow[]>;
+  /** When the entry at `seq` happened; null when the session has no such entry. */
+  getEntryTime(sessionId: string, seq: number): Promise<EntryTime | null>;
+}
+
 /**
  * What `openStore()` returns: the pipeline's GuardianStore plus the audit, bundle, fleet and operator calls
  * (`guardian audit …`, `guardian db …`, bundle activation).
  */
-export interface DurableStore extends GuardianStore, PolicyBundleStore, ReplicaStore, ShadowStore, ReplayReadStore {
+export interface DurableStore
+  extends GuardianStore,
+    PolicyBundleStore,
+    ReplicaStore,
+    ShadowStore,
+    ReplayReadStore,
+    AgbomStore {
   /** 'pglite' or 'postgres'. */
   readonly driver: 'pglite' | 'postgres';
 

@@ -44,8 +44,6 @@ describe.each(drivers)('AgBOM per session on %s', (_driver, open) => {
     await h?.close();
   });
 
-  const query = () => h.store.query.bind(h.store);
-
   async function opened(): Promise<AcsClient> {
     const c = h.client();
     await inspectSession(c);
@@ -66,7 +64,7 @@ describe.each(drivers)('AgBOM per session on %s', (_driver, open) => {
     });
     expect(snap.decision).toBe('allow');
     const entries = await h.store.listContextEntries(c.sessionId);
-    const versions = await listAgbomVersions(query(), c.sessionId);
+    const versions = await listAgbomVersions(h.store, c.sessionId);
     expect(versions).toHaveLength(1);
     const v = versions[0];
     const carrier = entries.find((e) => e.seq === v.seq)!;
@@ -87,7 +85,7 @@ describe.each(drivers)('AgBOM per session on %s', (_driver, open) => {
 
     const added = await c.step('agbom/changed', { added: [DB_MCP] });
     expect(added.decision).toBe('allow');
-    const afterAdd = await agbomAt(query(), c.sessionId);
+    const afterAdd = await agbomAt(h.store, c.sessionId);
     expect(afterAdd.document?.components.map((x) => x.id)).toContain(DB_MCP.id);
 
     const rogue = { ...DB_MCP, id: 'urn:mcp:rogue', name: 'rogue', endpoint: 'https://mcp.evil.example/x' };
@@ -99,9 +97,9 @@ describe.each(drivers)('AgBOM per session on %s', (_driver, open) => {
     expect(swap.decision).toBe('deny');
     expect(swap.result?.reason_codes).toEqual(['agbom_hot_swap_denied']);
 
-    const now = await agbomAt(query(), c.sessionId);
+    const now = await agbomAt(h.store, c.sessionId);
     expect(now.document).toEqual(afterAdd.document);
-    const versions = await listAgbomVersions(query(), c.sessionId);
+    const versions = await listAgbomVersions(h.store, c.sessionId);
     expect(versions.map((x) => [x.method, x.form, x.adopted])).toEqual([
       ['agbom/snapshot', 'full', true],
       ['agbom/changed', 'diff', true],
@@ -128,14 +126,14 @@ describe.each(drivers)('AgBOM per session on %s', (_driver, open) => {
     expect((await child.step('steps/userMessage', { content: [{ type: 'text', value: 'sub' }] })).decision).toBe(
       'allow',
     );
-    expect((await agbomAt(query(), childId)).document).toBeNull();
+    expect((await agbomAt(h.store, childId)).document).toBeNull();
     const own = await child.step('agbom/snapshot', { components: [GPT] });
     expect(own.decision).toBe('allow');
-    const versions = await listAgbomVersions(query(), childId);
+    const versions = await listAgbomVersions(h.store, childId);
     expect(versions).toHaveLength(1);
     expect(versions[0].entryHash).toBe(own.result?.chain_hash);
-    expect((await agbomAt(query(), childId)).document?.components.map((x) => x.id)).toEqual([GPT.id]);
-    expect((await agbomAt(query(), parent.sessionId)).document?.components).toHaveLength(REALISTIC_COMPONENTS.length);
+    expect((await agbomAt(h.store, childId)).document?.components.map((x) => x.id)).toEqual([GPT.id]);
+    expect((await agbomAt(h.store, parent.sessionId)).document?.components).toHaveLength(REALISTIC_COMPONENTS.length);
   });
 
   it('under ACS-Provenance (deterministic producer) refuses a component without registration_provenance', async () => {
@@ -160,7 +158,7 @@ describe.each(drivers)('AgBOM per session on %s', (_driver, open) => {
     const refused = await banned.step('agbom/snapshot', { components: [...REALISTIC_COMPONENTS, deepseek] });
     expect(refused.decision).toBe('deny');
     expect(refused.result?.reason_codes).toEqual(['agbom_component_banned']);
-    expect((await agbomAt(query(), banned.sessionId)).document).toBeNull();
+    expect((await agbomAt(h.store, banned.sessionId)).document).toBeNull();
 
     const c = await opened();
     expect((await c.step('agbom/snapshot', { components: REALISTIC_COMPONENTS })).decision).toBe('allow');
@@ -173,7 +171,7 @@ describe.each(drivers)('AgBOM per session on %s', (_driver, open) => {
     const unknown = await c.step('agbom/changed', { removed: ['urn:never-there'] });
     expect(unknown.decision).toBe('deny');
     expect(unknown.result?.reason_codes).toEqual(['agbom_invalid', 'removed_component_unknown']);
-    const current = await agbomAt(query(), c.sessionId);
+    const current = await agbomAt(h.store, c.sessionId);
     expect(current.document?.components).toHaveLength(REALISTIC_COMPONENTS.length);
     expect(current.version?.method).toBe('agbom/snapshot');
   });

@@ -1,6 +1,7 @@
 // The hot-path statements are rendered once with named placeholders: every batch sends the same text (the
 // Postgres driver keeps it as a named prepared statement) and binds exactly one value per numbered parameter.
 import { describe, expect, it } from 'vitest';
+import { agbomVersionInsert, prepareAgbomVersion } from '../../src/store/agbom/versions.ts';
 import { EntryColumns, appendWrites, stepWrites } from '../../src/store/entry-writes.ts';
 import { prepareStep } from '../../src/store/prepare.ts';
 import type { StepCommit } from '../../src/store/types.ts';
@@ -74,5 +75,37 @@ describe('hot-path statements', () => {
     expect(placeholders(q.text).size).toBe(q.params.length);
     expect(q.params).toContainEqual(['e', 'f']);
     expect(q.params).toContainEqual([cols.entryHash[0]]);
+  });
+
+  it('an AgBOM version batch binds one array per column under one text; a batch without versions sends none', () => {
+    const version = (method: string) => ({
+      method,
+      form: 'diff' as const,
+      adopted: true,
+      document: null,
+      diff: { added: [method] },
+      agbomHash: `sha256:${method}`,
+      reportedHash: null,
+      problems: [],
+    });
+    const placed = (sessionId: string, seq: number, v: ReturnType<typeof version> | null) => ({
+      sessionId,
+      appended: { seq, entryHash: `h-${sessionId}` },
+      version: v && prepareAgbomVersion(v),
+    });
+    const one = agbomVersionInsert([placed('a', 0, version('agbom/update'))]);
+    const two = agbomVersionInsert([
+      placed('b', 1, version('agbom/snapshot')),
+      placed('c', 0, null),
+      placed('d', 2, version('agbom/update')),
+    ]);
+    expect(one && two).toBeTruthy();
+    expect(two!.text).toBe(one!.text);
+    expect(placeholders(two!.text).size).toBe(two!.params.length);
+    expect(Math.max(...placeholders(two!.text))).toBe(two!.params.length);
+    expect(two!.params).toContainEqual(['b', 'd']);
+    expect(two!.params).toContainEqual([1, 2]);
+    expect(two!.params).toContainEqual([null, null]);
+    expect(agbomVersionInsert([placed('e', 0, null)])).toBeNull();
   });
 });

@@ -10,6 +10,7 @@ import {
 } from '../../src/chain/index.ts';
 import { HmacSha256 } from '../../src/crypto/hmac-sha256.ts';
 import {
+  type AgbomVersionWrite,
   StoreError,
   verifyCheckpoint,
   type DurableStore,
@@ -704,6 +705,90 @@ export function defineStorageSuite(
         }
       });
 
+      it('keeps AgBOM versions with the entries that carried them and reads back the versions in force', async () => {
+        const sessionId = await newSession(store);
+        const doc = (ids: string[]) => ({
+          agent_id: 'agent-1',
+          components: ids.map((id) => ({ id, name: `n\u0000${id}` })),
+        });
+        /** An agbom/* step carrying a version: its decision says whether the version is adopted. */
+        const agbomStep = (n: number, head: { seq: number; entryHash: string } | null, version: AgbomVersionWrite) => {
+          const s = step(sessionId, n, head, { agbom: version });
+          s.entry.content.step_type = version.method;
+          s.decision.result = { decision: version.adopted ? 'allow' : 'deny', n };
+          return s;
+        };
+        const full = (ids: string[], adopted: boolean): AgbomVersionWrite => ({
+          method: 'agbom/snapshot',
+          form: 'full',
+          adopted,
+          document: doc(ids),
+          diff: { added: ids, removed: [] },
+          agbomHash: `sha256:${ids.join('+')}`,
+          reportedHash: adopted ? null : 'sha256:reported',
+          problems: adopted ? [] : [{ code: 'hash_mismatch', emoji: '\ud83d\ude00' }],
+        });
+        const diff = (added: string[]): AgbomVersionWrite => ({
+          method: 'agbom/update',
+          form: 'diff',
+          adopted: true,
+          document: null,
+          diff: { added, removed: [] },
+          agbomHash: `sha256:+${added.join('+')}`,
+          reportedHash: null,
+          problems: [],
+        });
+        const written = [null, full(['a'], true), diff(['b']), full(['x'], false), full(['c'], true), diff(['d'])];
+        const heads: ({ seq: number; entryHash: string } | null)[] = [null];
+        for (const [n, version] of written.entries()) {
+          const out = await store.commitStep(
+            sessionId,
+            version ? agbomStep(n, heads[n], version) : step(sessionId, n, heads[n]),
+          );
+          expect(out.status).toBe('committed');
+          heads.push(headOf(out));
+        }
+        // A stale step writes no version: its entry did not land, and seq 1's version stays the one chained.
+        expect((await store.commitStep(sessionId, agbomStep(20, heads[1], full(['stale'], true)))).status).toBe(
+          'stale_head',
+        );
+        const entries = await store.listContextEntries(sessionId);
+        const versions = await store.listAgbomVersions(sessionId);
+        expect(versions.map((v) => [v.seq, v.method, v.form, v.adopted])).toEqual([
+          [1, 'agbom/snapshot', 'full', true],
+          [2, 'agbom/update', 'diff', true],
+          [3, 'agbom/snapshot', 'full', false],
+          [4, 'agbom/snapshot', 'full', true],
+          [5, 'agbom/update', 'diff', true],
+        ]);
+        for (const v of versions) {
+          const { sessionId: sid, seq, entryHash, createdAt, ...rest } = v;
+          expect(rest).toEqual(written[seq]);
+          expect([sid, entryHash]).toEqual([sessionId, entries[seq].entryHash]);
+          expect(createdAt).toBeInstanceOf(Date);
+        }
+        expect((await store.listAgbomVersions(sessionId, 3)).map((v) => v.seq)).toEqual([1, 2, 3]);
+        // In force: from the latest adopted full version on; a refused full version does not reset the fold.
+        expect((await store.agbomVersionsInForce(sessionId)).map((v) => v.seq)).toEqual([4, 5]);
+        expect((await store.agbomVersionsInForce(sessionId, 3)).map((v) => v.seq)).toEqual([1, 2, 3]);
+        expect((await store.agbomVersionsInForce(sessionId, 1)).map((v) => v.seq)).toEqual([1]);
+        expect(await store.agbomVersionsInForce(sessionId, 0)).toEqual([]);
+        // The agbom/* entries as stored, for `audit verify` to re-derive the versions from.
+        const stored = await store.readAgbomEntries(sessionId);
+        expect(stored.map((e) => [e.seq, e.stepType, e.entryHash])).toEqual(
+          [1, 2, 3, 4, 5].map((seq) => [seq, written[seq]?.method, entries[seq].entryHash]),
+        );
+        expect(stored[0].paramsJcs).toBe(canonicalJson(entries[1].params));
+        expect(JSON.parse(stored[2].resultJcs ?? 'null')).toEqual({ decision: 'deny', n: 3 });
+        const time = await store.getEntryTime(sessionId, 4);
+        expect(time).toEqual({ timestamp: entries[4].content.timestamp, createdAt: entries[4].createdAt });
+        expect(await store.getEntryTime(sessionId, 99)).toBeNull();
+        const unknown = randomUUID();
+        expect(await store.listAgbomVersions(unknown)).toEqual([]);
+        expect(await store.agbomVersionsInForce(unknown)).toEqual([]);
+        expect(await store.readAgbomEntries(unknown)).toEqual([]);
+      });
+
       it('refuses malformed steps before they join a batch', async () => {
         const sessionId = await newSession(store);
         await expectStoreError(
@@ -720,6 +805,25 @@ export function defineStorageSuite(
         const bad = step(sessionId, 0, null);
         bad.entry.content.request_hash = '0'.repeat(64);
         await expectStoreError(store.commitStep(sessionId, bad), 'invalid_input');
+        // An AgBOM version that cannot be stored is refused with its step, before the batch.
+        const version: AgbomVersionWrite = {
+          method: 'agbom/snapshot',
+          form: 'full',
+          adopted: true,
+          document: { agent_id: 'agent-1', components: [] },
+          diff: { added: [], removed: [] },
+          agbomHash: 'sha256:empty',
+          reportedHash: null,
+          problems: [],
+        };
+        await expectStoreError(
+          store.commitStep(sessionId, step(sessionId, 0, null, { agbom: { ...version, diff: { n: 1n } } })),
+          'invalid_input',
+        );
+        await expectStoreError(
+          store.commitStep(sessionId, step(sessionId, 0, null, { agbom: { ...version, form: 'partial' as 'full' } })),
+          'invalid_input',
+        );
         expect(await store.getChainHead(sessionId)).toBeNull();
       });
     });
@@ -906,6 +1010,7 @@ export function defineStorageSuite(
       await s.close();
       await expectStoreError(s.appendContextEntry(randomUUID(), stepEntry('x', 0)), 'unavailable');
       await expectStoreError(s.getSession('x'), 'unavailable');
+      await expectStoreError(s.agbomVersionsInForce('x'), 'unavailable');
     });
   });
 }

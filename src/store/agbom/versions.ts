@@ -2,123 +2,187 @@
 // transaction, so a version exists exactly when the chain entry that carried it does (ACS Inspect: "written into
 // the SessionContext audit chain"), and read back from the latest adopted full version on. The store keeps the
 // documents, diffs and problems as JSON it does not interpret: src/agbom gives them their types and folds them.
-import { canonicalJson } from '../../chain/index.ts';
+import { type SQL, and, asc, eq, like, lte, sql } from 'drizzle-orm';
+import { type BoundQuery, type StoreDatabase, type StoreDriver, templateOf } from '../driver.ts';
+import { StoreError, toStoreError } from '../errors.ts';
+import { agbomVersions, contextEntries } from '../schema.ts';
+import { names, slot } from '../sql.ts';
+import type { AgbomStore, AgbomVersionRecord, AgbomVersionWrite, EntryTime, StoredEntryRow } from '../types.ts';
+import { jcsOf, parseJcs } from '../values.ts';
 
-/** What an agbom/* step writes beside its entry (StepCommit.agbom). */
-export interface AgbomVersionWrite<Document = unknown, Diff = unknown, Problem = unknown> {
+const a = agbomVersions;
+const e = contextEntries;
+
+/** One row per version of the batch (one array per column), kept only where its entry landed as placed. */
+const VERSIONS_INSERT = templateOf(sql`
+  insert into ${a} (${names(
+    a.sessionId,
+    a.seq,
+    a.entryHash,
+    a.method,
+    a.form,
+    a.adopted,
+    a.documentJcs,
+    a.diffJcs,
+    a.agbomHash,
+    a.reportedHash,
+    a.problemsJcs,
+  )})
+  select u.session_id, u.seq, u.entry_hash, u.method, u.form, u.adopted, u.document_jcs, u.diff_jcs, u.agbom_hash,
+         u.reported_hash, u.problems_jcs
+    from unnest(${slot('sessionId', 'text[]')}, ${slot('seq', 'integer[]')}, ${slot('entryHash', 'text[]')},
+                ${slot('method', 'text[]')}, ${slot('form', 'text[]')}, ${slot('adopted', 'boolean[]')},
+                ${slot('document', 'text[]')}, ${slot('diff', 'text[]')}, ${slot('agbomHash', 'text[]')},
+                ${slot('reportedHash', 'text[]')}, ${slot('problems', 'text[]')})
+      as u(session_id, seq, entry_hash, method, form, adopted, document_jcs, diff_jcs, agbom_hash, reported_hash,
+           problems_jcs)
+    join ${e} on ${e.sessionId} = u.session_id and ${e.seq} = u.seq and ${e.entryHash} = u.entry_hash`);
+
+/** A version serialised before it joins a batch (prepareStep): one that cannot be stored fails only its step. */
+export interface PreparedAgbomVersion {
   method: string;
   form: 'full' | 'diff';
-  /** Whether the decision let the change happen (allow / modify): only adopted versions make the current AgBOM. */
   adopted: boolean;
-  /** The whole document, for form 'full'. */
-  document: Document | null;
-  diff: Diff;
-  /** agbom_hash of the document the version results in. */
+  documentJcs: string | null;
+  diffJcs: string;
   agbomHash: string;
   reportedHash: string | null;
-  problems: Problem[];
+  problemsJcs: string;
 }
 
-export interface AgbomVersionRecord<Document = unknown, Diff = unknown, Problem = unknown>
-  extends AgbomVersionWrite<Document, Diff, Problem> {
-  sessionId: string;
-  seq: number;
-  entryHash: string;
-  createdAt: Date;
+export function prepareAgbomVersion(version: AgbomVersionWrite): PreparedAgbomVersion {
+  if (version.form !== 'full' && version.form !== 'diff')
+    throw new StoreError('invalid_input', `AgBOM version form must be 'full' or 'diff'`);
+  return {
+    method: version.method,
+    form: version.form,
+    adopted: version.adopted,
+    documentJcs: version.document ? jcsOf(version.document, 'AgBOM document') : null,
+    diffJcs: jcsOf(version.diff, 'AgBOM diff'),
+    agbomHash: version.agbomHash,
+    reportedHash: version.reportedHash,
+    problemsJcs: jcsOf(version.problems, 'AgBOM problems'),
+  };
 }
-
-/** Raw SQL on one connection (a transaction's RawQuery, or the store's query). */
-export type AgbomQuery = (sqlText: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
 
 /**
- * One insert for a commit batch's AgBOM versions. Joined on the entry as it landed (seq and entry_hash): a step
- * the batch did not commit (stale head, replay) writes no version. Null when no step of the batch carries one.
+ * One insert for a commit batch's AgBOM versions, for the step-commit transaction. Joined on the entry as it
+ * landed (seq and entry_hash): a step the batch did not commit (stale head, replay) writes no version. Null when
+ * no step of the batch carries one.
  */
 export function agbomVersionInsert(
   steps: {
     sessionId: string;
     appended: { seq: number; entryHash: string };
-    version: AgbomVersionWrite | null | undefined;
+    version: PreparedAgbomVersion | null;
   }[],
-): { text: string; params: unknown[] } | null {
-  const rows = steps.filter((s) => s.version);
+): BoundQuery | null {
+  const rows = steps.flatMap((s) => (s.version ? [{ ...s, version: s.version }] : []));
   if (rows.length === 0) return null;
-  const v = (s: (typeof rows)[number]) => s.version!;
+  return VERSIONS_INSERT({
+    sessionId: rows.map((s) => s.sessionId),
+    seq: rows.map((s) => s.appended.seq),
+    entryHash: rows.map((s) => s.appended.entryHash),
+    method: rows.map((s) => s.version.method),
+    form: rows.map((s) => s.version.form),
+    adopted: rows.map((s) => s.version.adopted),
+    document: rows.map((s) => s.version.documentJcs),
+    diff: rows.map((s) => s.version.diffJcs),
+    agbomHash: rows.map((s) => s.version.agbomHash),
+    reportedHash: rows.map((s) => s.version.reportedHash),
+    problems: rows.map((s) => s.version.problemsJcs),
+  });
+}
+
+function toRecord(row: typeof a.$inferSelect): AgbomVersionRecord {
   return {
-    text: `insert into agbom_versions
-        (session_id, seq, entry_hash, method, form, adopted, document_jcs, diff_jcs, agbom_hash, reported_hash,
-         problems_jcs)
-      select u.session_id, u.seq, u.entry_hash, u.method, u.form, u.adopted, u.document_jcs, u.diff_jcs,
-             u.agbom_hash, u.reported_hash, u.problems_jcs
-        from unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::text[], $6::boolean[], $7::text[],
-                    $8::text[], $9::text[], $10::text[], $11::text[])
-          as u(session_id, seq, entry_hash, method, form, adopted, document_jcs, diff_jcs, agbom_hash,
-               reported_hash, problems_jcs)
-        join context_entries as e on e.session_id = u.session_id and e.seq = u.seq and e.entry_hash = u.entry_hash`,
-    params: [
-      rows.map((s) => s.sessionId),
-      rows.map((s) => s.appended.seq),
-      rows.map((s) => s.appended.entryHash),
-      rows.map((s) => v(s).method),
-      rows.map((s) => v(s).form),
-      rows.map((s) => v(s).adopted),
-      rows.map((s) => (v(s).document ? canonicalJson(v(s).document) : null)),
-      rows.map((s) => canonicalJson(v(s).diff)),
-      rows.map((s) => v(s).agbomHash),
-      rows.map((s) => v(s).reportedHash),
-      rows.map((s) => canonicalJson(v(s).problems)),
-    ],
+    sessionId: row.sessionId,
+    seq: row.seq,
+    entryHash: row.entryHash,
+    method: row.method,
+    form: row.form === 'full' ? 'full' : 'diff',
+    adopted: row.adopted,
+    document: row.documentJcs === null ? null : parseJcs(row.documentJcs),
+    diff: parseJcs(row.diffJcs),
+    agbomHash: row.agbomHash,
+    reportedHash: row.reportedHash,
+    problems: parseJcs(row.problemsJcs) as unknown[],
+    createdAt: row.createdAt,
   };
 }
 
-function toRecord(r: Record<string, unknown>): AgbomVersionRecord {
-  return {
-    sessionId: String(r.session_id),
-    seq: Number(r.seq),
-    entryHash: String(r.entry_hash),
-    method: String(r.method),
-    form: r.form === 'full' ? 'full' : 'diff',
-    adopted: r.adopted === true,
-    document: r.document_jcs === null ? null : (JSON.parse(String(r.document_jcs)) as unknown),
-    diff: JSON.parse(String(r.diff_jcs)) as unknown,
-    agbomHash: String(r.agbom_hash),
-    reportedHash: r.reported_hash === null ? null : String(r.reported_hash),
-    problems: JSON.parse(String(r.problems_jcs)) as unknown[],
-    createdAt: r.created_at instanceof Date ? r.created_at : new Date(String(r.created_at)),
-  };
+/** The session's versions up to chain entry `atSeq` (every one when omitted). */
+function upTo(sessionId: string, atSeq: number | undefined): SQL | undefined {
+  return and(eq(a.sessionId, sessionId), atSeq === undefined ? undefined : lte(a.seq, atSeq));
 }
 
-const COLUMNS =
-  'session_id, seq, entry_hash, method, form, adopted, document_jcs, diff_jcs, agbom_hash, reported_hash, problems_jcs, created_at';
+export class AgbomVersions implements AgbomStore {
+  constructor(
+    driver: StoreDriver,
+    private readonly db: StoreDatabase = driver.db,
+  ) {}
 
-/** A session's versions in chain order, up to `atSeq` (inclusive) when given. */
-export async function listAgbomVersions(
-  query: AgbomQuery,
-  sessionId: string,
-  atSeq?: number,
-): Promise<AgbomVersionRecord[]> {
-  const rows = await query(`select ${COLUMNS} from agbom_versions where session_id = $1 and seq <= $2 order by seq`, [
-    sessionId,
-    atSeq ?? 2_147_483_647,
-  ]);
-  return rows.map(toRecord);
-}
+  async listAgbomVersions(sessionId: string, atSeq?: number): Promise<AgbomVersionRecord[]> {
+    const rows = await this.#read('listAgbomVersions', () =>
+      this.db.select().from(a).where(upTo(sessionId, atSeq)).orderBy(asc(a.seq)),
+    );
+    return rows.map(toRecord);
+  }
 
-/**
- * The versions that make the session's AgBOM as of chain entry `atSeq` (the latest when omitted): from the latest
- * adopted full version on, since the diffs before it no longer matter.
- */
-export async function agbomVersionsInForce(
-  query: AgbomQuery,
-  sessionId: string,
-  atSeq?: number,
-): Promise<AgbomVersionRecord[]> {
-  const rows = await query(
-    `select ${COLUMNS} from agbom_versions
-      where session_id = $1 and seq <= $2 and seq >= coalesce((select max(seq) from agbom_versions
-        where session_id = $1 and seq <= $2 and adopted and form = 'full'), 0)
-      order by seq`,
-    [sessionId, atSeq ?? 2_147_483_647],
-  );
-  return rows.map(toRecord);
+  async agbomVersionsInForce(sessionId: string, atSeq?: number): Promise<AgbomVersionRecord[]> {
+    // The seq of the latest adopted full version in range (none: the session's first entry on).
+    const lastFull = sql`coalesce((select max(${a.seq}) from ${a}
+      where ${and(upTo(sessionId, atSeq), eq(a.adopted, true), eq(a.form, 'full'))}), 0)`;
+    const rows = await this.#read('agbomVersionsInForce', () =>
+      this.db
+        .select()
+        .from(a)
+        .where(and(upTo(sessionId, atSeq), sql`${a.seq} >= ${lastFull}`))
+        .orderBy(asc(a.seq)),
+    );
+    return rows.map(toRecord);
+  }
+
+  async readAgbomEntries(sessionId: string): Promise<StoredEntryRow[]> {
+    return this.#read('readAgbomEntries', () =>
+      this.db
+        .select({
+          seq: e.seq,
+          entryId: e.entryId,
+          stepId: e.stepId,
+          stepType: e.stepType,
+          requestHash: e.requestHash,
+          timestamp: e.timestamp,
+          provenanceSummaryJcs: e.provenanceSummaryJcs,
+          contentJcs: e.contentJcs,
+          previousHash: e.previousHash,
+          entryHash: e.entryHash,
+          paramsJcs: e.paramsJcs,
+          resultJcs: e.resultJcs,
+          bundleRevision: e.bundleRevision,
+        })
+        .from(e)
+        .where(and(eq(e.sessionId, sessionId), like(e.stepType, 'agbom/%')))
+        .orderBy(asc(e.seq)),
+    );
+  }
+
+  async getEntryTime(sessionId: string, seq: number): Promise<EntryTime | null> {
+    const rows = await this.#read('getEntryTime', () =>
+      this.db
+        .select({ timestamp: e.timestamp, createdAt: e.createdAt })
+        .from(e)
+        .where(and(eq(e.sessionId, sessionId), eq(e.seq, seq)))
+        .limit(1),
+    );
+    return rows[0] ?? null;
+  }
+
+  async #read<T>(what: string, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      throw toStoreError(err, what);
+    }
+  }
 }
