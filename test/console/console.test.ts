@@ -139,7 +139,10 @@ describe('operator console', () => {
   it('works from the keyboard alone: sign in, move through the navigation, open a page', async () => {
     const page = await context.newPage();
     await page.goto(`${origin}/console`);
-    // The token field has focus on arrival.
+    // The token field has focus once the page has rendered (typing before that would go nowhere).
+    await expect
+      .poll(() => page.evaluate('document.activeElement ? document.activeElement.tagName : null'), { timeout: 10_000 })
+      .toBe('INPUT');
     await page.keyboard.type(VIEWER);
     await page.keyboard.press('Enter');
     await page.getByText(/^Signed in as /).waitFor();
@@ -166,7 +169,8 @@ describe('operator console', () => {
     await page.getByRole('button', { name: 'Activate rev-b' }).click();
     await page.getByText('Active revision is now rev-b.').waitFor();
     expect(dialogs).toEqual(['Activate rev-b on every replica?']);
-    expect(await page.locator('#active-revision').textContent()).toContain('rev-b');
+    // The banner and the active-revision line re-render separately: wait for the second too.
+    await expect.poll(() => page.locator('#active-revision').textContent(), { timeout: 10_000 }).toContain('rev-b');
     expect(g.node.engine.revision).toBe('rev-b');
     await page.getByLabel('Bundle file (.tar.gz)').setInputFiles({
       name: 'rev-c.tar.gz',
