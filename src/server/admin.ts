@@ -7,6 +7,7 @@ import { createAgbomRoutes } from '../agbom/http.ts';
 import type { SignatureRegistry } from '../crypto/index.ts';
 import type { LifecycleRuntime } from '../lifecycle/index.ts';
 import type { DurableStore } from '../store/types.ts';
+import { adminTokenConfigured } from './admin-tokens.ts';
 
 export async function createAdminApi(
   lifecycle: LifecycleRuntime,
@@ -17,7 +18,7 @@ export async function createAdminApi(
   const mount: Record<string, Hono> = {};
   // Without a token the admin API refuses every request, so replay's routes (and the modules behind them) are
   // not loaded at all.
-  if (env.GUARDIAN_ADMIN_TOKEN || env.GUARDIAN_ADMIN_TOKENS || env.GUARDIAN_ADMIN_TOKENS_FILE) {
+  if (adminTokenConfigured(env)) {
     const { createReplayAdminRoutes } = await import('../replay/http.ts');
     // Its routes start with /replay: mounted at the admin root they answer under /admin/replay.
     mount['/'] = createReplayAdminRoutes({ store });

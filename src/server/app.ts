@@ -28,7 +28,7 @@ import { cryptoEnvelopeSignatures } from '../acs/signing/index.ts';
 import { isDurableStore, startLifecycleRuntime, type LifecycleRuntime } from '../lifecycle/index.ts';
 import { sharedUnpackThread } from '../lifecycle/unpack-thread.ts';
 import { readRegoDirectory } from '../rego/sources.ts';
-import { createAdminApi } from './admin.ts';
+import { adminTokenConfigured } from './admin-tokens.ts';
 import type { StartupTimings } from './startup-timings.ts';
 import type { GuardianTelemetry, Logger } from '../telemetry/index.ts';
 import { GUARDIAN_PROFILES } from '../agbom/formats.ts';
@@ -130,7 +130,7 @@ export interface GuardianRuntime {
   dataDir: string;
   /** Bundle lifecycle (registry, activation, fleet sync, shadow); absent with a provided engine. */
   lifecycle?: LifecycleRuntime;
-  /** Admin API over the lifecycle (and replay jobs), to mount at /admin; present exactly when `lifecycle` is. */
+  /** Admin API over the lifecycle (and replay jobs), to mount at /admin; present when `lifecycle` is and an admin token is configured. */
   admin?: Hono;
   /** Logs, metrics (/metrics), spans and OCSF events (docs/telemetry.md). */
   telemetry: GuardianTelemetry;
@@ -218,7 +218,10 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
         evaluationTimeoutMs: options.evaluationTimeoutMs,
         log: (l) => logger.info(l),
       });
-      admin = await createAdminApi(lifecycle, store, env, registry);
+      // Without a token the admin API would refuse every request: it (zod, OpenAPI, replay, the console) is not
+      // loaded at all, and /admin is not mounted.
+      if (adminTokenConfigured(env))
+        admin = await (await import('./admin.ts')).createAdminApi(lifecycle, store, env, registry);
       engine = lifecycle.engine;
       policySource = `bundle registry (${lifecycle.engine.current.sha256.slice(0, 12)}, replica ${lifecycle.node.replicaId})`;
     } else {

@@ -16,7 +16,7 @@ const hook = `data:text/javascript,${encodeURIComponent(
   "import { register } from 'node:module'; register('data:text/javascript,' + encodeURIComponent('export async function resolve(s, c, n) { const r = await n(s, c); process.stderr.write(\"resolved \" + r.url + \"\\\\n\"); return r; }'));",
 )}`;
 
-function modulesReachedBy(code: string, preload: string[] = []): string[] {
+function modulesReachedBy(code: string, preload: string[] = [], adminToken = 'no-compiler-check'): string[] {
   const run = spawnSync(
     process.execPath,
     [...preload, '--import', hook, '--import', 'tsx', '--input-type=module', '-e', code],
@@ -29,7 +29,7 @@ function modulesReachedBy(code: string, preload: string[] = []): string[] {
         ...process.env,
         DATABASE_URL: '',
         GUARDIAN_HMAC_IKM: Buffer.alloc(32, 7).toString('base64'),
-        GUARDIAN_ADMIN_TOKEN: 'no-compiler-check',
+        GUARDIAN_ADMIN_TOKEN: adminToken,
       },
     },
   );
@@ -55,6 +55,20 @@ describe('guardian serve start-up', () => {
     expect(reached.some((u) => u.includes('/src/lifecycle/runtime.ts'))).toBe(true);
     expect(reached.some((u) => u.includes('/src/replay/'))).toBe(true);
     expect(toolchain(reached)).toEqual([]);
+  }, 240_000);
+
+  it('without an admin token the admin API (its zod and OpenAPI modules, replay, the console) is never loaded', () => {
+    const open = `const { openGuardianRuntime } = await import('./src/server/index.ts');
+       const runtime = await openGuardianRuntime({ dataDir: ${JSON.stringify(dataDir)} });
+       if (runtime.admin) throw new Error('admin mounted without a token');
+       await runtime.close();`;
+    const admin = (urls: string[]): string[] =>
+      urls.filter((u) => /\/src\/(admin|console|replay)\/|\/node_modules\/@hono\/zod-openapi\//.test(u));
+    expect(admin(modulesReachedBy(open, [], ''))).toEqual([]);
+    // The same check sees them when a token is set.
+    expect(admin(modulesReachedBy(open.replace('if (runtime.admin)', 'if (!runtime.admin)'))).length).toBeGreaterThan(
+      0,
+    );
   }, 240_000);
 
   it('the check sees the toolchain when a module does reach it', () => {
