@@ -48,7 +48,7 @@ export function isDurableStore(store: GuardianStore): store is DurableStore {
   const s = store as Partial<DurableStore>;
   return (
     typeof s.putPolicyBundle === 'function' &&
-    typeof s.query === 'function' &&
+    typeof s.getActivePolicyBundle === 'function' &&
     typeof s.activatePolicyBundle === 'function'
   );
 }
