@@ -1,12 +1,13 @@
-// PGlite driver: embedded Postgres (WASM) in this process. Single connection, so one append transaction
-// at a time; group commit still batches concurrent appends into it.
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { drizzle } from 'drizzle-orm/pglite';
-import { type StoreDatabase, type StoreDriver, renderQuery } from '../driver.ts';
-import { migratePglite } from './migrator.ts';
-import { seedFromPgliteTemplate } from './template.ts';
+// PGlite driver: embedded Postgres (Wasm) on a worker thread of its own (worker.ts), so the database's work never
+// runs on the Guardian's event loop. Drizzle on this thread speaks to it through drizzle's pg-proxy; a transaction
+// ships the statements its work sends together (a group-commit batch and its COMMIT) as one message. One
+// connection, so one append transaction at a time; group commit still batches concurrent appends into it.
+import { drizzle } from 'drizzle-orm/pg-proxy';
+import { WorkerRemoteError, WorkerThread } from '../../worker-thread/index.ts';
+import { type BoundQuery, type Rows, type StoreDatabase, type StoreDriver, renderQuery } from '../driver.ts';
+import type { PgliteProtocol, StatementOutcome } from './protocol.ts';
+
+export { PGLITE_SHARED_BUFFERS } from './settings.ts';
 
 export interface PgliteDriverOptions {
   /** Data lives in `<dataDir>/pgdata`; omit for an in-memory database. */
@@ -15,70 +16,137 @@ export interface PgliteDriverOptions {
   seed?: boolean;
 }
 
-/**
- * Postgres' default shared_buffers (128MB) is sized for a server with many connections; PGlite has one, its pages
- * live in the process heap (Wasm memory that Postgres zeroes at every start) and its files are cached by the OS
- * anyway (NODEFS reads the real data directory).
- */
-export const PGLITE_SHARED_BUFFERS = '16MB';
-const startParams = [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`];
+/** A migrated in-memory database, dumped once per process by the first in-memory worker; later ones load a copy. */
+let migratedDump: Promise<Uint8Array | undefined> | undefined;
 
-/** A migrated in-memory database, dumped once per process; each in-memory store starts from a copy. */
-let template: Promise<Blob> | undefined;
+const WORKER_ENTRY = new URL('./worker.ts', import.meta.url);
 
-async function migratedTemplate(): Promise<Blob> {
-  template ??= (async () => {
-    const pg = await PGlite.create({ startParams });
-    try {
-      await migratePglite(pg, { force: true });
-      return (await pg.dumpDataDir('none')) as Blob;
-    } finally {
-      await pg.close();
-    }
-  })();
-  try {
-    return await template;
-  } catch (err) {
-    template = undefined;
-    throw err;
-  }
+interface Waiting {
+  query: BoundQuery;
+  resolve(rows: Rows): void;
+  reject(err: Error): void;
 }
 
 export async function openPgliteDriver(options: PgliteDriverOptions = {}): Promise<StoreDriver> {
-  let pg: PGlite;
-  if (options.dataDir === undefined) {
-    pg = await PGlite.create({ loadDataDir: await migratedTemplate(), startParams });
-  } else {
-    const dir = join(options.dataDir, 'pgdata');
-    if (options.seed !== false) await seedFromPgliteTemplate(dir);
-    await mkdir(dir, { recursive: true });
-    pg = await PGlite.create({ dataDir: dir, startParams });
+  // The worker holds the process open only while it has work, as the database did on the main thread.
+  const worker = new WorkerThread<PgliteProtocol>(WORKER_ENTRY, { name: 'PGlite worker', unrefWhenIdle: true });
+  try {
+    if (options.dataDir !== undefined) {
+      await worker.request('open', { dataDir: options.dataDir, seed: options.seed !== false });
+    } else {
+      const first = migratedDump === undefined;
+      let resolveDump: (dump: Uint8Array | undefined) => void = () => {};
+      if (first) migratedDump = new Promise((r) => (resolveDump = r));
+      const loadDataDir = first ? undefined : await migratedDump;
+      try {
+        const opened = await worker.request('open', loadDataDir ? { seed: false, loadDataDir } : { seed: false });
+        resolveDump(opened.migratedDump);
+      } catch (err) {
+        if (first) migratedDump = undefined;
+        resolveDump(undefined);
+        throw err;
+      }
+    }
+  } catch (err) {
+    await worker.terminate().catch(() => {});
+    throw err;
   }
-  const db = drizzle(pg) as unknown as StoreDatabase;
-  const run = async (sqlText: string, params: unknown[] = []) =>
-    (await pg.query<Record<string, unknown>>(sqlText, params)).rows;
+
+  const run = (text: string, params: unknown[] = []): Promise<Rows> =>
+    worker.request('query', { text, params, rows: 'objects' }) as Promise<Rows>;
+  const db = drizzle(async (text, params, method) => ({
+    rows: await worker.request('query', {
+      text,
+      params,
+      rows: method === 'all' ? 'drizzle-arrays' : 'drizzle-objects',
+    }),
+  })) as unknown as StoreDatabase;
+  let nextTransaction = 1;
   let closed = false;
+
   return {
     name: 'pglite',
     db,
     appendConcurrency: 1,
-    transaction(work) {
-      return pg.transaction((tx) =>
-        work(async (statement) => {
-          const { text, params } = renderQuery(statement);
-          return (await tx.query<Record<string, unknown>>(text, params)).rows;
-        }),
-      );
+    async transaction(work) {
+      const id = nextTransaction++;
+      let begun = false;
+      let ended = false;
+      let buffered: Waiting[] = [];
+      let flushQueued = false;
+      // Statements sent together (before `work` awaits) leave as one message; the one marked last takes COMMIT along.
+      const flush = (end?: 'commit'): void => {
+        flushQueued = false;
+        const batch = buffered;
+        buffered = [];
+        if (batch.length === 0 && end === undefined) return;
+        if (ended && end === undefined) {
+          // Sent after the transaction finished (its work threw meanwhile): never part of another one.
+          for (const w of batch) w.reject(new Error('statement after the end of its transaction'));
+          return;
+        }
+        begun = true;
+        worker.request('transaction', { id, statements: batch.map((w) => w.query), ...(end ? { end } : {}) }).then(
+          (outcomes: StatementOutcome[]) =>
+            batch.forEach((w, i) => {
+              const outcome = outcomes[i];
+              if (outcome === undefined) w.reject(new Error('the PGlite worker answered too few statements'));
+              else if ('rows' in outcome) w.resolve(outcome.rows);
+              else w.reject(new WorkerRemoteError(outcome.error));
+            }),
+          (err: Error) => {
+            for (const w of batch) w.reject(err);
+          },
+        );
+      };
+      try {
+        const result = await work((statement, opts) => {
+          if (ended) return Promise.reject(new Error('statement after the last one of a transaction'));
+          const rows = new Promise<Rows>((resolve, reject) =>
+            buffered.push({ query: renderQuery(statement), resolve, reject }),
+          );
+          if (opts?.last) {
+            ended = true;
+            flush('commit');
+          } else if (!flushQueued) {
+            flushQueued = true;
+            queueMicrotask(() => flush());
+          }
+          return rows;
+        });
+        if (!ended) {
+          if (buffered.length > 0) flush();
+          if (begun) {
+            ended = true;
+            await worker.request('transaction', { id, statements: [], end: 'commit' });
+          }
+        }
+        return result;
+      } catch (err) {
+        const wasEnded = ended;
+        ended = true;
+        flush();
+        if (begun && !wasEnded) {
+          await worker.request('transaction', { id, statements: [], end: 'rollback' }).catch(() => {});
+        }
+        throw err;
+      }
     },
     execute(statement) {
       const { text, params } = renderQuery(statement);
       return run(text, params);
     },
-    migrate: () => migratePglite(pg),
+    async migrate() {
+      await worker.request('migrate', null);
+    },
     async close() {
       if (closed) return;
       closed = true;
-      await pg.close();
+      try {
+        if (!worker.failure) await worker.request('close', null);
+      } finally {
+        await worker.terminate();
+      }
     },
     query: run,
   };
