@@ -7,7 +7,7 @@
 // bench, tsx), a `.ts` entry is started with tsx registered in the new thread: the only place tsx is needed.
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { parentPort, type TransferListItem, Worker } from 'node:worker_threads';
+import { parentPort, type ResourceLimits, type TransferListItem, Worker } from 'node:worker_threads';
 
 /** Operation name → the body its request carries and the value its answer carries. */
 export type WorkerProtocol = Record<string, { request: unknown; response: unknown }>;
@@ -54,14 +54,15 @@ const SOURCE_MODE = import.meta.url.endsWith('.ts');
  * The Worker for an entry module. `entry` names the TypeScript source (`new URL('./worker.ts', import.meta.url)`
  * in the spawning module): compiled, that URL points into dist/ and the `.js` beside it is started.
  */
-function startWorker(entry: URL): Worker {
-  if (!entry.pathname.endsWith('.ts')) return new Worker(entry);
-  if (!SOURCE_MODE) return new Worker(new URL(entry.href.replace(/\.ts$/, '.js')));
+function startWorker(entry: URL, resourceLimits?: ResourceLimits): Worker {
+  const options = resourceLimits ? { resourceLimits } : {};
+  if (!entry.pathname.endsWith('.ts')) return new Worker(entry, options);
+  if (!SOURCE_MODE) return new Worker(new URL(entry.href.replace(/\.ts$/, '.js')), options);
   // Resolved here (from this package's node_modules): eval code in the thread has no module location to
   // resolve from. require.resolve finds tsx's CommonJS build; the thread imports the ESM build beside it.
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api')).href.replace(/\.cjs$/, '.mjs');
   const code = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}); });`;
-  return new Worker(code, { eval: true });
+  return new Worker(code, { eval: true, ...options });
 }
 
 export interface WorkerThreadOptions {
@@ -74,6 +75,8 @@ export interface WorkerThreadOptions {
   unrefWhenIdle?: boolean;
   /** Called once when the worker dies unexpectedly (not after terminate()), after its pending requests failed. */
   onCrash?: (error: WorkerCrashedError) => void;
+  /** The thread's V8 heap bounds; past them the thread dies (a crash: pending requests fail). */
+  resourceLimits?: ResourceLimits;
 }
 
 interface Pending {
@@ -91,7 +94,7 @@ export class WorkerThread<P extends WorkerProtocol> {
 
   constructor(entry: URL, options: WorkerThreadOptions) {
     this.#options = options;
-    this.#worker = startWorker(entry);
+    this.#worker = startWorker(entry, options.resourceLimits);
     if (options.unrefWhenIdle) this.#worker.unref();
     this.#worker.on('message', (reply: ReplyMessage) => {
       const p = this.#pending.get(reply.id);

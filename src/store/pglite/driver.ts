@@ -14,6 +14,11 @@ export interface PgliteDriverOptions {
   dataDir?: string;
   /** Seed a new `<dataDir>/pgdata` from the prebuilt template when there is a current one (default true). */
   seed?: boolean;
+  /**
+   * Bound of the worker's JavaScript heap (rows on their way to this thread), in MB; past it the worker dies and
+   * every pending and later call fails (fail closed). Default: V8's own bound.
+   */
+  maxWorkerHeapMb?: number;
 }
 
 /** A migrated in-memory database, dumped once per process by the first in-memory worker; later ones load a copy. */
@@ -29,7 +34,11 @@ interface Waiting {
 
 export async function openPgliteDriver(options: PgliteDriverOptions = {}): Promise<StoreDriver> {
   // The worker holds the process open only while it has work, as the database did on the main thread.
-  const worker = new WorkerThread<PgliteProtocol>(WORKER_ENTRY, { name: 'PGlite worker', unrefWhenIdle: true });
+  const worker = new WorkerThread<PgliteProtocol>(WORKER_ENTRY, {
+    name: 'PGlite worker',
+    unrefWhenIdle: true,
+    ...(options.maxWorkerHeapMb ? { resourceLimits: { maxOldGenerationSizeMb: options.maxWorkerHeapMb } } : {}),
+  });
   try {
     if (options.dataDir !== undefined) {
       await worker.request('open', { dataDir: options.dataDir, seed: options.seed !== false });
