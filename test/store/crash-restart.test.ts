@@ -1,18 +1,18 @@
-// Crash durability of `guardian serve` on Postgres, with real processes: SIGKILL mid-load, restart on the same
-// database, every decision an agent received is in the chain (ACS §8.2: the entry is appended before the answer
+// Crash durability of `guardian serve` on Postgres and on the embedded store (PGlite on disk), with real processes:
+// SIGKILL mid-load, restart on the same database, every decision an agent received is in the chain (ACS §8.2: the entry is appended before the answer
 // leaves), `audit verify --all` is clean, and sessions carry on. Then Postgres backends terminated mid-load:
 // requests fail closed or with an error, never a crash, and the server keeps answering.
 //
 // Isolation: a database of its own per run (not a schema): `serve` ignores GUARDIAN_DB_SCHEMA and drizzle's
 // migration journal lives in the global "drizzle" schema, so a schema alone would not isolate the tables.
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StepOutcome } from '../../src/client/index.ts';
-import { openStore } from '../../src/store/index.ts';
+import type { AcsClient, StepOutcome } from '../../src/client/index.ts';
+import { type DurableStore, openStore } from '../../src/store/index.ts';
 import { buildDecisionModule } from '../acs/fixtures/decision-module.ts';
 import {
   agentClient,
@@ -79,9 +79,40 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 }, 60_000);
 
-describe('guardian serve on Postgres: crash and restart', () => {
+/**
+ * Where a crash test's Guardian keeps its store: Postgres (a database of its own), or the embedded default (PGlite
+ * on disk under `<dir>/data`, a directory of its own: one process opens it at a time, so the test reads it only
+ * while no server runs).
+ */
+interface StoreUnderTest {
+  name: string;
+  /** DATABASE_URL of the served Guardian; empty for the embedded store. */
+  databaseUrl: string;
+  dir: () => string;
+  open: () => Promise<DurableStore>;
+}
+
+const STORES: StoreUnderTest[] = [
+  {
+    name: 'Postgres',
+    databaseUrl: dbUrl,
+    dir: () => dir,
+    open: () => openStore({ databaseUrl: dbUrl.replace(/\?.*$/, ''), skipMigrations: true }),
+  },
+  {
+    name: 'the embedded store (PGlite on disk)',
+    databaseUrl: '',
+    dir: () => join(dir, 'embedded'),
+    open: () => openStore({ dataDir: join(dir, 'embedded', 'data'), skipMigrations: true }),
+  },
+];
+
+describe.each(STORES)('guardian serve on $name: crash and restart', (under) => {
   it('SIGKILL mid-load: every received decision is chained, audit verify is clean, sessions continue after restart', async () => {
-    const first = await startServe();
+    const home = under.dir();
+    mkdirSync(home, { recursive: true });
+    const serveHere = (): Promise<Serving> => startServeOn(under.databaseUrl, home, join(dir, 'policy.wasm'), children);
+    const first = await serveHere();
     target = first.url;
     // An idle session whose last answer certainly arrived: it must carry on after the restart.
     const idle = newClient('idle-agent');
@@ -110,10 +141,9 @@ describe('guardian serve on Postgres: crash and restart', () => {
     );
     expect(first.child.signalCode).toBe('SIGKILL');
 
-    const second = await startServe();
-    target = second.url;
     // Every decision an agent received has its entry, with the very hash the agent was given.
-    const store = await openStore({ databaseUrl: dbUrl.replace(/\?.*$/, ''), skipMigrations: true });
+    const resumable: { client: AcsClient; seq: number }[] = [];
+    let store = await under.open();
     try {
       const bySession = new Map<string, Map<string, string>>();
       for (const sid of new Set(received.map((r) => r.sessionId))) {
@@ -145,32 +175,46 @@ describe('guardian serve on Postgres: crash and restart', () => {
       expect(await store.query('select count(*)::int as n from context_entries where result_jcs is null')).toEqual([
         { n: 0 },
       ]);
-
-      // Sessions continue on the restarted server: the idle one, and every load session whose stored head is the
-      // head the agent last verified (an in-flight request may have been chained without its answer arriving).
-      let resumedCount = 0;
+      // The sessions whose stored head is the head the agent last verified (an in-flight request may have been
+      // chained without its answer arriving) can carry on.
       for (const c of [idle, ...clients]) {
         const head = await store.getChainHead(c.sessionId);
-        if (head?.entryHash !== c.chainHash) continue;
-        const out = await c.step('steps/userMessage', MSG(999));
-        expect(out.failure).toBeUndefined();
-        expect(out.result?.decision).toBe('allow');
-        const after = await store.getChainHead(c.sessionId);
-        expect(after?.seq).toBe(head!.seq + 1);
-        expect(after?.entryHash).toBe(out.result?.chain_hash);
-        resumedCount++;
+        if (head?.entryHash === c.chainHash) resumable.push({ client: c, seq: head.seq });
       }
-      expect(resumedCount).toBeGreaterThanOrEqual(1);
+    } finally {
+      await store.close();
+    }
+    expect(resumable.length).toBeGreaterThanOrEqual(1);
+
+    // Sessions continue on the restarted server.
+    const second = await serveHere();
+    target = second.url;
+    const answered = new Map<string, string | undefined>();
+    for (const { client } of resumable) {
+      const out = await client.step('steps/userMessage', MSG(999));
+      expect(out.failure).toBeUndefined();
+      expect(out.result?.decision).toBe('allow');
+      answered.set(client.sessionId, out.result?.chain_hash);
+    }
+    await stop(second, 'SIGTERM');
+    store = await under.open();
+    try {
+      for (const { client, seq } of resumable) {
+        const after = await store.getChainHead(client.sessionId);
+        expect(after?.seq).toBe(seq + 1);
+        expect(after?.entryHash).toBe(answered.get(client.sessionId));
+      }
     } finally {
       await store.close();
     }
 
-    const verify = await auditVerify();
+    const verify = await auditVerifyAll(under.databaseUrl, home);
     expect(verify.out).toMatch(/\d+ chains, \d+ entries, 0 broken/);
     expect(verify.code).toBe(0);
-    await stop(second, 'SIGTERM');
   }, 180_000);
+});
 
+describe('guardian serve on Postgres: lost connections', () => {
   it('Postgres backends terminated mid-load: failed requests get an error (fail closed), the server keeps answering, verify clean', async () => {
     const server = await startServe();
     target = server.url;
