@@ -68,6 +68,10 @@ export function registerServeCommand(program: Command): void {
         throw new CliError(`--eval-timeout-ms must be a positive number`, ExitCode.Usage);
       if (flags.bundle !== undefined && !existsSync(flags.bundle))
         throw new CliError(`--bundle ${flags.bundle}: no such file`, ExitCode.Usage);
+      // The embedded store opens on a thread of its own: started now, it overlaps loading the server's modules
+      // (openStore takes it over; the same data dir and store rules as the runtime's, below).
+      if (!process.env.DATABASE_URL)
+        (await import('../../store/pglite/index.ts')).openPgliteEarly(resolve(flags.dataDir));
       // Loaded lazily so other commands do not pay for the server's imports.
       const { openGuardianRuntime, serveStdio, startHttpServer, StartupTimings } = await import(
         '../../server/index.ts'

@@ -32,13 +32,53 @@ interface Waiting {
   reject(err: Error): void;
 }
 
-export async function openPgliteDriver(options: PgliteDriverOptions = {}): Promise<StoreDriver> {
+type PgliteWorker = WorkerThread<PgliteProtocol>;
+
+/** A worker opening (and migrating) an on-disk store ahead of the openPgliteDriver call that will use it. */
+let early: { dataDir: string; worker: PgliteWorker; opened: Promise<void>; migrated: Promise<void> } | undefined;
+
+function startPgliteWorker(options: PgliteDriverOptions): PgliteWorker {
   // The worker holds the process open only while it has work, as the database did on the main thread.
-  const worker = new WorkerThread<PgliteProtocol>(WORKER_ENTRY, {
+  return new WorkerThread<PgliteProtocol>(WORKER_ENTRY, {
     name: 'PGlite worker',
     unrefWhenIdle: true,
     ...(options.maxWorkerHeapMb ? { resourceLimits: { maxOldGenerationSizeMb: options.maxWorkerHeapMb } } : {}),
   });
+}
+
+/**
+ * Starts opening and migrating the on-disk store under `dataDir` now, on its own thread, so that it overlaps what
+ * this thread still has to load before it calls openPgliteDriver (or openStore) with the same data dir, which then
+ * takes it over. Opening any other store closes it unused.
+ */
+export function openPgliteEarly(dataDir: string): void {
+  if (early) return;
+  const worker = startPgliteWorker({});
+  const opened = worker.request('open', { dataDir, seed: true }).then(() => {});
+  const migrated = opened.then(() => worker.request('migrate', null)).then(() => {});
+  // Whoever takes it over sees a failure; until then it must not be an unhandled rejection.
+  opened.catch(() => {});
+  migrated.catch(() => {});
+  early = { dataDir, worker, opened, migrated };
+}
+
+async function openWorker(options: PgliteDriverOptions): Promise<{ worker: PgliteWorker; migrated?: Promise<void> }> {
+  const started = early;
+  early = undefined;
+  if (started) {
+    if (started.dataDir === options.dataDir && !options.maxWorkerHeapMb && options.seed !== false) {
+      try {
+        await started.opened;
+      } catch (err) {
+        await started.worker.terminate().catch(() => {});
+        throw err;
+      }
+      return { worker: started.worker, migrated: started.migrated };
+    }
+    await started.opened.then(() => started.worker.request('close', null)).catch(() => {});
+    await started.worker.terminate().catch(() => {});
+  }
+  const worker = startPgliteWorker(options);
   try {
     if (options.dataDir !== undefined) {
       await worker.request('open', { dataDir: options.dataDir, seed: options.seed !== false });
@@ -60,7 +100,13 @@ export async function openPgliteDriver(options: PgliteDriverOptions = {}): Promi
     await worker.terminate().catch(() => {});
     throw err;
   }
+  return { worker };
+}
 
+export async function openPgliteDriver(options: PgliteDriverOptions = {}): Promise<StoreDriver> {
+  const opened = await openWorker(options);
+  const worker = opened.worker;
+  let premigrated = opened.migrated;
   const run = (text: string, params: unknown[] = []): Promise<Rows> =>
     worker.request('query', { text, params, rows: 'objects' }) as Promise<Rows>;
   const db = drizzle(async (text, params, method) => ({
@@ -146,7 +192,9 @@ export async function openPgliteDriver(options: PgliteDriverOptions = {}): Promi
       return run(text, params);
     },
     async migrate() {
-      await worker.request('migrate', null);
+      const ahead = premigrated;
+      premigrated = undefined;
+      await (ahead ?? worker.request('migrate', null));
     },
     async close() {
       if (closed) return;

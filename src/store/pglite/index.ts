@@ -1,1 +1,1 @@
-export { openPgliteDriver, PGLITE_SHARED_BUFFERS, type PgliteDriverOptions } from './driver.ts';
+export { openPgliteDriver, openPgliteEarly, PGLITE_SHARED_BUFFERS, type PgliteDriverOptions } from './driver.ts';
