@@ -29,7 +29,10 @@ interface Cached {
   facts?: JsonObject | null;
 }
 
-/** ACS-Inspect terms of a session, from its negotiated hello. */
+/**
+ * ACS-Inspect terms of a session, from its negotiated hello; `provenance`: the session is bound to ACS-Provenance
+ * (accepted, with a deterministic producer).
+ */
 export function inspectTerms(hello: Json): { inspect: boolean; dynamic: boolean; provenance: boolean } {
   const h = hello as { client?: { provenance_producer?: string }; server?: { profiles_accepted?: string[] } } | null;
   const accepted = h?.server?.profiles_accepted ?? [];

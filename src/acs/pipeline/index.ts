@@ -199,7 +199,7 @@ export function createGuardian(options: GuardianOptions): Guardian {
     const permitted = routed.kind === 'step' ? routed.spec.permitted : MCP_PERMITTED;
     const prior = sessionState(admitted, cached !== undefined);
     // The entry first: its params JCS (hashed for request_hash) is also the policy input's params text.
-    const entry = stepEntry(request, auth.paramsJcs, auditedProvenanceSummary(session.hello, request, () => prior));
+    const entry = stepEntry(request, auth.paramsJcs, auditedProvenanceSummary(session.hello, request));
     const inventory = await agbomTrackerOf(config.store)?.step(admitted, head, request.method, request.params.payload);
     const evaluated = await evaluateStep(
       config,
