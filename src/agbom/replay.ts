@@ -7,7 +7,7 @@ import type { Json } from '../json.ts';
 import { applyDiff } from './change.ts';
 import type { AgbomDocument } from './model.ts';
 import type { AgbomHistoryStore } from './history.ts';
-import { agbomStepFacts } from './tracker.ts';
+import { agbomStepFacts, inspectTerms } from './tracker.ts';
 import { type AgbomVersion, listAgbomVersions } from './versions.ts';
 
 /** A session's AgBOM history as replay needs it. */
@@ -25,6 +25,10 @@ export async function readAgbomReplayHistory(
   store: Pick<AgbomHistoryStore, 'listAgbomVersions'>,
   session: { id: string; agentId: string; hello: Json; parentSessionId: string | null },
 ): Promise<AgbomReplayHistory> {
+  // Versions exist only for agbom/* steps, which only an Inspect session negotiates (a subagent's session has its
+  // parent's terms): other sessions cost no read.
+  if (!inspectTerms(session.hello).inspect)
+    return { agentId: session.agentId, hello: session.hello, versions: [], parentVersions: null };
   return {
     agentId: session.agentId,
     hello: session.hello,
