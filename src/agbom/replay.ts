@@ -3,7 +3,7 @@
 // read — and an agbom/* step's proposal is recomputed from its params, so a policy that decides on inventory
 // replays on the facts it saw live. The history is read once per session (on the thread that owns the store) and
 // is plain data, so it crosses to a replay worker as it is.
-import type { Json } from '../json.ts';
+import type { Json, JsonObject } from '../json.ts';
 import { applyDiff } from './change.ts';
 import type { AgbomDocument } from './model.ts';
 import type { AgbomHistoryStore } from './history.ts';
@@ -61,6 +61,10 @@ export class AgbomReplay {
   readonly #history: AgbomReplayHistory;
   readonly #own: Fold;
   readonly #parent: Fold | null;
+  #current: { document: AgbomDocument | null; seq: number | null; facts?: JsonObject | null } = {
+    document: null,
+    seq: null,
+  };
 
   constructor(history: AgbomReplayHistory) {
     this.#history = history;
@@ -75,14 +79,15 @@ export class AgbomReplay {
    */
   factsAt(seq: number, storedAtMs: number, method: string, payload: Record<string, unknown>): Json {
     this.#own.advance((v) => v.seq < seq);
-    let current: { document: AgbomDocument | null; seq: number | null } = {
-      document: this.#own.document,
-      seq: this.#own.document === null ? null : this.#own.seq,
-    };
-    if (current.document === null && this.#parent) {
+    let document = this.#own.document;
+    let at = document === null ? null : this.#own.seq;
+    if (document === null && this.#parent) {
       this.#parent.advance((v) => v.createdAt.getTime() <= storedAtMs);
-      current = { document: this.#parent.document, seq: null };
+      document = this.#parent.document;
+      at = null;
     }
-    return agbomStepFacts(this.#history, current, method, payload).facts;
+    // One object per AgBOM in force, so its facts (which hash the document) are made once, as the live tracker does.
+    if (this.#current.document !== document || this.#current.seq !== at) this.#current = { document, seq: at };
+    return agbomStepFacts(this.#history, this.#current, method, payload).facts;
   }
 }
