@@ -1,7 +1,8 @@
 // §8.2 / §8.6 — the audit chain. The ContextEntry carries entry_id = step_id = request_id (interop pin, docs/conformance.md)
-// and no other members, except the provenance_summary of an ACS-Audit session (provenance.ts). It is committed with its decision before the verdict is delivered (a denied step is
-// still a step); its hash is computed here from the head the step was evaluated against, so the answer can carry
-// it as chain_hash, and the store refuses the commit if another writer moved that head.
+// and no other members, except the provenance_summary of an ACS-Audit session (provenance.ts). It is committed with
+// its decision before the verdict is delivered (a denied step is still a step); its hash is computed here from the
+// head the step was evaluated against, so the answer can carry it as chain_hash, and the store refuses the commit
+// if another writer moved that head.
 import { canonicalJson, entryHashOfJcs, sha256Hex } from '../../chain/index.ts';
 import type { Json, JsonObject } from '../../json.ts';
 import type { AppendedEntry, ChainHead, NewContextEntry } from '../../store/types.ts';

@@ -183,7 +183,9 @@ export function createGuardian(options: GuardianOptions): Guardian {
       admitted = admission.session;
       if (routed.kind === 'step') {
         validateStepPayload(request, routed.spec, config.validator);
-        validateStepProvenance(request, routed.spec, config.validator, session.hello, () => sessionState(admitted));
+        validateStepProvenance(request, routed.spec, config.validator, session.hello, () =>
+          sessionState(admitted, cached !== undefined),
+        );
       } else if (routed.kind === 'mcp') validateMcpPayload(request, routed.mcpMethod);
     } catch (err) {
       if (err instanceof AcsError) return refuse(request, auth, version, now, err);
