@@ -155,8 +155,8 @@ module.exports = {
       to: { path: folder('store') },
     },
     {
-      comment: 'Who reads the AgBOM: the request pipeline, the admin API and the audit verifier.',
-      from: { path: folder('acs', 'admin', 'audit') },
+      comment: 'Who reads the AgBOM: the request pipeline, the admin API, the audit verifier and replay (input.agbom).',
+      from: { path: folder('acs', 'admin', 'audit', 'replay') },
       to: { path: folder('agbom') },
     },
     {

@@ -8,4 +8,4 @@ export function isAgbomSerialization(v: unknown): v is AgbomSerialization {
 }
 
 /** Each is tested requirement by requirement (docs/conformance.md, "Profiles"). */
-export const GUARDIAN_PROFILES = ['acs-core', 'acs-inspect', 'acs-inspect-dynamic', 'acs-audit'];
+export const GUARDIAN_PROFILES = ['acs-core', 'acs-inspect', 'acs-inspect-dynamic', 'acs-provenance', 'acs-audit'];

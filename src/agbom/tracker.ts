@@ -29,7 +29,10 @@ interface Cached {
   facts?: JsonObject | null;
 }
 
-/** ACS-Inspect terms of a session, from its negotiated hello. */
+/**
+ * ACS-Inspect terms of a session, from its negotiated hello; `provenance`: the session is bound to ACS-Provenance
+ * (accepted, with a deterministic producer).
+ */
 export function inspectTerms(hello: Json): { inspect: boolean; dynamic: boolean; provenance: boolean } {
   const h = hello as { client?: { provenance_producer?: string }; server?: { profiles_accepted?: string[] } } | null;
   const accepted = h?.server?.profiles_accepted ?? [];
@@ -101,26 +104,16 @@ export class AgbomTracker {
     method: string,
     payload: Record<string, unknown>,
   ): Promise<AgbomStep> {
-    const terms = inspectTerms(session.hello);
     const current = await this.current(session, head);
-    const facts: JsonObject = {
-      negotiated: terms.inspect,
-      dynamic: terms.dynamic,
-      current: (current.facts ??= current.document ? documentFacts(current.document, current.seq) : null),
-    };
-    if (!method.startsWith('agbom/')) {
+    const { facts, proposed } = agbomStepFacts(session, current, method, payload);
+    if (!proposed) {
       return {
         facts,
         version: () => undefined,
         committed: (h) => this.#remember(session.id, { ...current, headHash: h.entryHash }),
       };
     }
-    const proposed = proposeAgbom(current.document, payload as JsonObject, session.agentId, {
-      requireRegistrationProvenance: terms.provenance,
-    });
-    facts.proposed = proposalFacts(proposed, current.document);
-    const adopts = (decision: string) =>
-      (decision === 'allow' || decision === 'modify') && proposed.problems.length === 0;
+    const adopts = (decision: string) => adoptsProposal(proposed, decision);
     return {
       facts,
       version: (decision) => ({
@@ -142,6 +135,35 @@ export class AgbomTracker {
         ),
     };
   }
+}
+
+/** Whether a proposed version becomes the session's AgBOM: the delivered disposition let it, and it is sound. */
+export function adoptsProposal(proposed: ProposedAgbom, decision: string): boolean {
+  return (decision === 'allow' || decision === 'modify') && proposed.problems.length === 0;
+}
+
+/**
+ * `input.agbom` of one step given the AgBOM in force before it (`current`: its document and the seq of the version
+ * it came from), and for an agbom/* step what it proposes. The live pipeline and replay both build it here.
+ */
+export function agbomStepFacts(
+  session: Pick<AgbomSession, 'agentId' | 'hello'>,
+  current: { document: AgbomDocument | null; seq: number | null; facts?: JsonObject | null },
+  method: string,
+  payload: Record<string, unknown>,
+): { facts: JsonObject; proposed: ProposedAgbom | null } {
+  const terms = inspectTerms(session.hello);
+  const facts: JsonObject = {
+    negotiated: terms.inspect,
+    dynamic: terms.dynamic,
+    current: (current.facts ??= current.document ? documentFacts(current.document, current.seq) : null),
+  };
+  if (!method.startsWith('agbom/')) return { facts, proposed: null };
+  const proposed = proposeAgbom(current.document, payload as JsonObject, session.agentId, {
+    requireRegistrationProvenance: terms.provenance,
+  });
+  facts.proposed = proposalFacts(proposed, current.document);
+  return { facts, proposed };
 }
 
 const trackers = new WeakMap<object, AgbomTracker>();

@@ -4,6 +4,7 @@
 // every failure recorded for audit).
 import { randomBytes, randomUUID } from 'node:crypto';
 import { computeEntryHash, computeRequestHash } from '../chain/index.ts';
+import { entriesCarryProvenanceSummary, entryProvenanceSummary } from '../chain/provenance-summary.ts';
 import { hmacEnvelopeSignatures, signEnvelope, verifyEnvelope, type EnvelopeSignatures } from '../acs/signing/index.ts';
 import type {
   AcsRequest,
@@ -54,6 +55,11 @@ export interface AcsClientOptions {
   now?: () => Date;
   /** Send metadata.session_state.chain_hash with each step (§8.6 cross-check). Default true. */
   sendChainHint?: boolean;
+  /**
+   * The negotiated ServerHello of a session this client did not open with hello(), such as a subagent's (its
+   * session inherits its parent's terms): which entry members the published chain head commits to depends on it.
+   */
+  serverHello?: ServerHello;
 }
 
 /** A JSON-RPC error answered by the Guardian (refusals at handshake are decisions, §4.1). */
@@ -123,6 +129,7 @@ export class AcsClient {
     this.#now = options.now ?? (() => new Date());
     this.#posture = options.onDecisionFailure;
     this.#sendHint = options.sendChainHint ?? true;
+    this.serverHello = options.serverHello ?? null;
   }
 
   /** The chain head as verified locally (null before the first content-bearing step). */
@@ -234,6 +241,10 @@ export class AcsClient {
     if (result.request_id !== request.params.request_id)
       return this.#fail(method, 'request_id_mismatch', 'answer is for another request');
     if (result.chain_hash !== undefined) {
+      // An ACS-Audit session's entries also carry the step's provenance_summary, a function of the request alone.
+      const summary = entriesCarryProvenanceSummary(this.serverHello?.profiles_accepted)
+        ? { provenance_summary: entryProvenanceSummary(request.params.payload, request.params.request_id) }
+        : {};
       const expected = computeEntryHash(
         {
           entry_id: request.params.request_id,
@@ -241,6 +252,7 @@ export class AcsClient {
           step_type: method,
           request_hash: computeRequestHash(request.params),
           timestamp: request.params.timestamp,
+          ...summary,
         },
         this.#chainHash,
       );

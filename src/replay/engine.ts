@@ -16,6 +16,7 @@ import { SessionReplay, stepFilterOf, TIME_MARGIN_MS } from './session-replay.ts
 import { countStep, emptyCounts, finishedCounts, mergeCounts, StepKeeper } from './tally.ts';
 import type { ReplayProgress, ReplayReport, ReplaySelection, ReplayStep } from './types.ts';
 import { ReplayWorker, type PageOutcome } from './worker-pool.ts';
+import { type AgbomReplayHistory, readAgbomReplayHistory } from '../agbom/replay.ts';
 
 export interface ReplayOptions extends LiveSettings {
   store: DurableStore;
@@ -160,7 +161,9 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   };
 
   /** The session row and the state its first step starts from; null when the selection skips the chain. */
-  async function openSession(chain: ChainInfo): Promise<{ id: string; state: SessionState } | null> {
+  async function openSession(
+    chain: ChainInfo,
+  ): Promise<{ id: string; state: SessionState; agbom: AgbomReplayHistory } | null> {
     if (chain.prunedAt || chain.seq < 0) {
       counts.sessionsSkipped++;
       return null;
@@ -176,7 +179,11 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
       return null;
     }
     counts.sessions++;
-    return { id: session.id, state: initialReplayState(session) };
+    return {
+      id: session.id,
+      state: initialReplayState(session),
+      agbom: await readAgbomReplayHistory(store, session),
+    };
   }
 
   /** A chain's pages in seq order, the next one read while the current one is replayed. */
@@ -224,7 +231,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
       if (r.done) return;
       const opened = await openSession(r.value);
       if (!opened) continue;
-      const replay = new SessionReplay(opened.id, opened.state, filter, local);
+      const replay = new SessionReplay(opened.id, opened.state, filter, local, opened.agbom);
       for await (const page of pagesOf(opened.id)) {
         await replay.replay(page);
         progress();
@@ -250,7 +257,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
       if (r.done) break;
       const opened = await openSession(r.value);
       if (!opened) continue;
-      worker.startSession(opened.id, opened.state);
+      worker.startSession(opened.id, opened.state, opened.agbom);
       const chain = { stopped: false };
       for await (const page of pagesOf(opened.id)) {
         cancelled();

@@ -8,6 +8,7 @@ import { entryContent, entryTamper, parseJson, unpackEntry } from './entries.ts'
 import { evaluateStep } from '../acs/pipeline/evaluate.ts';
 import { foldDecision, foldRecordedStep, requestOf, routeStep } from './live-step.ts';
 import type { ReplayCounts } from './tally.ts';
+import { AgbomReplay, type AgbomReplayHistory } from '../agbom/replay.ts';
 
 /** The step-level part of a selection, in a form that crosses to a worker thread. */
 export interface StepFilter {
@@ -51,6 +52,8 @@ export class SessionReplay {
   /** Per engine, the live config with a clock reading `stepAt`: one config per chain, not one spread per step. */
   private readonly configs = new Map<PolicyEngine, GuardianConfig>();
   private stepAt = new Date(0);
+  /** `input.agbom` of each step, rebuilt from the session's stored AgBOM versions (src/agbom/replay.ts). */
+  private readonly agbom: AgbomReplay | null;
   /** Past the selection's end (plus the margin): later entries of this chain are not read. */
   stopped = false;
 
@@ -59,8 +62,10 @@ export class SessionReplay {
     initial: SessionState,
     private readonly filter: StepFilter,
     private readonly ctx: SessionReplayContext,
+    agbom: AgbomReplayHistory | null = null,
   ) {
     this.prior = initial;
+    this.agbom = agbom ? new AgbomReplay(agbom) : null;
     this.methods = filter.methods ? new Set(filter.methods) : null;
     this.decisions = filter.decisions ? new Set(filter.decisions) : null;
   }
@@ -158,6 +163,7 @@ export class SessionReplay {
         routed.permitted,
         routed.wrappedMcp,
         entry.paramsJcs,
+        this.agbom?.factsAt(entry.seq, entry.createdAtMs, method, request.params.payload),
       );
       this.prior = foldDecision(evaluated.state, request, evaluated.decision.decision, this.prior);
       const counts = ctx.counts();

@@ -8,6 +8,7 @@ import { ReplayError, type ReplayErrorCode } from './errors.ts';
 import type { ReplayBundle, ReplayPolicy } from './policy.ts';
 import type { StepKey } from './tally.ts';
 import type { PageOutcome, ReplayWorkerInit, ReplayWorkerProtocol } from './worker.ts';
+import type { AgbomReplayHistory } from '../agbom/replay.ts';
 
 export type { PageOutcome } from './worker.ts';
 
@@ -54,11 +55,11 @@ export class ReplayWorker {
     return f ? replayError(f) : null;
   }
 
-  /** Starts a chain: later pages continue from `state`. */
-  startSession(sessionId: string, state: SessionState): void {
+  /** Starts a chain: later pages continue from `state`, with the session's AgBOM history for `input.agbom`. */
+  startSession(sessionId: string, state: SessionState, agbom: AgbomReplayHistory | null): void {
     const f = this.failure;
     if (f) throw f;
-    this.thread.notify('session', { sessionId, state });
+    this.thread.notify('session', { sessionId, state, agbom });
   }
 
   /**

@@ -14,6 +14,7 @@ import type { ReplayBundle } from './policy.ts';
 import { SessionReplay, type StepFilter } from './session-replay.ts';
 import { serveRequests } from '../worker-thread/index.ts';
 import { compareStepKeys, countStep, emptyCounts, type ReplayCounts, type StepKey } from './tally.ts';
+import type { AgbomReplayHistory } from '../agbom/replay.ts';
 
 export interface ReplayWorkerInit {
   settings: LiveSettings;
@@ -33,7 +34,7 @@ export interface PageOutcome {
 export type ReplayWorkerProtocol = {
   init: { request: ReplayWorkerInit; response: null };
   bundle: { request: { recordedRevision: string | null; bundle: ReplayBundle | null }; response: null };
-  session: { request: { sessionId: string; state: SessionState }; response: null };
+  session: { request: { sessionId: string; state: SessionState; agbom: AgbomReplayHistory | null }; response: null };
   /** entries: packed rows (entries.ts readPackedPage). */
   page: { request: { entries: string[]; cutoff: StepKey | null }; response: PageOutcome };
 };
@@ -108,8 +109,8 @@ serveRequests<ReplayWorkerProtocol>(
       }
       return null;
     },
-    session({ sessionId, state }) {
-      session = new SessionReplay(sessionId, state, init?.filter ?? {}, context);
+    session({ sessionId, state, agbom }) {
+      session = new SessionReplay(sessionId, state, init?.filter ?? {}, context, agbom);
       return null;
     },
     async page({ entries, cutoff: pageCutoff }) {

@@ -2,7 +2,6 @@
 // and `guardian agbom diff` (the CLI in process, on a real Postgres), the admin routes over real HTTP, and a stored
 // version edited behind the Guardian's back caught by `guardian audit verify`.
 import { serve, type ServerType } from '@hono/node-server';
-import { XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgbomRoutes } from '../../src/agbom/http.ts';
 import { verifyChain } from '../../src/audit/index.ts';
@@ -13,6 +12,8 @@ import { openStore } from '../../src/store/index.ts';
 import { startHarness, type Harness } from '../acs/fixtures/harness.ts';
 import { dropSchema, TEST_DATABASE_URL, uniqueSchema } from '../store/postgres-schema.ts';
 import { expectCycloneDxValid } from './cyclonedx-schema.ts';
+import { expectSpdxValid } from './spdx-schema.ts';
+import { expectSwidValid } from './swid-schema.ts';
 import { DB_MCP, INSPECT_PROFILES, inspectSession, libraryEngine, MEMORY, REALISTIC_COMPONENTS } from './fixtures.ts';
 
 const TIMEOUT = 180_000;
@@ -105,8 +106,9 @@ describe('guardian agbom export / diff', () => {
         (await cli(['agbom', 'export', '--session', c.sessionId, '--format', 'spdx-3.0'])).stdout,
       );
       expect(spdx['@context']).toBe('https://spdx.org/rdf/3.0.1/spdx-context.jsonld');
+      expectSpdxValid(spdx);
       const swid = await cli(['agbom', 'export', '--session', c.sessionId, '--format', 'swid']);
-      expect(XMLValidator.validate(swid.stdout)).toBe(true);
+      expectSwidValid(swid.stdout);
       expect(swid.stdout).toContain(`tagId="${DB_MCP.id}"`);
     },
     TIMEOUT,
@@ -157,6 +159,12 @@ describe('admin routes', () => {
     const bom = (await res.json()) as { services: { 'bom-ref': string }[] };
     expectCycloneDxValid(bom);
     expect(bom.services.map((s) => s['bom-ref'])).toContain(DB_MCP.id);
+    const spdx = await fetch(`${base}/sessions/${c.sessionId}?format=spdx-3.0&at=${seq.added}`);
+    expect(spdx.status).toBe(200);
+    expectSpdxValid(await spdx.json());
+    const swid = await fetch(`${base}/sessions/${c.sessionId}?format=swid`);
+    expect(swid.status).toBe(200);
+    expectSwidValid(await swid.text());
     const versions = (await (await fetch(`${base}/sessions/${c.sessionId}/versions`)).json()) as {
       versions: { seq: number; adopted: boolean }[];
     };

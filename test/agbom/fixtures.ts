@@ -131,16 +131,20 @@ export async function inspectSession(client: AcsClient, profiles = INSPECT_PROFI
  * The library (rego/) compiled with `inventory` replaced: the same build `guardian serve` runs, on a copy of the
  * library whose data.json carries the test's allow and ban lists.
  */
-export async function libraryEngine(inventory: Record<string, unknown>): Promise<PolicyEngine> {
+export async function libraryBundle(inventory: Record<string, unknown>): Promise<Uint8Array> {
   const dir = mkdtempSync(join(tmpdir(), 'agbom-rego-'));
   try {
     cpSync(LIBRARY_DIR, dir, { recursive: true });
     const data = JSON.parse(readFileSync(join(dir, 'data.json'), 'utf8')) as { acs_config: Record<string, unknown> };
     data.acs_config.inventory = inventory;
     writeFileSync(join(dir, 'data.json'), JSON.stringify(data));
-    const { bundle } = await buildLibraryBundle({ dir });
-    return await createWasmPolicyEngine({ bundle, timeoutMs: 5000 });
+    return (await buildLibraryBundle({ dir })).bundle;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** libraryBundle's engine. */
+export async function libraryEngine(inventory: Record<string, unknown>): Promise<PolicyEngine> {
+  return await createWasmPolicyEngine({ bundle: await libraryBundle(inventory), timeoutMs: 5000 });
 }

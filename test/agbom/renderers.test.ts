@@ -1,7 +1,7 @@
 // The serializations of the canonical AgBOM (ACS Inspect format mappings): every CycloneDX document validated
 // against the official CycloneDX 1.6 JSON schema (test/fixtures/cyclonedx), the SPDX 3.0 graph checked for
 // closed references, the SWID XML parsed; each derived deterministically, hostile strings included.
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { XMLParser } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
 import { type AgbomComponent, agbomHash, documentOf } from '../../src/agbom/model.ts';
 import {
@@ -13,6 +13,8 @@ import {
 } from '../../src/agbom/renderers/index.ts';
 import { AGBOM_SERIALIZATIONS } from '../../src/agbom/formats.ts';
 import { expectCycloneDxValid } from './cyclonedx-schema.ts';
+import { expectSpdxValid, spdxProblems } from './spdx-schema.ts';
+import { expectSwidValid, swidProblems } from './swid-schema.ts';
 import { REALISTIC_COMPONENTS } from './fixtures.ts';
 
 function input(components: unknown[], agentId = 'finance-summary-agent'): RenderInput {
@@ -80,6 +82,8 @@ describe('CycloneDX 1.6', () => {
 
   it('stays schema-valid for an empty AgBOM, an A2A peer with its Agent Card, dangling references and hostile strings', () => {
     expectCycloneDxValid(renderCycloneDx(input([])));
+    expectSpdxValid(renderSpdx(input([])));
+    expectSwidValid(renderSwid(input([])));
     const hostile = {
       // (A lone surrogate cannot arrive: the envelope must be JCS-canonicalisable, ACS §17 -32600.)
       id: 'x"<&>\u0000',
@@ -96,6 +100,8 @@ describe('CycloneDX 1.6', () => {
     };
     const bom = renderCycloneDx(input([hostile, peer]));
     expectCycloneDxValid(bom);
+    expectSpdxValid(renderSpdx(input([hostile, peer])));
+    expectSwidValid(renderSwid(input([hostile, peer])));
     const deps = new Map((bom.dependencies as { ref: string; dependsOn: string[] }[]).map((d) => [d.ref, d.dependsOn]));
     expect(deps.get(hostile.id)).toEqual(['peer-1']);
     expect((bom.services as Obj[])[0]).toMatchObject({
@@ -107,6 +113,18 @@ describe('CycloneDX 1.6', () => {
 });
 
 describe('SPDX 3.0 JSON-LD', () => {
+  it('is valid against the SPDX 3.0.1 JSON schema, which refuses a class missing a required property', () => {
+    const doc = renderSpdx(realistic);
+    expectSpdxValid(doc);
+    const graph = structuredClone(doc['@graph'] as Obj[]);
+    const dataset = graph.find((e) => e.type === 'dataset_DatasetPackage')!;
+    delete dataset.dataset_datasetType;
+    expect(spdxProblems({ ...doc, '@graph': graph })).toContainEqual(
+      expect.objectContaining({ params: { missingProperty: 'dataset_datasetType' } }),
+    );
+    expect(spdxProblems({ ...doc, '@context': 'https://spdx.org/rdf/3.0.0/spdx-context.jsonld' })).not.toEqual([]);
+  });
+
   it('maps every component to its class, with a closed graph of relationships', () => {
     const doc = renderSpdx(realistic);
     expect(doc['@context']).toBe('https://spdx.org/rdf/3.0.1/spdx-context.jsonld');
@@ -152,20 +170,37 @@ describe('SPDX 3.0 JSON-LD', () => {
 });
 
 describe('SWID', () => {
-  it('is well-formed XML: the agent tag wraps one SoftwareIdentity per component with its creator, links and meta', () => {
+  it('follows the ISO 19770-2:2015 content model, which refuses a tag nested in a tag and a bad attribute value', () => {
     const xml = renderSwid(realistic);
-    expect(XMLValidator.validate(xml)).toBe(true);
+    expectSwidValid(xml);
+    expect(
+      swidProblems(xml.replace('<acs:components>', '<SoftwareIdentity name="n" tagId="t"/><acs:components>')),
+    ).toContain('/SoftwareIdentity: child SoftwareIdentity not allowed');
+    expect(swidProblems(xml.replace('corpus="true"', 'corpus="yes"'))).toEqual([
+      '/SoftwareIdentity/acs:components/SoftwareIdentity/@corpus: "yes" is not a valid boolean',
+    ]);
+    expect(swidProblems(xml.replace(/ role="tagCreator"/g, ' role="aggregator"')).length).toBe(
+      REALISTIC_COMPONENTS.length + 1,
+    );
+  });
+
+  it('the agent tag carries one SoftwareIdentity per component with its creators, links and meta', () => {
+    const xml = renderSwid(realistic);
     const parsed = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '@' }).parse(xml) as Obj;
     const root = parsed.SoftwareIdentity as Obj;
     expect(root['@xmlns']).toBe('http://standards.iso.org/iso/19770/-2/2015/schema.xsd');
     expect(root['@tagId']).toBe('finance-summary-agent');
-    const tags = root.SoftwareIdentity as Obj[];
+    expect((root.Link as Obj[]).filter((l) => l['@rel'] === 'component')).toHaveLength(REALISTIC_COMPONENTS.length);
+    const tags = (root['acs:components'] as Obj).SoftwareIdentity as Obj[];
     expect(tags.map((t) => t['@tagId']).sort()).toEqual(REALISTIC_COMPONENTS.map((c) => c.id).sort());
     const gpt = tags.find((t) => t['@tagId'] === 'gpt-4o-2024-08-06')!;
     expect(gpt).toMatchObject({
       '@name': 'GPT-4o',
       '@version': '2024-08-06',
-      Entity: { '@name': 'OpenAI', '@role': 'softwareCreator' },
+      Entity: [
+        { '@name': 'acs-guardian', '@role': 'tagCreator' },
+        { '@name': 'OpenAI', '@role': 'softwareCreator' },
+      ],
     });
     expect((gpt.Meta as Obj)['@location']).toBe('https://api.openai.com/v1');
     const cap = tags.find((t) => t['@tagId'] === 'urn:capability:reporting')!;
@@ -192,9 +227,9 @@ describe('SWID', () => {
         },
       ]),
     );
-    expect(XMLValidator.validate(xml)).toBe(true);
+    expectSwidValid(xml);
     const parsed = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '@' }).parse(xml) as Obj;
-    const tag = (parsed.SoftwareIdentity as Obj).SoftwareIdentity as Obj;
+    const tag = ((parsed.SoftwareIdentity as Obj)['acs:components'] as Obj).SoftwareIdentity as Obj;
     expect(tag['@name']).toBe(']]><x/>');
     expect(tag['@tagId']).toBe('a"<&>\ufffd');
   });

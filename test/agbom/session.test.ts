@@ -121,7 +121,8 @@ describe.each(drivers)('AgBOM per session on %s', (_driver, open) => {
       intent_derivation: 'inherit_full',
     });
     expect(spawn.decision).toBe('allow');
-    const child = h.client({ sessionId: childId });
+    // The child session inherits the parent's negotiated terms (its entries commit to the same members).
+    const child = h.client({ sessionId: childId, serverHello: parent.serverHello ?? undefined });
     // The parent's AgBOM stands in: the child's content step is not refused for a missing snapshot.
     expect((await child.step('steps/userMessage', { content: [{ type: 'text', value: 'sub' }] })).decision).toBe(
       'allow',

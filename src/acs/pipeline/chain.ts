@@ -1,9 +1,10 @@
 // §8.2 / §8.6 — the audit chain. The ContextEntry carries entry_id = step_id = request_id (interop pin, docs/conformance.md)
-// and no other members. It is committed with its decision before the verdict is delivered (a denied step is
-// still a step); its hash is computed here from the head the step was evaluated against, so the answer can carry
-// it as chain_hash, and the store refuses the commit if another writer moved that head.
+// and no other members, except the provenance_summary of an ACS-Audit session (provenance.ts). It is committed with
+// its decision before the verdict is delivered (a denied step is still a step); its hash is computed here from the
+// head the step was evaluated against, so the answer can carry it as chain_hash, and the store refuses the commit
+// if another writer moved that head.
 import { canonicalJson, entryHashOfJcs, sha256Hex } from '../../chain/index.ts';
-import type { Json } from '../../json.ts';
+import type { Json, JsonObject } from '../../json.ts';
 import type { AppendedEntry, ChainHead, NewContextEntry } from '../../store/types.ts';
 import type { AcsDecision } from '../decisions/index.ts';
 import type { AcsRequest } from '../types.ts';
@@ -31,12 +32,14 @@ export function checkChainHint(request: AcsRequest, head: { entryHash: string } 
 export function stepEntry(
   request: AcsRequest,
   paramsJcs: string = canonicalJson(request.params),
+  provenanceSummary?: JsonObject,
 ): NewContextEntry & { contentJcs: string } {
   const { params } = request;
   // request_hash = SHA-256(JCS(params)) (§8.2); the same JCS text is what the store keeps.
   // Members in JCS order (RFC 8785 §3.2.3), so canonicalJson writes them natively.
   const content = {
     entry_id: params.request_id,
+    ...(provenanceSummary ? { provenance_summary: provenanceSummary } : {}),
     request_hash: sha256Hex(paramsJcs),
     step_id: params.request_id,
     step_type: request.method,

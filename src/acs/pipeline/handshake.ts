@@ -115,7 +115,10 @@ export async function handleHello(
       'policy requires Provenance; re-handshake with provenance_producer "deterministic"',
     );
   }
-  const profilesAccepted = (hello.profiles_supported ?? []).filter((p) => config.profiles.includes(p));
+  // ACS-Provenance is a deterministic producer's profile (conformance.md): a `none` producer is not offered it.
+  const profilesAccepted = (hello.profiles_supported ?? []).filter(
+    (p) => config.profiles.includes(p) && (p !== 'acs-provenance' || hello.provenance_producer === 'deterministic'),
+  );
   const server: ServerHello = {
     negotiated_version: version,
     methods_evaluated: methodsEvaluated(hello),

@@ -10,6 +10,7 @@ import type { AcsRequest, AcsResult, JsonRpcId, ResponseEnvelope, TransportKind 
 import { sharedValidator } from '../validation/index.ts';
 import { authenticateRequest, type Authenticated } from './authenticate.ts';
 import { checkChainHint, placeEntry, stepEntry } from './chain.ts';
+import { auditedProvenanceSummary, validateStepProvenance } from './provenance.ts';
 import type { GuardianConfig, GuardianOptions } from './config.ts';
 import { decodeMessage } from './decode.ts';
 import { evaluateStep } from './evaluate.ts';
@@ -180,8 +181,12 @@ export function createGuardian(options: GuardianOptions): Guardian {
       const admission = admitStep(config, request, auth, session, now);
       if (!admission.admitted) return await refuse(request, auth, version, now, admission.refusal);
       admitted = admission.session;
-      if (routed.kind === 'step') validateStepPayload(request, routed.spec, config.validator);
-      else if (routed.kind === 'mcp') validateMcpPayload(request, routed.mcpMethod);
+      if (routed.kind === 'step') {
+        validateStepPayload(request, routed.spec, config.validator);
+        validateStepProvenance(request, routed.spec, config.validator, session.hello, () =>
+          sessionState(admitted, cached !== undefined),
+        );
+      } else if (routed.kind === 'mcp') validateMcpPayload(request, routed.mcpMethod);
     } catch (err) {
       if (err instanceof AcsError) return refuse(request, auth, version, now, err);
       throw err;
@@ -196,7 +201,7 @@ export function createGuardian(options: GuardianOptions): Guardian {
     const permitted = routed.kind === 'step' ? routed.spec.permitted : MCP_PERMITTED;
     const prior = sessionState(admitted, cached !== undefined);
     // The entry first: its params JCS (hashed for request_hash) is also the policy input's params text.
-    const entry = stepEntry(request, auth.paramsJcs);
+    const entry = stepEntry(request, auth.paramsJcs, auditedProvenanceSummary(session.hello, request));
     const inventory = await agbomTrackerOf(config.store)?.step(admitted, head, request.method, request.params.payload);
     const evaluated = await evaluateStep(
       config,

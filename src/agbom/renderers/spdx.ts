@@ -11,6 +11,11 @@ export const SPDX_CONTEXT = 'https://spdx.org/rdf/3.0.1/spdx-context.jsonld';
 
 type SpdxObject = Record<string, unknown>;
 
+/** SPDX 3.0.1 DateTime is to the second (`…T12:00:00Z`): the entry timestamp's fraction of a second is dropped. */
+function spdxDateTime(timestamp: string): string {
+  return timestamp.replace(/\.\d+(?=Z$|[+-]\d{2}:\d{2}$)/, '');
+}
+
 const CLASS: Record<string, string> = {
   model: 'ai_AIPackage',
   memory_store: 'dataset_DatasetPackage',
@@ -57,6 +62,8 @@ export function renderSpdx(input: RenderInput): SpdxObject {
       if (c.provider !== undefined) node.suppliedBy = `${base}:supplier:${encodeURIComponent(c.provider)}`;
       if (c.endpoint !== undefined) node.software_downloadLocation = c.endpoint;
       node.software_primaryPurpose = PURPOSE[c.type];
+      // SPDX 3.0.1 requires a dataset's type; what a memory store holds is not in the AgBOM, so nothing is asserted.
+      if (cls === 'dataset_DatasetPackage') node.dataset_datasetType = ['noAssertion'];
       const digest = skillDigest(c);
       if (digest)
         node.verifiedUsing = [
@@ -109,7 +116,13 @@ export function renderSpdx(input: RenderInput): SpdxObject {
   return {
     '@context': SPDX_CONTEXT,
     '@graph': [
-      { type: 'CreationInfo', '@id': creation, specVersion: '3.0.1', created: input.timestamp, createdBy: [guardian] },
+      {
+        type: 'CreationInfo',
+        '@id': creation,
+        specVersion: '3.0.1',
+        created: spdxDateTime(input.timestamp),
+        createdBy: [guardian],
+      },
       {
         ...elementBase('SoftwareAgent', guardian, `${input.generator.name} ${input.generator.version}`),
       },

@@ -1,8 +1,11 @@
 // SWID (ISO/IEC 19770-2:2015) XML from the canonical AgBOM (ACS Inspect, extend_swid.md, format-mapping.json): a
-// root SoftwareIdentity for the agent (tagId = agent id) wrapping one SoftwareIdentity per component (tagId =
-// component id, name, version). The provider is an Entity with role softwareCreator, an endpoint is
-// Meta/@location, composition is Link rel="requires" (agent_capability tags are corpus="true", as format-mapping.json
-// says), and the root links back to the canonical document. Other canonical members are `acs:` Meta attributes.
+// root SoftwareIdentity for the agent (tagId = agent id) carrying one SoftwareIdentity per component (tagId =
+// component id, name, version). ISO 19770-2 does not let a tag contain SWID tags, so format-mapping.json's nesting
+// goes through its extension point: the component tags sit in an `acs:components` element of our namespace (the
+// schema's `xs:any namespace="##other"`), each a complete tag. Every tag names its tagCreator (the Guardian); the
+// provider is an Entity with role softwareCreator, an endpoint is Meta/@location, composition is Link
+// rel="requires" (agent_capability tags are corpus="true", as format-mapping.json says), and the root links back to
+// the canonical document and to each component tag. Other canonical members are `acs:` Meta attributes.
 import type { AgbomComponent } from '../model.ts';
 import { acsProperties, edgesOf, type RenderInput } from './common.ts';
 
@@ -24,6 +27,12 @@ export function xmlAttr(value: string): string {
     .replace(/\t/g, '&#9;');
 }
 
+/** A Link href naming a component tag: `swid:<id>`, with what a URI cannot hold percent-encoded (RFC 3986). */
+function swidRef(id: string): string {
+  // Lone surrogates never arrive (the envelope is JCS-canonicalisable), so encodeURI cannot throw.
+  return `swid:${encodeURI(id)}`;
+}
+
 /** An `acs:` attribute name from a property name: characters outside an XML NCName become `_`. */
 function attrName(property: string): string {
   const local = property.slice('acs:'.length).replace(/[^A-Za-z0-9._-]/g, '_');
@@ -39,9 +48,28 @@ function element(name: string, attrs: [string, string | undefined][], children: 
   return `${indent}<${name}${a}>\n${children.join('\n')}\n${indent}</${name}>`;
 }
 
-function componentTag(c: AgbomComponent, requires: string[], indent: string): string {
+/** The tagCreator Entity every tag carries (ISO 19770-2: each tag names who created it). */
+function tagCreator(generator: RenderInput['generator'], indent: string): string {
+  return element(
+    'Entity',
+    [
+      ['name', generator.name],
+      ['regid', 'invalid.unavailable'],
+      ['role', 'tagCreator'],
+    ],
+    [],
+    indent,
+  );
+}
+
+function componentTag(
+  c: AgbomComponent,
+  requires: string[],
+  generator: RenderInput['generator'],
+  indent: string,
+): string {
   const inner = `${indent}  `;
-  const children: string[] = [];
+  const children: string[] = [tagCreator(generator, inner)];
   if (c.provider !== undefined)
     children.push(
       element(
@@ -60,7 +88,7 @@ function componentTag(c: AgbomComponent, requires: string[], indent: string): st
         'Link',
         [
           ['rel', 'requires'],
-          ['href', `swid:${id}`],
+          ['href', swidRef(id)],
         ],
         [],
         inner,
@@ -92,16 +120,7 @@ export function renderSwid(input: RenderInput): string {
   const { document: doc } = input;
   const edges = edgesOf(doc);
   const children = [
-    element(
-      'Entity',
-      [
-        ['name', input.generator.name],
-        ['regid', 'invalid.unavailable'],
-        ['role', 'tagCreator'],
-      ],
-      [],
-      '  ',
-    ),
+    tagCreator(input.generator, '  '),
     element(
       'Link',
       [
@@ -116,7 +135,7 @@ export function renderSwid(input: RenderInput): string {
         'Link',
         [
           ['rel', 'component'],
-          ['href', `swid:${c.id}`],
+          ['href', swidRef(c.id)],
         ],
         [],
         '  ',
@@ -134,8 +153,19 @@ export function renderSwid(input: RenderInput): string {
       [],
       '  ',
     ),
-    ...doc.components.map((c) => componentTag(c, [...new Set(edges.get(c.id)!.map((e) => e.id))], '  ')),
   ];
+  if (doc.components.length > 0) {
+    children.push(
+      element(
+        'acs:components',
+        [],
+        doc.components.map((c) =>
+          componentTag(c, [...new Set(edges.get(c.id)!.map((e) => e.id))], input.generator, '    '),
+        ),
+        '  ',
+      ),
+    );
+  }
   const root = element(
     'SoftwareIdentity',
     [
