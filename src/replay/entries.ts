@@ -5,22 +5,17 @@
 import * as crypto from 'node:crypto';
 import { computeEntryHash, computeRequestHash, type ContextEntryContent } from '../chain/index.ts';
 import type { Json } from '../json.ts';
-import type { DurableStore } from '../store/types.ts';
+import type { DurableStore, StoredEntryRow } from '../store/types.ts';
 
-/** One context_entries row, as stored (structured-cloneable: only strings and numbers). */
-export interface StoredEntry {
-  seq: number;
-  /** JCS of the hashed entry members (what entry_hash covers, with previous_hash). */
-  contentJcs: string;
-  previousHash: string | null;
-  entryHash: string;
-  /** JCS of the params as received (what request_hash covers). */
-  paramsJcs: string;
-  resultJcs: string | null;
-  bundleRevision: string | null;
-  /** created_at in ms since the epoch (the step time when the entry has no timestamp). */
-  createdAtMs: number;
-}
+/**
+ * One context_entries row as replay reads it (structured-cloneable: only strings and numbers): the store's row
+ * without the columns replay does not need, plus created_at in ms since the epoch (the step time when the entry
+ * has no timestamp).
+ */
+export type StoredEntry = Pick<
+  StoredEntryRow,
+  'seq' | 'contentJcs' | 'previousHash' | 'entryHash' | 'paramsJcs' | 'resultJcs' | 'bundleRevision'
+> & { createdAtMs: number };
 
 export type TamperKind = 'request_hash_mismatch' | 'entry_hash_mismatch';
 

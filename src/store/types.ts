@@ -297,9 +297,11 @@ export interface StoredEntryRow {
   requestHash: string | null;
   timestamp: string | null;
   provenanceSummaryJcs: string | null;
+  /** JCS of the hashed entry members (what entry_hash covers, with previous_hash). */
   contentJcs: string;
   previousHash: string | null;
   entryHash: string;
+  /** JCS of the params as received (what request_hash covers). */
   paramsJcs: string;
   resultJcs: string | null;
   bundleRevision: string | null;
