@@ -15,7 +15,24 @@ export interface CachedSession {
 
 export class SessionCache {
   readonly #entries = new Map<string, CachedSession>();
+  /** Sessions another writer appended to lately, with until when (performance.now()) they count as contended. */
+  readonly #contended = new Map<string, number>();
   constructor(private readonly maxEntries = 10_000) {}
+
+  /** Another writer appended to the session: its steps take the session's turn first for `forMs`. */
+  contended(sessionId: string, forMs: number): void {
+    this.#contended.delete(sessionId);
+    this.#contended.set(sessionId, performance.now() + forMs);
+    if (this.#contended.size > this.maxEntries) this.#contended.delete(this.#contended.keys().next().value as string);
+  }
+
+  isContended(sessionId: string): boolean {
+    const until = this.#contended.get(sessionId);
+    if (until === undefined) return false;
+    if (until > performance.now()) return true;
+    this.#contended.delete(sessionId);
+    return false;
+  }
 
   get(sessionId: string): CachedSession | undefined {
     return this.#entries.get(sessionId);
