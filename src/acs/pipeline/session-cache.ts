@@ -2,7 +2,7 @@
 // session's row only changes through a step that also appends to its chain (state and intent after the verdict,
 // key_id binding on the first admitted step, sealing on sessionEnd) — there is no renegotiation (ACS v0.1). The
 // cached head is the step's expected head: when another replica appended in between, GuardianStore.commitStep
-// refuses the step as stale and the pipeline evaluates it again from fresh reads (docs/running-a-fleet.md: any
+// refuses the step as stale and the pipeline evaluates it again in the session's turn, from fresh reads (docs/running-a-fleet.md: any
 // replica answers any session). What the cache can say without a read is never wrong in a way that matters:
 // sealing, key binding and the agent are final once set.
 import type { ChainHead, SessionRecord } from '../../store/types.ts';
