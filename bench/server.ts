@@ -60,7 +60,7 @@ function mapStore(): GuardianStore {
   const sessions = new Map<string, SessionRecord>();
   const heads = new Map<string, { seq: number; entryHash: string }>();
   const replay = new Set<string>();
-  return {
+  const store: GuardianStore = {
     migrate: async () => {},
     close: async () => {},
     createSession: async (s) => {
@@ -115,7 +115,11 @@ function mapStore(): GuardianStore {
       replay.add(key);
       return true;
     },
+    // One process, one event loop: nothing else moves a head between the read and the commit.
+    withSessionTurn: (id, _waitMs, work) =>
+      work({ head: heads.get(id) ?? null, commitStep: (step) => store.commitStep(id, step) }),
   };
+  return store;
 }
 
 const { engine, source } = await loadPolicyEngine({});

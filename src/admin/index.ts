@@ -89,6 +89,7 @@ const STORE_STATUS: Record<StoreError['code'], number> = {
   not_found: 404,
   conflict: 409,
   unavailable: 503,
+  busy: 503,
 };
 
 function errorAnswer(e: unknown): Response {

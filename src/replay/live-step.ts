@@ -43,6 +43,7 @@ const refusingStore: GuardianStore = {
   appendContextEntry: refuse,
   recordDecision: refuse,
   commitStep: refuse,
+  withSessionTurn: refuse,
   getChainHead: refuse,
   listContextEntries: refuse,
   rememberReplayKey: refuse,

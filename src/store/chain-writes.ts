@@ -3,7 +3,7 @@
 // each batch is one transaction, retried as a whole on serialization failures and deadlocks.
 import { sql } from 'drizzle-orm';
 import { entryHashOfJcs } from '../chain/index.ts';
-import { type StoreDriver, templateOf } from './driver.ts';
+import { type StoreDriver, type TransactionQuery, templateOf } from './driver.ts';
 import {
   EntryColumns,
   type LockedHead,
@@ -12,7 +12,7 @@ import {
   lockChainHeads,
   stepWrites,
 } from './entry-writes.ts';
-import { StoreError, isRetryableConflict, toStoreError } from './errors.ts';
+import { StoreError, isRetryableConflict, sqlStateOf, toStoreError } from './errors.ts';
 import { GroupCommitQueue, type QueuedItem } from './group-commit.ts';
 import type { PreparedAppend, PreparedStep } from './prepare.ts';
 import { agbomVersionInsert } from './agbom/versions.ts';
@@ -32,6 +32,17 @@ const LANDED = templateOf(sql`
     join unnest(${slot('sessionIds', 'text[]')}, ${slot('seqs', 'integer[]')}, ${slot('entryHashes', 'text[]')})
            as v(session_id, seq, entry_hash)
       on ${e.sessionId} = v.session_id and ${e.seq} = v.seq and ${e.entryHash} = v.entry_hash`);
+
+/**
+ * A held turn's limits, for this transaction only: how long it waits for the head lock, and how long Postgres lets
+ * it sit idle (a replica that stops while holding a turn would otherwise hold up the session on every replica).
+ */
+const TURN_LIMITS = templateOf(sql`
+  select set_config('lock_timeout', ${slot('lockTimeout', 'text')}, true),
+         set_config('idle_in_transaction_session_timeout', ${slot('idleTimeout', 'text')}, true)`);
+
+/** A held turn's longest pause between its statements (the step's evaluation and signing happen there). */
+const TURN_IDLE_LIMIT_MS = 10_000;
 
 /** A step's expected head, as the head its entry is placed at. */
 function expectedHeadOf(p: PreparedStep): LockedHead {
@@ -70,6 +81,59 @@ export class ChainWriter {
 
   step(sessionId: string, prepared: PreparedStep): Promise<StepCommitOutcome> {
     return this.#steps.enqueue(sessionId, prepared);
+  }
+
+  /**
+   * Runs `work` holding the session's head row lock in a transaction of its own (a session's turn on a database
+   * other processes share): every other writer's transaction waits at that lock until this one ends. `work` gets
+   * the head as locked, and may commit one step within the transaction, which ends it. Waiting longer than `waitMs`
+   * for the lock rejects with StoreError 'busy'.
+   */
+  async holdHead<T>(
+    sessionId: string,
+    waitMs: number,
+    work: (head: LockedHead, commit: (p: PreparedStep) => Promise<StepCommitOutcome>) => Promise<T>,
+  ): Promise<T> {
+    let settled: { value: T } | { error: unknown } | undefined;
+    try {
+      await this.driver.transaction(async (query) => {
+        const [, heads] = await Promise.all([
+          query(
+            TURN_LIMITS({ lockTimeout: `${Math.max(1, Math.ceil(waitMs))}ms`, idleTimeout: `${TURN_IDLE_LIMIT_MS}ms` }),
+          ),
+          lockChainHeads(query, [sessionId]),
+        ]);
+        const head = heads.get(sessionId);
+        if (!head) throw new StoreError('unavailable', `chain head for ${sessionId} was not returned`);
+        let committed = false;
+        const commit = async (p: PreparedStep): Promise<StepCommitOutcome> => {
+          if (committed) throw new StoreError('conflict', `a turn of session ${sessionId} commits one step`);
+          committed = true;
+          const [outcome] = await this.#commitSteps([{ key: sessionId, value: p }], query).catch((err: unknown) => {
+            // The database aborted the turn's transaction (deadlock, serialization): nothing was written, and
+            // the step is evaluated again in a turn of its own.
+            if (isRetryableConflict(err)) return [{ status: 'stale_head', head: null } as const];
+            throw toStoreError(err, 'commitStep');
+          });
+          if (outcome instanceof Error) throw outcome;
+          return outcome;
+        };
+        // What `work` throws is its own (a refusal, an answer's error), not the transaction's: it ends normally.
+        settled = await work(head, commit).then(
+          (value) => ({ value }),
+          (error: unknown) => ({ error }),
+        );
+      });
+    } catch (err) {
+      if (sqlStateOf(err) === '55P03')
+        throw new StoreError('busy', `another writer held session ${sessionId} for longer than ${waitMs} ms`);
+      // Once `work` has settled, only ending a transaction it wrote nothing in can fail here (a commit within the
+      // turn reports its own outcome): the work's outcome stands.
+      if (!settled) throw toStoreError(err, 'session turn');
+    }
+    if (!settled) throw new StoreError('unavailable', `the turn of session ${sessionId} ended without its work`);
+    if ('error' in settled) throw settled.error;
+    return settled.value;
   }
 
   async idle(): Promise<void> {
@@ -115,9 +179,9 @@ export class ChainWriter {
    * nothing; one whose key is a live duplicate writes no entry (the keys it brought fresh stay recorded, §10.3);
    * the others commit.
    */
-  async #commitSteps(batch: QueuedItem<PreparedStep, StepCommitOutcome>[]): Promise<(StepCommitOutcome | Error)[]> {
+  async #commitSteps(batch: StepItem[], within?: TransactionQuery): Promise<(StepCommitOutcome | Error)[]> {
     try {
-      return await this.#commitStepsOnce(batch);
+      return await this.#commitStepsOnce(batch, within);
     } catch (err) {
       const settled = await this.#settleInDoubt(batch).catch(() => null);
       if (!settled) throw err;
@@ -157,7 +221,8 @@ export class ChainWriter {
     );
   }
 
-  async #commitStepsOnce(batch: QueuedItem<PreparedStep, StepCommitOutcome>[]): Promise<(StepCommitOutcome | Error)[]> {
+  /** In a transaction of its own (retried on conflicts), or as the last statements of `within`. */
+  async #commitStepsOnce(batch: StepItem[], within?: TransactionQuery): Promise<(StepCommitOutcome | Error)[]> {
     // The queue batches one step per session; sorted ids make every batch lock heads in the same order.
     const ids = batch.map((item) => item.key).sort();
     // Each step can only land at the head it expects, so its entry (and hash) is known before the transaction.
@@ -168,38 +233,37 @@ export class ChainWriter {
     const agbom = agbomVersionInsert(
       batch.map((item, i) => ({ sessionId: item.key, appended: placed[i], version: item.value.agbom })),
     );
-    return this.#retrying('commitStep', () =>
-      this.driver.transaction(async (query) => {
-        const [heads, rows] = await Promise.all([
-          lockChainHeads(query, ids),
-          query(writes, { last: agbom === null }),
-          agbom && query(agbom, { last: true }),
-        ]);
-        const committed = new Set<string>();
-        const fresh = new Set<string>();
-        for (const r of rows) {
-          if (r.kind === null) committed.add(String(r.session_id));
-          else fresh.add(`${String(r.session_id)}\u0000${String(r.kind)}\u0000${String(r.value)}`);
+    const body = async (query: TransactionQuery): Promise<(StepCommitOutcome | Error)[]> => {
+      const [heads, rows] = await Promise.all([
+        lockChainHeads(query, ids),
+        query(writes, { last: agbom === null }),
+        agbom && query(agbom, { last: true }),
+      ]);
+      const committed = new Set<string>();
+      const fresh = new Set<string>();
+      for (const r of rows) {
+        if (r.kind === null) committed.add(String(r.session_id));
+        else fresh.add(`${String(r.session_id)}\u0000${String(r.kind)}\u0000${String(r.value)}`);
+      }
+      return batch.map((item, i): StepCommitOutcome | Error => {
+        if (committed.has(item.key)) return { status: 'committed', appended: placed[i] };
+        const head = heads.get(item.key);
+        const p = item.value;
+        if (!head) return new StoreError('unavailable', `chain head for ${item.key} was not returned`);
+        if (head.pruned) return new StoreError('conflict', `session ${item.key} was pruned; its chain is closed`);
+        if (head.seq !== p.expected.seq || head.headHash !== p.expected.headHash) {
+          return {
+            status: 'stale_head',
+            head: head.headHash === null ? null : { seq: head.seq, entryHash: head.headHash },
+          };
         }
-        return batch.map((item, i): StepCommitOutcome | Error => {
-          if (committed.has(item.key)) return { status: 'committed', appended: placed[i] };
-          const head = heads.get(item.key);
-          const p = item.value;
-          if (!head) return new StoreError('unavailable', `chain head for ${item.key} was not returned`);
-          if (head.pruned) return new StoreError('conflict', `session ${item.key} was pruned; its chain is closed`);
-          if (head.seq !== p.expected.seq || head.headHash !== p.expected.headHash) {
-            return {
-              status: 'stale_head',
-              head: head.headHash === null ? null : { seq: head.seq, entryHash: head.headHash },
-            };
-          }
-          const taken = p.keys.find((k) => !fresh.has(`${item.key}\u0000${k.kind}\u0000${k.value}`));
-          // Placed at its head with every key fresh, the statement would have written it.
-          return taken
-            ? { status: 'replay', kind: taken.kind }
-            : new StoreError('unavailable', `step for ${item.key} was not written`);
-        });
-      }),
-    );
+        const taken = p.keys.find((k) => !fresh.has(`${item.key}\u0000${k.kind}\u0000${k.value}`));
+        // Placed at its head with every key fresh, the statement would have written it.
+        return taken
+          ? { status: 'replay', kind: taken.kind }
+          : new StoreError('unavailable', `step for ${item.key} was not written`);
+      });
+    };
+    return within ? body(within) : this.#retrying('commitStep', () => this.driver.transaction(body));
   }
 }

@@ -44,6 +44,12 @@ export interface StoreDriver {
   listen?(channel: string, onNotify: () => void, onError: (err: Error) => void): Promise<StopListening>;
   /** Concurrent append transactions (PGlite has one connection: 1). */
   readonly appendConcurrency: number;
+  /**
+   * Transactions that may stay open while their caller works outside the database (a session's turn held across
+   * its step's evaluation, session-turns.ts). Absent where other processes cannot share the database (PGlite: one
+   * connection serves everything, and a turn is this process's alone).
+   */
+  readonly heldTransactions?: number;
 }
 
 const dialect = new PgDialect();

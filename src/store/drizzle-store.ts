@@ -10,10 +10,11 @@ import type { StoreDatabase, StoreDriver } from './driver.ts';
 import { StoreError, toStoreError } from './errors.ts';
 import { Fleet } from './fleet.ts';
 import type { StoreOptions } from './options.ts';
-import { type NewSession, prepareAppend, prepareStep } from './prepare.ts';
+import { type NewSession, type PreparedStep, prepareAppend, prepareStep } from './prepare.ts';
 import { pruneClosedSessions } from './prune.ts';
 import { ChainReads } from './reads.ts';
 import { SessionRows } from './sessions.ts';
+import { SessionTurns } from './session-turns.ts';
 import type {
   AgbomVersionRecord,
   AppendedEntry,
@@ -33,6 +34,7 @@ import type {
   ReplayKeyKind,
   ReplicaHeartbeat,
   SessionRecord,
+  SessionTurn,
   ShadowDifferenceRecord,
   StepCommit,
   StepCommitOutcome,
@@ -53,6 +55,7 @@ export class DrizzleGuardianStore implements DurableStore {
   readonly #bundles: PolicyBundles;
   readonly #fleet: Fleet;
   readonly #agbom: AgbomVersions;
+  readonly #turns: SessionTurns;
   #lastReplayPurge = Date.now();
   #closed = false;
 
@@ -70,6 +73,7 @@ export class DrizzleGuardianStore implements DurableStore {
     this.#bundles = new PolicyBundles(driver);
     this.#fleet = new Fleet(driver);
     this.#agbom = new AgbomVersions(driver);
+    this.#turns = new SessionTurns(driver.heldTransactions ?? null);
   }
 
   /** The Drizzle handle, for the operator read queries in src/store/admin/ (the only other user of it). */
@@ -153,7 +157,8 @@ export class DrizzleGuardianStore implements DurableStore {
   appendContextEntry(sessionId: string, entry: NewContextEntry): Promise<AppendedEntry> {
     return this.#open(async () => {
       requireId(sessionId, 'session id');
-      const appended = await this.#chain.append(sessionId, prepareAppend(entry));
+      const prepared = prepareAppend(entry);
+      const appended = await this.#outsideTurns(sessionId, () => this.#chain.append(sessionId, prepared));
       this.#checkpoints.afterAppend(sessionId, appended);
       return appended;
     });
@@ -162,15 +167,52 @@ export class DrizzleGuardianStore implements DurableStore {
   commitStep(sessionId: string, step: StepCommit): Promise<StepCommitOutcome> {
     return this.#open(async () => {
       requireId(sessionId, 'session id');
-      const outcome = await this.#chain.step(sessionId, prepareStep(step, this.#stateCheckpointEvery));
-      this.#purgeExpiredReplayKeys();
-      if (outcome.status !== 'committed') return outcome;
-      this.#checkpoints.afterAppend(sessionId, outcome.appended);
-      // A sealed chain gets a final signed head at once, so a later truncation or rewrite is detectable.
-      if (step.session.closedAt !== undefined && this.#checkpoints.enabled)
-        await this.#checkpoints.write(sessionId, outcome.appended.seq, outcome.appended.entryHash);
-      return outcome;
+      const prepared = prepareStep(step, this.#stateCheckpointEvery);
+      return this.#stepCommitted(
+        sessionId,
+        step,
+        await this.#outsideTurns(sessionId, () => this.#chain.step(sessionId, prepared)),
+      );
     });
+  }
+
+  withSessionTurn<T>(sessionId: string, waitMs: number, work: (turn: SessionTurn) => Promise<T>): Promise<T> {
+    return this.#open(async () => {
+      requireId(sessionId, 'session id');
+      const deadline = performance.now() + Math.max(0, waitMs);
+      return this.#turns.run(sessionId, deadline, async () => {
+        const commitStep = (commit: (p: PreparedStep) => Promise<StepCommitOutcome>) => async (step: StepCommit) =>
+          this.#stepCommitted(sessionId, step, await commit(prepareStep(step, this.#stateCheckpointEvery)));
+        // Only this process writes to a database no other process shares: its place in the queue is the turn.
+        if (this.#d.heldTransactions === undefined) {
+          const chain = await this.#reads.getChain(sessionId);
+          const head = chain?.headHash ? { seq: chain.seq, entryHash: chain.headHash } : null;
+          return work({ head, commitStep: commitStep((p) => this.#chain.step(sessionId, p)) });
+        }
+        return this.#chain.holdHead(sessionId, deadline - performance.now(), (locked, commit) =>
+          work({
+            head: locked.headHash === null ? null : { seq: locked.seq, entryHash: locked.headHash },
+            commitStep: commitStep(commit),
+          }),
+        );
+      });
+    });
+  }
+
+  /** Runs a write of the session's chain after any turn of it held in this process (none: at once). */
+  #outsideTurns<T>(sessionId: string, write: () => Promise<T>): Promise<T> {
+    return this.#turns.taken(sessionId) ? this.#turns.run(sessionId, Number.POSITIVE_INFINITY, write) : write();
+  }
+
+  /** What follows a step's commit, in a turn or not: replay-key purge, checkpoints. */
+  async #stepCommitted(sessionId: string, step: StepCommit, outcome: StepCommitOutcome): Promise<StepCommitOutcome> {
+    this.#purgeExpiredReplayKeys();
+    if (outcome.status !== 'committed') return outcome;
+    this.#checkpoints.afterAppend(sessionId, outcome.appended);
+    // A sealed chain gets a final signed head at once, so a later truncation or rewrite is detectable.
+    if (step.session.closedAt !== undefined && this.#checkpoints.enabled)
+      await this.#checkpoints.write(sessionId, outcome.appended.seq, outcome.appended.entryHash);
+    return outcome;
   }
 
   recordDecision(

@@ -9,7 +9,9 @@ export type StoreErrorCode =
   /** The call conflicts with stored state (decision already recorded, chain pruned). */
   | 'conflict'
   /** The database is unreachable or failed; nothing was written by this call. */
-  | 'unavailable';
+  | 'unavailable'
+  /** Other writers held the session's turn (withSessionTurn) for longer than the call could wait; nothing was written. */
+  | 'busy';
 
 export class StoreError extends Error {
   constructor(

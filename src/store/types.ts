@@ -116,6 +116,14 @@ export type StepCommitOutcome =
   /** Another writer appended first; `head` is the head now. Nothing was written. */
   | { status: 'stale_head'; head: ChainHead | null };
 
+/** A session's turn at its chain, held while a step is evaluated and committed (GuardianStore.withSessionTurn). */
+export interface SessionTurn {
+  /** The chain head no other writer can move while the turn is held (null: empty chain). */
+  readonly head: ChainHead | null;
+  /** Commits the step within the turn (at most once); `expectedHead` should be `head`. */
+  commitStep(step: StepCommit): Promise<StepCommitOutcome>;
+}
+
 export interface GuardianStore {
   /** Applies pending migrations (idempotent). */
   migrate(): Promise<void>;
@@ -146,6 +154,14 @@ export interface GuardianStore {
 
   /** Commits a whole step atomically (see StepCommit); group-committed with other sessions' steps. */
   commitStep(sessionId: string, step: StepCommit): Promise<StepCommitOutcome>;
+
+  /**
+   * Runs `work` holding the session's turn: until it settles, no other writer (in this process, or another replica
+   * on the same database) moves the session's chain head, so a step evaluated against `turn.head` cannot go stale.
+   * Turns of one session are granted in arrival order. Waits at most `waitMs` for the turn, then rejects with
+   * StoreError 'busy' having run nothing.
+   */
+  withSessionTurn<T>(sessionId: string, waitMs: number, work: (turn: SessionTurn) => Promise<T>): Promise<T>;
 
   /**
    * Records a request_id or nonce for replay protection (ACS §10.3). Returns false when it was already

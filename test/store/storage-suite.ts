@@ -514,6 +514,38 @@ export function defineStorageSuite(
         expect((await store.commitStep(sessionId, { ...late, expectedHead: headOf(c1) })).status).toBe('committed');
       });
 
+      it('in a session turn: another writer waits for the turn, the step commits at the turn head, a waiter past its wait is busy', async () => {
+        const sessionId = await newSession(store);
+        const c0 = await store.commitStep(sessionId, step(sessionId, 0, null));
+        let outside: Promise<StepCommitOutcome> | undefined;
+        let busy: unknown;
+        const inTurn = await store.withSessionTurn(sessionId, 1000, async (turn) => {
+          expect(turn.head).toEqual(headOf(c0));
+          // Queued behind the turn, placed at the head the turn started from: it finds the head moved.
+          outside = store.commitStep(sessionId, step(sessionId, 1, headOf(c0)));
+          busy = await store.withSessionTurn(sessionId, 50, async () => 'ran').catch((e: unknown) => e);
+          await new Promise((r) => setTimeout(r, 50));
+          return turn.commitStep(step(sessionId, 2, turn.head));
+        });
+        expect(busy).toBeInstanceOf(StoreError);
+        expect((busy as StoreError).code).toBe('busy');
+        expect(inTurn.status).toBe('committed');
+        expect(await outside).toEqual({ status: 'stale_head', head: headOf(inTurn) });
+        await expectLinearChain(store, sessionId, 2);
+        // A turn whose work throws commits nothing and passes the error on; the next turn is granted.
+        const thrown = await store
+          .withSessionTurn(sessionId, 1000, async () => {
+            throw new Error('refused');
+          })
+          .catch((e: unknown) => e);
+        expect((thrown as Error).message).toBe('refused');
+        const next = await store.withSessionTurn(sessionId, 1000, (turn) =>
+          turn.commitStep(step(sessionId, 3, turn.head)),
+        );
+        expect(next.status).toBe('committed');
+        await expectLinearChain(store, sessionId, 3);
+      });
+
       it('of racing steps at one head exactly one commits (per-session serialisation, group commit across sessions)', async () => {
         const sessionId = await newSession(store);
         const others = await Promise.all(Array.from({ length: 12 }, () => newSession(store)));

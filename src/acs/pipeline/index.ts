@@ -2,7 +2,7 @@
 //   decode → validate envelope → (ping) → authenticate → route → handshake | [session lock: session lookup
 //   (this replica's cached row and head, else read) → admit (binding, negotiated, timestamp) → payload → chain
 //   hint → evaluate → sign (chain_hash of the entry placed at the head) → commit step (replay keys + entry +
-//   decision + session state, one transaction; stale head → again from fresh reads)] → respond.
+//   decision + session state, one transaction; stale head → again in the session's turn)] → respond.
 import type { AcsDecision } from '../decisions/index.ts';
 import { AcsError, AcsErrorCode } from '../errors.ts';
 import { MCP_PERMITTED, routeMethod } from '../methods.ts';
@@ -24,7 +24,7 @@ import { rememberRequest, replayDetected, replayKeysOf } from './freshness.ts';
 import { StoreError } from '../../store/errors.ts';
 import { agbomTrackerOf } from '../../agbom/tracker.ts';
 import type { Json } from '../../json.ts';
-import type { ChainHead, SessionRecord } from '../../store/types.ts';
+import type { ChainHead, SessionRecord, SessionTurn, StepCommit } from '../../store/types.ts';
 import type { RequestObservation, TraceCarrier } from '../../telemetry/observation.ts';
 import { recoverableId, validateEnvelope, validateMcpPayload, validateStepPayload } from './validate.ts';
 
@@ -32,8 +32,25 @@ export type { AuditEvent, GuardianOptions } from './config.ts';
 
 export const GUARDIAN_VERSION = '0.1.0';
 
-/** Re-evaluations of a step whose head another replica moved before the commit (then: store_unavailable). */
+/** Turns a step may take when its head still moved before the commit (then: store_unavailable). */
 const MAX_STALE_ATTEMPTS = 8;
+
+/** How long a session's steps take its turn first after this replica last saw another writer append to it. */
+const CONTENDED_MS = 5_000;
+
+/**
+ * When a step stops waiting for its session (this replica's queue of its steps, then its turn): the decision
+ * deadline its client was given (the handshake's timeout_config for the method, ACS §4) counted from the
+ * request's arrival, less a tenth kept for evaluating, committing and answering. Then it is denied `session_busy`.
+ */
+function waitDeadline(config: GuardianConfig, method: string, arrivedAt: number): number {
+  const { default_ms, per_method_ms } = config.timeoutConfig;
+  return arrivedAt + 0.9 * (per_method_ms?.[method] ?? default_ms);
+}
+
+function sameHead(a: ChainHead | null, b: ChainHead | null): boolean {
+  return a === null || b === null ? a === b : a.seq === b.seq && a.entryHash === b.entryHash;
+}
 
 export interface Guardian {
   readonly config: GuardianConfig;
@@ -63,20 +80,48 @@ export function resolveConfig(options: GuardianOptions): GuardianConfig {
   };
 }
 
-/** Serialises one session's steps (replay check + append + decision are atomic per session, ACS §8.2, §10.3). */
+/**
+ * Serialises one session's steps in this process (replay check + append + decision are atomic per session, ACS
+ * §8.2, §10.3). A step still waiting at its deadline (performance.now()) is refused StoreError 'busy' and never runs.
+ */
 class SessionLocks {
   readonly #tails = new Map<string, Promise<unknown>>();
-  async run<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
+  async run<T>(sessionId: string, work: () => Promise<T>, deadline = Number.POSITIVE_INFINITY): Promise<T> {
     const previous = this.#tails.get(sessionId) ?? Promise.resolve();
-    const next = previous.then(work, work);
-    const tail = next.catch(() => undefined);
+    let state: 'waiting' | 'running' | 'gave_up' = 'waiting';
+    const turn = () => {
+      if (state === 'gave_up') return Promise.reject(busyError(sessionId));
+      state = 'running';
+      return work();
+    };
+    let next = previous.then(turn, turn);
+    // The queue moves on when this step's work is over (a step that gave up is over once its turn comes).
+    const tail: Promise<unknown> = next
+      .catch(() => undefined)
+      .then(() => {
+        if (this.#tails.get(sessionId) === tail) this.#tails.delete(sessionId);
+      });
     this.#tails.set(sessionId, tail);
-    try {
-      return await next;
-    } finally {
-      if (this.#tails.get(sessionId) === tail) this.#tails.delete(sessionId);
+    if (Number.isFinite(deadline)) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const gaveUp = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => {
+            if (state !== 'waiting') return;
+            state = 'gave_up';
+            reject(busyError(sessionId));
+          },
+          Math.max(0, deadline - performance.now()),
+        );
+      });
+      next = Promise.race([next, gaveUp]).finally(() => clearTimeout(timer));
     }
+    return next;
   }
+}
+
+function busyError(sessionId: string): StoreError {
+  return new StoreError('busy', `earlier steps of session ${sessionId} held it past this step's deadline`);
 }
 
 export function createGuardian(options: GuardianOptions): Guardian {
@@ -106,21 +151,34 @@ export function createGuardian(options: GuardianOptions): Guardian {
     auth: Authenticated,
     routed: ReturnType<typeof routeMethod>,
     obs: RequestObservation | undefined,
+    arrivedAt: number,
   ): Promise<ResponseEnvelope> {
     const sessionId = request.params.metadata.session_id;
-    return locks.run(sessionId, async () => {
-      // A step evaluated against a head another replica has since moved is evaluated again from fresh reads
-      // (its state may have changed too); nothing of the stale attempt was written.
-      for (let attempt = 0; attempt <= MAX_STALE_ATTEMPTS; attempt++) {
-        const answered = await attemptStep(request, auth, routed, attempt > 0, obs);
-        if (answered) return answered;
-        sessions.forget(sessionId);
-      }
-      throw new StoreError(
-        'unavailable',
-        `the chain head of session ${sessionId} kept moving under ${MAX_STALE_ATTEMPTS + 1} attempts`,
-      );
-    });
+    const deadline = waitDeadline(config, request.method, arrivedAt);
+    return locks.run(
+      sessionId,
+      async () => {
+        // Placed at the head this replica knows and group-committed; when another replica moved the head meanwhile,
+        // nothing was written and the step is evaluated again in the session's turn, where no other writer can
+        // move the head (docs/running-a-fleet.md). A session another writer appended to lately takes the turn first.
+        if (!sessions.isContended(sessionId)) {
+          const answered = await attemptStep(request, auth, routed, obs);
+          if (answered) return answered;
+          sessions.contended(sessionId, CONTENDED_MS);
+        }
+        for (let attempt = 0; attempt < MAX_STALE_ATTEMPTS; attempt++) {
+          const answered = await config.store.withSessionTurn(sessionId, deadline - performance.now(), (turn) =>
+            attemptStep(request, auth, routed, obs, turn),
+          );
+          if (answered) return answered;
+        }
+        throw new StoreError(
+          'unavailable',
+          `the chain head of session ${sessionId} kept moving under ${MAX_STALE_ATTEMPTS} turns`,
+        );
+      },
+      deadline,
+    );
   }
 
   /**
@@ -150,17 +208,25 @@ export function createGuardian(options: GuardianOptions): Guardian {
       });
   }
 
-  /** One attempt at a step under its session lock; null when the head moved before the commit (retry). */
+  /**
+   * One attempt at a step under its session lock, in the session's turn or not; null when the head moved before
+   * the commit (retry).
+   */
   async function attemptStep(
     request: AcsRequest,
     auth: Authenticated,
     routed: ReturnType<typeof routeMethod>,
-    fresh: boolean,
     obs: RequestObservation | undefined,
+    turn?: SessionTurn,
   ): Promise<ResponseEnvelope | null> {
     const sessionId = request.params.metadata.session_id;
     const now = config.now();
-    const cached = fresh ? undefined : sessions.get(sessionId);
+    let cached = sessions.get(sessionId);
+    // In the turn the head is known: this replica's copy holds while no other writer appended since its last write.
+    if (cached && turn && !sameHead(cached.head, turn.head)) {
+      sessions.contended(sessionId, CONTENDED_MS);
+      cached = undefined;
+    }
     let session: SessionRecord;
     let head: ChainHead | null;
     if (cached) {
@@ -169,7 +235,12 @@ export function createGuardian(options: GuardianOptions): Guardian {
       session = await lookupSession(config, request); // -32003 before -32005 (dispatch order, docs/conformance.md)
       // The head the state was read at (one snapshot), so the step is placed where its state is; a store that does
       // not say is asked separately.
-      head = session.stateHead !== undefined ? session.stateHead : await config.store.getChainHead(sessionId);
+      head =
+        session.stateHead !== undefined
+          ? session.stateHead
+          : turn
+            ? turn.head
+            : await config.store.getChainHead(sessionId);
     }
     const version = negotiatedHello(session).server.negotiated_version;
 
@@ -247,7 +318,7 @@ export function createGuardian(options: GuardianOptions): Guardian {
     const { keys, expiresAt } = replayKeysOf(request, now, config.skewWindowMs);
     // §8.2 + §10.3 in one transaction: the entry, its delivered decision, the request's keys and the state the
     // next step reads are durable together before the answer leaves, or none of them is.
-    const outcome = await config.store.commitStep(sessionId, {
+    const step: StepCommit = {
       expectedHead: head,
       replayKeys: keys,
       replayKeysExpireAt: expiresAt,
@@ -261,7 +332,8 @@ export function createGuardian(options: GuardianOptions): Guardian {
       session: writes.patch,
       ...(writes.child ? { childSession: writes.child } : {}),
       agbom: inventory?.version(evaluated.decision.decision),
-    });
+    };
+    const outcome = await (turn ? turn.commitStep(step) : config.store.commitStep(sessionId, step));
     if (outcome.status === 'replay') throw replayDetected(outcome.kind, request);
     if (outcome.status === 'stale_head') return null;
     obs?.stage('commit');
@@ -288,6 +360,7 @@ export function createGuardian(options: GuardianOptions): Guardian {
     transport: TransportKind,
     obs: RequestObservation | undefined,
   ): Promise<ResponseEnvelope> {
+    const arrivedAt = performance.now();
     let id: JsonRpcId | null = null;
     let auth: Authenticated | null = null;
     let request: AcsRequest | null = null;
@@ -317,7 +390,7 @@ export function createGuardian(options: GuardianOptions): Guardian {
         obs?.stage('handshake');
         return await resultEnvelope(config, request.id, server, auth);
       }
-      return await handleStep(request, auth, routed, obs);
+      return await handleStep(request, auth, routed, obs, arrivedAt);
     } catch (err) {
       if (err instanceof AcsError) {
         try {
@@ -329,15 +402,23 @@ export function createGuardian(options: GuardianOptions): Guardian {
       // Not a protocol fault: a store or engine outage on an authenticated step. An error would hand the step to
       // the client's fail-open posture, so answer a signed DENY instead (ACS §6.4, fail closed).
       if (request && auth && request.method !== 'handshake/hello') {
+        const busy = err instanceof StoreError && err.code === 'busy';
         try {
           return await decided(
             request,
             auth,
-            {
-              decision: 'deny',
-              reasoning: 'The Guardian could not record or evaluate this step; denied (fail closed).',
-              reason_codes: ['store_unavailable'],
-            },
+            busy
+              ? {
+                  decision: 'deny',
+                  reasoning:
+                    "Other steps of this session held its audit chain until this step's decision deadline; denied (fail closed), not recorded.",
+                  reason_codes: ['session_busy'],
+                }
+              : {
+                  decision: 'deny',
+                  reasoning: 'The Guardian could not record or evaluate this step; denied (fail closed).',
+                  reason_codes: ['store_unavailable'],
+                },
             config.supportedVersions[0],
           );
         } catch {

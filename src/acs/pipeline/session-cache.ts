@@ -2,7 +2,7 @@
 // session's row only changes through a step that also appends to its chain (state and intent after the verdict,
 // key_id binding on the first admitted step, sealing on sessionEnd) — there is no renegotiation (ACS v0.1). The
 // cached head is the step's expected head: when another replica appended in between, GuardianStore.commitStep
-// refuses the step as stale and the pipeline evaluates it again from fresh reads (docs/running-a-fleet.md: any
+// refuses the step as stale and the pipeline evaluates it again in the session's turn, from fresh reads (docs/running-a-fleet.md: any
 // replica answers any session). What the cache can say without a read is never wrong in a way that matters:
 // sealing, key binding and the agent are final once set.
 import type { ChainHead, SessionRecord } from '../../store/types.ts';
@@ -15,7 +15,24 @@ export interface CachedSession {
 
 export class SessionCache {
   readonly #entries = new Map<string, CachedSession>();
+  /** Sessions another writer appended to lately, with until when (performance.now()) they count as contended. */
+  readonly #contended = new Map<string, number>();
   constructor(private readonly maxEntries = 10_000) {}
+
+  /** Another writer appended to the session: its steps take the session's turn first for `forMs`. */
+  contended(sessionId: string, forMs: number): void {
+    this.#contended.delete(sessionId);
+    this.#contended.set(sessionId, performance.now() + forMs);
+    if (this.#contended.size > this.maxEntries) this.#contended.delete(this.#contended.keys().next().value as string);
+  }
+
+  isContended(sessionId: string): boolean {
+    const until = this.#contended.get(sessionId);
+    if (until === undefined) return false;
+    if (until > performance.now()) return true;
+    this.#contended.delete(sessionId);
+    return false;
+  }
 
   get(sessionId: string): CachedSession | undefined {
     return this.#entries.get(sessionId);

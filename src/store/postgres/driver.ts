@@ -53,11 +53,12 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
     application_name: options.applicationName ?? 'acs-guardian',
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   };
+  const poolSize = options.poolSize ?? 10;
   const pool = new pg.Pool({
     // Queries sent without waiting for the previous answer (pg 8.23's pipeline option, not in @types/pg yet): see transaction().
     ...({ pipeline: true } as pg.PoolConfig),
     ...connection,
-    max: options.poolSize ?? 10,
+    max: poolSize,
     idleTimeoutMillis: 60_000,
   });
   // A connection that dies reports to the query using it; these listeners only keep the 'error' events of
@@ -75,6 +76,9 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
     // next batch gathers on the event loop; a second transaction in flight would only halve the batches, and
     // Postgres' work per step is mostly per transaction.
     appendConcurrency: 1,
+    // Half the pool at most: each held turn's step still reads through the pool, and group commit needs a connection
+    // (a pool of one cannot hold a turn and read beside it: turns are then this process's alone).
+    ...(poolSize >= 2 ? { heldTransactions: Math.floor(poolSize / 2) } : {}),
     async transaction(work) {
       const client = await pool.connect();
       const socket = socketOf(client);
