@@ -5,7 +5,7 @@
 // roles and audit. No token configured → the API is disabled (every route 404s, nothing is exposed).
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { type Context, Hono } from 'hono';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { packageVersion } from '../package-version.ts';
 import type { SignatureRegistry } from '../crypto/index.ts';
 import type { BundleSourceStatus } from '../lifecycle/bundle-service.ts';
@@ -13,6 +13,7 @@ import { LifecycleError, type LifecycleNode } from '../lifecycle/index.ts';
 import { type AdminQueries, adminQueries } from '../store/admin/index.ts';
 import { StoreError } from '../store/index.ts';
 import type { DurableStore } from '../store/types.ts';
+import { agbomRoutes } from './agbom/index.ts';
 import { AdminError, type AdminDeps, type AdminEnv, type AuditSink, json, problem } from './api/index.ts';
 import { auditRoutes } from './audit/index.ts';
 import { FailureLimiter, TokenTable } from './auth/index.ts';
@@ -33,6 +34,7 @@ export { ROUTE_ROLES } from './api/index.ts';
 const FEATURES: ((deps: AdminDeps) => OpenAPIHono<AdminEnv>)[] = [
   dashboardRoutes,
   sessionRoutes,
+  agbomRoutes,
   checkpointRoutes,
   decisionRoutes,
   bundleRoutes,
@@ -61,11 +63,16 @@ export interface AdminAppOptions {
   mount?: Record<string, Hono>;
   /** The replay jobs app, when not given as mount["/"]. */
   replay?: Hono;
+  /**
+   * The AgBOM app (src/agbom/http.ts): published under /v1/sessions/{id}/agbom…, and answered as it is under
+   * /agbom (the first admin API's paths), behind the same authentication.
+   */
+  agbom?: Hono;
   /** The Guardian's signature registry: /keys and checkpoint signature checks in chain verification. */
   signatures?: SignatureRegistry;
   /** The store (default node.store). */
   store?: DurableStore;
-  /** Failed attempts allowed per client address (bad token) or token (forbidden call) per minute (default 10). */
+  /** Failed attempts allowed per client address (bad tokens) or token (forbidden calls) per minute (default 10). */
   maxFailuresPerMinute?: number;
   /** Live decision feed poll interval in ms (default 500). */
   feedPollMs?: number;
@@ -112,6 +119,41 @@ const clientAddress = (c: Context<AdminEnv>): string => {
   }
 };
 
+const tooManyFailures = (seconds: number): Response =>
+  json({ error: 'too_many_failures', reason: `retry after ${seconds} s` }, 429, { 'retry-after': String(seconds) });
+
+/**
+ * Who is calling, in front of every admin route: a bad or missing token counts against the TCP peer address (not
+ * the presented token, which an attacker can change at will), so an address locked by its failures stays locked
+ * whatever token it presents next; a token whose calls its role keeps forbidding (403) is locked on its own.
+ */
+function authenticate(
+  tokens: TokenTable,
+  limiter: FailureLimiter,
+  audit: AuditSink | undefined,
+): MiddlewareHandler<AdminEnv> {
+  return async (c, next) => {
+    const addressKey = `addr:${clientAddress(c)}`;
+    const locked = limiter.retryAfter(addressKey);
+    if (locked > 0) return tooManyFailures(locked);
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '');
+    const principal = m ? tokens.authenticate(m[1]) : null;
+    if (!principal) {
+      limiter.fail(addressKey);
+      return json({ error: 'unauthorized', reason: 'a valid bearer token is required' }, 401, {
+        'www-authenticate': 'Bearer realm="guardian-admin"',
+      });
+    }
+    const tokenKey = `token:${principal.name}`;
+    const tokenLocked = limiter.retryAfter(tokenKey);
+    if (tokenLocked > 0) return tooManyFailures(tokenLocked);
+    c.set('principal', principal);
+    c.set('audit', audit);
+    await next();
+    if (c.res.status === 403) limiter.fail(tokenKey);
+  };
+}
+
 function createApiApp(
   deps: AdminDeps,
   limiter: FailureLimiter,
@@ -132,32 +174,7 @@ function createApiApp(
     },
   });
   if (features === FEATURES) addOpenApiDocument(v1, packageVersion());
-  v1.use('*', async (c, next) => {
-    const address = clientAddress(c);
-    const locked = limiter.retryAfter(`addr:${address}`);
-    if (locked > 0)
-      return json({ error: 'too_many_failures', reason: `retry after ${locked} s` }, 429, {
-        'retry-after': String(locked),
-      });
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '');
-    const principal = m ? deps.tokens.authenticate(m[1]) : null;
-    if (!principal) {
-      limiter.fail(`addr:${address}`);
-      return json({ error: 'unauthorized', reason: 'a valid bearer token is required' }, 401, {
-        'www-authenticate': 'Bearer realm="guardian-admin"',
-      });
-    }
-    const tokenKey = `token:${principal.name}`;
-    const tokenLocked = limiter.retryAfter(tokenKey);
-    if (tokenLocked > 0)
-      return json({ error: 'too_many_failures', reason: `retry after ${tokenLocked} s` }, 429, {
-        'retry-after': String(tokenLocked),
-      });
-    c.set('principal', principal);
-    c.set('audit', audit);
-    await next();
-    if (c.res.status === 403) limiter.fail(tokenKey);
-  });
+  v1.use('*', authenticate(deps.tokens, limiter, audit));
   for (const feature of features) v1.route('/', feature(deps));
   v1.notFound(() => problem(404, 'not_found', 'no such admin route'));
   v1.onError((e) => errorAnswer(e));
@@ -202,22 +219,22 @@ export function createAdminApp(options: AdminAppOptions): Hono {
     sources: options.sources ?? (() => []),
     maxBundleBytes: options.maxBundleBytes ?? 64 * 1024 * 1024,
     replay: options.replay ?? replayMount,
+    agbom: options.agbom,
     feedPollMs: options.feedPollMs ?? 500,
   };
   const limiter = new FailureLimiter(options.maxFailuresPerMinute ?? 10, 60_000);
   app.route('/v1', createApiApp(deps, limiter, audit, FEATURES));
-  // The aliases: the same route definitions (roles, validation, audit) without the version prefix.
-  app.route('/', createApiApp(deps, limiter, audit, LEGACY_FEATURES));
-  for (const [path, sub] of Object.entries(otherMounts)) {
-    const guarded = new Hono();
-    guarded.use('*', async (c, next) => {
-      const m = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '');
-      if (!m || !tokens.authenticate(m[1])) return problem(401, 'unauthorized', 'a valid bearer token is required');
-      await next();
-    });
+  // Read-only sub-apps (every role may read them), behind the same token check and failure limit. Mounted before
+  // the aliases at "/", whose token check would otherwise run first and count each failure twice.
+  const mounted = { ...otherMounts, ...(deps.agbom ? { '/agbom': deps.agbom } : {}) };
+  for (const [path, sub] of Object.entries(mounted)) {
+    const guarded = new Hono<AdminEnv>();
+    guarded.use('*', authenticate(tokens, limiter, audit));
     guarded.route('/', sub);
     app.route(path, guarded);
   }
+  // The aliases: the same route definitions (roles, validation, audit) without the version prefix.
+  app.route('/', createApiApp(deps, limiter, audit, LEGACY_FEATURES));
   app.notFound(() => problem(404, 'not_found', 'no such admin route'));
   app.onError((e) => errorAnswer(e));
   return app;

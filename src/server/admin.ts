@@ -16,19 +16,21 @@ export async function createAdminApi(
   signatures?: SignatureRegistry,
 ): Promise<Hono> {
   const mount: Record<string, Hono> = {};
+  let agbom: Hono | undefined;
   // Without a token the admin API refuses every request, so replay's routes (and the modules behind them) are
   // not loaded at all.
   if (adminTokenConfigured(env)) {
     const { createReplayAdminRoutes } = await import('../replay/http.ts');
     // Its routes start with /replay: mounted at the admin root they answer under /admin/replay.
     mount['/'] = createReplayAdminRoutes({ store });
-    mount['/agbom'] = createAgbomRoutes({ store });
+    agbom = createAgbomRoutes({ store });
   }
   return createAdminApp({
     node: lifecycle.node,
     env,
     sources: () => lifecycle.pollers.map((p) => ({ ...p.status })),
     mount,
+    ...(agbom ? { agbom } : {}),
     ...(signatures ? { signatures } : {}),
   });
 }

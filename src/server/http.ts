@@ -1,4 +1,5 @@
-// HTTP transport: Hono app with POST /acs (one JSON-RPC message per request), GET /healthz, GET /readyz,
+// HTTP transport: Hono app with POST /acs (one JSON-RPC message per request; `rpc.discover` answered with the
+// OpenRPC document of GET /acs/openrpc.json), GET /healthz, GET /readyz,
 // served by @hono/node-server. Every JSON-RPC answer is HTTP 200 with a JSON body, including errors: the
 // JSON-RPC error is the answer (a transport status would fall to the client's §6.4 failure posture).
 import { serve, type ServerType } from '@hono/node-server';
@@ -9,7 +10,7 @@ import { AcsError, AcsErrorCode } from '../acs/errors.ts';
 import type { Guardian } from '../acs/pipeline/index.ts';
 import { errorEnvelope } from '../acs/pipeline/respond.ts';
 import { readStreamWithLimit } from '../http-body/index.ts';
-import { acsOpenRpcDocument } from '../acs/openrpc/index.ts';
+import { acsOpenRpcDocument, discoveryAnswer } from '../acs/openrpc/index.ts';
 
 export interface HttpAppOptions {
   /** Readiness probe (store reachable, policy loaded). */
@@ -52,6 +53,8 @@ export function createHttpApp(guardian: Guardian, options: HttpAppOptions = {}):
     // poll phase first takes in every socket that is ready (other requests, the store's commit answers), then the
     // requests' pipelines run back to back. Kept because it is faster under concurrent load (`npm run bench server`).
     await afterPollPhase();
+    const discovered = discoveryAnswer(body);
+    if (discovered) return json(discovered);
     const traceparent = c.req.header('traceparent');
     const carrier = traceparent ? { traceparent, tracestate: c.req.header('tracestate') } : undefined;
     return json(await guardian.handle(body, 'http', carrier));

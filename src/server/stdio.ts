@@ -1,8 +1,10 @@
 // stdio transport (§3): messages framed as `Content-Length: N\r\n\r\n<N bytes of UTF-8 JSON>`, answers framed the
 // same way, strictly in arrival order. Broken framing is answered with -32700 and the parser resynchronises at the
-// next header block; an oversize frame is skipped and answered with -32600.
+// next header block; an oversize frame is skipped and answered with -32600. `rpc.discover` is answered with the
+// OpenRPC document, as over HTTP.
 import type { Readable, Writable } from 'node:stream';
 import { AcsError, AcsErrorCode } from '../acs/errors.ts';
+import { type DiscoveryAnswer, discoveryAnswer } from '../acs/openrpc/index.ts';
 import type { Guardian } from '../acs/pipeline/index.ts';
 import { errorEnvelope } from '../acs/pipeline/respond.ts';
 import type { ResponseEnvelope } from '../acs/types.ts';
@@ -88,7 +90,7 @@ export async function serveStdio(
   const parser = new FrameParser(guardian.config.maxBodyBytes);
   let queue: Promise<void> = Promise.resolve();
   let onFirstAnswer = options.onFirstAnswer;
-  const answer = (work: () => Promise<ResponseEnvelope>): void => {
+  const answer = (work: () => Promise<ResponseEnvelope | DiscoveryAnswer>): void => {
     queue = queue.then(async () => {
       const envelope = await work();
       await new Promise<void>((resolve) => output.write(encodeFrame(envelope), () => resolve()));
@@ -98,7 +100,8 @@ export async function serveStdio(
   };
   for await (const chunk of input) {
     for (const event of parser.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string))) {
-      if (event.kind === 'message') answer(() => guardian.handle(event.body, 'stdio'));
+      if (event.kind === 'message')
+        answer(async () => discoveryAnswer(event.body) ?? guardian.handle(event.body, 'stdio'));
       else if (event.kind === 'framing_error')
         answer(() =>
           errorEnvelope(

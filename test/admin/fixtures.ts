@@ -8,12 +8,14 @@ import { AcsClient, httpTransport } from '../../src/client/index.ts';
 import { createConsoleApp } from '../../src/console/index.ts';
 import { createSignatureRegistry, type SignatureRegistry } from '../../src/crypto/index.ts';
 import { LifecycleNode } from '../../src/lifecycle/index.ts';
+import { createAgbomRoutes } from '../../src/agbom/http.ts';
 import { createReplayAdminRoutes } from '../../src/replay/http.ts';
 import { startHttpServer, type RunningHttpServer } from '../../src/server/http.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { DurableStore } from '../../src/store/types.ts';
 import { expect } from 'vitest';
 import { TEST_IKM, expectValidAnswer } from '../acs/fixtures/harness.ts';
+import { DB_MCP, INSPECT_PROFILES, MEMORY, REALISTIC_COMPONENTS, inspectSession } from '../agbom/fixtures.ts';
 import { constantBundle } from '../lifecycle/fixtures.ts';
 
 export interface AdminGuardian {
@@ -26,6 +28,12 @@ export interface AdminGuardian {
   client(agentId: string): AcsClient;
   /** A handshake and `steps` userMessage steps from a new session of `agentId`; its session id. */
   traffic(agentId: string, steps: number): Promise<string>;
+  /**
+   * A session of `agentId` with an AgBOM: a handshake claiming ACS Inspect, agbom/snapshot (the realistic
+   * components but db-mcp), agbom/changed adding db-mcp, agbom/changed removing the memory store, one user
+   * message; its session id.
+   */
+  inventoryTraffic(agentId: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -53,12 +61,19 @@ export async function startAdminGuardian(options: {
     },
   });
   await node.start();
-  const guardian = createGuardian({ store, engine: node.engine, signatures: cryptoEnvelopeSignatures(registry) });
+  // It claims ACS Inspect, so sessions may carry AgBOMs (agbom/* steps).
+  const guardian = createGuardian({
+    store,
+    engine: node.engine,
+    signatures: cryptoEnvelopeSignatures(registry),
+    profiles: INSPECT_PROFILES,
+  });
   const admin = createAdminApp({
     node,
     env: options.env,
     signatures: registry,
     replay: createReplayAdminRoutes({ store }),
+    agbom: createAgbomRoutes({ store }),
     feedPollMs: 50,
     ...options.admin,
   });
@@ -92,6 +107,21 @@ export async function startAdminGuardian(options: {
       for (let i = 0; i < steps; i++) {
         const out = await c.step('steps/userMessage', { content: [{ type: 'text', value: `hello ${i}` }] });
         expect(out.failure).toBeUndefined();
+      }
+      return c.sessionId;
+    },
+    async inventoryTraffic(agentId) {
+      const c = client(agentId);
+      await inspectSession(c);
+      const steps: [string, Record<string, unknown>][] = [
+        ['agbom/snapshot', { components: REALISTIC_COMPONENTS.filter((x) => x.id !== DB_MCP.id) }],
+        ['agbom/changed', { added: [DB_MCP] }],
+        ['agbom/changed', { removed: [MEMORY.id] }],
+        ['steps/userMessage', { content: [{ type: 'text', value: 'what tools do you have?' }] }],
+      ];
+      for (const [method, payload] of steps) {
+        const out = await c.step(method, payload);
+        expect(out.failure, method).toBeUndefined();
       }
       return c.sessionId;
     },

@@ -3,6 +3,7 @@
 // entries, streamed verification, search and live feed of that traffic, the admin audit log of every
 // state-changing call, the failure rate limit, token file reload, the unversioned aliases and the OpenAPI document.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +11,7 @@ import { ROUTE_ROLES, createAdminApp } from '../../src/admin/index.ts';
 import type { LifecycleNode } from '../../src/lifecycle/index.ts';
 import type { DurableStore } from '../../src/store/types.ts';
 import { TEST_IKM } from '../acs/fixtures/harness.ts';
+import { DB_MCP, MEMORY } from '../agbom/fixtures.ts';
 import { constantBundle } from '../lifecycle/fixtures.ts';
 import { type AdminGuardian, startAdminGuardian } from './fixtures.ts';
 
@@ -304,6 +306,48 @@ describe('admin API v1: sessions, chains and decisions of real traffic', () => {
   });
 });
 
+describe("admin API v1: a session's AgBOM", () => {
+  it('versions, the document at an entry in each serialization, a diff; the unversioned paths behind the same tokens', async () => {
+    const id = await g.inventoryTraffic('agent-inventory');
+    type Versions = { session_id: string; versions: { seq: number; method: string; form: string; adopted: boolean }[] };
+    const { versions } = await getJson<Versions>('viewer', `/v1/sessions/${id}/agbom/versions`);
+    expect(versions.map((v) => [v.method, v.form, v.adopted])).toEqual([
+      ['agbom/snapshot', 'full', true],
+      ['agbom/changed', 'diff', true],
+      ['agbom/changed', 'diff', true],
+    ]);
+    type Canonical = { agbom: { components: { id: string }[] }; metadata: { chain_seq: number } };
+    const ids = (doc: Canonical) => doc.agbom.components.map((c) => c.id);
+    const latest = await getJson<Canonical>('viewer', `/v1/sessions/${id}/agbom`);
+    expect(ids(latest)).toContain(DB_MCP.id);
+    expect(ids(latest)).not.toContain(MEMORY.id);
+    const first = await getJson<Canonical>('viewer', `/v1/sessions/${id}/agbom?at=${versions[0].seq}`);
+    expect(ids(first)).toContain(MEMORY.id);
+    expect(ids(first)).not.toContain(DB_MCP.id);
+    const cdx = await get('viewer', `/v1/sessions/${id}/agbom?format=cyclonedx-1.6`);
+    expect(cdx.headers.get('content-type')).toMatch(/^application\/vnd\.cyclonedx\+json/);
+    expect(await cdx.json()).toMatchObject({ bomFormat: 'CycloneDX', specVersion: '1.6' });
+    const swid = await get('viewer', `/v1/sessions/${id}/agbom?format=swid`);
+    expect(swid.headers.get('content-type')).toMatch(/^application\/swid\+xml/);
+    expect(await swid.text()).toMatch(/^<\?xml/);
+    const diff = await getJson<{ added: { id: string }[]; removed: { id: string }[] }>(
+      'viewer',
+      `/v1/sessions/${id}/agbom/diff?from=${versions[0].seq}&to=${versions[2].seq}`,
+    );
+    expect([diff.added.map((c) => c.id), diff.removed.map((c) => c.id)]).toEqual([[DB_MCP.id], [MEMORY.id]]);
+    // Precise refusals: a session without an AgBOM, an unknown one, a bad format or seq.
+    const plain = await traffic('agent-no-inventory', 1);
+    const none = await get('viewer', `/v1/sessions/${plain}/agbom`);
+    expect([none.status, ((await none.json()) as { error: string }).error]).toEqual([404, 'not_found']);
+    expect((await get('viewer', '/v1/sessions/no-such-session/agbom/versions')).status).toBe(404);
+    expect((await get('viewer', `/v1/sessions/${id}/agbom?format=pdf`)).status).toBe(400);
+    expect((await get('viewer', `/v1/sessions/${id}/agbom/diff?from=x&to=1`)).status).toBe(400);
+    // The first admin API's /admin/agbom paths: the same app, behind the same token check.
+    expect((await get('none', `/agbom/sessions/${id}/versions`)).status).toBe(401);
+    expect((await getJson<Versions>('viewer', `/agbom/sessions/${id}/versions`)).versions).toHaveLength(3);
+  });
+});
+
 describe('admin API v1: lifecycle, replay, keys, tokens', () => {
   it('an operator activates and rolls back, a viewer is refused; the audit log says who did what', async () => {
     const v2 = await constantBundle('rev-b', {
@@ -463,6 +507,57 @@ describe('admin API v1: failure rate limit', () => {
     expect((await app2.request('/v1/status', { headers: { authorization: `Bearer ${TOKENS.operator}` } })).status).toBe(
       200,
     );
+  });
+
+  it('over real HTTP, keys bad tokens on the TCP peer address: rotating garbage tokens does not escape the lock', async () => {
+    const h = await startAdminGuardian({
+      env: { GUARDIAN_ADMIN_TOKENS: tokensJson },
+      admin: { maxFailuresPerMinute: 3 },
+    });
+    try {
+      // 127.0.0.0/8 is all loopback: the same listener seen from three peer addresses.
+      const from = (localAddress: string, token: string, path = '/admin/v1/status') =>
+        new Promise<{ status: number; retryAfter: string | undefined; body: string }>((resolve, reject) => {
+          const req = httpRequest(
+            {
+              host: '127.0.0.1',
+              port: h.server.port,
+              path,
+              localAddress,
+              headers: { authorization: `Bearer ${token}` },
+            },
+            (res) => {
+              let body = '';
+              res.on('data', (c: Buffer) => (body += c));
+              res.on('end', () =>
+                resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] as string, body }),
+              );
+            },
+          );
+          req.on('error', reject);
+          req.end();
+        });
+      for (let i = 0; i < 3; i++) expect((await from('127.0.0.2', `garbage-${i}-${Math.random()}`)).status).toBe(401);
+      // A fresh garbage token, then the right one, from the same address: both locked out.
+      const next = await from('127.0.0.2', 'never-presented-before-0123456789');
+      expect(next.status).toBe(429);
+      expect(Number(next.retryAfter)).toBeGreaterThan(0);
+      expect(JSON.parse(next.body)).toMatchObject({ error: 'too_many_failures' });
+      expect((await from('127.0.0.2', TOKENS.viewer)).status).toBe(429);
+      // The unversioned paths and the AgBOM mount share the lock.
+      expect((await from('127.0.0.2', TOKENS.viewer, '/admin/status')).status).toBe(429);
+      expect((await from('127.0.0.2', TOKENS.viewer, '/admin/agbom/sessions/x/versions')).status).toBe(429);
+      // Another address is not locked by it.
+      expect((await from('127.0.0.3', TOKENS.viewer)).status).toBe(200);
+      // Failures on the AgBOM mount count too.
+      for (let i = 0; i < 3; i++)
+        expect(
+          (await from('127.0.0.4', `garbage-${i}-0123456789abcdef`, '/admin/agbom/sessions/x/versions')).status,
+        ).toBe(401);
+      expect((await from('127.0.0.4', TOKENS.viewer)).status).toBe(429);
+    } finally {
+      await h.close();
+    }
   });
 
   it('refuses a token configuration it cannot trust at start', () => {

@@ -1,10 +1,12 @@
-// The OpenRPC description of the ACS JSON-RPC API (served at GET /acs/openrpc.json; docs/admin-api.md "OpenRPC").
-// Built from the method table (src/acs/methods.ts) and the shipped ACS schemas: every method's params are the
-// members of the request envelope's AcsParams (ACS §5), by name, with `payload` pointing at the method's hook
-// schema; results point at the response envelope's AcsResult (ServerHello for handshake/hello). References use
-// the schemas' `$id`s, which are the published ACS schema URLs the Guardian validates against.
+// The OpenRPC description of the ACS JSON-RPC API (served at GET /acs/openrpc.json and answered for
+// `rpc.discover`; docs/admin-api.md "OpenRPC"). Built from the method table (src/acs/methods.ts) and the shipped
+// ACS schemas: every method's params are the members of the request envelope's AcsParams (ACS §5), by name, with
+// `payload` pointing at the method's hook schema; results point at the response envelope's AcsResult
+// (ServerHello for handshake/hello). References use the schemas' `$id`s, which are the published ACS schema URLs
+// the Guardian validates against.
 import { packageVersion } from '../../package-version.ts';
-import { ERROR_MESSAGES } from '../errors.ts';
+import { AcsErrorCode, ERROR_MESSAGES } from '../errors.ts';
+import type { JsonRpcErrorObject, JsonRpcId } from '../types.ts';
 import { STEP_METHODS } from '../methods.ts';
 import { SCHEMA_BASE, type JsonSchema, loadAcsSchemas } from '../schemas/index.ts';
 
@@ -55,6 +57,13 @@ export function buildOpenRpcDocument(version: string): OpenRpcDocument {
     },
     servers: [{ name: 'guardian', url: '/acs' }],
     methods: [
+      {
+        // OpenRPC's service discovery method: unsigned, outside the ACS envelope (its name has no ACS prefix).
+        name: DISCOVER,
+        summary: 'This document (OpenRPC service discovery); no params, no signature',
+        params: [],
+        result: { name: 'OpenRPC document', schema: { $ref: 'https://meta.open-rpc.org/' } },
+      },
       method(
         'handshake/hello',
         'Negotiate version, methods, profiles and signature algorithms (ACS §4)',
@@ -80,9 +89,56 @@ export function buildOpenRpcDocument(version: string): OpenRpcDocument {
   };
 }
 
+const DISCOVER = 'rpc.discover';
+
 let built: OpenRpcDocument | undefined;
 /** The document of this package's version, built once. */
 export function acsOpenRpcDocument(): OpenRpcDocument {
   built ??= buildOpenRpcDocument(packageVersion());
   return built;
+}
+
+export type DiscoveryAnswer =
+  | { jsonrpc: '2.0'; id: JsonRpcId; result: OpenRpcDocument }
+  | { jsonrpc: '2.0'; id: JsonRpcId; error: JsonRpcErrorObject };
+
+const DISCOVER_BYTES = Buffer.from(DISCOVER);
+
+/**
+ * The transports' answer to an `rpc.discover` request (OpenRPC service discovery), or null for every other
+ * message, which goes to the ACS pipeline. The method is not an ACS method (the request envelope's method
+ * pattern refuses it), so it is answered before the pipeline, unsigned, like GET /acs/openrpc.json. A body
+ * without the method's name in it is passed on unparsed; a notification (no id) is passed on too, and the
+ * pipeline refuses it as it refuses any envelope without an id.
+ */
+export function discoveryAnswer(body: Uint8Array | string): DiscoveryAnswer | null {
+  const mentions =
+    typeof body === 'string'
+      ? body.includes(DISCOVER)
+      : Buffer.from(body.buffer, body.byteOffset, body.byteLength).includes(DISCOVER_BYTES);
+  if (!mentions) return null;
+  let message: unknown;
+  try {
+    message = JSON.parse(typeof body === 'string' ? body : Buffer.from(body).toString('utf8'));
+  } catch {
+    return null;
+  }
+  if (message === null || typeof message !== 'object' || Array.isArray(message)) return null;
+  const { jsonrpc, method, id, params } = message as Record<string, unknown>;
+  if (jsonrpc !== '2.0' || method !== DISCOVER || (typeof id !== 'string' && typeof id !== 'number')) return null;
+  const empty =
+    params === undefined ||
+    (Array.isArray(params) && params.length === 0) ||
+    (params !== null && typeof params === 'object' && Object.keys(params).length === 0);
+  if (!empty)
+    return {
+      jsonrpc: '2.0',
+      id,
+      error: {
+        code: AcsErrorCode.InvalidParams,
+        message: ERROR_MESSAGES[AcsErrorCode.InvalidParams],
+        data: { reason: 'params_not_allowed', message: `${DISCOVER} takes no params` },
+      },
+    };
+  return { jsonrpc: '2.0', id, result: acsOpenRpcDocument() };
 }

@@ -182,6 +182,8 @@ export interface AdminDeps {
   maxBundleBytes: number;
   /** The replay jobs app (src/replay/http.ts), if replay is available. */
   replay: Hono | undefined;
+  /** The AgBOM app (src/agbom/http.ts), if the store keeps AgBOMs. */
+  agbom: Hono | undefined;
   /** How often the live feed polls the store (ms). */
   feedPollMs: number;
 }

@@ -80,7 +80,7 @@ const SessionDetail = z
   })
   .openapi('SessionDetail');
 
-const SessionId = z.object({
+export const SessionId = z.object({
   id: z
     .string()
     .min(1)

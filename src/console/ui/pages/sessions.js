@@ -1,4 +1,5 @@
-// Sessions: the filtered list, and one session's chain as a timeline with its decisions and a verify button.
+// Sessions: the filtered list, and one session's chain as a timeline with its decisions, a verify button and,
+// when the session has one, its AgBOM (components at any entry, in any serialization, and its versions).
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import { api, query, stream } from '../api.js';
@@ -74,9 +75,78 @@ function Verify({ id }) {
   </section>`;
 }
 
+const FORMATS = ['canonical', 'cyclonedx-1.6', 'spdx-3.0', 'swid'];
+
+const diffSummary = (d) =>
+  d ? `+${d.added?.length ?? 0} / −${d.removed?.length ?? 0} / ~${d.changed?.length ?? 0}` : '—';
+
+function Agbom({ id, versions }) {
+  const [at, setAt] = useState('');
+  const [format, setFormat] = useState('canonical');
+  const base = `/sessions/${encodeURIComponent(id)}/agbom`;
+  const [doc, error] = useLoad(
+    () => api(`${base}${query({ at, format })}`, { as: format === 'canonical' ? 'json' : 'text' }),
+    [id, at, format],
+  );
+  // Until the requested serialization arrives, the previous one may still be loaded: show each only as itself.
+  const canonical = format === 'canonical' && doc && typeof doc === 'object' ? doc : null;
+  const text = format !== 'canonical' && typeof doc === 'string' ? doc : null;
+  const components = canonical ? (canonical.agbom?.components ?? []) : null;
+  return html`<section aria-labelledby="agbom-heading" id="agbom">
+    <h2 id="agbom-heading">AgBOM</h2>
+    <div class="filters">
+      <label
+        >At entry
+        <select value=${at} onChange=${(e) => setAt(e.currentTarget.value)}>
+          <option value="">latest</option>
+          ${versions.map((v) => html`<option value=${String(v.seq)}>#${v.seq} ${v.method}</option>`)}
+        </select></label
+      >
+      <label
+        >Format
+        <select value=${format} onChange=${(e) => setFormat(e.currentTarget.value)}>
+          ${FORMATS.map((f) => html`<option>${f}</option>`)}
+        </select></label
+      >
+    </div>
+    <${ErrorNote} error=${error} />
+    ${components &&
+    html`<p class="muted" id="agbom-hash">
+        ${components.length} components at entry #${canonical.metadata?.chain_seq} · agbom_hash <code>${canonical.agbom_hash}</code>
+      </p>
+      <table id="agbom-components">
+        <thead><tr><th>Type</th><th>Name</th><th>Version</th><th>Id</th></tr></thead>
+        <tbody>
+          ${components.map(
+            (c) => html`<tr><td>${c.type}</td><td>${c.name ?? '—'}</td><td>${c.version ?? '—'}</td><td><code>${c.id}</code></td></tr>`,
+          )}
+        </tbody>
+      </table>`}
+    ${text && html`<pre aria-label=${`AgBOM as ${format}`}>${text}</pre>`}
+    <h3>Versions</h3>
+    <table id="agbom-versions">
+      <thead><tr><th>Entry</th><th>Method</th><th>Form</th><th>Adopted</th><th>Added / removed / changed</th><th>Problems</th></tr></thead>
+      <tbody>
+        ${versions.map(
+          (v) => html`<tr>
+            <td>#${v.seq}</td>
+            <td><code>${v.method}</code></td>
+            <td>${v.form}</td>
+            <td>${v.adopted ? 'yes' : html`<span class="error">no (refused)</span>`}</td>
+            <td>${v.form === 'diff' ? diffSummary(v.diff) : 'full document'}</td>
+            <td>${v.problems.length ? html`<${Codes} codes=${v.problems.map((p) => p.code ?? JSON.stringify(p))} />` : '—'}</td>
+          </tr>`,
+        )}
+      </tbody>
+    </table>
+  </section>`;
+}
+
 export function SessionPage({ id }) {
   const [detail, error] = useLoad(() => api(`/sessions/${encodeURIComponent(id)}`), [id]);
   const [entries, entriesError] = useLoad(() => api(`/sessions/${encodeURIComponent(id)}/entries?limit=500`), [id]);
+  // Sessions without an AgBOM have no versions; a Guardian without AgBOM storage answers 503: no section then.
+  const [agbom] = useLoad(() => api(`/sessions/${encodeURIComponent(id)}/agbom/versions`).catch(() => null), [id]);
   const s = detail?.session;
   return html`<p><a href="#/sessions">← Sessions</a></p>
     <h1>Session <code>${id}</code></h1>
@@ -91,6 +161,7 @@ export function SessionPage({ id }) {
       <dt>Checkpoints</dt><dd>${detail.checkpoints}</dd>
     </dl>`}
     <${Verify} id=${id} />
+    ${agbom?.versions?.length > 0 && html`<${Agbom} id=${id} versions=${agbom.versions} />`}
     <h2>Chain</h2>
     <ol class="timeline">
       ${(entries?.entries ?? []).map(
@@ -105,7 +176,7 @@ export function SessionPage({ id }) {
           <${Codes} codes=${e.decision?.reason_codes} />
           <${PolicyRefs} refs=${e.decision?.policy_references} />
           ${e.method.startsWith('agbom/') &&
-          html`<details open><summary>AgBOM</summary><pre>${JSON.stringify(e.params?.payload, null, 2)}</pre></details>`}
+          html`<details><summary>AgBOM payload</summary><pre>${JSON.stringify(e.params?.payload, null, 2)}</pre></details>`}
           <details>
             <summary>Request and hashes</summary>
             <p class="muted">entry <code>${e.entry_hash}</code> · previous <code>${e.previous_hash ?? '—'}</code></p>
