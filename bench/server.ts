@@ -8,7 +8,9 @@
 //   4. durable steps/toolCallRequest across BENCH_SESSIONS sessions (default 64) with 16 and 64 concurrent clients;
 //   5. external: storage bypassed, Postgres and PGlite driven by a load generator in its own process
 //      (bench/fixtures/acs-load.ts: requests signed up front, keep-alive HTTP), so the figure is the Guardian's
-//      capacity rather than the in-process load generator's, with the Guardian's CPU time per decision.
+//      capacity rather than the in-process load generator's, with the Guardian's CPU time per decision (and,
+//      with BENCH_PROFILE_DIR, its main thread's share per stage: JSON, JCS, HMAC, schemas, policy input, Wasm,
+//      signing, store, HTTP).
 // Store for 1 and 4: Postgres when BENCH_DATABASE_URL is set, else PGlite in memory; BENCH_STORE=both runs
 // phase 4 on both (Postgres from BENCH_DATABASE_URL); BENCH_POOL sets the Postgres pool size (store default 10).
 //   6. telemetry: phase 3's pipeline with telemetry off, then with spans (OTLP/HTTP) and OCSF events (HTTP
@@ -32,6 +34,7 @@ import { startHttpServer } from '../src/server/http.ts';
 import { openStore } from '../src/store/index.ts';
 import { computeEntryHash } from '../src/chain/index.ts';
 import type { LoadOrder, LoadReport } from './fixtures/acs-load.ts';
+import { type CpuProfile, cpuShares } from './fixtures/cpu-shares.ts';
 import type { Json } from '../src/json.ts';
 import type { AppendedEntry, GuardianStore, NewContextEntry, SessionRecord } from '../src/store/types.ts';
 
@@ -372,9 +375,9 @@ async function postgresCpuMs(): Promise<number> {
  * (`<dir>/<run>-<clients>.cpuprofile`), without the start-up, handshakes and warm-up a --cpu-prof would include.
  * With BENCH_HEAP=1, a sampling heap profile of the same window instead (`.heapprofile`, freed allocations kept).
  */
-async function profileWindow(): Promise<(name: string) => Promise<void>> {
+async function profileWindow(): Promise<(name: string) => Promise<CpuProfile | null>> {
   const dir = process.env.BENCH_PROFILE_DIR;
-  if (!dir) return async () => {};
+  if (!dir) return async () => null;
   const session = new Session();
   session.connect();
   const post = (method: string): Promise<unknown> =>
@@ -401,6 +404,7 @@ async function profileWindow(): Promise<(name: string) => Promise<void>> {
     const { profile } = (await post(heap ? 'HeapProfiler.stopSampling' : 'Profiler.stop')) as { profile: unknown };
     session.disconnect();
     await writeFile(`${dir}/${name}.${heap ? 'heapprofile' : 'cpuprofile'}`, JSON.stringify(profile));
+    return heap ? null : (profile as CpuProfile);
   };
 }
 
@@ -425,6 +429,7 @@ async function externalLoad(
     systemMsPerDecision: number;
     postgresMsPerDecision: number;
     mainThreadMsPerDecision: number;
+    profile: CpuProfile | null;
   }
 > {
   const child = fork(new URL('./fixtures/acs-load.ts', import.meta.url).pathname, [], {
@@ -444,8 +449,8 @@ async function externalLoad(
   // This process's CPU time over the measured window only (not the sessions' handshakes or the warm-up).
   let cpuAtOpen: NodeJS.CpuUsage | undefined;
   let cpuInWindow: NodeJS.CpuUsage | undefined;
-  let profiling: Promise<(name: string) => Promise<void>> | undefined;
-  let stopped: Promise<void> | undefined;
+  let profiling: Promise<(name: string) => Promise<CpuProfile | null>> | undefined;
+  let stopped: Promise<CpuProfile | null> | undefined;
   let pgAtOpen: Promise<number> | undefined;
   let pgInWindow: Promise<number> | undefined;
   let mainAtOpen: Promise<number> | undefined;
@@ -468,7 +473,7 @@ async function externalLoad(
   });
   child.send(order);
   const answer = await reply;
-  await stopped;
+  const profile = (await stopped) ?? null;
   if (!answer.ok || !answer.report) throw new Error(`load generator failed: ${answer.error}`);
   const cpu = cpuInWindow ?? process.cpuUsage(cpuAtOpen);
   const per = (us: number): number => us / 1000 / Math.max(1, answer.report!.done);
@@ -478,6 +483,7 @@ async function externalLoad(
     systemMsPerDecision: per(cpu.system),
     postgresMsPerDecision: ((await pgInWindow) ?? 0) / Math.max(1, answer.report.done),
     mainThreadMsPerDecision: ((await mainInWindow) ?? 0) / Math.max(1, answer.report.done),
+    profile,
   };
 }
 
@@ -510,8 +516,18 @@ for (const d of external) {
     const report = await externalLoad(server.url, clients, d.label);
     const rate = report.done / report.seconds;
     console.log(
-      `external load, ${`${d.label}`.padEnd(9)} ${SESSIONS} sessions, ${String(clients).padStart(2)} clients: ${rate.toFixed(0).padStart(5)} decisions/s  ${fmt(report.latenciesMs)}  Guardian process CPU ${report.cpuMsPerDecision.toFixed(3)} ms/decision (kernel ${report.systemMsPerDecision.toFixed(3)}; main thread ${report.mainThreadMsPerDecision.toFixed(3)} = ${((report.mainThreadMsPerDecision * rate) / 10).toFixed(0)}% of a core), postgres processes ${report.postgresMsPerDecision.toFixed(3)}, load generator ${(report.cpuMs / Math.max(1, report.done)).toFixed(3)}  (${report.verified} signatures verified)  load ${load()}`,
+      `external load, ${d.label.padEnd(9)} ${SESSIONS} sessions, ${String(clients).padStart(2)} clients: ${rate.toFixed(0).padStart(5)} decisions/s  ${fmt(report.latenciesMs)}  Guardian process CPU ${report.cpuMsPerDecision.toFixed(3)} ms/decision (kernel ${report.systemMsPerDecision.toFixed(3)}; main thread ${report.mainThreadMsPerDecision.toFixed(3)} = ${((report.mainThreadMsPerDecision * rate) / 10).toFixed(0)}% of a core), postgres processes ${report.postgresMsPerDecision.toFixed(3)}, load generator ${(report.cpuMs / Math.max(1, report.done)).toFixed(3)}  (${report.verified} signatures verified)  load ${load()}`,
     );
+    if (report.profile) {
+      // Where the main thread's time per decision goes (BENCH_PROFILE_DIR; the profiler itself adds a little).
+      console.log(
+        `  main-thread CPU per decision by stage (${d.label}, ${clients} clients; of ${report.mainThreadMsPerDecision.toFixed(3)} ms):`,
+      );
+      for (const { stage, share } of cpuShares(report.profile))
+        console.log(
+          `    ${stage.padEnd(34)} ${(100 * share).toFixed(1).padStart(5)}%  ${(share * report.mainThreadMsPerDecision).toFixed(3)} ms`,
+        );
+    }
   }
   await server.close();
   if (d.url && store)

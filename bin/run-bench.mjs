@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run bench [name…]`: runs every benchmark script in bench/ (or the named ones) one after another,
+// `npm run bench [name…] [-- options]`: runs every benchmark script in bench/ (or the named ones) one after another,
 // each in its own process so figures are not skewed by another benchmark's heap or JIT state.
 import { readdirSync, readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
@@ -7,7 +7,11 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const wanted = process.argv.slice(2);
+// Names first, then options for the benchmarks themselves (`npm run bench soak -- --minutes 5`).
+const argv = process.argv.slice(2);
+const firstOption = argv.findIndex((a) => a.startsWith('--'));
+const wanted = firstOption < 0 ? argv : argv.slice(0, firstOption);
+const options = firstOption < 0 ? [] : argv.slice(firstOption);
 const scripts = readdirSync(join(root, 'bench'))
   .filter((f) => f.endsWith('.ts'))
   .filter((f) => wanted.length === 0 || wanted.some((w) => f.includes(w)))
@@ -28,7 +32,13 @@ for (const script of scripts) {
   console.log(`\n=== bench/${script}`);
   const run = spawnSync(
     process.execPath,
-    [...(reachesCompiler(script) ? ['--import', 'binaryen'] : []), '--import', 'tsx', join(root, 'bench', script)],
+    [
+      ...(reachesCompiler(script) ? ['--import', 'binaryen'] : []),
+      '--import',
+      'tsx',
+      join(root, 'bench', script),
+      ...options,
+    ],
     { stdio: 'inherit', cwd: root },
   );
   if (run.status !== 0) {
