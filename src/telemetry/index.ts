@@ -20,7 +20,7 @@ import type { Logger } from './logging/index.ts';
 import { createGuardianMetrics, metricsApp, type GuardianMetrics } from './metrics/index.ts';
 import { RequestObservation, type PipelineTelemetry, type TraceCarrier, type TraceEmission } from './observation.ts';
 import { BoundedQueue } from './queue.ts';
-import type { StepTracer } from './traces/index.ts';
+import type { OtlpProtocol, StepTracer } from './traces/index.ts';
 import type { Hono } from 'hono';
 import type { ResponseEnvelope, TransportKind } from '../acs/types.ts';
 
@@ -60,6 +60,7 @@ function otlpHeaders(raw: string | undefined): Record<string, string> | undefine
 
 export interface OtlpSettings {
   url: string;
+  protocol: OtlpProtocol;
   headers?: Record<string, string>;
   serviceName: string;
   maxQueueSize: number;
@@ -74,10 +75,11 @@ export function otlpSettingsFrom(env: Env): OtlpSettings | null {
   if (exporter === 'none') return null;
   if (exporter !== 'otlp')
     throw new TelemetryConfigError(`OTEL_TRACES_EXPORTER=${exporter}: only otlp and none are supported`);
-  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL;
-  if (protocol !== undefined && protocol !== 'http/json')
+  // The OTel SDK environment specification's default is http/protobuf; grpc is not offered.
+  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf';
+  if (protocol !== 'http/protobuf' && protocol !== 'http/json')
     throw new TelemetryConfigError(
-      `OTEL_EXPORTER_OTLP_PROTOCOL=${protocol}: this Guardian exports OTLP over http/json`,
+      `OTEL_EXPORTER_OTLP_PROTOCOL=${protocol}: this Guardian exports OTLP over HTTP, http/protobuf or http/json`,
     );
   const base = env.OTEL_EXPORTER_OTLP_ENDPOINT;
   const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (base ? `${base.replace(/\/+$/, '')}/v1/traces` : undefined);
@@ -90,6 +92,7 @@ export function otlpSettingsFrom(env: Env): OtlpSettings | null {
   const headers = otlpHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? env.OTEL_EXPORTER_OTLP_HEADERS);
   return {
     url,
+    protocol,
     ...(headers ? { headers } : {}),
     serviceName: env.OTEL_SERVICE_NAME || 'acs-guardian',
     maxQueueSize: positive(env, 'OTEL_BSP_MAX_QUEUE_SIZE', 2048),
@@ -171,7 +174,7 @@ export async function openTelemetry(options: TelemetryOptions): Promise<Guardian
   const sinks = options.sinks ?? ocsfSinksFrom(env, options.stdoutIsProtocol ?? false);
   const metricsOn = env.GUARDIAN_METRICS !== 'off';
   const tracer: StepTracer | undefined = otlp
-    ? (await import('./traces/index.ts')).openStepTracer({
+    ? await (await import('./traces/index.ts')).openStepTracer({
         ...otlp,
         serviceVersion: options.serviceVersion,
         onDropped: (n) => dropped('otlp', n, 'export failed'),

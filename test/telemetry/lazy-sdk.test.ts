@@ -30,13 +30,15 @@ function otelModulesReached(env: Record<string, string>): string[] {
 }
 
 describe('OpenTelemetry SDK loading', () => {
-  it('tracing off: no @opentelemetry module is reached; an OTLP endpoint: the SDK and the exporter are', () => {
+  it('tracing off: no @opentelemetry module is reached; an OTLP endpoint: the SDK and the exporter of its encoding are', () => {
     expect(otelModulesReached({})).toEqual([]);
-    const on = otelModulesReached({
-      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9',
-      GUARDIAN_TELEMETRY_SHUTDOWN_MS: '200',
-    });
-    expect(on.some((u) => u.includes('/sdk-trace-base/'))).toBe(true);
-    expect(on.some((u) => u.includes('/exporter-trace-otlp-http/'))).toBe(true);
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', GUARDIAN_TELEMETRY_SHUTDOWN_MS: '200' };
+    const protobuf = otelModulesReached(endpoint);
+    expect(protobuf.some((u) => u.includes('/sdk-trace-base/'))).toBe(true);
+    expect(protobuf.some((u) => u.includes('/exporter-trace-otlp-proto/'))).toBe(true);
+    expect(protobuf.some((u) => u.includes('/exporter-trace-otlp-http/'))).toBe(false);
+    const json = otelModulesReached({ ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
+    expect(json.some((u) => u.includes('/exporter-trace-otlp-http/'))).toBe(true);
+    expect(json.some((u) => u.includes('/exporter-trace-otlp-proto/'))).toBe(false);
   }, 240_000);
 });

@@ -201,7 +201,16 @@ function parsePrometheus(text: string): Map<string, number> {
   return samples;
 }
 
-describe('acs-trace with real receivers', () => {
+/** The session's in-turn steps in the run below: turnStart through turnEnd name turn t1 (metadata.turn_id). */
+const IN_TURN = (() => {
+  const order = Object.keys(STEP_PAYLOADS);
+  return new Set(order.slice(order.indexOf('steps/turnStart'), order.indexOf('steps/turnEnd') + 1));
+})();
+
+describe.each([
+  ['http/protobuf', 'application/x-protobuf'],
+  ['http/json', 'application/json'],
+])('acs-trace with real receivers, OTLP over %s', (protocol, contentType) => {
   let otlp: OtlpReceiver;
   let siem: SiemCollector;
   let g: Running;
@@ -217,6 +226,7 @@ describe('acs-trace with real receivers', () => {
     dir = mkdtempSync(join(tmpdir(), 'acs-ocsf-file-'));
     g = await startGuardian({
       OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: protocol,
       OTEL_SERVICE_NAME: 'guardian-under-test',
       OTEL_BSP_SCHEDULE_DELAY: '50',
       GUARDIAN_OCSF_HTTP_URL: siem.url,
@@ -234,7 +244,8 @@ describe('acs-trace with real receivers', () => {
     sessionId = c.sessionId;
     for (const method of Object.keys(STEP_PAYLOADS)) {
       if (method === 'steps/sessionEnd') continue;
-      expect((await c.step(method, STEP_PAYLOADS[method])).failure).toBeUndefined();
+      const turn = IN_TURN.has(method) ? { turnId: 't1' } : {};
+      expect((await c.step(method, STEP_PAYLOADS[method], turn)).failure).toBeUndefined();
     }
     for (const d of ['deny', 'modify', 'ask', 'defer']) {
       const out = await c.step('steps/toolCallRequest', { ...TOOL, want: WANTS[d] });
@@ -270,6 +281,11 @@ describe('acs-trace with real receivers', () => {
     expect(hello.trace_emission).toEqual({ otel_enabled: true, ocsf_enabled: true });
   });
 
+  it(`the exporter sends ${contentType} (OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=${protocol}), decoded by the receiver`, () => {
+    expect(otlp.encodings.length).toBeGreaterThan(0);
+    expect(new Set(otlp.encodings)).toEqual(new Set([contentType]));
+  });
+
   it('every one of the 19 hooks is a span with its mapped name and required attributes, and an acs.decision event', () => {
     expect(otlp.resources[0]['service.name']).toBe('guardian-under-test');
     const steps = otlp.spans.filter((s) => s.attributes['acs.session.id'] === sessionId);
@@ -286,10 +302,27 @@ describe('acs-trace with real receivers', () => {
     }
     const tool = steps.find((s) => s.attributes['acs.method'] === 'steps/toolCallRequest')!;
     expect(tool.attributes['gen_ai.tool.name']).toBe('Bash');
-    // A step's trace is derived from its session when no traceparent came: the session's steps share it.
-    expect(
-      new Set(steps.filter((s) => s.parentSpanId === undefined || s.parentSpanId === '').map((s) => s.traceId)).size,
-    ).toBe(1);
+  });
+
+  it('without a traceparent the session is one tree: session span, turn span, each of the 19 hooks under its turn or session', () => {
+    const steps = otlp.spans.filter((s) => s.attributes['acs.session.id'] === sessionId && s.traceId !== traceId);
+    const first = (method: string) => steps.find((s) => s.attributes['acs.method'] === method)!;
+    const session = first('steps/sessionStart');
+    const turn = first('steps/turnStart');
+    // One trace for the whole session; its root is the acs.session span.
+    expect(new Set(steps.map((s) => s.traceId)).size).toBe(1);
+    expect(steps.filter((s) => !s.parentSpanId).map((s) => s.name)).toEqual(['acs.session']);
+    expect(turn.parentSpanId).toBe(session.spanId);
+    for (const method of Object.keys(SPANS)) {
+      if (method === 'steps/sessionStart' || method === 'steps/turnStart') continue;
+      const parent = IN_TURN.has(method) ? turn : session;
+      expect(first(method).parentSpanId, method).toBe(parent.spanId);
+    }
+    // Steps outside a turn, the handshake and the later tool calls hang under the session span.
+    expect(otlp.spans.find((s) => s.name === 'acs.handshake')?.parentSpanId).toBe(session.spanId);
+    const later = steps.filter((s) => s.name === 'gen_ai.tool.call' && s !== first('steps/toolCallRequest'));
+    expect(later.length).toBe(5);
+    for (const s of later) expect(s.parentSpanId).toBe(session.spanId);
   });
 
   it('each step span has a child span per pipeline stage', () => {
