@@ -20,6 +20,7 @@ import type {
   ChainHead,
   ChainInfo,
   CheckpointRecord,
+  CommitObserver,
   ContextEntryRecord,
   DurableStore,
   EntryTime,
@@ -157,6 +158,11 @@ export class DrizzleGuardianStore implements DurableStore {
       this.#checkpoints.afterAppend(sessionId, appended);
       return appended;
     });
+  }
+
+  observeCommits(observer: CommitObserver): void {
+    this.#chain.observe(observer);
+    this.#decisions.observe(observer);
   }
 
   commitStep(sessionId: string, step: StepCommit): Promise<StepCommitOutcome> {

@@ -116,6 +116,9 @@ export type StepCommitOutcome =
   /** Another writer appended first; `head` is the head now. Nothing was written. */
   | { status: 'stale_head'; head: ChainHead | null };
 
+/** A committed batch: which writer, how many items, the transaction's time in seconds. */
+export type CommitObserver = (kind: 'step' | 'append' | 'decision', size: number, seconds: number) => void;
+
 export interface GuardianStore {
   /** Applies pending migrations (idempotent). */
   migrate(): Promise<void>;
@@ -146,6 +149,8 @@ export interface GuardianStore {
 
   /** Commits a whole step atomically (see StepCommit); group-committed with other sessions' steps. */
   commitStep(sessionId: string, step: StepCommit): Promise<StepCommitOutcome>;
+  /** Hears every group-committed batch (the commit metrics); a later call replaces the observer. */
+  observeCommits?(observer: CommitObserver): void;
 
   /**
    * Records a request_id or nonce for replay protection (ACS §10.3). Returns false when it was already

@@ -17,6 +17,7 @@ import { createLogger } from '../../src/telemetry/index.ts';
 import { scriptedDecisionEngine } from '../acs/fixtures/decision-module.ts';
 import { ALL_STEPS, expectValidAnswer, TEST_IKM } from '../acs/fixtures/harness.ts';
 import { ASK_DETAILS, DEFER_DETAILS, STEP_PAYLOADS } from '../acs/fixtures/payloads.ts';
+import { parsePrometheus } from './prometheus-text.ts';
 import {
   eventually,
   startOtlpReceiver,
@@ -179,26 +180,6 @@ async function startGuardian(env: Record<string, string>): Promise<Running> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-/** Prometheus text format → samples keyed `name{labels}` (labels sorted); HELP/TYPE lines checked for form. */
-function parsePrometheus(text: string): Map<string, number> {
-  const samples = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '') continue;
-    if (line.startsWith('#')) {
-      expect(line).toMatch(/^# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .+$/);
-      continue;
-    }
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?[0-9.e+-]+|NaN|\+Inf|-Inf)(?: \d+)?$/.exec(line);
-    expect(m, line).not.toBeNull();
-    const labels = [...(m![2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)]
-      .map(([, k, v]) => `${k}="${v}"`)
-      .sort()
-      .join(',');
-    samples.set(labels ? `${m![1]}{${labels}}` : m![1], Number(m![3]));
-  }
-  return samples;
 }
 
 /** The session's in-turn steps in the run below: turnStart through turnEnd name turn t1 (metadata.turn_id). */
@@ -514,7 +495,7 @@ describe('telemetry never blocks enforcement', () => {
       expect(hung.decisions).toEqual(off.decisions);
       // Were emission on the request path, the first step would already wait out the 60 s sink timeout.
       expect(hung.ms).toBeLessThan(20_000);
-      const metrics = parsePrometheus(await g.runtime.telemetry.metrics!.render());
+      const metrics = parsePrometheus(await (await g.runtime.telemetry.metrics())!.render());
       expect(metrics.get('acs_guardian_telemetry_dropped_total{exporter="ocsf_http"}')).toBeGreaterThan(0);
       expect(metrics.get('acs_guardian_telemetry_dropped_total{exporter="otlp"}')).toBeGreaterThan(0);
       await eventually(() => g.logs.some((l) => l.includes('"level":"warn"') && l.includes('telemetry dropped')));
