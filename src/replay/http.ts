@@ -35,9 +35,11 @@ export interface ReplayAdminDeps {
   live?: LiveSettings;
   /** Notable steps kept per report (default 10 000). */
   maxReportedSteps?: number;
+  /** Told when a job starts (`running`) and how it ends (the replay job metrics). */
+  onJob?(status: JobStatus): void;
 }
 
-type JobStatus = 'running' | 'done' | 'failed' | 'cancelled';
+export type JobStatus = 'running' | 'done' | 'failed' | 'cancelled';
 
 interface Job {
   id: string;
@@ -122,6 +124,7 @@ export function createReplayAdminRoutes(deps: ReplayAdminDeps): Hono {
           : { code: 'replay_failed', message: err instanceof Error ? err.message : String(err) };
     } finally {
       job.finishedAt = new Date().toISOString();
+      deps.onJob?.(job.status);
       notify(job);
       evict();
     }
@@ -170,6 +173,7 @@ export function createReplayAdminRoutes(deps: ReplayAdminDeps): Hono {
       listeners: new Set(),
     };
     jobs.set(job.id, job);
+    deps.onJob?.('running');
     void run(job, selection);
     return c.json(
       {

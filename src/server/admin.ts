@@ -6,6 +6,7 @@ import { createAdminApp } from '../admin/index.ts';
 import { createAgbomRoutes } from '../agbom/http.ts';
 import type { SignatureRegistry } from '../crypto/index.ts';
 import type { LifecycleRuntime } from '../lifecycle/index.ts';
+import type { JobStatus } from '../replay/http.ts';
 import type { DurableStore } from '../store/types.ts';
 import { adminTokenConfigured } from './admin-tokens.ts';
 
@@ -14,6 +15,7 @@ export async function createAdminApi(
   store: DurableStore,
   env: Readonly<Record<string, string | undefined>>,
   signatures?: SignatureRegistry,
+  hooks: { onReplayJob?(status: JobStatus): void } = {},
 ): Promise<Hono> {
   const mount: Record<string, Hono> = {};
   let agbom: Hono | undefined;
@@ -22,7 +24,7 @@ export async function createAdminApi(
   if (adminTokenConfigured(env)) {
     const { createReplayAdminRoutes } = await import('../replay/http.ts');
     // Its routes start with /replay: mounted at the admin root they answer under /admin/replay.
-    mount['/'] = createReplayAdminRoutes({ store });
+    mount['/'] = createReplayAdminRoutes({ store, ...(hooks.onReplayJob ? { onJob: hooks.onReplayJob } : {}) });
     agbom = createAgbomRoutes({ store });
   }
   return createAdminApp({

@@ -202,8 +202,23 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
   let lifecycle: LifecycleRuntime | undefined;
   let admin: Hono | undefined;
   let logger: Logger;
+  let opened: GuardianTelemetry | undefined;
   try {
     logger = options.logger ?? (await openLogger(env));
+    // Opened before the lifecycle so its parts (store commits, replay jobs, shadow) report from the start; what
+    // the metrics read of the engine and the lifecycle is read at scrape time.
+    telemetry = await openTelemetry({
+      env,
+      logger,
+      policyRevision: () => engine.revision,
+      policySha256: () => lifecycle?.engine.current.sha256,
+      shadow: () => lifecycle?.node.local().shadow,
+      serviceVersion: GUARDIAN_VERSION,
+      stdoutIsProtocol: options.stdio,
+    });
+    const commits = telemetry;
+    opened = telemetry;
+    store.observeCommits?.((kind, size, seconds) => commits.recordCommit(kind, size, seconds));
     if (options.engine) {
       engine = options.engine;
       policySource = 'provided';
@@ -221,22 +236,17 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
       // Without a token the admin API would refuse every request: it (zod, OpenAPI, replay, the console) is not
       // loaded at all, and /admin is not mounted.
       if (adminTokenConfigured(env))
-        admin = await (await import('./admin.ts')).createAdminApi(lifecycle, store, env, registry);
+        admin = await (await import('./admin.ts')).createAdminApi(lifecycle, store, env, registry, {
+          onReplayJob: (status) => commits.recordReplayJob(status),
+        });
       engine = lifecycle.engine;
       policySource = `bundle registry (${lifecycle.engine.current.sha256.slice(0, 12)}, replica ${lifecycle.node.replicaId})`;
     } else {
       ({ engine, source: policySource } = await loadPolicyEngine(options));
     }
-    const revisionOf = engine;
-    telemetry = await openTelemetry({
-      env,
-      logger,
-      policyRevision: () => revisionOf.revision,
-      serviceVersion: GUARDIAN_VERSION,
-      stdoutIsProtocol: options.stdio,
-    });
   } catch (err) {
     await lifecycle?.close().catch(() => {});
+    await opened?.close().catch(() => {});
     if (ownsStore) await store.close().catch(() => {});
     await registry.close().catch(() => {});
     throw err;
@@ -274,7 +284,9 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
     ...(admin ? { admin } : {}),
     telemetry,
     logger,
-    warm: () => guardian.config.validator.compileInBackground(),
+    async warm() {
+      await Promise.all([guardian.config.validator.compileInBackground(), telemetry.warm()]);
+    },
     async ready() {
       await store.getChainHead('00000000-0000-0000-0000-000000000000');
       return true;

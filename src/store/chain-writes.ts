@@ -18,7 +18,7 @@ import type { PreparedAppend, PreparedStep } from './prepare.ts';
 import { agbomVersionInsert } from './agbom/versions.ts';
 import { contextEntries } from './schema.ts';
 import { slot } from './sql.ts';
-import type { AppendedEntry, StepCommitOutcome } from './types.ts';
+import type { AppendedEntry, CommitObserver, StepCommitOutcome } from './types.ts';
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -134,6 +134,11 @@ export class ChainWriter {
     if (!settled) throw new StoreError('unavailable', `the turn of session ${sessionId} ended without its work`);
     if ('error' in settled) throw settled.error;
     return settled.value;
+  }
+
+  observe(observer: CommitObserver): void {
+    this.#appends.onBatch = (size, seconds) => observer('append', size, seconds);
+    this.#steps.onBatch = (size, seconds) => observer('step', size, seconds);
   }
 
   async idle(): Promise<void> {

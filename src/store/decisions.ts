@@ -6,7 +6,7 @@ import { StoreError, toStoreError } from './errors.ts';
 import { GroupCommitQueue, type QueuedItem } from './group-commit.ts';
 import { contextEntries } from './schema.ts';
 import { names, slot } from './sql.ts';
-import type { Json } from './types.ts';
+import type { CommitObserver, Json } from './types.ts';
 import { jcsOf } from './values.ts';
 
 interface PendingDecision {
@@ -48,6 +48,10 @@ export class DecisionWriter {
     maxBatch: number,
   ) {
     this.#queue = new GroupCommitQueue((batch) => this.#commit(batch), maxBatch, driver.appendConcurrency);
+  }
+
+  observe(observer: CommitObserver): void {
+    this.#queue.onBatch = (size, seconds) => observer('decision', size, seconds);
   }
 
   async record(

@@ -21,6 +21,7 @@ import type {
   ChainHead,
   ChainInfo,
   CheckpointRecord,
+  CommitObserver,
   ContextEntryRecord,
   DurableStore,
   EntryTime,
@@ -162,6 +163,11 @@ export class DrizzleGuardianStore implements DurableStore {
       this.#checkpoints.afterAppend(sessionId, appended);
       return appended;
     });
+  }
+
+  observeCommits(observer: CommitObserver): void {
+    this.#chain.observe(observer);
+    this.#decisions.observe(observer);
   }
 
   commitStep(sessionId: string, step: StepCommit): Promise<StepCommitOutcome> {

@@ -21,6 +21,8 @@ export class GroupCommitQueue<T, R> {
   readonly #inFlight = new Set<string>();
   #running = 0;
   #idleWaiters: (() => void)[] = [];
+  /** Told each committed batch's size and transaction time in seconds (the store's commit metrics). */
+  onBatch: ((size: number, seconds: number) => void) | undefined;
 
   constructor(
     private readonly commit: (batch: QueuedItem<T, R>[]) => Promise<(R | Error)[]>,
@@ -75,7 +77,9 @@ export class GroupCommitQueue<T, R> {
 
   async #run(batch: QueuedItem<T, R>[]): Promise<void> {
     try {
+      const started = performance.now();
       const outcomes = await this.commit(batch);
+      this.onBatch?.(batch.length, (performance.now() - started) / 1000);
       batch.forEach((item, i) => {
         const outcome = outcomes[i];
         if (outcome instanceof Error) item.reject(outcome);

@@ -124,6 +124,9 @@ export interface SessionTurn {
   commitStep(step: StepCommit): Promise<StepCommitOutcome>;
 }
 
+/** A committed batch: which writer, how many items, the transaction's time in seconds. */
+export type CommitObserver = (kind: 'step' | 'append' | 'decision', size: number, seconds: number) => void;
+
 export interface GuardianStore {
   /** Applies pending migrations (idempotent). */
   migrate(): Promise<void>;
@@ -154,6 +157,8 @@ export interface GuardianStore {
 
   /** Commits a whole step atomically (see StepCommit); group-committed with other sessions' steps. */
   commitStep(sessionId: string, step: StepCommit): Promise<StepCommitOutcome>;
+  /** Hears every group-committed batch (the commit metrics); a later call replaces the observer. */
+  observeCommits?(observer: CommitObserver): void;
 
   /**
    * Runs `work` holding the session's turn: until it settles, no other writer (in this process, or another replica

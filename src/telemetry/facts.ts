@@ -33,6 +33,7 @@ export interface StepFacts {
   agentId?: string;
   tenantId?: string;
   turnId?: string;
+  parentTurnId?: string;
   payload: Record<string, unknown>;
   decision?: DecisionFact;
   /** JSON-RPC error code and reason when the answer is an error. */
@@ -62,6 +63,7 @@ export function stepFactsOf(observation: RequestObservation): StepFacts {
     agentId: request?.params.metadata.agent_id,
     tenantId: request?.params.tenant_id,
     turnId: request?.params.metadata.turn_id,
+    parentTurnId: request?.params.metadata.parent_turn_id,
     payload,
     provenance: [],
   };

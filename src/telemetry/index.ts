@@ -4,7 +4,8 @@
 // The request path only records an observation per message (observation.ts); metrics are counted when the
 // answer is ready, spans and OCSF events are built later from a bounded queue drained between requests. A full
 // queue, a slow collector or a dead sink drops telemetry (counted, warned) and never delays or changes a decision
-// (ACS §Trace "Failure isolation"). The OTel SDK is imported only when an OTLP exporter is configured.
+// (ACS §Trace "Failure isolation"). The OTel SDK is imported only when an OTLP exporter is configured, prom-client
+// on the first recording or scrape (metrics/recorder.ts).
 import { setImmediate as nextTurn } from 'node:timers';
 import { stepFactsOf } from './facts.ts';
 import {
@@ -17,10 +18,12 @@ import {
   type OcsfEmitter,
 } from './events/index.ts';
 import type { Logger } from './logging/index.ts';
-import { createGuardianMetrics, metricsApp, type GuardianMetrics } from './metrics/index.ts';
+import { metricsApp } from './metrics/endpoint.ts';
+import type { CommitKind, GuardianMetrics, ReplayJobStatus, ShadowCounts } from './metrics/index.ts';
+import { MetricsRecorder } from './metrics/recorder.ts';
 import { RequestObservation, type PipelineTelemetry, type TraceCarrier, type TraceEmission } from './observation.ts';
 import { BoundedQueue } from './queue.ts';
-import type { StepTracer } from './traces/index.ts';
+import type { OtlpProtocol, StepTracer } from './traces/index.ts';
 import type { Hono } from 'hono';
 import type { ResponseEnvelope, TransportKind } from '../acs/types.ts';
 
@@ -32,6 +35,7 @@ export {
   type TraceEmission,
 } from './observation.ts';
 export { createLogger, isLogLevel, openLogger, type Logger, type LogLevel } from './logging/index.ts';
+export type { CommitKind, GuardianMetrics, ReplayJobStatus, ShadowCounts } from './metrics/index.ts';
 
 export class TelemetryConfigError extends Error {}
 
@@ -60,6 +64,7 @@ function otlpHeaders(raw: string | undefined): Record<string, string> | undefine
 
 export interface OtlpSettings {
   url: string;
+  protocol: OtlpProtocol;
   headers?: Record<string, string>;
   serviceName: string;
   maxQueueSize: number;
@@ -74,10 +79,11 @@ export function otlpSettingsFrom(env: Env): OtlpSettings | null {
   if (exporter === 'none') return null;
   if (exporter !== 'otlp')
     throw new TelemetryConfigError(`OTEL_TRACES_EXPORTER=${exporter}: only otlp and none are supported`);
-  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL;
-  if (protocol !== undefined && protocol !== 'http/json')
+  // The OTel SDK environment specification's default is http/protobuf; grpc is not offered.
+  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf';
+  if (protocol !== 'http/protobuf' && protocol !== 'http/json')
     throw new TelemetryConfigError(
-      `OTEL_EXPORTER_OTLP_PROTOCOL=${protocol}: this Guardian exports OTLP over http/json`,
+      `OTEL_EXPORTER_OTLP_PROTOCOL=${protocol}: this Guardian exports OTLP over HTTP, http/protobuf or http/json`,
     );
   const base = env.OTEL_EXPORTER_OTLP_ENDPOINT;
   const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (base ? `${base.replace(/\/+$/, '')}/v1/traces` : undefined);
@@ -90,6 +96,7 @@ export function otlpSettingsFrom(env: Env): OtlpSettings | null {
   const headers = otlpHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? env.OTEL_EXPORTER_OTLP_HEADERS);
   return {
     url,
+    protocol,
     ...(headers ? { headers } : {}),
     serviceName: env.OTEL_SERVICE_NAME || 'acs-guardian',
     maxQueueSize: positive(env, 'OTEL_BSP_MAX_QUEUE_SIZE', 2048),
@@ -142,6 +149,10 @@ export interface TelemetryOptions {
   logger: Logger;
   /** The policy revision in force (for the info metric). */
   policyRevision(): string;
+  /** The SHA-256 of the bundle in force, when a bundle registry serves it (the info metric's `sha256`). */
+  policySha256?(): string | undefined;
+  /** The shadow candidate's counts, when the lifecycle runs one. */
+  shadow?(): ShadowCounts | undefined;
   serviceVersion: string;
   /** --stdio: stdout is the protocol, so no OCSF there. */
   stdoutIsProtocol?: boolean;
@@ -151,9 +162,16 @@ export interface TelemetryOptions {
 
 export interface GuardianTelemetry extends PipelineTelemetry {
   readonly logger: Logger;
-  readonly metrics: GuardianMetrics | undefined;
+  /** The Prometheus registry, created on first use (undefined with GUARDIAN_METRICS=off). */
+  metrics(): Promise<GuardianMetrics | undefined>;
   /** Mount at /metrics (undefined with GUARDIAN_METRICS=off). */
   readonly metricsApp: Hono | undefined;
+  /** Store group commits (GuardianStore.observeCommits). */
+  recordCommit(kind: CommitKind, size: number, seconds: number): void;
+  /** Replay jobs started and finished (the admin API's replay routes). */
+  recordReplayJob(status: ReplayJobStatus): void;
+  /** Loads what start-up left for later (prom-client), between requests once the Guardian serves. */
+  warm(): Promise<void>;
   /** Profiles this telemetry lets the Guardian claim: acs-trace once spans or OCSF events are emitted. */
   readonly profiles: string[];
   /** Exports what is queued (bounded by the exporters' timeouts), then stops the exporters. */
@@ -171,7 +189,7 @@ export async function openTelemetry(options: TelemetryOptions): Promise<Guardian
   const sinks = options.sinks ?? ocsfSinksFrom(env, options.stdoutIsProtocol ?? false);
   const metricsOn = env.GUARDIAN_METRICS !== 'off';
   const tracer: StepTracer | undefined = otlp
-    ? (await import('./traces/index.ts')).openStepTracer({
+    ? await (await import('./traces/index.ts')).openStepTracer({
         ...otlp,
         serviceVersion: options.serviceVersion,
         onDropped: (n) => dropped('otlp', n, 'export failed'),
@@ -182,14 +200,20 @@ export async function openTelemetry(options: TelemetryOptions): Promise<Guardian
     dropped('pipeline', n, 'telemetry backlog full'),
   );
   const metrics = metricsOn
-    ? createGuardianMetrics({
-        policyRevision: options.policyRevision,
-        queueDepths: () => ({
-          pipeline: backlog.size,
-          ...(tracer ? { otlp: tracer.pending() } : {}),
-          ...Object.fromEntries(Object.entries(emitter?.depths() ?? {}).map(([k, v]) => [`ocsf_${k}`, v])),
-        }),
-      })
+    ? new MetricsRecorder(
+        {
+          policyRevision: options.policyRevision,
+          ...(options.policySha256 ? { policySha256: options.policySha256 } : {}),
+          ...(options.shadow ? { shadow: options.shadow } : {}),
+          queueDepths: () => ({
+            pipeline: backlog.size,
+            ...(tracer ? { otlp: tracer.pending() } : {}),
+            ...Object.fromEntries(Object.entries(emitter?.depths() ?? {}).map(([k, v]) => [`ocsf_${k}`, v])),
+          }),
+        },
+        (err) =>
+          logger.error({ err: err instanceof Error ? err.message : String(err) }, 'telemetry: metrics unavailable'),
+      )
     : undefined;
   const product = { name: 'acs-guardian', vendor_name: 'ACS Guardian', version: options.serviceVersion };
   emitter =
@@ -217,7 +241,7 @@ export async function openTelemetry(options: TelemetryOptions): Promise<Guardian
     unwarned.clear();
   }
   function dropped(exporter: string, count: number, why: string): void {
-    metrics?.dropped(exporter, count);
+    metrics?.record((m) => m.dropped(exporter, count));
     const seen = unwarned.get(exporter);
     unwarned.set(exporter, { count: (seen?.count ?? 0) + count, why });
     if (warningTimer) return;
@@ -257,8 +281,13 @@ export async function openTelemetry(options: TelemetryOptions): Promise<Guardian
 
   return {
     logger,
-    metrics,
+    metrics: async () => metrics?.load(),
     metricsApp: metrics ? metricsApp(metrics, env.GUARDIAN_METRICS_TOKEN || undefined) : undefined,
+    recordCommit: (kind, size, seconds) => metrics?.record((m) => m.commit(kind, size, seconds)),
+    recordReplayJob: (status) => metrics?.record((m) => m.replayJob(status)),
+    async warm() {
+      await metrics?.load();
+    },
     profiles: emits ? ['acs-trace'] : [],
     emission,
     begin: (transport: TransportKind, carrier?: TraceCarrier) => new RequestObservation(transport, carrier),
@@ -266,7 +295,7 @@ export async function openTelemetry(options: TelemetryOptions): Promise<Guardian
       try {
         observation.endMs = performance.now();
         observation.envelope = envelope;
-        metrics?.observe(observation);
+        metrics?.record((m) => m.observe(observation));
         if (!emits || !backlog.push(observation) || draining) return;
         draining = true;
         nextTurn(drain);

@@ -19,7 +19,18 @@ describe('OTLP settings from the standard variables', () => {
     expect(otlpSettingsFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_EXPORTER: 'none' })).toBeNull();
     expect(otlpSettingsFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'true' })).toBeNull();
     const base = otlpSettingsFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/', OTEL_SERVICE_NAME: 'g1' });
-    expect(base).toMatchObject({ url: 'http://c:4318/v1/traces', serviceName: 'g1', maxQueueSize: 2048 });
+    expect(base).toMatchObject({
+      url: 'http://c:4318/v1/traces',
+      protocol: 'http/protobuf',
+      serviceName: 'g1',
+      maxQueueSize: 2048,
+    });
+    // The traces-specific protocol wins over the general one (OTel SDK environment specification).
+    const json = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
+    expect(otlpSettingsFrom(json)?.protocol).toBe('http/json');
+    expect(otlpSettingsFrom({ ...json, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' })?.protocol).toBe(
+      'http/protobuf',
+    );
     const traces = otlpSettingsFrom({
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://t:9/x',
@@ -31,7 +42,12 @@ describe('OTLP settings from the standard variables', () => {
   it('refuses what it cannot honour: another exporter or protocol, a bad URL, a bad number', () => {
     const e = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' };
     expect(() => otlpSettingsFrom({ ...e, OTEL_TRACES_EXPORTER: 'zipkin' })).toThrow(TelemetryConfigError);
-    expect(() => otlpSettingsFrom({ ...e, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(/http\/json/);
+    expect(() => otlpSettingsFrom({ ...e, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(
+      /http\/protobuf or http\/json/,
+    );
+    expect(() => otlpSettingsFrom({ ...e, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/xml' })).toThrow(
+      TelemetryConfigError,
+    );
     expect(() => otlpSettingsFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' })).toThrow(/not a URL/);
     expect(() => otlpSettingsFrom({ ...e, OTEL_BSP_MAX_QUEUE_SIZE: '-1' })).toThrow(/positive integer/);
   });

@@ -17,6 +17,7 @@ import { createLogger } from '../../src/telemetry/index.ts';
 import { scriptedDecisionEngine } from '../acs/fixtures/decision-module.ts';
 import { ALL_STEPS, expectValidAnswer, TEST_IKM } from '../acs/fixtures/harness.ts';
 import { ASK_DETAILS, DEFER_DETAILS, STEP_PAYLOADS } from '../acs/fixtures/payloads.ts';
+import { parsePrometheus } from './prometheus-text.ts';
 import {
   eventually,
   startOtlpReceiver,
@@ -181,27 +182,16 @@ async function startGuardian(env: Record<string, string>): Promise<Running> {
   };
 }
 
-/** Prometheus text format → samples keyed `name{labels}` (labels sorted); HELP/TYPE lines checked for form. */
-function parsePrometheus(text: string): Map<string, number> {
-  const samples = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '') continue;
-    if (line.startsWith('#')) {
-      expect(line).toMatch(/^# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .+$/);
-      continue;
-    }
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?[0-9.e+-]+|NaN|\+Inf|-Inf)(?: \d+)?$/.exec(line);
-    expect(m, line).not.toBeNull();
-    const labels = [...(m![2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)]
-      .map(([, k, v]) => `${k}="${v}"`)
-      .sort()
-      .join(',');
-    samples.set(labels ? `${m![1]}{${labels}}` : m![1], Number(m![3]));
-  }
-  return samples;
-}
+/** The session's in-turn steps in the run below: turnStart through turnEnd name turn t1 (metadata.turn_id). */
+const IN_TURN = (() => {
+  const order = Object.keys(STEP_PAYLOADS);
+  return new Set(order.slice(order.indexOf('steps/turnStart'), order.indexOf('steps/turnEnd') + 1));
+})();
 
-describe('acs-trace with real receivers', () => {
+describe.each([
+  ['http/protobuf', 'application/x-protobuf'],
+  ['http/json', 'application/json'],
+])('acs-trace with real receivers, OTLP over %s', (protocol, contentType) => {
   let otlp: OtlpReceiver;
   let siem: SiemCollector;
   let g: Running;
@@ -217,6 +207,7 @@ describe('acs-trace with real receivers', () => {
     dir = mkdtempSync(join(tmpdir(), 'acs-ocsf-file-'));
     g = await startGuardian({
       OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: protocol,
       OTEL_SERVICE_NAME: 'guardian-under-test',
       OTEL_BSP_SCHEDULE_DELAY: '50',
       GUARDIAN_OCSF_HTTP_URL: siem.url,
@@ -234,7 +225,8 @@ describe('acs-trace with real receivers', () => {
     sessionId = c.sessionId;
     for (const method of Object.keys(STEP_PAYLOADS)) {
       if (method === 'steps/sessionEnd') continue;
-      expect((await c.step(method, STEP_PAYLOADS[method])).failure).toBeUndefined();
+      const turn = IN_TURN.has(method) ? { turnId: 't1' } : {};
+      expect((await c.step(method, STEP_PAYLOADS[method], turn)).failure).toBeUndefined();
     }
     for (const d of ['deny', 'modify', 'ask', 'defer']) {
       const out = await c.step('steps/toolCallRequest', { ...TOOL, want: WANTS[d] });
@@ -270,6 +262,11 @@ describe('acs-trace with real receivers', () => {
     expect(hello.trace_emission).toEqual({ otel_enabled: true, ocsf_enabled: true });
   });
 
+  it(`the exporter sends ${contentType} (OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=${protocol}), decoded by the receiver`, () => {
+    expect(otlp.encodings.length).toBeGreaterThan(0);
+    expect(new Set(otlp.encodings)).toEqual(new Set([contentType]));
+  });
+
   it('every one of the 19 hooks is a span with its mapped name and required attributes, and an acs.decision event', () => {
     expect(otlp.resources[0]['service.name']).toBe('guardian-under-test');
     const steps = otlp.spans.filter((s) => s.attributes['acs.session.id'] === sessionId);
@@ -286,10 +283,27 @@ describe('acs-trace with real receivers', () => {
     }
     const tool = steps.find((s) => s.attributes['acs.method'] === 'steps/toolCallRequest')!;
     expect(tool.attributes['gen_ai.tool.name']).toBe('Bash');
-    // A step's trace is derived from its session when no traceparent came: the session's steps share it.
-    expect(
-      new Set(steps.filter((s) => s.parentSpanId === undefined || s.parentSpanId === '').map((s) => s.traceId)).size,
-    ).toBe(1);
+  });
+
+  it('without a traceparent the session is one tree: session span, turn span, each of the 19 hooks under its turn or session', () => {
+    const steps = otlp.spans.filter((s) => s.attributes['acs.session.id'] === sessionId && s.traceId !== traceId);
+    const first = (method: string) => steps.find((s) => s.attributes['acs.method'] === method)!;
+    const session = first('steps/sessionStart');
+    const turn = first('steps/turnStart');
+    // One trace for the whole session; its root is the acs.session span.
+    expect(new Set(steps.map((s) => s.traceId)).size).toBe(1);
+    expect(steps.filter((s) => !s.parentSpanId).map((s) => s.name)).toEqual(['acs.session']);
+    expect(turn.parentSpanId).toBe(session.spanId);
+    for (const method of Object.keys(SPANS)) {
+      if (method === 'steps/sessionStart' || method === 'steps/turnStart') continue;
+      const parent = IN_TURN.has(method) ? turn : session;
+      expect(first(method).parentSpanId, method).toBe(parent.spanId);
+    }
+    // Steps outside a turn, the handshake and the later tool calls hang under the session span.
+    expect(otlp.spans.find((s) => s.name === 'acs.handshake')?.parentSpanId).toBe(session.spanId);
+    const later = steps.filter((s) => s.name === 'gen_ai.tool.call' && s !== first('steps/toolCallRequest'));
+    expect(later.length).toBe(5);
+    for (const s of later) expect(s.parentSpanId).toBe(session.spanId);
   });
 
   it('each step span has a child span per pipeline stage', () => {
@@ -481,7 +495,7 @@ describe('telemetry never blocks enforcement', () => {
       expect(hung.decisions).toEqual(off.decisions);
       // Were emission on the request path, the first step would already wait out the 60 s sink timeout.
       expect(hung.ms).toBeLessThan(20_000);
-      const metrics = parsePrometheus(await g.runtime.telemetry.metrics!.render());
+      const metrics = parsePrometheus(await (await g.runtime.telemetry.metrics())!.render());
       expect(metrics.get('acs_guardian_telemetry_dropped_total{exporter="ocsf_http"}')).toBeGreaterThan(0);
       expect(metrics.get('acs_guardian_telemetry_dropped_total{exporter="otlp"}')).toBeGreaterThan(0);
       await eventually(() => g.logs.some((l) => l.includes('"level":"warn"') && l.includes('telemetry dropped')));

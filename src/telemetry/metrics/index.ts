@@ -1,29 +1,48 @@
-// Prometheus metrics (prom-client, text exposition format) at GET /metrics: decisions by method and disposition,
-// reason codes, JSON-RPC errors, message latency per method, latency per pipeline stage, telemetry queue depth
-// and drops, the active policy revision as an info metric, and the process metrics prom-client collects.
-// With GUARDIAN_METRICS_TOKEN set the endpoint wants `Authorization: Bearer <token>`, like /admin.
-import { Hono } from 'hono';
+// Prometheus metrics (prom-client, text exposition format): decisions by method and disposition, reason codes,
+// JSON-RPC errors, message latency per method, latency per pipeline stage, store commits (transaction time and
+// batch size per writer), replay jobs, shadow evaluations, telemetry queue depth and drops, the active policy
+// bundle as an info metric, and the process metrics prom-client collects. Loaded on first use (recorder.ts), so a
+// start-up does not pay for prom-client before the Guardian serves.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { bearerTokenMatches } from '../../crypto/bearer-token.ts';
 import { STEP_METHODS } from '../../acs/methods.ts';
 import type { RequestObservation } from '../observation.ts';
+
+/** What a shadow candidate has done so far (the lifecycle's counts, reset when the shadow target changes). */
+export interface ShadowCounts {
+  revision: string | null;
+  evaluated: number;
+  differences: number;
+  errors: number;
+  skipped: number;
+}
+
+export type CommitKind = 'step' | 'append' | 'decision';
+export type ReplayJobStatus = 'running' | 'done' | 'failed' | 'cancelled';
 
 export interface GuardianMetricsOptions {
   /** The policy revision in force now (the engine's, which the lifecycle swaps). */
   policyRevision(): string;
+  /** The SHA-256 of the bundle in force, when a bundle registry serves it. */
+  policySha256?(): string | undefined;
   /** Telemetry items waiting per exporter (`otlp`, `ocsf_file`, …). */
   queueDepths(): Record<string, number>;
+  /** The shadow candidate's counts, when one is set. */
+  shadow?(): ShadowCounts | undefined;
   /** Adds prom-client's process and Node.js runtime metrics. Default true. */
   processMetrics?: boolean;
 }
 
 /** Latency buckets in seconds: a decision is sub-millisecond to tens of milliseconds; the tail reaches seconds. */
 const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+/** Group-commit batch sizes: one under light load, up to the store's maximum batch (256 by default). */
+const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 
 export interface GuardianMetrics {
   readonly registry: Registry;
   observe(observation: RequestObservation): void;
   dropped(exporter: string, count: number): void;
+  commit(kind: CommitKind, size: number, seconds: number): void;
+  replayJob(status: ReplayJobStatus): void;
   /** The text exposition. */
   render(): Promise<string>;
 }
@@ -63,6 +82,31 @@ export function createGuardianMetrics(options: GuardianMetricsOptions): Guardian
     buckets: LATENCY_BUCKETS,
     registers: [registry],
   });
+  const commitSeconds = new Histogram({
+    name: 'acs_guardian_store_commit_duration_seconds',
+    help: 'Store transaction time per group-committed batch, by writer (step, append, decision).',
+    labelNames: ['kind'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const commitBatch = new Histogram({
+    name: 'acs_guardian_store_commit_batch_size',
+    help: 'Items per group-committed store batch, by writer (step, append, decision).',
+    labelNames: ['kind'] as const,
+    buckets: BATCH_BUCKETS,
+    registers: [registry],
+  });
+  const replayStarted = new Counter({
+    name: 'acs_guardian_replay_jobs_started_total',
+    help: 'Replay jobs started through the admin API.',
+    registers: [registry],
+  });
+  const replayFinished = new Counter({
+    name: 'acs_guardian_replay_jobs_finished_total',
+    help: 'Replay jobs finished, by outcome (done, failed, cancelled).',
+    labelNames: ['status'] as const,
+    registers: [registry],
+  });
   const drops = new Counter({
     name: 'acs_guardian_telemetry_dropped_total',
     help: 'Spans and OCSF events dropped because an exporter queue was full or a sink failed.',
@@ -81,14 +125,49 @@ export function createGuardianMetrics(options: GuardianMetricsOptions): Guardian
   });
   new Gauge({
     name: 'acs_guardian_policy_info',
-    help: 'The active policy bundle revision (value 1).',
-    labelNames: ['revision'] as const,
+    help: 'The active policy bundle: its revision and, from a bundle registry, its SHA-256 (value 1).',
+    labelNames: ['revision', 'sha256'] as const,
     registers: [registry],
     collect() {
       this.reset();
-      this.set({ revision: options.policyRevision() }, 1);
+      const sha256 = options.policySha256?.();
+      this.set({ revision: options.policyRevision(), ...(sha256 ? { sha256 } : {}) }, 1);
     },
   });
+  // The lifecycle counts shadow evaluations itself (per shadow target); read at scrape time, labelled by the
+  // candidate's revision so each target's series only grows.
+  const shadowCounter = (name: string, help: string, pick: (s: ShadowCounts) => number) =>
+    new Counter({
+      name,
+      help,
+      labelNames: ['revision'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        const s = options.shadow?.();
+        if (s?.revision) this.inc({ revision: s.revision }, pick(s));
+      },
+    });
+  shadowCounter(
+    'acs_guardian_shadow_evaluations_total',
+    'Decisions the shadow candidate evaluated beside the enforcing policy, by candidate revision.',
+    (s) => s.evaluated,
+  );
+  shadowCounter(
+    'acs_guardian_shadow_differences_total',
+    'Shadow evaluations whose decision differed from the enforced one (or failed), by candidate revision.',
+    (s) => s.differences,
+  );
+  shadowCounter(
+    'acs_guardian_shadow_errors_total',
+    'Shadow evaluations that failed, by candidate revision.',
+    (s) => s.errors,
+  );
+  shadowCounter(
+    'acs_guardian_shadow_skipped_total',
+    'Shadow evaluations skipped because too many were pending, by candidate revision.',
+    (s) => s.skipped,
+  );
   // Known label values only: a method is client-chosen text, and an unbounded label set would let a client
   // grow the registry without limit.
   const methodLabel = (m: string | undefined): string => {
@@ -111,20 +190,14 @@ export function createGuardianMetrics(options: GuardianMetricsOptions): Guardian
       }
     },
     dropped: (exporter, count) => drops.inc({ exporter }, count),
+    commit(kind, size, seconds) {
+      commitSeconds.observe({ kind }, seconds);
+      commitBatch.observe({ kind }, size);
+    },
+    replayJob(status) {
+      if (status === 'running') replayStarted.inc();
+      else replayFinished.inc({ status });
+    },
     render: () => registry.metrics(),
   };
-}
-
-/** GET /metrics; a configured token is required as a Bearer token (compared in constant time). */
-export function metricsApp(metrics: GuardianMetrics, token: string | undefined): Hono {
-  const app = new Hono();
-  app.get('/', async (c) => {
-    if (token) {
-      const presented = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '')?.[1];
-      if (!presented || !bearerTokenMatches(presented, token))
-        return c.json({ error: 'unauthorized' }, 401, { 'www-authenticate': 'Bearer realm="guardian-metrics"' });
-    }
-    return c.body(await metrics.render(), 200, { 'content-type': metrics.registry.contentType });
-  });
-  return app;
 }

@@ -1,14 +1,25 @@
 // OpenTelemetry traces: one span per answered message, named and attributed per the ACS OTel mapping, the
-// decision as its `acs.decision` span event, a child span per pipeline stage, exported over OTLP/HTTP by the
-// official SDK's batch processor. This module (and so the SDK) is imported only when an exporter is configured.
+// decision as its `acs.decision` span event, a child span per pipeline stage, exported over OTLP/HTTP (protobuf or
+// JSON encoding) by the official SDK's batch processor. This module (and so the SDK) is imported only when an
+// exporter is configured, and only the exporter of the configured encoding is loaded.
 //
-// Parenting: a W3C `traceparent` on the request makes the step span its child (the agent's session or turn span,
-// ACS §Trace "Span hierarchy"); without one, every step of a session shares one trace id derived from the session
-// id, so a backend still shows the session's steps together.
+// Parenting (ACS §Trace "Span hierarchy"): a W3C `traceparent` on the request makes the step span its child (the
+// agent's own session or turn span). Without one the Guardian builds the session's tree itself from ids derived
+// from the session and turn ids, so every replica of a fleet derives the same ones: one trace per session, the
+// sessionStart span (`acs.session`) its root, each turnStart span (`acs.turn`) a child of the session span (or of
+// its parent turn's), a step that names a turn (metadata.turn_id) a child of that turn's span, session-level steps
+// (agentTrigger, sessionEnd, the handshake, steps outside a turn) children of the session span.
 import { createHash, randomBytes } from 'node:crypto';
-import { defaultTextMapGetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
+import {
+  defaultTextMapGetter,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  TraceFlags,
+  trace,
+  type Context,
+} from '@opentelemetry/api';
 import { ExportResultCode, W3CTraceContextPropagator, type ExportResult } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
   BasicTracerProvider,
@@ -22,9 +33,13 @@ import type { StepFacts } from '../facts.ts';
 import type { RequestObservation } from '../observation.ts';
 import { decisionAttributes, spanNameOf, stepAttributes } from './mapping.ts';
 
+/** OTLP/HTTP encodings (OTEL_EXPORTER_OTLP_PROTOCOL); gRPC is not offered. */
+export type OtlpProtocol = 'http/protobuf' | 'http/json';
+
 export interface StepTracerOptions {
   /** The OTLP/HTTP traces URL (…/v1/traces). */
   url: string;
+  protocol: OtlpProtocol;
   headers?: Record<string, string>;
   serviceName: string;
   serviceVersion: string;
@@ -44,17 +59,58 @@ export interface StepTracer {
   shutdown(): Promise<void>;
 }
 
-/** Random ids, except the trace id of the next root span when one is set (session-derived traces). */
+/** Random ids, except the trace id and span id of the next span when set (session-derived trees). */
 class SessionTraceIds implements IdGenerator {
   nextTraceId: string | undefined;
+  nextSpanId: string | undefined;
   generateTraceId(): string {
     const id = this.nextTraceId ?? randomBytes(16).toString('hex');
     this.nextTraceId = undefined;
     return id;
   }
   generateSpanId(): string {
-    return randomBytes(8).toString('hex');
+    const id = this.nextSpanId ?? randomBytes(8).toString('hex');
+    this.nextSpanId = undefined;
+    return id;
   }
+}
+
+/** `bytes` hex digits of SHA-256 over the parts: a trace or span id every replica derives alike. */
+function derivedId(bytes: number, ...parts: string[]): string {
+  return createHash('sha256')
+    .update(parts.join('\u0000'))
+    .digest('hex')
+    .slice(0, bytes * 2);
+}
+const sessionTraceId = (sessionId: string): string => derivedId(16, sessionId);
+const sessionSpanId = (sessionId: string): string => derivedId(8, 'acs.session', sessionId);
+const turnSpanId = (sessionId: string, turnId: string): string => derivedId(8, 'acs.turn', sessionId, turnId);
+
+/** Steps that belong to the session, not to a turn, even when they name one (request-envelope metadata.turn_id). */
+const SESSION_LEVEL = new Set(['steps/sessionStart', 'steps/sessionEnd', 'steps/agentTrigger', 'handshake/hello']);
+
+const text = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
+
+/**
+ * Where a step sits in its session's tree: its parent's span id (none for the session span) and, for the
+ * sessionStart and turnStart spans answered with a decision, the derived span id the rest of the tree points at.
+ */
+export function sessionTreeOf(facts: StepFacts): { traceId: string; parentSpanId?: string; spanId?: string } | null {
+  const session = facts.sessionId;
+  if (!session) return null;
+  const traceId = sessionTraceId(session);
+  const decided = facts.decision !== undefined;
+  if (facts.method === 'steps/sessionStart')
+    return decided ? { traceId, spanId: sessionSpanId(session) } : { traceId, parentSpanId: sessionSpanId(session) };
+  if (facts.method === 'steps/turnStart') {
+    const turn = text(facts.payload.turn_id) ?? facts.turnId;
+    const parentTurn = text(facts.payload.parent_turn_id) ?? facts.parentTurnId;
+    const parentSpanId = parentTurn ? turnSpanId(session, parentTurn) : sessionSpanId(session);
+    return decided && turn ? { traceId, parentSpanId, spanId: turnSpanId(session, turn) } : { traceId, parentSpanId };
+  }
+  const turn = facts.method === 'steps/turnEnd' ? (text(facts.payload.turn_id) ?? facts.turnId) : facts.turnId;
+  if (turn && !SESSION_LEVEL.has(facts.method)) return { traceId, parentSpanId: turnSpanId(session, turn) };
+  return { traceId, parentSpanId: sessionSpanId(session) };
 }
 
 /** Counts what an export could not deliver; the batch processor itself only logs. */
@@ -85,8 +141,12 @@ class CountingExporter implements SpanExporter {
   }
 }
 
-export function openStepTracer(options: StepTracerOptions): StepTracer {
+export async function openStepTracer(options: StepTracerOptions): Promise<StepTracer> {
   const ids = new SessionTraceIds();
+  const { OTLPTraceExporter } =
+    options.protocol === 'http/protobuf'
+      ? await import('@opentelemetry/exporter-trace-otlp-proto')
+      : await import('@opentelemetry/exporter-trace-otlp-http');
   const exporter = new CountingExporter(
     new OTLPTraceExporter({
       url: options.url,
@@ -131,8 +191,19 @@ export function openStepTracer(options: StepTracerOptions): StepTracer {
       const ctx = propagator.extract(ROOT_CONTEXT, carrier, defaultTextMapGetter);
       if (trace.getSpanContext(ctx)) return ctx;
     }
-    if (facts.sessionId) ids.nextTraceId = createHash('sha256').update(facts.sessionId).digest('hex').slice(0, 32);
-    return ROOT_CONTEXT;
+    const tree = sessionTreeOf(facts);
+    if (!tree) return ROOT_CONTEXT;
+    ids.nextSpanId = tree.spanId;
+    if (!tree.parentSpanId) {
+      ids.nextTraceId = tree.traceId;
+      return ROOT_CONTEXT;
+    }
+    return trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: tree.traceId,
+      spanId: tree.parentSpanId,
+      traceFlags: TraceFlags.SAMPLED,
+      isRemote: true,
+    });
   }
 
   return {
@@ -145,6 +216,7 @@ export function openStepTracer(options: StepTracerOptions): StepTracer {
         parent,
       );
       ids.nextTraceId = undefined;
+      ids.nextSpanId = undefined;
       span.setAttribute('acs.transport', observation.transport);
       const inStep = trace.setSpan(parent, span);
       for (const mark of observation.stages) {
