@@ -3,6 +3,7 @@
 // decide on, and the version the step commits with its chain entry (src/store/agbom). A subagent session that has
 // reported no AgBOM of its own sees its parent's (ACS Inspect: a subagent is a session of its own; docs/agbom.md).
 import type { Json } from '../json.ts';
+import { RecentMap, type RecentMapLimits } from '../recent-map.ts';
 import type { AgbomStore, ChainHead, GuardianStore, SessionRecord } from '../store/types.ts';
 import { agbomAt, type AgbomVersionDraft } from './versions.ts';
 import { compareDocuments, proposeAgbom, type ProposedAgbom } from './change.ts';
@@ -66,18 +67,16 @@ export type AgbomTrackerStore = Pick<AgbomStore, 'agbomVersionsInForce'>;
 
 export class AgbomTracker {
   readonly #store: AgbomTrackerStore;
-  readonly #cache = new Map<string, Cached>();
-  readonly #maxEntries: number;
+  /** Bounded as the pipeline's session cache is: agents come and go, and a dropped session costs one read. */
+  readonly #cache: RecentMap<Cached>;
 
-  constructor(store: AgbomTrackerStore, maxEntries = 10_000) {
+  constructor(store: AgbomTrackerStore, limits: Partial<RecentMapLimits> = {}) {
     this.#store = store;
-    this.#maxEntries = maxEntries;
-  }
-
-  #remember(sessionId: string, entry: Cached): void {
-    this.#cache.delete(sessionId);
-    this.#cache.set(sessionId, entry);
-    if (this.#cache.size > this.#maxEntries) this.#cache.delete(this.#cache.keys().next().value as string);
+    this.#cache = new RecentMap({
+      ...limits,
+      maxEntries: limits.maxEntries ?? 2_048,
+      maxIdleMs: limits.maxIdleMs ?? 120_000,
+    });
   }
 
   /** The session's current AgBOM at `head` (the head the step is evaluated against). */
@@ -94,7 +93,7 @@ export class AgbomTracker {
       const parent = await agbomAt(this.#store, session.parentSessionId);
       found = { headHash, document: parent.document, seq: null };
     }
-    this.#remember(session.id, found);
+    this.#cache.set(session.id, found);
     return found;
   }
 
@@ -110,7 +109,7 @@ export class AgbomTracker {
       return {
         facts,
         version: () => undefined,
-        committed: (h) => this.#remember(session.id, { ...current, headHash: h.entryHash }),
+        committed: (h) => this.#cache.set(session.id, { ...current, headHash: h.entryHash }),
       };
     }
     const adopts = (decision: string) => adoptsProposal(proposed, decision);
@@ -127,7 +126,7 @@ export class AgbomTracker {
         problems: proposed.problems,
       }),
       committed: (h, decision) =>
-        this.#remember(
+        this.#cache.set(
           session.id,
           adopts(decision)
             ? { headHash: h.entryHash, document: proposed.document, seq: h.seq }

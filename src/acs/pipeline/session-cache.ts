@@ -5,6 +5,7 @@
 // refuses the step as stale and the pipeline evaluates it again in the session's turn, from fresh reads (docs/running-a-fleet.md: any
 // replica answers any session). What the cache can say without a read is never wrong in a way that matters:
 // sealing, key binding and the agent are final once set.
+import { RecentMap, type RecentMapLimits } from '../../recent-map.ts';
 import type { ChainHead, SessionRecord } from '../../store/types.ts';
 
 export interface CachedSession {
@@ -13,31 +14,18 @@ export interface CachedSession {
   head: ChainHead | null;
 }
 
-/**
- * Bounds: at most `maxEntries` sessions, and none idle for longer than `maxIdleMs`. A session's cached row carries
- * its whole policy state; agents come and go, so without the idle bound the cache keeps every finished session's
- * state until the entry cap is reached. A session dropped from the cache costs its next step one read.
- */
-export interface SessionCacheLimits {
-  maxEntries?: number;
-  maxIdleMs?: number;
-  /** Clock in ms (tests). */
-  now?: () => number;
-}
+/** Per-session bounds (src/recent-map.ts): a cached row carries the session's whole policy state. */
+export type SessionCacheLimits = Partial<RecentMapLimits>;
 
 export class SessionCache {
-  /** In order of last write: the least recently written first. */
-  readonly #entries = new Map<string, CachedSession & { at: number }>();
+  readonly #entries: RecentMap<CachedSession>;
   /** Sessions another writer appended to lately, with until when (performance.now()) they count as contended. */
   readonly #contended = new Map<string, number>();
   readonly #maxEntries: number;
-  readonly #maxIdleMs: number;
-  readonly #now: () => number;
 
   constructor(limits: SessionCacheLimits = {}) {
     this.#maxEntries = limits.maxEntries ?? 2_048;
-    this.#maxIdleMs = limits.maxIdleMs ?? 120_000;
-    this.#now = limits.now ?? Date.now;
+    this.#entries = new RecentMap({ ...limits, maxEntries: this.#maxEntries, maxIdleMs: limits.maxIdleMs ?? 120_000 });
   }
 
   get size(): number {
@@ -60,25 +48,12 @@ export class SessionCache {
   }
 
   get(sessionId: string): CachedSession | undefined {
-    const hit = this.#entries.get(sessionId);
-    if (hit && this.#now() - hit.at > this.#maxIdleMs) {
-      this.#entries.delete(sessionId);
-      return undefined;
-    }
-    return hit;
+    return this.#entries.get(sessionId);
   }
 
   /** Remembers the row as just written, with the head it was written at. Least recently written goes first. */
   remember(session: SessionRecord, head: ChainHead | null): void {
-    const at = this.#now();
-    this.#entries.delete(session.id);
-    this.#entries.set(session.id, { session, head, at });
-    if (this.#entries.size > this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value as string);
-    // The oldest writes are first: drop the idle ones from the front (amortised O(1) per write).
-    for (const [id, entry] of this.#entries) {
-      if (at - entry.at <= this.#maxIdleMs) break;
-      this.#entries.delete(id);
-    }
+    this.#entries.set(session.id, { session, head });
   }
 
   forget(sessionId: string): void {
