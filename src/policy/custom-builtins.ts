@@ -25,7 +25,8 @@ export async function importCustomBuiltinsModule(file: string): Promise<CustomBu
   try {
     mod = (await import(pathToFileURL(isAbsolute(file) ? file : resolve(file)).href)) as { default?: unknown };
   } catch (e) {
-    const reason = (e instanceof Error ? e.message : String(e)).split('\n')[0];
+    // Node names the importing file too ("… imported from dist/policy/…"): noise to the operator.
+    const reason = (e instanceof Error ? e.message : String(e)).split('\n')[0].replace(/ imported from \S+$/, '');
     throw new CustomBuiltinsModuleError(`cannot load builtins module ${file}: ${reason}`);
   }
   const table = mod.default;

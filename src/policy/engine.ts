@@ -227,7 +227,7 @@ class Engine implements WasmPolicyEngine {
       .sort();
     if (missing.length > 0)
       throw new PolicyLoadError(
-        `policy module needs host builtins this engine does not provide: ${missing.join(', ')}`,
+        `policy module calls builtins no implementation is loaded for: ${missing.join(', ')} (a deployment's custom builtins come from its builtins module, docs/policy-authoring.md)`,
       );
   }
 
