@@ -23,6 +23,8 @@ export const opaWasmShadowedBuiltins: ReadonlySet<string> = new Set([
  */
 export const exactIntegerBuiltins: ReadonlySet<string> = new Set([
   'format_int',
+  'json.marshal',
+  'json.marshal_with_options',
   'sprintf',
   'time.add_date',
   'time.clock',
