@@ -607,6 +607,17 @@ rule(
   'p := json.marshal(9007199254740992 + 1)',
   '9007199254740993',
 );
+// A number that is neither an integer nor a float64 (past the double range) reaches Go's fmt as its text.
+rule(
+  'sprintf/a decimal past the double range is its text',
+  'p := sprintf("%v %v %d %.1f %v", [1e400, -1e400, 1e400, 1e400, [1e400, {"a": -2.5e999}]])',
+  '1e400 -1e400 %!d(string=1e400) %!f(string=1e400) [1e400, {"a": -2.5e999}]',
+);
+rule(
+  'json.marshal/a decimal past the double range as written',
+  'p := json.marshal([1e400, {"a": -2.5e999}])',
+  '[1e400,{"a":-2.5e999}]',
+);
 
 // strings
 rule('strings/concat', 'p := [concat(",", ["a", "b"]), concat("-", {"b", "a"})]', ['a,b', 'a-b']);

@@ -2,7 +2,7 @@
 // json.Marshal escaping and sorted keys, url.QueryEscape).
 import YAML from 'yaml';
 import type { HostImpls } from './registry.ts';
-import { BuiltinError, BuiltinTypeError, obj, str, typeName, type JsonValue } from './values.ts';
+import { BuiltinError, BuiltinTypeError, DecimalText, obj, str, typeName, type JsonValue } from './values.ts';
 
 const utf8 = (s: string): Buffer => Buffer.from(s, 'utf8');
 
@@ -41,6 +41,7 @@ export function goJsonMarshal(v: unknown, indent?: { prefix: string; indent: str
 /** JSON.stringify(v, null, step) with sorted object keys and bigints as digits; `at` is the current indent. */
 function jsonText(v: unknown, step: string, at: string): string {
   if (typeof v === 'bigint') return v.toString(10);
+  if (v instanceof DecimalText) return v.text;
   if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
   const inner = at + step;
   const open = step ? `\n${inner}` : '';
