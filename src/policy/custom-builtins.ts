@@ -16,14 +16,14 @@ export class CustomBuiltinsModuleError extends Error {
 }
 
 /**
- * Imports `file` (relative to the working directory) and checks its default export: every entry a function,
+ * Imports `file` (relative to `cwd`, default the working directory) and checks its default export: every entry a function,
  * none named after a builtin the toolchain implements (withCustomBuiltins). Throws CustomBuiltinsModuleError
  * with a one-line message naming the file as given.
  */
-export async function importCustomBuiltinsModule(file: string): Promise<CustomBuiltins> {
+export async function importCustomBuiltinsModule(file: string, cwd = process.cwd()): Promise<CustomBuiltins> {
   let mod: { default?: unknown };
   try {
-    mod = (await import(pathToFileURL(isAbsolute(file) ? file : resolve(file)).href)) as { default?: unknown };
+    mod = (await import(pathToFileURL(isAbsolute(file) ? file : resolve(cwd, file)).href)) as { default?: unknown };
   } catch (e) {
     // Node names the importing file too ("… imported from dist/policy/…"): noise to the operator.
     const reason = (e instanceof Error ? e.message : String(e)).split('\n')[0].replace(/ imported from \S+$/, '');

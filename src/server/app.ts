@@ -169,9 +169,10 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
   if (!isSignatureAlgorithm(checkpointAlgorithm))
     throw new Error(`GUARDIAN_CHECKPOINT_ALGORITHM: unknown algorithm ${JSON.stringify(checkpointAlgorithm)}`);
   const builtinsPath = options.customBuiltinsModule ?? (env.GUARDIAN_POLICY_BUILTINS || undefined);
-  const customBuiltinsModule = builtinsPath === undefined ? undefined : resolve(builtinsPath);
+  const cwd = options.cwd ?? process.cwd();
+  const customBuiltinsModule = builtinsPath === undefined ? undefined : resolve(cwd, builtinsPath);
   const customBuiltinNames =
-    builtinsPath === undefined ? [] : Object.keys(await importCustomBuiltinsModule(builtinsPath)).sort();
+    builtinsPath === undefined ? [] : Object.keys(await importCustomBuiltinsModule(builtinsPath, cwd)).sort();
   const policyOptions = { ...options, ...(customBuiltinsModule ? { customBuiltinsModule } : {}) };
   const timings = options.timings;
   // Imported while the keys and the store open: pino and prom-client stay off the module-load path of `serve`.
