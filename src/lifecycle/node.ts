@@ -258,7 +258,8 @@ export class LifecycleNode {
     try {
       if (this.#pool) version.pooled = await this.#pool.loadVersion(bundle, { revision: version.revision });
       else {
-        const { entrypoint, maxInputBytes, timeoutMs, maxMemoryPages } = this.options.engine ?? {};
+        const { entrypoint, maxInputBytes, timeoutMs, maxMemoryPages, customBuiltinsModule } =
+          this.options.engine ?? {};
         this.#pool = await createPolicyEnginePool({
           bundle,
           size,
@@ -267,6 +268,7 @@ export class LifecycleNode {
           ...(maxInputBytes ? { maxInputBytes } : {}),
           ...(timeoutMs ? { timeoutMs } : {}),
           ...(maxMemoryPages ? { maxMemoryPages } : {}),
+          ...(customBuiltinsModule ? { customBuiltinsModule } : {}),
         });
         version.pooled = this.#pool.current;
       }

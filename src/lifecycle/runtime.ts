@@ -33,6 +33,8 @@ export interface LifecycleRuntimeOptions {
   bundlePath?: string;
   regoDir?: string;
   evaluationTimeoutMs?: number;
+  /** A deployment's custom builtins module (WasmPolicyEngineOptions.customBuiltinsModule), for every version loaded. */
+  customBuiltinsModule?: string;
   log?: (line: string) => void;
 }
 
@@ -97,7 +99,10 @@ export async function startLifecycleRuntime(options: LifecycleRuntimeOptions): P
   const node = new LifecycleNode({
     store,
     ...(env.GUARDIAN_REPLICA_ID ? { replicaId: env.GUARDIAN_REPLICA_ID } : {}),
-    engine: options.evaluationTimeoutMs ? { timeoutMs: options.evaluationTimeoutMs } : {},
+    engine: {
+      ...(options.evaluationTimeoutMs ? { timeoutMs: options.evaluationTimeoutMs } : {}),
+      ...(options.customBuiltinsModule ? { customBuiltinsModule: options.customBuiltinsModule } : {}),
+    },
     ...(num(env.GUARDIAN_POLICY_WORKERS, 0) > 0 ? { poolSize: Math.floor(num(env.GUARDIAN_POLICY_WORKERS, 0)) } : {}),
     verification: verificationFromEnv(env),
     log: options.log,

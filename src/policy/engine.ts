@@ -29,6 +29,7 @@ import {
   type HostBuiltinFactory,
   projectHostBuiltins,
 } from './host-builtins.ts';
+import { hostBuiltinsWithCustom, importCustomBuiltinsModule } from './custom-builtins.ts';
 import { inputPathTrie, type InputPathTrie, serialiseInput } from './input-projection.ts';
 import type { PolicyEngine, PolicyEvaluation, PolicyInput, RawPolicyDecision } from './types.ts';
 import { builtinsNeeded, evaluateOnce, forgetEvaluationValues, instantiateLinked } from './wasm-abi.ts';
@@ -67,6 +68,12 @@ export interface WasmPolicyEngineOptions {
   warmupRuns?: number;
   /** Host builtins; default: `projectHostBuiltins` (createHostBuiltins from src/rego/builtins). */
   hostBuiltins?: HostBuiltinFactory;
+  /**
+   * A deployment's custom builtins: the path of an ES module whose default export maps builtin names to
+   * functions (custom-builtins.ts), added to `hostBuiltins`. A path, not functions, so the pool's workers load
+   * the same implementations. A bundle calling a builtin neither table provides is refused at load.
+   */
+  customBuiltinsModule?: string;
   /**
    * Write the input JSON straight into the module's memory and call `opa_eval` (OPA Wasm ABI 1.2) instead of
    * going through opa-wasm's `evaluate` (default true; false is the reference path for A/B and tests). Modules
@@ -220,7 +227,7 @@ class Engine implements WasmPolicyEngine {
       .sort();
     if (missing.length > 0)
       throw new PolicyLoadError(
-        `policy module needs host builtins this engine does not provide: ${missing.join(', ')}`,
+        `policy module calls builtins no implementation is loaded for: ${missing.join(', ')} (a deployment's custom builtins come from its builtins module, docs/policy-authoring.md)`,
       );
   }
 
@@ -365,13 +372,17 @@ export async function createWasmPolicyEngine(options: WasmPolicyEngineOptions): 
     if (!Number.isFinite(n) || n <= 0) throw new RangeError(`${name} must be a positive number`);
     return n;
   };
+  const baseBuiltins = options.hostBuiltins ?? projectHostBuiltins;
+  const hostBuiltins = options.customBuiltinsModule
+    ? hostBuiltinsWithCustom(baseBuiltins, await importCustomBuiltinsModule(options.customBuiltinsModule))
+    : baseBuiltins;
   const engine = new Engine(
     options.entrypoint ?? DEFAULT_ENTRYPOINT,
     positive(options.maxInputBytes, DEFAULT_MAX_INPUT_BYTES, 'maxInputBytes'),
     positive(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs'),
     Math.floor(positive(options.maxMemoryPages, DEFAULT_MAX_MEMORY_PAGES, 'maxMemoryPages')),
     Math.floor(positive(options.recycleMemoryPages, DEFAULT_RECYCLE_MEMORY_PAGES, 'recycleMemoryPages')),
-    options.hostBuiltins ?? projectHostBuiltins,
+    hostBuiltins,
     Math.max(0, Math.floor(options.warmupRuns ?? 2)),
     options.directInput ?? true,
     options.directBuiltins ?? true,

@@ -14,6 +14,7 @@ export {
   projectHostBuiltins,
 } from './engine.ts';
 export type { BundleManifest } from '../rego/bundle/index.ts';
+export { CustomBuiltinsModuleError, importCustomBuiltinsModule } from './custom-builtins.ts';
 export {
   initialSessionState,
   advanceSessionState,

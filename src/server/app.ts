@@ -12,7 +12,7 @@ import {
   isSignatureAlgorithm,
   type SignatureRegistry,
 } from '../crypto/index.ts';
-import { createWasmPolicyEngine } from '../policy/index.ts';
+import { createWasmPolicyEngine, importCustomBuiltinsModule } from '../policy/index.ts';
 import type { PolicyEngine } from '../policy/types.ts';
 import { openStore } from '../store/index.ts';
 import { storeOptionsFrom } from '../store/config.ts';
@@ -78,13 +78,15 @@ export async function loadPolicyEngine(options: {
   regoDir?: string;
   cwd?: string;
   evaluationTimeoutMs?: number;
+  customBuiltinsModule?: string;
 }): Promise<{ engine: PolicyEngine; source: string }> {
   const timeoutMs = options.evaluationTimeoutMs;
+  const custom = options.customBuiltinsModule ? { customBuiltinsModule: options.customBuiltinsModule } : {};
   const cwd = options.cwd ?? process.cwd();
   const bundlePath = resolve(cwd, options.bundlePath ?? 'bundles/acs.tar.gz');
   if (existsSync(bundlePath)) {
     return {
-      engine: await createWasmPolicyEngine({ bundle: new Uint8Array(readFileSync(bundlePath)), timeoutMs }),
+      engine: await createWasmPolicyEngine({ bundle: new Uint8Array(readFileSync(bundlePath)), timeoutMs, ...custom }),
       source: bundlePath,
     };
   }
@@ -95,7 +97,7 @@ export async function loadPolicyEngine(options: {
   const rego = await import('../rego/index.ts');
   const compiled = await rego.compileBundle({ sources: readRegoDirectory(regoDir), entrypoints: ['acs/decision'] });
   return {
-    engine: await createWasmPolicyEngine({ bundle: compiled.bundle, timeoutMs }),
+    engine: await createWasmPolicyEngine({ bundle: compiled.bundle, timeoutMs, ...custom }),
     source: `${regoDir} (compiled at start)`,
   };
 }
@@ -109,6 +111,11 @@ export interface GuardianRuntimeOptions extends Partial<Omit<GuardianOptions, 's
   cwd?: string;
   /** Policy evaluation deadline in ms (engine default 100); a late evaluation is DENY evaluation_failed. */
   evaluationTimeoutMs?: number;
+  /**
+   * The deployment's custom builtins module (default GUARDIAN_POLICY_BUILTINS; relative to the working
+   * directory): loaded before anything opens, so a missing or malformed one stops the start.
+   */
+  customBuiltinsModule?: string;
   /** Ready-made parts (tests, embedding); each replaces the corresponding default. */
   store?: GuardianStore;
   engine?: PolicyEngine;
@@ -127,6 +134,8 @@ export interface GuardianRuntime {
   registry: SignatureRegistry;
   key: HmacKeyMaterial;
   policySource: string;
+  /** The custom builtins module in force (absolute path) and the builtin names it supplies. */
+  customBuiltins?: { module: string; names: string[] };
   dataDir: string;
   /** Bundle lifecycle (registry, activation, fleet sync, shadow); absent with a provided engine. */
   lifecycle?: LifecycleRuntime;
@@ -159,6 +168,12 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
   const checkpointAlgorithm = env.GUARDIAN_CHECKPOINT_ALGORITHM || 'HMAC-SHA256';
   if (!isSignatureAlgorithm(checkpointAlgorithm))
     throw new Error(`GUARDIAN_CHECKPOINT_ALGORITHM: unknown algorithm ${JSON.stringify(checkpointAlgorithm)}`);
+  const builtinsPath = options.customBuiltinsModule ?? (env.GUARDIAN_POLICY_BUILTINS || undefined);
+  const cwd = options.cwd ?? process.cwd();
+  const customBuiltinsModule = builtinsPath === undefined ? undefined : resolve(cwd, builtinsPath);
+  const customBuiltinNames =
+    builtinsPath === undefined ? [] : Object.keys(await importCustomBuiltinsModule(builtinsPath, cwd)).sort();
+  const policyOptions = { ...options, ...(customBuiltinsModule ? { customBuiltinsModule } : {}) };
   const timings = options.timings;
   // Imported while the keys and the store open: pino and prom-client stay off the module-load path of `serve`.
   const telemetryModule = import('../telemetry/index.ts');
@@ -231,6 +246,7 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
         bundlePath: options.bundlePath,
         regoDir: options.regoDir,
         evaluationTimeoutMs: options.evaluationTimeoutMs,
+        customBuiltinsModule,
         log: (l) => logger.info(l),
       });
       // Without a token the admin API would refuse every request: it (zod, OpenAPI, replay, the console) is not
@@ -242,7 +258,7 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
       engine = lifecycle.engine;
       policySource = `bundle registry (${lifecycle.engine.current.sha256.slice(0, 12)}, replica ${lifecycle.node.replicaId})`;
     } else {
-      ({ engine, source: policySource } = await loadPolicyEngine(options));
+      ({ engine, source: policySource } = await loadPolicyEngine(policyOptions));
     }
   } catch (err) {
     await lifecycle?.close().catch(() => {});
@@ -279,6 +295,7 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
     registry,
     key,
     policySource,
+    ...(customBuiltinsModule ? { customBuiltins: { module: customBuiltinsModule, names: customBuiltinNames } } : {}),
     dataDir,
     ...(lifecycle ? { lifecycle } : {}),
     ...(admin ? { admin } : {}),

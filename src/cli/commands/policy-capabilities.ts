@@ -2,8 +2,6 @@
 // `--capabilities FILE` (OPA's capabilities JSON: the builtins policies may call, custom ones declared
 // with their types) and `--builtins module.mjs` (their JavaScript implementations).
 import { readFileSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
 import { CliError, ExitCode } from '../exit-codes.ts';
 import {
@@ -60,16 +58,11 @@ export function readCapabilitiesFile(file: string): Capabilities {
  * (`export default { 'custom.func': (x) => … }`), as opa-wasm's `customBuiltins` takes them.
  */
 export async function importCustomBuiltins(file: string): Promise<Record<string, unknown>> {
-  let mod: { default?: unknown };
+  const { CustomBuiltinsModuleError, importCustomBuiltinsModule } = await import('../../policy/custom-builtins.ts');
   try {
-    mod = (await import(pathToFileURL(resolve(file)).href)) as { default?: unknown };
+    return await importCustomBuiltinsModule(file);
   } catch (e) {
-    throw new CliError(`cannot load builtins module ${file}: ${(e as Error).message}`, ExitCode.Usage);
+    if (e instanceof CustomBuiltinsModuleError) throw new CliError(e.message, ExitCode.Usage);
+    throw e;
   }
-  const table = mod.default;
-  if (table === null || typeof table !== 'object' || Array.isArray(table))
-    throw new CliError(`${file}: the default export must map builtin names to functions`, ExitCode.Usage);
-  for (const [name, impl] of Object.entries(table))
-    if (typeof impl !== 'function') throw new CliError(`${file}: builtin ${name} is not a function`, ExitCode.Usage);
-  return table as Record<string, unknown>;
 }

@@ -17,15 +17,17 @@ function policyDefaultsDir(): string | undefined {
 }
 
 /**
- * Why `serve` could not start, as an exit code: a --bundle file that is not a bundle (or not a Wasm module) is
- * malformed input (2); a well-formed bundle the lifecycle refuses (signature, smoke tests) is a failure found
+ * Why `serve` could not start, as an exit code: a --bundle file that is not a bundle (or not a Wasm module), or a
+ * custom builtins module that is missing or malformed, is bad input (2); a well-formed bundle the lifecycle refuses (signature, smoke tests) is a failure found
  * (1); anything else is the store or the key material being unavailable (4).
  */
 async function startFailureCode(err: unknown): Promise<ExitCode> {
-  const [{ BundleError }, { LifecycleError }] = await Promise.all([
+  const [{ BundleError }, { LifecycleError }, { CustomBuiltinsModuleError }] = await Promise.all([
     import('../../rego/bundle/index.ts'),
     import('../../lifecycle/index.ts'),
+    import('../../policy/custom-builtins.ts'),
   ]);
+  if (err instanceof CustomBuiltinsModuleError) return ExitCode.Usage;
   if (err instanceof BundleError || (err instanceof Error && err.name === 'CompileError')) return ExitCode.Usage;
   if (err instanceof LifecycleError) return err.code === 'invalid_bundle' ? ExitCode.Usage : ExitCode.Failed;
   return ExitCode.Unavailable;
@@ -39,9 +41,10 @@ interface ServeFlags {
   bundle?: string;
   skewWindowMs?: string;
   evalTimeoutMs?: string;
+  builtins?: string;
 }
 
-/** `guardian serve [--port N] [--host H] [--data-dir DIR] [--stdio] [--bundle FILE] [--skew-window-ms MS] [--eval-timeout-ms MS]`. */
+/** `guardian serve [--port N] [--host H] [--data-dir DIR] [--stdio] [--bundle FILE] [--builtins MODULE] [--skew-window-ms MS] [--eval-timeout-ms MS]`. */
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
@@ -53,6 +56,10 @@ export function registerServeCommand(program: Command): void {
     .option(
       '--bundle <file>',
       'policy bundle (.tar.gz) or Wasm module; default bundles/acs.tar.gz, else rego/ compiled at start (in the working directory, else in the package)',
+    )
+    .option(
+      '--builtins <module.mjs>',
+      "the deployment's custom builtins: an ES module default-exporting { name: function } (default GUARDIAN_POLICY_BUILTINS)",
     )
     .option('--skew-window-ms <ms>', 'replay-protection timestamp window (ACS §10.3)', '300000')
     .option('--eval-timeout-ms <ms>', 'policy evaluation deadline; a late evaluation is denied (fail closed)', '100')
@@ -89,6 +96,7 @@ export function registerServeCommand(program: Command): void {
           bundlePath: flags.bundle,
           skewWindowMs: skew,
           evaluationTimeoutMs: evalTimeout,
+          ...(flags.builtins !== undefined ? { customBuiltinsModule: flags.builtins } : {}),
           stdio: flags.stdio === true,
         });
       } catch (err) {
@@ -110,6 +118,10 @@ export function registerServeCommand(program: Command): void {
           `guardian: HMAC key from ${key.source === 'env' ? 'GUARDIAN_HMAC_IKM' : key.path} (fingerprint ${key.fingerprint})`,
         );
       say(`guardian: policy ${runtime.policySource} (revision ${runtime.engine.revision})`);
+      if (runtime.customBuiltins)
+        say(
+          `guardian: custom builtins ${runtime.customBuiltins.names.join(', ') || '(none)'} from ${runtime.customBuiltins.module}`,
+        );
       if (flags.stdio) {
         say('guardian: serving ACS on stdio (Content-Length framing)');
         const answered = timings?.begin('first_answer');

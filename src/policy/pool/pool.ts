@@ -34,6 +34,8 @@ export interface PolicyEnginePoolOptions {
   /** Extra time before the pool terminates a worker that did not answer (default 250 ms). */
   terminateGraceMs?: number;
   maxMemoryPages?: number;
+  /** A deployment's custom builtins module (WasmPolicyEngineOptions.customBuiltinsModule): every worker imports it. */
+  customBuiltinsModule?: string;
   revision?: string;
   /** Most evaluations queued or running (default 1024); beyond it evaluate rejects at once. */
   maxInFlight?: number;
@@ -156,8 +158,9 @@ class Pool implements PolicyEnginePool {
   }
 
   private engineOptions(revision: string | undefined): WorkerEngineOptions {
-    const { entrypoint, maxInputBytes, timeoutMs, maxMemoryPages } = this.options;
+    const { entrypoint, maxInputBytes, timeoutMs, maxMemoryPages, customBuiltinsModule } = this.options;
     return {
+      ...(customBuiltinsModule !== undefined ? { customBuiltinsModule } : {}),
       ...(entrypoint !== undefined ? { entrypoint } : {}),
       ...(maxInputBytes !== undefined ? { maxInputBytes } : {}),
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),

@@ -15,6 +15,7 @@ export interface WorkerEngineOptions {
   maxInputBytes?: number;
   timeoutMs?: number;
   maxMemoryPages?: number;
+  customBuiltinsModule?: string;
   revision?: string;
 }
 

@@ -710,6 +710,17 @@ export const encodingCases: Case[] = [
     "Go's HTML-safe escaping, sorted keys",
   ),
   ok('json.marshal', ['x'], '"x"'),
+  ok(
+    'json.marshal',
+    [[2n ** 64n, { n: -(2n ** 70n) }]],
+    '[18446744073709551616,{"n":-1180591620717411303424}]',
+    'exact integers as digits',
+  ),
+  ok(
+    'json.marshal_with_options',
+    [{ b: [], a: 2n ** 64n }, { indent: ' ' }],
+    '{\n "a": 18446744073709551616,\n "b": []\n}',
+  ),
   ok('json.marshal_with_options', [{ a: [1] }, { pretty: true }], '{\n\t"a": [\n\t\t1\n\t]\n}'),
   ok(
     'json.marshal_with_options',

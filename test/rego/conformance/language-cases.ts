@@ -591,6 +591,33 @@ rule(
   '1.5e+300 1.500000e+300 1000000000000000000000.0',
 );
 rule('sprintf/%d of a big float is a Go verb error', 'p := sprintf("%d", [1.5e300])', '%!d(float64=1.5e+300)');
+// json.marshal writes the number OPA holds: integers past 2^53 and past int64 as their digits.
+rule(
+  'json.marshal/integers past 2^53 and past int64 stay exact',
+  'p := json.marshal([9007199254740993, -12345678901234567890, {"n": 123456789123456789123, "m": [1208925819614629174706175]}])',
+  '[9007199254740993,-12345678901234567890,{"m":[1208925819614629174706175],"n":123456789123456789123}]',
+);
+rule(
+  'json.marshal_with_options/an integer past int64 indented',
+  'p := json.marshal_with_options({"n": 123456789123456789123}, {"indent": "  "})',
+  '{\n  "n": 123456789123456789123\n}',
+);
+rule(
+  'json.marshal/an integer past 2^53 from arithmetic',
+  'p := json.marshal(9007199254740992 + 1)',
+  '9007199254740993',
+);
+// A number that is neither an integer nor a float64 (past the double range) reaches Go's fmt as its text.
+rule(
+  'sprintf/a decimal past the double range is its text',
+  'p := sprintf("%v %v %d %.1f %v", [1e400, -1e400, 1e400, 1e400, [1e400, {"a": -2.5e999}]])',
+  '1e400 -1e400 %!d(string=1e400) %!f(string=1e400) [1e400, {"a": -2.5e999}]',
+);
+rule(
+  'json.marshal/a decimal past the double range as written',
+  'p := json.marshal([1e400, {"a": -2.5e999}])',
+  '[1e400,{"a":-2.5e999}]',
+);
 
 // strings
 rule('strings/concat', 'p := [concat(",", ["a", "b"]), concat("-", {"b", "a"})]', ['a,b', 'a-b']);

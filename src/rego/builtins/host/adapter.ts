@@ -1,9 +1,15 @@
 // The opa-wasm adapter: every host builtin wrapped with OPA's error semantics (strict → abort with
 // `eval_builtin_error: <name>: <msg>`, otherwise undefined) and exact-integer result encoding.
 import { HostBuiltinContext, type HostBuiltinOptions } from './context.ts';
-import { EXACT_INTEGER_KEY, exactIntegerBuiltins, hostBuiltinName, opaWasmShadowedBuiltins } from './names.ts';
+import {
+  EXACT_INTEGER_KEY,
+  exactIntegerBuiltins,
+  hostBuiltinName,
+  numberTextBuiltins,
+  opaWasmShadowedBuiltins,
+} from './names.ts';
 import type { HostImpls } from './registry.ts';
-import { BuiltinError } from './values.ts';
+import { BuiltinError, DecimalText } from './values.ts';
 
 function containsBigInt(v: unknown): boolean {
   if (typeof v === 'bigint') return true;
@@ -43,14 +49,20 @@ export const BUILTIN_ERROR_MARKER = '$guardian_builtin_error';
 
 export type HostBuiltinFunction = (...args: unknown[]) => unknown;
 
-/** Arguments with the exact integers a compiled module marked (names.ts exactIntegerBuiltins) as bigint. */
-function exactIntegers(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(exactIntegers);
+/**
+ * Arguments with the numbers a compiled module marked (names.ts exactIntegerBuiltins): integers as bigint,
+ * decimals beyond the double range as DecimalText for `keepText` builtins, else as the double.
+ */
+function exactIntegers(v: unknown, keepText: boolean): unknown {
+  if (Array.isArray(v)) return v.map((x) => exactIntegers(x, keepText));
   if (v === null || typeof v !== 'object') return v;
   const entries = Object.entries(v);
-  if (entries.length === 1 && entries[0][0] === EXACT_INTEGER_KEY && typeof entries[0][1] === 'string')
-    return /^-?\d+$/.test(entries[0][1]) ? BigInt(entries[0][1]) : v;
-  return Object.fromEntries(entries.map(([k, x]) => [k, exactIntegers(x)]));
+  if (entries.length === 1 && entries[0][0] === EXACT_INTEGER_KEY && typeof entries[0][1] === 'string') {
+    const text = entries[0][1];
+    if (/^-?\d+$/.test(text)) return BigInt(text);
+    return keepText ? new DecimalText(text) : Number(text);
+  }
+  return Object.fromEntries(entries.map(([k, x]) => [k, exactIntegers(x, keepText)]));
 }
 
 /**
@@ -66,10 +78,11 @@ export function adaptHostImplementations(
   const out: Record<string, HostBuiltinFunction> = {};
   for (const [name, impl] of Object.entries(implementations)) {
     const exact = exactIntegerBuiltins.has(name);
+    const keepText = numberTextBuiltins.has(name);
     const fn: HostBuiltinFunction = (...args) => {
       let result: unknown;
       try {
-        result = impl(exact ? (args.map(exactIntegers) as typeof args) : args, context);
+        result = impl(exact ? (args.map((a) => exactIntegers(a, keepText)) as typeof args) : args, context);
       } catch (e) {
         const err = e instanceof BuiltinError ? e : new BuiltinError(e instanceof Error ? e.message : String(e));
         if (context.strict) {

@@ -2,7 +2,7 @@
 // json.Marshal escaping and sorted keys, url.QueryEscape).
 import YAML from 'yaml';
 import type { HostImpls } from './registry.ts';
-import { BuiltinError, BuiltinTypeError, isObject, obj, str, typeName, type JsonValue } from './values.ts';
+import { BuiltinError, BuiltinTypeError, DecimalText, obj, str, typeName, type JsonValue } from './values.ts';
 
 const utf8 = (s: string): Buffer => Buffer.from(s, 'utf8');
 
@@ -26,24 +26,38 @@ function firstBad(s: string, ok: RegExp): number {
 const htmlEscape = (json: string): string =>
   json.replace(/[<>&\u2028\u2029]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
 
-/** Go's json.Marshal of an OPA value: object keys sorted, compact, HTML-safe escaping. */
+/**
+ * Go's json.Marshal of an OPA value: object keys sorted, compact, HTML-safe escaping. Integers beyond 2^53
+ * arrive as bigint (names.ts exactIntegerBuiltins) and are written as their digits, as OPA writes the number
+ * it holds; JSON.stringify would refuse them.
+ */
 export function goJsonMarshal(v: unknown, indent?: { prefix: string; indent: string }): string {
-  const sorted = sortKeys(v);
-  const text = indent ? JSON.stringify(sorted, null, indent.indent || undefined) : JSON.stringify(sorted);
-  let out = htmlEscape(text ?? 'null');
+  let out = htmlEscape(jsonText(v, indent?.indent ?? '', ''));
   // OPA prefixes every line, the first one included (MarshalIndent skips the first; OPA adds it).
   if (indent?.prefix) out = indent.prefix + out.split('\n').join('\n' + indent.prefix);
   return out;
 }
 
-function sortKeys(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortKeys);
-  if (isObject(v)) {
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(v).sort()) out[k] = sortKeys(v[k]);
-    return out;
+/** JSON.stringify(v, null, step) with sorted object keys and bigints as digits; `at` is the current indent. */
+function jsonText(v: unknown, step: string, at: string): string {
+  if (typeof v === 'bigint') return v.toString(10);
+  if (v instanceof DecimalText) return v.text;
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  const inner = at + step;
+  const open = step ? `\n${inner}` : '';
+  const sep = step ? `,\n${inner}` : ',';
+  const close = step ? `\n${at}` : '';
+  if (Array.isArray(v)) {
+    if (v.length === 0) return '[]';
+    return `[${open}${v.map((x) => jsonText(x, step, inner)).join(sep)}${close}]`;
   }
-  return v;
+  const record = v as Record<string, unknown>;
+  const keys = Object.keys(record)
+    .filter((k) => record[k] !== undefined)
+    .sort();
+  if (keys.length === 0) return '{}';
+  const colon = step ? ': ' : ':';
+  return `{${open}${keys.map((k) => JSON.stringify(k) + colon + jsonText(record[k], step, inner)).join(sep)}${close}}`;
 }
 
 /** Go's url.QueryEscape: unreserved bytes stay, space becomes '+', the rest %XX. */

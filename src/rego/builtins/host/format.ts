@@ -1,6 +1,6 @@
 // Printing values the way OPA does: Rego term syntax (`["a", 1]`, `{"k": true}`) and Go's
 // strconv.Quote for strings. Used by sprintf (%v of composites) and print.
-import { isObject, type JsonValue } from './values.ts';
+import { DecimalText, isObject, type JsonValue } from './values.ts';
 
 // Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space.
 const printable = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
@@ -63,6 +63,7 @@ export function regoText(v: unknown): string {
   if (typeof v === 'boolean') return v ? 'true' : 'false';
   if (typeof v === 'number' || typeof v === 'bigint') return numberText(v);
   if (typeof v === 'string') return goQuote(v);
+  if (v instanceof DecimalText) return v.text;
   if (Array.isArray(v)) return '[' + v.map(regoText).join(', ') + ']';
   if (isObject(v)) {
     const keys = Object.keys(v).sort();

@@ -23,6 +23,8 @@ export const opaWasmShadowedBuiltins: ReadonlySet<string> = new Set([
  */
 export const exactIntegerBuiltins: ReadonlySet<string> = new Set([
   'format_int',
+  'json.marshal',
+  'json.marshal_with_options',
   'sprintf',
   'time.add_date',
   'time.clock',
@@ -30,6 +32,17 @@ export const exactIntegerBuiltins: ReadonlySet<string> = new Set([
   'time.diff',
   'time.format',
   'time.weekday',
+]);
+
+/**
+ * Of exactIntegerBuiltins, those that print a decimal beyond the double range as written, as OPA does
+ * (sprintf hands Go its text; json.marshal writes it): the module marks such decimals like exact integers
+ * and the adapter passes them as DecimalText; the other builtins get the double (±Infinity).
+ */
+export const numberTextBuiltins: ReadonlySet<string> = new Set([
+  'json.marshal',
+  'json.marshal_with_options',
+  'sprintf',
 ]);
 
 /** The key of the object an exact integer argument is dumped as (see exactIntegerBuiltins). */

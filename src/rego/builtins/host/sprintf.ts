@@ -5,7 +5,7 @@
 import { utf8Bytes } from '../../utf8.ts';
 import { goQuote, regoText } from './format.ts';
 import type { HostImpls } from './registry.ts';
-import { arr, str } from './values.ts';
+import { arr, DecimalText, str } from './values.ts';
 
 type GoArg =
   | { kind: 'int'; v: bigint }
@@ -22,6 +22,8 @@ function toGoArg(v: unknown): GoArg {
   // that large came from exponent notation or float arithmetic, which OPA formats as a float64.
   if (typeof v === 'number') return Number.isSafeInteger(v) ? { kind: 'int', v: BigInt(v) } : { kind: 'float', v };
   if (typeof v === 'string') return { kind: 'string', v };
+  // OPA: a number that is neither an integer nor a float64 (`1e400`) reaches Go as its text.
+  if (v instanceof DecimalText) return { kind: 'string', v: v.text };
   return { kind: 'string', v: regoText(v) };
 }
 

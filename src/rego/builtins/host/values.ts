@@ -18,6 +18,14 @@ export function isObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/**
+ * A decimal beyond the double range (`1e400`) as written, for the builtins that print the number OPA holds
+ * (names.ts numberTextBuiltins); JSON.parse would make it Infinity.
+ */
+export class DecimalText {
+  constructor(readonly text: string) {}
+}
+
 /** A builtin failed on well-typed operands: `eval_builtin_error: <name>: <message>`. */
 export class BuiltinError extends Error {
   readonly code: 'eval_builtin_error' | 'eval_type_error' = 'eval_builtin_error';

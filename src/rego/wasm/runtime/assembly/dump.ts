@@ -4,7 +4,7 @@
 // non-string object keys dump as their JSON text inside a string (OPA C runtime convention).
 import { opa_malloc, opa_heap_ptr_get, ensureMemory } from "./alloc";
 import { T_NULL, T_BOOL, T_NUMBER, T_STRING, T_ARRAY, T_OBJECT, T_SET, tagOf, lenOf, strPtr, elemAt, entryKey, entryVal } from "./value";
-import { numberText, txtPtr, txtLen, numKind, numI64, K_INT, K_BIG } from "./number";
+import { numberText, txtPtr, txtLen, numKind, numI64, K_INT, K_BIG, K_DEC } from "./number";
 
 let out: usize = 0;
 let n: usize = 0;
@@ -97,8 +97,10 @@ function putValue(v: usize, level: i32): void {
     case T_BOOL: putAscii(load<u8>(v, 1) != 0 ? "true" : "false", level); return;
     case T_NUMBER: {
       const kind = numKind(v);
+      // Decimals past the double range too (`1e400`): JSON.parse would make them Infinity.
       const marked = exactIntegers && !rego && level == 0 &&
-        (kind == K_BIG || (kind == K_INT && (numI64(v) > MAX_SAFE || numI64(v) < -MAX_SAFE)));
+        (kind == K_BIG || (kind == K_INT && (numI64(v) > MAX_SAFE || numI64(v) < -MAX_SAFE)) ||
+          (kind == K_DEC && !isFinite(load<f64>(v, 8))));
       if (marked) putAscii("{\"$guardian.exact_integer\":\"", level);
       numberText(v);
       const p = txtPtr, l = txtLen;
