@@ -607,6 +607,14 @@ rule(
   'p := json.marshal(9007199254740992 + 1)',
   '9007199254740993',
 );
+// OPA holds a decimal as written: sprintf hands Go a float64 for it (`1e3` too), prints composites with it as
+// written, and json.marshal writes it as written.
+rule(
+  'sprintf/a decimal is a float64, printed as written inside a composite',
+  'p := sprintf("%v %d %v", [1e3, 1e3, [1.50, 1e3, {"a": 2.5e-3}]])',
+  '1000 %!d(float64=1000) [1.50, 1e3, {"a": 2.5e-3}]',
+);
+rule('json.marshal/decimals as written', 'p := json.marshal([1.50, 1.5e300, 1e3, 0.1, 3])', '[1.50,1.5e300,1e3,0.1,3]');
 // A number that is neither an integer nor a float64 (past the double range) reaches Go's fmt as its text.
 rule(
   'sprintf/a decimal past the double range is its text',

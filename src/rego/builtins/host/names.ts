@@ -35,9 +35,9 @@ export const exactIntegerBuiltins: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Of exactIntegerBuiltins, those that print a decimal beyond the double range as written, as OPA does
- * (sprintf hands Go its text; json.marshal writes it): the module marks such decimals like exact integers
- * and the adapter passes them as DecimalText; the other builtins get the double (±Infinity).
+ * Of exactIntegerBuiltins, those that print a decimal as OPA holds it, as written (json.marshal writes it;
+ * sprintf's `%v` of a composite prints it; past the double range sprintf hands Go its text): the module marks
+ * decimals like exact integers and the adapter passes them as DecimalText; the other builtins get the double.
  */
 export const numberTextBuiltins: ReadonlySet<string> = new Set([
   'json.marshal',

@@ -22,8 +22,11 @@ function toGoArg(v: unknown): GoArg {
   // that large came from exponent notation or float arithmetic, which OPA formats as a float64.
   if (typeof v === 'number') return Number.isSafeInteger(v) ? { kind: 'int', v: BigInt(v) } : { kind: 'float', v };
   if (typeof v === 'string') return { kind: 'string', v };
-  // OPA: a number that is neither an integer nor a float64 (`1e400`) reaches Go as its text.
-  if (v instanceof DecimalText) return { kind: 'string', v: v.text };
+  // OPA: a decimal is a float64 (`1e3` too), and one past the double range (`1e400`) reaches Go as its text.
+  if (v instanceof DecimalText) {
+    const f = Number(v.text);
+    return Number.isFinite(f) ? { kind: 'float', v: f } : { kind: 'string', v: v.text };
+  }
   return { kind: 'string', v: regoText(v) };
 }
 

@@ -19,8 +19,9 @@ export function isObject(v: unknown): v is JsonObject {
 }
 
 /**
- * A decimal beyond the double range (`1e400`) as written, for the builtins that print the number OPA holds
- * (names.ts numberTextBuiltins); JSON.parse would make it Infinity.
+ * A decimal (not an integer written as digits) as written — `1.50`, `1e3`, `1e400` — for the builtins that
+ * print the number OPA holds (names.ts numberTextBuiltins); JSON.parse would lose how it is written, and
+ * make one past the double range Infinity.
  */
 export class DecimalText {
   constructor(readonly text: string) {}

@@ -97,10 +97,10 @@ function putValue(v: usize, level: i32): void {
     case T_BOOL: putAscii(load<u8>(v, 1) != 0 ? "true" : "false", level); return;
     case T_NUMBER: {
       const kind = numKind(v);
-      // Decimals past the double range too (`1e400`): JSON.parse would make them Infinity.
+      // Decimals as written too (`1e400`, `1.50`): JSON.parse would make the first Infinity and lose how
+      // both are written, which sprintf and json.marshal print as OPA does.
       const marked = exactIntegers && !rego && level == 0 &&
-        (kind == K_BIG || (kind == K_INT && (numI64(v) > MAX_SAFE || numI64(v) < -MAX_SAFE)) ||
-          (kind == K_DEC && !isFinite(load<f64>(v, 8))));
+        (kind == K_BIG || kind == K_DEC || (kind == K_INT && (numI64(v) > MAX_SAFE || numI64(v) < -MAX_SAFE)));
       if (marked) putAscii("{\"$guardian.exact_integer\":\"", level);
       numberText(v);
       const p = txtPtr, l = txtLen;
