@@ -199,7 +199,9 @@ async function expectRecovered(
     expect((await store.getChainHead(c.sessionId))?.entryHash).toBe(out.result?.chain_hash);
     resumed++;
   }
-  expect(resumed).toBeGreaterThanOrEqual(clients.length - 2);
+  // The group-commit batch in flight at a crash can hold a step of every session, so any number of them may be in
+  // doubt (each checked above); the rest carry on.
+  expect(resumed).toBeGreaterThan(0);
 }
 
 describe('guardian serve while its Postgres crashes and restarts', () => {

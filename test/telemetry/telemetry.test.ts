@@ -6,7 +6,7 @@ import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AcsClient } from '../../src/client/index.ts';
 import type { ServerHello } from '../../src/acs/types.ts';
 import { openGuardianRuntime, type GuardianRuntime } from '../../src/server/app.ts';
@@ -360,7 +360,7 @@ describe.each([
     );
   });
 
-  it('OCSF: a Detection Finding (2004) for every deny/modify/ask/defer, with the mapped severity and its evidence', () => {
+  it('OCSF: a Detection Finding (2004) for every deny/modify/ask/defer, with the mapped severity and its evidence', async () => {
     const findings = siem.events.filter((e) => e.class_uid === 2004);
     const byDecision = new Map(findings.map((f) => [(f.unmapped as { acs: { decision: string } }).acs.decision, f]));
     for (const d of ['deny', 'modify', 'ask', 'defer']) {
@@ -372,11 +372,14 @@ describe.each([
     }
     // Allowed steps are findings-free; their class event has severity 1.
     expect(findings.length).toBe(5); // 4 dispositions + the failed evaluation (deny)
-    const file = readFileSync(join(dir, 'ocsf.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as object);
-    expect(file.length).toBe(siem.events.length);
+    // The file sink writes asynchronously (never blocking a decision): wait for it to catch up with the collector.
+    const readFile = () =>
+      readFileSync(join(dir, 'ocsf.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as object);
+    await vi.waitFor(() => expect(readFile().length).toBe(siem.events.length), { timeout: 5000 });
+    const file = readFile();
     for (const event of file) expect(validateOcsf(event) ? null : validateOcsf.errors).toBeNull();
   });
 
