@@ -6,7 +6,6 @@ import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AcsClient, httpTransport } from '../../src/client/index.ts';
 import type { AcsResult } from '../../src/acs/types.ts';
@@ -14,35 +13,21 @@ import { openStore } from '../../src/store/index.ts';
 import { buildDecisionModule } from '../acs/fixtures/decision-module.ts';
 import { expectValidAnswer } from '../acs/fixtures/harness.ts';
 import { IKM, TOOL, auditVerifyAll, killAll, startServe, type Serving } from '../store/fixtures/serve-process.ts';
-import { TEST_DATABASE_URL } from '../store/postgres-schema.ts';
+import { scratchDatabase } from '../store/postgres-schema.ts';
 
-const DB = `acs_contention_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
-const dbUrl = (() => {
-  const u = new URL(TEST_DATABASE_URL);
-  u.pathname = `/${DB}`;
-  return u.toString();
-})();
-
-async function admin(sql: string): Promise<void> {
-  const c = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
+const database = scratchDatabase('acs_contention');
+const dbUrl = database.url;
 
 let dir: string;
 const children: ChildProcessWithoutNullStreams[] = [];
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'acs-contention-'));
   writeFileSync(join(dir, 'policy.wasm'), await buildDecisionModule({ constant: { decision: 'allow' } }));
-  await admin(`create database "${DB}"`);
+  await database.create();
 }, 60_000);
 afterAll(async () => {
   await killAll(children);
-  await admin(`drop database if exists "${DB}" with (force)`).catch(() => undefined);
+  await database.drop().catch(() => undefined);
   rmSync(dir, { recursive: true, force: true });
 }, 60_000);
 

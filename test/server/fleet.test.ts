@@ -8,7 +8,6 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { openStore } from '../../src/store/index.ts';
@@ -23,7 +22,7 @@ import {
   TOOL,
   type Serving,
 } from '../store/fixtures/serve-process.ts';
-import { TEST_DATABASE_URL } from '../store/postgres-schema.ts';
+import { scratchDatabase } from '../store/postgres-schema.ts';
 
 interface ComposeService {
   image?: string;
@@ -38,22 +37,8 @@ const compose = parse(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8'), { 
   configs: Record<string, { content: string }>;
 };
 
-const DB = `acs_fleet_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
-const dbUrl = (() => {
-  const u = new URL(TEST_DATABASE_URL);
-  u.pathname = `/${DB}`;
-  return u.toString();
-})();
-
-async function admin(sql: string): Promise<void> {
-  const c = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
+const database = scratchDatabase('acs_fleet');
+const dbUrl = database.url;
 
 /** Round-robin over the replicas, one request each in turn (nginx's default for an upstream). */
 function roundRobin(upstreams: string[]): Promise<{ url: string; server: Server; served: number[] }> {
@@ -81,11 +66,11 @@ let dir: string;
 const children: ChildProcessWithoutNullStreams[] = [];
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'acs-fleet-'));
-  await admin(`create database "${DB}"`);
+  await database.create();
 }, 60_000);
 afterAll(async () => {
   await killAll(children);
-  await admin(`drop database if exists "${DB}" with (force)`).catch(() => undefined);
+  await database.drop().catch(() => undefined);
   rmSync(dir, { recursive: true, force: true });
 }, 60_000);
 
