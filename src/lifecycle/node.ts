@@ -571,7 +571,19 @@ export class LifecycleNode {
     await Promise.allSettled([...this.#pendingDiffs]);
   }
 
-  async heartbeat(): Promise<void> {
+  /**
+   * Writes this replica's heartbeat row. Writes run one after another, each reading the state when it starts: a
+   * periodic beat that read the old revision can never land after the beat of a newer activation.
+   */
+  heartbeat(): Promise<void> {
+    const beat = this.#heartbeats.catch(() => {}).then(() => this.#writeHeartbeat());
+    this.#heartbeats = beat;
+    return beat;
+  }
+
+  #heartbeats: Promise<void> = Promise.resolve();
+
+  async #writeHeartbeat(): Promise<void> {
     if (!this.#slot) return;
     const cur = this.#slot.current;
     await this.store.heartbeatReplica({
