@@ -12,10 +12,13 @@ const argv = process.argv.slice(2);
 const firstOption = argv.findIndex((a) => a.startsWith('--'));
 const wanted = firstOption < 0 ? argv : argv.slice(0, firstOption);
 const options = firstOption < 0 ? [] : argv.slice(firstOption);
+// The soak runs for half an hour by default: it runs when named (`npm run bench soak`), not as part of the whole set.
+const NAMED_ONLY = new Set(['soak.ts']);
 const scripts = readdirSync(join(root, 'bench'))
   .filter((f) => f.endsWith('.ts'))
-  .filter((f) => wanted.length === 0 || wanted.some((w) => f.includes(w)))
+  .filter((f) => (wanted.length === 0 ? !NAMED_ONLY.has(f) : wanted.some((w) => f.includes(w))))
   .sort();
+if (wanted.length === 0) console.log(`bench: ${[...NAMED_ONLY].join(', ')} runs only when named`);
 if (scripts.length === 0) {
   console.error(`bench: no benchmark matches ${wanted.join(', ') || '(none in bench/)'}`);
   process.exit(2);
