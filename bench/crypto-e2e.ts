@@ -4,7 +4,7 @@
 // event loop by the PQC worker pool), to show the pool keeps HMAC traffic's latency where it was.
 // Loopback only; each phase runs BENCH_SECONDS (default 5) and stops by itself.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { AcsClient, httpTransport } from '../src/client/index.ts';
@@ -12,6 +12,7 @@ import { cryptoEnvelopeSignatures } from '../src/acs/signing/index.ts';
 import { createSignatureRegistry, generateKeyFile, publicPart, type SignatureAlgorithm } from '../src/crypto/index.ts';
 import { openGuardianRuntime } from '../src/server/app.ts';
 import { startHttpServer } from '../src/server/http.ts';
+import { load, pct } from './fixtures/figures.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const SESSIONS = 16;
@@ -19,13 +20,6 @@ const CLIENTS = 16;
 const IKM = new Uint8Array(32).fill(3);
 const METHODS = ['steps/sessionStart', 'steps/toolCallRequest'];
 const TOOL = { tool: { name: 'search' }, arguments: { q: { value: 'benchmarks' } } };
-
-const pct = (xs: number[], p: number): number =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
-const load = (): string =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
 
 const agentKeys = {
   'ECDSA-P256': generateKeyFile('ECDSA-P256', { keyId: 'agent-ec', agentId: 'bench' }),

@@ -9,9 +9,10 @@
 // BENCH_SECONDS (default 5) per run, BENCH_CLIENTS, BENCH_NODE_ARGS (node flags for the Guardian). Heap is read from the Guardian's own /metrics (prom-client's process metrics).
 import { spawn, fork, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LoadOrder, LoadReport } from './fixtures/acs-load.ts';
+import { load, pct } from './fixtures/figures.ts';
 
 const ROOT = new URL('../', import.meta.url).pathname;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -27,14 +28,6 @@ const TARGETS = {
 const ikm = new Uint8Array(32).fill(9);
 const tool = { tool: { name: 'shell' }, arguments: { command: { value: 'ls -la /tmp' } } };
 
-const load = (): string =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
-const pct = (xs: number[], p: number): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN;
-};
 const verdict = (ok: boolean): string => (ok ? 'PASS' : 'FAIL');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

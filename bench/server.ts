@@ -22,7 +22,6 @@ import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector';
-import { loadavg } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { AcsClient, httpTransport } from '../src/client/index.ts';
@@ -37,6 +36,7 @@ import type { LoadOrder, LoadReport } from './fixtures/acs-load.ts';
 import { type CpuProfile, cpuShares } from './fixtures/cpu-shares.ts';
 import type { Json } from '../src/json.ts';
 import type { AppendedEntry, GuardianStore, NewContextEntry, SessionRecord } from '../src/store/types.ts';
+import { load, pct } from './fixtures/figures.ts';
 
 const STEPS = Number(process.env.BENCH_STEPS ?? 200);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 64);
@@ -47,14 +47,6 @@ const DB_URL = process.env.BENCH_DATABASE_URL;
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'latency,echo,bypass,durable,external,telemetry').split(','));
 const ikm = new Uint8Array(32).fill(7);
 
-const load = (): string =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
-const pct = (xs: number[], p: number): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
-};
 const fmt = (xs: number[]): string =>
   `p50 ${pct(xs, 50).toFixed(2)} ms  p95 ${pct(xs, 95).toFixed(2)} ms  p99 ${pct(xs, 99).toFixed(2)} ms  (n=${xs.length})`;
 

@@ -6,12 +6,12 @@
 // decisions/s and RSS each stay within 10 % of their first measured minute.
 //   npm run bench soak [-- --minutes N]   (default 30; or BENCH_SOAK_MINUTES); BENCH_DATABASE_URL (default local test db)
 import { fork } from 'node:child_process';
-import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { AcsClient, type AcsTransport } from '../src/client/index.ts';
 import type { ResponseEnvelope } from '../src/acs/types.ts';
 import { RawConnection } from './fixtures/acs-load.ts';
 import type { GuardianProcessMessage } from './fixtures/guardian-process.ts';
+import { load } from './fixtures/figures.ts';
 
 const args = process.argv.slice(2);
 if (args.includes('--help')) {
@@ -29,10 +29,6 @@ const LIVE = 64;
 const NEW_PER_MINUTE = 64;
 const DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ikm = new Uint8Array(32).fill(7);
-const load = (): string =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
 
 const child = fork(new URL('./fixtures/guardian-process.ts', import.meta.url).pathname, [], {
   execArgv: ['--expose-gc', '--import', 'tsx'],
