@@ -12,8 +12,9 @@ const argv = process.argv.slice(2);
 const firstOption = argv.findIndex((a) => a.startsWith('--'));
 const wanted = firstOption < 0 ? argv : argv.slice(0, firstOption);
 const options = firstOption < 0 ? [] : argv.slice(firstOption);
-// The soak runs for half an hour by default: it runs when named (`npm run bench soak`), not as part of the whole set.
-const NAMED_ONLY = new Set(['soak.ts']);
+// Run only when named: the soak lasts half an hour by default (`npm run bench soak`), and policy-ab compares two
+// bundles the caller names (BENCH_A, BENCH_B).
+const NAMED_ONLY = new Set(['soak.ts', 'policy-ab.ts']);
 const scripts = readdirSync(join(root, 'bench'))
   .filter((f) => f.endsWith('.ts'))
   .filter((f) => (wanted.length === 0 ? !NAMED_ONLY.has(f) : wanted.some((w) => f.includes(w))))
