@@ -11,6 +11,7 @@ import { StoreError, toStoreError } from './errors.ts';
 import { Fleet } from './fleet.ts';
 import type { StoreOptions } from './options.ts';
 import { type NewSession, type PreparedStep, prepareAppend, prepareStep } from './prepare.ts';
+import { ProvenanceIdReads } from './provenance-ids.ts';
 import { pruneClosedSessions } from './prune.ts';
 import { ChainReads } from './reads.ts';
 import { SessionRows } from './sessions.ts';
@@ -32,6 +33,7 @@ import type {
   PolicyActivationRecord,
   PolicyBundleInfo,
   PolicyBundleRecord,
+  ProvenanceEntryRow,
   ReplayKeyKind,
   ReplicaHeartbeat,
   SessionRecord,
@@ -56,6 +58,7 @@ export class DrizzleGuardianStore implements DurableStore {
   readonly #bundles: PolicyBundles;
   readonly #fleet: Fleet;
   readonly #agbom: AgbomVersions;
+  readonly #provenanceIds: ProvenanceIdReads;
   readonly #turns: SessionTurns;
   #lastReplayPurge = Date.now();
   #closed = false;
@@ -74,6 +77,7 @@ export class DrizzleGuardianStore implements DurableStore {
     this.#bundles = new PolicyBundles(driver);
     this.#fleet = new Fleet(driver);
     this.#agbom = new AgbomVersions(driver);
+    this.#provenanceIds = new ProvenanceIdReads(driver);
     this.#turns = new SessionTurns(driver.heldTransactions ?? null);
   }
 
@@ -389,6 +393,17 @@ export class DrizzleGuardianStore implements DurableStore {
 
   getEntryTime(sessionId: string, seq: number): Promise<EntryTime | null> {
     return this.#open(() => this.#agbom.getEntryTime(sessionId, seq));
+  }
+
+  // ---------------------------------------------------------------- provenance ids
+
+  readProvenanceEntries(
+    sessionId: string,
+    afterSeq: number,
+    throughSeq: number,
+    ids?: readonly string[],
+  ): Promise<ProvenanceEntryRow[]> {
+    return this.#open(() => this.#provenanceIds.readProvenanceEntries(sessionId, afterSeq, throughSeq, ids));
   }
 
   // ---------------------------------------------------------------- tests only

@@ -387,6 +387,29 @@ export interface AgbomStore {
   getEntryTime(sessionId: string, seq: number): Promise<EntryTime | null>;
 }
 
+/** A chain entry's seq and its params as stored (RFC 8785 text). */
+export interface ProvenanceEntryRow {
+  seq: number;
+  paramsJcs: string;
+}
+
+/**
+ * Which chain entries of a session carry Provenance objects (ACS §7: provenance_id is unique within the session;
+ * src/acs/pipeline/provenance-ids.ts parses what comes back).
+ */
+export interface ProvenanceIdStore {
+  /**
+   * The session's entries with seq in (afterSeq, throughSeq] whose params hold a `provenance_id` member: any, or
+   * one equal to one of `ids`, in chain order. A text match, so a caller parses each row to confirm.
+   */
+  readProvenanceEntries(
+    sessionId: string,
+    afterSeq: number,
+    throughSeq: number,
+    ids?: readonly string[],
+  ): Promise<ProvenanceEntryRow[]>;
+}
+
 /**
  * What `openStore()` returns: the pipeline's GuardianStore plus the audit, bundle, fleet and operator calls
  * (`guardian audit …`, `guardian db …`, bundle activation).
@@ -397,7 +420,8 @@ export interface DurableStore
     ReplicaStore,
     ShadowStore,
     ReplayReadStore,
-    AgbomStore {
+    AgbomStore,
+    ProvenanceIdStore {
   /** 'pglite' or 'postgres'. */
   readonly driver: 'pglite' | 'postgres';
 

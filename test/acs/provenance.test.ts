@@ -125,6 +125,41 @@ describe('ACS-Provenance (provenance_producer "deterministic")', () => {
     ).toBe('allow');
   });
 
+  it('a producer that declared "none" sends no Provenance on a data-bearing field: -32602 provenance_producer_none', async () => {
+    const c = await opened('none');
+    const head = await h.store.getChainHead(c.sessionId);
+    expectInvalidParams(
+      await c.step('steps/userMessage', { content: [{ type: 'text', value: 'hi', provenance: prov('user_input') }] }),
+      'provenance_producer_none',
+      '/params/payload/content/0/provenance',
+    );
+    expectInvalidParams(
+      await c.step('steps/toolCallRequest', {
+        tool: { name: 'Bash' },
+        arguments: { command: { value: 'ls' }, cwd: { value: '/tmp', provenance: prov('agent_generated') } },
+      }),
+      'provenance_producer_none',
+      '/params/payload/arguments/cwd/provenance',
+    );
+    expectInvalidParams(
+      await c.step('steps/toolCallResult', {
+        tool: { name: 'Bash' },
+        exit_status: 'success',
+        outputs: [{ value: 'x', provenance: prov('tool_output', { source_id: 'Bash' }) }],
+      }),
+      'provenance_producer_none',
+      '/params/payload/outputs/0/provenance',
+    );
+    expect(await h.store.getChainHead(c.sessionId)).toEqual(head);
+    // Intent's parser_provenance is not a data-bearing field: an IBAC session needs no Provenance profile (§8.4).
+    const ibac = h.client();
+    await ibac.hello({ methods_implemented: METHODS, profiles_supported: PROFILES, provenance_producer: 'none' });
+    const start = await ibac.step('steps/sessionStart', {
+      intent: { description: 'tidy the build', parsed: ['fs.read'], parser_provenance: prov('user_input') },
+    });
+    expect(start.decision).toBe('allow');
+  });
+
   it('refuses a trust label that launders agent_generated data above its lineage, earlier steps and this one', async () => {
     const c = await opened();
     const tool = prov('tool_output', { source_id: 'Bash', trust: 'untrusted' });

@@ -11,6 +11,7 @@ import { sharedValidator } from '../validation/index.ts';
 import { authenticateRequest, type Authenticated } from './authenticate.ts';
 import { checkChainHint, placeEntry, stepEntry } from './chain.ts';
 import { auditedProvenanceSummary, validateStepProvenance } from './provenance.ts';
+import { checkProvenanceIds, ProvenanceIdMemory, type StepProvenanceIds } from './provenance-ids.ts';
 import type { GuardianConfig, GuardianOptions } from './config.ts';
 import { decodeMessage } from './decode.ts';
 import { evaluateStep } from './evaluate.ts';
@@ -128,6 +129,7 @@ export function createGuardian(options: GuardianOptions): Guardian {
   const config = resolveConfig(options);
   const locks = new SessionLocks();
   const sessions = new SessionCache();
+  const provenanceIds = new ProvenanceIdMemory();
 
   async function decided(
     request: AcsRequest,
@@ -248,6 +250,7 @@ export function createGuardian(options: GuardianOptions): Guardian {
     // replay of a refused request is -32005 too. They are decided on facts that are final once set (agent,
     // key binding, sealing, negotiation), except the chain hint, which a cached head must not refuse alone.
     let admitted: SessionRecord;
+    let ids: StepProvenanceIds | undefined;
     try {
       const admission = admitStep(config, request, auth, session, now);
       if (!admission.admitted) return await refuse(request, auth, version, now, admission.refusal);
@@ -258,6 +261,7 @@ export function createGuardian(options: GuardianOptions): Guardian {
           sessionState(admitted, cached !== undefined),
         );
       } else if (routed.kind === 'mcp') validateMcpPayload(request, routed.mcpMethod);
+      ids = await checkProvenanceIds(provenanceIds, config.store, request, session.hello, head); // ACS §7
     } catch (err) {
       if (err instanceof AcsError) return refuse(request, auth, version, now, err);
       throw err;
@@ -339,6 +343,7 @@ export function createGuardian(options: GuardianOptions): Guardian {
     obs?.stage('commit');
     sessions.remember(writes.written, { seq: outcome.appended.seq, entryHash: outcome.appended.entryHash });
     inventory?.committed(outcome.appended, evaluated.decision.decision);
+    if (ids) provenanceIds.committed(ids, outcome.appended);
     const audit = auditOf(request);
     for (const event of [...evaluated.auditEvents, ...writes.auditEvents]) audit(event);
     // The step is committed: what is delivered must be what was recorded, so a failed check here is audited only.

@@ -4,7 +4,10 @@
 // (a data-bearing field without Provenance is partial population: -32602 with the pointer of the missing member),
 // and a populated `trust` on `agent_generated` data must not rise above the minimum trust of its `derived_from`
 // lineage as this Guardian derives it (§7.1 monotonicity; the label is a hint, §7.1, so it is re-derived from
-// origin and the session's records, never believed). docs/conformance.md, "acs-provenance".
+// origin and the session's records, never believed). A session whose producer declared `provenance_producer:
+// "none"` emits no Provenance objects on data-bearing fields (§7), so one arriving there is refused -32602
+// `provenance_producer_none` rather than handed to policy as lineage nobody produced deterministically (§4, §7).
+// docs/conformance.md, "acs-provenance".
 import {
   entriesCarryProvenanceSummary,
   entryProvenanceSummary,
@@ -77,10 +80,27 @@ function invalid(request: AcsRequest, reason: string, pointer: string, message: 
 }
 
 /**
+ * Under `provenance_producer: "none"` a data-bearing field (the member named `provenance`: content, arguments,
+ * results, outputs, summary; ACS §7) carries no Provenance. The structural records keep their own schemas:
+ * Intent's `parser_provenance` (required with `parsed`, §8.4) and an AgBOM component's `registration_provenance`.
+ */
+function refuseUndeclaredProvenance(request: AcsRequest): void {
+  const found = payloadProvenance(request.params.payload).find((p) => p.pointer.endsWith('/provenance'));
+  if (!found) return;
+  throw invalid(
+    request,
+    'provenance_producer_none',
+    found.pointer,
+    `${found.pointer} carries a Provenance object, but this session's handshake declared provenance_producer "none", which emits none (ACS §7); re-handshake as a "deterministic" producer to send Provenance`,
+  );
+}
+
+/**
  * The ACS-Provenance checks of a step whose payload passed its base schema; nothing in other sessions. Throws
  * -32602 (ACS §17: a required member missing or a value invalid) with `data.reason`:
  * `provenance_missing` (strict variant: a data-bearing field without Provenance), `payload_invalid` (another
- * strict-variant violation), `trust_invalid` (not trusted|untrusted|unknown) or `trust_not_monotonic`.
+ * strict-variant violation), `trust_invalid` (not trusted|untrusted|unknown), `trust_not_monotonic`, or
+ * `provenance_producer_none` (a producer that declared "none" sent Provenance on a data-bearing field).
  * `state` gives the session's provenance records, read only when a lineage reaches an earlier step.
  */
 export function validateStepProvenance(
@@ -90,6 +110,10 @@ export function validateStepProvenance(
   hello: Json,
   state: () => SessionState | undefined,
 ): void {
+  if ((hello as { client?: { provenance_producer?: unknown } } | null)?.client?.provenance_producer === 'none') {
+    refuseUndeclaredProvenance(request);
+    return;
+  }
   if (!inspectTerms(hello).provenance) return;
   const strict = strictVariantPath(spec.payloadSchema);
   if (validator.has(strict)) {
