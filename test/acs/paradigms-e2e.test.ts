@@ -40,6 +40,7 @@ async function session(): Promise<AcsClient> {
       'steps/skillRegister',
       'steps/skillLoad',
     ],
+    provenance_producer: 'deterministic', // the payloads carry Provenance (ACS §7: a "none" producer emits none)
   });
   return c;
 }

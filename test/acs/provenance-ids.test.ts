@@ -168,7 +168,7 @@ describe('provenance_id unique within a session (ACS §7)', () => {
     expectReused(await s.c.step('steps/toolCallResult', output('d1')), OUTPUT_ID, 'at chain entry 1');
   });
 
-  it('a memory smaller than the session forgets it and asks the store for the step’s own ids instead', async () => {
+  it('a memory smaller than the session forgets it and asks the store for the ids of the step instead', async () => {
     const { c } = await opened();
     for (const id of ['m1', 'm2', 'm3']) expect((await c.step('steps/userMessage', said(id))).decision).toBe('allow');
     const other = await opened();

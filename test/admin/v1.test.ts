@@ -12,6 +12,7 @@ import type { LifecycleNode } from '../../src/lifecycle/index.ts';
 import type { DurableStore } from '../../src/store/types.ts';
 import { TEST_IKM } from '../acs/fixtures/harness.ts';
 import { DB_MCP, MEMORY } from '../agbom/fixtures.ts';
+import { expectSwidValid } from '../agbom/swid-schema.ts';
 import { constantBundle } from '../lifecycle/fixtures.ts';
 import { type AdminGuardian, startAdminGuardian } from './fixtures.ts';
 
@@ -329,7 +330,7 @@ describe("admin API v1: a session's AgBOM", () => {
     expect(await cdx.json()).toMatchObject({ bomFormat: 'CycloneDX', specVersion: '1.6' });
     const swid = await get('viewer', `/v1/sessions/${id}/agbom?format=swid`);
     expect(swid.headers.get('content-type')).toMatch(/^application\/swid\+xml/);
-    expect(await swid.text()).toMatch(/^<\?xml/);
+    await expectSwidValid(await swid.text());
     const diff = await getJson<{ added: { id: string }[]; removed: { id: string }[] }>(
       'viewer',
       `/v1/sessions/${id}/agbom/diff?from=${versions[0].seq}&to=${versions[2].seq}`,

@@ -108,7 +108,7 @@ describe('guardian agbom export / diff', () => {
       expect(spdx['@context']).toBe('https://spdx.org/rdf/3.0.1/spdx-context.jsonld');
       expectSpdxValid(spdx);
       const swid = await cli(['agbom', 'export', '--session', c.sessionId, '--format', 'swid']);
-      expectSwidValid(swid.stdout);
+      await expectSwidValid(swid.stdout);
       expect(swid.stdout).toContain(`tagId="${DB_MCP.id}"`);
     },
     TIMEOUT,
@@ -164,7 +164,7 @@ describe('admin routes', () => {
     expectSpdxValid(await spdx.json());
     const swid = await fetch(`${base}/sessions/${c.sessionId}?format=swid`);
     expect(swid.status).toBe(200);
-    expectSwidValid(await swid.text());
+    await expectSwidValid(await swid.text());
     const versions = (await (await fetch(`${base}/sessions/${c.sessionId}/versions`)).json()) as {
       versions: { seq: number; adopted: boolean }[];
     };

@@ -221,7 +221,11 @@ describe.each([
     // traceparent, one carrying provenance, one whose policy fails (audited).
     let tp: string | undefined;
     const c = g.client(() => tp);
-    hello = await c.hello({ methods_implemented: ALL_STEPS, profiles_supported: ['acs-core', 'acs-trace'] });
+    hello = await c.hello({
+      methods_implemented: ALL_STEPS,
+      profiles_supported: ['acs-core', 'acs-trace'],
+      provenance_producer: 'deterministic', // one step carries Provenance (ACS §7)
+    });
     sessionId = c.sessionId;
     for (const method of Object.keys(STEP_PAYLOADS)) {
       if (method === 'steps/sessionEnd') continue;
