@@ -196,11 +196,25 @@ describe('provenance_id unique within a session (ACS §7)', () => {
     expect(memory.size).toEqual({ sessions: 1, ids: 1 });
     memory.committed(small, { seq: 2, entryHash: 'f'.repeat(64) });
     expect(memory.size).toEqual({ sessions: 1, ids: 2 });
+    // A session past the bound of one session is forgotten as soon as a commit takes it there.
+    const grown = await memory.check(a.store, request(other.c.sessionId, output('n3')), {
+      seq: 2,
+      entryHash: 'f'.repeat(64),
+    });
+    memory.committed(grown, { seq: 3, entryHash: 'e'.repeat(64) });
+    expect(memory.size).toEqual({ sessions: 0, ids: 0 });
     // Past the bound over all sessions, the least recently used session is forgotten.
-    memory.committed(
-      await memory.check(a.store, request(other.c.sessionId, output('n3')), { seq: 2, entryHash: 'f'.repeat(64) }),
-      { seq: 3, entryHash: 'e'.repeat(64) },
-    );
-    expect(memory.size.ids).toBeLessThanOrEqual(2);
+    const third = await opened();
+    expect((await third.c.step('steps/userMessage', said('t1'))).decision).toBe('allow');
+    const fourth = await opened();
+    for (const id of ['f1', 'f2']) expect((await fourth.c.step('steps/userMessage', said(id))).decision).toBe('allow');
+    await memory.check(a.store, request(third.c.sessionId, output('t2')), await at(third.c.sessionId));
+    expect(memory.size).toEqual({ sessions: 1, ids: 1 });
+    await memory.check(a.store, request(fourth.c.sessionId, output('f3')), await at(fourth.c.sessionId));
+    expect(memory.size).toEqual({ sessions: 1, ids: 2 });
+    await expect(
+      memory.check(a.store, request(third.c.sessionId, output('t1')), await at(third.c.sessionId)),
+    ).rejects.toMatchObject({ data: { reason: 'provenance_id_reused' } });
+    expect(memory.size).toEqual({ sessions: 1, ids: 1 });
   });
 });
