@@ -52,6 +52,8 @@ export interface ProvenanceIdMemoryOptions {
   maxIdsPerSession?: number;
 }
 
+/** Sessions marked too large to keep; one forgotten here is read whole again at its next check, then marked again. */
+const MAX_OVERSIZED = 1024;
 const DIGEST_OVER = 71; // 'sha256:' + 64 hex digits
 
 function recordKey(record: unknown): RecordKey {
@@ -101,7 +103,7 @@ function reused(request: AcsRequest, pointer: string, id: string, seq: number | 
 
 export class ProvenanceIdMemory {
   readonly #sessions = new Map<string, Remembered>();
-  /** Sessions with more ids than one may keep, least recently seen first (as many as sessions may be kept). */
+  /** Sessions with more ids than one may keep, least recently seen first (MAX_OVERSIZED of them). */
   readonly #oversized = new Map<string, true>();
   readonly #maxIds: number;
   readonly #maxPerSession: number;
@@ -190,17 +192,25 @@ export class ProvenanceIdMemory {
     }
     const after = known?.seq ?? -1;
     const read = usedIn(await store.readProvenanceEntries(sessionId, after, headSeq));
+    // Other sessions' steps ran meanwhile and may have evicted this one: then it is remembered anew below.
+    const kept = known !== undefined && this.#sessions.get(sessionId) === known;
     const next: Remembered = known ?? { seq: -1, entryHash: null, ids: new Map() };
+    let added = 0;
     for (const [id, used] of read) {
       if (next.ids.has(id)) continue;
       next.ids.set(id, used);
-      if (known) this.#total++;
+      added++;
     }
     next.seq = headSeq;
     next.entryHash = head!.entryHash;
-    if (!known) this.#remember(sessionId, next);
-    else if (next.ids.size > this.#maxPerSession) this.#tooLarge(sessionId);
-    else this.#trim();
+    if (!kept) this.#remember(sessionId, next);
+    else if (next.ids.size > this.#maxPerSession) {
+      this.#total += added;
+      this.#tooLarge(sessionId);
+    } else {
+      this.#total += added;
+      this.#trim();
+    }
     return next.ids;
   }
 
@@ -236,9 +246,8 @@ export class ProvenanceIdMemory {
   }
 
   #trimOversized(): void {
-    const max = Math.max(16, Math.ceil(this.#maxIds / this.#maxPerSession) * 4);
     for (const sessionId of this.#oversized.keys()) {
-      if (this.#oversized.size <= max) return;
+      if (this.#oversized.size <= MAX_OVERSIZED) return;
       this.#oversized.delete(sessionId);
     }
   }
