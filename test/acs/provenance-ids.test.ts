@@ -80,7 +80,7 @@ const OUTPUT_ID = '/params/payload/outputs/0/provenance/provenance_id';
 function expectReused(out: StepOutcome, pointer: string, where?: string): void {
   expect(out.failure?.reason).toBe('error_response');
   expect(out.failure?.error).toMatchObject({ code: -32602, data: { reason: 'provenance_id_reused', pointer } });
-  if (where) expect(out.failure?.error?.message).toContain(where);
+  if (where) expect(out.failure?.error?.data?.message).toContain(where);
   expect(out.result).toBeNull();
 }
 
@@ -154,7 +154,11 @@ describe('provenance_id unique within a session (ACS §7)', () => {
     // a remembers the session as of its last step: the entries b appended since are read before a answers.
     s.to(a);
     expectReused(await s.c.step('steps/toolCallResult', output('r3')), OUTPUT_ID, 'at chain entry 4');
-    expectReused(await s.c.step('steps/toolCallResult', output('r2')), OUTPUT_ID, 'at chain entry 2');
+    expectReused(
+      await s.c.step('steps/userMessage', said('r2')),
+      '/params/payload/content/0/provenance/provenance_id',
+      'at chain entry 2',
+    );
     expect((await s.c.step('steps/toolCallResult', output('r4'))).decision).toBe('allow');
   });
 
