@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProvenanceIdMemory } from '../../src/acs/pipeline/provenance-ids.ts';
 import type { AcsRequest } from '../../src/acs/types.ts';
 import { AcsClient, httpTransport, type StepOutcome } from '../../src/client/index.ts';
+import { openStore } from '../../src/store/index.ts';
+import { dropSchema, TEST_DATABASE_URL, uniqueSchema } from '../store/postgres-schema.ts';
 import { expectValidAnswer, type Harness, startHarness, TEST_IKM } from './fixtures/harness.ts';
 
 const METHODS = [
@@ -40,9 +42,9 @@ afterAll(async () => {
   await a?.close();
 });
 
-/** A client whose requests go to whichever Guardian `to()` names last (a's at first). */
-function client(): { c: AcsClient; to(h: Harness): void } {
-  let target = a.url;
+/** A client whose requests go to whichever Guardian `to()` names last (`first`, a by default). */
+function client(first: Harness = a): { c: AcsClient; to(h: Harness): void } {
+  let target = first.url;
   const c = new AcsClient({
     transport: async (message) => {
       const text = await httpTransport(target)(message);
@@ -55,8 +57,8 @@ function client(): { c: AcsClient; to(h: Harness): void } {
   return { c, to: (h) => (target = h.url) };
 }
 
-async function opened(): Promise<{ c: AcsClient; to(h: Harness): void }> {
-  const s = client();
+async function opened(first: Harness = a): Promise<{ c: AcsClient; to(h: Harness): void }> {
+  const s = client(first);
   const hello = await s.c.hello({
     methods_implemented: METHODS,
     profiles_supported: PROFILES,
@@ -188,9 +190,9 @@ describe('provenance_id unique within a session (ACS §7)', () => {
     const at = async (sessionId: string) => a.store.getChainHead(sessionId);
     // Three ids, more than one session may keep: refused all the same, by the store's answer, and not kept.
     for (let round = 0; round < 2; round++) {
-      await expect(memory.check(a.store, request(c.sessionId, output('m2')), await at(c.sessionId))).rejects.toMatchObject(
-        { data: { reason: 'provenance_id_reused', pointer: OUTPUT_ID } },
-      );
+      await expect(
+        memory.check(a.store, request(c.sessionId, output('m2')), await at(c.sessionId)),
+      ).rejects.toMatchObject({ data: { reason: 'provenance_id_reused', pointer: OUTPUT_ID } });
     }
     expect(memory.size).toEqual({ sessions: 0, ids: 0 });
     const fresh = await memory.check(a.store, request(c.sessionId, said('m1')), await at(c.sessionId));
@@ -220,5 +222,44 @@ describe('provenance_id unique within a session (ACS §7)', () => {
       memory.check(a.store, request(third.c.sessionId, output('t1')), await at(third.c.sessionId)),
     ).rejects.toMatchObject({ data: { reason: 'provenance_id_reused' } });
     expect(memory.size).toEqual({ sessions: 1, ids: 1 });
+  });
+});
+
+describe('provenance_id unique within a session, on Postgres across a restart of the Guardian and its store', () => {
+  const schema = uniqueSchema('provenance_ids');
+  afterAll(async () => {
+    await dropSchema(schema);
+  });
+
+  it('a Guardian started again over the reopened store refuses the reuse', async () => {
+    const before = await startHarness({
+      profiles: PROFILES,
+      store: await openStore({ databaseUrl: TEST_DATABASE_URL, schema }),
+    });
+    let s: { c: AcsClient; to(h: Harness): void };
+    try {
+      s = await opened(before);
+      expect((await s.c.step('steps/userMessage', said('p1'))).decision).toBe('allow');
+      expect((await s.c.step('steps/toolCallResult', output('p2'))).decision).toBe('allow');
+    } finally {
+      await before.close();
+    }
+    const after = await startHarness({
+      profiles: PROFILES,
+      store: await openStore({ databaseUrl: TEST_DATABASE_URL, schema }),
+    });
+    try {
+      s.to(after);
+      expectReused(await s.c.step('steps/toolCallResult', output('p1')), OUTPUT_ID, 'at chain entry 1');
+      expectReused(
+        await s.c.step('steps/userMessage', said('p2')),
+        '/params/payload/content/0/provenance/provenance_id',
+        'at chain entry 2',
+      );
+      expect((await s.c.step('steps/toolCallResult', output('p2'))).decision).toBe('allow');
+      expect((await s.c.step('steps/toolCallResult', output('p3'))).decision).toBe('allow');
+    } finally {
+      await after.close();
+    }
   });
 });
