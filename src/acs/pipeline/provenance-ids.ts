@@ -259,7 +259,8 @@ function usedIn(rows: { seq: number; paramsJcs: string }[]): Map<string, Used> {
   for (const row of rows) {
     const payload = (JSON.parse(row.paramsJcs) as { payload?: unknown }).payload;
     for (const p of payloadProvenance(payload)) {
-      if (!used.has(p.provenance_id)) used.set(p.provenance_id, { key: recordKey(at(payload, p.pointer)), seq: row.seq });
+      if (!used.has(p.provenance_id))
+        used.set(p.provenance_id, { key: recordKey(at(payload, p.pointer)), seq: row.seq });
     }
   }
   return used;
