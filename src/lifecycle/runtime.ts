@@ -20,7 +20,7 @@ import type { DurableStore, GuardianStore } from '../store/types.ts';
 import { sha256Hex } from '../chain/index.ts';
 import { BundleServicePoller } from './bundle-service.ts';
 import { verificationFromEnv } from './config.ts';
-import { LifecycleNode } from './node.ts';
+import { LifecycleNode } from './node/index.ts';
 import type { PolicySlot } from './slot.ts';
 import { watchBundleDirectory, type DirectoryWatch } from './watch.ts';
 import { readRegoDirectory } from '../rego/sources.ts';

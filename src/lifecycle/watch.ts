@@ -12,7 +12,7 @@ import {
 } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { sha256Hex } from '../chain/index.ts';
-import type { LifecycleNode } from './node.ts';
+import type { LifecycleNode } from './node/index.ts';
 import { readRegoDirectory } from '../rego/sources.ts';
 
 export interface DirectoryWatch {
