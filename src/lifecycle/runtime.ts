@@ -46,13 +46,9 @@ export interface LifecycleRuntime {
   close(): Promise<void>;
 }
 
+/** Whether the store says it is a DurableStore (GuardianStore.durable). */
 export function isDurableStore(store: GuardianStore): store is DurableStore {
-  const s = store as Partial<DurableStore>;
-  return (
-    typeof s.putPolicyBundle === 'function' &&
-    typeof s.getActivePolicyBundle === 'function' &&
-    typeof s.activatePolicyBundle === 'function'
-  );
+  return store.durable === true;
 }
 
 /** A bare Wasm module (`serve --bundle policy.wasm`) wrapped as a bundle; the revision the engine gives it unwrapped. */
