@@ -3,6 +3,7 @@
 import { buildDecisionModule } from '../acs/fixtures/decision-module.ts';
 import { writeBundle } from '../../src/rego/bundle/index.ts';
 import type { Json } from '../../src/json.ts';
+import type { PolicyInput } from '../../src/policy/types.ts';
 import type { DurableStore } from '../../src/store/types.ts';
 import { createGuardian } from '../../src/acs/pipeline/index.ts';
 import { cryptoEnvelopeSignatures } from '../../src/acs/signing/index.ts';
@@ -39,6 +40,17 @@ export async function constantBundle(
     data: options.data ?? { owner: revision },
     sources,
   });
+}
+
+/** An input to evaluate a lifecycle engine with directly (the constant test bundles decide without reading it). */
+export function policyInput(method = 'steps/toolCallRequest', now = new Date().toISOString()): PolicyInput {
+  return {
+    method,
+    params: {},
+    session: {},
+    client: { modify_capable: true, ask_capable: true },
+    guardian: { now, policy_version: '' },
+  };
 }
 
 export interface LifecycleGuardian {

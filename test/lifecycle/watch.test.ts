@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LifecycleNode, watchAndBuild, watchBundleDirectory } from '../../src/lifecycle/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { DurableStore } from '../../src/store/types.ts';
-import { constantBundle } from './fixtures.ts';
+import { constantBundle, policyInput } from './fixtures.ts';
 
 let dir: string;
 let store: DurableStore;
@@ -109,30 +109,10 @@ describe('directory watch', () => {
           node.engine.revision !== 'w-2',
       );
       const first = node.engine.revision;
-      expect(
-        (
-          await node.engine.evaluate({
-            method: 'x',
-            params: {},
-            session: {},
-            client: { modify_capable: true, ask_capable: true },
-            guardian: { now: '', policy_version: '' },
-          })
-        ).decision,
-      ).toEqual({ decision: 'allow', reasoning: 'built allow' });
+      expect((await node.engine.evaluate(policyInput('x', ''))).decision).toEqual({ decision: 'allow', reasoning: 'built allow' });
       writeFileSync(join(src, 'acs.rego'), rule('deny'));
       await until(() => node.engine.revision !== first, 60_000);
-      expect(
-        (
-          await node.engine.evaluate({
-            method: 'x',
-            params: {},
-            session: {},
-            client: { modify_capable: true, ask_capable: true },
-            guardian: { now: '', policy_version: '' },
-          })
-        ).decision,
-      ).toEqual({ decision: 'deny', reasoning: 'built deny' });
+      expect((await node.engine.evaluate(policyInput('x', ''))).decision).toEqual({ decision: 'deny', reasoning: 'built deny' });
     } finally {
       b.close();
       w.close();
