@@ -42,6 +42,25 @@ export async function constantBundle(
   });
 }
 
+/**
+ * A LifecycleNode started on a fresh in-memory store with `initial` as its start-up bundle; it does not poll
+ * (60 s) unless `options` says otherwise. The caller stops the node, then closes the store.
+ */
+export async function startMemoryNode(
+  initial: Uint8Array,
+  options: Omit<LifecycleNodeOptions, 'store' | 'initialBundle'> = {},
+): Promise<{ store: DurableStore; node: LifecycleNode }> {
+  const store = await openStore({ inMemory: true });
+  const node = new LifecycleNode({
+    store,
+    pollIntervalMs: 60_000,
+    initialBundle: { bytes: initial, source: 'test' },
+    ...options,
+  });
+  await node.start();
+  return { store, node };
+}
+
 /** An input to evaluate a lifecycle engine with directly (the constant test bundles decide without reading it). */
 export function policyInput(method = 'steps/toolCallRequest', now = new Date().toISOString()): PolicyInput {
   return {

@@ -4,10 +4,9 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LifecycleNode, watchAndBuild, watchBundleDirectory } from '../../src/lifecycle/index.ts';
-import { openStore } from '../../src/store/index.ts';
+import { type LifecycleNode, watchAndBuild, watchBundleDirectory } from '../../src/lifecycle/index.ts';
 import type { DurableStore } from '../../src/store/types.ts';
-import { constantBundle, policyInput } from './fixtures.ts';
+import { constantBundle, policyInput, startMemoryNode } from './fixtures.ts';
 
 let dir: string;
 let store: DurableStore;
@@ -20,13 +19,7 @@ async function until(cond: () => boolean, ms = 30_000): Promise<void> {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'bundle-watch-'));
-  store = await openStore({ inMemory: true });
-  node = new LifecycleNode({
-    store,
-    pollIntervalMs: 60_000,
-    initialBundle: { bytes: await constantBundle('w-0'), source: 'test' },
-  });
-  await node.start();
+  ({ store, node } = await startMemoryNode(await constantBundle('w-0')));
 });
 afterAll(async () => {
   await node.stop();
