@@ -102,10 +102,16 @@ describe('directory watch', () => {
           node.engine.revision !== 'w-2',
       );
       const first = node.engine.revision;
-      expect((await node.engine.evaluate(policyInput('x', ''))).decision).toEqual({ decision: 'allow', reasoning: 'built allow' });
+      expect((await node.engine.evaluate(policyInput('x', ''))).decision).toEqual({
+        decision: 'allow',
+        reasoning: 'built allow',
+      });
       writeFileSync(join(src, 'acs.rego'), rule('deny'));
       await until(() => node.engine.revision !== first, 60_000);
-      expect((await node.engine.evaluate(policyInput('x', ''))).decision).toEqual({ decision: 'deny', reasoning: 'built deny' });
+      expect((await node.engine.evaluate(policyInput('x', ''))).decision).toEqual({
+        decision: 'deny',
+        reasoning: 'built deny',
+      });
     } finally {
       b.close();
       w.close();

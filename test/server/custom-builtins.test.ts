@@ -105,7 +105,9 @@ describe('guardian serve with custom builtins (HTTP, child process)', () => {
   }
 
   it('names the module and its builtins at start, and the policy decides with the builtin value', async () => {
-    expect(serving!.stderr() + serving!.stdout()).toContain(`custom builtins custom.vouch from ${join(dir, 'vouch.mjs')}`);
+    expect(serving!.stderr() + serving!.stdout()).toContain(
+      `custom builtins custom.vouch from ${join(dir, 'vouch.mjs')}`,
+    );
     for (const agent of ['ada', 'bob', 'carol']) {
       const c = client(agent);
       await c.hello({ methods_implemented: ['steps/userMessage'] });

@@ -47,7 +47,11 @@ describe('guardian serve (HTTP, child process)', () => {
     expect(stderr).toContain(keyPath);
     const keyText = readFileSync(keyPath, 'utf8').trim();
     expect(stderr + serving!.stdout()).not.toContain(keyText);
-    const c = new AcsClient({ transport: checkedHttpTransport(url), ikm: decodeBase64Strict(keyText)!, agentId: 'cli-agent' });
+    const c = new AcsClient({
+      transport: checkedHttpTransport(url),
+      ikm: decodeBase64Strict(keyText)!,
+      agentId: 'cli-agent',
+    });
     await c.hello({ methods_implemented: ['steps/userMessage'] });
     const out = await c.step('steps/userMessage', { content: [{ type: 'text', value: 'hi' }] });
     expect(out.failure).toBeUndefined();

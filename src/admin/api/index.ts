@@ -237,7 +237,8 @@ export interface ForwardedApp {
  */
 export async function forwardedBody<T>(from: ForwardedApp, res: Response): Promise<T> {
   const body = (await res.json()) as { error?: string; reason?: string; message?: string };
-  if (!res.ok) refuse(res.status, body.error ?? from.failure, body[from.reasonField] ?? `${from.name} answered ${res.status}`);
+  if (!res.ok)
+    refuse(res.status, body.error ?? from.failure, body[from.reasonField] ?? `${from.name} answered ${res.status}`);
   return wire<T>(body);
 }
 

@@ -145,7 +145,9 @@ export class LifecycleNode {
       target = await this.registry.resolve(ref);
       const resolved = performance.now();
       const version =
-        prepared?.sha256 === target.sha256 ? await this.#loader.intoPool(prepared) : await this.#loader.forServing(target.sha256);
+        prepared?.sha256 === target.sha256
+          ? await this.#loader.intoPool(prepared)
+          : await this.#loader.forServing(target.sha256);
       const loaded = performance.now();
       let activationId: number;
       try {
@@ -221,7 +223,13 @@ export class LifecycleNode {
   }
 
   #auditPush(record: RegisteredBundle, options: { source: string | null; by: string }): Promise<void> {
-    return this.registry.audit(options.by, 'push', `${record.revision} ${record.sha256}`, 'ok', options.source ?? undefined);
+    return this.registry.audit(
+      options.by,
+      'push',
+      `${record.revision} ${record.sha256}`,
+      'ok',
+      options.source ?? undefined,
+    );
   }
 
   /** Re-activates the bundle that was active before the current one. */

@@ -75,7 +75,10 @@ export function appendToolCall(calls: readonly RecentToolCall[], call: RecentToo
   return next;
 }
 
-export function toolOf(method: string, payload: JsonObject): { tool?: string; capability?: string; isToolCall: boolean } {
+export function toolOf(
+  method: string,
+  payload: JsonObject,
+): { tool?: string; capability?: string; isToolCall: boolean } {
   if (method === 'steps/toolCallRequest') {
     const tool = isObject(payload.tool) ? str(payload.tool.name) : undefined;
     return { tool, capability: str(payload.capability), isToolCall: true };

@@ -13,7 +13,6 @@ export type Origin =
   | 'a2a_inbound'
   | 'external';
 
-
 export interface ProvenanceRecord {
   origin: string;
   source_id?: string;
