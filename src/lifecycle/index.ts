@@ -31,7 +31,7 @@ export {
   type ReplicaStatus,
   type LocalStatus,
   type ShadowReport,
-} from './node.ts';
+} from './node/index.ts';
 export {
   BundleServicePoller,
   backoffDelay,

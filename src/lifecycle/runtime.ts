@@ -20,10 +20,10 @@ import type { DurableStore, GuardianStore } from '../store/types.ts';
 import { sha256Hex } from '../chain/index.ts';
 import { BundleServicePoller } from './bundle-service.ts';
 import { verificationFromEnv } from './config.ts';
-import { LifecycleNode } from './node.ts';
+import { compileRegoDirectory } from './rego-directory.ts';
+import { LifecycleNode } from './node/index.ts';
 import type { PolicySlot } from './slot.ts';
 import { watchBundleDirectory, type DirectoryWatch } from './watch.ts';
-import { readRegoDirectory } from '../rego/sources.ts';
 
 export interface LifecycleRuntimeOptions {
   store: GuardianStore;
@@ -46,13 +46,9 @@ export interface LifecycleRuntime {
   close(): Promise<void>;
 }
 
+/** Whether the store says it is a DurableStore (GuardianStore.durable). */
 export function isDurableStore(store: GuardianStore): store is DurableStore {
-  const s = store as Partial<DurableStore>;
-  return (
-    typeof s.putPolicyBundle === 'function' &&
-    typeof s.getActivePolicyBundle === 'function' &&
-    typeof s.activatePolicyBundle === 'function'
-  );
+  return store.durable === true;
 }
 
 /** A bare Wasm module (`serve --bundle policy.wasm`) wrapped as a bundle; the revision the engine gives it unwrapped. */
@@ -76,16 +72,7 @@ async function initialBundle(
   if (options.bundlePath) throw new Error(`policy bundle ${path} not found`);
   const regoDir = resolve(cwd, options.regoDir ?? 'rego');
   if (!existsSync(regoDir)) return undefined;
-  const rego = await import('../rego/index.ts');
-  const dataPath = join(regoDir, 'data.json');
-  const data = existsSync(dataPath)
-    ? (JSON.parse(readFileSync(dataPath, 'utf8')) as Record<string, unknown>)
-    : undefined;
-  const compiled = await rego.compileBundle({
-    sources: readRegoDirectory(regoDir),
-    entrypoints: ['acs/decision'],
-    ...(data ? { data } : {}),
-  });
+  const compiled = await compileRegoDirectory(regoDir, ['acs/decision']);
   return { bytes: compiled.bundle, source: `rego:${regoDir}` };
 }
 

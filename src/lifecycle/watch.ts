@@ -12,8 +12,8 @@ import {
 } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { sha256Hex } from '../chain/index.ts';
-import type { LifecycleNode } from './node.ts';
-import { readRegoDirectory } from '../rego/sources.ts';
+import type { LifecycleNode } from './node/index.ts';
+import { compileRegoDirectory } from './rego-directory.ts';
 
 export interface DirectoryWatch {
   close(): void;
@@ -117,16 +117,7 @@ export function watchAndBuild(dir: string, options: WatchAndBuildOptions): { clo
   let running: Promise<void> = Promise.resolve();
   const buildOnce = async (): Promise<void> => {
     try {
-      const rego = await import('../rego/index.ts');
-      const dataPath = join(root, 'data.json');
-      const data = existsSync(dataPath)
-        ? (JSON.parse(readFileSync(dataPath, 'utf8')) as Record<string, unknown>)
-        : undefined;
-      const compiled = await rego.compileBundle({
-        sources: readRegoDirectory(root),
-        entrypoints: options.entrypoints,
-        ...(data ? { data } : {}),
-      });
+      const compiled = await compileRegoDirectory(root, options.entrypoints);
       const tmp = `${options.out}.tmp-${process.pid}`;
       writeFileSync(tmp, compiled.bundle);
       renameSync(tmp, options.out);

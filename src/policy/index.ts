@@ -36,7 +36,7 @@ export {
   type TaintMark,
   type IntentState,
   type FoundProvenance,
-} from './session-state.ts';
+} from './session-state/index.ts';
 export {
   buildPolicyInput,
   sessionProjection,

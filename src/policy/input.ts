@@ -13,7 +13,7 @@ import {
   toolCallColumns,
   type SessionState,
   type Trust,
-} from './session-state.ts';
+} from './session-state/index.ts';
 
 export interface ClientCapabilities {
   /** §6.5: false ⇒ the Guardian must not answer MODIFY. */

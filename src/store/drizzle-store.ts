@@ -47,6 +47,7 @@ import type {
 import { requireId } from './values.ts';
 
 export class DrizzleGuardianStore implements DurableStore {
+  readonly durable = true;
   readonly driver: 'pglite' | 'postgres';
   readonly #d: StoreDriver;
   readonly #stateCheckpointEvery: number;

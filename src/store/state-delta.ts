@@ -2,7 +2,7 @@
 // grows with the session, and with provenance) on every step: each entry row carries its step's patch, and the
 // session row holds a full state every few steps (prepare.ts, sessions.state_seq).
 //
-// The diff leans on the policy state being copy-on-write (src/policy/session-state.ts): a member that is the
+// The diff leans on the policy state being copy-on-write (src/policy/session-state/): a member that is the
 // same object as before is unchanged, so only the paths a step touched are walked. The patch is exact on the
 // JSON projection: applied to JSON.parse(JSON.stringify(base)) it gives JSON.parse(JSON.stringify(next)), member
 // order included (when an object's order cannot be reproduced by edits, the object is replaced whole).

@@ -128,6 +128,8 @@ export interface SessionTurn {
 export type CommitObserver = (kind: 'step' | 'append' | 'decision', size: number, seconds: number) => void;
 
 export interface GuardianStore {
+  /** True on a DurableStore (openStore's), which the bundle lifecycle needs; absent or false on any other store. */
+  readonly durable?: boolean;
   /** Applies pending migrations (idempotent). */
   migrate(): Promise<void>;
   close(): Promise<void>;
@@ -422,6 +424,7 @@ export interface DurableStore
     ReplayReadStore,
     AgbomStore,
     ProvenanceIdStore {
+  readonly durable: true;
   /** 'pglite' or 'postgres'. */
   readonly driver: 'pglite' | 'postgres';
 

@@ -5,10 +5,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminApp } from '../../src/admin/index.ts';
 import { bearerTokenMatches } from '../../src/crypto/bearer-token.ts';
-import { LifecycleNode } from '../../src/lifecycle/index.ts';
-import { openStore } from '../../src/store/index.ts';
+import type { LifecycleNode } from '../../src/lifecycle/index.ts';
 import type { DurableStore } from '../../src/store/types.ts';
-import { constantBundle } from '../lifecycle/fixtures.ts';
+import { constantBundle, startMemoryNode } from '../lifecycle/fixtures.ts';
 
 const TOKEN = 'test-admin-token-0123456789';
 let store: DurableStore;
@@ -17,14 +16,7 @@ let server: ServerType;
 let base: string;
 
 beforeAll(async () => {
-  store = await openStore({ inMemory: true });
-  node = new LifecycleNode({
-    store,
-    replicaId: 'admin-replica',
-    pollIntervalMs: 60_000,
-    initialBundle: { bytes: await constantBundle('adm-0'), source: 'test' },
-  });
-  await node.start();
+  ({ store, node } = await startMemoryNode(await constantBundle('adm-0'), { replicaId: 'admin-replica' }));
   const app = createAdminApp({ node, token: TOKEN });
   server = await new Promise<ServerType>((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));

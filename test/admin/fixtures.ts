@@ -4,7 +4,7 @@
 import { createGuardian } from '../../src/acs/pipeline/index.ts';
 import { cryptoEnvelopeSignatures } from '../../src/acs/signing/index.ts';
 import { type AdminAppOptions, createAdminApp } from '../../src/admin/index.ts';
-import { AcsClient, httpTransport } from '../../src/client/index.ts';
+import { AcsClient } from '../../src/client/index.ts';
 import { createConsoleApp } from '../../src/console/index.ts';
 import { createSignatureRegistry, type SignatureRegistry } from '../../src/crypto/index.ts';
 import { LifecycleNode } from '../../src/lifecycle/index.ts';
@@ -14,7 +14,7 @@ import { startHttpServer, type RunningHttpServer } from '../../src/server/http.t
 import { openStore } from '../../src/store/index.ts';
 import type { DurableStore } from '../../src/store/types.ts';
 import { expect } from 'vitest';
-import { TEST_IKM, expectValidAnswer } from '../acs/fixtures/harness.ts';
+import { TEST_IKM, checkedHttpTransport } from '../acs/fixtures/harness.ts';
 import { DB_MCP, INSPECT_PROFILES, MEMORY, REALISTIC_COMPONENTS, inspectSession } from '../agbom/fixtures.ts';
 import { constantBundle } from '../lifecycle/fixtures.ts';
 
@@ -82,18 +82,8 @@ export async function startAdminGuardian(options: {
     admin,
     ...(options.console ? { console: createConsoleApp({ env: options.env }) } : {}),
   });
-  const client = (agentId: string): AcsClient => {
-    const transport = httpTransport(server.url);
-    return new AcsClient({
-      transport: async (m) => {
-        const text = await transport(m);
-        expectValidAnswer(JSON.parse(text));
-        return text;
-      },
-      ikm: TEST_IKM,
-      agentId,
-    });
-  };
+  const client = (agentId: string): AcsClient =>
+    new AcsClient({ transport: checkedHttpTransport(server.url), ikm: TEST_IKM, agentId });
   return {
     store,
     node,

@@ -3,10 +3,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backoffDelay, BundleServicePoller, LifecycleNode } from '../../src/lifecycle/index.ts';
-import { openStore } from '../../src/store/index.ts';
+import { backoffDelay, BundleServicePoller, type LifecycleNode } from '../../src/lifecycle/index.ts';
 import type { DurableStore } from '../../src/store/types.ts';
-import { constantBundle } from './fixtures.ts';
+import { constantBundle, startMemoryNode } from './fixtures.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 let server: Server;
@@ -29,13 +28,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/bundles/acs`;
-  store = await openStore({ inMemory: true });
-  node = new LifecycleNode({
-    store,
-    pollIntervalMs: 60_000,
-    initialBundle: { bytes: await constantBundle('svc-0'), source: 'test' },
-  });
-  await node.start();
+  ({ store, node } = await startMemoryNode(await constantBundle('svc-0')));
 });
 afterAll(async () => {
   server.closeAllConnections();

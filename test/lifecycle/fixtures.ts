@@ -3,6 +3,7 @@
 import { buildDecisionModule } from '../acs/fixtures/decision-module.ts';
 import { writeBundle } from '../../src/rego/bundle/index.ts';
 import type { Json } from '../../src/json.ts';
+import type { PolicyInput } from '../../src/policy/types.ts';
 import type { DurableStore } from '../../src/store/types.ts';
 import { createGuardian } from '../../src/acs/pipeline/index.ts';
 import { cryptoEnvelopeSignatures } from '../../src/acs/signing/index.ts';
@@ -39,6 +40,36 @@ export async function constantBundle(
     data: options.data ?? { owner: revision },
     sources,
   });
+}
+
+/**
+ * A LifecycleNode started on a fresh in-memory store with `initial` as its start-up bundle; it does not poll
+ * (60 s) unless `options` says otherwise. The caller stops the node, then closes the store.
+ */
+export async function startMemoryNode(
+  initial: Uint8Array,
+  options: Omit<LifecycleNodeOptions, 'store' | 'initialBundle'> = {},
+): Promise<{ store: DurableStore; node: LifecycleNode }> {
+  const store = await openStore({ inMemory: true });
+  const node = new LifecycleNode({
+    store,
+    pollIntervalMs: 60_000,
+    initialBundle: { bytes: initial, source: 'test' },
+    ...options,
+  });
+  await node.start();
+  return { store, node };
+}
+
+/** An input to evaluate a lifecycle engine with directly (the constant test bundles decide without reading it). */
+export function policyInput(method = 'steps/toolCallRequest', now = new Date().toISOString()): PolicyInput {
+  return {
+    method,
+    params: {},
+    session: {},
+    client: { modify_capable: true, ask_capable: true },
+    guardian: { now, policy_version: '' },
+  };
 }
 
 export interface LifecycleGuardian {

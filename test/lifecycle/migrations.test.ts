@@ -15,7 +15,7 @@ import { LifecycleNode, shadowReport } from '../../src/lifecycle/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import { MIGRATIONS_FOLDER } from '../../src/store/migrations-folder.ts';
 import type { DurableStore } from '../../src/store/types.ts';
-import { constantBundle } from './fixtures.ts';
+import { constantBundle, policyInput } from './fixtures.ts';
 
 const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const LIFECYCLE_TABLES = ['lifecycle_audit', 'lifecycle_replicas', 'lifecycle_shadow', 'lifecycle_shadow_diffs'];
@@ -75,13 +75,7 @@ async function exerciseLifecycle(store: DurableStore): Promise<void> {
     const candidate = await constantBundle('mig-2', { decision: { decision: 'deny', reasoning: 'candidate' } });
     await node.push(candidate, { source: 'test', by: 'ops' });
     await node.setShadow('mig-2', 'ops');
-    await node.engine.evaluate({
-      method: 'steps/toolCallRequest',
-      params: {},
-      session: {},
-      client: { modify_capable: true, ask_capable: true },
-      guardian: { now: new Date().toISOString(), policy_version: '' },
-    });
+    await node.engine.evaluate(policyInput());
     await new Promise((r) => setTimeout(r, 50));
     await node.flushShadow();
     const report = await shadowReport(store);

@@ -5,10 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LifecycleError } from '../../src/lifecycle/index.ts';
 import type { PooledPolicyVersion } from '../../src/policy/pool/pool.ts';
-import type { PolicyInput } from '../../src/policy/types.ts';
 import {
   activateUnderLoad,
   constantBundle,
+  policyInput,
   startLifecycleGuardian,
   storedDecisionRevisions,
   type LifecycleGuardian,
@@ -62,13 +62,7 @@ describe('pool-backed Guardian and activations', () => {
 
   it('evaluations started before a swap finish on the version they started with', async () => {
     const { node } = guardian;
-    const input: PolicyInput = {
-      method: 'steps/toolCallRequest',
-      params: {},
-      session: {},
-      client: { modify_capable: true, ask_capable: true },
-      guardian: { now: new Date().toISOString(), policy_version: '' },
-    };
+    const input = policyInput();
     const from = node.engine.revision;
     const sha = (await node.push(await constantBundle('pool-next'), { source: 'test', by: 'tester' })).record.sha256;
     // Sent on the current version; the activation below swaps while many of them are still queued in the workers.
@@ -94,13 +88,7 @@ describe('pool-backed Guardian and activations', () => {
     expect((err as LifecycleError).code).toBe('smoke_failed');
     expect(node.engine.current.pooled).toBe(before);
     expect(before?.unloaded).toBe(false);
-    const input: PolicyInput = {
-      method: 'steps/toolCallRequest',
-      params: {},
-      session: {},
-      client: { modify_capable: true, ask_capable: true },
-      guardian: { now: new Date().toISOString(), policy_version: '' },
-    };
+    const input = policyInput();
     expect(await node.engine.evaluate(input)).toMatchObject({ revision: 'pool-next' });
   }, 120_000);
 });

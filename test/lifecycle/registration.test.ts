@@ -155,6 +155,9 @@ describe('registration reads the manifest only', () => {
 describe('start-up and store reads', () => {
   it('a start-up bundle that does not load is not registered; one that loads is registered once', async () => {
     const store = await openStore({ inMemory: true });
+    /** A node that starts with `bytes` on this store (no polling). */
+    const nodeStartingWith = (bytes: Uint8Array): LifecycleNode =>
+      new LifecycleNode({ store, pollIntervalMs: 60_000, initialBundle: { bytes, source: 'test' } });
     try {
       const wasm = await buildDecisionModule({ constant: { decision: 'allow', reasoning: 'startup' } });
       const broken = tarball([
@@ -162,33 +165,21 @@ describe('start-up and store reads', () => {
         { name: '/data.json', data: '["not an object"]' },
         { name: '/policy.wasm', data: wasm },
       ]);
-      const refused = await new LifecycleNode({
-        store,
-        pollIntervalMs: 60_000,
-        initialBundle: { bytes: broken, source: 'test' },
-      })
+      const refused = await nodeStartingWith(broken)
         .start()
         .catch((e: unknown) => e);
       expect((refused as LifecycleError).code).toBe('invalid_bundle');
       const failsSmoke = await constantBundle('smoke-fails', {
         smoke: { cases: [{ name: 'denies', input: {}, expect: { decision: 'deny' } }] },
       });
-      const smokeRefused = await new LifecycleNode({
-        store,
-        pollIntervalMs: 60_000,
-        initialBundle: { bytes: failsSmoke, source: 'test' },
-      })
+      const smokeRefused = await nodeStartingWith(failsSmoke)
         .start()
         .catch((e: unknown) => e);
       expect((smokeRefused as LifecycleError).code).toBe('smoke_failed');
       expect(await new BundleRegistry(store).list()).toEqual([]);
       expect(await new BundleRegistry(store).active()).toBeNull();
 
-      const node = new LifecycleNode({
-        store,
-        pollIntervalMs: 60_000,
-        initialBundle: { bytes: await constantBundle('startup-1'), source: 'test' },
-      });
+      const node = nodeStartingWith(await constantBundle('startup-1'));
       await node.start();
       try {
         expect(node.engine.revision).toBe('startup-1');

@@ -7,7 +7,7 @@ import { LifecycleNode, listReplicas } from '../../src/lifecycle/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { DurableStore } from '../../src/store/types.ts';
 import { dropSchema } from '../store/postgres-schema.ts';
-import { constantBundle } from './fixtures.ts';
+import { constantBundle, startMemoryNode } from './fixtures.ts';
 
 const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SCHEMA = `lifecycle_replicas_${process.pid}`;
@@ -141,13 +141,7 @@ describe('concurrent activations on one replica', () => {
   let store: DurableStore;
   let node: LifecycleNode;
   beforeAll(async () => {
-    store = await openStore({ inMemory: true });
-    node = new LifecycleNode({
-      store,
-      pollIntervalMs: 60_000,
-      initialBundle: { bytes: await constantBundle('cc-0'), source: 'test' },
-    });
-    await node.start();
+    ({ store, node } = await startMemoryNode(await constantBundle('cc-0')));
   });
   afterAll(async () => {
     await node.stop();

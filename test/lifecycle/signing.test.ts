@@ -5,7 +5,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   LifecycleError,
-  LifecycleNode,
+  type LifecycleNode,
   signBundle,
   verifyBundleSignature,
   hashBundleFile,
@@ -13,9 +13,8 @@ import {
 } from '../../src/lifecycle/index.ts';
 import { readBundle } from '../../src/rego/bundle/index.ts';
 import { readTar, writeTar } from '../../src/rego/bundle/tar.ts';
-import { openStore } from '../../src/store/index.ts';
 import type { DurableStore } from '../../src/store/types.ts';
-import { constantBundle } from './fixtures.ts';
+import { constantBundle, startMemoryNode } from './fixtures.ts';
 
 const pem = () => {
   const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -197,14 +196,7 @@ describe('activation with verification required', () => {
   let store: DurableStore;
   let node: LifecycleNode;
   beforeAll(async () => {
-    store = await openStore({ inMemory: true });
-    node = new LifecycleNode({
-      store,
-      verification: verification('release'),
-      pollIntervalMs: 60_000,
-      initialBundle: { bytes: signed, source: 'test' },
-    });
-    await node.start();
+    ({ store, node } = await startMemoryNode(signed, { verification: verification('release') }));
   });
   afterAll(async () => {
     await node.stop();

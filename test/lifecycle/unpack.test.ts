@@ -4,15 +4,15 @@
 // engine reports when it reads the same tarball itself.
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BundleRegistry, LifecycleError, LifecycleNode } from '../../src/lifecycle/index.ts';
+import { BundleRegistry, LifecycleError, type LifecycleNode } from '../../src/lifecycle/index.ts';
 import { BundleUnpackThread } from '../../src/lifecycle/unpack-thread.ts';
 import { unpackBundle } from '../../src/lifecycle/unpack.ts';
 import { createWasmPolicyEngine } from '../../src/policy/engine.ts';
 import type { PolicyInput } from '../../src/policy/types.ts';
 import { compileBundle } from '../../src/rego/index.ts';
 import { writeTar } from '../../src/rego/bundle/tar.ts';
-import { openStore } from '../../src/store/index.ts';
 import type { DurableStore } from '../../src/store/types.ts';
+import { startMemoryNode } from './fixtures.ts';
 
 const POLICY = `package acs
 
@@ -56,14 +56,7 @@ describe('bundle unpacking off the event loop', () => {
       revision: 'data-1',
     });
     wasm = compiled.wasm;
-    store = await openStore({ inMemory: true });
-    node = new LifecycleNode({
-      store,
-      replicaId: 'unpack',
-      pollIntervalMs: 60_000,
-      initialBundle: { bytes: compiled.bundle, source: 'test' },
-    });
-    await node.start();
+    ({ store, node } = await startMemoryNode(compiled.bundle, { replicaId: 'unpack' }));
   }, 120_000);
   afterAll(async () => {
     await node?.stop();

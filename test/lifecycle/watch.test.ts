@@ -4,10 +4,9 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LifecycleNode, watchAndBuild, watchBundleDirectory } from '../../src/lifecycle/index.ts';
-import { openStore } from '../../src/store/index.ts';
+import { type LifecycleNode, watchAndBuild, watchBundleDirectory } from '../../src/lifecycle/index.ts';
 import type { DurableStore } from '../../src/store/types.ts';
-import { constantBundle } from './fixtures.ts';
+import { constantBundle, policyInput, startMemoryNode } from './fixtures.ts';
 
 let dir: string;
 let store: DurableStore;
@@ -20,13 +19,7 @@ async function until(cond: () => boolean, ms = 30_000): Promise<void> {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'bundle-watch-'));
-  store = await openStore({ inMemory: true });
-  node = new LifecycleNode({
-    store,
-    pollIntervalMs: 60_000,
-    initialBundle: { bytes: await constantBundle('w-0'), source: 'test' },
-  });
-  await node.start();
+  ({ store, node } = await startMemoryNode(await constantBundle('w-0')));
 });
 afterAll(async () => {
   await node.stop();
@@ -109,30 +102,16 @@ describe('directory watch', () => {
           node.engine.revision !== 'w-2',
       );
       const first = node.engine.revision;
-      expect(
-        (
-          await node.engine.evaluate({
-            method: 'x',
-            params: {},
-            session: {},
-            client: { modify_capable: true, ask_capable: true },
-            guardian: { now: '', policy_version: '' },
-          })
-        ).decision,
-      ).toEqual({ decision: 'allow', reasoning: 'built allow' });
+      expect((await node.engine.evaluate(policyInput('x', ''))).decision).toEqual({
+        decision: 'allow',
+        reasoning: 'built allow',
+      });
       writeFileSync(join(src, 'acs.rego'), rule('deny'));
       await until(() => node.engine.revision !== first, 60_000);
-      expect(
-        (
-          await node.engine.evaluate({
-            method: 'x',
-            params: {},
-            session: {},
-            client: { modify_capable: true, ask_capable: true },
-            guardian: { now: '', policy_version: '' },
-          })
-        ).decision,
-      ).toEqual({ decision: 'deny', reasoning: 'built deny' });
+      expect((await node.engine.evaluate(policyInput('x', ''))).decision).toEqual({
+        decision: 'deny',
+        reasoning: 'built deny',
+      });
     } finally {
       b.close();
       w.close();

@@ -17,7 +17,7 @@ import {
   provenanceRecords,
   toolCallColumns,
   upgradeSessionState,
-} from '../../src/policy/session-state.ts';
+} from '../../src/policy/session-state/index.ts';
 
 const SESSION = '5b0e3c1a-1111-4222-8333-444455556666';
 let n = 0;

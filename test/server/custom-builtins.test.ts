@@ -7,13 +7,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AcsClient, httpTransport } from '../../src/client/index.ts';
+import { AcsClient } from '../../src/client/index.ts';
 import { decodeBase64Strict } from '../../src/crypto/index.ts';
 import { capabilitiesDocument, readCapabilities } from '../../src/rego/builtins/capabilities.ts';
 import { compileBundle } from '../../src/rego/index.ts';
-import { expectValidAnswer } from '../acs/fixtures/harness.ts';
+import { checkedHttpTransport } from '../acs/fixtures/harness.ts';
+import { ROOT, killAll, startGuardian, stopServe, type Serving } from '../store/fixtures/serve-process.ts';
 
-const ROOT = new URL('../../', import.meta.url).pathname;
 const BIN = join(ROOT, 'bin/guardian.mjs');
 
 // The decision's reasoning is whatever the deployment's builtin answers for the calling agent.
@@ -32,13 +32,14 @@ function env(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { ...e, ...extra };
 }
 
+/** `serve` arguments (after the CLI's path) on the data dir `name`. */
 function serveArgs(name: string, extra: string[] = []): string[] {
-  return [BIN, 'serve', '--port', '0', '--data-dir', join(dir, name), '--bundle', join(dir, 'vouch.tar.gz'), ...extra];
+  return ['serve', '--port', '0', '--data-dir', join(dir, name), '--bundle', join(dir, 'vouch.tar.gz'), ...extra];
 }
 
 /** Runs `serve` expecting it to refuse to start: its exit code and stderr. */
 function refusedStart(args: string[], e: NodeJS.ProcessEnv): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, args, { cwd: dir, env: e });
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env: e });
   let stderr = '';
   let stdout = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -81,51 +82,32 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('guardian serve with custom builtins (HTTP, child process)', () => {
-  let child: ChildProcessWithoutNullStreams;
-  let stdout = '';
-  let stderr = '';
-  let url = '';
+  let serving: Serving | undefined;
+  const children: ChildProcessWithoutNullStreams[] = [];
 
   beforeAll(async () => {
     // Two policy workers: each imports the module by path (functions do not cross a thread).
-    child = spawn(process.execPath, serveArgs('data'), {
-      cwd: dir,
-      env: env({ GUARDIAN_POLICY_BUILTINS: 'vouch.mjs', GUARDIAN_POLICY_WORKERS: '2' }),
-    });
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    url = await new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (d: Buffer) => {
-        stdout += d.toString();
-        const m = /listening on (http:\/\/\S+)/.exec(stdout);
-        if (m) resolve(m[1]);
-      });
-      child.once('exit', (code) => reject(new Error(`guardian exited with ${code}: ${stderr}`)));
-    });
+    serving = await startGuardian(
+      serveArgs('data'),
+      env({ GUARDIAN_POLICY_BUILTINS: 'vouch.mjs', GUARDIAN_POLICY_WORKERS: '2' }),
+      dir,
+      children,
+    );
   }, 300_000);
   afterAll(async () => {
-    if (child.exitCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    }
+    if (serving) await stopServe(serving, 'SIGTERM');
+    await killAll(children);
   });
 
   function client(agentId: string): AcsClient {
     const keyText = readFileSync(join(dir, 'data', 'hmac-ikm.key'), 'utf8').trim();
-    const transport = httpTransport(url);
-    return new AcsClient({
-      transport: async (m) => {
-        const text = await transport(m);
-        expectValidAnswer(JSON.parse(text));
-        return text;
-      },
-      ikm: decodeBase64Strict(keyText)!,
-      agentId,
-    });
+    return new AcsClient({ transport: checkedHttpTransport(serving!.url), ikm: decodeBase64Strict(keyText)!, agentId });
   }
 
   it('names the module and its builtins at start, and the policy decides with the builtin value', async () => {
-    expect(stderr + stdout).toContain(`custom builtins custom.vouch from ${join(dir, 'vouch.mjs')}`);
+    expect(serving!.stderr() + serving!.stdout()).toContain(
+      `custom builtins custom.vouch from ${join(dir, 'vouch.mjs')}`,
+    );
     for (const agent of ['ada', 'bob', 'carol']) {
       const c = client(agent);
       await c.hello({ methods_implemented: ['steps/userMessage'] });

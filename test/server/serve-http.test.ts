@@ -1,19 +1,19 @@
 // `guardian serve` over HTTP as a real child process: ephemeral port, dev HMAC key generated once into the data
 // dir (its location and fingerprint printed, never the key), a signed decision answered over POST /acs.
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AcsClient, httpTransport } from '../../src/client/index.ts';
+import { AcsClient } from '../../src/client/index.ts';
 import { decodeBase64Strict } from '../../src/crypto/index.ts';
 import { buildDecisionModule } from '../acs/fixtures/decision-module.ts';
+import { checkedHttpTransport } from '../acs/fixtures/harness.ts';
+import { killAll, startGuardian, stopServe, type Serving } from '../store/fixtures/serve-process.ts';
 
-const ROOT = new URL('../../', import.meta.url).pathname;
 let dir: string;
-let child: ChildProcessWithoutNullStreams;
-let stdout = '';
-let stderr = '';
+let serving: Serving | undefined;
+const children: ChildProcessWithoutNullStreams[] = [];
 let url = '';
 
 beforeAll(async () => {
@@ -24,37 +24,18 @@ beforeAll(async () => {
   );
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: '', GUARDIAN_ADMIN_TOKEN: 'serve-admin-token' };
   delete env.GUARDIAN_HMAC_IKM;
-  child = spawn(
-    process.execPath,
-    [
-      join(ROOT, 'bin/guardian.mjs'),
-      'serve',
-      '--port',
-      '0',
-      '--data-dir',
-      join(dir, 'data'),
-      '--bundle',
-      join(dir, 'policy.wasm'),
-    ],
-    { cwd: dir, env },
-  );
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   // Start-up (tsx transform of the CLI, PGlite initdb) takes tens of seconds on a loaded 2-core machine.
-  url = await new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(stdout);
-      if (m) resolve(m[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`guardian exited with ${code}: ${stderr}`)));
-  });
+  serving = await startGuardian(
+    ['serve', '--port', '0', '--data-dir', join(dir, 'data'), '--bundle', join(dir, 'policy.wasm')],
+    env,
+    dir,
+    children,
+  );
+  url = serving.url;
 }, 300_000);
 afterAll(async () => {
-  if (child.exitCode === null) {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
-  }
+  if (serving) await stopServe(serving, 'SIGTERM');
+  await killAll(children);
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -62,10 +43,15 @@ describe('guardian serve (HTTP, child process)', () => {
   it('prints where it listens and the generated dev key location, and answers signed decisions with the dev key', async () => {
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/acs$/);
     const keyPath = join(dir, 'data', 'hmac-ikm.key');
+    const stderr = serving!.stderr();
     expect(stderr).toContain(keyPath);
     const keyText = readFileSync(keyPath, 'utf8').trim();
-    expect(stderr + stdout).not.toContain(keyText);
-    const c = new AcsClient({ transport: httpTransport(url), ikm: decodeBase64Strict(keyText)!, agentId: 'cli-agent' });
+    expect(stderr + serving!.stdout()).not.toContain(keyText);
+    const c = new AcsClient({
+      transport: checkedHttpTransport(url),
+      ikm: decodeBase64Strict(keyText)!,
+      agentId: 'cli-agent',
+    });
     await c.hello({ methods_implemented: ['steps/userMessage'] });
     const out = await c.step('steps/userMessage', { content: [{ type: 'text', value: 'hi' }] });
     expect(out.failure).toBeUndefined();
@@ -88,11 +74,13 @@ describe('guardian serve (HTTP, child process)', () => {
   });
 
   it('on SIGTERM names each shutdown stage as it starts, then stops with exit code 0', async () => {
+    const child = serving!.child;
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     // Log lines are pino JSON (src/telemetry/logging): one object per line, the text in `msg`.
-    const messages = stderr
+    const messages = serving!
+      .stderr()
       .split('\n')
       .filter((l) => l.startsWith('{"level"'))
       .map((l) => (JSON.parse(l) as { msg: string }).msg);

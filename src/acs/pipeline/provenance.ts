@@ -22,7 +22,7 @@ import {
   provenanceRecord,
   type SessionState,
   type Trust,
-} from '../../policy/session-state.ts';
+} from '../../policy/session-state/index.ts';
 import { inspectTerms } from '../../agbom/tracker.ts';
 import { AcsError, AcsErrorCode } from '../errors.ts';
 import type { StepMethodSpec } from '../methods.ts';

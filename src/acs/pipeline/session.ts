@@ -2,7 +2,7 @@
 // freshness.ts] → agent/key binding, closed session and acs_version major (signed DENY, not errors: an error would fall to the
 // client's fail-open posture, ACS §6.4) → method negotiated (-32003) → timestamp (-32006).
 import { initialSessionState, isSessionState, type SessionState } from '../../policy/index.ts';
-import { upgradeSessionState } from '../../policy/session-state.ts';
+import { upgradeSessionState } from '../../policy/session-state/index.ts';
 import type { SessionRecord } from '../../store/types.ts';
 import type { AcsDecision } from '../decisions/index.ts';
 import { AcsError, AcsErrorCode } from '../errors.ts';
@@ -21,7 +21,7 @@ export function negotiatedHello(session: SessionRecord): NegotiatedHello {
 }
 
 /**
- * The policy session state (src/policy/session-state.ts) held in SessionRecord.state; created on first use.
+ * The policy session state (src/policy/session-state/) held in SessionRecord.state; created on first use.
  * `cached`: the record is the session cache's, whose state this process wrote in the current form; the upgrade
  * check of a stored state reads the whole tool-call history.
  */

@@ -7,14 +7,17 @@ import { AGBOM_SERIALIZATIONS } from '../../agbom/formats.ts';
 import {
   type AdminDeps,
   type AdminEnv,
+  type ForwardedApp,
   adminRoute,
   errorResponse,
+  forwardedBody,
+  isRenderedAnswer,
   jsonContent,
-  refuse,
   unavailable,
-  wire,
 } from '../api/index.ts';
 import { JsonValue, SessionId } from '../sessions/index.ts';
+
+const AGBOM_APP: ForwardedApp = { name: 'the AgBOM', failure: 'agbom_failed', reasonField: 'reason' };
 
 const Seq = z
   .string()
@@ -101,16 +104,11 @@ export function agbomRoutes(deps: AdminDeps): OpenAPIHono<AdminEnv> {
     const rest = url.pathname.slice(url.pathname.lastIndexOf('/agbom') + '/agbom'.length);
     return deps.agbom.request(`/sessions/${encodeURIComponent(c.req.param('id') ?? '')}${rest}${url.search}`);
   };
-  /** A refusal rethrown in the v1 error shape, a JSON success re-sent so the v1 response validation checks it. */
-  const bodyOf = async <T>(res: Response): Promise<T> => {
-    const body = (await res.json()) as { error?: string; reason?: string };
-    if (!res.ok) refuse(res.status, body.error ?? 'agbom_failed', body.reason ?? `the AgBOM answered ${res.status}`);
-    return wire<T>(body);
-  };
+  const bodyOf = <T>(res: Response): Promise<T> => forwardedBody<T>(AGBOM_APP, res);
   app.openapi(agbomRoute, async (c) => {
     const res = await forward(c);
     // Canonical JSON is re-sent (and validated); the other serializations go through as the renderers made them.
-    if (res.ok && !(res.headers.get('content-type') ?? '').startsWith('application/json')) return res;
+    if (isRenderedAnswer(res)) return res;
     return c.json(await bodyOf<Record<string, null>>(res), 200);
   });
   app.openapi(versionsRoute, async (c) =>

@@ -54,6 +54,12 @@ export const jsonContent = <T extends z.ZodType>(schema: T, description: string)
   content: { 'application/json': { schema } },
 });
 
+/** A server-sent events answer (the live feeds, progress streams). */
+export const eventStream = () => ({
+  description: 'An event stream',
+  content: { 'text/event-stream': { schema: z.string() } },
+});
+
 export const json = (body: unknown, status = 200, headers: Record<string, string> = {}): Response =>
   new Response(JSON.stringify(body), {
     status,
@@ -210,6 +216,36 @@ export function unavailable(what: string): never {
 
 /** A value as it goes on the wire (Dates become ISO strings); the response validation checks the claimed type. */
 export const wire = <T>(value: unknown): T => JSON.parse(JSON.stringify(value)) as T;
+
+/**
+ * An app some v1 routes hand their requests to once they have published the schemas and applied roles (replay's
+ * jobs app, the AgBOM app): the one that also answers the unversioned /admin paths, so both share one
+ * implementation. How its refusals read:
+ */
+export interface ForwardedApp {
+  /** What it is, for people ("replay answered 500"). */
+  name: string;
+  /** The error code when its refusal names none. */
+  failure: string;
+  /** The member of its error body that says why. */
+  reasonField: 'reason' | 'message';
+}
+
+/**
+ * The forwarded app's JSON body: a refusal is rethrown as one (answered in the v1 error shape), a success re-sent
+ * by the handler so the v1 response validation checks it.
+ */
+export async function forwardedBody<T>(from: ForwardedApp, res: Response): Promise<T> {
+  const body = (await res.json()) as { error?: string; reason?: string; message?: string };
+  if (!res.ok)
+    refuse(res.status, body.error ?? from.failure, body[from.reasonField] ?? `${from.name} answered ${res.status}`);
+  return wire<T>(body);
+}
+
+/** A success in another format than JSON (a rendered report or serialization): it goes out as the app made it. */
+export function isRenderedAnswer(res: Response): boolean {
+  return res.ok && !(res.headers.get('content-type') ?? '').startsWith('application/json');
+}
 
 /**
  * Who the lifecycle records as having acted (policy_activations.activated_by, lifecycle_audit): the token's name.

@@ -2,7 +2,7 @@
 // rollback and shadow mode. The answers keep the shapes the unversioned /admin routes always had, so those
 // paths stay as aliases of these.
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { listReplicas, shadowReport } from '../../lifecycle/node.ts';
+import { listReplicas, shadowReport } from '../../lifecycle/node/index.ts';
 import { readStreamWithLimit } from '../../http-body/index.ts';
 import {
   type AdminDeps,

@@ -12,6 +12,7 @@ import {
   Instant,
   Limit,
   adminRoute,
+  eventStream,
   jsonContent,
   unavailable,
 } from '../api/index.ts';
@@ -93,7 +94,7 @@ const feedRoute = adminRoute(
     description:
       'One `decision` event per step decided after the stream opened (or after `since`), data = a DecisionItem; a `ping` event every 15 s keeps proxies from closing an idle stream.',
     request: { query: z.object({ ...filterQuery, since: Instant }) },
-    responses: { 200: { description: 'An event stream', content: { 'text/event-stream': { schema: z.string() } } } },
+    responses: { 200: eventStream() },
   },
   { role: 'viewer' },
 );

@@ -6,14 +6,18 @@ import type { Context } from 'hono';
 import {
   type AdminDeps,
   type AdminEnv,
+  type ForwardedApp,
   adminRoute,
   errorResponse,
+  eventStream,
+  forwardedBody,
+  isRenderedAnswer,
   jsonContent,
-  refuse,
   unavailable,
-  wire,
 } from '../api/index.ts';
 import { JsonValue } from '../sessions/index.ts';
+
+const REPLAY_APP: ForwardedApp = { name: 'replay', failure: 'replay_failed', reasonField: 'message' };
 
 const Job = z
   .looseObject({
@@ -97,7 +101,7 @@ const eventsRoute = adminRoute(
     summary: 'Progress as server-sent events, ending with `done` or `failed`',
     request: { params: JobId },
     responses: {
-      200: { description: 'An event stream', content: { 'text/event-stream': { schema: z.string() } } },
+      200: eventStream(),
       404: errorResponse('No such job'),
     },
   },
@@ -156,15 +160,7 @@ export function replayRoutes(deps: AdminDeps): OpenAPIHono<AdminEnv> {
       ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
     });
   };
-  /**
-   * The jobs app's JSON body: a refusal is rethrown as one (answered in the v1 error shape), a success re-sent by
-   * the handler so the v1 response validation checks it.
-   */
-  const bodyOf = async <T>(res: Response): Promise<T> => {
-    const body = (await res.json()) as { error?: string; message?: string };
-    if (!res.ok) refuse(res.status, body.error ?? 'replay_failed', body.message ?? `replay answered ${res.status}`);
-    return wire<T>(body);
-  };
+  const bodyOf = <T>(res: Response): Promise<T> => forwardedBody<T>(REPLAY_APP, res);
   app.openapi(startRoute, async (c) =>
     c.json(await bodyOf<z.infer<typeof Job>>(await forward(c, c.req.valid('json'))), 202),
   );
@@ -177,7 +173,7 @@ export function replayRoutes(deps: AdminDeps): OpenAPIHono<AdminEnv> {
   app.openapi(reportRoute, async (c) => {
     const res = await forward(c);
     // json reports are re-sent (and validated); md, html and table go through as the jobs app made them.
-    if (res.ok && !(res.headers.get('content-type') ?? '').startsWith('application/json')) return res;
+    if (isRenderedAnswer(res)) return res;
     return c.json(await bodyOf<Record<string, null>>(res), 200);
   });
   app.openapi(cancelRoute, async (c) => c.json(await bodyOf<z.infer<typeof Job>>(await forward(c)), 202));

@@ -5,7 +5,8 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import { streamSSE } from 'hono/streaming';
 import { registryCheckpointCheck, verifyChain } from '../../audit/index.ts';
-import type { ContextEntryRecord, Json } from '../../store/types.ts';
+import type { Json } from '../../json.ts';
+import type { ContextEntryRecord } from '../../store/types.ts';
 import {
   type AdminDeps,
   type AdminEnv,
@@ -14,6 +15,7 @@ import {
   Limit,
   adminRoute,
   errorResponse,
+  eventStream,
   jsonContent,
   refuse,
   unavailable,
@@ -181,7 +183,7 @@ const verifyRoute = adminRoute(
       'Events: `progress` {"entries": n} after each page of entries checked, then `result` with the report (the shape of `guardian audit verify --json`).',
     request: { params: SessionId },
     responses: {
-      200: { description: 'An event stream', content: { 'text/event-stream': { schema: z.string() } } },
+      200: eventStream(),
       404: errorResponse('No such chain'),
     },
   },

@@ -3,113 +3,22 @@
 // always as the fallback; PGlite: polling plus an in-process signal), heartbeats its revision into the store,
 // evaluates the shadow candidate and stores its differences. Activation = verify signature → load + warm +
 // smoke-test locally → record in the store → swap; any failure leaves the old version in force and says why.
-import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { REPLICA_CHANNEL } from '../store/fleet.ts';
-import type { DurableStore, Json, ReplicaHeartbeat, ReplicaStore, ShadowStore, StopListening } from '../store/types.ts';
-import { sha256Hex } from '../chain/index.ts';
-import { LifecycleError } from './errors.ts';
-import { BundleRegistry, type ActivationEntry, type RegisteredBundle } from './registry.ts';
-import type { BundleVerificationConfig, SignatureCheck } from './signing.ts';
-import {
-  loadUnpacked,
-  loadVersion,
-  PolicySlot,
-  type EngineSettings,
-  type LoadedVersion,
-  type ShadowDifference,
-  type ShadowStats,
-} from './slot.ts';
-import { sharedUnpackThread } from './unpack-thread.ts';
-import { unpackBundle, type UnpackedBundle } from './unpack.ts';
-import { createPolicyEnginePool, type PolicyEnginePool } from '../policy/pool/pool.ts';
-import type { WasmBundleParts } from '../policy/engine.ts';
-
-/** The Postgres channel activations and shadow changes are announced on. */
-export const NOTIFY_CHANNEL = REPLICA_CHANNEL;
-
-// Nodes sharing one store object in a process (PGlite, tests) hear each other's activations at once.
-const localSignals = new WeakMap<DurableStore, EventEmitter>();
-function signalOf(store: DurableStore): EventEmitter {
-  let e = localSignals.get(store);
-  if (!e) {
-    e = new EventEmitter();
-    e.setMaxListeners(0);
-    localSignals.set(store, e);
-  }
-  return e;
-}
-
-export interface LifecycleNodeOptions {
-  store: DurableStore;
-  /** Default: hostname + random suffix. */
-  replicaId?: string;
-  engine?: EngineSettings;
-  /** Signature verification; when keys are configured every activation needs a valid signature. */
-  verification?: BundleVerificationConfig;
-  /** Polling fallback interval (default 1000 ms). */
-  pollIntervalMs?: number;
-  /** Heartbeat interval (default 2000 ms). */
-  heartbeatMs?: number;
-  /** LISTEN for other replicas' activations when the store's driver can (Postgres; default true); else polling only. */
-  listen?: boolean;
-  /** Used when the store has no active bundle yet: registered and activated as `startup`. */
-  initialBundle?: { bytes: Uint8Array; source: string };
-  /**
-   * Serve from a worker-thread pool of this many workers (src/policy/pool/: evaluation off the event loop, hard
-   * pre-emption of overruns) instead of in-process. Each activated version is also loaded into the pool; the
-   * in-process engine still runs the smoke cases and the shadow candidate. Default: in-process.
-   */
-  poolSize?: number;
-  /** Shadow differences stored per shadow target and replica (default 10 000); counting continues beyond it. */
-  maxStoredDifferences?: number;
-  /** Receives one line per event (activation, refusal); default silent. */
-  log?: (line: string) => void;
-}
-
-export interface ActivationResult {
-  sha256: string;
-  revision: string;
-  previousRevision: string | null;
-  smokeCases: number;
-  signature: SignatureCheck['status'];
-  durationMs: number;
-  /** Where `durationMs` went, step by step (bench/lifecycle.ts prints their medians). */
-  phasesMs: ActivationPhases;
-}
-
-/** Wall-clock milliseconds of each step of one activation, in order. */
-export interface ActivationPhases {
-  /** Finding the reference in the registry. */
-  resolve: number;
-  /** The bundle's bytes: from memory (recent bundles) or from the store. */
-  read: number;
-  /** The unpack worker (gunzip, untar, JSON, sha256, signature, smoke file), hand-over included. */
-  unpack: number;
-  /** The new engine: compile, instantiate, base document, warm-up, smoke cases. */
-  engine: number;
-  /** Loading into every pool worker (poolSize only). */
-  pool?: number;
-  /** Writing the activation row (before the swap: the store says what is in force). */
-  record: number;
-  /** Swap, audit row and fleet signal. */
-  publish: number;
-}
-
-/** A replica's heartbeat row (its extra status aside), `stale` when it has been silent too long. */
-export type ReplicaStatus = Omit<ReplicaHeartbeat, 'status'> & { heartbeatAt: Date; stale: boolean };
-
-export interface LocalStatus {
-  replicaId: string;
-  revision: string;
-  sha256: string;
-  swaps: number;
-  lastSync: Date | null;
-  lastError: string | null;
-  shadow: ShadowStats;
-}
+import type { DurableStore, StopListening } from '../../store/types.ts';
+import { sha256Hex } from '../../chain/index.ts';
+import { LifecycleError } from '../errors.ts';
+import { BundleRegistry, type ActivationEntry, type RegisteredBundle } from '../registry.ts';
+import { PolicySlot, type LoadedVersion, type ShadowDifference } from '../slot.ts';
+import { sharedUnpackThread } from '../unpack-thread.ts';
+import { jsonOf } from './json-column.ts';
+import { listReplicas } from './replicas.ts';
+import { findRollbackTarget } from './rollback.ts';
+import { ShadowDifferenceWriter } from './shadow-differences.ts';
+import { signalOf } from './signals.ts';
+import type { ActivationResult, LifecycleNodeOptions, LocalStatus, ReplicaStatus } from './types.ts';
+import { VersionLoader } from './version-loader.ts';
 
 export class LifecycleNode {
   readonly registry: BundleRegistry;
@@ -122,14 +31,16 @@ export class LifecycleNode {
   #timers: NodeJS.Timeout[] = [];
   #unlisten: StopListening | null = null;
   #onSignal = (): void => void this.sync().catch(() => {});
-  #pendingDiffs = new Set<Promise<unknown>>();
-  #storedDiffs = { sha256: '', count: 0 };
   #statusExtra: Record<string, unknown> = {};
-  #pool: PolicyEnginePool | undefined;
+  readonly #loader: VersionLoader;
+  readonly #differences: ShadowDifferenceWriter;
 
   constructor(readonly options: LifecycleNodeOptions) {
     this.registry = new BundleRegistry(options.store);
     this.replicaId = options.replicaId ?? `${hostname()}-${randomUUID().slice(0, 8)}`;
+    // Once the node serves, loads share the thread with evaluations: they unpack in the worker.
+    this.#loader = new VersionLoader(this.registry, options, () => (this.#slot ? sharedUnpackThread() : undefined));
+    this.#differences = new ShadowDifferenceWriter(options.store, this.replicaId, options, (line) => this.#log(line));
   }
 
   /** The engine to hand to createGuardian (valid after start()). */
@@ -151,13 +62,13 @@ export class LifecycleNode {
     const active = await this.registry.active();
     let version: LoadedVersion;
     if (active) {
-      version = await this.#loadForServing(active.sha256);
+      version = await this.#loader.forServing(active.sha256);
       this.#lastActivationId = active.id;
     } else if (this.options.initialBundle) {
       // Loaded (unpacked and checked) before it is registered: the registry takes the manifest from the unpack
       // instead of reading the tarball again, and a bundle that does not load is never registered.
       const { bytes, source } = this.options.initialBundle;
-      version = await this.#loadForServing(sha256Hex(bytes), bytes);
+      version = await this.#loader.forServing(sha256Hex(bytes), bytes);
       const record = await this.registry.register(bytes, source, version.unpacked.manifest, version.sha256);
       this.#lastActivationId = await this.registry.recordActivation(record.sha256, `startup:${this.replicaId}`);
     } else {
@@ -199,87 +110,15 @@ export class LifecycleNode {
     this.#timers = [];
     signalOf(this.store).off('activation', this.#onSignal);
     await this.#syncing.catch(() => {});
-    await Promise.allSettled([...this.#pendingDiffs]);
+    await this.#differences.settled();
     await this.#unlisten?.().catch(() => {});
     this.#unlisten = null;
-    await this.#pool?.close();
-    this.#pool = undefined;
+    await this.#loader.close();
   }
 
   /** Extra per-replica status (e.g. bundle-service pollers) included in the heartbeat. */
   setStatusDetail(key: string, value: unknown): void {
     this.#statusExtra[key] = value;
-  }
-
-  /**
-   * Unpacks and verifies, then loads, warms and smoke-tests here (nothing kept on failure). Once the node serves
-   * (started), unpacking runs in the worker thread so evaluations are not stalled; before that (start-up, the
-   * one-shot CLI) nothing else is waiting and starting a worker would only add its start-up time.
-   */
-  async #loadChecked(sha256: string, given?: Uint8Array): Promise<LoadedVersion> {
-    const started = performance.now();
-    // Loaded here before (rollback, back and forth): the same bytes and settings unpack the same way; the new
-    // engine still runs the smoke cases.
-    const known = this.registry.unpacked(sha256);
-    const bytes = known ? undefined : (given ?? (await this.registry.readBytes(sha256)).bytes);
-    const read = performance.now() - started;
-    const version = bytes
-      ? await loadVersion(
-          bytes,
-          this.options.engine,
-          this.options.verification,
-          this.#slot ? sharedUnpackThread() : undefined,
-        )
-      : await loadUnpacked(known as UnpackedBundle, this.options.engine);
-    // The unpack hashed the bytes: bytes that are not what the store keys them by are refused here, before the
-    // version can be installed (their engine is dropped).
-    if (bytes) this.registry.confirmBytes(sha256, bytes, version.unpacked.sha256);
-    version.loadMs.read = read;
-    this.registry.rememberUnpacked(version.unpacked);
-    return version;
-  }
-
-  /** #loadChecked, plus the version loaded into the worker pool when the node serves from one. */
-  async #loadForServing(sha256: string, given?: Uint8Array): Promise<LoadedVersion> {
-    return this.#intoPool(await this.#loadChecked(sha256, given), given);
-  }
-
-  /** A checked version, also loaded into the worker pool when the node serves from one. */
-  async #intoPool(version: LoadedVersion, given?: Uint8Array): Promise<LoadedVersion> {
-    const sha256 = version.sha256;
-    const size = this.options.poolSize;
-    if (!size) return version;
-    const started = performance.now();
-    // The parts the unpack worker extracted (module + data text): no pool worker reads the tarball again.
-    const parts = version.unpacked.parts;
-    const bundle: Uint8Array | WasmBundleParts = parts
-      ? { wasm: parts.wasm, dataJson: parts.dataJson, manifest: version.unpacked.manifest }
-      : (given ?? (await this.registry.bytes(sha256)));
-    try {
-      if (this.#pool) version.pooled = await this.#pool.loadVersion(bundle, { revision: version.revision });
-      else {
-        const { entrypoint, maxInputBytes, timeoutMs, maxMemoryPages, customBuiltinsModule } =
-          this.options.engine ?? {};
-        this.#pool = await createPolicyEnginePool({
-          bundle,
-          size,
-          revision: version.revision,
-          ...(entrypoint ? { entrypoint } : {}),
-          ...(maxInputBytes ? { maxInputBytes } : {}),
-          ...(timeoutMs ? { timeoutMs } : {}),
-          ...(maxMemoryPages ? { maxMemoryPages } : {}),
-          ...(customBuiltinsModule ? { customBuiltinsModule } : {}),
-        });
-        version.pooled = this.#pool.current;
-      }
-    } catch (e) {
-      throw new LifecycleError(
-        'load_failed',
-        `bundle does not load in the policy worker pool: ${(e as Error).message}`,
-      );
-    }
-    version.loadMs.pool = performance.now() - started;
-    return version;
   }
 
   /** Runs `fn` after every earlier activation/sync of this node (one at a time: the newest activation wins). */
@@ -306,7 +145,9 @@ export class LifecycleNode {
       target = await this.registry.resolve(ref);
       const resolved = performance.now();
       const version =
-        prepared?.sha256 === target.sha256 ? await this.#intoPool(prepared) : await this.#loadForServing(target.sha256);
+        prepared?.sha256 === target.sha256
+          ? await this.#loader.intoPool(prepared)
+          : await this.#loader.forServing(target.sha256);
       const loaded = performance.now();
       let activationId: number;
       try {
@@ -360,81 +201,35 @@ export class LifecycleNode {
     options: { source: string | null; activate?: boolean; by: string },
   ): Promise<{ record: RegisteredBundle; activation?: ActivationResult }> {
     if (options.activate) {
-      const prepared = await this.#prepare(bytes);
+      const prepared = await this.#loader.prepare(bytes);
       if (prepared) {
         const record = await this.registry.register(bytes, options.source, prepared.unpacked.manifest, prepared.sha256);
-        await this.registry.audit(
-          options.by,
-          'push',
-          `${record.revision} ${record.sha256}`,
-          'ok',
-          options.source ?? undefined,
-        );
+        await this.#auditPush(record, options);
         return { record, activation: await this.#exclusive(() => this.#activate(record.sha256, options.by, prepared)) };
       }
       // Refused for a reason other than a malformed bundle (signature, smoke file, load): registered and refused
       // by the activation below, as before (the failure path only).
     }
-    // Unpacked and checked once (serving: in the unpack worker, off the event loop); the activation that follows
-    // re-uses it (registry.unpacked) instead of parsing the data again.
-    const verification = this.options.verification;
-    const checked = await (this.#slot
-      ? sharedUnpackThread().unpack(bytes, verification)
-      : unpackBundle(bytes, verification)
-    ).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
-    // A malformed tarball is not registered; a bundle refused for its signature or smoke file is, as before.
-    if (checked instanceof LifecycleError && checked.code === 'invalid_bundle') throw checked;
-    const manifest =
-      checked instanceof Error
-        ? this.#slot
-          ? await sharedUnpackThread().readManifest(bytes)
-          : undefined
-        : checked.manifest;
-    const record = await this.registry.register(
-      bytes,
-      options.source,
-      manifest,
-      checked instanceof Error ? undefined : checked.sha256,
-    );
-    if (!(checked instanceof Error)) this.registry.rememberUnpacked(checked);
-    await this.registry.audit(
-      options.by,
-      'push',
-      `${record.revision} ${record.sha256}`,
-      'ok',
-      options.source ?? undefined,
-    );
+    const { record, refusal } = await this.#loader.registerChecked(bytes, options.source);
+    await this.#auditPush(record, options);
     if (!options.activate) {
       // Early feedback: a bundle that would be refused at activation (signature, smoke file) is flagged now; it
       // stays registered.
-      if (checked instanceof Error) throw checked;
+      if (refusal) throw refusal;
       return { record };
     }
     // A refused check is refused again (and audited) by the activation.
     return { record, activation: await this.activate(record.sha256, options.by) };
   }
 
-  /**
-   * Push with activation: the bundle is loaded (the unpack leaves a sole /data.json to the engine's parser, as a
-   * first activation does: the data is parsed once, by the module) and smoke-tested before it is registered,
-   * and the activation swaps that engine in. A malformed bundle (data included) is refused here and never
-   * registered; undefined when it is refused for another reason, which the activation reports.
-   */
-  async #prepare(bytes: Uint8Array): Promise<LoadedVersion | undefined> {
-    try {
-      // Not #loadChecked: that needs the sha256 first, and the unpack hashes the bytes off the event loop.
-      const version = await loadVersion(
-        bytes,
-        this.options.engine,
-        this.options.verification,
-        this.#slot ? sharedUnpackThread() : undefined,
-      );
-      this.registry.rememberUnpacked(version.unpacked);
-      return version;
-    } catch (e) {
-      if (e instanceof LifecycleError && e.code === 'invalid_bundle') throw e;
-      return undefined;
-    }
+  #auditPush(record: RegisteredBundle, options: { source: string | null; by: string }): Promise<void> {
+    return this.registry.audit(
+      options.by,
+      'push',
+      `${record.revision} ${record.sha256}`,
+      'ok',
+      options.source ?? undefined,
+    );
   }
 
   /** Re-activates the bundle that was active before the current one. */
@@ -454,7 +249,7 @@ export class LifecycleNode {
     }
     const target = await this.registry.resolve(ref);
     try {
-      const version = await this.#loadChecked(target.sha256);
+      const version = await this.#loader.checked(target.sha256);
       await this.registry.setShadowTarget(target.sha256, by);
       this.#slot?.setShadow(version);
     } catch (e) {
@@ -510,7 +305,7 @@ export class LifecycleNode {
       if (active.sha256 === this.#slot.current.sha256) this.#install(this.#slot.current, active.id);
       else {
         try {
-          const version = await this.#loadForServing(active.sha256);
+          const version = await this.#loader.forServing(active.sha256);
           const prev = this.#install(version, active.id);
           this.#log(`synced to ${version.revision} (was ${prev?.revision})`);
         } catch (e) {
@@ -536,7 +331,7 @@ export class LifecycleNode {
     if ((this.#slot.shadow?.sha256 ?? null) === target) return;
     if (target === null) return this.#slot.setShadow(undefined);
     try {
-      this.#slot.setShadow(await this.#loadChecked(target));
+      this.#slot.setShadow(await this.#loader.checked(target));
     } catch (e) {
       this.#lastError = `shadow ${target.slice(0, 12)} refused: ${(e as Error).message}`;
     }
@@ -544,31 +339,13 @@ export class LifecycleNode {
 
   #storeDifference(d: ShadowDifference): void {
     const shadow = this.#slot?.shadow;
-    if (!shadow) return;
-    if (this.#storedDiffs.sha256 !== shadow.sha256) this.#storedDiffs = { sha256: shadow.sha256, count: 0 };
-    if (this.#storedDiffs.count >= (this.options.maxStoredDifferences ?? 10_000)) return;
-    this.#storedDiffs.count++;
-    const p = this.store
-      .recordShadowDifference({
-        replicaId: this.replicaId,
-        method: d.method,
-        enforcingRevision: d.enforcingRevision,
-        shadowRevision: d.shadowRevision,
-        shadowSha256: shadow.sha256,
-        enforcing: jsonOf(d.enforcing),
-        shadow: jsonOf(d.shadow),
-        shadowError: d.shadowError ?? null,
-        at: d.at,
-      })
-      .catch((e: unknown) => this.#log(`could not store a shadow difference: ${(e as Error).message}`))
-      .finally(() => this.#pendingDiffs.delete(p));
-    this.#pendingDiffs.add(p);
+    if (shadow) this.#differences.write(d, shadow.sha256);
   }
 
   /** Waits until every stored shadow difference so far is written (tests, reports). */
   async flushShadow(): Promise<void> {
     await new Promise((r) => setImmediate(r));
-    await Promise.allSettled([...this.#pendingDiffs]);
+    await this.#differences.settled();
   }
 
   /**
@@ -615,69 +392,4 @@ export class LifecycleNode {
   async replicas(): Promise<ReplicaStatus[]> {
     return listReplicas(this.store, 3 * (this.options.heartbeatMs ?? 2000));
   }
-}
-
-export async function listReplicas(store: ReplicaStore, staleAfterMs = 6000): Promise<ReplicaStatus[]> {
-  const { replicas, now } = await store.listReplicaHeartbeats();
-  return replicas.map(({ status: _status, ...r }) => ({
-    ...r,
-    stale: now.getTime() - r.heartbeatAt.getTime() > staleAfterMs,
-  }));
-}
-
-/** The bundle active before the current one (the newest earlier activation of a different bundle). */
-export async function findRollbackTarget(registry: BundleRegistry): Promise<ActivationEntry> {
-  const history = await registry.activations(1000);
-  if (history.length === 0) throw new LifecycleError('nothing_to_roll_back', 'no activation recorded');
-  const target = history.find((a) => a.sha256 !== history[0].sha256);
-  if (!target) throw new LifecycleError('nothing_to_roll_back', `only ${history[0].revision} was ever active`);
-  return target;
-}
-
-export interface ShadowReport {
-  shadowRevision: string | null;
-  shadowSha256: string | null;
-  differences: number;
-  byMethod: { method: string; enforcing: string | null; shadow: string | null; count: number }[];
-  samples: {
-    method: string;
-    enforcingRevision: string;
-    enforcing: unknown;
-    shadow: unknown;
-    shadowError: string | null;
-    at: Date;
-  }[];
-}
-
-/** Differences stored for the current shadow target (or a given sha256), grouped by method and decisions. */
-export async function shadowReport(
-  store: ShadowStore & Pick<DurableStore, 'getPolicyBundleInfo'>,
-  sha256?: string,
-  sampleLimit = 20,
-): Promise<ShadowReport> {
-  const target = sha256 ?? (await store.getShadowTarget());
-  if (!target) return { shadowRevision: null, shadowSha256: null, differences: 0, byMethod: [], samples: [] };
-  const rev = (await store.getPolicyBundleInfo(target))?.revision ?? null;
-  const byMethod = await store.countShadowDifferences(target);
-  const samples = await store.listShadowDifferences(target, sampleLimit);
-  return {
-    shadowRevision: rev,
-    shadowSha256: target,
-    differences: byMethod.reduce((a, b) => a + b.count, 0),
-    byMethod,
-    samples: samples.map((s) => ({
-      method: s.method,
-      enforcingRevision: s.enforcingRevision,
-      enforcing: s.enforcing,
-      shadow: s.shadow,
-      shadowError: s.shadowError,
-      at: s.at,
-    })),
-  };
-}
-
-/** A value as the JSON a jsonb column stores (undefined members dropped, as JSON.stringify drops them). */
-function jsonOf(value: unknown): Json {
-  const text = JSON.stringify(value);
-  return text === undefined ? null : (JSON.parse(text) as Json);
 }
