@@ -58,6 +58,11 @@ export interface LifecycleNodeOptions {
   /** Used when the store has no active bundle yet: registered and activated as `startup`. */
   initialBundle?: { bytes: Uint8Array; source: string };
   /**
+   * A version loaded (verified, smoke-tested) while the store was still opening (preloadBundleFile in runtime.ts):
+   * start() serves it when it is the store's active bundle or the initial bundle, instead of loading that again.
+   */
+  preloaded?: LoadedVersion;
+  /**
    * Serve from a worker-thread pool of this many workers (src/policy/pool/: evaluation off the event loop, hard
    * pre-emption of overruns) instead of in-process. Each activated version is also loaded into the pool; the
    * in-process engine still runs the smoke cases and the shadow candidate. Default: in-process.
@@ -149,15 +154,23 @@ export class LifecycleNode {
   /** Loads the active version (or the initial bundle), then follows activations. */
   async start(): Promise<PolicySlot> {
     const active = await this.registry.active();
+    const preloaded = this.options.preloaded;
+    this.options.preloaded = undefined;
+    // The same bytes (same sha256) loaded with the same settings and checks: adopted instead of loaded again.
+    const load = (sha256: string, given?: Uint8Array): Promise<LoadedVersion> => {
+      if (preloaded?.sha256 !== sha256) return this.#loadForServing(sha256, given);
+      this.#log(`serving ${preloaded.revision} (${sha256.slice(0, 12)}) as loaded while the store opened`);
+      return this.#adopt(preloaded);
+    };
     let version: LoadedVersion;
     if (active) {
-      version = await this.#loadForServing(active.sha256);
+      version = await load(active.sha256);
       this.#lastActivationId = active.id;
     } else if (this.options.initialBundle) {
       // Loaded (unpacked and checked) before it is registered: the registry takes the manifest from the unpack
       // instead of reading the tarball again, and a bundle that does not load is never registered.
       const { bytes, source } = this.options.initialBundle;
-      version = await this.#loadForServing(sha256Hex(bytes), bytes);
+      version = await load(sha256Hex(bytes), bytes);
       const record = await this.registry.register(bytes, source, version.unpacked.manifest, version.sha256);
       this.#lastActivationId = await this.registry.recordActivation(record.sha256, `startup:${this.replicaId}`);
     } else {
@@ -237,6 +250,12 @@ export class LifecycleNode {
     version.loadMs.read = read;
     this.registry.rememberUnpacked(version.unpacked);
     return version;
+  }
+
+  /** A version loaded outside this node (LifecycleNodeOptions.preloaded), kept and pooled as #loadForServing's. */
+  #adopt(version: LoadedVersion): Promise<LoadedVersion> {
+    this.registry.rememberUnpacked(version.unpacked);
+    return this.#intoPool(version);
   }
 
   /** #loadChecked, plus the version loaded into the worker pool when the node serves from one. */
