@@ -25,6 +25,7 @@ import {
   type GuardianOptions,
 } from '../acs/pipeline/index.ts';
 import { cryptoEnvelopeSignatures } from '../acs/signing/index.ts';
+import { sharedValidator } from '../acs/validation/index.ts';
 import { isDurableStore, preloadBundleFile, startLifecycleRuntime, type LifecycleRuntime } from '../lifecycle/index.ts';
 import { sharedUnpackThread } from '../lifecycle/unpack-thread.ts';
 import { readRegoDirectory } from '../rego/sources.ts';
@@ -222,6 +223,8 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
           customBuiltinsModule,
         })
       : undefined;
+  // The pipeline's schemas are read and registered meanwhile too (createGuardian takes the shared instance).
+  sharedValidator();
   const store = await storeOpened;
   storeDone?.();
   const { openLogger, openTelemetry } = await telemetryModule;
