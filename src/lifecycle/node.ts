@@ -186,7 +186,9 @@ export class LifecycleNode {
     this.#slot.onShadowDifference = (d) => this.#storeDifference(d);
     this.#lastSync = new Date();
     await this.#syncShadow();
-    await this.heartbeat();
+    // The first beat is not waited for: nothing served depends on the replica row (it says when this replica was
+    // last seen), and the first write after the store opens is the slow one. A failed beat is retried by the timer.
+    void this.heartbeat().catch((e: unknown) => this.#log(`heartbeat not written: ${(e as Error).message}`));
 
     const poll = setInterval(() => void this.sync().catch(() => {}), this.options.pollIntervalMs ?? 1000);
     const beat = setInterval(() => void this.heartbeat().catch(() => {}), this.options.heartbeatMs ?? 2000);
