@@ -48,6 +48,7 @@ export {
 export { verificationFromEnv } from './config.ts';
 export {
   startLifecycleRuntime,
+  preloadBundleFile,
   isDurableStore,
   type LifecycleRuntime,
   type LifecycleRuntimeOptions,

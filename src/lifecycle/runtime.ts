@@ -22,7 +22,7 @@ import { BundleServicePoller } from './bundle-service.ts';
 import { verificationFromEnv } from './config.ts';
 import { compileRegoDirectory } from './rego-directory.ts';
 import { LifecycleNode } from './node/index.ts';
-import type { PolicySlot } from './slot.ts';
+import { type EngineSettings, type LoadedVersion, loadVersion, type PolicySlot } from './slot.ts';
 import { watchBundleDirectory, type DirectoryWatch } from './watch.ts';
 
 export interface LifecycleRuntimeOptions {
@@ -36,6 +36,8 @@ export interface LifecycleRuntimeOptions {
   /** A deployment's custom builtins module (WasmPolicyEngineOptions.customBuiltinsModule), for every version loaded. */
   customBuiltinsModule?: string;
   log?: (line: string) => void;
+  /** preloadBundleFile's result, started before the store opened; served when it is the bundle to serve. */
+  preloaded?: Promise<LoadedVersion | undefined>;
 }
 
 export interface LifecycleRuntime {
@@ -76,6 +78,33 @@ async function initialBundle(
   return { bytes: compiled.bundle, source: `rego:${regoDir}` };
 }
 
+/** What every version is loaded with: the node's settings, and the preload's, so that one can stand for the other. */
+function engineSettings(options: Omit<LifecycleRuntimeOptions, 'store'>): EngineSettings {
+  return {
+    ...(options.evaluationTimeoutMs ? { timeoutMs: options.evaluationTimeoutMs } : {}),
+    ...(options.customBuiltinsModule ? { customBuiltinsModule: options.customBuiltinsModule } : {}),
+  };
+}
+
+/**
+ * Loads the bundle file serve would seed or activate (--bundle, else bundles/acs.tar.gz) — verified and smoke-tested
+ * as any activation — while the store is still opening: on a restart that file is usually the active bundle, and
+ * its load then overlaps the store's start instead of following it. Undefined when there is no such file or it does
+ * not load; the lifecycle then loads what it serves itself and reports any refusal.
+ */
+export async function preloadBundleFile(
+  options: Omit<LifecycleRuntimeOptions, 'store'>,
+): Promise<LoadedVersion | undefined> {
+  const path = resolve(options.cwd ?? process.cwd(), options.bundlePath ?? 'bundles/acs.tar.gz');
+  if (!existsSync(path)) return undefined;
+  try {
+    const bytes = wrapBareWasm(new Uint8Array(readFileSync(path)));
+    return await loadVersion(bytes, engineSettings(options), verificationFromEnv(options.env ?? process.env));
+  } catch {
+    return undefined;
+  }
+}
+
 /** Starts the lifecycle on a durable store; the returned engine is what the Guardian evaluates with. */
 export async function startLifecycleRuntime(options: LifecycleRuntimeOptions): Promise<LifecycleRuntime> {
   if (!isDurableStore(options.store)) throw new Error('the bundle lifecycle needs a durable store (openStore)');
@@ -86,10 +115,7 @@ export async function startLifecycleRuntime(options: LifecycleRuntimeOptions): P
   const node = new LifecycleNode({
     store,
     ...(env.GUARDIAN_REPLICA_ID ? { replicaId: env.GUARDIAN_REPLICA_ID } : {}),
-    engine: {
-      ...(options.evaluationTimeoutMs ? { timeoutMs: options.evaluationTimeoutMs } : {}),
-      ...(options.customBuiltinsModule ? { customBuiltinsModule: options.customBuiltinsModule } : {}),
-    },
+    engine: engineSettings(options),
     ...(num(env.GUARDIAN_POLICY_WORKERS, 0) > 0 ? { poolSize: Math.floor(num(env.GUARDIAN_POLICY_WORKERS, 0)) } : {}),
     verification: verificationFromEnv(env),
     log: options.log,
@@ -105,6 +131,8 @@ export async function startLifecycleRuntime(options: LifecycleRuntimeOptions): P
     const seed = await initialBundle(options);
     if (seed) node.options.initialBundle = seed;
   }
+  const preloaded = await options.preloaded;
+  if (preloaded) node.options.preloaded = preloaded;
   const engine = await node.start();
   const pollers: BundleServicePoller[] = [];
   if (env.GUARDIAN_BUNDLE_SERVICE_URL) {

@@ -25,7 +25,8 @@ import {
   type GuardianOptions,
 } from '../acs/pipeline/index.ts';
 import { cryptoEnvelopeSignatures } from '../acs/signing/index.ts';
-import { isDurableStore, startLifecycleRuntime, type LifecycleRuntime } from '../lifecycle/index.ts';
+import { sharedValidator } from '../acs/validation/index.ts';
+import { isDurableStore, preloadBundleFile, startLifecycleRuntime, type LifecycleRuntime } from '../lifecycle/index.ts';
 import { sharedUnpackThread } from '../lifecycle/unpack-thread.ts';
 import { readRegoDirectory } from '../rego/sources.ts';
 import { adminTokenConfigured } from './admin-tokens.ts';
@@ -207,7 +208,24 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
   };
   // Same store location rules as the db/audit commands (DATABASE_URL, GUARDIAN_DB_SCHEMA, else PGlite in dataDir).
   const storeDone = timings?.begin('store');
-  const store = options.store ?? (await openStore({ ...storeOptionsFrom({ databaseUrl, dataDir }, env), checkpoints }));
+  const storeOpened = options.store
+    ? Promise.resolve(options.store)
+    : openStore({ ...storeOptionsFrom({ databaseUrl, dataDir }, env), checkpoints });
+  // The bundle file loads on this thread while the store opens (mostly on another thread, or in Postgres): on a
+  // restart it is usually the active bundle, which the lifecycle then adopts instead of loading after the store.
+  const preloaded =
+    !options.engine && !options.store && env.GUARDIAN_LIFECYCLE !== 'off'
+      ? preloadBundleFile({
+          env,
+          cwd: options.cwd,
+          bundlePath: options.bundlePath,
+          evaluationTimeoutMs: options.evaluationTimeoutMs,
+          customBuiltinsModule,
+        })
+      : undefined;
+  // The pipeline's schemas are read and registered meanwhile too (createGuardian takes the shared instance).
+  sharedValidator();
+  const store = await storeOpened;
   storeDone?.();
   const { openLogger, openTelemetry } = await telemetryModule;
   const bundleDone = timings?.begin('bundle');
@@ -248,6 +266,7 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
         evaluationTimeoutMs: options.evaluationTimeoutMs,
         customBuiltinsModule,
         log: (l) => logger.info(l),
+        ...(preloaded ? { preloaded } : {}),
       });
       // Without a token the admin API would refuse every request: it (zod, OpenAPI, replay, the console) is not
       // loaded at all, and /admin is not mounted.

@@ -3,7 +3,8 @@
 // restart on the same data directory resumes the activated version.
 import { serve, type ServerType } from '@hono/node-server';
 import { createServer } from 'node:http';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AcsClient, httpTransport } from '../../src/client/index.ts';
 import { openGuardianRuntime } from '../../src/server/app.ts';
 import { createHttpApp } from '../../src/server/http.ts';
+import { createLogger } from '../../src/telemetry/index.ts';
 import { constantBundle } from './fixtures.ts';
 
 const IKM = Buffer.from(Array.from({ length: 32 }, (_, i) => (i * 3) & 255));
@@ -122,6 +124,51 @@ describe('guardian runtime with the bundle lifecycle', () => {
       await runtime.close();
       svc.closeAllConnections();
       await new Promise((r) => svc.close(r));
+    }
+  }, 120_000);
+  it('the bundle file loaded while the store opens is served only when it is the active bundle; a hot-swapped one stays', async () => {
+    const env = { GUARDIAN_HMAC_IKM: IKM.toString('base64'), GUARDIAN_REPLICA_ID: 'preload-replica' };
+    const cwd = join(dir, 'preload');
+    mkdirSync(join(cwd, 'bundles'), { recursive: true });
+    writeFileSync(join(cwd, 'bundles', 'acs.tar.gz'), await constantBundle('pre-1'));
+    const dataDir = join(cwd, 'data');
+    const start = async () => {
+      const lines: string[] = [];
+      const destination = new Writable({
+        write(chunk: Buffer, _enc, done) {
+          lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+          done();
+        },
+      });
+      const runtime = await openGuardianRuntime({ dataDir, cwd, env, logger: createLogger({ destination }) });
+      const adopted = lines.some((l) => l.includes('as loaded while the store opened'));
+      return { runtime, adopted };
+    };
+    // First start: the file seeds the empty store, and the seed is the preloaded version.
+    let { runtime, adopted } = await start();
+    try {
+      expect(runtime.engine.revision).toBe('pre-1');
+      expect(adopted).toBe(true);
+    } finally {
+      await runtime.close();
+    }
+    // Restart: the file is the active bundle, served as preloaded.
+    ({ runtime, adopted } = await start());
+    try {
+      expect(runtime.engine.revision).toBe('pre-1');
+      expect(adopted).toBe(true);
+      await runtime.lifecycle!.node.push(await constantBundle('pre-2'), { source: 'test', activate: true, by: 'ops' });
+      expect(runtime.engine.revision).toBe('pre-2');
+    } finally {
+      await runtime.close();
+    }
+    // Restart after a hot swap: the file still loads early, but the store's active version is what is served.
+    ({ runtime, adopted } = await start());
+    try {
+      expect(runtime.engine.revision).toBe('pre-2');
+      expect(adopted).toBe(false);
+    } finally {
+      await runtime.close();
     }
   }, 120_000);
 });

@@ -78,7 +78,7 @@ export function registerServeCommand(program: Command): void {
       // The embedded store opens on a thread of its own: started now, it overlaps loading the server's modules
       // (openStore takes it over; the same data dir and store rules as the runtime's, below).
       if (!process.env.DATABASE_URL)
-        (await import('../../store/pglite/index.ts')).openPgliteEarly(resolve(flags.dataDir));
+        (await import('../../store/pglite/early.ts')).openPgliteEarly(resolve(flags.dataDir));
       // Loaded lazily so other commands do not pay for the server's imports.
       const { openGuardianRuntime, serveStdio, startHttpServer, StartupTimings } = await import(
         '../../server/index.ts'

@@ -60,15 +60,23 @@ export class LifecycleNode {
   /** Loads the active version (or the initial bundle), then follows activations. */
   async start(): Promise<PolicySlot> {
     const active = await this.registry.active();
+    const preloaded = this.options.preloaded;
+    this.options.preloaded = undefined;
+    // The same bytes (same sha256) loaded with the same settings and checks: adopted instead of loaded again.
+    const load = (sha256: string, given?: Uint8Array): Promise<LoadedVersion> => {
+      if (preloaded?.sha256 !== sha256) return this.#loader.forServing(sha256, given);
+      this.#log(`serving ${preloaded.revision} (${sha256.slice(0, 12)}) as loaded while the store opened`);
+      return this.#adopt(preloaded);
+    };
     let version: LoadedVersion;
     if (active) {
-      version = await this.#loader.forServing(active.sha256);
+      version = await load(active.sha256);
       this.#lastActivationId = active.id;
     } else if (this.options.initialBundle) {
       // Loaded (unpacked and checked) before it is registered: the registry takes the manifest from the unpack
       // instead of reading the tarball again, and a bundle that does not load is never registered.
       const { bytes, source } = this.options.initialBundle;
-      version = await this.#loader.forServing(sha256Hex(bytes), bytes);
+      version = await load(sha256Hex(bytes), bytes);
       const record = await this.registry.register(bytes, source, version.unpacked.manifest, version.sha256);
       this.#lastActivationId = await this.registry.recordActivation(record.sha256, `startup:${this.replicaId}`);
     } else {
@@ -84,7 +92,9 @@ export class LifecycleNode {
     this.#slot.onShadowDifference = (d) => this.#storeDifference(d);
     this.#lastSync = new Date();
     await this.#syncShadow();
-    await this.heartbeat();
+    // The first beat is not waited for: nothing served depends on the replica row (it says when this replica was
+    // last seen), and the first write after the store opens is the slow one. A failed beat is retried by the timer.
+    void this.heartbeat().catch((e: unknown) => this.#log(`heartbeat not written: ${(e as Error).message}`));
 
     const poll = setInterval(() => void this.sync().catch(() => {}), this.options.pollIntervalMs ?? 1000);
     const beat = setInterval(() => void this.heartbeat().catch(() => {}), this.options.heartbeatMs ?? 2000);
@@ -119,6 +129,12 @@ export class LifecycleNode {
   /** Extra per-replica status (e.g. bundle-service pollers) included in the heartbeat. */
   setStatusDetail(key: string, value: unknown): void {
     this.#statusExtra[key] = value;
+  }
+
+  /** A version loaded outside this node (LifecycleNodeOptions.preloaded), kept and pooled as forServing's. */
+  #adopt(version: LoadedVersion): Promise<LoadedVersion> {
+    this.registry.rememberUnpacked(version.unpacked);
+    return this.#loader.intoPool(version);
   }
 
   /** Runs `fn` after every earlier activation/sync of this node (one at a time: the newest activation wins). */
@@ -283,6 +299,9 @@ export class LifecycleNode {
   }
 
   async #notify(): Promise<void> {
+    // This replica's row says what it now serves before the change is announced or answered: a status read right
+    // after an activation or rollback sees the new revision (a failed beat is retried by the timer).
+    await this.heartbeat().catch(() => {});
     signalOf(this.store).emit('activation');
     await this.store.notifyReplicas(this.replicaId).catch(() => {});
   }

@@ -1,7 +1,7 @@
 // What a lifecycle node is configured with and what it reports (activations, its own and the fleet's status).
 import type { ReplicaHeartbeat, DurableStore } from '../../store/types.ts';
 import type { BundleVerificationConfig, SignatureCheck } from '../signing.ts';
-import type { EngineSettings, ShadowStats } from '../slot.ts';
+import type { EngineSettings, LoadedVersion, ShadowStats } from '../slot.ts';
 
 export interface LifecycleNodeOptions {
   store: DurableStore;
@@ -18,6 +18,11 @@ export interface LifecycleNodeOptions {
   listen?: boolean;
   /** Used when the store has no active bundle yet: registered and activated as `startup`. */
   initialBundle?: { bytes: Uint8Array; source: string };
+  /**
+   * A version loaded (verified, smoke-tested) while the store was still opening (preloadBundleFile in runtime.ts):
+   * start() serves it when it is the store's active bundle or the initial bundle, instead of loading that again.
+   */
+  preloaded?: LoadedVersion;
   /**
    * Serve from a worker-thread pool of this many workers (src/policy/pool/: evaluation off the event loop, hard
    * pre-emption of overruns) instead of in-process. Each activated version is also loaded into the pool; the

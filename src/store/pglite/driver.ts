@@ -3,10 +3,12 @@
 // ships the statements its work sends together (a group-commit batch and its COMMIT) as one message. One
 // connection, so one append transaction at a time; group commit still batches concurrent appends into it.
 import { drizzle } from 'drizzle-orm/pg-proxy';
-import { WorkerRemoteError, WorkerThread } from '../../worker-thread/index.ts';
+import { WorkerRemoteError } from '../../worker-thread/index.ts';
 import { type BoundQuery, type Rows, type StoreDatabase, type StoreDriver, renderQuery } from '../driver.ts';
-import type { PgliteProtocol, StatementOutcome } from './protocol.ts';
+import { type PgliteWorker, startPgliteWorker, takeEarlyPglite } from './early.ts';
+import type { StatementOutcome } from './protocol.ts';
 
+export { openPgliteEarly } from './early.ts';
 export { PGLITE_SHARED_BUFFERS } from './settings.ts';
 
 export interface PgliteDriverOptions {
@@ -24,47 +26,14 @@ export interface PgliteDriverOptions {
 /** A migrated in-memory database, dumped once per process by the first in-memory worker; later ones load a copy. */
 let migratedDump: Promise<Uint8Array | undefined> | undefined;
 
-const WORKER_ENTRY = new URL('./worker.ts', import.meta.url);
-
 interface Waiting {
   query: BoundQuery;
   resolve(rows: Rows): void;
   reject(err: Error): void;
 }
 
-type PgliteWorker = WorkerThread<PgliteProtocol>;
-
-/** A worker opening (and migrating) an on-disk store ahead of the openPgliteDriver call that will use it. */
-let early: { dataDir: string; worker: PgliteWorker; opened: Promise<void>; migrated: Promise<void> } | undefined;
-
-function startPgliteWorker(options: PgliteDriverOptions): PgliteWorker {
-  // The worker holds the process open only while it has work, as the database did on the main thread.
-  return new WorkerThread<PgliteProtocol>(WORKER_ENTRY, {
-    name: 'PGlite worker',
-    unrefWhenIdle: true,
-    ...(options.maxWorkerHeapMb ? { resourceLimits: { maxOldGenerationSizeMb: options.maxWorkerHeapMb } } : {}),
-  });
-}
-
-/**
- * Starts opening and migrating the on-disk store under `dataDir` now, on its own thread, so that it overlaps what
- * this thread still has to load before it calls openPgliteDriver (or openStore) with the same data dir, which then
- * takes it over. Opening any other store closes it unused.
- */
-export function openPgliteEarly(dataDir: string): void {
-  if (early) return;
-  const worker = startPgliteWorker({});
-  const opened = worker.request('open', { dataDir, seed: true }).then(() => {});
-  const migrated = opened.then(() => worker.request('migrate', null)).then(() => {});
-  // Whoever takes it over sees a failure; until then it must not be an unhandled rejection.
-  opened.catch(() => {});
-  migrated.catch(() => {});
-  early = { dataDir, worker, opened, migrated };
-}
-
 async function openWorker(options: PgliteDriverOptions): Promise<{ worker: PgliteWorker; migrated?: Promise<void> }> {
-  const started = early;
-  early = undefined;
+  const started = takeEarlyPglite();
   if (started) {
     if (started.dataDir === options.dataDir && !options.maxWorkerHeapMb && options.seed !== false) {
       try {
@@ -78,7 +47,7 @@ async function openWorker(options: PgliteDriverOptions): Promise<{ worker: Pglit
     await started.opened.then(() => started.worker.request('close', null)).catch(() => {});
     await started.worker.terminate().catch(() => {});
   }
-  const worker = startPgliteWorker(options);
+  const worker = startPgliteWorker(options.maxWorkerHeapMb);
   try {
     if (options.dataDir !== undefined) {
       await worker.request('open', { dataDir: options.dataDir, seed: options.seed !== false });

@@ -2,8 +2,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
-import { drizzle } from 'drizzle-orm/pglite';
-import { migrate } from 'drizzle-orm/pglite/migrator';
 import { MIGRATIONS_FOLDER } from '../migrations-folder.ts';
 
 /**
@@ -29,5 +27,10 @@ async function newestMigrationRecorded(pg: PGlite): Promise<boolean> {
 
 export async function migratePglite(pg: PGlite, options: { force?: boolean } = {}): Promise<void> {
   if (!options.force && (await newestMigrationRecorded(pg))) return;
+  // Imported here: a restart (newest migration recorded) does not load drizzle's modules on the worker's way up.
+  const [{ drizzle }, { migrate }] = await Promise.all([
+    import('drizzle-orm/pglite'),
+    import('drizzle-orm/pglite/migrator'),
+  ]);
   await migrate(drizzle(pg), { migrationsFolder: MIGRATIONS_FOLDER });
 }

@@ -1,0 +1,52 @@
+// The embedded store's worker thread, and its early start: `guardian serve` starts opening the data directory
+// before it loads the server's modules. This file imports only the worker-thread module, so the import that
+// starts the worker does not first load drizzle (the driver's imports) on the way.
+import { WorkerThread } from '../../worker-thread/index.ts';
+import type { PgliteProtocol } from './protocol.ts';
+
+export type PgliteWorker = WorkerThread<PgliteProtocol>;
+
+const WORKER_ENTRY = new URL('./worker.ts', import.meta.url);
+
+/** A worker of its own per store; `maxWorkerHeapMb` bounds its JavaScript heap (past it the worker dies). */
+export function startPgliteWorker(maxWorkerHeapMb?: number): PgliteWorker {
+  // The worker holds the process open only while it has work, as the database did on the main thread.
+  return new WorkerThread<PgliteProtocol>(WORKER_ENTRY, {
+    name: 'PGlite worker',
+    unrefWhenIdle: true,
+    ...(maxWorkerHeapMb ? { resourceLimits: { maxOldGenerationSizeMb: maxWorkerHeapMb } } : {}),
+  });
+}
+
+/** A worker opening (and migrating) an on-disk store ahead of the openPgliteDriver call that will use it. */
+export interface EarlyPglite {
+  dataDir: string;
+  worker: PgliteWorker;
+  opened: Promise<void>;
+  migrated: Promise<void>;
+}
+
+let early: EarlyPglite | undefined;
+
+/**
+ * Starts opening and migrating the on-disk store under `dataDir` now, on its own thread, so that it overlaps what
+ * this thread still has to load before it calls openPgliteDriver (or openStore) with the same data dir, which then
+ * takes it over. Opening any other store closes it unused.
+ */
+export function openPgliteEarly(dataDir: string): void {
+  if (early) return;
+  const worker = startPgliteWorker();
+  const opened = worker.request('open', { dataDir, seed: true }).then(() => {});
+  const migrated = opened.then(() => worker.request('migrate', null)).then(() => {});
+  // Whoever takes it over sees a failure; until then it must not be an unhandled rejection.
+  opened.catch(() => {});
+  migrated.catch(() => {});
+  early = { dataDir, worker, opened, migrated };
+}
+
+/** The early worker, handed over once (to openPgliteDriver, which keeps it or closes it). */
+export function takeEarlyPglite(): EarlyPglite | undefined {
+  const started = early;
+  early = undefined;
+  return started;
+}
