@@ -11,7 +11,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { load, pct } from './fixtures/figures.ts';
-import { distBuilt, drive as driveServe, heapMb, rssMbOf, type Serving, startServe, stopServe } from './fixtures/serve-process.ts';
+import {
+  distBuilt,
+  drive as driveServe,
+  heapMb,
+  rssMbOf,
+  type Serving,
+  startServe,
+  stopServe,
+} from './fixtures/serve-process.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 64);

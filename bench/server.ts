@@ -50,9 +50,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CLIENTS = (process.env.BENCH_CLIENTS ?? '16,64').split(',').map(Number);
 const DB_URL = process.env.BENCH_DATABASE_URL;
 /** Which phases to run: latency, echo, bypass, durable (default all). */
-const PHASES = new Set(
-  (process.env.BENCH_PHASES ?? 'latency,echo,bypass,durable,external,telemetry,serve').split(','),
-);
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'latency,echo,bypass,durable,external,telemetry,serve').split(','));
 const ikm = new Uint8Array(32).fill(7);
 
 /** Issue 26's targets for the Guardian on Postgres, on a quiet 2-core machine. */
@@ -71,8 +69,7 @@ const verdict = (ok: boolean): string => (ok ? 'PASS' : 'FAIL');
 /** The targets a Postgres run at `clients` has, with their verdicts ('' when it has none). */
 function postgresTargets(clients: number, rate: number, mainThreadMs: number, p50Ms: number): string {
   const out: string[] = [];
-  if (clients === 1)
-    out.push(`p50 ≤ ${TARGETS.oneClientP50Ms} ms ${verdict(p50Ms <= TARGETS.oneClientP50Ms)}`);
+  if (clients === 1) out.push(`p50 ≤ ${TARGETS.oneClientP50Ms} ms ${verdict(p50Ms <= TARGETS.oneClientP50Ms)}`);
   const main = TARGETS.mainThreadMs[clients];
   if (main !== undefined) out.push(`main thread ≤ ${main} ms ${verdict(mainThreadMs <= main)}`);
   const r = TARGETS.rate[clients];

@@ -115,7 +115,8 @@ describe('the compiled library through the engine', () => {
     expect(paths.filter((p) => p.length === 0)).toEqual([]);
     const unread = (p: (string | null)[]) =>
       p[0] === 'guardian' ||
-      (p[0] === 'session' && (p.length === 1 || p[1] === 'recent_steps' || (p[1] === 'provenance' && p[2] === 'summary')));
+      (p[0] === 'session' &&
+        (p.length === 1 || p[1] === 'recent_steps' || (p[1] === 'provenance' && p[2] === 'summary')));
     expect(paths.filter(unread)).toEqual([]);
     const { input_paths: _paths, ...metadata } = bundle.manifest.metadata ?? {};
     const whole = await createWasmPolicyEngine({
