@@ -15,12 +15,17 @@
 // phase 4 on both (Postgres from BENCH_DATABASE_URL); BENCH_POOL sets the Postgres pool size (store default 10).
 //   6. telemetry: phase 3's pipeline with telemetry off, then with spans (OTLP/HTTP) and OCSF events (HTTP
 //      collector) on, both exported to a local receiver answering 200 (docs/telemetry.md), in the same run.
-// BENCH_PHASES picks phases (latency,echo,bypass,durable,external,telemetry). The load generator shares this process and its cores.
+//   7. serve (Postgres only): `guardian serve` from dist/ (`npm run build`) on Postgres in a process of its own, as a
+//      deployment runs it: RSS and V8 heap idle after start, and one client's durable decision from the load
+//      generator (bench/fixtures/serve-process.ts).
+// BENCH_PHASES picks phases (latency,echo,bypass,durable,external,telemetry,serve). The load generator of 1–4 and 6
+// shares this process and its cores. Issue 26's Postgres targets are printed beside the external and serve figures.
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Session } from 'node:inspector';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -37,6 +42,7 @@ import { type CpuProfile, cpuShares } from './fixtures/cpu-shares.ts';
 import type { Json } from '../src/json.ts';
 import type { AppendedEntry, GuardianStore, NewContextEntry, SessionRecord } from '../src/store/types.ts';
 import { load, pct } from './fixtures/figures.ts';
+import { distBuilt, drive, heapMb, rssMbOf, startServe, stopServe } from './fixtures/serve-process.ts';
 
 const STEPS = Number(process.env.BENCH_STEPS ?? 200);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 64);
@@ -44,8 +50,32 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CLIENTS = (process.env.BENCH_CLIENTS ?? '16,64').split(',').map(Number);
 const DB_URL = process.env.BENCH_DATABASE_URL;
 /** Which phases to run: latency, echo, bypass, durable (default all). */
-const PHASES = new Set((process.env.BENCH_PHASES ?? 'latency,echo,bypass,durable,external,telemetry').split(','));
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'latency,echo,bypass,durable,external,telemetry,serve').split(','));
 const ikm = new Uint8Array(32).fill(7);
+
+/** Issue 26's targets for the Guardian on Postgres, on a quiet 2-core machine. */
+const TARGETS = {
+  /** Main-thread CPU per durable decision (ms), by clients: the steady measure on a shared machine. */
+  mainThreadMs: { 16: 0.35, 64: 0.25 } as Record<number, number>,
+  /** Durable decisions per second, by clients. */
+  rate: { 16: 2500, 64: 3500 } as Record<number, number>,
+  /** One client's durable decision, p50 (ms). */
+  oneClientP50Ms: 2,
+  /** `guardian serve` on Postgres, RSS idle after start (MB). */
+  idleRssMb: 200,
+};
+const verdict = (ok: boolean): string => (ok ? 'PASS' : 'FAIL');
+
+/** The targets a Postgres run at `clients` has, with their verdicts ('' when it has none). */
+function postgresTargets(clients: number, rate: number, mainThreadMs: number, p50Ms: number): string {
+  const out: string[] = [];
+  if (clients === 1) out.push(`p50 ≤ ${TARGETS.oneClientP50Ms} ms ${verdict(p50Ms <= TARGETS.oneClientP50Ms)}`);
+  const main = TARGETS.mainThreadMs[clients];
+  if (main !== undefined) out.push(`main thread ≤ ${main} ms ${verdict(mainThreadMs <= main)}`);
+  const r = TARGETS.rate[clients];
+  if (r !== undefined) out.push(`≥ ${r}/s ${verdict(rate >= r)}`);
+  return out.length ? `  targets: ${out.join(', ')}` : '';
+}
 
 const fmt = (xs: number[]): string =>
   `p50 ${pct(xs, 50).toFixed(2)} ms  p95 ${pct(xs, 95).toFixed(2)} ms  p99 ${pct(xs, 99).toFixed(2)} ms  (n=${xs.length})`;
@@ -508,7 +538,7 @@ for (const d of external) {
     const report = await externalLoad(server.url, clients, d.label);
     const rate = report.done / report.seconds;
     console.log(
-      `external load, ${d.label.padEnd(9)} ${SESSIONS} sessions, ${String(clients).padStart(2)} clients: ${rate.toFixed(0).padStart(5)} decisions/s  ${fmt(report.latenciesMs)}  Guardian process CPU ${report.cpuMsPerDecision.toFixed(3)} ms/decision (kernel ${report.systemMsPerDecision.toFixed(3)}; main thread ${report.mainThreadMsPerDecision.toFixed(3)} = ${((report.mainThreadMsPerDecision * rate) / 10).toFixed(0)}% of a core), postgres processes ${report.postgresMsPerDecision.toFixed(3)}, load generator ${(report.cpuMs / Math.max(1, report.done)).toFixed(3)}  (${report.verified} signatures verified)  load ${load()}`,
+      `external load, ${d.label.padEnd(9)} ${SESSIONS} sessions, ${String(clients).padStart(2)} clients: ${rate.toFixed(0).padStart(5)} decisions/s  ${fmt(report.latenciesMs)}  Guardian process CPU ${report.cpuMsPerDecision.toFixed(3)} ms/decision (kernel ${report.systemMsPerDecision.toFixed(3)}; main thread ${report.mainThreadMsPerDecision.toFixed(3)} = ${((report.mainThreadMsPerDecision * rate) / 10).toFixed(0)}% of a core), postgres processes ${report.postgresMsPerDecision.toFixed(3)}, load generator ${(report.cpuMs / Math.max(1, report.done)).toFixed(3)}  (${report.verified} signatures verified)  load ${load()}${d.label === 'postgres' ? postgresTargets(clients, rate, report.mainThreadMsPerDecision, pct(report.latenciesMs, 50)) : ''}`,
     );
     if (report.profile) {
       // Where the main thread's time per decision goes (BENCH_PROFILE_DIR; the profiler itself adds a little).
@@ -554,6 +584,47 @@ if (PHASES.has('telemetry')) {
   await telemetry.close();
   receiver.closeAllConnections();
   receiver.close();
+}
+
+// ---- 7: `guardian serve` on Postgres in a process of its own: idle RSS and heap, one client's durable decision.
+if (PHASES.has('serve') && DB_URL) {
+  if (!distBuilt()) console.log('serve: dist/ is missing (run `npm run build` first); skipped');
+  else {
+    const schema = `bench_server_${process.pid}_s`;
+    const ikmBase64 = Buffer.from(ikm).toString('base64');
+    const guardian = await startServe([], {
+      DATABASE_URL: DB_URL,
+      GUARDIAN_DB_SCHEMA: schema,
+      GUARDIAN_HMAC_IKM: ikmBase64,
+    });
+    try {
+      const pid = guardian.child.pid as number;
+      await sleep(2000);
+      const idle = rssMbOf(pid);
+      const heap = await heapMb(guardian.url);
+      console.log(
+        `guardian serve, postgres: idle after start RSS ${idle.toFixed(0)} MB (heap ${heap.used.toFixed(0)} of ${heap.total.toFixed(0)} MB)  target < ${TARGETS.idleRssMb} MB ${verdict(idle < TARGETS.idleRssMb)}`,
+      );
+      const one = await drive(guardian, {
+        ikmBase64,
+        sessions: SESSIONS,
+        clients: 1,
+        seconds: SECONDS,
+        maxRate: 2000,
+        payload: tool,
+      });
+      const p50 = pct(one.latenciesMs, 50);
+      console.log(
+        `guardian serve, postgres:  1 client: ${(one.done / one.seconds).toFixed(0)} decisions/s  ${fmt(one.latenciesMs)}  Guardian CPU ${one.cpuMsPerDecision.toFixed(3)} ms/decision (main thread ${one.mainThreadMsPerDecision.toFixed(3)})  target p50 ≤ ${TARGETS.oneClientP50Ms} ms ${verdict(p50 <= TARGETS.oneClientP50Ms)}  load ${load()}`,
+      );
+      console.log(`guardian serve, postgres: RSS after the run ${rssMbOf(pid).toFixed(0)} MB`);
+    } finally {
+      await stopServe(guardian);
+      const cleanup = await openStore({ databaseUrl: DB_URL, schema });
+      await cleanup.query(`drop schema if exists ${schema} cascade`).catch(() => undefined);
+      await cleanup.close();
+    }
+  }
 }
 
 if (DB_URL) {

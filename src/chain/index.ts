@@ -1,6 +1,6 @@
 // ACS §8.2 audit-chain hash rules. One implementation, used by the live pipeline, the stores,
 // `audit verify`, export and replay.
-import { createHash } from 'node:crypto';
+import * as nodeCrypto from 'node:crypto';
 import canonicalize from 'canonicalize';
 
 /**
@@ -185,8 +185,35 @@ export function isSha256Hex(value: unknown): value is string {
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
+// One-shot hashing (Node >= 20.12; the engines field allows 20.11) skips a Hash object per digest.
+const oneShotHash = (nodeCrypto as { hash?: (algorithm: string, data: string | Uint8Array, encoding: 'hex') => string })
+  .hash;
+
+function digestHex(data: string | Uint8Array): string {
+  return oneShotHash ? oneShotHash('sha256', data, 'hex') : nodeCrypto.createHash('sha256').update(data).digest('hex');
+}
+
+/**
+ * Digests of recent texts. The pipeline hashes a step's params text (request_hash) and entry text (entry_hash)
+ * as it places the step, and the store hashes the same texts again to check them before writing them
+ * (src/store/prepare.ts, entry-writes.ts), up to a group-commit batch (256 steps) later. Keyed by the whole text
+ * (and the previous hash), so a hit is what hashing again would give; long texts are hashed each time.
+ */
+const RECENT_DIGESTS = 1024;
+const MAX_REMEMBERED_TEXT = 8192;
+const textDigests = new Map<string, string>();
+const entryDigests = new Map<string, { previousHash: string | null; hex: string }>();
+
+function remember<V>(digests: Map<string, V>, text: string, value: V): void {
+  if (digests.size >= RECENT_DIGESTS) digests.delete(digests.keys().next().value as string);
+  digests.set(text, value);
+}
+
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
+  if (typeof data !== 'string' || data.length > MAX_REMEMBERED_TEXT) return digestHex(data);
+  let hex = textDigests.get(data);
+  if (hex === undefined) remember(textDigests, data, (hex = digestHex(data)));
+  return hex;
 }
 
 /** `request_hash = hex(SHA-256(JCS(params)))`, over params as received, signature included (ACS §8.2). */
@@ -216,10 +243,21 @@ export function computeEntryHash(entry: ContextEntryContent, previousHash: strin
 
 /** computeEntryHash from the JCS text of the entry minus entry_hash and previous_hash, when it is at hand. */
 export function entryHashOfJcs(contentJcs: string, previousHash: string | null): string {
-  const hash = createHash('sha256').update(contentJcs, 'utf8');
-  if (previousHash !== null) {
-    if (!SHA256_HEX.test(previousHash)) throw new TypeError('previous_hash must be 64 lowercase hex digits');
-    hash.update(Buffer.from(previousHash, 'hex'));
+  if (previousHash !== null && !SHA256_HEX.test(previousHash))
+    throw new TypeError('previous_hash must be 64 lowercase hex digits');
+  const remembered = contentJcs.length > MAX_REMEMBERED_TEXT ? undefined : entryDigests.get(contentJcs);
+  if (remembered !== undefined && remembered.previousHash === previousHash) return remembered.hex;
+  let hex: string;
+  if (previousHash === null) hex = digestHex(contentJcs);
+  else {
+    // The text's UTF-8 and the previous hash's 32 bytes in one reused buffer, hashed in one call.
+    const need = 3 * contentJcs.length + 32;
+    if (hashScratch.length < need) hashScratch = Buffer.allocUnsafe(Math.max(need, 2 * hashScratch.length));
+    const n = hashScratch.write(contentJcs, 0, 'utf8');
+    hex = digestHex(hashScratch.subarray(0, n + hashScratch.write(previousHash, n, 'hex')));
   }
-  return hash.digest('hex');
+  if (contentJcs.length <= MAX_REMEMBERED_TEXT) remember(entryDigests, contentJcs, { previousHash, hex });
+  return hex;
 }
+
+let hashScratch = Buffer.allocUnsafe(4096);

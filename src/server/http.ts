@@ -4,6 +4,7 @@
 // JSON-RPC error is the answer (a transport status would fall to the client's §6.4 failure posture).
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setImmediate as afterPollPhase } from 'node:timers/promises';
 import { AcsError, AcsErrorCode } from '../acs/errors.ts';
@@ -21,6 +22,67 @@ export interface HttpAppOptions {
   metrics?: Hono;
   /** The operator console (src/console/), mounted at /console. */
   console?: Hono;
+}
+
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+const jsonText = (text: string, status = 200): Response =>
+  new Response(text, { status, headers: { 'content-type': JSON_CONTENT_TYPE } });
+/** What a bug answers instead of an HTML 500 page: -32603 in JSON-RPC form. */
+const INTERNAL_ERROR = JSON.stringify({
+  jsonrpc: '2.0',
+  id: null,
+  error: { code: AcsErrorCode.InternalError, message: 'Internal error' },
+});
+
+/** The JSON text answering one POST /acs body within the limit: `rpc.discover` before the pipeline, else the pipeline's. */
+async function acsAnswer(
+  guardian: Guardian,
+  body: Uint8Array,
+  header: (name: string) => string | undefined,
+): Promise<string> {
+  // The pipeline runs in the event loop's check phase, not inside the read callback that delivered the body: the
+  // poll phase first takes in every socket that is ready (other requests, the store's commit answers), then the
+  // requests' pipelines run back to back. Kept because it is faster under concurrent load (`npm run bench server`).
+  await afterPollPhase();
+  const discovered = discoveryAnswer(body);
+  if (discovered) return JSON.stringify(discovered);
+  const traceparent = header('traceparent');
+  const carrier = traceparent ? { traceparent, tracestate: header('tracestate') } : undefined;
+  return JSON.stringify(await guardian.handle(body, 'http', carrier));
+}
+
+/**
+ * POST /acs with a declared Content-Length within the limit, answered on node's request and response objects
+ * without the Web Request and Response Hono wraps them in (the route below answers the same from the same
+ * acsAnswer). False for anything else, which Hono serves: other paths, chunked bodies, bodies over the limit.
+ */
+function directAcs(guardian: Guardian): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const limit = guardian.config.maxBodyBytes;
+  const header = (req: IncomingMessage, name: string): string | undefined => {
+    const value = req.headers[name];
+    return Array.isArray(value) ? value[0] : value;
+  };
+  const send = (res: ServerResponse, status: number, text: string): void => {
+    res.writeHead(status, { 'content-type': JSON_CONTENT_TYPE, 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  };
+  return (req, res) => {
+    if (req.method !== 'POST' || req.url !== '/acs') return false;
+    const declared = req.headers['content-length'];
+    const length = declared === undefined ? NaN : Number(declared);
+    if (!Number.isInteger(length) || length < 0 || length > limit) return false;
+    // The HTTP parser delivers at most the declared length; a connection lost meanwhile never reaches 'end'.
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+      acsAnswer(guardian, body, (name) => header(req, name)).then(
+        (text) => send(res, 200, text),
+        () => send(res, 500, INTERNAL_ERROR),
+      );
+    });
+    return true;
+  };
 }
 
 export function createHttpApp(guardian: Guardian, options: HttpAppOptions = {}): Hono {
@@ -49,15 +111,7 @@ export function createHttpApp(guardian: Guardian, options: HttpAppOptions = {}):
       );
       return json(await errorEnvelope(guardian.config, null, err, null));
     }
-    // The pipeline runs in the event loop's check phase, not inside the read callback that delivered the body: the
-    // poll phase first takes in every socket that is ready (other requests, the store's commit answers), then the
-    // requests' pipelines run back to back. Kept because it is faster under concurrent load (`npm run bench server`).
-    await afterPollPhase();
-    const discovered = discoveryAnswer(body);
-    if (discovered) return json(discovered);
-    const traceparent = c.req.header('traceparent');
-    const carrier = traceparent ? { traceparent, tracestate: c.req.header('tracestate') } : undefined;
-    return json(await guardian.handle(body, 'http', carrier));
+    return jsonText(await acsAnswer(guardian, body, (name) => c.req.header(name)));
   });
   app.get('/acs/openrpc.json', () => json(acsOpenRpcDocument()));
   app.get('/healthz', () => json({ status: 'ok' }));
@@ -76,9 +130,7 @@ export function createHttpApp(guardian: Guardian, options: HttpAppOptions = {}):
   app.all('/acs', () => json({ error: 'use POST /acs' }, 405));
   app.notFound(() => json({ error: 'not found' }, 404));
   // A bug must never surface as an HTML 500 page: answer -32603 in JSON-RPC form.
-  app.onError(() =>
-    json({ jsonrpc: '2.0', id: null, error: { code: AcsErrorCode.InternalError, message: 'Internal error' } }, 500),
-  );
+  app.onError(() => jsonText(INTERNAL_ERROR, 500));
   return app;
 }
 
@@ -96,8 +148,20 @@ export async function startHttpServer(
 ): Promise<RunningHttpServer> {
   const app = createHttpApp(guardian, options);
   const host = options.host ?? '127.0.0.1';
+  const direct = directAcs(guardian);
   const server: ServerType = await new Promise((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: host, port: options.port ?? 8787 }, () => resolve(s));
+    const s = serve(
+      {
+        fetch: app.fetch,
+        hostname: host,
+        port: options.port ?? 8787,
+        createServer: ((serverOptions: object, listener: (req: IncomingMessage, res: ServerResponse) => void) =>
+          createServer(serverOptions, (req, res) => {
+            if (!direct(req, res)) listener(req, res);
+          })) as typeof createServer,
+      },
+      () => resolve(s),
+    );
     s.once('error', reject);
   });
   const port = (server.address() as AddressInfo).port;

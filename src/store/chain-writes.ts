@@ -74,6 +74,8 @@ export class ChainWriter {
   }
 
   readonly #maxRetries: number;
+  /** The store's commit metrics (observeCommits), told of the steps committed in a held turn too. */
+  #observer: CommitObserver | undefined;
 
   append(sessionId: string, prepared: PreparedAppend): Promise<AppendedEntry> {
     return this.#appends.enqueue(sessionId, prepared);
@@ -109,12 +111,21 @@ export class ChainWriter {
         const commit = async (p: PreparedStep): Promise<StepCommitOutcome> => {
           if (committed) throw new StoreError('conflict', `a turn of session ${sessionId} commits one step`);
           committed = true;
-          const [outcome] = await this.#commitSteps([{ key: sessionId, value: p }], query).catch((err: unknown) => {
-            // The database aborted the turn's transaction (deadlock, serialization): nothing was written, and
-            // the step is evaluated again in a turn of its own.
-            if (isRetryableConflict(err)) return [{ status: 'stale_head', head: null } as const];
-            throw toStoreError(err, 'commitStep');
-          });
+          const started = performance.now();
+          const [outcome] = await this.#commitSteps([{ key: sessionId, value: p }], query).then(
+            (outcomes) => {
+              // A batch of one, timed from its statements to its COMMIT (the turn's wait for the head lock and
+              // the step's evaluation are not the commit's): counted like a group-committed batch.
+              this.#observer?.('step', 1, (performance.now() - started) / 1000);
+              return outcomes;
+            },
+            (err: unknown) => {
+              // The database aborted the turn's transaction (deadlock, serialization): nothing was written, and
+              // the step is evaluated again in a turn of its own.
+              if (isRetryableConflict(err)) return [{ status: 'stale_head', head: null } as const];
+              throw toStoreError(err, 'commitStep');
+            },
+          );
           if (outcome instanceof Error) throw outcome;
           return outcome;
         };
@@ -137,6 +148,7 @@ export class ChainWriter {
   }
 
   observe(observer: CommitObserver): void {
+    this.#observer = observer;
     this.#appends.onBatch = (size, seconds) => observer('append', size, seconds);
     this.#steps.onBatch = (size, seconds) => observer('step', size, seconds);
   }

@@ -159,7 +159,10 @@ export interface GuardianStore {
 
   /** Commits a whole step atomically (see StepCommit); group-committed with other sessions' steps. */
   commitStep(sessionId: string, step: StepCommit): Promise<StepCommitOutcome>;
-  /** Hears every group-committed batch (the commit metrics); a later call replaces the observer. */
+  /**
+   * Hears every group-committed batch (the commit metrics), and each step committed in a session's turn (a batch of
+   * one); a later call replaces the observer.
+   */
   observeCommits?(observer: CommitObserver): void;
 
   /**

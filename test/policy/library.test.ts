@@ -108,7 +108,16 @@ describe('the compiled library through the engine', () => {
 
   it('decides the same on the projected input (manifest input_paths) as on the whole input', async () => {
     const bundle = readBundle((await buildLibraryBundle({ revision: 'lib-test' })).bundle);
-    expect(bundle.manifest.metadata?.input_paths).toBeDefined();
+    const paths = bundle.manifest.metadata?.input_paths as (string | null)[][];
+    // The library names the members it reads (docs/policy-authoring.md): no bare `input` (the whole input), and
+    // none of recent_steps, provenance.summary or guardian, which every step would otherwise serialise.
+    expect(paths.length).toBeGreaterThan(0);
+    expect(paths.filter((p) => p.length === 0)).toEqual([]);
+    const unread = (p: (string | null)[]) =>
+      p[0] === 'guardian' ||
+      (p[0] === 'session' &&
+        (p.length === 1 || p[1] === 'recent_steps' || (p[1] === 'provenance' && p[2] === 'summary')));
+    expect(paths.filter(unread)).toEqual([]);
     const { input_paths: _paths, ...metadata } = bundle.manifest.metadata ?? {};
     const whole = await createWasmPolicyEngine({
       bundle: { wasm: bundle.wasm!, data: bundle.data as Json, manifest: { ...bundle.manifest, metadata } },

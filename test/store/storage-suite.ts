@@ -546,6 +546,35 @@ export function defineStorageSuite(
         await expectLinearChain(store, sessionId, 3);
       });
 
+      it('counts the steps committed in a session turn in the commit metrics, as group-committed ones are', async () => {
+        // A store of its own: observeCommits replaces the observer, and the suite's store has others at work.
+        const observed = await open();
+        try {
+          const commits: { kind: string; size: number; seconds: number }[] = [];
+          observed.observeCommits?.((kind, size, seconds) => commits.push({ kind, size, seconds }));
+          const sessionId = await newSession(observed);
+          expect((await observed.commitStep(sessionId, step(sessionId, 0, null))).status).toBe('committed');
+          expect(commits).toHaveLength(1);
+          const inTurn = await observed.withSessionTurn(sessionId, 1000, (turn) =>
+            turn.commitStep(step(sessionId, 1, turn.head)),
+          );
+          expect(inTurn.status).toBe('committed');
+          // A turn that commits nothing counts nothing.
+          expect(await observed.withSessionTurn(sessionId, 1000, async (turn) => turn.head)).toEqual(headOf(inTurn));
+          expect(commits.map((c) => [c.kind, c.size])).toEqual([
+            ['step', 1],
+            ['step', 1],
+          ]);
+          for (const c of commits) {
+            expect(c.seconds).toBeGreaterThan(0);
+            expect(c.seconds).toBeLessThan(60);
+          }
+          await expectLinearChain(observed, sessionId, 2);
+        } finally {
+          await observed.close();
+        }
+      });
+
       it('of racing steps at one head exactly one commits (per-session serialisation, group commit across sessions)', async () => {
         const sessionId = await newSession(store);
         const others = await Promise.all(Array.from({ length: 12 }, () => newSession(store)));

@@ -9,7 +9,10 @@ import data.acs.lib
 
 cfg := object.get(lib.config, "inventory", {})
 
-agbom := object.get(input, "agbom", {})
+# input.agbom, else {} (object.get(input, …) would read the whole input, and the engine then sends policies all of it).
+default agbom := {}
+
+agbom := input.agbom
 
 proposed := object.get(agbom, "proposed", null)
 
