@@ -114,10 +114,10 @@ async function drive(guardian: Serving, clients: number): Promise<Measured> {
     perSession: Math.ceil((Number(process.env.BENCH_MAX_RATE ?? 4000) * (SECONDS + 1)) / SESSIONS),
     payload: tool,
   };
-  let cpuAtOpen = 0;
-  let mainAtOpen = 0;
-  let cpu = 0;
-  let main = 0;
+  let cpuAtOpen = Number.NaN;
+  let mainAtOpen = Number.NaN;
+  let cpu = Number.NaN;
+  let main = Number.NaN;
   let peakRssMb = 0;
   const sampler = setInterval(() => (peakRssMb = Math.max(peakRssMb, rssMbOf(pid))), 100);
   try {
@@ -135,6 +135,8 @@ async function drive(guardian: Serving, clients: number): Promise<Measured> {
       loader.send(order);
     });
     if (!answer.ok || !answer.report) throw new Error(`load generator failed: ${answer.error}`);
+    // Both ends of the window or no CPU figure: a window left open must not read as zero CPU.
+    if (!Number.isFinite(cpu) || !Number.isFinite(main)) throw new Error('the measured window never closed');
     const done = Math.max(1, answer.report.done);
     return { ...answer.report, cpuMsPerDecision: cpu / done, mainThreadMsPerDecision: main / done, peakRssMb };
   } finally {
