@@ -91,6 +91,33 @@ describe('PGlite worker restart', () => {
     expect(crashed.message).toMatch(/fail closed/);
   }, 120_000);
 
+  it('a worker that keeps crashing is restarted a bounded number of times, each after a longer pause, then left down', async () => {
+    const events: PgliteWorkerEvent[] = [];
+    const driver = await openPgliteDriver({
+      dataDir: join(await tempDir(), 'data'),
+      maxWorkerHeapMb: WORKER_HEAP_MB,
+      onWorkerEvent: (e) => events.push(e),
+      restarts: { max: 2, windowMs: 600_000, firstMs: 50 },
+    });
+    drivers.push(driver);
+    for (let crash = 1; crash <= 3; crash++) {
+      await expect(driver.query(HEAP_BOMB)).rejects.toBeInstanceOf(WorkerCrashedError);
+      if (crash < 3) {
+        await until(`restart ${crash}`, () => events.filter((e) => e.kind === 'restarted').length === crash);
+        expect(await driver.query('select 1 as one')).toEqual([{ one: 1 }]);
+      }
+    }
+    await until('the give-up', () => events.some((e) => e.kind === 'gave_up'));
+    expect(events.map((e) => e.kind)).toEqual(['crashed', 'restarted', 'crashed', 'restarted', 'gave_up']);
+    expect(
+      events.flatMap((e) => (e.kind === 'crashed' ? [e.restartInMs] : [])),
+      'the pause doubles',
+    ).toEqual([50, 100]);
+    const refused = await driver.query('select 1').catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(WorkerCrashedError);
+    expect((refused as Error).message).toMatch(/stays down/);
+  }, 120_000);
+
   it('under load: signed DENY store_unavailable while down, no chained decision lost, service resumes, audit verify clean', async () => {
     const dir = await tempDir();
     const events: PgliteWorkerEvent[] = [];

@@ -5,7 +5,7 @@
 //
 // A worker that dies (a fatal error, its heap bound) is replaced by a new one on the same data directory, whose
 // start replays the write-ahead log as Postgres' crash recovery does (PGlite's own start-up), after a pause that
-// grows with each crash and a bounded number of times (RESTARTS). Until it answers, every call fails at once (the
+// grows with each crash and a bounded number of times (RestartPolicy). Until it answers, every call fails at once (the
 // pipeline answers a signed DENY store_unavailable: fail closed). What was in flight on the dead worker failed with
 // it and is never sent again: a transaction stays on the worker it began on.
 import { drizzle } from 'drizzle-orm/pg-proxy';
@@ -27,6 +27,19 @@ export interface PgliteDriverOptions {
   maxWorkerHeapMb?: number;
   /** Hears each crash, restart and give-up of the worker (default: one line on stderr). */
   onWorkerEvent?: (event: PgliteWorkerEvent) => void;
+  /** How often and how soon a crashed worker is replaced (default RESTARTS). */
+  restarts?: Partial<RestartPolicy>;
+}
+
+/**
+ * Restarts: at most `max` within `windowMs` (a worker that keeps crashing is left down rather than spun), the n-th
+ * within the window after `firstMs * 2^(n-1)`, capped at `capMs`.
+ */
+export interface RestartPolicy {
+  max: number;
+  windowMs: number;
+  firstMs: number;
+  capMs: number;
 }
 
 /** What the driver reports about its worker; `message` is a log line. */
@@ -38,11 +51,7 @@ export type PgliteWorkerEvent =
   /** No restart (in memory, or too many crashes): every call fails until the process restarts. */
   | { kind: 'gave_up'; message: string; error: Error };
 
-/**
- * Restarts: at most `max` within `windowMs` (a worker that keeps crashing is left down rather than spun), the n-th
- * within the window after `firstMs * 2^(n-1)`, capped at `capMs`.
- */
-const RESTARTS = { max: 5, windowMs: 60_000, firstMs: 100, capMs: 5_000 } as const;
+const RESTARTS: RestartPolicy = { max: 5, windowMs: 60_000, firstMs: 100, capMs: 5_000 };
 
 const defaultWorkerEvent = (event: PgliteWorkerEvent): void => {
   process.stderr.write(`guardian store: ${event.message}\n`);
@@ -159,12 +168,14 @@ class Supervisor {
   readonly #crashes: number[] = [];
   #restarting: Promise<void> = Promise.resolve();
   #wakeFromPause: (() => void) | null = null;
+  readonly #policy: RestartPolicy;
 
   constructor(
     first: Started,
     private readonly options: PgliteDriverOptions,
     private readonly report: (event: PgliteWorkerEvent) => void,
   ) {
+    this.#policy = { ...RESTARTS, ...options.restarts };
     this.#worker = first.worker;
     this.#watch(first);
   }
@@ -205,16 +216,17 @@ class Supervisor {
     let error = cause;
     for (;;) {
       const now = Date.now();
-      while (this.#crashes.length > 0 && now - this.#crashes[0] > RESTARTS.windowMs) this.#crashes.shift();
+      const policy = this.#policy;
+      while (this.#crashes.length > 0 && now - this.#crashes[0] > policy.windowMs) this.#crashes.shift();
       this.#crashes.push(now);
-      if (this.#crashes.length > RESTARTS.max) {
+      if (this.#crashes.length > policy.max) {
         this.#down = new WorkerCrashedError(
-          `the PGlite worker failed ${this.#crashes.length} times within ${RESTARTS.windowMs / 1000} s (last: ${error.message}); the embedded store stays down until the Guardian restarts`,
+          `the PGlite worker failed ${this.#crashes.length} times within ${policy.windowMs / 1000} s (last: ${error.message}); the embedded store stays down until the Guardian restarts`,
         );
         this.report({ kind: 'gave_up', message: this.#down.message, error });
         return;
       }
-      const pause = Math.min(RESTARTS.capMs, RESTARTS.firstMs * 2 ** (this.#crashes.length - 1));
+      const pause = Math.min(policy.capMs, policy.firstMs * 2 ** (this.#crashes.length - 1));
       this.report({
         kind: 'crashed',
         message: `${error.message}; calls fail (fail closed) until a new worker has opened ${this.options.dataDir}, in ${pause} ms`,
