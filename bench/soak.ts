@@ -210,5 +210,7 @@ console.log(
 console.log(
   `not judged (wall clock on a shared machine): decisions/s within ${percent(rate)} (${Math.min(...measured.map((r) => r.rate)).toFixed(0)}–${Math.max(...measured.map((r) => r.rate)).toFixed(0)}/s); p99 ${Math.min(...p99s).toFixed(1)}–${Math.max(...p99s).toFixed(1)} ms`,
 );
-console.log(`${failed} failed answers (target 0) ${verdict(failed === 0)}; ${replaced} sessions replaced; load ${load()}`);
+console.log(
+  `${failed} failed answers (target 0) ${verdict(failed === 0)}; ${replaced} sessions replaced; load ${load()}`,
+);
 process.exit(rss.ok && heap.ok && cpu.ok && failed === 0 ? 0 : 1);

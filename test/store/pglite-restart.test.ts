@@ -55,7 +55,9 @@ describe('PGlite worker restart', () => {
     });
     drivers.push(driver);
     await driver.query('create table restart_t (n integer not null)');
-    await driver.transaction((query) => query({ text: 'insert into restart_t values (0)', params: [] }, { last: true }));
+    await driver.transaction((query) =>
+      query({ text: 'insert into restart_t values (0)', params: [] }, { last: true }),
+    );
 
     let begun!: () => void;
     const inTransaction = new Promise<void>((r) => (begun = r));
@@ -81,7 +83,9 @@ describe('PGlite worker restart', () => {
     await expect(inFlight).rejects.toBeInstanceOf(WorkerCrashedError);
     // The committed row survived the crash (WAL replay); nothing of the in-flight transaction did.
     expect(await driver.query('select n from restart_t order by n')).toEqual([{ n: 0 }]);
-    await driver.transaction((query) => query({ text: 'insert into restart_t values (3)', params: [] }, { last: true }));
+    await driver.transaction((query) =>
+      query({ text: 'insert into restart_t values (3)', params: [] }, { last: true }),
+    );
     expect(await driver.query('select n from restart_t order by n')).toEqual([{ n: 0 }, { n: 3 }]);
 
     expect(events.map((e) => e.kind)).toEqual(['crashed', 'restarted']);
