@@ -1,6 +1,7 @@
 // The PGlite driver's worker thread (src/store/pglite/worker.ts): transactions serialised on its one connection,
-// rolled back when their work throws, a crashed worker failing every pending and later call (fail closed, never a
-// hang), and close() shutting Postgres down with nothing lost. The storage suite itself runs in pglite.test.ts.
+// rolled back when their work throws, a crashed in-memory worker failing every pending and later call (fail closed,
+// never a hang; on disk the worker is restarted: pglite-restart.test.ts), and close() shutting Postgres down with
+// nothing lost. The storage suite itself runs in pglite.test.ts.
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,7 @@ import type { StoreDriver } from '../../src/store/driver.ts';
 import { DrizzleGuardianStore } from '../../src/store/drizzle-store.ts';
 import { StoreError } from '../../src/store/index.ts';
 import { openPgliteDriver } from '../../src/store/pglite/index.ts';
+import type { PgliteWorkerEvent } from '../../src/store/pglite/driver.ts';
 import { WorkerCrashedError } from '../../src/worker-thread/index.ts';
 import { stepEntry } from './storage-suite.ts';
 
@@ -93,9 +95,10 @@ describe('PGlite worker: transactions', () => {
 });
 
 describe('PGlite worker: crash', () => {
-  it('a worker that dies fails the pending and later calls, and the store fails closed', async () => {
+  it('an in-memory worker that dies fails the pending and later calls, is not restarted, and the store fails closed', async () => {
     // A bounded worker heap and a result far past it: the thread dies as it would on any fatal error.
-    const driver = await driverWithTable({ maxWorkerHeapMb: 64 });
+    const events: PgliteWorkerEvent[] = [];
+    const driver = await driverWithTable({ maxWorkerHeapMb: 64, onWorkerEvent: (e) => events.push(e) });
     const store = new DrizzleGuardianStore(driver);
     const sessionId = randomUUID();
     await store.appendContextEntry(sessionId, stepEntry(sessionId, 0));
@@ -116,6 +119,9 @@ describe('PGlite worker: crash', () => {
     const err = await store.appendContextEntry(sessionId, stepEntry(sessionId, 1)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StoreError);
     expect((err as StoreError).code).toBe('unavailable');
+    // A new in-memory database would be empty: every chain forgotten. The driver says so and stays down.
+    expect(events.map((e) => e.kind)).toEqual(['gave_up']);
+    expect(events[0].message).toMatch(/in-memory store is not restarted/);
     await driver.close();
   });
 });

@@ -1,1 +1,7 @@
-export { openPgliteDriver, openPgliteEarly, PGLITE_SHARED_BUFFERS, type PgliteDriverOptions } from './driver.ts';
+export {
+  openPgliteDriver,
+  openPgliteEarly,
+  PGLITE_SHARED_BUFFERS,
+  type PgliteDriverOptions,
+  type PgliteWorkerEvent,
+} from './driver.ts';
