@@ -13,8 +13,9 @@
 //      signing, store, HTTP).
 // Store for 1 and 4: Postgres when BENCH_DATABASE_URL is set, else PGlite in memory; BENCH_STORE=both runs
 // phase 4 on both (Postgres from BENCH_DATABASE_URL); BENCH_POOL sets the Postgres pool size (store default 10).
-//   6. telemetry: phase 3's pipeline with telemetry off, then with spans (OTLP/HTTP) and OCSF events (HTTP
-//      collector) on, both exported to a local receiver answering 200 (docs/telemetry.md), in the same run.
+//   6. telemetry: telemetry off, then spans (OTLP/HTTP) + OCSF events (HTTP collector) + metrics on, exported to
+//      a receiver process answering 200 (docs/telemetry.md), in the same run, on the pipeline with storage
+//      bypassed, on PGlite and (BENCH_DATABASE_URL) on Postgres; BENCH_TELEMETRY_STORES picks among them.
 // BENCH_PHASES picks phases (latency,echo,bypass,durable,external,telemetry). The load generator shares this process and its cores.
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
@@ -527,33 +528,99 @@ for (const d of external) {
   await store?.close();
 }
 
-// ---- 6: telemetry on vs off, same run, storage bypassed (the pipeline's own cost is what telemetry adds to).
+// ---- 6: telemetry on vs off, same run, against the pipeline with storage bypassed (telemetry's cost beside the
+// pipeline's own work) and the durable pipelines users run (PGlite, the embedded default; Postgres with
+// BENCH_DATABASE_URL). The OTLP receiver and the SIEM collector are a child process answering 200, as a collector
+// would be: their HTTP parsing is not charged to the Guardian. Each run prints throughput, p99 and the CPU per
+// decision of this process's main thread (the event loop that answers; the load generator shares it) and of the
+// whole process (the export thread included).
 if (PHASES.has('telemetry')) {
-  const receiver = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-  const { createLogger, openTelemetry } = await import('../src/telemetry/index.ts');
-  const telemetry = await openTelemetry({
-    env: { OTEL_EXPORTER_OTLP_ENDPOINT: base, GUARDIAN_OCSF_HTTP_URL: `${base}/ocsf` },
-    logger: createLogger({ level: 'warn' }),
-    policyRevision: () => engine.revision,
-    serviceVersion: 'bench',
-  });
-  const off = await throughput('telemetry off', createGuardian({ store: mapStore(), engine, signatures }));
-  const on = await throughput(
-    'spans + OCSF + metrics on',
-    createGuardian({ store: mapStore(), engine, signatures, telemetry }),
+  const { spawn } = await import('node:child_process');
+  const receiver = spawn(
+    process.execPath,
+    [
+      '-e',
+      `const s = require('node:http').createServer((q, r) => { q.resume(); q.on('end', () => r.writeHead(200, { 'content-type': 'application/json' }).end('{}')); });
+       s.listen(0, '127.0.0.1', () => process.send(s.address().port));`,
+    ],
+    { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
   );
-  for (const clients of CLIENTS)
-    console.log(
-      `telemetry on/off throughput at ${clients} clients: ${((100 * on[clients]) / off[clients]).toFixed(1)}%`,
-    );
-  await telemetry.close();
-  receiver.closeAllConnections();
-  receiver.close();
+  const port = await new Promise<number>((resolve) => receiver.once('message', (m) => resolve(m as number)));
+  const base = `http://127.0.0.1:${port}`;
+  const { createLogger, openTelemetry } = await import('../src/telemetry/index.ts');
+  type Run = { rate: number; p99: number; mainMs: number; cpuMs: number };
+  async function telemetryRun(label: string, guardian: Guardian): Promise<Record<number, Run>> {
+    const server = await startHttpServer(guardian, { host: '127.0.0.1', port: 0 });
+    const sessions = await openSessions(server.url, SESSIONS);
+    await closedLoop(sessions, 16, 1);
+    const runs: Record<number, Run> = {};
+    for (const clients of CLIENTS) {
+      const main0 = await mainThreadCpuMs();
+      const cpu0 = process.cpuUsage();
+      const { rate, latencies } = await closedLoop(sessions, clients);
+      const cpu = process.cpuUsage(cpu0);
+      const n = Math.max(1, latencies.length);
+      runs[clients] = {
+        rate,
+        p99: pct(latencies, 99),
+        mainMs: ((await mainThreadCpuMs()) - main0) / n,
+        cpuMs: (cpu.user + cpu.system) / 1000 / n,
+      };
+      console.log(
+        `${label.padEnd(34)} ${String(clients).padStart(2)} clients: ${rate.toFixed(0).padStart(5)} steps/s  ${fmt(latencies)}  CPU/decision main ${runs[clients].mainMs.toFixed(3)} ms, process ${runs[clients].cpuMs.toFixed(3)} ms  load ${load()}`,
+      );
+    }
+    await server.close();
+    return runs;
+  }
+  const stores: { label: string; open(): Promise<GuardianStore> }[] =
+    [
+      { label: 'bypassed', open: async () => mapStore() },
+      { label: 'pglite', open: () => openStore({ inMemory: true }) },
+      ...(DB_URL
+        ? [
+            {
+              label: 'postgres',
+              open: () =>
+                openStore({
+                  databaseUrl: DB_URL,
+                  schema: `bench_server_${process.pid}_tel`,
+                  ...(process.env.BENCH_POOL ? { poolSize: Number(process.env.BENCH_POOL) } : {}),
+                }),
+            },
+          ]
+        : []),
+    ].filter((d) => !process.env.BENCH_TELEMETRY_STORES || process.env.BENCH_TELEMETRY_STORES.split(',').includes(d.label));
+  const summary: string[] = [];
+  for (const d of stores) {
+    const runs: Record<number, Run>[] = [];
+    for (const on of [false, true]) {
+      const store = await d.open();
+      const telemetry = on
+        ? await openTelemetry({
+            env: { OTEL_EXPORTER_OTLP_ENDPOINT: base, GUARDIAN_OCSF_HTTP_URL: `${base}/ocsf` },
+            logger: createLogger({ level: 'warn' }),
+            policyRevision: () => engine.revision,
+            serviceVersion: 'bench',
+          })
+        : undefined;
+      const guardian = createGuardian({ store, engine, signatures, ...(telemetry ? { telemetry } : {}) });
+      runs.push(await telemetryRun(`${d.label}, telemetry ${on ? 'on (spans+OCSF+metrics)' : 'off'}`, guardian));
+      await telemetry?.close();
+      if (d.label === 'postgres')
+        await (store as { query(sql: string): Promise<unknown> })
+          .query(`drop schema if exists bench_server_${process.pid}_tel cascade`)
+          .catch(() => undefined);
+      await store.close();
+    }
+    const [off, on] = runs;
+    for (const clients of CLIENTS)
+      summary.push(
+        `telemetry on/off, ${d.label.padEnd(8)} ${String(clients).padStart(2)} clients: throughput ${((100 * on[clients].rate) / off[clients].rate).toFixed(1)}%, p99 ${on[clients].p99 - off[clients].p99 >= 0 ? '+' : ''}${(on[clients].p99 - off[clients].p99).toFixed(2)} ms, CPU/decision main +${((on[clients].mainMs - off[clients].mainMs) * 1000).toFixed(0)} µs, process +${((on[clients].cpuMs - off[clients].cpuMs) * 1000).toFixed(0)} µs`,
+      );
+  }
+  for (const line of summary) console.log(line);
+  receiver.kill();
 }
 
 if (DB_URL) {
