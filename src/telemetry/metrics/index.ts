@@ -5,7 +5,7 @@
 // start-up does not pay for prom-client before the Guardian serves.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { STEP_METHODS } from '../../acs/methods.ts';
-import type { RequestObservation } from '../observation.ts';
+import { PIPELINE_STAGES, type RequestObservation } from '../observation.ts';
 
 /** What a shadow candidate has done so far (the lifecycle's counts, reset when the shadow target changes). */
 export interface ShadowCounts {
@@ -175,13 +175,23 @@ export function createGuardianMetrics(options: GuardianMetricsOptions): Guardian
     if (STEP_METHODS.has(m) || m === 'handshake/hello' || m === 'system/ping') return m;
     return m.startsWith('protocols/MCP/') || m.startsWith('wrapped:') ? 'protocols/MCP' : 'other';
   };
+  // Label objects made once per value: prom-client keeps the first one it sees per series and only reads the rest.
+  const stageLabels = PIPELINE_STAGES.map((stage) => ({ stage }));
+  const methodLabels = new Map<string, { method: string }>();
   return {
     registry,
     observe(observation) {
       const method = methodLabel(observation.request?.method);
+      let labels = methodLabels.get(method);
+      if (!labels) methodLabels.set(method, (labels = { method }));
       const envelope = observation.envelope;
-      requestSeconds.observe({ method }, (observation.endMs - observation.startMs) / 1000);
-      for (const s of observation.stages) stageSeconds.observe({ stage: s.stage }, (s.endMs - s.startMs) / 1000);
+      requestSeconds.observe(labels, (observation.endMs - observation.startMs) / 1000);
+      const marks = observation.marks;
+      let began = observation.startMs;
+      for (let i = 0; i < marks.length; i += 2) {
+        stageSeconds.observe(stageLabels[marks[i]], (marks[i + 1] - began) / 1000);
+        began = marks[i + 1];
+      }
       if (!envelope) return;
       if ('error' in envelope) errors.inc({ method, code: String(envelope.error.code) });
       else if ('decision' in envelope.result) {

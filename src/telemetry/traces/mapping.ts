@@ -52,8 +52,7 @@ export function spanNameOf(method: string): string {
 }
 
 /** The step's mapped attributes (required and optional) plus the identifiers every span carries. */
-export function stepAttributes(facts: StepFacts): Attributes {
-  const p = facts.payload;
+export function stepAttributes(facts: StepFacts, p: Record<string, unknown>): Attributes {
   const a: Attributes = { 'acs.method': facts.method };
   optional(a, 'acs.request.id', facts.requestId);
   optional(a, 'acs.session.id', facts.sessionId);
