@@ -607,17 +607,26 @@ if (PHASES.has('telemetry')) {
       const guardian = createGuardian({ store, engine, signatures, ...(telemetry ? { telemetry } : {}) });
       runs.push(await telemetryRun(`${d.label}, telemetry ${on ? 'on (spans+OCSF+metrics)' : 'off'}`, guardian));
       await telemetry?.close();
+      if (telemetry) {
+        // Dropped telemetry would understate its cost: say how much there was.
+        const text = (await (await telemetry.metrics())?.render()) ?? '';
+        const drops = [...text.matchAll(/^acs_guardian_telemetry_dropped_total\{exporter="([^"]+)"\} (\d+)$/gm)];
+        console.log(`  telemetry dropped: ${drops.map((m) => `${m[1]} ${m[2]}`).join(', ') || 'nothing'}`);
+      }
       if (d.label === 'postgres')
-        await (store as { query(sql: string): Promise<unknown> })
+        await (store as unknown as { query(sql: string): Promise<unknown> })
           .query(`drop schema if exists bench_server_${process.pid}_tel cascade`)
           .catch(() => undefined);
       await store.close();
     }
     const [off, on] = runs;
-    for (const clients of CLIENTS)
+    const signed = (x: number, digits: number): string => `${x >= 0 ? '+' : ''}${x.toFixed(digits)}`;
+    for (const clients of CLIENTS) {
+      const [a, b] = [off[clients], on[clients]];
       summary.push(
-        `telemetry on/off, ${d.label.padEnd(8)} ${String(clients).padStart(2)} clients: throughput ${((100 * on[clients].rate) / off[clients].rate).toFixed(1)}%, p99 ${on[clients].p99 - off[clients].p99 >= 0 ? '+' : ''}${(on[clients].p99 - off[clients].p99).toFixed(2)} ms, CPU/decision main +${((on[clients].mainMs - off[clients].mainMs) * 1000).toFixed(0)} µs, process +${((on[clients].cpuMs - off[clients].cpuMs) * 1000).toFixed(0)} µs`,
+        `telemetry on/off, ${d.label.padEnd(8)} ${String(clients).padStart(2)} clients: throughput ${((100 * b.rate) / a.rate).toFixed(1)}%, p99 ${signed(b.p99 - a.p99, 2)} ms, CPU per decision: main thread ${signed((b.mainMs - a.mainMs) * 1000, 0)} µs, process ${signed((b.cpuMs - a.cpuMs) * 1000, 0)} µs`,
       );
+    }
   }
   for (const line of summary) console.log(line);
   receiver.kill();

@@ -74,7 +74,7 @@ function lineageDepth(observation: RequestObservation, id: string): number | und
   return rec?.lineage_depth;
 }
 
-function decisionOf(r: AcsResult & { decision: AcsResult['decision'] }): DecisionFact {
+function decisionOf(r: AcsResult): DecisionFact {
   const m = r.metadata;
   const d: DecisionFact = {
     decision: r.decision,

@@ -249,7 +249,9 @@ async function threadChannel(
       unrefWhenIdle: true,
       onNotice,
       onCrash(err) {
-        if (thread === t) thread = null;
+        // A thread that never opened fails its `open` request instead (openTelemetry reports it).
+        if (thread !== t) return;
+        thread = null;
         if (closing) return;
         logger.error({ err: err.message }, 'telemetry: the export thread died');
         if (restarts++ >= MAX_RESTARTS) {

@@ -9,7 +9,7 @@
 // sessionStart span (`acs.session`) its root, each turnStart span (`acs.turn`) a child of the session span (or of
 // its parent turn's), a step that names a turn (metadata.turn_id) a child of that turn's span, session-level steps
 // (agentTrigger, sessionEnd, the handshake, steps outside a turn) children of the session span.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomFillSync } from 'node:crypto';
 import {
   defaultTextMapGetter,
   ROOT_CONTEXT,
@@ -59,28 +59,52 @@ export interface StepTracer {
   shutdown(): Promise<void>;
 }
 
+/** Random bytes drawn a page at a time: a step makes seven spans, each wanting an id. */
+const RANDOM = Buffer.alloc(4096);
+let randomAt = RANDOM.length;
+function randomHex(bytes: number): string {
+  if (randomAt + bytes > RANDOM.length) {
+    randomFillSync(RANDOM);
+    randomAt = 0;
+  }
+  randomAt += bytes;
+  return RANDOM.toString('hex', randomAt - bytes, randomAt);
+}
+
 /** Random ids, except the trace id and span id of the next span when set (session-derived trees). */
 class SessionTraceIds implements IdGenerator {
   nextTraceId: string | undefined;
   nextSpanId: string | undefined;
   generateTraceId(): string {
-    const id = this.nextTraceId ?? randomBytes(16).toString('hex');
+    const id = this.nextTraceId ?? randomHex(16);
     this.nextTraceId = undefined;
     return id;
   }
   generateSpanId(): string {
-    const id = this.nextSpanId ?? randomBytes(8).toString('hex');
+    const id = this.nextSpanId ?? randomHex(8);
     this.nextSpanId = undefined;
     return id;
   }
 }
 
+/** Derived ids of the sessions seen lately: every step of a session needs its trace id and a parent's span id. */
+const DERIVED = new Map<string, string>();
+const DERIVED_KEPT = 8192;
+
 /** `bytes` hex digits of SHA-256 over the parts: a trace or span id every replica derives alike. */
 function derivedId(bytes: number, ...parts: string[]): string {
-  return createHash('sha256')
-    .update(parts.join('\u0000'))
-    .digest('hex')
-    .slice(0, bytes * 2);
+  const text = parts.join('\u0000');
+  const key = `${bytes}\u0000${text}`;
+  let id = DERIVED.get(key);
+  if (id === undefined) {
+    id = createHash('sha256')
+      .update(text)
+      .digest('hex')
+      .slice(0, bytes * 2);
+    if (DERIVED.size >= DERIVED_KEPT) DERIVED.clear();
+    DERIVED.set(key, id);
+  }
+  return id;
 }
 const sessionTraceId = (sessionId: string): string => derivedId(16, sessionId);
 const sessionSpanId = (sessionId: string): string => derivedId(8, 'acs.session', sessionId);
