@@ -58,11 +58,25 @@ export class WorkerCrashedError extends Error {
 const SOURCE_MODE = import.meta.url.endsWith('.ts');
 
 /**
+ * The parent's Node options as a worker takes them. `--input-type` applies to string input only: a parent started
+ * as `node --input-type=module -e …` passes it on, and a worker whose entry is a file then fails to start.
+ */
+function inheritedExecArgv(): { execArgv?: string[] } {
+  const argv = process.execArgv;
+  const kept: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--input-type') i++;
+    else if (!argv[i].startsWith('--input-type=')) kept.push(argv[i]);
+  }
+  return kept.length === argv.length ? {} : { execArgv: kept };
+}
+
+/**
  * The Worker for an entry module. `entry` names the TypeScript source (`new URL('./worker.ts', import.meta.url)`
  * in the spawning module): compiled, that URL points into dist/ and the `.js` beside it is started.
  */
 function startWorker(entry: URL, resourceLimits?: ResourceLimits): Worker {
-  const options = resourceLimits ? { resourceLimits } : {};
+  const options = { ...(resourceLimits ? { resourceLimits } : {}), ...inheritedExecArgv() };
   if (!entry.pathname.endsWith('.ts')) return new Worker(entry, options);
   if (!SOURCE_MODE) return new Worker(new URL(entry.href.replace(/\.ts$/, '.js')), options);
   // Resolved here (from this package's node_modules): eval code in the thread has no module location to
