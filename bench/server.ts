@@ -20,7 +20,6 @@
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import { fork } from 'node:child_process';
-import { createServer } from 'node:http';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector';
 import type { AddressInfo } from 'node:net';
@@ -573,24 +572,25 @@ if (PHASES.has('telemetry')) {
     await server.close();
     return runs;
   }
-  const stores: { label: string; open(): Promise<GuardianStore> }[] =
-    [
-      { label: 'bypassed', open: async () => mapStore() },
-      { label: 'pglite', open: () => openStore({ inMemory: true }) },
-      ...(DB_URL
-        ? [
-            {
-              label: 'postgres',
-              open: () =>
-                openStore({
-                  databaseUrl: DB_URL,
-                  schema: `bench_server_${process.pid}_tel`,
-                  ...(process.env.BENCH_POOL ? { poolSize: Number(process.env.BENCH_POOL) } : {}),
-                }),
-            },
-          ]
-        : []),
-    ].filter((d) => !process.env.BENCH_TELEMETRY_STORES || process.env.BENCH_TELEMETRY_STORES.split(',').includes(d.label));
+  const stores: { label: string; open(): Promise<GuardianStore> }[] = [
+    { label: 'bypassed', open: async () => mapStore() },
+    { label: 'pglite', open: () => openStore({ inMemory: true }) },
+    ...(DB_URL
+      ? [
+          {
+            label: 'postgres',
+            open: () =>
+              openStore({
+                databaseUrl: DB_URL,
+                schema: `bench_server_${process.pid}_tel`,
+                ...(process.env.BENCH_POOL ? { poolSize: Number(process.env.BENCH_POOL) } : {}),
+              }),
+          },
+        ]
+      : []),
+  ].filter(
+    (d) => !process.env.BENCH_TELEMETRY_STORES || process.env.BENCH_TELEMETRY_STORES.split(',').includes(d.label),
+  );
   const summary: string[] = [];
   for (const d of stores) {
     const runs: Record<number, Run>[] = [];

@@ -7,7 +7,15 @@ import type { AcsRequest, ResponseEnvelope, TransportKind } from '../acs/types.t
 import type { SessionState } from '../policy/index.ts';
 
 /** The pipeline stages an operator sees as child spans and in the stage histogram. */
-export const PIPELINE_STAGES = ['validate', 'authenticate', 'admit', 'handshake', 'evaluate', 'sign', 'commit'] as const;
+export const PIPELINE_STAGES = [
+  'validate',
+  'authenticate',
+  'admit',
+  'handshake',
+  'evaluate',
+  'sign',
+  'commit',
+] as const;
 export type PipelineStage = (typeof PIPELINE_STAGES)[number];
 const STAGE_INDEX = new Map<string, number>(PIPELINE_STAGES.map((s, i) => [s, i]));
 
