@@ -280,8 +280,7 @@ async function threadChannel(
       const t = thread;
       if (!t) return hooks.dropped('pipeline', records.length, 'telemetry export thread unavailable');
       inFlight += records.length;
-      // JSON, not a structured clone: a clone of these small objects cost the event loop several times more.
-      t.request('records', JSON.stringify(records)).then(
+      t.request('records', records).then(
         (answer) => {
           depths = answer;
           inFlight -= records.length;

@@ -1,6 +1,6 @@
 // The export thread: step records arrive in batches from the thread that answers requests; spans are built with
 // the OTel SDK and exported over OTLP/HTTP, OCSF events serialised and sent to their sinks, all here (exporters.ts).
-// Each batch (JSON text) is answered with the exporters' queue depths (the parent bounds what it has sent and not had answered);
+// Each batch is answered with the exporters' queue depths (the parent bounds what it has sent and not had answered);
 // drops and failures are told to the parent as notices, where they are counted and logged.
 import { noticeParent, serveRequests } from '../worker-thread/index.ts';
 import { openExporters, type ExporterDepths, type Exporters, type ExporterSettings } from './exporters.ts';
@@ -8,8 +8,7 @@ import type { StepRecord } from './facts.ts';
 
 export type ExportProtocol = {
   open: { request: ExporterSettings; response: null };
-  /** A JSON array of StepRecords: one string copies across threads for less than a structured clone of the objects. */
-  records: { request: string; response: ExporterDepths };
+  records: { request: StepRecord[]; response: ExporterDepths };
   shutdown: { request: null; response: null };
 };
 
@@ -33,7 +32,7 @@ serveRequests<ExportProtocol>(
     },
     records(records) {
       if (!exporters) throw new Error('telemetry export thread not opened');
-      exporters.record(JSON.parse(records) as StepRecord[]);
+      exporters.record(records);
       return exporters.depths();
     },
     async shutdown() {
