@@ -15,7 +15,8 @@
 // phase 4 on both (Postgres from BENCH_DATABASE_URL); BENCH_POOL sets the Postgres pool size (store default 10).
 //   6. telemetry: telemetry off, then spans (OTLP/HTTP) + OCSF events (HTTP collector) + metrics on, exported to
 //      a receiver process answering 200 (docs/telemetry.md), in the same run, on the pipeline with storage
-//      bypassed, on PGlite and (BENCH_DATABASE_URL) on Postgres; BENCH_TELEMETRY_STORES picks among them.
+//      bypassed, on PGlite and (BENCH_DATABASE_URL) on Postgres; BENCH_TELEMETRY_STORES picks among them,
+//      BENCH_TELEMETRY_ROUNDS sets the off/on pairs (default 2; medians are compared).
 // BENCH_PHASES picks phases (latency,echo,bypass,durable,external,telemetry). The load generator shares this process and its cores.
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
@@ -591,40 +592,49 @@ if (PHASES.has('telemetry')) {
   ].filter(
     (d) => !process.env.BENCH_TELEMETRY_STORES || process.env.BENCH_TELEMETRY_STORES.split(',').includes(d.label),
   );
+  // Off and on alternate (BENCH_TELEMETRY_ROUNDS pairs, default 2) and the summary takes the median of each: on a
+  // shared machine the load moves between two runs by more than telemetry costs.
+  const ROUNDS = Number(process.env.BENCH_TELEMETRY_ROUNDS ?? 2);
+  const median = (xs: number[]): number => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  };
   const summary: string[] = [];
   for (const d of stores) {
-    const runs: Record<number, Run>[] = [];
-    for (const on of [false, true]) {
-      const store = await d.open();
-      const telemetry = on
-        ? await openTelemetry({
-            env: { OTEL_EXPORTER_OTLP_ENDPOINT: base, GUARDIAN_OCSF_HTTP_URL: `${base}/ocsf` },
-            logger: createLogger({ level: 'warn' }),
-            policyRevision: () => engine.revision,
-            serviceVersion: 'bench',
-          })
-        : undefined;
-      const guardian = createGuardian({ store, engine, signatures, ...(telemetry ? { telemetry } : {}) });
-      runs.push(await telemetryRun(`${d.label}, telemetry ${on ? 'on (spans+OCSF+metrics)' : 'off'}`, guardian));
-      await telemetry?.close();
-      if (telemetry) {
-        // Dropped telemetry would understate its cost: say how much there was.
-        const text = (await (await telemetry.metrics())?.render()) ?? '';
-        const drops = [...text.matchAll(/^acs_guardian_telemetry_dropped_total\{exporter="([^"]+)"\} (\d+)$/gm)];
-        console.log(`  telemetry dropped: ${drops.map((m) => `${m[1]} ${m[2]}`).join(', ') || 'nothing'}`);
+    const runs: { off: Record<number, Run>[]; on: Record<number, Run>[] } = { off: [], on: [] };
+    for (let round = 0; round < ROUNDS; round++)
+      for (const on of [false, true]) {
+        const store = await d.open();
+        const telemetry = on
+          ? await openTelemetry({
+              env: { OTEL_EXPORTER_OTLP_ENDPOINT: base, GUARDIAN_OCSF_HTTP_URL: `${base}/ocsf` },
+              logger: createLogger({ level: 'warn' }),
+              policyRevision: () => engine.revision,
+              serviceVersion: 'bench',
+            })
+          : undefined;
+        const guardian = createGuardian({ store, engine, signatures, ...(telemetry ? { telemetry } : {}) });
+        (on ? runs.on : runs.off).push(
+          await telemetryRun(`${d.label}, telemetry ${on ? 'on (spans+OCSF+metrics)' : 'off'}`, guardian),
+        );
+        await telemetry?.close();
+        if (telemetry) {
+          // Dropped telemetry would understate its cost: say how much there was.
+          const text = (await (await telemetry.metrics())?.render()) ?? '';
+          const drops = [...text.matchAll(/^acs_guardian_telemetry_dropped_total\{exporter="([^"]+)"\} (\d+)$/gm)];
+          console.log(`  telemetry dropped: ${drops.map((m) => `${m[1]} ${m[2]}`).join(', ') || 'nothing'}`);
+        }
+        if (d.label === 'postgres')
+          await (store as unknown as { query(sql: string): Promise<unknown> })
+            .query(`drop schema if exists bench_server_${process.pid}_tel cascade`)
+            .catch(() => undefined);
+        await store.close();
       }
-      if (d.label === 'postgres')
-        await (store as unknown as { query(sql: string): Promise<unknown> })
-          .query(`drop schema if exists bench_server_${process.pid}_tel cascade`)
-          .catch(() => undefined);
-      await store.close();
-    }
-    const [off, on] = runs;
     const signed = (x: number, digits: number): string => `${x >= 0 ? '+' : ''}${x.toFixed(digits)}`;
     for (const clients of CLIENTS) {
-      const [a, b] = [off[clients], on[clients]];
+      const m = (mode: 'off' | 'on', pick: (r: Run) => number) => median(runs[mode].map((r) => pick(r[clients])));
       summary.push(
-        `telemetry on/off, ${d.label.padEnd(8)} ${String(clients).padStart(2)} clients: throughput ${((100 * b.rate) / a.rate).toFixed(1)}%, p99 ${signed(b.p99 - a.p99, 2)} ms, CPU per decision: main thread ${signed((b.mainMs - a.mainMs) * 1000, 0)} µs, process ${signed((b.cpuMs - a.cpuMs) * 1000, 0)} µs`,
+        `telemetry on/off, ${d.label.padEnd(8)} ${String(clients).padStart(2)} clients (median of ${ROUNDS}): throughput ${((100 * m('on', (r) => r.rate)) / m('off', (r) => r.rate)).toFixed(1)}%, p99 ${signed(m('on', (r) => r.p99) - m('off', (r) => r.p99), 2)} ms, CPU per decision: main thread ${signed((m('on', (r) => r.mainMs) - m('off', (r) => r.mainMs)) * 1000, 0)} µs, process ${signed((m('on', (r) => r.cpuMs) - m('off', (r) => r.cpuMs)) * 1000, 0)} µs`,
       );
     }
   }
