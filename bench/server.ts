@@ -549,6 +549,7 @@ if (PHASES.has('telemetry')) {
   const base = `http://127.0.0.1:${port}`;
   const { createLogger, openTelemetry } = await import('../src/telemetry/index.ts');
   type Run = { rate: number; p99: number; mainMs: number; cpuMs: number };
+  type GuardianTelemetryEnd = Awaited<ReturnType<typeof openTelemetry>>['end'];
   async function telemetryRun(label: string, guardian: Guardian): Promise<Record<number, Run>> {
     const server = await startHttpServer(guardian, { host: '127.0.0.1', port: 0 });
     const sessions = await openSessions(server.url, SESSIONS);
@@ -599,6 +600,7 @@ if (PHASES.has('telemetry')) {
     const s = [...xs].sort((a, b) => a - b);
     return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
   };
+  const captured: [Parameters<GuardianTelemetryEnd>[0], Parameters<GuardianTelemetryEnd>[1]][] = [];
   const summary: string[] = [];
   for (const d of stores) {
     const runs: { off: Record<number, Run>[]; on: Record<number, Run>[] } = { off: [], on: [] };
@@ -613,7 +615,15 @@ if (PHASES.has('telemetry')) {
               serviceVersion: 'bench',
             })
           : undefined;
-        const guardian = createGuardian({ store, engine, signatures, ...(telemetry ? { telemetry } : {}) });
+        // The first answered messages are kept for the replay below (what the pipeline really hands telemetry).
+        const observed = telemetry && {
+          ...telemetry,
+          end(o: Parameters<typeof telemetry.end>[0], e: Parameters<typeof telemetry.end>[1]) {
+            if (captured.length < 512) captured.push([o, e]);
+            telemetry.end(o, e);
+          },
+        };
+        const guardian = createGuardian({ store, engine, signatures, ...(observed ? { telemetry: observed } : {}) });
         (on ? runs.on : runs.off).push(
           await telemetryRun(`${d.label}, telemetry ${on ? 'on (spans+OCSF+metrics)' : 'off'}`, guardian),
         );
@@ -639,6 +649,40 @@ if (PHASES.has('telemetry')) {
     }
   }
   for (const line of summary) console.log(line);
+  // Telemetry's own CPU, apart from the load the machine carries: the messages kept above, handed to a fresh
+  // telemetry at BENCH_TELEMETRY_REPLAY_RATE per second (default 2000) for BENCH_SECONDS, then closed (everything
+  // exported). On-CPU time of the main thread from /proc/self/task/<pid>/schedstat (ns, time preempted excluded) and
+  // of the whole process (the export thread, GC and libuv threads included) per message.
+  if (captured.length > 0) {
+    const onCpuNs = async (): Promise<number> =>
+      Number((await readFile(`/proc/self/task/${process.pid}/schedstat`, 'utf8').catch(() => '0')).split(' ')[0]);
+    const rate = Number(process.env.BENCH_TELEMETRY_REPLAY_RATE ?? 2000);
+    const total = rate * SECONDS;
+    const replay = await openTelemetry({
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: base, GUARDIAN_OCSF_HTTP_URL: `${base}/ocsf` },
+      logger: createLogger({ level: 'warn' }),
+      policyRevision: () => engine.revision,
+      serviceVersion: 'bench',
+    });
+    for (let i = 0; i < 200; i++) replay.end(captured[i % captured.length][0], captured[i % captured.length][1]);
+    await new Promise((r) => setTimeout(r, 500));
+    const main0 = await onCpuNs();
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    for (let sent = 0; sent < total; ) {
+      const due = Math.min(total, Math.floor(((performance.now() - t0) / 1000) * rate));
+      for (; sent < due; sent++) replay.end(captured[sent % captured.length][0], captured[sent % captured.length][1]);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await replay.close();
+    const main = ((await onCpuNs()) - main0) / 1e3 / total;
+    const cpu = process.cpuUsage(cpu0);
+    const text = (await (await replay.metrics())?.render()) ?? '';
+    const drops = [...text.matchAll(/^acs_guardian_telemetry_dropped_total\{exporter="([^"]+)"\} (\d+)$/gm)];
+    console.log(
+      `telemetry replay, ${total} messages at ${rate}/s: main thread ${main.toFixed(1)} µs per message, process ${((cpu.user + cpu.system) / total).toFixed(1)} µs per message (dropped: ${drops.map((m) => `${m[1]} ${m[2]}`).join(', ') || 'nothing'})  load ${load()}`,
+    );
+  }
   receiver.kill();
 }
 
