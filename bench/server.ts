@@ -650,13 +650,13 @@ if (PHASES.has('telemetry')) {
   }
   for (const line of summary) console.log(line);
   // Telemetry's own CPU, apart from the load the machine carries: the messages kept above, handed to a fresh
-  // telemetry at BENCH_TELEMETRY_REPLAY_RATE per second (default 2000) for BENCH_SECONDS, then closed (everything
+  // telemetry at BENCH_TELEMETRY_REPLAY_RATE per second (default 1000) for BENCH_SECONDS, then closed (everything
   // exported). On-CPU time of the main thread from /proc/self/task/<pid>/schedstat (ns, time preempted excluded) and
   // of the whole process (the export thread, GC and libuv threads included) per message.
   if (captured.length > 0) {
     const onCpuNs = async (): Promise<number> =>
       Number((await readFile(`/proc/self/task/${process.pid}/schedstat`, 'utf8').catch(() => '0')).split(' ')[0]);
-    const rate = Number(process.env.BENCH_TELEMETRY_REPLAY_RATE ?? 2000);
+    const rate = Number(process.env.BENCH_TELEMETRY_REPLAY_RATE ?? 1000);
     const total = rate * SECONDS;
     const replay = await openTelemetry({
       env: { OTEL_EXPORTER_OTLP_ENDPOINT: base, GUARDIAN_OCSF_HTTP_URL: `${base}/ocsf` },

@@ -182,10 +182,16 @@ export interface GuardianTelemetry extends PipelineTelemetry {
   close(): Promise<void>;
 }
 
-/** Observations read into records per batch to the export thread, at most. */
-const DRAIN_SLICE = 64;
-/** A batch waits this long (ms) to fill, unless a whole slice is waiting: one message per batch, not per decision. */
-const BATCH_WAIT_MS = 5;
+/**
+ * Observations read into records per batch to the export thread, at most: 128 steps are about 900 spans, well within
+ * the batch span processor's default queue (OTEL_BSP_MAX_QUEUE_SIZE 2048), which a larger burst would overflow.
+ */
+const DRAIN_SLICE = 128;
+/**
+ * A batch waits this long (ms) to fill, unless a whole slice is waiting. Each message to the export thread and its
+ * answer wake a thread, so fewer, larger batches cost the event loop less per step.
+ */
+const BATCH_WAIT_MS = 25;
 /** At most one drop warning per this many ms (with the count since the last). */
 const DROP_WARNING_EVERY_MS = 10_000;
 /** Export threads started again after a crash, at most, before the exporters are given up (everything dropped). */
