@@ -5,7 +5,7 @@
 import { createOcsfEmitter, ocsfEventsOf, sinkOf, type EventSink, type OcsfEmitter } from './events/index.ts';
 import type { OcsfProduct } from './events/ocsf.ts';
 import type { SinkSettings } from './events/sinks.ts';
-import type { StepRecord } from './facts.ts';
+import type { StepRecord } from './record.ts';
 import type { OtlpProtocol, StepTracer } from './traces/index.ts';
 
 /** What the exporters are opened with: plain data, posted to the export thread as it is. */

@@ -2,65 +2,15 @@
 // observation on the request's thread into a compact record of plain data (StepRecord), which is what crosses to
 // the export thread: only identifiers, counts and the mapped attributes, never payload content (prompts, tool
 // arguments, retrieved text) and never signatures or key material (ACS §Trace "Sensitive data").
-import type { AcsResult, TransportKind } from '../acs/types.ts';
+import type { AcsResult } from '../acs/types.ts';
 import { collectProvenance } from '../policy/index.ts';
 import type { Json } from '../store/types.ts';
-import { ocsfSubjectOf, type OcsfSubject } from './events/ocsf.ts';
+import { ocsfSubjectOf } from './events/ocsf.ts';
 import type { RequestObservation } from './observation.ts';
-import { stepAttributes, type Attributes } from './traces/mapping.ts';
+import type { DecisionFact, ProvenanceFact, StepRecord } from './record.ts';
+import { stepAttributes } from './traces/mapping.ts';
 
-export interface ProvenanceFact {
-  provenance_id: string;
-  origin: string;
-  source_id?: string;
-  lineage_depth?: number;
-}
-
-export interface DecisionFact {
-  decision: AcsResult['decision'];
-  evaluator: string;
-  evaluatorVersion?: string;
-  modelId?: string;
-  confidence?: number;
-  reasoning?: string;
-  reasonCodes: string[];
-  citedProvenanceIds: string[];
-  policyReferences: Json[];
-  chainHash?: string;
-}
-
-export interface StepFacts {
-  method: string;
-  requestId?: string;
-  sessionId?: string;
-  agentId?: string;
-  tenantId?: string;
-  turnId?: string;
-  parentTurnId?: string;
-  decision?: DecisionFact;
-  /** JSON-RPC error code and reason when the answer is an error. */
-  error?: { code: number; reason?: string };
-  provenance: ProvenanceFact[];
-}
-
-/** One answered message as the exporters need it: structured-clone-able data, built once per message. */
-export interface StepRecord extends StepFacts {
-  transport: TransportKind;
-  traceparent?: string;
-  tracestate?: string;
-  /** Epoch ms (fractional) of the arrival and of the answer. */
-  startEpochMs: number;
-  endEpochMs: number;
-  /** Pairs (index in PIPELINE_STAGES, epoch ms at the stage's end); a stage begins where the previous one ended. */
-  stages: number[];
-  /** The step span's attributes per the ACS OTel mapping (traces/mapping.ts), `acs.transport` included. */
-  attributes: Attributes;
-  /** The payload's turn ids, for the session tree of turnStart and turnEnd (traces/index.ts). */
-  payloadTurnId?: string;
-  payloadParentTurnId?: string;
-  /** What the OCSF class object names (events/ocsf.ts). */
-  ocsf: OcsfSubject;
-}
+export type { DecisionFact, ProvenanceFact, StepFacts, StepRecord } from './record.ts';
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);

@@ -4,7 +4,7 @@
 // drops and failures are told to the parent as notices, where they are counted and logged.
 import { noticeParent, serveRequests } from '../worker-thread/index.ts';
 import { openExporters, type ExporterDepths, type Exporters, type ExporterSettings } from './exporters.ts';
-import type { StepRecord } from './facts.ts';
+import type { StepRecord } from './record.ts';
 
 export type ExportProtocol = {
   open: { request: ExporterSettings; response: null };

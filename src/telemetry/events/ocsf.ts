@@ -2,7 +2,7 @@
 // one event in the step's class, and a Detection Finding (2004) for every deny/modify/ask/defer with the mapped
 // severity. Provenance facts ride in `enrichments` (`acs_provenance_origin`, `…_source_id`, `…_lineage_depth`);
 // ACS facts with no OCSF home in `unmapped.acs` (ACS §Trace "Extending OCSF").
-import type { DecisionFact, StepFacts, StepRecord } from '../facts.ts';
+import type { DecisionFact, OcsfSubject, StepFacts, StepRecord } from '../record.ts';
 import { UNSPECIFIED } from '../traces/mapping.ts';
 
 export type OcsfEvent = Record<string, unknown>;
@@ -135,14 +135,7 @@ function enrichmentsOf(facts: StepFacts): Record<string, unknown>[] {
   return out;
 }
 
-/** What the class object of a step's OCSF event names, read from the payload once (on the request's thread). */
-export interface OcsfSubject {
-  /** The tool (1007), the skill (1005) or the store (6005). */
-  name?: string;
-  /** Authentication (3002): the agent and the session that log on or off (a subagent's own for subagent steps). */
-  user?: string;
-  session?: string;
-}
+export type { OcsfSubject } from '../record.ts';
 
 export function ocsfSubjectOf(facts: StepFacts, p: Record<string, unknown>): OcsfSubject {
   const cls = Object.hasOwn(STEP_CLASSES, facts.method) ? STEP_CLASSES[facts.method][0] : 0;

@@ -29,7 +29,7 @@ import {
   type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
-import type { StepRecord } from '../facts.ts';
+import type { StepRecord } from '../record.ts';
 import { PIPELINE_STAGES } from '../observation.ts';
 import { decisionAttributes, spanNameOf } from './mapping.ts';
 

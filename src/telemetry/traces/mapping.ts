@@ -1,10 +1,9 @@
 // ACS step → OTel span name and attributes, per the ACS OTel mapping (ACS §Trace "OpenTelemetry semantic
 // conventions", otel-mapping v0.1.0). Required attributes are always set: a fact the payload leaves out is
 // `unspecified` (counts are 0), so a backend filtering on the attribute still finds the span.
-import type { DecisionFact, StepFacts } from '../facts.ts';
+import type { Attributes, DecisionFact, StepFacts } from '../record.ts';
 
-export type AttributeValue = string | number | boolean | string[];
-export type Attributes = Record<string, AttributeValue>;
+export type { AttributeValue, Attributes } from '../record.ts';
 
 export const UNSPECIFIED = 'unspecified';
 
