@@ -2,28 +2,26 @@
 // (events/), Prometheus metrics (metrics/) and structured logs (logging/), configured from the environment.
 //
 // The request path only records an observation per message (observation.ts); metrics are counted when the
-// answer is ready, spans and OCSF events are built later from a bounded queue drained between requests. A full
-// queue, a slow collector or a dead sink drops telemetry (counted, warned) and never delays or changes a decision
-// (ACS §Trace "Failure isolation"). The OTel SDK is imported only when an OTLP exporter is configured, prom-client
-// on the first recording or scrape (metrics/recorder.ts).
+// answer is ready. Between requests each observation is read once into a compact record of plain data
+// (facts.ts), and the records go in batches to the export thread (worker.ts), which builds the spans with the
+// OTel SDK, encodes and exports OTLP, and serialises and sends the OCSF events: none of that runs on the event
+// loop that answers requests. What waits is bounded (the backlog here, the records sent and not yet answered, the
+// exporters' own queues); past a bound telemetry is dropped (counted, warned) and never delays or changes a
+// decision (ACS §Trace "Failure isolation"). The OTel SDK is imported only when an OTLP exporter is configured
+// (by the export thread), prom-client on the first recording or scrape (metrics/recorder.ts).
 import { setImmediate as nextTurn } from 'node:timers';
-import { stepFactsOf } from './facts.ts';
-import {
-  createOcsfEmitter,
-  fileSink,
-  httpSink,
-  ocsfEventsOf,
-  stdoutSink,
-  type EventSink,
-  type OcsfEmitter,
-} from './events/index.ts';
+import { WorkerThread } from '../worker-thread/index.ts';
+import { sinkOf, type EventSink, type SinkSettings } from './events/index.ts';
+import { openExporters, type ExporterDepths, type ExporterHooks, type ExporterSettings } from './exporters.ts';
+import { stepRecordOf, type StepRecord } from './facts.ts';
 import type { Logger } from './logging/index.ts';
 import { metricsApp } from './metrics/endpoint.ts';
 import type { CommitKind, GuardianMetrics, ReplayJobStatus, ShadowCounts } from './metrics/index.ts';
 import { MetricsRecorder } from './metrics/recorder.ts';
 import { RequestObservation, type PipelineTelemetry, type TraceCarrier, type TraceEmission } from './observation.ts';
 import { BoundedQueue } from './queue.ts';
-import type { OtlpProtocol, StepTracer } from './traces/index.ts';
+import type { OtlpProtocol } from './traces/index.ts';
+import type { ExportNotice, ExportProtocol } from './worker.ts';
 import type { Hono } from 'hono';
 import type { ResponseEnvelope, TransportKind } from '../acs/types.ts';
 
@@ -109,21 +107,20 @@ export function otlpSettingsFrom(env: Env): OtlpSettings | null {
   };
 }
 
-/** The OCSF sinks the GUARDIAN_OCSF_* variables ask for (none: OCSF off). */
-export function ocsfSinksFrom(env: Env, stdoutIsProtocol: boolean): EventSink[] {
-  const sinks: EventSink[] = [];
+/** The OCSF sinks the GUARDIAN_OCSF_* variables ask for, as plain data (none: OCSF off). */
+export function ocsfSinkSettingsFrom(env: Env, stdoutIsProtocol: boolean): SinkSettings[] {
+  const sinks: SinkSettings[] = [];
   if (env.GUARDIAN_OCSF_FILE)
-    sinks.push(
-      fileSink({
-        path: env.GUARDIAN_OCSF_FILE,
-        maxBytes: positive(env, 'GUARDIAN_OCSF_FILE_MAX_BYTES', 64 * 1024 * 1024),
-        keep: positive(env, 'GUARDIAN_OCSF_FILE_KEEP', 5),
-      }),
-    );
+    sinks.push({
+      kind: 'file',
+      path: env.GUARDIAN_OCSF_FILE,
+      maxBytes: positive(env, 'GUARDIAN_OCSF_FILE_MAX_BYTES', 64 * 1024 * 1024),
+      keep: positive(env, 'GUARDIAN_OCSF_FILE_KEEP', 5),
+    });
   if (env.GUARDIAN_OCSF_STDOUT === '1') {
     if (stdoutIsProtocol)
       throw new TelemetryConfigError('GUARDIAN_OCSF_STDOUT=1: stdout carries the ACS protocol in --stdio mode');
-    sinks.push(stdoutSink());
+    sinks.push({ kind: 'stdout' });
   }
   if (env.GUARDIAN_OCSF_HTTP_URL) {
     try {
@@ -131,17 +128,21 @@ export function ocsfSinksFrom(env: Env, stdoutIsProtocol: boolean): EventSink[] 
     } catch {
       throw new TelemetryConfigError('GUARDIAN_OCSF_HTTP_URL is not a URL');
     }
-    sinks.push(
-      httpSink({
-        url: env.GUARDIAN_OCSF_HTTP_URL,
-        ...(env.GUARDIAN_OCSF_HTTP_TOKEN ? { token: env.GUARDIAN_OCSF_HTTP_TOKEN } : {}),
-        timeoutMs: positive(env, 'GUARDIAN_OCSF_HTTP_TIMEOUT_MS', 5000),
-        maxAttempts: positive(env, 'GUARDIAN_OCSF_HTTP_MAX_ATTEMPTS', 5),
-        backoffMs: positive(env, 'GUARDIAN_OCSF_HTTP_BACKOFF_MS', 200),
-      }),
-    );
+    sinks.push({
+      kind: 'http',
+      url: env.GUARDIAN_OCSF_HTTP_URL,
+      ...(env.GUARDIAN_OCSF_HTTP_TOKEN ? { token: env.GUARDIAN_OCSF_HTTP_TOKEN } : {}),
+      timeoutMs: positive(env, 'GUARDIAN_OCSF_HTTP_TIMEOUT_MS', 5000),
+      maxAttempts: positive(env, 'GUARDIAN_OCSF_HTTP_MAX_ATTEMPTS', 5),
+      backoffMs: positive(env, 'GUARDIAN_OCSF_HTTP_BACKOFF_MS', 200),
+    });
   }
   return sinks;
+}
+
+/** The OCSF sinks the GUARDIAN_OCSF_* variables ask for (none: OCSF off). */
+export function ocsfSinksFrom(env: Env, stdoutIsProtocol: boolean): EventSink[] {
+  return ocsfSinkSettingsFrom(env, stdoutIsProtocol).map(sinkOf);
 }
 
 export interface TelemetryOptions {
@@ -156,7 +157,10 @@ export interface TelemetryOptions {
   serviceVersion: string;
   /** --stdio: stdout is the protocol, so no OCSF there. */
   stdoutIsProtocol?: boolean;
-  /** Overrides the sinks from the environment (tests, embedding). */
+  /**
+   * Overrides the sinks from the environment (tests, embedding). Objects cannot cross to the export thread, so
+   * with these the exporters run on this thread.
+   */
   sinks?: EventSink[];
 }
 
@@ -178,25 +182,170 @@ export interface GuardianTelemetry extends PipelineTelemetry {
   close(): Promise<void>;
 }
 
-/** Messages whose spans and events are built per turn of the event loop, so a backlog never stalls requests. */
-const DRAIN_SLICE = 64;
+/**
+ * Observations read into records per batch to the export thread, at most: 128 steps are about 900 spans, well within
+ * the batch span processor's default queue (OTEL_BSP_MAX_QUEUE_SIZE 2048), which a larger burst would overflow.
+ */
+const DRAIN_SLICE = 128;
+/**
+ * A batch waits this long (ms) to fill, unless a whole slice is waiting. Each message to the export thread and its
+ * answer wake a thread, so fewer, larger batches cost the event loop less per step.
+ */
+const BATCH_WAIT_MS = 25;
 /** At most one drop warning per this many ms (with the count since the last). */
 const DROP_WARNING_EVERY_MS = 10_000;
+/** Export threads started again after a crash, at most, before the exporters are given up (everything dropped). */
+const MAX_RESTARTS = 3;
+
+/** Where records go: the export thread, or exporters on this thread (sinks given as objects). */
+interface ExportChannel {
+  /** Records can be sent now (false while the export thread holds its window of unanswered records). */
+  ready(): boolean;
+  send(records: StepRecord[]): void;
+  /** Items waiting per exporter, and the records sent and not yet answered. */
+  depths(): ExporterDepths;
+  inFlight(): number;
+  /** Exports what is queued (the caller bounds the wait), then stops. */
+  close(): Promise<void>;
+  /** Stops at once, whatever is left. */
+  kill(): Promise<void>;
+}
+
+async function inProcessChannel(
+  settings: ExporterSettings,
+  hooks: ExporterHooks,
+  sinks: EventSink[],
+): Promise<ExportChannel> {
+  const exporters = await openExporters(settings, hooks, sinks);
+  return {
+    ready: () => true,
+    send: (records) => exporters.record(records),
+    depths: () => exporters.depths(),
+    inFlight: () => 0,
+    close: () => exporters.shutdown(),
+    kill: async () => {},
+  };
+}
+
+/**
+ * The export thread (worker.ts). At most `window` records are sent and not yet answered; beyond, they wait in the
+ * backlog (and past its bound are dropped). A crashed thread loses what it held (counted) and is started again.
+ */
+async function threadChannel(
+  settings: ExporterSettings,
+  hooks: ExporterHooks,
+  window: number,
+  logger: Logger,
+  onReady: () => void,
+): Promise<ExportChannel> {
+  let depths: ExporterDepths = {};
+  if (settings.otlp) depths.otlp = 0;
+  for (const sink of settings.ocsf?.sinks ?? []) depths[`ocsf_${sink.kind}`] = 0;
+  let inFlight = 0;
+  let thread: WorkerThread<ExportProtocol> | null = null;
+  let closing = false;
+  let restarts = 0;
+  const onNotice = (_: string, body: unknown): void => {
+    const n = body as ExportNotice;
+    if (n.kind === 'dropped') hooks.dropped(n.exporter, n.count, n.why);
+    else hooks.failed(n.message);
+  };
+  async function start(): Promise<void> {
+    const t = new WorkerThread<ExportProtocol>(new URL('./worker.ts', import.meta.url), {
+      name: 'telemetry export thread',
+      // Held open only while a batch is unanswered, like the exporters' own timers (unref'd) before it.
+      unrefWhenIdle: true,
+      onNotice,
+      onCrash(err) {
+        // A thread that never opened fails its `open` request instead (openTelemetry reports it).
+        if (thread !== t) return;
+        thread = null;
+        if (closing) return;
+        logger.error({ err: err.message }, 'telemetry: the export thread died');
+        if (restarts++ >= MAX_RESTARTS) {
+          logger.error('telemetry: export thread given up; spans and OCSF events are dropped from now on');
+          return;
+        }
+        start().then(onReady, (e: unknown) =>
+          logger.error({ err: e instanceof Error ? e.message : String(e) }, 'telemetry: export thread restart failed'),
+        );
+      },
+    });
+    try {
+      await t.request('open', settings);
+    } catch (err) {
+      await t.terminate().catch(() => {});
+      throw err;
+    }
+    thread = t;
+  }
+  await start();
+  return {
+    ready: () => thread !== null && inFlight < window,
+    send(records) {
+      const t = thread;
+      if (!t) return hooks.dropped('pipeline', records.length, 'telemetry export thread unavailable');
+      inFlight += records.length;
+      t.request('records', records).then(
+        (answer) => {
+          depths = answer;
+          inFlight -= records.length;
+          onReady();
+        },
+        (err: unknown) => {
+          inFlight -= records.length;
+          hooks.dropped('pipeline', records.length, err instanceof Error ? err.message : String(err));
+          onReady();
+        },
+      );
+    },
+    depths: () => depths,
+    inFlight: () => inFlight,
+    async close() {
+      closing = true;
+      const t = thread;
+      if (!t) return;
+      try {
+        await t.request('shutdown', null);
+      } finally {
+        await t.terminate().catch(() => {});
+      }
+    },
+    async kill() {
+      closing = true;
+      await thread?.terminate().catch(() => {});
+    },
+  };
+}
 
 export async function openTelemetry(options: TelemetryOptions): Promise<GuardianTelemetry> {
   const { env, logger } = options;
   const otlp = otlpSettingsFrom(env);
-  const sinks = options.sinks ?? ocsfSinksFrom(env, options.stdoutIsProtocol ?? false);
+  const sinkSettings = options.sinks ? [] : ocsfSinkSettingsFrom(env, options.stdoutIsProtocol ?? false);
+  const ocsfOn = options.sinks ? options.sinks.length > 0 : sinkSettings.length > 0;
   const metricsOn = env.GUARDIAN_METRICS !== 'off';
-  const tracer: StepTracer | undefined = otlp
-    ? await (await import('./traces/index.ts')).openStepTracer({
-        ...otlp,
-        serviceVersion: options.serviceVersion,
-        onDropped: (n) => dropped('otlp', n, 'export failed'),
-      })
-    : undefined;
-  let emitter: OcsfEmitter | undefined;
-  const backlog = new BoundedQueue<RequestObservation>(positive(env, 'GUARDIAN_TELEMETRY_QUEUE_SIZE', 4096), (n) =>
+  const queueSize = positive(env, 'GUARDIAN_TELEMETRY_QUEUE_SIZE', 4096);
+  const settings: ExporterSettings = {
+    product: { name: 'acs-guardian', vendor_name: 'ACS Guardian', version: options.serviceVersion },
+    ...(otlp ? { otlp: { ...otlp, serviceVersion: options.serviceVersion } } : {}),
+    ...(ocsfOn
+      ? {
+          ocsf: {
+            sinks: sinkSettings,
+            queueSize: positive(env, 'GUARDIAN_OCSF_QUEUE_SIZE', 4096),
+            batchSize: positive(env, 'GUARDIAN_OCSF_BATCH_SIZE', 100),
+            flushIntervalMs: positive(env, 'GUARDIAN_OCSF_FLUSH_MS', 1000),
+          },
+        }
+      : {}),
+  };
+  const hooks: ExporterHooks = {
+    dropped: (exporter, count, why) => dropped(exporter, count, why),
+    failed: (message) => logger.error({ err: message }, 'telemetry: could not build a span or event'),
+  };
+  const emits = otlp !== null || ocsfOn;
+  let channel: ExportChannel | undefined;
+  const backlog = new BoundedQueue<RequestObservation>(queueSize, (n) =>
     dropped('pipeline', n, 'telemetry backlog full'),
   );
   const metrics = metricsOn
@@ -206,26 +355,14 @@ export async function openTelemetry(options: TelemetryOptions): Promise<Guardian
           ...(options.policySha256 ? { policySha256: options.policySha256 } : {}),
           ...(options.shadow ? { shadow: options.shadow } : {}),
           queueDepths: () => ({
-            pipeline: backlog.size,
-            ...(tracer ? { otlp: tracer.pending() } : {}),
-            ...Object.fromEntries(Object.entries(emitter?.depths() ?? {}).map(([k, v]) => [`ocsf_${k}`, v])),
+            pipeline: backlog.size + (channel?.inFlight() ?? 0),
+            ...channel?.depths(),
           }),
         },
         (err) =>
           logger.error({ err: err instanceof Error ? err.message : String(err) }, 'telemetry: metrics unavailable'),
       )
     : undefined;
-  const product = { name: 'acs-guardian', vendor_name: 'ACS Guardian', version: options.serviceVersion };
-  emitter =
-    sinks.length > 0
-      ? createOcsfEmitter({
-          sinks,
-          queueSize: positive(env, 'GUARDIAN_OCSF_QUEUE_SIZE', 4096),
-          batchSize: positive(env, 'GUARDIAN_OCSF_BATCH_SIZE', 100),
-          flushIntervalMs: positive(env, 'GUARDIAN_OCSF_FLUSH_MS', 1000),
-          onDropped: (sink, n, why) => dropped(`ocsf_${sink}`, n, why),
-        })
-      : undefined;
 
   const unwarned = new Map<string, { count: number; why: string }>();
   let lastWarning = 0;
@@ -250,29 +387,48 @@ export async function openTelemetry(options: TelemetryOptions): Promise<Guardian
     warningTimer.unref();
   }
 
-  let draining = false;
-  function drain(): void {
-    for (const observation of backlog.take(DRAIN_SLICE)) {
+  if (emits)
+    channel = options.sinks
+      ? await inProcessChannel(settings, hooks, options.sinks)
+      : await threadChannel(settings, hooks, queueSize, logger, () => schedule());
+
+  /** Reads up to `n` observations into records and sends them as one batch. */
+  function sendSlice(n: number): void {
+    const records: StepRecord[] = [];
+    for (const observation of backlog.take(n)) {
       try {
-        const facts = stepFactsOf(observation);
-        tracer?.record(observation, facts);
-        emitter?.emit(ocsfEventsOf(facts, Math.round(observation.epochMsOf(observation.endMs)), product));
+        records.push(stepRecordOf(observation));
       } catch (err) {
-        logger.error(
-          { err: err instanceof Error ? err.message : String(err) },
-          'telemetry: could not build a span or event',
-        );
+        hooks.failed(err instanceof Error ? err.message : String(err));
       }
     }
-    if (backlog.size > 0) nextTurn(drain);
-    else draining = false;
+    if (records.length > 0) channel?.send(records);
+  }
+  let draining = false;
+  let batchTimer: NodeJS.Timeout | null = null;
+  function drain(): void {
+    draining = false;
+    if (batchTimer) clearTimeout(batchTimer);
+    batchTimer = null;
+    if (!channel?.ready()) return; // resumed by the channel once it has room (schedule)
+    sendSlice(DRAIN_SLICE);
+    schedule();
+  }
+  function schedule(): void {
+    if (draining || backlog.size === 0) return;
+    if (backlog.size >= DRAIN_SLICE) {
+      draining = true;
+      nextTurn(drain);
+    } else if (!batchTimer) {
+      batchTimer = setTimeout(drain, BATCH_WAIT_MS);
+      batchTimer.unref();
+    }
   }
 
-  const emits = tracer !== undefined || emitter !== undefined;
   const emission: TraceEmission | undefined = emits
     ? {
-        otel_enabled: tracer !== undefined,
-        ocsf_enabled: emitter !== undefined,
+        otel_enabled: otlp !== null,
+        ocsf_enabled: ocsfOn,
         ...(env.GUARDIAN_OTEL_ADVERTISED_ENDPOINT
           ? { otel_collector_endpoint: env.GUARDIAN_OTEL_ADVERTISED_ENDPOINT }
           : {}),
@@ -296,19 +452,19 @@ export async function openTelemetry(options: TelemetryOptions): Promise<Guardian
         observation.endMs = performance.now();
         observation.envelope = envelope;
         metrics?.record((m) => m.observe(observation));
-        if (!emits || !backlog.push(observation) || draining) return;
-        draining = true;
-        nextTurn(drain);
+        if (channel && backlog.push(observation)) schedule();
       } catch {
         // Telemetry never fails a request.
       }
     },
     async close() {
-      while (backlog.size > 0) drain();
+      // What is left goes to the exporters whatever their window: the backlog is bounded already.
+      if (batchTimer) clearTimeout(batchTimer);
+      while (backlog.size > 0) sendSlice(DRAIN_SLICE);
       // Bounded: a collector that never answers must not hold up the shutdown (what is left is lost, and said).
       const deadline = positive(env, 'GUARDIAN_TELEMETRY_SHUTDOWN_MS', 5000);
       let timer: NodeJS.Timeout | undefined;
-      const exported = Promise.all([emitter?.flush(), tracer?.shutdown()]).then(
+      const exported = (channel?.close() ?? Promise.resolve()).then(
         () => true,
         (err: unknown) => {
           logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'telemetry: the last export failed');
@@ -322,8 +478,10 @@ export async function openTelemetry(options: TelemetryOptions): Promise<Guardian
         }),
       ]);
       clearTimeout(timer);
-      if (!inTime)
+      if (!inTime) {
         logger.warn({ deadline_ms: deadline }, 'telemetry: exporters did not finish before the shutdown deadline');
+        await channel?.kill();
+      }
       if (warningTimer) {
         clearTimeout(warningTimer);
         warnDrops();

@@ -1,7 +1,8 @@
 // Request/response over node:worker_threads, shared by every worker the Guardian runs (policy pool, replay,
-// PQC signing, bundle unpacking). The parent sends `{id, op, body}` (or `{op, body}` for a notification, which
-// gets no answer); the worker answers `{id, ok: true, value}` or `{id, ok: false, error}`. A worker that exits
-// or throws fails every request still pending on it; the owner decides whether to replace it.
+// PQC signing, bundle unpacking, telemetry export). The parent sends `{id, op, body}` (or `{op, body}` for a notification, which
+// gets no answer); the worker answers `{id, ok: true, value}` or `{id, ok: false, error}`, and may send `{notice,
+// body}` on its own (noticeParent → WorkerThreadOptions.onNotice). A worker that exits or throws fails every
+// request still pending on it; the owner decides whether to replace it.
 //
 // Workers are started from compiled JavaScript (`dist/`). When this module itself runs as TypeScript (vitest,
 // bench, tsx), a `.ts` entry is started with tsx registered in the new thread: the only place tsx is needed.
@@ -25,6 +26,12 @@ interface SerializedError {
 }
 
 type ReplyMessage = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: SerializedError };
+
+/** A message the worker sends on its own (noticeParent), answering no request. */
+interface NoticeMessage {
+  notice: string;
+  body: unknown;
+}
 
 /** An error the worker's handler threw, rebuilt in the parent (name, message and a string `code` survive). */
 export class WorkerRemoteError extends Error {
@@ -51,11 +58,25 @@ export class WorkerCrashedError extends Error {
 const SOURCE_MODE = import.meta.url.endsWith('.ts');
 
 /**
+ * The parent's Node options as a worker takes them. `--input-type` applies to string input only: a parent started
+ * as `node --input-type=module -e …` passes it on, and a worker whose entry is a file then fails to start.
+ */
+function inheritedExecArgv(): { execArgv?: string[] } {
+  const argv = process.execArgv;
+  const kept: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--input-type') i++;
+    else if (!argv[i].startsWith('--input-type=')) kept.push(argv[i]);
+  }
+  return kept.length === argv.length ? {} : { execArgv: kept };
+}
+
+/**
  * The Worker for an entry module. `entry` names the TypeScript source (`new URL('./worker.ts', import.meta.url)`
  * in the spawning module): compiled, that URL points into dist/ and the `.js` beside it is started.
  */
 function startWorker(entry: URL, resourceLimits?: ResourceLimits): Worker {
-  const options = resourceLimits ? { resourceLimits } : {};
+  const options = { ...(resourceLimits ? { resourceLimits } : {}), ...inheritedExecArgv() };
   if (!entry.pathname.endsWith('.ts')) return new Worker(entry, options);
   if (!SOURCE_MODE) return new Worker(new URL(entry.href.replace(/\.ts$/, '.js')), options);
   // Resolved here (from this package's node_modules): eval code in the thread has no module location to
@@ -77,6 +98,8 @@ export interface WorkerThreadOptions {
   onCrash?: (error: WorkerCrashedError) => void;
   /** The thread's V8 heap bounds; past them the thread dies (a crash: pending requests fail). */
   resourceLimits?: ResourceLimits;
+  /** Told of each notice the worker sends on its own (noticeParent), in order. */
+  onNotice?: (notice: string, body: unknown) => void;
 }
 
 interface Pending {
@@ -96,7 +119,11 @@ export class WorkerThread<P extends WorkerProtocol> {
     this.#options = options;
     this.#worker = startWorker(entry, options.resourceLimits);
     if (options.unrefWhenIdle) this.#worker.unref();
-    this.#worker.on('message', (reply: ReplyMessage) => {
+    this.#worker.on('message', (reply: ReplyMessage | NoticeMessage) => {
+      if ('notice' in reply) {
+        options.onNotice?.(reply.notice, reply.body);
+        return;
+      }
       const p = this.#pending.get(reply.id);
       if (!p) return;
       this.#pending.delete(reply.id);
@@ -185,6 +212,14 @@ function serializeError(err: unknown): SerializedError {
   if (!(err instanceof Error)) return { name: 'Error', message: String(err) };
   const code = (err as { code?: unknown }).code;
   return { name: err.name, message: err.message, ...(typeof code === 'string' ? { code } : {}) };
+}
+
+/** The worker's side: tells the parent something no request asked for (WorkerThreadOptions.onNotice hears it). */
+export function noticeParent(notice: string, body: unknown): void {
+  const port = parentPort;
+  if (!port) throw new Error('noticeParent runs inside a worker thread');
+  const message: NoticeMessage = { notice, body };
+  port.postMessage(message);
 }
 
 /**

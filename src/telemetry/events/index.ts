@@ -5,8 +5,15 @@ import { BoundedQueue } from '../queue.ts';
 import type { EventSink } from './sinks.ts';
 import type { OcsfEvent } from './ocsf.ts';
 
-export { ocsfEventsOf, classOf, SEVERITY_OF_DISPOSITION, type OcsfEvent, type OcsfProduct } from './ocsf.ts';
-export { fileSink, httpSink, stdoutSink, type EventSink } from './sinks.ts';
+export {
+  ocsfEventsOf,
+  classOf,
+  SEVERITY_OF_DISPOSITION,
+  type OcsfEvent,
+  type OcsfProduct,
+  type OcsfSubject,
+} from './ocsf.ts';
+export { fileSink, httpSink, sinkOf, stdoutSink, type EventSink, type SinkSettings } from './sinks.ts';
 
 export interface OcsfEmitterOptions {
   sinks: EventSink[];

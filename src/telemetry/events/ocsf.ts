@@ -2,7 +2,7 @@
 // one event in the step's class, and a Detection Finding (2004) for every deny/modify/ask/defer with the mapped
 // severity. Provenance facts ride in `enrichments` (`acs_provenance_origin`, `…_source_id`, `…_lineage_depth`);
 // ACS facts with no OCSF home in `unmapped.acs` (ACS §Trace "Extending OCSF").
-import type { DecisionFact, StepFacts } from '../facts.ts';
+import type { DecisionFact, OcsfSubject, StepFacts, StepRecord } from '../record.ts';
 import { UNSPECIFIED } from '../traces/mapping.ts';
 
 export type OcsfEvent = Record<string, unknown>;
@@ -135,29 +135,46 @@ function enrichmentsOf(facts: StepFacts): Record<string, unknown>[] {
   return out;
 }
 
-/** The class-specific objects OCSF requires of each class, from the step's payload. */
-function classObjects(facts: StepFacts, classUid: number): Record<string, unknown> {
-  const p = facts.payload;
-  switch (classUid) {
+export type { OcsfSubject } from '../record.ts';
+
+export function ocsfSubjectOf(facts: StepFacts, p: Record<string, unknown>): OcsfSubject {
+  const cls = Object.hasOwn(STEP_CLASSES, facts.method) ? STEP_CLASSES[facts.method][0] : 0;
+  switch (cls) {
     case 3002: {
       const subagent = facts.method.startsWith('steps/subagent');
       return {
-        user: {
-          uid: str(subagent ? (p.subagent_agent_id ?? facts.agentId) : facts.agentId),
-          type_id: 99,
-          type: 'AI Agent',
-        },
-        session: { uid: str(subagent ? p.subagent_session_id : facts.sessionId) },
+        user: str(subagent ? (p.subagent_agent_id ?? facts.agentId) : facts.agentId),
+        session: str(subagent ? p.subagent_session_id : facts.sessionId),
+      };
+    }
+    case 1007:
+      return { name: str(obj(p.tool).name) };
+    case 1005:
+      return { name: str(p.skill_id) };
+    case 6005:
+      return { name: str(obj(p.memory_store).name ?? obj(p.source).name ?? facts.method.replace('steps/', '')) };
+    default:
+      return {};
+  }
+}
+
+/** The class-specific objects OCSF requires of each class. */
+function classObjects(record: StepRecord, classUid: number): Record<string, unknown> {
+  const subject = record.ocsf;
+  switch (classUid) {
+    case 3002:
+      return {
+        user: { uid: subject.user ?? UNSPECIFIED, type_id: 99, type: 'AI Agent' },
+        session: { uid: subject.session ?? UNSPECIFIED },
         auth_protocol_id: 99,
         auth_protocol: 'ACS handshake',
       };
-    }
     case 6002:
-      return { app: { name: 'ACS agent', uid: str(facts.agentId) } };
+      return { app: { name: 'ACS agent', uid: str(record.agentId) } };
     case 1007: {
-      const tool = str(obj(p.tool).name);
+      const tool = subject.name ?? UNSPECIFIED;
       return {
-        process: { name: tool, uid: facts.requestId ?? UNSPECIFIED, cmd_line: `${facts.method}:${tool}` },
+        process: { name: tool, uid: record.requestId ?? UNSPECIFIED, cmd_line: `${record.method}:${tool}` },
       };
     }
     case 1005:
@@ -165,15 +182,13 @@ function classObjects(facts: StepFacts, classUid: number): Record<string, unknow
         module: {
           type: 'skill',
           load_type_id: 99,
-          file: { name: str(p.skill_id), type_id: 99 },
+          file: { name: subject.name ?? UNSPECIFIED, type_id: 99 },
         },
       };
-    case 6005: {
-      const store = obj(p.memory_store).name ?? obj(p.source).name ?? facts.method.replace('steps/', '');
-      return { database: { name: str(store), type_id: 99, type: 'agent context' } };
-    }
+    case 6005:
+      return { database: { name: subject.name ?? UNSPECIFIED, type_id: 99, type: 'agent context' } };
     case 5001:
-      return { device: { uid: str(facts.agentId), name: str(facts.agentId), type_id: 99, type: 'AI Agent' } };
+      return { device: { uid: str(record.agentId), name: str(record.agentId), type_id: 99, type: 'AI Agent' } };
     default:
       return {};
   }
@@ -203,8 +218,9 @@ function unmappedOf(facts: StepFacts, decision: DecisionFact | undefined): Recor
 }
 
 /** The OCSF events of one answered step: its class event, plus a Detection Finding unless it was allowed. */
-export function ocsfEventsOf(facts: StepFacts, timeMs: number, product: OcsfProduct): OcsfEvent[] {
+export function ocsfEventsOf(facts: StepRecord, product: OcsfProduct): OcsfEvent[] {
   const cls = classOf(facts.method);
+  const timeMs = Math.round(facts.endEpochMs);
   if (!cls || (!facts.decision && !facts.error)) return [];
   const decision = facts.decision;
   const enrichments = enrichmentsOf(facts);

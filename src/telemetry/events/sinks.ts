@@ -102,3 +102,20 @@ export function httpSink(options: HttpSinkOptions): EventSink {
     },
   };
 }
+
+/** A sink as plain data (what the environment asks for), so the export thread can open it. */
+export type SinkSettings =
+  | ({ kind: 'file' } & FileSinkOptions)
+  | { kind: 'stdout' }
+  | ({ kind: 'http' } & HttpSinkOptions);
+
+export function sinkOf(settings: SinkSettings): EventSink {
+  switch (settings.kind) {
+    case 'file':
+      return fileSink(settings);
+    case 'stdout':
+      return stdoutSink();
+    case 'http':
+      return httpSink(settings);
+  }
+}

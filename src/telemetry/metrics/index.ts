@@ -5,7 +5,7 @@
 // start-up does not pay for prom-client before the Guardian serves.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { STEP_METHODS } from '../../acs/methods.ts';
-import type { RequestObservation } from '../observation.ts';
+import { PIPELINE_STAGES, type RequestObservation } from '../observation.ts';
 
 /** What a shadow candidate has done so far (the lifecycle's counts, reset when the shadow target changes). */
 export interface ShadowCounts {
@@ -47,6 +47,77 @@ export interface GuardianMetrics {
   render(): Promise<string>;
 }
 
+interface Series {
+  value: string;
+  /** Observations per bucket (not cumulative); the last is +Inf. */
+  counts: Float64Array;
+  sum: number;
+  count: number;
+}
+
+/**
+ * A histogram with one label, for the observations made per decision (request and stage latencies): counts in a
+ * typed array per label value, exposed in the Prometheus text format through the registry like prom-client's own
+ * (a metric is any object with a name, a type and get()). prom-client's Histogram looks each bucket up by a
+ * property key made from the bound on every observation, which cost the event loop about 20 µs per decision.
+ */
+class OneLabelHistogram {
+  readonly type = 'histogram';
+  readonly aggregator = 'sum';
+  readonly #bounds: readonly number[];
+  readonly #series = new Map<string, Series>();
+  constructor(
+    registry: Registry,
+    readonly name: string,
+    readonly help: string,
+    readonly labelName: string,
+    bounds: readonly number[],
+  ) {
+    this.#bounds = bounds;
+    registry.registerMetric(this as unknown as Parameters<Registry['registerMetric']>[0]);
+  }
+
+  /** The series of a label value (callers with a fixed set keep them). */
+  series(value: string): Series {
+    let s = this.#series.get(value);
+    if (!s)
+      this.#series.set(value, (s = { value, counts: new Float64Array(this.#bounds.length + 1), sum: 0, count: 0 }));
+    return s;
+  }
+
+  observe(series: Series, seconds: number): void {
+    const bounds = this.#bounds;
+    let i = 0;
+    while (i < bounds.length && seconds > bounds[i]) i++;
+    series.counts[i]++;
+    series.sum += seconds;
+    series.count++;
+  }
+
+  reset(): void {
+    this.#series.clear();
+  }
+
+  get() {
+    const values: { labels: Record<string, string | number>; value: number; metricName: string }[] = [];
+    for (const s of this.#series.values()) {
+      if (s.count === 0) continue;
+      let cumulative = 0;
+      for (let i = 0; i <= this.#bounds.length; i++) {
+        cumulative += s.counts[i];
+        values.push({
+          labels: { le: i < this.#bounds.length ? this.#bounds[i] : '+Inf', [this.labelName]: s.value },
+          value: cumulative,
+          metricName: `${this.name}_bucket`,
+        });
+      }
+      values.push({ labels: { [this.labelName]: s.value }, value: s.sum, metricName: `${this.name}_sum` });
+      values.push({ labels: { [this.labelName]: s.value }, value: s.count, metricName: `${this.name}_count` });
+    }
+    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
+  }
+}
+
 export function createGuardianMetrics(options: GuardianMetricsOptions): GuardianMetrics {
   const registry = new Registry();
   if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });
@@ -68,20 +139,20 @@ export function createGuardianMetrics(options: GuardianMetricsOptions): Guardian
     labelNames: ['method', 'code'] as const,
     registers: [registry],
   });
-  const requestSeconds = new Histogram({
-    name: 'acs_guardian_request_duration_seconds',
-    help: 'Time from a message arriving to its answer, by method.',
-    labelNames: ['method'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [registry],
-  });
-  const stageSeconds = new Histogram({
-    name: 'acs_guardian_stage_duration_seconds',
-    help: 'Time spent per pipeline stage (validate, authenticate, admit, handshake, evaluate, sign, commit).',
-    labelNames: ['stage'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [registry],
-  });
+  const requestSeconds = new OneLabelHistogram(
+    registry,
+    'acs_guardian_request_duration_seconds',
+    'Time from a message arriving to its answer, by method.',
+    'method',
+    LATENCY_BUCKETS,
+  );
+  const stageSeconds = new OneLabelHistogram(
+    registry,
+    'acs_guardian_stage_duration_seconds',
+    'Time spent per pipeline stage (validate, authenticate, admit, handshake, evaluate, sign, commit).',
+    'stage',
+    LATENCY_BUCKETS,
+  );
   const commitSeconds = new Histogram({
     name: 'acs_guardian_store_commit_duration_seconds',
     help: 'Store transaction time per group-committed batch, by writer (step, append, decision).',
@@ -175,13 +246,19 @@ export function createGuardianMetrics(options: GuardianMetricsOptions): Guardian
     if (STEP_METHODS.has(m) || m === 'handshake/hello' || m === 'system/ping') return m;
     return m.startsWith('protocols/MCP/') || m.startsWith('wrapped:') ? 'protocols/MCP' : 'other';
   };
+  const stageSeries = PIPELINE_STAGES.map((stage) => stageSeconds.series(stage));
   return {
     registry,
     observe(observation) {
       const method = methodLabel(observation.request?.method);
       const envelope = observation.envelope;
-      requestSeconds.observe({ method }, (observation.endMs - observation.startMs) / 1000);
-      for (const s of observation.stages) stageSeconds.observe({ stage: s.stage }, (s.endMs - s.startMs) / 1000);
+      requestSeconds.observe(requestSeconds.series(method), (observation.endMs - observation.startMs) / 1000);
+      const marks = observation.marks;
+      let began = observation.startMs;
+      for (let i = 0; i < marks.length; i += 2) {
+        stageSeconds.observe(stageSeries[marks[i]], (marks[i + 1] - began) / 1000);
+        began = marks[i + 1];
+      }
       if (!envelope) return;
       if ('error' in envelope) errors.inc({ method, code: String(envelope.error.code) });
       else if ('decision' in envelope.result) {

@@ -9,7 +9,7 @@
 // sessionStart span (`acs.session`) its root, each turnStart span (`acs.turn`) a child of the session span (or of
 // its parent turn's), a step that names a turn (metadata.turn_id) a child of that turn's span, session-level steps
 // (agentTrigger, sessionEnd, the handshake, steps outside a turn) children of the session span.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomFillSync } from 'node:crypto';
 import {
   defaultTextMapGetter,
   ROOT_CONTEXT,
@@ -29,9 +29,9 @@ import {
   type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
-import type { StepFacts } from '../facts.ts';
-import type { RequestObservation } from '../observation.ts';
-import { decisionAttributes, spanNameOf, stepAttributes } from './mapping.ts';
+import type { StepRecord } from '../record.ts';
+import { PIPELINE_STAGES } from '../observation.ts';
+import { decisionAttributes, spanNameOf } from './mapping.ts';
 
 /** OTLP/HTTP encodings (OTEL_EXPORTER_OTLP_PROTOCOL); gRPC is not offered. */
 export type OtlpProtocol = 'http/protobuf' | 'http/json';
@@ -52,11 +52,23 @@ export interface StepTracerOptions {
 }
 
 export interface StepTracer {
-  record(observation: RequestObservation, facts: StepFacts): void;
+  record(record: StepRecord): void;
   /** Spans queued or in an export that has not answered yet. */
   pending(): number;
   flush(): Promise<void>;
   shutdown(): Promise<void>;
+}
+
+/** Random bytes drawn a page at a time: a step makes seven spans, each wanting an id. */
+const RANDOM = Buffer.alloc(4096);
+let randomAt = RANDOM.length;
+function randomHex(bytes: number): string {
+  if (randomAt + bytes > RANDOM.length) {
+    randomFillSync(RANDOM);
+    randomAt = 0;
+  }
+  randomAt += bytes;
+  return RANDOM.toString('hex', randomAt - bytes, randomAt);
 }
 
 /** Random ids, except the trace id and span id of the next span when set (session-derived trees). */
@@ -64,23 +76,35 @@ class SessionTraceIds implements IdGenerator {
   nextTraceId: string | undefined;
   nextSpanId: string | undefined;
   generateTraceId(): string {
-    const id = this.nextTraceId ?? randomBytes(16).toString('hex');
+    const id = this.nextTraceId ?? randomHex(16);
     this.nextTraceId = undefined;
     return id;
   }
   generateSpanId(): string {
-    const id = this.nextSpanId ?? randomBytes(8).toString('hex');
+    const id = this.nextSpanId ?? randomHex(8);
     this.nextSpanId = undefined;
     return id;
   }
 }
 
+/** Derived ids of the sessions seen lately: every step of a session needs its trace id and a parent's span id. */
+const DERIVED = new Map<string, string>();
+const DERIVED_KEPT = 8192;
+
 /** `bytes` hex digits of SHA-256 over the parts: a trace or span id every replica derives alike. */
 function derivedId(bytes: number, ...parts: string[]): string {
-  return createHash('sha256')
-    .update(parts.join('\u0000'))
-    .digest('hex')
-    .slice(0, bytes * 2);
+  const text = parts.join('\u0000');
+  const key = `${bytes}\u0000${text}`;
+  let id = DERIVED.get(key);
+  if (id === undefined) {
+    id = createHash('sha256')
+      .update(text)
+      .digest('hex')
+      .slice(0, bytes * 2);
+    if (DERIVED.size >= DERIVED_KEPT) DERIVED.clear();
+    DERIVED.set(key, id);
+  }
+  return id;
 }
 const sessionTraceId = (sessionId: string): string => derivedId(16, sessionId);
 const sessionSpanId = (sessionId: string): string => derivedId(8, 'acs.session', sessionId);
@@ -89,13 +113,11 @@ const turnSpanId = (sessionId: string, turnId: string): string => derivedId(8, '
 /** Steps that belong to the session, not to a turn, even when they name one (request-envelope metadata.turn_id). */
 const SESSION_LEVEL = new Set(['steps/sessionStart', 'steps/sessionEnd', 'steps/agentTrigger', 'handshake/hello']);
 
-const text = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
-
 /**
  * Where a step sits in its session's tree: its parent's span id (none for the session span) and, for the
  * sessionStart and turnStart spans answered with a decision, the derived span id the rest of the tree points at.
  */
-export function sessionTreeOf(facts: StepFacts): { traceId: string; parentSpanId?: string; spanId?: string } | null {
+export function sessionTreeOf(facts: StepRecord): { traceId: string; parentSpanId?: string; spanId?: string } | null {
   const session = facts.sessionId;
   if (!session) return null;
   const traceId = sessionTraceId(session);
@@ -103,12 +125,12 @@ export function sessionTreeOf(facts: StepFacts): { traceId: string; parentSpanId
   if (facts.method === 'steps/sessionStart')
     return decided ? { traceId, spanId: sessionSpanId(session) } : { traceId, parentSpanId: sessionSpanId(session) };
   if (facts.method === 'steps/turnStart') {
-    const turn = text(facts.payload.turn_id) ?? facts.turnId;
-    const parentTurn = text(facts.payload.parent_turn_id) ?? facts.parentTurnId;
+    const turn = facts.payloadTurnId ?? facts.turnId;
+    const parentTurn = facts.payloadParentTurnId ?? facts.parentTurnId;
     const parentSpanId = parentTurn ? turnSpanId(session, parentTurn) : sessionSpanId(session);
     return decided && turn ? { traceId, parentSpanId, spanId: turnSpanId(session, turn) } : { traceId, parentSpanId };
   }
-  const turn = facts.method === 'steps/turnEnd' ? (text(facts.payload.turn_id) ?? facts.turnId) : facts.turnId;
+  const turn = facts.method === 'steps/turnEnd' ? (facts.payloadTurnId ?? facts.turnId) : facts.turnId;
   if (turn && !SESSION_LEVEL.has(facts.method)) return { traceId, parentSpanId: turnSpanId(session, turn) };
   return { traceId, parentSpanId: sessionSpanId(session) };
 }
@@ -185,13 +207,19 @@ export async function openStepTracer(options: StepTracerOptions): Promise<StepTr
   const tracer = provider.getTracer('acs-guardian', options.serviceVersion);
   const propagator = new W3CTraceContextPropagator();
 
-  function parentOf(observation: RequestObservation, facts: StepFacts): Context {
-    const carrier = observation.carrier;
-    if (carrier?.traceparent) {
+  /** Stage span attributes, one object per stage shared by every span (the SDK copies what it is given). */
+  const stageAttributes = PIPELINE_STAGES.map((stage) => ({ 'acs.stage': stage }));
+  const stageNames = PIPELINE_STAGES.map((stage) => `acs.pipeline.${stage}`);
+
+  function parentOf(record: StepRecord): Context {
+    if (record.traceparent) {
+      const carrier = record.tracestate
+        ? { traceparent: record.traceparent, tracestate: record.tracestate }
+        : { traceparent: record.traceparent };
       const ctx = propagator.extract(ROOT_CONTEXT, carrier, defaultTextMapGetter);
       if (trace.getSpanContext(ctx)) return ctx;
     }
-    const tree = sessionTreeOf(facts);
+    const tree = sessionTreeOf(record);
     if (!tree) return ROOT_CONTEXT;
     ids.nextSpanId = tree.spanId;
     if (!tree.parentSpanId) {
@@ -207,37 +235,38 @@ export async function openStepTracer(options: StepTracerOptions): Promise<StepTr
   }
 
   return {
-    record(observation, facts) {
-      const parent = parentOf(observation, facts);
-      const endMs = observation.epochMsOf(observation.endMs);
+    record(record) {
+      const parent = parentOf(record);
       const span = tracer.startSpan(
-        spanNameOf(facts.method),
-        { kind: SpanKind.SERVER, startTime: observation.startedAtEpochMs, attributes: stepAttributes(facts) },
+        spanNameOf(record.method),
+        { kind: SpanKind.SERVER, startTime: record.startEpochMs, attributes: record.attributes },
         parent,
       );
       ids.nextTraceId = undefined;
       ids.nextSpanId = undefined;
-      span.setAttribute('acs.transport', observation.transport);
       const inStep = trace.setSpan(parent, span);
-      for (const mark of observation.stages) {
+      const stages = record.stages;
+      let began = record.startEpochMs;
+      for (let i = 0; i < stages.length; i += 2) {
+        const stage = stages[i];
         tracer
           .startSpan(
-            `acs.pipeline.${mark.stage}`,
-            {
-              kind: SpanKind.INTERNAL,
-              startTime: observation.epochMsOf(mark.startMs),
-              attributes: { 'acs.stage': mark.stage },
-            },
+            stageNames[stage],
+            { kind: SpanKind.INTERNAL, startTime: began, attributes: stageAttributes[stage] },
             inStep,
           )
-          .end(observation.epochMsOf(mark.endMs));
+          .end(stages[i + 1]);
+        began = stages[i + 1];
       }
-      if (facts.decision) span.addEvent('acs.decision', decisionAttributes(facts.decision), endMs);
-      if (facts.error) {
-        span.setAttribute('rpc.jsonrpc.error_code', facts.error.code);
-        span.setStatus({ code: SpanStatusCode.ERROR, message: facts.error.reason ?? `JSON-RPC ${facts.error.code}` });
+      if (record.decision) span.addEvent('acs.decision', decisionAttributes(record.decision), record.endEpochMs);
+      if (record.error) {
+        span.setAttribute('rpc.jsonrpc.error_code', record.error.code);
+        span.setStatus({
+          code: SpanStatusCode.ERROR,
+          message: record.error.reason ?? `JSON-RPC ${record.error.code}`,
+        });
       }
-      span.end(endMs);
+      span.end(record.endEpochMs);
     },
     pending: () => ended - exporter.handed + exporter.inFlight,
     flush: () => provider.forceFlush(),

@@ -1,10 +1,9 @@
 // ACS step → OTel span name and attributes, per the ACS OTel mapping (ACS §Trace "OpenTelemetry semantic
 // conventions", otel-mapping v0.1.0). Required attributes are always set: a fact the payload leaves out is
 // `unspecified` (counts are 0), so a backend filtering on the attribute still finds the span.
-import type { DecisionFact, StepFacts } from '../facts.ts';
+import type { Attributes, DecisionFact, StepFacts } from '../record.ts';
 
-export type AttributeValue = string | number | boolean | string[];
-export type Attributes = Record<string, AttributeValue>;
+export type { AttributeValue, Attributes } from '../record.ts';
 
 export const UNSPECIFIED = 'unspecified';
 
@@ -52,8 +51,7 @@ export function spanNameOf(method: string): string {
 }
 
 /** The step's mapped attributes (required and optional) plus the identifiers every span carries. */
-export function stepAttributes(facts: StepFacts): Attributes {
-  const p = facts.payload;
+export function stepAttributes(facts: StepFacts, p: Record<string, unknown>): Attributes {
   const a: Attributes = { 'acs.method': facts.method };
   optional(a, 'acs.request.id', facts.requestId);
   optional(a, 'acs.session.id', facts.sessionId);

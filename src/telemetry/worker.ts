@@ -1,0 +1,45 @@
+// The export thread: step records arrive in batches from the thread that answers requests; spans are built with
+// the OTel SDK and exported over OTLP/HTTP, OCSF events serialised and sent to their sinks, all here (exporters.ts).
+// Each batch is answered with the exporters' queue depths (the parent bounds what it has sent and not had answered);
+// drops and failures are told to the parent as notices, where they are counted and logged.
+import { noticeParent, serveRequests } from '../worker-thread/index.ts';
+import { openExporters, type ExporterDepths, type Exporters, type ExporterSettings } from './exporters.ts';
+import type { StepRecord } from './record.ts';
+
+export type ExportProtocol = {
+  open: { request: ExporterSettings; response: null };
+  records: { request: StepRecord[]; response: ExporterDepths };
+  shutdown: { request: null; response: null };
+};
+
+/** A notice of the export thread: telemetry dropped, or a record nothing could be built from. */
+export type ExportNotice =
+  | { kind: 'dropped'; exporter: string; count: number; why: string }
+  | { kind: 'failed'; message: string };
+
+const notice = (body: ExportNotice): void => noticeParent('telemetry', body);
+
+let exporters: Exporters | undefined;
+
+serveRequests<ExportProtocol>(
+  {
+    async open(settings) {
+      exporters = await openExporters(settings, {
+        dropped: (exporter, count, why) => notice({ kind: 'dropped', exporter, count, why }),
+        failed: (message) => notice({ kind: 'failed', message }),
+      });
+      return null;
+    },
+    records(records) {
+      if (!exporters) throw new Error('telemetry export thread not opened');
+      exporters.record(records);
+      return exporters.depths();
+    },
+    async shutdown() {
+      await exporters?.shutdown();
+      return null;
+    },
+  },
+  // open before the first batch, the last batch before shutdown.
+  { ordered: true },
+);
