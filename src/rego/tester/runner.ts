@@ -2,7 +2,8 @@
 // in every .rego file under the given paths, compiles the whole set once through our compiler with one
 // entrypoint per test rule, and evaluates each through opa-wasm with the data files found alongside (OPA's
 // loader rules: src/rego/bundle/loader.ts).
-// A test passes when its rule evaluates to `true`; undefined, any other value or a runtime error fails it.
+// A test passes when its rule evaluates to `true` (a `test_x[case]` rule: when every case is `true`); undefined,
+// any other value or a runtime error fails it (OPA's tester.Runner).
 import { parseModule } from '../ast/index.ts';
 import type { Module, Rule, Term } from '../ast/types.ts';
 import { compileModules } from '../semantic/index.ts';
@@ -10,6 +11,7 @@ import { planEntrypoints } from '../planner/index.ts';
 import { linkPolicyWasm } from '../wasm/index.ts';
 import { IgnorePatternError, LoaderError, loadPaths } from '../bundle/loader.ts';
 import { RegoError, RegoErrors } from '../errors.ts';
+import type { Capabilities } from '../builtins/capabilities.ts';
 import type { JsonValue as Json } from '../builtins/index.ts';
 import { CoverageProbes, type CoverageReport, instrumentForCoverage } from './coverage.ts';
 import { createTestEvaluator, TestEvaluationError, type HostBuiltinTable } from './evaluator.ts';
@@ -53,6 +55,13 @@ export interface PolicyTestOptions {
   timeoutMs?: number;
   /** Host builtins (default: the toolchain's builtin library, src/rego/builtins). */
   hostBuiltins?: HostBuiltinTable;
+  /**
+   * The builtins policies may call, custom ones declared with their types (`readCapabilities`, as
+   * `opa test --capabilities`); default: all of the toolchain's.
+   */
+  capabilities?: Capabilities;
+  /** JavaScript implementations of the custom builtins (opa-wasm `customBuiltins`), added to the host builtins. */
+  customBuiltins?: Readonly<Record<string, unknown>>;
   /** Read modules as Rego v0 (a module importing rego.v1 stays v1). */
   v0Compatible?: boolean;
   /** Instrument the modules and report line coverage (`report.coverage`). */
@@ -114,13 +123,93 @@ interface DiscoveredTest {
   file: string;
   row: number;
   todo: boolean;
+  /** `test_x[case] if …` (a partial object): each case is a sub-result, all must be true (OPA's sub results). */
+  cases: boolean;
 }
 
-function testName(rule: Rule): string | undefined {
+const TEST_PREFIX = 'test_';
+const SKIP_TEST_PREFIX = 'todo_test_';
+
+/**
+ * Where a rule's head names a test, as OPA's runner finds it: the first element of the head reference's ground
+ * prefix whose name starts with `test_` or `todo_test_` (so `test_x[case]` is the test `test_x`). Functions are
+ * not tests.
+ */
+function testHead(rule: Rule): { index: number; name: string } | undefined {
   if (rule.head.args && rule.head.args.length > 0) return undefined;
-  if (rule.head.reference.length !== 1) return undefined;
-  const name = termString(rule.head.reference[0]);
-  return name && (name.startsWith('test_') || name.startsWith('todo_test_')) ? name : undefined;
+  const ref = rule.head.reference;
+  for (let i = 0; i < ref.length; i++) {
+    const t = ref[i];
+    if (!(i === 0 ? t.type === 'var' : t.type === 'string')) return undefined;
+    const name = (t as { value: string }).value;
+    if (name.startsWith(TEST_PREFIX) || name.startsWith(SKIP_TEST_PREFIX)) return { index: i, name };
+  }
+  return undefined;
+}
+
+/** The head's elements up to the test name, as strings. */
+function headPath(rule: Rule, index: number): string[] {
+  return rule.head.reference.slice(0, index + 1).map((t) => (t as { value: string }).value);
+}
+
+/**
+ * Discovers the tests of `modules` (in file order, then rule order). A test name defined more than once in a
+ * package is renamed `test_x#01`, `test_x#02`… from its second definition on, in the AST, so each definition
+ * is compiled and run as its own test, as OPA's runner does (tester.rewriteDuplicateTestNames).
+ */
+function discoverTests(modules: Module[]): DiscoveredTest[] {
+  const tests: DiscoveredTest[] = [];
+  const count = new Map<string, number>();
+  const ordered = [...modules].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+  for (const m of ordered) {
+    const pkg = packagePath(m);
+    for (const rule of m.rules) {
+      const head = testHead(rule);
+      if (!head) continue;
+      let path = [...pkg, ...headPath(rule, head.index)];
+      if (head.name.startsWith(TEST_PREFIX)) {
+        const key = path.join('\u0000');
+        const k = count.get(key) ?? 0;
+        count.set(key, k + 1);
+        if (k > 0) {
+          const renamed = `${head.name}#${String(k).padStart(2, '0')}`;
+          rule.head.reference[head.index] = { ...rule.head.reference[head.index], value: renamed } as Term;
+          path = [...path.slice(0, -1), renamed];
+        }
+      }
+      const tail = rule.head.reference.slice(head.index + 1);
+      tests.push({
+        name: `data.${path.join('.')}`,
+        entrypoint: path.join('/'),
+        file: m.file,
+        row: rule.location?.row ?? rule.head.location?.row ?? 0,
+        todo: head.name.startsWith(SKIP_TEST_PREFIX),
+        cases: rule.head.kind === 'single' && tail.some((t) => t.type !== 'string'),
+      });
+    }
+  }
+  return tests;
+}
+
+/** The cases of a partial-object test that are not `true` (nested objects are cases of cases); OPA's subResults. */
+function failedCases(value: Json, prefix: string[] = []): string[] {
+  const failed: string[] = [];
+  for (const [k, v] of Object.entries(value as Record<string, Json>)) {
+    const path = [...prefix, k];
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) failed.push(...failedCases(v, path));
+    else if (v !== true) failed.push(path.join('.'));
+  }
+  return failed;
+}
+
+/** Why a test's value does not pass it, or undefined when it passes. */
+function verdict(test: DiscoveredTest, value: Json | undefined): string | undefined {
+  if (value === undefined) return 'test rule is undefined';
+  if (test.cases && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    const failed = failedCases(value);
+    return failed.length === 0 ? undefined : `failed cases: ${failed.map((c) => JSON.stringify(c)).join(', ')}`;
+  }
+  return value === true ? undefined : `test rule produced ${JSON.stringify(value)}`;
 }
 
 function formatRegoErrors(err: unknown): string {
@@ -144,25 +233,7 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
     throw new PolicyTestSetupError(formatRegoErrors(err), 'compile');
   }
 
-  const tests: DiscoveredTest[] = [];
-  const seen = new Set<string>();
-  for (const m of modules) {
-    const pkg = packagePath(m);
-    for (const rule of m.rules) {
-      const name = testName(rule);
-      if (!name) continue;
-      const full = `data.${[...pkg, name].join('.')}`;
-      if (seen.has(full)) continue;
-      seen.add(full);
-      tests.push({
-        name: full,
-        entrypoint: [...pkg, name].join('/'),
-        file: m.file,
-        row: rule.location?.row ?? rule.head.location?.row ?? 0,
-        todo: name.startsWith('todo_test_'),
-      });
-    }
-  }
+  const tests = discoverTests(modules);
   const selected = tests.filter((t) => !options.run || options.run.test(t.name));
   const runnable = selected.filter((t) => !t.todo);
 
@@ -173,7 +244,7 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
   if (runnable.length > 0) {
     let wasm: Uint8Array;
     try {
-      const program = compileModules(modules);
+      const program = compileModules(modules, options.capabilities ? { builtins: options.capabilities.builtins } : {});
       const plan = planEntrypoints(
         program,
         runnable.map((t) => t.entrypoint),
@@ -188,6 +259,7 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
       data: sources.data,
       timeoutMs: options.timeoutMs ?? 10_000,
       ...(options.hostBuiltins ? { hostBuiltins: options.hostBuiltins } : {}),
+      ...(options.customBuiltins ? { customBuiltins: options.customBuiltins } : {}),
       // The policy's own print output still reaches stderr; the probes are counted.
       ...(probes ? { print: (line: string) => probes.record(line) || process.stderr.write(`${line}\n`) } : {}),
     });
@@ -197,14 +269,9 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
       try {
         const value = await evaluator.evaluate(t.entrypoint, new Date());
         const durationMs = performance.now() - t0;
-        if (value === true) results.push({ ...base, status: 'pass', durationMs });
-        else
-          results.push({
-            ...base,
-            status: 'fail',
-            durationMs,
-            message: value === undefined ? 'test rule is undefined' : `test rule produced ${JSON.stringify(value)}`,
-          });
+        const failure = verdict(t, value);
+        if (failure === undefined) results.push({ ...base, status: 'pass', durationMs });
+        else results.push({ ...base, status: 'fail', durationMs, message: failure });
       } catch (err) {
         const msg =
           err instanceof TestEvaluationError

@@ -244,12 +244,12 @@ describe('native string builtins agree with the host implementations', () => {
 
   it('sets are sets, as OPA sees them (the host receives them as arrays)', () => {
     expect(thrown(() => evalRaw(strict, '[",", {"a", 2}]', strict.entrypoints.concat))).toBe(
-      'str.rego:3:5: eval_type_error: concat: operand 2 must be set of strings but got set containing number',
+      'str.rego:3: eval_type_error: concat: operand 2 must be set of strings but got set containing number',
     );
     expect(evalRaw(lax, '["-", {"b", "a"}]', lax.entrypoints.concat)).toBe('[{"result":"a-b"}]');
     // OPA's sprintf takes an array only (ArrayOperand)
     expect(thrown(() => evalRaw(strict, '["%s", {"a"}]', strict.entrypoints.sprintf))).toBe(
-      'str.rego:3:5: eval_type_error: sprintf: operand 2 must be array but got set',
+      'str.rego:3: eval_type_error: sprintf: operand 2 must be array but got set',
     );
   });
 
