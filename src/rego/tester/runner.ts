@@ -5,7 +5,8 @@
 // A test passes when its rule evaluates to `true` (a `test_x[case]` rule: when every case is `true`); undefined,
 // any other value or a runtime error fails it (OPA's tester.Runner).
 import { parseModule } from '../ast/index.ts';
-import type { Module, Rule, Term } from '../ast/types.ts';
+import type { Body, Module, Rule, Term } from '../ast/types.ts';
+import { forEachVar, forEachVarInBody } from '../semantic/terms.ts';
 import { compileModules } from '../semantic/index.ts';
 import { planEntrypoints } from '../planner/index.ts';
 import { linkPolicyWasm } from '../wasm/index.ts';
@@ -125,6 +126,50 @@ interface DiscoveredTest {
   todo: boolean;
   /** `test_x[case] if …` (a partial object): each case is a sub-result, all must be true (OPA's sub results). */
   cases: boolean;
+  /** With `cases`: the entrypoint of the rule listing the cases the body reached (caseProbe). */
+  probe?: string;
+}
+
+/** Suffix of a probe rule's name; `#` keeps it apart from any name a policy can write. */
+const PROBE_SUFFIX = '#cases';
+
+/**
+ * OPA's runner injects `internal.test_case([<case>])` into a `test_x[case]` rule right after the body
+ * expression where the case's variables are first seen (tester.injectTestCaseFunc) and fails every case that
+ * reached that call without ending up true, so a case whose later expressions fail is reported, not dropped.
+ * The same is found here with a partial set rule over a copy of the body up to that expression, listing the
+ * cases reached.
+ */
+function caseProbe(rule: Rule, index: number, name: string): Rule {
+  const keys = rule.head.reference.slice(index + 1);
+  const vars = new Set<string>();
+  for (const k of keys) forEachVar(k, (v) => vars.add(v.value), { callOperators: false });
+  let end = -1;
+  for (const v of vars) {
+    const first = rule.body.findIndex((e) => {
+      let seen = false;
+      forEachVarInBody([e], (x) => (seen ||= x.value === v), { callOperators: false });
+      return seen;
+    });
+    end = Math.max(end, first);
+  }
+  const location = rule.location ?? rule.head.location;
+  const body: Body =
+    end >= 0
+      ? structuredClone(rule.body.slice(0, end + 1))
+      : [{ index: 0, negated: false, terms: { type: 'term', term: { type: 'boolean', value: true } }, with: [] }];
+  return {
+    default: false,
+    head: {
+      reference: [{ type: 'var', value: name, ...(location ? { location } : {}) }],
+      key: { type: 'array', value: structuredClone(keys) },
+      assign: false,
+      kind: 'multi',
+      ...(location ? { location } : {}),
+    },
+    body,
+    ...(location ? { location } : {}),
+  };
 }
 
 const TEST_PREFIX = 'test_';
@@ -157,7 +202,7 @@ function headPath(rule: Rule, index: number): string[] {
  * package is renamed `test_x#01`, `test_x#02`… from its second definition on, in the AST, so each definition
  * is compiled and run as its own test, as OPA's runner does (tester.rewriteDuplicateTestNames).
  */
-function discoverTests(modules: Module[]): DiscoveredTest[] {
+function discoverTests(modules: Module[], probes?: { module: Module; rule: Rule }[]): DiscoveredTest[] {
   const tests: DiscoveredTest[] = [];
   const count = new Map<string, number>();
   const ordered = [...modules].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
@@ -178,16 +223,26 @@ function discoverTests(modules: Module[]): DiscoveredTest[] {
         }
       }
       const tail = rule.head.reference.slice(head.index + 1);
+      const todo = head.name.startsWith(SKIP_TEST_PREFIX);
+      const cases = rule.head.kind === 'single' && tail.some((t) => t.type !== 'string');
+      let probe: string | undefined;
+      if (probes && cases && !todo && head.index === 0) {
+        const name = `${path[path.length - 1]}${PROBE_SUFFIX}`;
+        probes.push({ module: m, rule: caseProbe(rule, head.index, name) });
+        probe = [...path.slice(0, -1), name].join('/');
+      }
       tests.push({
         name: `data.${path.join('.')}`,
         entrypoint: path.join('/'),
         file: m.file,
         row: rule.location?.row ?? rule.head.location?.row ?? 0,
-        todo: head.name.startsWith(SKIP_TEST_PREFIX),
-        cases: rule.head.kind === 'single' && tail.some((t) => t.type !== 'string'),
+        todo,
+        cases,
+        ...(probe ? { probe } : {}),
       });
     }
   }
+  for (const p of probes ?? []) p.module.rules.push(p.rule);
   return tests;
 }
 
@@ -202,11 +257,33 @@ function failedCases(value: Json, prefix: string[] = []): string[] {
   return failed;
 }
 
+/** A case key as OPA's runner names it: a string as it is, anything else as JSON. */
+function caseName(key: Json): string {
+  return typeof key === 'string' ? key : JSON.stringify(key);
+}
+
+/** The reached cases (probe result: arrays of keys) that are missing from the test's value. */
+function droppedCases(value: Json, reached: Json | undefined): string[] {
+  if (!Array.isArray(reached)) return [];
+  const dropped: string[] = [];
+  for (const keys of reached) {
+    if (!Array.isArray(keys)) continue;
+    let node: Json | undefined = value;
+    for (const k of keys)
+      node =
+        node !== null && typeof node === 'object' && !Array.isArray(node)
+          ? (node as Record<string, Json>)[caseName(k)]
+          : undefined;
+    if (node === undefined) dropped.push(keys.map(caseName).join('.'));
+  }
+  return dropped;
+}
+
 /** Why a test's value does not pass it, or undefined when it passes. */
-function verdict(test: DiscoveredTest, value: Json | undefined): string | undefined {
+function verdict(test: DiscoveredTest, value: Json | undefined, reached?: Json): string | undefined {
   if (value === undefined) return 'test rule is undefined';
   if (test.cases && value !== null && typeof value === 'object' && !Array.isArray(value)) {
-    const failed = failedCases(value);
+    const failed = [...new Set([...failedCases(value), ...droppedCases(value, reached)])].sort();
     return failed.length === 0 ? undefined : `failed cases: ${failed.map((c) => JSON.stringify(c)).join(', ')}`;
   }
   return value === true ? undefined : `test rule produced ${JSON.stringify(value)}`;
@@ -224,52 +301,72 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
   const sources = collect(options);
   if (sources.modules.length === 0)
     throw new PolicyTestSetupError(`no .rego files under ${options.paths.join(', ')}`, 'usage');
-  let modules: Module[];
-  try {
-    modules = sources.modules.map((m) =>
-      parseModule(m.file, m.text, { regoVersion: m.regoVersion ?? (options.v0Compatible ? 0 : 1) }),
-    );
-  } catch (err) {
-    throw new PolicyTestSetupError(formatRegoErrors(err), 'compile');
-  }
-
-  const tests = discoverTests(modules);
-  const selected = tests.filter((t) => !options.run || options.run.test(t.name));
-  const runnable = selected.filter((t) => !t.todo);
+  const parse = (): Module[] => {
+    try {
+      return sources.modules.map((m) =>
+        parseModule(m.file, m.text, { regoVersion: m.regoVersion ?? (options.v0Compatible ? 0 : 1) }),
+      );
+    } catch (err) {
+      throw new PolicyTestSetupError(formatRegoErrors(err), 'compile');
+    }
+  };
+  // Parsed, tests discovered (renaming duplicates, adding case probes when asked) and instrumented.
+  const prepare = (withProbes: boolean) => {
+    const modules = parse();
+    const caseProbes: { module: Module; rule: Rule }[] = [];
+    const tests = discoverTests(modules, withProbes ? caseProbes : undefined);
+    const selected = tests.filter((t) => !options.run || options.run.test(t.name));
+    const runnable = selected.filter((t) => !t.todo);
+    const coverage = options.coverage ? new CoverageProbes() : undefined;
+    if (coverage) instrumentForCoverage(modules, coverage);
+    return { modules, selected, runnable, coverage, probed: runnable.some((t) => t.probe !== undefined) };
+  };
+  let prepared = prepare(true);
+  const { selected, runnable } = prepared;
 
   const results: PolicyTestResult[] = [];
   let compileMs = 0;
-  const probes = options.coverage ? new CoverageProbes() : undefined;
-  if (probes) instrumentForCoverage(modules, probes);
   if (runnable.length > 0) {
+    const compileOptions = options.capabilities ? { builtins: options.capabilities.builtins } : {};
+    const build = async (p: typeof prepared): Promise<Uint8Array> => {
+      const program = compileModules(p.modules, compileOptions);
+      const entrypoints = p.runnable.flatMap((t) => (t.probe ? [t.entrypoint, t.probe] : [t.entrypoint]));
+      return linkPolicyWasm(planEntrypoints(program, entrypoints));
+    };
     let wasm: Uint8Array;
     try {
-      const program = compileModules(modules, options.capabilities ? { builtins: options.capabilities.builtins } : {});
-      const plan = planEntrypoints(
-        program,
-        runnable.map((t) => t.entrypoint),
-      );
-      wasm = await linkPolicyWasm(plan);
+      try {
+        wasm = await build(prepared);
+      } catch (err) {
+        if (!prepared.probed) throw err;
+        // A body prefix the compiler refuses on its own (e.g. unsafe without the rest): without the probes,
+        // the modules compile or fail as written.
+        prepared = prepare(false);
+        wasm = await build(prepared);
+      }
     } catch (err) {
       throw new PolicyTestSetupError(formatRegoErrors(err), 'compile');
     }
     compileMs = performance.now() - started;
+    const coverage = prepared.coverage;
     const evaluator = await createTestEvaluator({
       wasm,
       data: sources.data,
       timeoutMs: options.timeoutMs ?? 10_000,
       ...(options.hostBuiltins ? { hostBuiltins: options.hostBuiltins } : {}),
       ...(options.customBuiltins ? { customBuiltins: options.customBuiltins } : {}),
-      // The policy's own print output still reaches stderr; the probes are counted.
-      ...(probes ? { print: (line: string) => probes.record(line) || process.stderr.write(`${line}\n`) } : {}),
+      // The policy's own print output still reaches stderr; the coverage probes are counted.
+      ...(coverage ? { print: (line: string) => coverage.record(line) || process.stderr.write(`${line}\n`) } : {}),
     });
-    for (const t of runnable) {
+    for (const t of prepared.runnable) {
       const base = { name: t.name, entrypoint: t.entrypoint, file: t.file, row: t.row };
       const t0 = performance.now();
       try {
-        const value = await evaluator.evaluate(t.entrypoint, new Date());
+        const now = new Date();
+        const value = await evaluator.evaluate(t.entrypoint, now);
+        const reached = t.probe ? await evaluator.evaluate(t.probe, now) : undefined;
         const durationMs = performance.now() - t0;
-        const failure = verdict(t, value);
+        const failure = verdict(t, value, reached);
         if (failure === undefined) results.push({ ...base, status: 'pass', durationMs });
         else results.push({ ...base, status: 'fail', durationMs, message: failure });
       } catch (err) {
@@ -293,7 +390,7 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
     failed: results.filter((r) => r.status === 'fail' || r.status === 'error').length,
     skipped: results.filter((r) => r.status === 'skip').length,
     compileMs,
-    ...(probes ? { coverage: probes.report() } : {}),
+    ...(prepared.coverage ? { coverage: prepared.coverage.report() } : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 // The test rules `guardian policy test` finds and how it judges them, as OPA's test runner does: a test name
 // defined more than once in a package runs once per definition (`test_x#01`, …); `test_x[case]` rules are
-// tests whose every case must be true; custom builtins declared in a capabilities document are called on the host.
+// tests whose every case must be true, a case that got its name and then failed included; custom builtins
+// declared in a capabilities document are called on the host.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -109,6 +110,17 @@ test_nested[group][name] := ok if {
 test_set contains x if {
 	some x in [1, 2]
 }
+
+test_dropped[name] if {
+	some name, n in {"even": 2, "odd": 3}
+	n % 2 == 0
+}
+
+test_bound_late[name] if {
+	some n in [1, 2, 3]
+	n > 1
+	name := sprintf("n%d", [n])
+}
 `,
     );
     const report = await runPolicyTests({ paths: [file] });
@@ -118,10 +130,14 @@ test_set contains x if {
       'data.cases.test_nested': 'pass',
       // A partial set is not a boolean: OPA fails it.
       'data.cases.test_set': 'fail',
+      // "odd" got its name, then failed: a failed case, not a missing one.
+      'data.cases.test_dropped': 'fail',
+      // 1 failed before its name was bound: no case at all.
+      'data.cases.test_bound_late': 'pass',
     });
-    expect(report.results.find((r) => r.name === 'data.cases.test_double_wrong')?.message).toBe(
-      'failed cases: "wrong"',
-    );
+    const message = (name: string) => report.results.find((r) => r.name === name)?.message;
+    expect(message('data.cases.test_double_wrong')).toBe('failed cases: "wrong"');
+    expect(message('data.cases.test_dropped')).toBe('failed cases: "odd"');
   });
 });
 
