@@ -125,9 +125,11 @@ function cstringAt(policy: LoadedPolicy, addr: number): string {
  * HOST_CALL_SITE_GLOBAL before each host call. Modules without that global (OPA-built ones) are left as they are.
  */
 function withHostCallSites(policy: LoadedPolicy): LoadedPolicy {
-  // opa-wasm keeps the Instance itself (its constructor unwraps an instantiated source).
-  const site = (policy.wasmInstance as WebAssembly.Instance).exports[HOST_CALL_SITE_GLOBAL];
-  if (!(site instanceof WebAssembly.Global)) return policy;
+  // opa-wasm keeps the Instance itself (its constructor unwraps an instantiated source); an exported
+  // global reads through `.value`.
+  const exported = (policy.wasmInstance as unknown as { exports: Record<string, unknown> }).exports;
+  const site = exported[HOST_CALL_SITE_GLOBAL] as { value?: unknown } | undefined;
+  if (site === undefined || typeof site.value !== 'number') return policy;
   const evaluate = policy.evaluate.bind(policy);
   policy.evaluate = (...args: Parameters<LoadedPolicy['evaluate']>) => {
     try {
