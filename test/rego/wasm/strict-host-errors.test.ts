@@ -41,9 +41,7 @@ async function load(strict: boolean) {
 describe('strict host builtin errors name their call site', () => {
   it('a type error aborts with <file>:<row>: of the call, as OPA reports it', { timeout: 120_000 }, async () => {
     const policy = await load(true);
-    expect(
-      thrownMessage(() => policy.evaluate({ names: ['a/b'], prefixes: [1, 2] }, 'hosted/prefixed')),
-    ).toBe(
+    expect(thrownMessage(() => policy.evaluate({ names: ['a/b'], prefixes: [1, 2] }, 'hosted/prefixed'))).toBe(
       'hosted.rego:5: eval_type_error: strings.any_prefix_match: operand 2 must be array of strings but got array containing number',
     );
     expect(thrownMessage(() => policy.evaluate({ text: 'abc' }, 'hosted/parsed'))).toMatch(
