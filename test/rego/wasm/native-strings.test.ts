@@ -68,7 +68,7 @@ function native(p: LoadedPolicy, name: string, args: unknown[]): Outcome {
     return rs.length ? { value: rs[0].result } : { error: 'undefined' };
   } catch (e) {
     // native errors abort with the statement location; a strict host builtin throws OPA's message
-    return { error: (e instanceof Error ? e.message : String(e)).replace(/^str\.rego:3:5: /, '') };
+    return { error: (e instanceof Error ? e.message : String(e)).replace(/^str\.rego:3: /, '') };
   }
 }
 
