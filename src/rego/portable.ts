@@ -8,6 +8,7 @@ import type { Module } from './ast/types.ts';
 import type { Capabilities } from './builtins/capabilities.ts';
 import { annotatedEntrypoints, compileModules, type CompiledProgram } from './semantic/index.ts';
 import { linkPolicyModule } from './wasm/link.ts';
+import { HOST_CALL_SITE_GLOBAL } from './wasm/codegen.ts';
 import { RegoError, RegoErrors } from './errors.ts';
 import type { CustomBuiltins } from './builtins/custom.ts';
 import type { Policy } from './ir/types.ts';
@@ -110,6 +111,38 @@ export async function compilePolicyWasm(options: CompilePolicyWasmOptions): Prom
 
 export type { CustomBuiltins } from './builtins/custom.ts';
 
+/** The NUL-terminated text at `addr` in the policy's memory. */
+function cstringAt(policy: LoadedPolicy, addr: number): string {
+  const bytes = new Uint8Array(policy.mem.buffer);
+  let end = addr;
+  while (end < bytes.length && bytes[end] !== 0) end++;
+  return new TextDecoder().decode(bytes.subarray(addr, end));
+}
+
+/**
+ * A strict host builtin aborts by throwing `<code>: <name>: <message>` from JavaScript; OPA reports builtin
+ * errors at their call site (`<file>:<row>: eval_type_error: …`), which a strict module of ours records in
+ * HOST_CALL_SITE_GLOBAL before each host call. Modules without that global (OPA-built ones) are left as they are.
+ */
+function withHostCallSites(policy: LoadedPolicy): LoadedPolicy {
+  // opa-wasm keeps the Instance itself (its constructor unwraps an instantiated source); an exported
+  // global reads through `.value`.
+  const exported = (policy.wasmInstance as unknown as { exports: Record<string, unknown> }).exports;
+  const site = exported[HOST_CALL_SITE_GLOBAL] as { value?: unknown } | undefined;
+  if (site === undefined || typeof site.value !== 'number') return policy;
+  const evaluate = policy.evaluate.bind(policy);
+  policy.evaluate = (...args: Parameters<LoadedPolicy['evaluate']>) => {
+    try {
+      return evaluate(...args);
+    } catch (e) {
+      const addr = site.value as number;
+      if (!(e instanceof Error) || addr === 0 || !/^eval_[a-z_]+_error: /.test(e.message)) throw e;
+      throw new Error(`${cstringAt(policy, addr)}: ${e.message}`, { cause: e });
+    }
+  };
+  return policy;
+}
+
 /** Instantiate a Wasm module, growing the initial memory when the module's static data needs it. */
 export async function instantiatePolicy(
   wasm: Uint8Array,
@@ -119,7 +152,7 @@ export async function instantiatePolicy(
   let initial = 5;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await loadPolicy(wasm, { initial, maximum: Math.max(initial, maxPages) }, builtins);
+      return withHostCallSites(await loadPolicy(wasm, { initial, maximum: Math.max(initial, maxPages) }, builtins));
     } catch (e) {
       const needed = /smaller than initial (\d+)/.exec(String((e as Error)?.message ?? e));
       if (attempt < 3 && needed && Number(needed[1]) > initial && Number(needed[1]) <= maxPages) {

@@ -1,8 +1,10 @@
 import type { Command } from 'commander';
 import { CliError, ExitCode } from '../exit-codes.ts';
+import { importCustomBuiltins, readCapabilitiesFile } from './policy-capabilities.ts';
 import { bundleModeOption, ignoreOption } from './policy-inputs.ts';
 
 type LoaderFlags = { v0Compatible?: boolean; ignore: string[]; bundle?: boolean };
+type BuiltinFlags = { capabilities?: string; builtins?: string };
 type CoverageFlags = { coverage?: boolean; format: string };
 
 /** Adds `guardian policy test <paths...>` to the `policy` command group (like `opa test`). */
@@ -20,6 +22,14 @@ export function addPolicyTestCommand(policy: Command): void {
     .option('--v0-compatible', "read modules as Rego v0 (OPA's --v0-compatible); a module importing rego.v1 stays v1")
     .option('--coverage', 'report which lines the tests reached, per file (like opa test --coverage)')
     .option('--format <format>', 'text, or json (with --coverage: the coverage report as opa test writes it)', 'text')
+    .option(
+      '--capabilities <file>',
+      'OPA capabilities JSON: policies may call only the builtins it lists; the ones the toolchain lacks are custom builtins, called on the host',
+    )
+    .option(
+      '--builtins <module.mjs>',
+      'JavaScript implementations of custom builtins: an ES module whose default export maps names to functions',
+    )
     .addOption(ignoreOption())
     .addOption(bundleModeOption())
     .addHelpText(
@@ -29,7 +39,7 @@ export function addPolicyTestCommand(policy: Command): void {
     .action(
       async (
         paths: string[],
-        opts: { verbose?: boolean; run?: string; timeout: string } & LoaderFlags & CoverageFlags,
+        opts: { verbose?: boolean; run?: string; timeout: string } & LoaderFlags & CoverageFlags & BuiltinFlags,
       ) => {
         if (opts.format !== 'text' && opts.format !== 'json')
           throw new CliError(`--format must be text or json, not ${JSON.stringify(opts.format)}`, ExitCode.Usage);
@@ -44,6 +54,8 @@ export function addPolicyTestCommand(policy: Command): void {
         const timeoutMs = Number(opts.timeout);
         if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
           throw new CliError('--timeout: expected a positive number of milliseconds', ExitCode.Usage);
+        const capabilities = opts.capabilities !== undefined ? readCapabilitiesFile(opts.capabilities) : undefined;
+        const customBuiltins = opts.builtins !== undefined ? await importCustomBuiltins(opts.builtins) : undefined;
         // Loaded on use: the runner pulls in the whole compiler, which every other CLI command would pay for.
         const { formatCoverageReport, formatPolicyTestReport, PolicyTestSetupError, runPolicyTests } = await import(
           '../../rego/tester/index.ts'
@@ -58,10 +70,14 @@ export function addPolicyTestCommand(policy: Command): void {
             ignore: opts.ignore,
             asBundle: opts.bundle === true,
             coverage: opts.coverage === true,
+            ...(capabilities ? { capabilities } : {}),
+            ...(customBuiltins ? { customBuiltins } : {}),
           });
         } catch (err) {
           if (err instanceof PolicyTestSetupError)
             throw new CliError(err.message, err.kind === 'compile' ? ExitCode.CompileError : ExitCode.Usage);
+          if (err instanceof TypeError && /^custom builtin /.test(err.message))
+            throw new CliError(`${opts.builtins}: ${err.message}`, ExitCode.Usage);
           throw err;
         }
         if (opts.format === 'json')

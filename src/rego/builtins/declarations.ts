@@ -304,3 +304,32 @@ export const refusedBuiltins: ReadonlyMap<string, string> = new Map<string, stri
   ['net.cidr_contains_matches', 'not supported by the Guardian yet'],
   ['internal.test_case', 'internal to OPA test tooling'],
 ]);
+
+/**
+ * OPA's argument counts of the refused builtins, so a call written with an output argument (`http.send(req,
+ * resp)`) is read as OPA reads it and fails with the refusal, not as an unsafe variable.
+ */
+export const refusedBuiltinArity: ReadonlyMap<string, number> = new Map([
+  ['http.send', 1],
+  ['net.lookup_ip_addr', 1],
+  ['opa.runtime', 0],
+  ['providers.aws.sign_req', 3],
+  ['io.jwt.encode_sign', 3],
+  ['io.jwt.encode_sign_raw', 3],
+  ['crypto.x509.parse_rsa_private_key', 1],
+  ['crypto.parse_private_keys', 1],
+  ['crypto.x509.parse_keypair', 2],
+  ['rego.parse_module', 2],
+  ['strings.render_template', 2],
+  ['graphql.is_valid', 2],
+  ['graphql.parse', 2],
+  ['graphql.parse_and_verify', 2],
+  ['graphql.parse_query', 1],
+  ['graphql.parse_schema', 1],
+  ['graphql.schema_is_valid', 1],
+  ['crypto.x509.parse_and_verify_certificates', 1],
+  ['crypto.x509.parse_and_verify_certificates_with_options', 2],
+  ['crypto.x509.parse_certificate_request', 1],
+  ['net.cidr_contains_matches', 2],
+  ['internal.test_case', 1],
+]);

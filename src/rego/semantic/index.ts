@@ -2,7 +2,7 @@
 // OPA's checks (rule conflicts, safety, recursion, builtin calls, `with` targets). Throws RegoErrors
 // (up to 10 diagnostics, each with file:row:col).
 import type { Body, Location, Module, RefTerm, Rule, Term } from '../ast/types.ts';
-import { builtinDecls } from '../builtins/declarations.ts';
+import { builtinDecls, refusedBuiltinArity } from '../builtins/declarations.ts';
 import { RegoError, RegoErrors } from '../errors.ts';
 import { CallChecker, checkRecursion } from './checks.ts';
 import { resolveMetadataCalls } from './metadata.ts';
@@ -283,7 +283,8 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
       return g && g[0].kind === 'function' ? g[0].arity : undefined;
     }
     const d = builtins.get(name);
-    if (!d || d.decl.variadic) return undefined;
+    if (!d) return refusedBuiltinArity.get(name);
+    if (d.decl.variadic) return undefined;
     return d.decl.result === undefined ? undefined : (d.decl.args?.length ?? 0);
   };
   const isFunction = (name: string): boolean =>

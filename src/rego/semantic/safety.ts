@@ -252,6 +252,16 @@ export class SafetyChecker {
             a.needs.set(r.value, r);
             break;
           }
+          // An unbound var unified with an array, object or set literal takes the literal's value, so the
+          // literal's vars must be bound first (OPA's unification safety): `x := {"k": v}` waits for `v`.
+          const composite = (t: Term): boolean => t.type === 'array' || t.type === 'object' || t.type === 'set';
+          const free = (t: Term): boolean => t.type === 'var' && !bound.has(t.value);
+          if ((free(l) && composite(r)) || (free(r) && composite(l))) {
+            const [v, c] = free(l) ? [l, r] : [r, l];
+            this.analyzeTerm(c, 'value', bound, outer, a);
+            this.analyzeTerm(v, 'pattern', bound, outer, a);
+            break;
+          }
           this.analyzeTerm(l, 'pattern', bound, outer, a);
           this.analyzeTerm(r, 'pattern', bound, outer, a);
           break;

@@ -5,7 +5,7 @@
 // the instance is re-created, so a module that trapped never runs another test.
 import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { createHostBuiltins, HostBuiltinContext, type JsonValue } from '../builtins/index.ts';
-import { instantiatePolicy, type CustomBuiltins } from '../portable.ts';
+import { instantiatePolicy, withCustomBuiltins, type CustomBuiltins } from '../portable.ts';
 
 /** Host builtins by OPA name, as opa-wasm `customBuiltins` take them. */
 export type HostBuiltinTable = CustomBuiltins;
@@ -29,6 +29,8 @@ export interface TestEvaluatorOptions {
   timeoutMs: number;
   /** Default: the toolchain's builtin library with `time.now_ns` pinned to each evaluation's `now`. */
   hostBuiltins?: HostBuiltinTable;
+  /** Custom builtins added to the host builtins (withCustomBuiltins: a toolchain name is refused). */
+  customBuiltins?: Readonly<Record<string, unknown>>;
   /** Where print/trace lines of the default builtins go (default: the builtin library's stderr JSON lines). */
   print?: (line: string) => void;
 }
@@ -59,7 +61,8 @@ export async function createTestEvaluator(options: TestEvaluatorOptions): Promis
     clock: () => BigInt(evaluationNow.getTime()) * 1_000_000n,
     ...(print ? { print: (line: string) => print(line) } : {}),
   });
-  const raw = options.hostBuiltins ?? (createHostBuiltins(context) as CustomBuiltins);
+  const host = options.hostBuiltins ?? (createHostBuiltins(context) as CustomBuiltins);
+  const raw = options.customBuiltins ? withCustomBuiltins(host, options.customBuiltins) : host;
   const builtins: CustomBuiltins = {};
   for (const [name, fn] of Object.entries(raw)) {
     builtins[name] = (...args: unknown[]) => {

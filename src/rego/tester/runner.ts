@@ -2,14 +2,17 @@
 // in every .rego file under the given paths, compiles the whole set once through our compiler with one
 // entrypoint per test rule, and evaluates each through opa-wasm with the data files found alongside (OPA's
 // loader rules: src/rego/bundle/loader.ts).
-// A test passes when its rule evaluates to `true`; undefined, any other value or a runtime error fails it.
+// A test passes when its rule evaluates to `true` (a `test_x[case]` rule: when every case is `true`); undefined,
+// any other value or a runtime error fails it (OPA's tester.Runner).
 import { parseModule } from '../ast/index.ts';
-import type { Module, Rule, Term } from '../ast/types.ts';
+import type { Body, Module, Rule, Term } from '../ast/types.ts';
+import { forEachVar, forEachVarInBody } from '../semantic/terms.ts';
 import { compileModules } from '../semantic/index.ts';
 import { planEntrypoints } from '../planner/index.ts';
 import { linkPolicyWasm } from '../wasm/index.ts';
 import { IgnorePatternError, LoaderError, loadPaths } from '../bundle/loader.ts';
 import { RegoError, RegoErrors } from '../errors.ts';
+import type { Capabilities } from '../builtins/capabilities.ts';
 import type { JsonValue as Json } from '../builtins/index.ts';
 import { CoverageProbes, type CoverageReport, instrumentForCoverage } from './coverage.ts';
 import { createTestEvaluator, TestEvaluationError, type HostBuiltinTable } from './evaluator.ts';
@@ -53,6 +56,13 @@ export interface PolicyTestOptions {
   timeoutMs?: number;
   /** Host builtins (default: the toolchain's builtin library, src/rego/builtins). */
   hostBuiltins?: HostBuiltinTable;
+  /**
+   * The builtins policies may call, custom ones declared with their types (`readCapabilities`, as
+   * `opa test --capabilities`); default: all of the toolchain's.
+   */
+  capabilities?: Capabilities;
+  /** JavaScript implementations of the custom builtins (opa-wasm `customBuiltins`), added to the host builtins. */
+  customBuiltins?: Readonly<Record<string, unknown>>;
   /** Read modules as Rego v0 (a module importing rego.v1 stays v1). */
   v0Compatible?: boolean;
   /** Instrument the modules and report line coverage (`report.coverage`). */
@@ -114,13 +124,169 @@ interface DiscoveredTest {
   file: string;
   row: number;
   todo: boolean;
+  /** `test_x[case] if …` (a partial object): each case is a sub-result, all must be true (OPA's sub results). */
+  cases: boolean;
+  /** With `cases`: the entrypoint of the rule listing the cases the body reached (caseProbe). */
+  probe?: string;
 }
 
-function testName(rule: Rule): string | undefined {
+/** Suffix of a probe rule's name; `#` keeps it apart from any name a policy can write. */
+const PROBE_SUFFIX = '#cases';
+
+/**
+ * OPA's runner injects `internal.test_case([<case>])` into a `test_x[case]` rule right after the body
+ * expression where the case's variables are first seen (tester.injectTestCaseFunc) and fails every case that
+ * reached that call without ending up true, so a case whose later expressions fail is reported, not dropped.
+ * The same is found here with a partial set rule over a copy of the body up to that expression, listing the
+ * cases reached.
+ */
+function caseProbe(rule: Rule, index: number, name: string): Rule {
+  const keys = rule.head.reference.slice(index + 1);
+  const vars = new Set<string>();
+  for (const k of keys) forEachVar(k, (v) => vars.add(v.value), { callOperators: false });
+  let end = -1;
+  for (const v of vars) {
+    const first = rule.body.findIndex((e) => {
+      let seen = false;
+      forEachVarInBody([e], (x) => (seen ||= x.value === v), { callOperators: false });
+      return seen;
+    });
+    end = Math.max(end, first);
+  }
+  const location = rule.location ?? rule.head.location;
+  const body: Body =
+    end >= 0
+      ? structuredClone(rule.body.slice(0, end + 1))
+      : [{ index: 0, negated: false, terms: { type: 'term', term: { type: 'boolean', value: true } }, with: [] }];
+  return {
+    default: false,
+    head: {
+      reference: [{ type: 'var', value: name, ...(location ? { location } : {}) }],
+      key: { type: 'array', value: structuredClone(keys) },
+      assign: false,
+      kind: 'multi',
+      ...(location ? { location } : {}),
+    },
+    body,
+    ...(location ? { location } : {}),
+  };
+}
+
+const TEST_PREFIX = 'test_';
+const SKIP_TEST_PREFIX = 'todo_test_';
+
+/**
+ * Where a rule's head names a test, as OPA's runner finds it: the first element of the head reference's ground
+ * prefix whose name starts with `test_` or `todo_test_` (so `test_x[case]` is the test `test_x`). Functions are
+ * not tests.
+ */
+function testHead(rule: Rule): { index: number; name: string } | undefined {
   if (rule.head.args && rule.head.args.length > 0) return undefined;
-  if (rule.head.reference.length !== 1) return undefined;
-  const name = termString(rule.head.reference[0]);
-  return name && (name.startsWith('test_') || name.startsWith('todo_test_')) ? name : undefined;
+  const ref = rule.head.reference;
+  for (let i = 0; i < ref.length; i++) {
+    const t = ref[i];
+    if (!(i === 0 ? t.type === 'var' : t.type === 'string')) return undefined;
+    const name = (t as { value: string }).value;
+    if (name.startsWith(TEST_PREFIX) || name.startsWith(SKIP_TEST_PREFIX)) return { index: i, name };
+  }
+  return undefined;
+}
+
+/** The head's elements up to the test name, as strings. */
+function headPath(rule: Rule, index: number): string[] {
+  return rule.head.reference.slice(0, index + 1).map((t) => (t as { value: string }).value);
+}
+
+/**
+ * Discovers the tests of `modules` (in file order, then rule order). A test name defined more than once in a
+ * package is renamed `test_x#01`, `test_x#02`… from its second definition on, in the AST, so each definition
+ * is compiled and run as its own test, as OPA's runner does (tester.rewriteDuplicateTestNames).
+ */
+function discoverTests(modules: Module[], probes?: { module: Module; rule: Rule }[]): DiscoveredTest[] {
+  const tests: DiscoveredTest[] = [];
+  const count = new Map<string, number>();
+  const ordered = [...modules].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+  for (const m of ordered) {
+    const pkg = packagePath(m);
+    for (const rule of m.rules) {
+      const head = testHead(rule);
+      if (!head) continue;
+      let path = [...pkg, ...headPath(rule, head.index)];
+      if (head.name.startsWith(TEST_PREFIX)) {
+        const key = path.join('\u0000');
+        const k = count.get(key) ?? 0;
+        count.set(key, k + 1);
+        if (k > 0) {
+          const renamed = `${head.name}#${String(k).padStart(2, '0')}`;
+          rule.head.reference[head.index] = { ...rule.head.reference[head.index], value: renamed } as Term;
+          path = [...path.slice(0, -1), renamed];
+        }
+      }
+      const tail = rule.head.reference.slice(head.index + 1);
+      const todo = head.name.startsWith(SKIP_TEST_PREFIX);
+      const cases = rule.head.kind === 'single' && tail.some((t) => t.type !== 'string');
+      let probe: string | undefined;
+      if (probes && cases && !todo && head.index === 0) {
+        const name = `${path[path.length - 1]}${PROBE_SUFFIX}`;
+        probes.push({ module: m, rule: caseProbe(rule, head.index, name) });
+        probe = [...path.slice(0, -1), name].join('/');
+      }
+      tests.push({
+        name: `data.${path.join('.')}`,
+        entrypoint: path.join('/'),
+        file: m.file,
+        row: rule.location?.row ?? rule.head.location?.row ?? 0,
+        todo,
+        cases,
+        ...(probe ? { probe } : {}),
+      });
+    }
+  }
+  for (const p of probes ?? []) p.module.rules.push(p.rule);
+  return tests;
+}
+
+/** The cases of a partial-object test that are not `true` (nested objects are cases of cases); OPA's subResults. */
+function failedCases(value: Json, prefix: string[] = []): string[] {
+  const failed: string[] = [];
+  for (const [k, v] of Object.entries(value as Record<string, Json>)) {
+    const path = [...prefix, k];
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) failed.push(...failedCases(v, path));
+    else if (v !== true) failed.push(path.join('.'));
+  }
+  return failed;
+}
+
+/** A case key as OPA's runner names it: a string as it is, anything else as JSON. */
+function caseName(key: Json): string {
+  return typeof key === 'string' ? key : JSON.stringify(key);
+}
+
+/** The reached cases (probe result: arrays of keys) that are missing from the test's value. */
+function droppedCases(value: Json, reached: Json | undefined): string[] {
+  if (!Array.isArray(reached)) return [];
+  const dropped: string[] = [];
+  for (const keys of reached) {
+    if (!Array.isArray(keys)) continue;
+    let node: Json | undefined = value;
+    for (const k of keys)
+      node =
+        node !== null && typeof node === 'object' && !Array.isArray(node)
+          ? (node as Record<string, Json>)[caseName(k)]
+          : undefined;
+    if (node === undefined) dropped.push(keys.map(caseName).join('.'));
+  }
+  return dropped;
+}
+
+/** Why a test's value does not pass it, or undefined when it passes. */
+function verdict(test: DiscoveredTest, value: Json | undefined, reached?: Json): string | undefined {
+  if (value === undefined) return 'test rule is undefined';
+  if (test.cases && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    const failed = [...new Set([...failedCases(value), ...droppedCases(value, reached)])].sort();
+    return failed.length === 0 ? undefined : `failed cases: ${failed.map((c) => JSON.stringify(c)).join(', ')}`;
+  }
+  return value === true ? undefined : `test rule produced ${JSON.stringify(value)}`;
 }
 
 function formatRegoErrors(err: unknown): string {
@@ -135,76 +301,74 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
   const sources = collect(options);
   if (sources.modules.length === 0)
     throw new PolicyTestSetupError(`no .rego files under ${options.paths.join(', ')}`, 'usage');
-  let modules: Module[];
-  try {
-    modules = sources.modules.map((m) =>
-      parseModule(m.file, m.text, { regoVersion: m.regoVersion ?? (options.v0Compatible ? 0 : 1) }),
-    );
-  } catch (err) {
-    throw new PolicyTestSetupError(formatRegoErrors(err), 'compile');
-  }
-
-  const tests: DiscoveredTest[] = [];
-  const seen = new Set<string>();
-  for (const m of modules) {
-    const pkg = packagePath(m);
-    for (const rule of m.rules) {
-      const name = testName(rule);
-      if (!name) continue;
-      const full = `data.${[...pkg, name].join('.')}`;
-      if (seen.has(full)) continue;
-      seen.add(full);
-      tests.push({
-        name: full,
-        entrypoint: [...pkg, name].join('/'),
-        file: m.file,
-        row: rule.location?.row ?? rule.head.location?.row ?? 0,
-        todo: name.startsWith('todo_test_'),
-      });
+  const parse = (): Module[] => {
+    try {
+      return sources.modules.map((m) =>
+        parseModule(m.file, m.text, { regoVersion: m.regoVersion ?? (options.v0Compatible ? 0 : 1) }),
+      );
+    } catch (err) {
+      throw new PolicyTestSetupError(formatRegoErrors(err), 'compile');
     }
-  }
-  const selected = tests.filter((t) => !options.run || options.run.test(t.name));
-  const runnable = selected.filter((t) => !t.todo);
+  };
+  // Parsed, tests discovered (renaming duplicates, adding case probes when asked) and instrumented.
+  const prepare = (withProbes: boolean) => {
+    const modules = parse();
+    const caseProbes: { module: Module; rule: Rule }[] = [];
+    const tests = discoverTests(modules, withProbes ? caseProbes : undefined);
+    const selected = tests.filter((t) => !options.run || options.run.test(t.name));
+    const runnable = selected.filter((t) => !t.todo);
+    const coverage = options.coverage ? new CoverageProbes() : undefined;
+    if (coverage) instrumentForCoverage(modules, coverage);
+    return { modules, selected, runnable, coverage, probed: runnable.some((t) => t.probe !== undefined) };
+  };
+  let prepared = prepare(true);
+  const { selected, runnable } = prepared;
 
   const results: PolicyTestResult[] = [];
   let compileMs = 0;
-  const probes = options.coverage ? new CoverageProbes() : undefined;
-  if (probes) instrumentForCoverage(modules, probes);
   if (runnable.length > 0) {
+    const compileOptions = options.capabilities ? { builtins: options.capabilities.builtins } : {};
+    const build = async (p: typeof prepared): Promise<Uint8Array> => {
+      const program = compileModules(p.modules, compileOptions);
+      const entrypoints = p.runnable.flatMap((t) => (t.probe ? [t.entrypoint, t.probe] : [t.entrypoint]));
+      return linkPolicyWasm(planEntrypoints(program, entrypoints));
+    };
     let wasm: Uint8Array;
     try {
-      const program = compileModules(modules);
-      const plan = planEntrypoints(
-        program,
-        runnable.map((t) => t.entrypoint),
-      );
-      wasm = await linkPolicyWasm(plan);
+      try {
+        wasm = await build(prepared);
+      } catch (err) {
+        if (!prepared.probed) throw err;
+        // A body prefix the compiler refuses on its own (e.g. unsafe without the rest): without the probes,
+        // the modules compile or fail as written.
+        prepared = prepare(false);
+        wasm = await build(prepared);
+      }
     } catch (err) {
       throw new PolicyTestSetupError(formatRegoErrors(err), 'compile');
     }
     compileMs = performance.now() - started;
+    const coverage = prepared.coverage;
     const evaluator = await createTestEvaluator({
       wasm,
       data: sources.data,
       timeoutMs: options.timeoutMs ?? 10_000,
       ...(options.hostBuiltins ? { hostBuiltins: options.hostBuiltins } : {}),
-      // The policy's own print output still reaches stderr; the probes are counted.
-      ...(probes ? { print: (line: string) => probes.record(line) || process.stderr.write(`${line}\n`) } : {}),
+      ...(options.customBuiltins ? { customBuiltins: options.customBuiltins } : {}),
+      // The policy's own print output still reaches stderr; the coverage probes are counted.
+      ...(coverage ? { print: (line: string) => coverage.record(line) || process.stderr.write(`${line}\n`) } : {}),
     });
-    for (const t of runnable) {
+    for (const t of prepared.runnable) {
       const base = { name: t.name, entrypoint: t.entrypoint, file: t.file, row: t.row };
       const t0 = performance.now();
       try {
-        const value = await evaluator.evaluate(t.entrypoint, new Date());
+        const now = new Date();
+        const value = await evaluator.evaluate(t.entrypoint, now);
+        const reached = t.probe ? await evaluator.evaluate(t.probe, now) : undefined;
         const durationMs = performance.now() - t0;
-        if (value === true) results.push({ ...base, status: 'pass', durationMs });
-        else
-          results.push({
-            ...base,
-            status: 'fail',
-            durationMs,
-            message: value === undefined ? 'test rule is undefined' : `test rule produced ${JSON.stringify(value)}`,
-          });
+        const failure = verdict(t, value, reached);
+        if (failure === undefined) results.push({ ...base, status: 'pass', durationMs });
+        else results.push({ ...base, status: 'fail', durationMs, message: failure });
       } catch (err) {
         const msg =
           err instanceof TestEvaluationError
@@ -226,7 +390,7 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
     failed: results.filter((r) => r.status === 'fail' || r.status === 'error').length,
     skipped: results.filter((r) => r.status === 'skip').length,
     compileMs,
-    ...(probes ? { coverage: probes.report() } : {}),
+    ...(prepared.coverage ? { coverage: prepared.coverage.report() } : {}),
   };
 }
 

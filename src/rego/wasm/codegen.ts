@@ -15,6 +15,13 @@ export class WasmLinkError extends Error {
 }
 
 export const TABLE = 'opa_policy_funcs';
+
+/**
+ * Strict modules only: an exported mutable i32 global holding the address of the NUL-terminated `<file>:<row>`
+ * of the host builtin call in progress. A strict host builtin aborts by throwing from JavaScript, where the call
+ * site is unknown; the host reads this global to prefix the message as OPA does (instantiatePolicy).
+ */
+export const HOST_CALL_SITE_GLOBAL = 'guardian_host_call_site';
 const i32 = binaryen.i32;
 const none = binaryen.none;
 
@@ -172,6 +179,19 @@ class FnGen {
   location(s: StmtLocation): string {
     const file = s.file !== undefined ? this.ctx.files[s.file] : undefined;
     return `${file ?? 'policy'}:${s.row ?? 0}:${s.col ?? 0}`;
+  }
+
+  /** Where a builtin error happened, as OPA's evaluator prints it (ast.Location.String: `<file>:<row>`). */
+  builtinErrorLocation(s: StmtLocation): string {
+    const file = s.file !== undefined ? this.ctx.files[s.file] : undefined;
+    return `${file ?? 'policy'}:${s.row ?? 0}`;
+  }
+
+  /** In strict modules, records the call site before a host call (HOST_CALL_SITE_GLOBAL). */
+  markHostCallSite(s: StmtLocation): Ref[] {
+    if (!this.ctx.strict) return [];
+    const site = this.ctx.data.cstring(this.builtinErrorLocation(s));
+    return [this.m.global.set(HOST_CALL_SITE_GLOBAL, this.m.i32.const(site))];
   }
 
   /** `opa_builtinN(id, 0, args…)`; integers beyond 2^53 reach builtins that take them exactly (names.ts). */
@@ -440,11 +460,14 @@ class FnGen {
         const again = (s.args ?? []).map((a) => this.operand(a));
         call = m.block(null, [
           call,
-          m.if(m.i32.eq(this.get(s.result), m.i32.const(1)), this.set(s.result, this.hostCall(s.func, host, again))),
+          m.if(
+            m.i32.eq(this.get(s.result), m.i32.const(1)),
+            m.block(null, [...this.markHostCallSite(s), this.set(s.result, this.hostCall(s.func, host, again))]),
+          ),
         ]);
       }
       if (!this.ctx.strict) return m.block(null, [call, this.failIfZero(this.get(s.result))]);
-      const prefix = this.ctx.data.cstring(this.location(s));
+      const prefix = this.ctx.data.cstring(this.builtinErrorLocation(s));
       return m.block(null, [
         call,
         m.if(
@@ -461,9 +484,10 @@ class FnGen {
       // An undefined argument makes the call undefined (the host could not even serialise it).
       const guards = (s.args ?? []).filter((a) => a.type === 'local').map((a) => this.failIfZero(this.get(a.value)));
       let call = this.hostCall(s.func, host, args);
-      if (host.isVoid) return m.block(null, [...guards, m.drop(call)]);
+      const site = this.markHostCallSite(s);
+      if (host.isVoid) return m.block(null, [...guards, ...site, m.drop(call)]);
       if (host.returnsSet) call = this.call('rt_to_set', [call]);
-      return m.block(null, [...guards, this.set(s.result, call), this.failIfZero(this.get(s.result))]);
+      return m.block(null, [...guards, ...site, this.set(s.result, call), this.failIfZero(this.get(s.result))]);
     }
     throw new WasmLinkError(
       `call to unknown function ${s.func} (not an IR func, native builtin or static.builtin_funcs entry)`,

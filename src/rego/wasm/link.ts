@@ -9,6 +9,7 @@ import {
   blockUsesDynamic,
   compileFunc,
   compilePlan,
+  HOST_CALL_SITE_GLOBAL,
   TABLE,
   WasmLinkError,
   type Ctx,
@@ -186,6 +187,7 @@ function link(m: binaryen.Module, policy: Policy, options: ModuleLinkOptions): U
     );
   }
 
+  if (ctx.strict) m.addGlobal(HOST_CALL_SITE_GLOBAL, i32, true, m.i32.const(0));
   funcs.forEach((f, index) => compileFunc(ctx, f, index));
   plans.forEach((p, index) => compilePlan(ctx, p, index));
   if (ctx.hasTable) {
@@ -217,6 +219,7 @@ function link(m: binaryen.Module, policy: Policy, options: ModuleLinkOptions): U
   m.addGlobal('opa_wasm_abi_minor_version', i32, false, m.i32.const(3));
   m.addGlobalExport('opa_wasm_abi_version', 'opa_wasm_abi_version');
   m.addGlobalExport('opa_wasm_abi_minor_version', 'opa_wasm_abi_minor_version');
+  if (ctx.strict) m.addGlobalExport(HOST_CALL_SITE_GLOBAL, HOST_CALL_SITE_GLOBAL);
 
   // Start: run the runtime's own start (top-level initialisers), then move the heap above our data.
   const heapBase = align(data.end, 8);

@@ -213,11 +213,11 @@ describe('strict builtin errors', () => {
   it('abort with eval_builtin_error / eval_type_error and the statement location', async () => {
     const strict = await loadBoth(builtinPolicy(['div', 'plus', 'rem'], 'calc.rego'), { strictBuiltinErrors: true });
     for (const pol of [strict.fast, strict.slow]) {
-      expect(thrown(() => pol.evaluate([1, 0], 'div'))).toBe('calc.rego:3:5: eval_builtin_error: div: divide by zero');
+      expect(thrown(() => pol.evaluate([1, 0], 'div'))).toBe('calc.rego:3: eval_builtin_error: div: divide by zero');
       expect(thrown(() => pol.evaluate(['a', 1], 'plus'))).toBe(
-        'calc.rego:3:5: eval_type_error: plus: operand 1 must be number but got string',
+        'calc.rego:3: eval_type_error: plus: operand 1 must be number but got string',
       );
-      expect(thrown(() => pol.evaluate([1, 0], 'rem'))).toBe('calc.rego:3:5: eval_builtin_error: rem: modulo by zero');
+      expect(thrown(() => pol.evaluate([1, 0], 'rem'))).toBe('calc.rego:3: eval_builtin_error: rem: modulo by zero');
       expect(pol.evaluate([6, 3], 'div')).toEqual([{ result: 2 }]);
     }
     const lax = await loadBoth(builtinPolicy(['div'], 'calc.rego'));
@@ -232,13 +232,13 @@ describe('strict builtin errors', () => {
     for (const fn of fns) {
       for (const pol of [strict.fast, strict.slow]) {
         expect(thrown(() => pol.evaluate([1, 'a'], fn))).toBe(
-          `str.rego:3:5: eval_type_error: ${fn}: operand 1 must be string but got number`,
+          `str.rego:3: eval_type_error: ${fn}: operand 1 must be string but got number`,
         );
         expect(thrown(() => pol.evaluate(['a', ['a']], fn))).toBe(
-          `str.rego:3:5: eval_type_error: ${fn}: operand 2 must be string but got array`,
+          `str.rego:3: eval_type_error: ${fn}: operand 2 must be string but got array`,
         );
         expect(thrown(() => pol.evaluate([null, true], fn))).toBe(
-          `str.rego:3:5: eval_type_error: ${fn}: operand 1 must be string but got null`,
+          `str.rego:3: eval_type_error: ${fn}: operand 1 must be string but got null`,
         );
         expect(pol.evaluate(['héllo', 'héllo'], fn)).toEqual([{ result: true }]);
       }

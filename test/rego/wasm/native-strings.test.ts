@@ -68,7 +68,7 @@ function native(p: LoadedPolicy, name: string, args: unknown[]): Outcome {
     return rs.length ? { value: rs[0].result } : { error: 'undefined' };
   } catch (e) {
     // native errors abort with the statement location; a strict host builtin throws OPA's message
-    return { error: (e instanceof Error ? e.message : String(e)).replace(/^str\.rego:3:5: /, '') };
+    return { error: (e instanceof Error ? e.message : String(e)).replace(/^str\.rego:3: /, '') };
   }
 }
 
@@ -244,12 +244,12 @@ describe('native string builtins agree with the host implementations', () => {
 
   it('sets are sets, as OPA sees them (the host receives them as arrays)', () => {
     expect(thrown(() => evalRaw(strict, '[",", {"a", 2}]', strict.entrypoints.concat))).toBe(
-      'str.rego:3:5: eval_type_error: concat: operand 2 must be set of strings but got set containing number',
+      'str.rego:3: eval_type_error: concat: operand 2 must be set of strings but got set containing number',
     );
     expect(evalRaw(lax, '["-", {"b", "a"}]', lax.entrypoints.concat)).toBe('[{"result":"a-b"}]');
     // OPA's sprintf takes an array only (ArrayOperand)
     expect(thrown(() => evalRaw(strict, '["%s", {"a"}]', strict.entrypoints.sprintf))).toBe(
-      'str.rego:3:5: eval_type_error: sprintf: operand 2 must be array but got set',
+      'str.rego:3: eval_type_error: sprintf: operand 2 must be array but got set',
     );
   });
 
