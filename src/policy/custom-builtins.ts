@@ -76,7 +76,7 @@ export function builtinFailure(thrown: unknown): string {
     .replace(/([a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi, '$1[redacted]@')
     .replace(/\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+/gi, '$1 [redacted]')
     .replace(
-      /\b(password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|authorization|credentials?)(["']?\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s,;&]+)/gi,
+      /\b(password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|authorization|credentials?)(["']?\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s,;&)\]}]+)/gi,
       '$1$2[redacted]',
     )
     .trim();
