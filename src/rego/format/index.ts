@@ -687,7 +687,8 @@ class Printer {
       if (i === 0 && !pkg) {
         if (p.type === 'call') {
           const c = this.term(p, false);
-          s += (p.location?.text ?? '').startsWith('(') ? `(${c})` : c;
+          // `(a | b)[_]`: an infix call indexed needs its parentheses whatever the source had.
+          s += infixOf(p) || (p.location?.text ?? '').startsWith('(') ? `(${c})` : c;
         } else s += this.term(p, false);
         return;
       }

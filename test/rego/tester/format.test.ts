@@ -76,7 +76,7 @@ describe('formatting rules', () => {
       'package v\n\nimport future.keywords.in\n\ndeny[msg] {\n    input.user == "eve"\n    msg := "no"\n}\n\nallow {\n    not deny[_]\n}\n\nf(x) = y {\n    y := x + 1\n} else = 0 {\n    true\n}\n';
     const v1 = formatSource('v.rego', v0, { regoV1: true });
     expect(v1).toBe(
-      'package v\n\nimport rego.v1\n\ndeny contains msg if {\n\tinput.user == "eve"\n\tmsg := "no"\n}\n\nallow if {\n\tnot deny[_]\n}\n\nf(x) := y if {\n\ty := x + 1\n} else := 0 if {\n\ttrue\n}\n',
+      'package v\n\nimport rego.v1\n\ndeny contains msg if {\n\tinput.user == "eve"\n\tmsg := "no"\n}\n\nallow if {\n\tnot deny[_]\n}\n\nf(x) := y if {\n\ty := x + 1\n} else := 0\n',
     );
     expect(formatSource('v.rego', v1)).toBe(v1);
     // Same rules as the v0 module read as v0 (imports aside).
