@@ -428,7 +428,11 @@ class Printer {
       this.comprehensionBody(t.body, rowOf(e), e.location, false);
       if (t.body.length === 1 && rowOf(t.body[0]) === rowOf(e)) this.write(' ');
       this.write('}');
-    } else if (t.type === 'call') this.write(this.topCall({ type: 'call', operator: t.operator, args: t.args }, leading && !e.negated));
+    } else if (t.type === 'call') {
+      const call: CallTerm = { type: 'call', operator: t.operator, args: t.args };
+      const s = this.topCall(call, leading && !e.negated);
+      this.write(leading && !e.negated && isCall(call, 'or') ? `(${s})` : s);
+    }
     else this.write(leading && !e.negated && isCall(t.term, 'or') ? `(${this.term(t.term, false)})` : this.term(t.term, false));
     this.withs(e);
   }
@@ -560,10 +564,11 @@ class Printer {
           const s = `${this.term(t.args[0], true)} ${infix.op} ${this.term(t.args[1], true)}`;
           return this.write(parens ? `(${s})` : s);
         }
-        if (name === 'internal.member_3' && t.args.length === 3) {
-          const s = `${this.term(t.args[0], true)}, ${this.term(t.args[1], true)} in ${this.term(t.args[2], true)}`;
-          return this.write(parens ? `(${s})` : s);
-        }
+        // `k, v in xs` as a term is always parenthesised: unbracketed, its comma would split the enclosing list.
+        if (name === 'internal.member_3' && t.args.length === 3)
+          return this.write(
+            `(${this.term(t.args[0], true)}, ${this.term(t.args[1], true)} in ${this.term(t.args[2], true)})`,
+          );
         return this.write(this.plainCall(t));
       }
     }
