@@ -186,14 +186,7 @@ class Printer {
       else break;
     }
     if (i >= t.length) return -1;
-    let lo = 0;
-    let hi = this.lineStarts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (this.lineStarts[mid] <= i) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo + 1;
+    return this.rowAt(i);
   }
 
   /** Before an element that begins an output line: the comments above it, then its indentation again. */
@@ -400,9 +393,9 @@ class Printer {
   private readonly regoV1Output = true;
 
   private body(body: Body, ruleBody: boolean): void {
-    if (body.length) this.commentsBefore(rowOf(body[0]));
     body.forEach((e, i) => {
       if (i > 0 && rowOf(e) > lastRow(body[i - 1]) + 1) this.blankLine();
+      this.commentsBefore(rowOf(e));
       this.startLine();
       this.expr(e, ruleBody && i === 0);
       this.endLine();
@@ -577,12 +570,51 @@ class Printer {
   /** A collection element: a union call is parenthesised (`|` would read as a comprehension). */
   private listItem(t: Term, unionParens: boolean): string {
     const s = this.term(t, false);
-    return isCall(t, 'or') && (unionParens || (t.location?.text ?? '').startsWith('(')) ? `(${s})` : s;
+    return isCall(t, 'or') && (unionParens || this.parenthesized(t)) ? `(${s})` : s;
   }
 
+  /** A comprehension's head: a call keeps the parentheses it was written in (a union always has them). */
   private compTerm(t: Term): string {
     const s = this.term(t, false);
-    return t.type === 'call' && (isCall(t, 'or') || (t.location?.text ?? '').startsWith('(')) ? `(${s})` : s;
+    if (isCall(t, 'internal.member_3')) return s; // parenthesised already
+    return t.type === 'call' && (isCall(t, 'or') || this.parenthesized(t)) ? `(${s})` : s;
+  }
+
+  /** Whether the source wrote `t` in parentheses of its own (not a call's argument list). */
+  private parenthesized(t: Term): boolean {
+    return this.openParen(t) !== undefined;
+  }
+
+  /** The offset of the `(` the source wrapped `t` in, if it did. */
+  private openParen(t: Term): number | undefined {
+    const l = t.location;
+    if (!l || l.offset === undefined) return undefined;
+    if (l.text?.startsWith('(')) return l.offset;
+    let i = l.offset - 1;
+    while (i >= 0 && /\s/.test(this.text[i])) i--;
+    if (this.text[i] !== '(') return undefined;
+    const open = i;
+    i--;
+    while (i >= 0 && (this.text[i] === ' ' || this.text[i] === '\t')) i--;
+    return i < 0 || !/[A-Za-z0-9_\])]/.test(this.text[i]) ? open : undefined;
+  }
+
+  /** Where an element starts in the source: at the parenthesis it was wrapped in, if any. */
+  private startOf(t: Term): { row: number; offset: number | undefined } {
+    const open = this.openParen(t);
+    if (open === undefined || open === t.location?.offset) return { row: rowOf(t), offset: t.location?.offset };
+    return { row: this.rowAt(open), offset: open };
+  }
+
+  private rowAt(offset: number): number {
+    let lo = 0;
+    let hi = this.lineStarts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.lineStarts[mid] <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo + 1;
   }
 
   private comprehension(head: Term, body: Body, loc: Location | undefined): void {
@@ -643,16 +675,17 @@ class Printer {
     const lines: T[][] = [];
     let prev = -1;
     for (const item of items) {
-      const row = rowOf(locOf(item));
+      const row = this.startOf(locOf(item)).row;
       if (lines.length && row > prev) lines.push([item]);
       else if (lines.length) lines[lines.length - 1].push(item);
       else lines.push([item]);
       prev = row;
     }
     let brokenBefore = false;
-    if (lines.length === 1 && loc?.text) {
-      const firstText = locOf(items[0]).location?.text;
-      const cut = firstText ? loc.text.indexOf(firstText) : -1;
+    if (lines.length === 1 && loc?.text && loc.offset !== undefined) {
+      // Call arguments are measured from the operator, whose text never holds them (OPA's rule too).
+      const first = this.startOf(locOf(items[0])).offset;
+      const cut = first !== undefined && first >= loc.offset && first <= loc.offset + loc.text.length ? first - loc.offset : -1;
       brokenBefore = cut > 0 && loc.text.slice(0, cut).indexOf('\n') > 0;
     }
     const multiline = lines.length > 1 || brokenBefore;
@@ -693,7 +726,7 @@ class Printer {
         if (p.type === 'call') {
           const c = this.term(p, false);
           // `(a | b)[_]`: an infix call indexed needs its parentheses whatever the source had.
-          s += infixOf(p) || (p.location?.text ?? '').startsWith('(') ? `(${c})` : c;
+          s += infixOf(p) || this.parenthesized(p) ? `(${c})` : c;
         } else s += this.term(p, false);
         return;
       }
