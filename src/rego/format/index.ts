@@ -50,7 +50,7 @@ function operatorName(op: RefTerm): string {
   return op.value.map((t) => (t.type === 'var' || t.type === 'string' ? t.value : '?')).join('.');
 }
 
-function isCall(t: Term, name?: string): t is CallTerm {
+function isCall(t: Term, name?: string): boolean {
   return t.type === 'call' && (name === undefined || operatorName(t.operator) === name);
 }
 
@@ -589,7 +589,7 @@ class Printer {
   private openParen(t: Term): number | undefined {
     const l = t.location;
     if (!l || l.offset === undefined) return undefined;
-    if (l.text?.startsWith('(')) return l.offset;
+    if (l.text?.startsWith('(') && this.closingParen(l.text) === l.text.length - 1) return l.offset;
     let i = l.offset - 1;
     while (i >= 0 && /\s/.test(this.text[i])) i--;
     if (this.text[i] !== '(') return undefined;
@@ -597,6 +597,22 @@ class Printer {
     i--;
     while (i >= 0 && (this.text[i] === ' ' || this.text[i] === '\t')) i--;
     return i < 0 || !/[A-Za-z0-9_\])]/.test(this.text[i]) ? open : undefined;
+  }
+
+  /** The index of the `)` matching the `(` that opens `text` (strings skipped). */
+  private closingParen(text: string): number {
+    let depth = 0;
+    let quote: string | null = null;
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i];
+      if (quote) {
+        if (c === '\\' && quote === '"') i++;
+        else if (c === quote) quote = null;
+      } else if (c === '"' || c === '`') quote = c;
+      else if (c === '(') depth++;
+      else if (c === ')' && --depth === 0) return i;
+    }
+    return -1;
   }
 
   /** Where an element starts in the source: at the parenthesis it was wrapped in, if any. */

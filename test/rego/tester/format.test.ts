@@ -67,7 +67,7 @@ describe('formatting rules', () => {
   it('keeps comments: leading, trailing, before a closing brace, at the end', () => {
     const text = '# head\npackage p\n\n# about allow\nallow if {\n  input.a # why\n  # last\n}\n# tail\n';
     const out = formatSource('p.rego', text);
-    expect(out).toBe('# head\npackage p\n\n# about allow\nallow if {\n\tinput.a # why\n\t# last\n}\n# tail\n');
+    expect(out).toBe('# head\npackage p\n\n# about allow\nallow if {\n\tinput.a # why\n\t# last\n}\n\n# tail\n');
     expect(formatSource('p.rego', out)).toBe(out);
   });
 
