@@ -42,7 +42,65 @@ export async function importCustomBuiltinsModule(file: string, cwd = process.cwd
   return table as CustomBuiltins;
 }
 
-/** `base` (default: the project's host builtins) plus `custom`: a host-builtin table factory for the engine. */
+/**
+ * A custom builtin threw during an evaluation. Its message is OPA's text for a builtin that returns an error
+ * (`eval_builtin_error: <name>: <message>`, OPA's topdown errors), which the engine reports as a policy error;
+ * the Guardian's fail-closed DENY carries it in its reasoning, which the agent reads, so only a safe summary
+ * of what the builtin threw is kept (builtinFailure).
+ */
+export class CustomBuiltinError extends Error {
+  constructor(
+    readonly builtin: string,
+    thrown: unknown,
+  ) {
+    super(`eval_builtin_error: ${builtin}: ${builtinFailure(thrown)}`);
+    this.name = 'CustomBuiltinError';
+  }
+}
+
+const MAX_FAILURE_CHARS = 200;
+
+/**
+ * What a thrown value says, fit for an answer: its message's first line (a stack trace, or the lines of context
+ * some errors append, never), credentials in URLs and `password=…`-style pairs masked, at most 200 characters.
+ */
+export function builtinFailure(thrown: unknown): string {
+  let text: string;
+  if (typeof thrown === 'string') text = thrown;
+  else if (thrown instanceof Error) text = thrown.message;
+  else if (thrown !== null && typeof thrown === 'object' && typeof (thrown as { message?: unknown }).message === 'string')
+    text = (thrown as { message: string }).message;
+  else text = `threw ${thrown === null ? 'null' : typeof thrown}`;
+  text = (text.split(/\r?\n/)[0] ?? '')
+    .replace(/\p{Cc}/gu, ' ')
+    .replace(/([a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi, '$1[redacted]@')
+    .replace(/\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+/gi, '$1 [redacted]')
+    .replace(
+      /\b(password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|authorization|credentials?)(["']?\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s,;&)\]}]+)/gi,
+      '$1$2[redacted]',
+    )
+    .trim();
+  if (text.length > MAX_FAILURE_CHARS) text = `${text.slice(0, MAX_FAILURE_CHARS - 1)}…`;
+  return text || 'no message';
+}
+
+/**
+ * `base` (default: the project's host builtins) plus `custom`: a host-builtin table factory for the engine.
+ * Whatever a custom builtin throws becomes a CustomBuiltinError naming it.
+ */
 export function hostBuiltinsWithCustom(base: HostBuiltinFactory, custom: CustomBuiltins): HostBuiltinFactory {
-  return (clock) => withCustomBuiltins(base(clock) as CustomBuiltins, custom) as Record<string, HostBuiltin>;
+  return (clock) => {
+    const table = withCustomBuiltins(base(clock) as CustomBuiltins, custom) as Record<string, HostBuiltin>;
+    for (const name of Object.keys(custom)) {
+      const impl = table[name];
+      table[name] = (...args) => {
+        try {
+          return impl(...args);
+        } catch (e) {
+          throw new CustomBuiltinError(name, e);
+        }
+      };
+    }
+    return table;
+  };
 }

@@ -6,6 +6,7 @@ export type ReplayErrorCode =
   | 'policy_invalid'
   | 'policy_compile_error'
   | 'policy_path_refused'
+  | 'builtins_invalid'
   | 'write_refused'
   | 'cancelled'
   | 'worker_failed';

@@ -27,6 +27,8 @@ export interface ReplayAdminDeps {
   allowPaths?: boolean;
   /** Base directory for relative paths when allowPaths is set. */
   cwd?: string;
+  /** The deployment's custom builtins module (absolute path, `serve --builtins`): replayed policies get its builtins. */
+  customBuiltinsModule?: string;
   /** Jobs running at once (default 1); more are refused with 429. */
   maxRunning?: number;
   /** Finished jobs kept for report download (default 20; the oldest finished job is dropped first). */
@@ -100,6 +102,7 @@ export function createReplayAdminRoutes(deps: ReplayAdminDeps): Hono {
       const policy = await resolveReplayPolicy(deps.store, job.against, {
         allowPaths: deps.allowPaths === true,
         cwd: deps.cwd,
+        ...(deps.customBuiltinsModule ? { customBuiltinsModule: deps.customBuiltinsModule } : {}),
       });
       job.report = await runReplay({
         store: deps.store,

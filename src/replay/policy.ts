@@ -3,7 +3,7 @@
 // or "recorded" (every step against the revision that decided it: the determinism check).
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { PolicyEngine } from '../policy/index.ts';
+import { CustomBuiltinsModuleError, importCustomBuiltinsModule, type PolicyEngine } from '../policy/index.ts';
 import type { DurableStore } from '../store/types.ts';
 import { engineFromBundle } from './bundle-engine.ts';
 import { ReplayError } from './errors.ts';
@@ -17,6 +17,8 @@ export interface ReplayBundle {
   bytes: Uint8Array;
   revision?: string;
   timeoutMs: number;
+  /** The deployment's custom builtins module (absolute path), imported by every engine built from the bundle. */
+  customBuiltinsModule?: string;
 }
 
 /** Gives the engine for a step; null when the step's policy is unavailable (reported, not fatal). */
@@ -42,6 +44,12 @@ export interface ResolvePolicyOptions {
   allowPaths?: boolean;
   /** Evaluation deadline per step (default 2000 ms: replay is offline, a busy host must not turn into denials). */
   timeoutMs?: number;
+  /**
+   * The deployment's custom builtins module, as `guardian serve --builtins` takes it (relative to `cwd`): every
+   * engine the replay builds, in process or in a worker thread, gets its builtins. Checked here, once: a module
+   * that is missing or malformed is a `builtins_invalid` ReplayError.
+   */
+  customBuiltinsModule?: string;
 }
 
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -83,8 +91,16 @@ export async function compileRegoDir(dir: string): Promise<Uint8Array> {
   }
 }
 
-function fixedPolicy(engine: PolicyEngine, description: string, bytes?: Uint8Array, timeoutMs = 2000): ReplayPolicy {
-  const bundle: ReplayBundle | null = bytes ? { key: 'fixed', bytes, revision: engine.revision, timeoutMs } : null;
+function fixedPolicy(
+  engine: PolicyEngine,
+  description: string,
+  bytes?: Uint8Array,
+  timeoutMs = 2000,
+  customBuiltinsModule?: string,
+): ReplayPolicy {
+  const bundle: ReplayBundle | null = bytes
+    ? { key: 'fixed', bytes, revision: engine.revision, timeoutMs, ...(customBuiltinsModule ? { customBuiltinsModule } : {}) }
+    : null;
   return {
     description,
     recorded: false,
@@ -95,7 +111,7 @@ function fixedPolicy(engine: PolicyEngine, description: string, bytes?: Uint8Arr
 }
 
 /** Replays each step against the revision recorded for it, loaded from the registry once per revision. */
-function recordedPolicy(store: DurableStore, timeoutMs: number): ReplayPolicy {
+function recordedPolicy(store: DurableStore, timeoutMs: number, customBuiltinsModule?: string): ReplayPolicy {
   const bundles = new Map<string, Promise<ReplayBundle | null>>();
   const engines = new Map<string, Promise<PolicyEngine | null>>();
   const bundleFor = (revision: string | null): Promise<ReplayBundle | null> => {
@@ -103,7 +119,15 @@ function recordedPolicy(store: DurableStore, timeoutMs: number): ReplayPolicy {
     let bundle = bundles.get(revision);
     if (!bundle) {
       bundle = loadRegistryBundle(store, revision).then((b) =>
-        b ? { key: revision, bytes: b.bytes, revision: b.revision, timeoutMs } : null,
+        b
+          ? {
+              key: revision,
+              bytes: b.bytes,
+              revision: b.revision,
+              timeoutMs,
+              ...(customBuiltinsModule ? { customBuiltinsModule } : {}),
+            }
+          : null,
       );
       bundles.set(revision, bundle);
     }
@@ -116,7 +140,9 @@ function recordedPolicy(store: DurableStore, timeoutMs: number): ReplayPolicy {
       if (revision === null) return Promise.resolve(null);
       let engine = engines.get(revision);
       if (!engine) {
-        engine = bundleFor(revision).then((b) => (b ? engineFromBundle(b.bytes, timeoutMs, b.revision) : null));
+        engine = bundleFor(revision).then((b) =>
+          b ? engineFromBundle(b.bytes, timeoutMs, b.revision, customBuiltinsModule) : null,
+        );
         engines.set(revision, engine);
       }
       return engine;
@@ -124,6 +150,19 @@ function recordedPolicy(store: DurableStore, timeoutMs: number): ReplayPolicy {
     bundleFor,
     revisions: () => [...bundles.keys()].sort(),
   };
+}
+
+/** The builtins module's absolute path once it imports and is well formed (as `serve` checks it at start). */
+async function checkedBuiltinsModule(options: ResolvePolicyOptions): Promise<string | undefined> {
+  if (options.customBuiltinsModule === undefined) return undefined;
+  const cwd = options.cwd ?? process.cwd();
+  try {
+    await importCustomBuiltinsModule(options.customBuiltinsModule, cwd);
+  } catch (err) {
+    if (err instanceof CustomBuiltinsModuleError) throw new ReplayError('builtins_invalid', err.message);
+    throw err;
+  }
+  return resolve(cwd, options.customBuiltinsModule);
 }
 
 /**
@@ -140,7 +179,8 @@ export async function resolveReplayPolicy(
   const ref = against.trim();
   if (ref.length === 0)
     throw new ReplayError('invalid_selection', '--against must name a revision, a bundle file or a Rego directory');
-  if (ref === RECORDED) return recordedPolicy(store, timeoutMs);
+  const builtins = await checkedBuiltinsModule(options);
+  if (ref === RECORDED) return recordedPolicy(store, timeoutMs, builtins);
   const path = resolve(options.cwd ?? process.cwd(), ref);
   const looksLikePath = ref.includes('/') || ref.startsWith('.') || ref.endsWith('.tar.gz') || ref.endsWith('.wasm');
   if (existsSync(path) && (looksLikePath || !(await loadRegistryBundle(store, ref)))) {
@@ -151,12 +191,18 @@ export async function resolveReplayPolicy(
       );
     if (statSync(path).isDirectory()) {
       const bytes = await compileRegoDir(path);
-      const engine = await engineFromBundle(bytes, timeoutMs);
-      return fixedPolicy(engine, `Rego directory ${ref} (compiled, revision ${engine.revision})`, bytes, timeoutMs);
+      const engine = await engineFromBundle(bytes, timeoutMs, undefined, builtins);
+      return fixedPolicy(
+        engine,
+        `Rego directory ${ref} (compiled, revision ${engine.revision})`,
+        bytes,
+        timeoutMs,
+        builtins,
+      );
     }
     const bytes = new Uint8Array(readFileSync(path));
-    const engine = await engineFromBundle(bytes, timeoutMs);
-    return fixedPolicy(engine, `bundle file ${ref} (revision ${engine.revision})`, bytes, timeoutMs);
+    const engine = await engineFromBundle(bytes, timeoutMs, undefined, builtins);
+    return fixedPolicy(engine, `bundle file ${ref} (revision ${engine.revision})`, bytes, timeoutMs, builtins);
   }
   const bundle = await loadRegistryBundle(store, ref);
   if (!bundle)
@@ -164,11 +210,12 @@ export async function resolveReplayPolicy(
       'policy_not_found',
       `no policy revision ${JSON.stringify(ref)} in the registry, and no such file or directory`,
     );
-  const engine = await engineFromBundle(bundle.bytes, timeoutMs, bundle.revision);
+  const engine = await engineFromBundle(bundle.bytes, timeoutMs, bundle.revision, builtins);
   return fixedPolicy(
     engine,
     `registry revision ${bundle.revision} (sha256 ${bundle.sha256.slice(0, 12)}…)`,
     bundle.bytes,
     timeoutMs,
+    builtins,
   );
 }

@@ -20,6 +20,7 @@ const REPLAY_ERROR_CODES = new Set<string>([
   'policy_invalid',
   'policy_compile_error',
   'policy_path_refused',
+  'builtins_invalid',
   'write_refused',
   'cancelled',
   'worker_failed',

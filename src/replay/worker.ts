@@ -103,7 +103,7 @@ serveRequests<ReplayWorkerProtocol>(
     bundle({ recordedRevision, bundle: b }) {
       routes.set(recordedRevision ?? '', b ? b.key : null);
       if (b && !engines.has(b.key)) {
-        const loaded = engineFromBundle(b.bytes, b.timeoutMs, b.revision);
+        const loaded = engineFromBundle(b.bytes, b.timeoutMs, b.revision, b.customBuiltinsModule);
         loaded.catch(() => undefined);
         engines.set(b.key, loaded);
       }

@@ -15,7 +15,7 @@ export async function createAdminApi(
   store: DurableStore,
   env: Readonly<Record<string, string | undefined>>,
   signatures?: SignatureRegistry,
-  hooks: { onReplayJob?(status: JobStatus): void } = {},
+  hooks: { onReplayJob?(status: JobStatus): void; customBuiltinsModule?: string } = {},
 ): Promise<Hono> {
   const mount: Record<string, Hono> = {};
   let agbom: Hono | undefined;
@@ -24,7 +24,12 @@ export async function createAdminApi(
   if (adminTokenConfigured(env)) {
     const { createReplayAdminRoutes } = await import('../replay/http.ts');
     // Its routes start with /replay: mounted at the admin root they answer under /admin/replay.
-    mount['/'] = createReplayAdminRoutes({ store, ...(hooks.onReplayJob ? { onJob: hooks.onReplayJob } : {}) });
+    // Replay jobs evaluate with the deployment's custom builtins, as the live engine does.
+    mount['/'] = createReplayAdminRoutes({
+      store,
+      ...(hooks.onReplayJob ? { onJob: hooks.onReplayJob } : {}),
+      ...(hooks.customBuiltinsModule ? { customBuiltinsModule: hooks.customBuiltinsModule } : {}),
+    });
     agbom = createAgbomRoutes({ store });
   }
   return createAdminApp({

@@ -273,6 +273,7 @@ export async function openGuardianRuntime(options: GuardianRuntimeOptions = {}):
       if (adminTokenConfigured(env))
         admin = await (await import('./admin.ts')).createAdminApi(lifecycle, store, env, registry, {
           onReplayJob: (status) => commits.recordReplayJob(status),
+          ...(customBuiltinsModule ? { customBuiltinsModule } : {}),
         });
       engine = lifecycle.engine;
       policySource = `bundle registry (${lifecycle.engine.current.sha256.slice(0, 12)}, replica ${lifecycle.node.replicaId})`;

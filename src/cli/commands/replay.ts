@@ -22,6 +22,7 @@ interface ReplayFlags extends StoreLocationFlags {
   maxDeferrals?: string;
   workers: string;
   progress?: boolean;
+  builtins?: string;
 }
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
@@ -39,9 +40,11 @@ function flagBoolean(name: string, v: string): boolean {
 
 /**
  * `guardian replay --against <revision|file|dir|recorded> [--session ID]… [--agent ID] [--since/--until ISO]
- * [--method M]… [--decision D]… [--decided-by REV] [--format table|json|md|html] [--out FILE] [--fail-on-diff]`.
+ * [--method M]… [--decision D]… [--decided-by REV] [--format table|json|md|html] [--out FILE] [--fail-on-diff]
+ * [--builtins MODULE]`.
  * Exit 0 when the replay completed (1 with --fail-on-diff and a difference, a tampered entry or non-determinism;
- * 1 also when the named revision is not in the registry), 2 on bad usage or an unusable bundle file, 3 when a
+ * 1 also when the named revision is not in the registry), 2 on bad usage, an unusable bundle file or builtins
+ * module (or a bundle calling custom builtins the module does not supply), 3 when a
  * Rego directory does not compile, 4 when the store is unavailable.
  */
 export function registerReplayCommand(program: Command): void {
@@ -76,6 +79,10 @@ export function registerReplayCommand(program: Command): void {
       'auto',
     )
     .option('--no-progress', 'no progress bar on stderr')
+    .option(
+      '--builtins <module.mjs>',
+      "the deployment's custom builtins module, as serve takes it (default GUARDIAN_POLICY_BUILTINS)",
+    )
     .action(async (flags: ReplayFlags) => {
       // Loaded lazily so other commands do not pay for the policy engine and Rego toolchain imports.
       const replay = await import('../../replay/index.ts');
@@ -115,13 +122,19 @@ export function registerReplayCommand(program: Command): void {
       try {
         let policy;
         try {
-          policy = await replay.resolveReplayPolicy(store, flags.against, { allowPaths: true });
+          const builtins = flags.builtins ?? (process.env.GUARDIAN_POLICY_BUILTINS || undefined);
+          policy = await replay.resolveReplayPolicy(store, flags.against, {
+            allowPaths: true,
+            ...(builtins !== undefined ? { customBuiltinsModule: builtins } : {}),
+          });
         } catch (err) {
           if (err instanceof replay.ReplayError) {
             const code =
               err.code === 'policy_compile_error'
                 ? ExitCode.CompileError
-                : err.code === 'policy_invalid' || (err.code === 'policy_not_found' && namesAFile(flags.against))
+                : err.code === 'policy_invalid' ||
+                    err.code === 'builtins_invalid' ||
+                    (err.code === 'policy_not_found' && namesAFile(flags.against))
                   ? ExitCode.Usage
                   : ExitCode.Failed;
             throw new CliError(err.message, code);

@@ -1,13 +1,17 @@
-// Canonical Rego formatting (`guardian policy fmt`, like `opa fmt`): prints a parsed module in Rego v1 syntax
-// with tab indentation, one blank line between rules, infix operators with the parentheses precedence needs,
-// refs as `a.b` where the key is an identifier, and every comment kept (on its own line before the code that
-// followed it, or at the end of the line it trailed). The result parses to the same AST (locations aside) and
-// formatting it again changes nothing (test/rego/tester/format.test.ts checks both on every shipped policy).
-// With `regoV1` a module read as Rego v0 is rewritten to v1 (`if`, `contains`, `import rego.v1` as OPA's
-// `opa fmt --rego-v1` writes it, `future.keywords` imports dropped).
+// Canonical Rego formatting (`guardian policy fmt`), laid out as `opa fmt` lays it out (OPA's format
+// package, Rego v1): tab indentation; one blank line between rules, none between adjacent one-line rules;
+// a one-expression body written on the head's line stays there (`p if x`); `:=` in every head; imports
+// grouped as written and sorted within a group; collections, call arguments and comprehension bodies
+// kept on one line or broken where the source broke them (elements that shared a source line share an
+// output line); nested infix calls parenthesised; string literals as written; comments kept in place (on
+// their own lines before the code that followed them, blank lines between them kept, or at the end of the
+// line they trailed). The result parses to the same rules and formatting it again changes nothing
+// (test/rego/tester/format.test.ts checks both on every shipped policy). With `regoV1` a module read as
+// Rego v0 is rewritten to v1 (`if`, `contains`, `import rego.v1` sorted into the first import group,
+// `future.keywords` imports dropped), as `opa fmt --rego-v1`.
 import { parseModule } from '../ast/index.ts';
 import { REGO_KEYWORDS } from '../ast/parser.ts';
-import type { Body, Comment, Expr, Module, RefTerm, Rule, Term } from '../ast/types.ts';
+import type { Body, CallTerm, Comment, Expr, Import, Location, Module, RefTerm, Rule, Term } from '../ast/types.ts';
 
 export interface FormatOptions {
   /** Read the text as Rego v0 and write v1 (OPA's `opa fmt --rego-v1`). */
@@ -20,8 +24,10 @@ export function formatSource(file: string, text: string, options: FormatOptions 
   return formatModule(module, text, options);
 }
 
-// Operator precedence, lowest first, as src/rego/ast/parser.ts parses them.
+/** The infix form of a builtin and its binding strength (higher binds tighter), as the parser reads them. */
 const INFIX: Record<string, { op: string; level: number }> = {
+  assign: { op: ':=', level: -1 },
+  eq: { op: '=', level: -1 },
   'internal.member_2': { op: 'in', level: 0 },
   equal: { op: '==', level: 1 },
   neq: { op: '!=', level: 1 },
@@ -37,7 +43,6 @@ const INFIX: Record<string, { op: string; level: number }> = {
   div: { op: '/', level: 5 },
   rem: { op: '%', level: 5 },
 };
-const TOP = 6;
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -45,252 +50,726 @@ function operatorName(op: RefTerm): string {
   return op.value.map((t) => (t.type === 'var' || t.type === 'string' ? t.value : '?')).join('.');
 }
 
-function spansLines(t: Term): boolean {
-  return (t.location?.text ?? '').includes('\n');
+function isCall(t: Term, name?: string): boolean {
+  return t.type === 'call' && (name === undefined || operatorName(t.operator) === name);
+}
+
+function infixOf(t: Term): { op: string; level: number } | undefined {
+  if (t.type !== 'call') return undefined;
+  const infix = INFIX[operatorName(t.operator)];
+  return infix && t.args.length === 2 ? infix : undefined;
+}
+
+const rowOf = (n: { location?: Location } | undefined): number => n?.location?.row ?? 0;
+
+function lastRow(n: { location?: Location }): number {
+  const l = n.location;
+  return l ? l.row + (l.text?.match(/\n/g)?.length ?? 0) : 0;
+}
+
+function isTrue(t: Term | undefined): boolean {
+  return t?.type === 'boolean' && t.value === true;
+}
+
+/** The body of `p := 1` or `p if true`: one plain `true` (OPA writes such rules without a body). */
+function isConstBody(body: Body): boolean {
+  if (body.length !== 1) return false;
+  const e = body[0];
+  return !e.negated && e.with.length === 0 && e.terms.type === 'term' && isTrue(e.terms.term);
+}
+
+function importKey(i: Import): string[] {
+  return i.path.value.map((t) => (t.type === 'var' || t.type === 'string' ? t.value : JSON.stringify(t)));
+}
+
+function compareImports(a: Import, b: Import): number {
+  const x = importKey(a);
+  const y = importKey(b);
+  for (let k = 0; k < Math.min(x.length, y.length); k++) if (x[k] !== y[k]) return x[k] < y[k] ? -1 : 1;
+  if (x.length !== y.length) return x.length - y.length;
+  return (a.alias ?? '') < (b.alias ?? '') ? -1 : (a.alias ?? '') > (b.alias ?? '') ? 1 : 0;
 }
 
 class Printer {
-  private readonly out: string[] = [];
+  private out = '';
+  private level = 0;
+  private inline = false;
+  /** A comment to write at the end of the current line. */
+  private pending: Comment | null = null;
+  /** Skip the pending comment at the next line end once (a collection broke the line it trailed). */
+  private delay = false;
   private readonly comments: Comment[];
   private readonly lines: string[];
+  private readonly lineStarts: number[] = [0];
+  /** Some rule head needs a ref head (`a.b.c`, `a.b contains x`): every head is written as a ref. */
+  private readonly refHeads: boolean;
 
   constructor(
     private readonly module: Module,
-    text: string,
+    private readonly text: string,
+    private readonly regoV1: boolean,
   ) {
-    this.comments = [...module.comments].sort((a, b) => a.location.row - b.location.row);
+    this.comments = [...module.comments]
+      .sort((a, b) => a.location.row - b.location.row || a.location.col - b.location.col)
+      .map((c) => ({ ...c, text: c.text.trimEnd() }));
     this.lines = text.split('\n');
+    for (let i = 0; i < text.length; i++) if (text[i] === '\n') this.lineStarts.push(i + 1);
+    this.refHeads = module.rules.some(
+      (r) => r.head.reference.length > 2 || (r.head.reference.length === 2 && r.head.kind === 'multi'),
+    );
   }
 
-  /** Emits the comments before `row`, then `line` (with the comment trailing on `row`, when it fits). */
-  private emit(indent: number, line: string, row?: number, commentIndent = indent): void {
-    const pad = '\t'.repeat(indent);
-    if (row !== undefined) {
-      while (this.comments.length && this.comments[0].location.row < row)
-        this.out.push(`${'\t'.repeat(commentIndent)}#${this.comments.shift()!.text}`);
-      if (this.comments.length && this.comments[0].location.row === row && !line.includes('\n')) {
-        this.out.push(`${pad}${line} #${this.comments.shift()!.text}`);
-        return;
+  // ---- the writer: lines, indentation, comments ----
+
+  private write(s: string): void {
+    this.out += s;
+  }
+
+  private startLine(): void {
+    this.inline = true;
+    this.out += '\t'.repeat(this.level);
+  }
+
+  private endLine(): void {
+    this.inline = false;
+    if (this.pending && !this.delay) {
+      this.out += ` #${this.pending.text}`;
+      this.pending = null;
+    }
+    this.delay = false;
+    this.out += '\n';
+  }
+
+  private blankLine(): void {
+    if (this.inline) this.endLine();
+    if (!this.out.endsWith('\n\n')) this.out += '\n';
+  }
+
+  /**
+   * Writes the comments above `row` on lines of their own (a blank line where the source had one between
+   * them, and after the last when it stood apart from `row`), and keeps the one on `row` for the line end.
+   */
+  private commentsBefore(row: number): void {
+    if (row <= 0) return;
+    let prev: number | undefined;
+    if (!this.inline) {
+      while (this.comments.length && this.comments[0].location.row < row) {
+        const c = this.comments.shift()!;
+        if (prev !== undefined && c.location.row - prev > 1) this.blankLine();
+        this.startLine();
+        this.write(`#${c.text}`);
+        this.endLine();
+        prev = c.location.row;
       }
+      if (prev !== undefined && row - prev > 1) this.blankLine();
     }
-    this.out.push(
-      line
-        .split('\n')
-        .map((l, i) => (i === 0 ? pad + l : l))
-        .join('\n'),
-    );
+    if (this.comments.length && this.comments[0].location.row === row && this.pending === null)
+      this.pending = this.comments.shift()!;
   }
 
-  private blankBetween(fromRow: number, toRow: number): boolean {
-    for (let r = fromRow + 1; r < toRow; r++) if (this.lines[r - 1]?.trim() === '') return true;
-    return false;
+  /**
+   * The row of the bracket closing what `node` ends inside: the first character after it that is not blank,
+   * a comma or a comment. -1 when unknown.
+   */
+  private closeAfter(node: { location?: Location } | undefined): number {
+    const l = node?.location;
+    if (!l || l.offset === undefined || l.text === undefined) return -1;
+    let i = l.offset + l.text.length;
+    const t = this.text;
+    while (i < t.length) {
+      const c = t[i];
+      if (c === '#') {
+        const nl = t.indexOf('\n', i);
+        if (nl < 0) return -1;
+        i = nl;
+      } else if (c === ' ' || c === '\t' || c === '\r' || c === '\n' || c === ',' || c === ';') i++;
+      else break;
+    }
+    if (i >= t.length) return -1;
+    return this.rowAt(i);
   }
 
-  print(regoV1: boolean): string {
+  /** Before an element that begins an output line: the comments above it, then its indentation again. */
+  private commentsAtLineStart(row: number): void {
+    if (!(this.comments.length && this.comments[0].location.row < row)) return;
+    if (!this.inline || !/(^|\n)\t*$/.test(this.out) || this.out.length === 0) return;
+    this.out = this.out.replace(/\t*$/, '');
+    this.inline = false;
+    this.commentsBefore(row);
+    this.startLine();
+  }
+
+  /** The comment trailing `row`, kept for the line end (a term inside a line). */
+  private trailingAt(row: number): void {
+    if (this.pending === null && this.comments.length && this.comments[0].location.row === row)
+      this.pending = this.comments.shift()!;
+  }
+
+  // ---- module ----
+
+  print(): string {
     const m = this.module;
-    const pkg = m.package.path.slice(1).map((t) => this.refKey(t, true));
-    this.emit(0, `package ${pkg.join('').replace(/^\./, '')}`, m.package.location?.row);
-    const imports = m.imports.filter(
-      (i) => !(regoV1 && i.path.value[0].type === 'var' && ['future', 'rego'].includes(i.path.value[0].value)),
-    );
-    if (regoV1 || imports.length) this.out.push('');
-    if (regoV1) this.out.push('import rego.v1');
-    for (const i of imports)
-      this.emit(0, `import ${this.term(i.path, TOP, 0)}${i.alias ? ` as ${i.alias}` : ''}`, i.location?.row);
-    for (const r of m.rules) {
-      this.out.push('');
-      this.rule(r);
+    this.commentsBefore(rowOf(m.package));
+    this.startLine();
+    this.write(`package ${this.refText(m.package.path.slice(1), true)}`);
+    this.endLine();
+    this.blankLine();
+
+    let imports = m.imports;
+    const hasRegoV1 = imports.some((i) => this.isRegoV1Import(i));
+    if (this.regoV1 || hasRegoV1) imports = imports.filter((i) => !this.isFutureImport(i));
+    if (this.regoV1 && !hasRegoV1) {
+      const first = imports[0];
+      const path: RefTerm = {
+        type: 'ref',
+        value: [
+          { type: 'var', value: 'rego' },
+          { type: 'string', value: 'v1' },
+        ],
+      };
+      // Placed in the first group of imports (before the rules), sorted there like any other.
+      const row = first ? rowOf(first) : rowOf(m.package) + 1;
+      imports = [{ path, location: { file: m.file, row, col: 0 } }, ...imports];
     }
-    for (const c of this.comments.splice(0)) this.out.push(`#${c.text}`);
-    return `${this.out.join('\n')}\n`;
+    type Item = { kind: 'import'; node: Import } | { kind: 'rule'; node: Rule };
+    const items: Item[] = [
+      ...imports.map((node) => ({ kind: 'import' as const, node })),
+      ...m.rules.map((node) => ({ kind: 'rule' as const, node })),
+    ].sort((a, b) => rowOf(a.node) - rowOf(b.node) || (a.node.location?.col ?? 0) - (b.node.location?.col ?? 0));
+    let k = 0;
+    while (k < items.length) {
+      const start = k;
+      while (k < items.length && items[k].kind === items[start].kind) k++;
+      const run = items.slice(start, k).map((i) => i.node);
+      if (items[start].kind === 'import') this.imports(run as Import[]);
+      else this.rules(run as Rule[]);
+    }
+    for (const c of this.comments.splice(0)) {
+      this.startLine();
+      this.write(`#${c.text}`);
+      this.endLine();
+    }
+    return `${this.out.replace(/\n+$/, '')}\n`;
   }
 
-  private endRow(node: { location?: { row: number; text?: string } }): number | undefined {
-    const l = node.location;
-    return l ? l.row + (l.text?.split('\n').length ?? 1) - 1 : undefined;
+  private isRegoV1Import(i: Import): boolean {
+    const v = importKey(i);
+    return v.length === 2 && v[0] === 'rego' && v[1] === 'v1';
   }
 
-  private head(r: Rule, isElse: boolean): string {
-    const h = r.head;
-    let s = isElse ? 'else' : this.headRef(h.reference);
-    if (!isElse && h.args) s += `(${h.args.map((a) => this.term(a, 0, 0)).join(', ')})`;
-    if (h.kind === 'multi' && h.key) s += ` contains ${this.term(h.key, 0, 0)}`;
-    else if (h.value && (h.assign || !(h.value.type === 'boolean' && h.value.value === true)))
-      s += ` ${h.assign ? ':=' : '='} ${this.term(h.value, 0, 0)}`;
-    return r.default ? `default ${s}` : s;
+  private isFutureImport(i: Import): boolean {
+    return importKey(i)[0] === 'future';
   }
 
-  private headRef(ref: Term[]): string {
-    const [first, ...rest] = ref;
-    return this.term(first, TOP, 0) + rest.map((t) => this.refKey(t, false)).join('');
+  private imports(imports: Import[]): void {
+    const trailing = new Map<Import, Comment>();
+    for (const i of imports) {
+      if (i.location?.col === 0) continue; // the added `import rego.v1`
+      const at = this.comments.findIndex((c) => c.location.row === rowOf(i) && rowOf(i) > 0);
+      if (at >= 0) trailing.set(i, this.comments.splice(at, 1)[0]);
+    }
+    const groups: Import[][] = [];
+    for (const i of imports) {
+      const group = groups.at(-1);
+      const last = group?.at(-1);
+      if (!group || !last || rowOf(i) - rowOf(last) > 1) groups.push([i]);
+      else group.push(i);
+    }
+    for (const group of groups) {
+      this.commentsBefore(rowOf(group[0]));
+      for (const i of [...group].sort(compareImports)) {
+        this.startLine();
+        this.write(`import ${this.refText(i.path.value, false, true)}${i.alias ? ` as ${i.alias}` : ''}`);
+        const c = trailing.get(i);
+        if (c) this.write(` #${c.text}`);
+        this.endLine();
+      }
+      this.blankLine();
+    }
   }
 
-  private rule(r: Rule): void {
-    const bodiless = r.body.length === 1 && r.body[0].generated === true;
-    const head = this.head(r, false);
-    if (r.default || (bodiless && !r.else)) {
-      this.emit(0, head, r.location?.row);
+  private rules(rules: Rule[]): void {
+    rules.forEach((rule, i) => {
+      this.commentsBefore(rowOf(rule));
+      const startOut = this.out.length;
+      this.rule(rule, false);
+      if (this.inline) this.endLine();
+      const oneLine = !this.out.slice(startOut).trimEnd().includes('\n');
+      const next = rules[i + 1];
+      if (next && oneLine && this.groupable(rule) && this.groupable(next) && rowOf(next) === rowOf(rule) + 1) return;
+      this.blankLine();
+    });
+  }
+
+  /** Adjacent one-line rules stay together (OPA's rule grouping). */
+  private groupable(rule: Rule): boolean {
+    if (rule.default || rule.body.length > 1 || rule.else) return false;
+    if (rule.body.length === 1 && !isConstBody(rule.body) && rowOf(rule.body[0]) !== this.headEndRow(rule.head))
+      return false;
+    return !(rule.body.length === 1 && !isConstBody(rule.body) && this.isSetTerm(rule.body[0]));
+  }
+
+  private headEndRow(h: Rule['head']): number {
+    return lastRow(h);
+  }
+
+  private isSetTerm(e: Expr): boolean {
+    return !e.negated && e.terms.type === 'term' && e.terms.term.type === 'set';
+  }
+
+  // ---- rules ----
+
+  private rule(rule: Rule, isElse: boolean): void {
+    if (!isElse) this.startLine();
+    if (rule.default) this.write('default ');
+    const constant = isConstBody(rule.body) && !rule.else;
+    this.head(rule, isElse, constant);
+    if (constant) {
+      this.endLine();
       return;
     }
-    let current: Rule | undefined = r;
-    let prefix = '';
-    let isElse = false;
-    while (current) {
-      const h = isElse ? this.head(current, true) : head;
-      const noBody = current.body.length === 1 && current.body[0].generated === true;
-      const row = isElse ? current.head.location?.row : current.location?.row;
-      if (noBody) {
-        if (isElse) this.out[this.out.length - 1] += ` ${h}`;
-        else this.emit(0, h, row);
-      } else if (!isElse && this.fitsOneLine(current.body, current)) {
-        this.emit(0, `${h} if ${this.expr(current.body[0], 1)}`, row);
-      } else {
-        const open = `${prefix}${h} if {`;
-        if (isElse) this.out[this.out.length - 1] += ` ${open}`;
-        else this.emit(0, open, row);
-        this.body(current.body, 1);
-        this.emit(0, '}', this.endRow(current), 1);
-      }
-      prefix = '';
-      current = current.else;
-      isElse = true;
+    this.write(' if');
+    const body = rule.body;
+    if (body.length === 1 && rowOf(body[0]) === this.headEndRow(rule.head) && !this.isSetTerm(body[0])) {
+      this.write(' ');
+      this.expr(body[0], false);
+      this.endLine();
+      if (rule.else) this.elseRule(rule);
+      return;
+    }
+    this.write(' {');
+    this.endLine();
+    this.level++;
+    this.body(body, !isElse);
+    this.commentsBefore(this.closeAfter(body.at(-1)));
+    this.level--;
+    this.startLine();
+    this.write('}');
+    if (rule.else) this.elseRule(rule);
+  }
+
+  private elseRule(rule: Rule): void {
+    const e = rule.else!;
+    const elseRow = rowOf(e.head);
+    // `} else` continues the line it closes; an `else` that began its own line is set apart by a blank line.
+    const inline = elseRow > rowOf(rule) && !(this.lines[elseRow - 1] ?? '').trim().startsWith('else');
+    const commentAbove = this.comments.length > 0 && this.comments[0].location.row < elseRow;
+    if (inline && !commentAbove) this.write(' ');
+    else {
+      this.blankLine();
+      this.commentsBefore(elseRow);
+      this.startLine();
+    }
+    this.rule(e, true);
+  }
+
+  private head(rule: Rule, isElse: boolean, constant: boolean): void {
+    const h = rule.head;
+    if (isElse) this.write('else');
+    else if (this.refHeads || h.reference.length === 1) this.write(this.refText(h.reference, false));
+    else this.write(`${this.term(h.reference[0], false)}[${this.term(h.reference[1], false)}]`);
+    if (!isElse && h.args) {
+      this.write('(');
+      this.iterable(h.args, h.location, -1, (a) => this.write(this.term(a, false)));
+      this.write(')');
+    }
+    if (h.kind === 'multi' && h.key) {
+      this.write(` contains ${this.term(h.key, false)}`);
+      return;
+    }
+    const v = h.value;
+    if (!v) return;
+    if (!isTrue(v) || constant || rule.default) {
+      const generated = isElse ? false : v.location === h.location;
+      // `p if true` is `p := true`; a generated `true` of a function or an else is implied.
+      const refConst = this.regoV1Output && constant && !h.args && !isElse;
+      if (generated && isTrue(v) && !refConst) return;
+      if (isElse && !constant && isTrue(v)) return;
+      this.write(' := ');
+      this.write(this.term(v, false));
     }
   }
 
-  /** A one-expression body written on the head's line stays there (`allow if input.admin`). */
-  private fitsOneLine(body: Body, rule: Rule): boolean {
-    if (body.length !== 1 || rule.else) return false;
-    const e = body[0];
-    if (e.terms.type === 'every') return false;
-    const start = rule.location?.row;
-    return start !== undefined && e.location?.row === start && this.endRow(rule) === start;
+  private readonly regoV1Output = true;
+
+  private body(body: Body, ruleBody: boolean): void {
+    body.forEach((e, i) => {
+      if (i > 0 && rowOf(e) > lastRow(body[i - 1]) + 1) this.blankLine();
+      this.commentsBefore(rowOf(e));
+      this.startLine();
+      this.expr(e, ruleBody && i === 0);
+      this.endLine();
+    });
   }
 
-  private body(body: Body, indent: number): void {
-    let prevEnd: number | undefined;
-    for (const e of body) {
-      const row = e.location?.row;
-      if (prevEnd !== undefined && row !== undefined && this.blankBetween(prevEnd, row)) this.out.push('');
-      if (e.terms.type === 'every') {
-        const t = e.terms;
-        const vars = t.key
-          ? `${this.term(t.key, 0, indent)}, ${this.term(t.value, 0, indent)}`
-          : this.term(t.value, 0, indent);
-        this.emit(indent, `every ${vars} in ${this.term(t.domain, 1, indent)} {`, row);
-        this.body(t.body, indent + 1);
-        this.emit(indent, '}', this.endRow(e), indent + 1);
-      } else this.emit(indent, this.expr(e, indent), row);
-      prevEnd = this.endRow(e) ?? row;
-    }
-  }
+  // ---- expressions ----
 
-  private expr(e: Expr, indent: number): string {
+  /** `leading`: the first expression of a rule body, where a bare `x | y` would read as a comprehension. */
+  private expr(e: Expr, leading: boolean): void {
+    this.commentsBefore(rowOf(e));
+    if (e.negated) this.write('not ');
     const t = e.terms;
-    let s: string;
-    if (t.type === 'somedecl') s = `some ${t.vars.map((v) => this.term(v, 0, indent)).join(', ')}`;
+    if (t.type === 'somedecl') this.write(`some ${t.vars.map((v) => this.term(v, false)).join(', ')}`);
     else if (t.type === 'somein')
-      s = `some ${t.key ? `${this.term(t.key, 1, indent)}, ` : ''}${this.term(t.value, 1, indent)} in ${this.term(t.domain, 1, indent)}`;
+      this.write(
+        `some ${t.key ? `${this.term(t.key, true)}, ` : ''}${this.term(t.value, true)} in ${this.term(t.domain, true)}`,
+      );
     else if (t.type === 'every') {
-      // Inside a comprehension body an `every` is written on one line.
-      const vars = t.key
-        ? `${this.term(t.key, 0, indent)}, ${this.term(t.value, 0, indent)}`
-        : this.term(t.value, 0, indent);
-      s = `every ${vars} in ${this.term(t.domain, 1, indent)} { ${t.body.map((b) => this.expr(b, indent)).join('; ')} }`;
+      this.write(
+        `every ${t.key ? `${this.term(t.key, false)}, ` : ''}${this.term(t.value, false)} in ${this.term(t.domain, false)} {`,
+      );
+      this.comprehensionBody(t.body, rowOf(e), e.location, false);
+      if (t.body.length === 1 && rowOf(t.body[0]) === rowOf(e)) this.write(' ');
+      this.write('}');
     } else if (t.type === 'call') {
-      const name = operatorName(t.operator);
-      if ((name === 'assign' || name === 'eq') && t.args.length === 2)
-        s = `${this.term(t.args[0], 0, indent)} ${name === 'assign' ? ':=' : '='} ${this.term(t.args[1], 0, indent)}`;
-      else s = this.term({ type: 'call', operator: t.operator, args: t.args }, 0, indent, true);
-    } else s = this.term(t.term, 0, indent, true);
-    if (e.negated) s = `not ${s}`;
-    for (const w of e.with) s += ` with ${this.term(w.target, TOP, indent)} as ${this.term(w.value, 0, indent)}`;
+      const call: CallTerm = { type: 'call', operator: t.operator, args: t.args };
+      const s = this.topCall(call, leading && !e.negated);
+      this.write(leading && !e.negated && isCall(call, 'or') ? `(${s})` : s);
+    }
+    else this.write(leading && !e.negated && isCall(t.term, 'or') ? `(${this.term(t.term, false)})` : this.term(t.term, false));
+    this.withs(e);
+  }
+
+  /** An expression-level call: infix operands unparenthesised (their own operands are). */
+  private topCall(c: CallTerm, leading: boolean): string {
+    const name = operatorName(c.operator);
+    const infix = INFIX[name];
+    if (infix && c.args.length === 2) {
+      const [a, b] = c.args;
+      if (name === 'internal.member_2') return `${this.term(a, true)} in ${this.term(b, true)}`;
+      // Parentheses the source needed stay (OPA drops them here; its output would mean something else).
+      const need = (x: Term, right: boolean): boolean => {
+        const inner = infixOf(x);
+        return inner !== undefined && infix.level >= 0 && (inner.level < infix.level || (right && inner.level === infix.level));
+      };
+      let left = this.term(a, false);
+      if (need(a, false) || (leading && isCall(a, 'or'))) left = `(${left})`;
+      const right = need(b, true) ? `(${this.term(b, false)})` : this.term(b, false);
+      return `${left} ${infix.op} ${right}`;
+    }
+    if (infix && infix.level > 0 && c.args.length === 3) {
+      // The v0 form with an output argument: `plus(a, b, c)` is `c = a + b`.
+      return `${this.term(c.args[2], false)} = ${this.term(c.args[0], true)} ${infix.op} ${this.term(c.args[1], true)}`;
+    }
+    if (name === 'internal.member_3' && c.args.length === 3)
+      return `${this.term(c.args[0], true)}, ${this.term(c.args[1], true)} in ${this.term(c.args[2], true)}`;
+    return this.plainCall(c);
+  }
+
+  private withs(e: Expr): void {
+    if (e.with.length === 0) return;
+    let termsEnd = rowOf(e);
+    const text = e.location?.text;
+    const first = e.with[0].location?.offset;
+    if (text && first !== undefined && e.location?.offset !== undefined) {
+      const own = text.slice(0, first - e.location.offset).trimEnd();
+      termsEnd = rowOf(e) + (own.match(/\n/g)?.length ?? 0);
+    }
+    let prevRow = termsEnd;
+    let indented = false;
+    for (const w of e.with) {
+      this.commentsBefore(rowOf(w));
+      const own = rowOf(w) > prevRow;
+      if (own) {
+        if (!indented) {
+          this.level++;
+          indented = true;
+        }
+        this.endLine();
+        this.startLine();
+        prevRow = rowOf(w);
+      } else this.write(' ');
+      this.write(`with ${this.term(w.target, false)} as ${this.term(w.value, false)}`);
+    }
+    if (indented) this.level--;
+  }
+
+  // ---- terms ----
+
+  /**
+   * A term as text. `parens`: the term is an operand of an infix call (or of `in`), where OPA parenthesises
+   * an infix call. Multi-line terms write through the writer, so their comments land in place.
+   */
+  private term(t: Term, parens: boolean): string {
+    const save = this.out;
+    this.out = '';
+    this.writeTerm(t, parens);
+    const s = this.out;
+    this.out = save;
     return s;
   }
 
-  private refKey(t: Term, dotFirst: boolean): string {
-    if (t.type === 'string' && IDENT.test(t.value) && !REGO_KEYWORDS.has(t.value)) return `.${t.value}`;
-    void dotFirst;
-    return `[${this.term(t, 0, 0)}]`;
-  }
-
-  /** A term needing at least precedence `min` to stand unparenthesised; `top` for a whole expression. */
-  private term(t: Term, min: number, indent: number, top = false): string {
+  private writeTerm(t: Term, parens: boolean): void {
+    this.trailingAt(rowOf(t));
     switch (t.type) {
       case 'null':
-        return 'null';
+        return this.write('null');
       case 'boolean':
-        return String(t.value);
+        return this.write(String(t.value));
       case 'number':
-        return t.value;
+        return this.write(t.value);
       case 'string':
-        return t.raw && !t.value.includes('`') ? `\`${t.value}\`` : JSON.stringify(t.value);
+        return this.write(this.stringText(t));
       case 'var':
-        return t.wildcard ? '_' : t.value;
-      case 'ref': {
-        const [head, ...rest] = t.value;
-        return this.term(head, TOP, indent) + rest.map((k) => this.refKey(k, false)).join('');
-      }
+        return this.write(t.wildcard ? '_' : t.value);
+      case 'ref':
+        return this.write(this.refText(t.value, false));
       case 'array':
-        return this.collection(
-          '[',
-          ']',
-          t.value.map((v) => this.term(v, 0, indent + 1)),
-          spansLines(t),
-          indent,
-        );
+        this.write('[');
+        this.iterable(t.value, t.location, this.closeAfter(t.value.at(-1)), (v) => this.write(this.listItem(v, true)));
+        return this.write(']');
       case 'set':
-        return t.value.length === 0
-          ? 'set()'
-          : this.collection(
-              '{',
-              '}',
-              t.value.map((v) => this.term(v, 0, indent + 1)),
-              spansLines(t),
-              indent,
-            );
+        if (t.value.length === 0) return this.write('set()');
+        this.write('{');
+        this.iterable(t.value, t.location, this.closeAfter(t.value.at(-1)), (v) => this.write(this.listItem(v, true)));
+        return this.write('}');
       case 'object':
-        return this.collection(
-          '{',
-          '}',
-          t.value.map(([k, v]) => `${this.term(k, 0, indent + 1)}: ${this.term(v, 0, indent + 1)}`),
-          spansLines(t),
-          indent,
+        this.write('{');
+        this.iterable(
+          t.value,
+          t.location,
+          this.closeAfter(t.value.at(-1)?.[1]),
+          ([k, v]) => this.write(`${this.listItem(k, true)}: ${this.listItem(v, true)}`),
+          ([k]) => k,
         );
+        return this.write('}');
       case 'arraycomprehension':
-        return `[${this.term(t.term, TOP, indent)} | ${this.compBody(t.body, indent)}]`;
+        this.write('[');
+        this.comprehension(t.term, t.body, t.location);
+        return this.write(']');
       case 'setcomprehension':
-        return `{${this.term(t.term, TOP, indent)} | ${this.compBody(t.body, indent)}}`;
-      case 'objectcomprehension':
-        return `{${this.term(t.key, TOP, indent)}: ${this.term(t.value, TOP, indent)} | ${this.compBody(t.body, indent)}}`;
+        this.write('{');
+        this.comprehension(t.term, t.body, t.location);
+        return this.write('}');
+      case 'objectcomprehension': {
+        this.write('{');
+        const key = isCall(t.key, 'or') ? `(${this.term(t.key, false)})` : this.term(t.key, false);
+        const value = this.compTerm(t.value);
+        this.write(`${key}: ${value} |`);
+        this.comprehensionBody(t.body, rowOf(t.key), t.location, rowOf(t.key) > rowOf(t));
+        return this.write('}');
+      }
       case 'call': {
         const name = operatorName(t.operator);
         const infix = INFIX[name];
-        if (infix && t.args.length === 2) {
-          const s = `${this.term(t.args[0], infix.level, indent)} ${infix.op} ${this.term(t.args[1], infix.level + 1, indent)}`;
-          return infix.level < min ? `(${s})` : s;
+        if (infix && infix.level >= 0 && t.args.length === 2) {
+          if (name === 'internal.member_2') return this.write(`${this.term(t.args[0], true)} in ${this.term(t.args[1], true)}`);
+          const s = `${this.term(t.args[0], true)} ${infix.op} ${this.term(t.args[1], true)}`;
+          return this.write(parens ? `(${s})` : s);
         }
-        if (name === 'internal.member_3' && t.args.length === 3) {
-          const s = `${this.term(t.args[0], 1, indent)}, ${this.term(t.args[1], 1, indent)} in ${this.term(t.args[2], 1, indent)}`;
-          return top ? s : `(${s})`;
-        }
-        return `${this.term(t.operator, TOP, indent)}(${t.args.map((a) => this.term(a, 0, indent)).join(', ')})`;
+        // `k, v in xs` as a term is always parenthesised: unbracketed, its comma would split the enclosing list.
+        if (name === 'internal.member_3' && t.args.length === 3)
+          return this.write(
+            `(${this.term(t.args[0], true)}, ${this.term(t.args[1], true)} in ${this.term(t.args[2], true)})`,
+          );
+        return this.write(this.plainCall(t));
       }
     }
   }
 
-  private compBody(body: Body, indent: number): string {
-    return body.map((e) => this.expr(e, indent)).join('; ');
+  /** A collection element: a union call is parenthesised (`|` would read as a comprehension). */
+  private listItem(t: Term, unionParens: boolean): string {
+    const s = this.term(t, false);
+    return isCall(t, 'or') && (unionParens || this.parenthesized(t)) ? `(${s})` : s;
   }
 
-  /** One line, or one item per line when the literal spanned lines in the source. */
-  private collection(open: string, close: string, items: string[], multiline: boolean, indent: number): string {
-    if (!multiline || items.length === 0) return `${open}${items.join(', ')}${close}`;
-    const pad = '\t'.repeat(indent + 1);
-    return `${open}\n${items.map((i) => `${pad}${i},`).join('\n')}\n${'\t'.repeat(indent)}${close}`;
+  /** A comprehension's head: a call keeps the parentheses it was written in (a union always has them). */
+  private compTerm(t: Term): string {
+    const s = this.term(t, false);
+    if (isCall(t, 'internal.member_3')) return s; // parenthesised already
+    return t.type === 'call' && (isCall(t, 'or') || this.parenthesized(t)) ? `(${s})` : s;
+  }
+
+  /** Whether the source wrote `t` in parentheses of its own (not a call's argument list). */
+  private parenthesized(t: Term): boolean {
+    return this.openParen(t) !== undefined;
+  }
+
+  /** The offset of the `(` the source wrapped `t` in, if it did. */
+  private openParen(t: Term): number | undefined {
+    const l = t.location;
+    if (!l || l.offset === undefined) return undefined;
+    if (l.text?.startsWith('(') && this.closingParen(l.text) === l.text.length - 1) return l.offset;
+    let i = l.offset - 1;
+    while (i >= 0 && /\s/.test(this.text[i])) i--;
+    if (this.text[i] !== '(') return undefined;
+    const open = i;
+    i--;
+    while (i >= 0 && (this.text[i] === ' ' || this.text[i] === '\t')) i--;
+    return i < 0 || !/[A-Za-z0-9_\])]/.test(this.text[i]) ? open : undefined;
+  }
+
+  /** The index of the `)` matching the `(` that opens `text` (strings skipped). */
+  private closingParen(text: string): number {
+    let depth = 0;
+    let quote: string | null = null;
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i];
+      if (quote) {
+        if (c === '\\' && quote === '"') i++;
+        else if (c === quote) quote = null;
+      } else if (c === '"' || c === '`') quote = c;
+      else if (c === '(') depth++;
+      else if (c === ')' && --depth === 0) return i;
+    }
+    return -1;
+  }
+
+  /** Where an element starts in the source: at the parenthesis it was wrapped in, if any. */
+  private startOf(t: Term): { row: number; offset: number | undefined } {
+    const open = this.openParen(t);
+    if (open === undefined || open === t.location?.offset) return { row: rowOf(t), offset: t.location?.offset };
+    return { row: this.rowAt(open), offset: open };
+  }
+
+  private rowAt(offset: number): number {
+    let lo = 0;
+    let hi = this.lineStarts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.lineStarts[mid] <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo + 1;
+  }
+
+  private comprehension(head: Term, body: Body, loc: Location | undefined): void {
+    this.write(`${this.compTerm(head)} |`);
+    this.comprehensionBody(body, rowOf(head), loc, false);
+  }
+
+  /** A comprehension's (or an `every`'s) body: on the line, or one expression per line when it was broken. */
+  private comprehensionBody(body: Body, headRow: number, loc: Location | undefined, forceBlock: boolean): void {
+    void loc;
+    const rows = new Set(body.map(rowOf));
+    const closeRow = this.closeAfter(body.at(-1));
+    if (forceBlock || rowOf(body[0]) > headRow || rows.size > 1) {
+      this.endLine();
+      this.level++;
+      this.body(body, false);
+      this.commentsBefore(closeRow);
+      this.level--;
+      this.startLine();
+      return;
+    }
+    this.write(' ');
+    body.forEach((e, i) => {
+      if (i > 0) this.write('; ');
+      const save = this.out;
+      this.out = '';
+      this.expr(e, false);
+      const s = this.out;
+      this.out = save;
+      this.write(s);
+    });
+    this.commentsBefore(closeRow);
+  }
+
+  private plainCall(c: CallTerm): string {
+    const save = this.out;
+    this.out = '';
+    this.write(`${this.refText(c.operator.value, false)}(`);
+    this.iterable(c.args, c.operator.location, this.closeAfter(c.args.at(-1)), (a) => this.write(this.listItem(a, false)));
+    this.write(')');
+    const s = this.out;
+    this.out = save;
+    return s;
+  }
+
+  /**
+   * Elements on one line, or on several (each source line's elements together, a trailing comma on each)
+   * when they spanned several source lines or the first began a line of its own.
+   */
+  private iterable<T>(
+    items: T[],
+    loc: Location | undefined,
+    closeRow: number,
+    write: (item: T) => void,
+    locOf: (item: T) => Term = (i) => i as unknown as Term,
+  ): void {
+    if (items.length === 0) return;
+    const lines: T[][] = [];
+    let prev = -1;
+    for (const item of items) {
+      const row = this.startOf(locOf(item)).row;
+      if (lines.length && row > prev) lines.push([item]);
+      else if (lines.length) lines[lines.length - 1].push(item);
+      else lines.push([item]);
+      prev = row;
+    }
+    let brokenBefore = false;
+    if (lines.length === 1 && loc?.text && loc.offset !== undefined) {
+      // Call arguments are measured from the operator, whose text never holds them (OPA's rule too).
+      const first = this.startOf(locOf(items[0])).offset;
+      const cut = first !== undefined && first >= loc.offset && first <= loc.offset + loc.text.length ? first - loc.offset : -1;
+      brokenBefore = cut > 0 && loc.text.slice(0, cut).indexOf('\n') > 0;
+    }
+    const multiline = lines.length > 1 || brokenBefore;
+    if (multiline) {
+      if (this.pending) this.delay = true;
+      this.endLine();
+      this.level++;
+      this.startLine();
+    }
+    lines.forEach((line, i) => {
+      line.forEach((item, j) => {
+        if (j > 0) this.write(', ');
+        else this.commentsAtLineStart(rowOf(locOf(item)));
+        write(item);
+      });
+      if (i < lines.length - 1) {
+        this.write(',');
+        this.endLine();
+        this.startLine();
+      }
+    });
+    if (multiline) {
+      this.write(',');
+      this.endLine();
+      this.commentsBefore(closeRow);
+      this.level--;
+      this.startLine();
+    }
+  }
+
+  // ---- refs and strings ----
+
+  /** A ref's text; `pkg`: a package path (no head term). `future`: a future.keywords import (keywords as dots). */
+  private refText(parts: Term[], pkg: boolean, future = false): string {
+    let s = '';
+    parts.forEach((p, i) => {
+      if (i === 0 && !pkg) {
+        if (p.type === 'call') {
+          const c = this.term(p, false);
+          // `(a | b)[_]`: an infix call indexed needs its parentheses whatever the source had.
+          s += infixOf(p) || this.parenthesized(p) ? `(${c})` : c;
+        } else s += this.term(p, false);
+        return;
+      }
+      if (i === 0 && pkg && p.type === 'string' && IDENT.test(p.value)) {
+        s += p.value;
+        return;
+      }
+      if (p.type === 'string') {
+        const quoted = (p.location?.text ?? '').startsWith('"');
+        const keyword = REGO_KEYWORDS.has(p.value);
+        if (IDENT.test(p.value) && (!keyword || future || !quoted)) s += `.${p.value}`;
+        else s += `[${this.stringText(p)}]`;
+      } else if (p.type === 'var') s += `[${p.wildcard ? '_' : p.value}]`;
+      else s += `[${this.term(p, false)}]`;
+    });
+    return s;
+  }
+
+  private stringText(t: Extract<Term, { type: 'string' }>): string {
+    const text = t.location?.text;
+    if (text && (text.startsWith('`') || (text.startsWith('"') && text.endsWith('"') && text.length >= 2))) return text;
+    if (t.raw && !t.value.includes('`')) return `\`${t.value}\``;
+    return JSON.stringify(t.value);
   }
 }
 
-/** Formats a parsed module; `text` is its source (blank lines between expressions are kept). */
+/** Formats a parsed module; `text` is its source (blank lines and line breaks are read from it). */
 export function formatModule(module: Module, text: string, options: FormatOptions = {}): string {
-  return new Printer(module, text).print(options.regoV1 === true);
+  return new Printer(module, text, options.regoV1 === true).print();
 }

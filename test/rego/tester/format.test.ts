@@ -25,10 +25,19 @@ function regoBelow(dir: string): string[] {
     });
 }
 
-/** The AST without what formatting may change: locations, comment positions, wildcard numbering. */
+/**
+ * The AST without what formatting may change: locations, comment positions, wildcard numbering, `=` or `:=`
+ * in rule heads (the same rule either way; opa fmt writes `:=`), generated bodies (`p if true` is `p := true`),
+ * and the order of imports (sorted within their group).
+ */
 function shape(m: Module): string {
-  return JSON.stringify({ ...m, comments: m.comments.map((c) => c.text.trim()) }, (k, v) =>
-    k === 'location' ? undefined : k === 'value' && typeof v === 'string' && /^\$\d+$/.test(v) ? '_' : v,
+  const imports = [...m.imports].map((i) => JSON.stringify(i, (k, v) => (k === 'location' ? undefined : v))).sort();
+  return JSON.stringify({ ...m, imports, comments: m.comments.map((c) => c.text.trim()) }, (k, v) =>
+    k === 'location' || k === 'assign' || k === 'generated' || k === 'index'
+      ? undefined
+      : k === 'value' && typeof v === 'string' && /^\$\d+$/.test(v)
+        ? '_'
+        : v,
   );
 }
 
@@ -51,14 +60,14 @@ describe('formatting rules', () => {
     const text =
       'package  p\nimport data.lib   as l\nx := plus(1, mul(2, 3))\ny := mul(plus(1, 2), 3)\nz := input["a"]["b-c"][0]\n\n\n\nw := {"k": [1,2], "s": set()}\n';
     expect(formatSource('p.rego', text)).toBe(
-      'package p\n\nimport data.lib as l\n\nx := 1 + 2 * 3\n\ny := (1 + 2) * 3\n\nz := input.a["b-c"][0]\n\nw := {"k": [1, 2], "s": set()}\n',
+      'package p\n\nimport data.lib as l\n\nx := 1 + (2 * 3)\ny := (1 + 2) * 3\nz := input.a["b-c"][0]\n\nw := {"k": [1, 2], "s": set()}\n',
     );
   });
 
   it('keeps comments: leading, trailing, before a closing brace, at the end', () => {
     const text = '# head\npackage p\n\n# about allow\nallow if {\n  input.a # why\n  # last\n}\n# tail\n';
     const out = formatSource('p.rego', text);
-    expect(out).toBe('# head\npackage p\n\n# about allow\nallow if {\n\tinput.a # why\n\t# last\n}\n# tail\n');
+    expect(out).toBe('# head\npackage p\n\n# about allow\nallow if {\n\tinput.a # why\n\t# last\n}\n\n# tail\n');
     expect(formatSource('p.rego', out)).toBe(out);
   });
 
@@ -67,7 +76,7 @@ describe('formatting rules', () => {
       'package v\n\nimport future.keywords.in\n\ndeny[msg] {\n    input.user == "eve"\n    msg := "no"\n}\n\nallow {\n    not deny[_]\n}\n\nf(x) = y {\n    y := x + 1\n} else = 0 {\n    true\n}\n';
     const v1 = formatSource('v.rego', v0, { regoV1: true });
     expect(v1).toBe(
-      'package v\n\nimport rego.v1\n\ndeny contains msg if {\n\tinput.user == "eve"\n\tmsg := "no"\n}\n\nallow if {\n\tnot deny[_]\n}\n\nf(x) = y if {\n\ty := x + 1\n} else = 0 if {\n\ttrue\n}\n',
+      'package v\n\nimport rego.v1\n\ndeny contains msg if {\n\tinput.user == "eve"\n\tmsg := "no"\n}\n\nallow if {\n\tnot deny[_]\n}\n\nf(x) := y if {\n\ty := x + 1\n} else := 0\n',
     );
     expect(formatSource('v.rego', v1)).toBe(v1);
     // Same rules as the v0 module read as v0 (imports aside).

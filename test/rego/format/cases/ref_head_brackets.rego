@@ -1,0 +1,7 @@
+package cases.refheads
+
+limits["cpu"] := 2
+
+limits[k] := v if {
+	some k, v in input.extra
+}
