@@ -68,7 +68,11 @@ export function builtinFailure(thrown: unknown): string {
   let text: string;
   if (typeof thrown === 'string') text = thrown;
   else if (thrown instanceof Error) text = thrown.message;
-  else if (thrown !== null && typeof thrown === 'object' && typeof (thrown as { message?: unknown }).message === 'string')
+  else if (
+    thrown !== null &&
+    typeof thrown === 'object' &&
+    typeof (thrown as { message?: unknown }).message === 'string'
+  )
     text = (thrown as { message: string }).message;
   else text = `threw ${thrown === null ? 'null' : typeof thrown}`;
   text = (text.split(/\r?\n/)[0] ?? '')

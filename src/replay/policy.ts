@@ -99,7 +99,13 @@ function fixedPolicy(
   customBuiltinsModule?: string,
 ): ReplayPolicy {
   const bundle: ReplayBundle | null = bytes
-    ? { key: 'fixed', bytes, revision: engine.revision, timeoutMs, ...(customBuiltinsModule ? { customBuiltinsModule } : {}) }
+    ? {
+        key: 'fixed',
+        bytes,
+        revision: engine.revision,
+        timeoutMs,
+        ...(customBuiltinsModule ? { customBuiltinsModule } : {}),
+      }
     : null;
   return {
     description,

@@ -187,7 +187,8 @@ describe('replay with the deployment builtins', () => {
         stderr += chunk.toString();
         return true;
       }) as typeof process.stderr.write;
-      if (env.GUARDIAN_POLICY_BUILTINS !== undefined) process.env.GUARDIAN_POLICY_BUILTINS = env.GUARDIAN_POLICY_BUILTINS;
+      if (env.GUARDIAN_POLICY_BUILTINS !== undefined)
+        process.env.GUARDIAN_POLICY_BUILTINS = env.GUARDIAN_POLICY_BUILTINS;
       else delete process.env.GUARDIAN_POLICY_BUILTINS;
       process.chdir(dir);
       try {
@@ -222,7 +223,15 @@ describe('replay with the deployment builtins', () => {
 
     it('--builtins: the recorded decisions (the two DENYs included) are reproduced, in process and in workers', async () => {
       for (const workers of ['0', '2']) {
-        const r = await replay(['--against', 'recorded', '--fail-on-diff', '--builtins', 'vouch.mjs', '--workers', workers]);
+        const r = await replay([
+          '--against',
+          'recorded',
+          '--fail-on-diff',
+          '--builtins',
+          'vouch.mjs',
+          '--workers',
+          workers,
+        ]);
         expect(r.code).toBe(0);
         expect(r.report?.summary).toMatchObject({ compared: 4, changed: 0, determinismCheck: true });
       }
@@ -256,7 +265,8 @@ describe('replay with the deployment builtins', () => {
     it('a module that does not load, or does not supply the builtin: exit 2, one line', async () => {
       const missing = await replay(['--against', REVISION, '--builtins', 'nowhere.mjs']);
       expect(missing.code).toBe(2);
-      expect(missing.stderr).toContain(`cannot load builtins module nowhere.mjs: Cannot find module '${join(dir, 'nowhere.mjs')}'`);
+      expect(missing.stderr).toContain('cannot load builtins module nowhere.mjs: Cannot find module');
+      expect(missing.stderr).toContain(join(dir, 'nowhere.mjs'));
       writeFileSync(join(dir, 'other.mjs'), "export default { 'custom.other': () => 1 };\n");
       const other = await replay(['--against', REVISION, '--builtins', 'other.mjs']);
       expect(other.code).toBe(2);

@@ -86,6 +86,19 @@ export function registerReplayCommand(program: Command): void {
     .action(async (flags: ReplayFlags) => {
       // Loaded lazily so other commands do not pay for the policy engine and Rego toolchain imports.
       const replay = await import('../../replay/index.ts');
+      /** A replay policy that cannot be had, as the CLI error with its exit code; other errors pass through. */
+      const policyFailure = (err: unknown, against: string): unknown => {
+        if (!(err instanceof replay.ReplayError)) return err;
+        const code =
+          err.code === 'policy_compile_error'
+            ? ExitCode.CompileError
+            : err.code === 'policy_invalid' ||
+                err.code === 'builtins_invalid' ||
+                (err.code === 'policy_not_found' && namesAFile(against))
+              ? ExitCode.Usage
+              : ExitCode.Failed;
+        return new CliError(err.message, code);
+      };
       const format = flags.format as (typeof replay.REPORT_FORMATS)[number];
       if (!replay.REPORT_FORMATS.includes(format))
         throw new CliError(`--format must be one of ${replay.REPORT_FORMATS.join(', ')}`, ExitCode.Usage);
@@ -128,29 +141,24 @@ export function registerReplayCommand(program: Command): void {
             ...(builtins !== undefined ? { customBuiltinsModule: builtins } : {}),
           });
         } catch (err) {
-          if (err instanceof replay.ReplayError) {
-            const code =
-              err.code === 'policy_compile_error'
-                ? ExitCode.CompileError
-                : err.code === 'policy_invalid' ||
-                    err.code === 'builtins_invalid' ||
-                    (err.code === 'policy_not_found' && namesAFile(flags.against))
-                  ? ExitCode.Usage
-                  : ExitCode.Failed;
-            throw new CliError(err.message, code);
-          }
-          throw err;
+          throw policyFailure(err, flags.against);
         }
-        const report = await replay.runReplay({
-          store,
-          policy,
-          selection,
-          client,
-          maxReportedSteps: maxSteps,
-          workers,
-          ...(maxDeferrals !== undefined ? { maxDeferralsPerSession: maxDeferrals } : {}),
-          ...(bar ? { onProgress: bar.onProgress } : {}),
-        });
+        // `--against recorded` loads each recorded revision as the replay reaches it: a version that does not
+        // load (e.g. a custom builtin no module supplies) is refused here, with the same exit codes.
+        const report = await replay
+          .runReplay({
+            store,
+            policy,
+            selection,
+            client,
+            maxReportedSteps: maxSteps,
+            workers,
+            ...(maxDeferrals !== undefined ? { maxDeferralsPerSession: maxDeferrals } : {}),
+            ...(bar ? { onProgress: bar.onProgress } : {}),
+          })
+          .catch((err: unknown) => {
+            throw policyFailure(err, flags.against);
+          });
         bar?.done();
         const text = replay.renderReport(report, format);
         if (flags.out) writeFileSync(flags.out, text);

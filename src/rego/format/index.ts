@@ -425,8 +425,10 @@ class Printer {
       const call: CallTerm = { type: 'call', operator: t.operator, args: t.args };
       const s = this.topCall(call, leading && !e.negated);
       this.write(leading && !e.negated && isCall(call, 'or') ? `(${s})` : s);
-    }
-    else this.write(leading && !e.negated && isCall(t.term, 'or') ? `(${this.term(t.term, false)})` : this.term(t.term, false));
+    } else
+      this.write(
+        leading && !e.negated && isCall(t.term, 'or') ? `(${this.term(t.term, false)})` : this.term(t.term, false),
+      );
     this.withs(e);
   }
 
@@ -440,7 +442,11 @@ class Printer {
       // Parentheses the source needed stay (OPA drops them here; its output would mean something else).
       const need = (x: Term, right: boolean): boolean => {
         const inner = infixOf(x);
-        return inner !== undefined && infix.level >= 0 && (inner.level < infix.level || (right && inner.level === infix.level));
+        return (
+          inner !== undefined &&
+          infix.level >= 0 &&
+          (inner.level < infix.level || (right && inner.level === infix.level))
+        );
       };
       let left = this.term(a, false);
       if (need(a, false) || (leading && isCall(a, 'or'))) left = `(${left})`;
@@ -553,7 +559,8 @@ class Printer {
         const name = operatorName(t.operator);
         const infix = INFIX[name];
         if (infix && infix.level >= 0 && t.args.length === 2) {
-          if (name === 'internal.member_2') return this.write(`${this.term(t.args[0], true)} in ${this.term(t.args[1], true)}`);
+          if (name === 'internal.member_2')
+            return this.write(`${this.term(t.args[0], true)} in ${this.term(t.args[1], true)}`);
           const s = `${this.term(t.args[0], true)} ${infix.op} ${this.term(t.args[1], true)}`;
           return this.write(parens ? `(${s})` : s);
         }
@@ -669,7 +676,9 @@ class Printer {
     const save = this.out;
     this.out = '';
     this.write(`${this.refText(c.operator.value, false)}(`);
-    this.iterable(c.args, c.operator.location, this.closeAfter(c.args.at(-1)), (a) => this.write(this.listItem(a, false)));
+    this.iterable(c.args, c.operator.location, this.closeAfter(c.args.at(-1)), (a) =>
+      this.write(this.listItem(a, false)),
+    );
     this.write(')');
     const s = this.out;
     this.out = save;
@@ -701,7 +710,8 @@ class Printer {
     if (lines.length === 1 && loc?.text && loc.offset !== undefined) {
       // Call arguments are measured from the operator, whose text never holds them (OPA's rule too).
       const first = this.startOf(locOf(items[0])).offset;
-      const cut = first !== undefined && first >= loc.offset && first <= loc.offset + loc.text.length ? first - loc.offset : -1;
+      const cut =
+        first !== undefined && first >= loc.offset && first <= loc.offset + loc.text.length ? first - loc.offset : -1;
       brokenBefore = cut > 0 && loc.text.slice(0, cut).indexOf('\n') > 0;
     }
     const multiline = lines.length > 1 || brokenBefore;
