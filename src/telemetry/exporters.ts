@@ -6,20 +6,12 @@ import { createOcsfEmitter, ocsfEventsOf, sinkOf, type EventSink, type OcsfEmitt
 import type { OcsfProduct } from './events/ocsf.ts';
 import type { SinkSettings } from './events/sinks.ts';
 import type { StepRecord } from './record.ts';
-import type { OtlpProtocol, StepTracer } from './traces/index.ts';
+import type { StepTracer, StepTracerOptions } from './traces/index.ts';
 
 /** What the exporters are opened with: plain data, posted to the export thread as it is. */
 export interface ExporterSettings {
-  otlp?: {
-    url: string;
-    protocol: OtlpProtocol;
-    headers?: Record<string, string>;
-    serviceName: string;
-    serviceVersion: string;
-    maxQueueSize: number;
-    scheduledDelayMillis: number;
-    exportTimeoutMillis: number;
-  };
+  /** The tracer's options as data (its drop callback is the export thread's own). */
+  otlp?: Required<Omit<StepTracerOptions, 'onDropped' | 'headers'>> & Pick<StepTracerOptions, 'headers'>;
   ocsf?: {
     sinks: SinkSettings[];
     queueSize: number;
