@@ -13,8 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { AcsClient, httpTransport } from '../../src/client/index.ts';
-import { capabilitiesDocument, readCapabilities } from '../../src/rego/builtins/capabilities.ts';
-import { compileBundle } from '../../src/rego/index.ts';
+import { vouchBundle } from '../policy/fixtures/custom-builtin-bundle.ts';
 import { openGuardianRuntime, type GuardianRuntime } from '../../src/server/app.ts';
 import { createHttpApp } from '../../src/server/http.ts';
 import { expectValidAnswer } from '../acs/fixtures/harness.ts';
@@ -66,18 +65,7 @@ function client(agentId: string): AcsClient {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'replay-builtins-'));
   data = join(dir, 'data');
-  const doc = capabilitiesDocument();
-  const vouch = {
-    name: 'custom.vouch',
-    decl: { type: 'function', args: [{ type: 'string' }], result: { type: 'string' } },
-  };
-  const compiled = await compileBundle({
-    sources: [{ file: 'vouch.rego', text: POLICY }],
-    entrypoints: ['acs/decision'],
-    capabilities: readCapabilities({ ...doc, builtins: [...doc.builtins, vouch] }),
-    revision: REVISION,
-  });
-  writeFileSync(join(dir, 'vouch.tar.gz'), compiled.bundle);
+  writeFileSync(join(dir, 'vouch.tar.gz'), await vouchBundle(POLICY, REVISION));
   writeFileSync(join(dir, 'vouch.mjs'), VOUCH);
   writeFileSync(join(dir, 'vouch-down.mjs'), VOUCH_DOWN);
 

@@ -9,8 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AcsClient } from '../../src/client/index.ts';
 import { decodeBase64Strict } from '../../src/crypto/index.ts';
-import { capabilitiesDocument, readCapabilities } from '../../src/rego/builtins/capabilities.ts';
-import { compileBundle } from '../../src/rego/index.ts';
+import { vouchBundle } from '../policy/fixtures/custom-builtin-bundle.ts';
 import { checkedHttpTransport } from '../acs/fixtures/harness.ts';
 import { ROOT, killAll, startGuardian, stopServe, type Serving } from '../store/fixtures/serve-process.ts';
 
@@ -54,17 +53,7 @@ function refusedStart(args: string[], e: NodeJS.ProcessEnv): Promise<{ code: num
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'acs-serve-builtins-'));
-  const doc = capabilitiesDocument();
-  const vouch = {
-    name: 'custom.vouch',
-    decl: { type: 'function', args: [{ type: 'string' }], result: { type: 'string' } },
-  };
-  const compiled = await compileBundle({
-    sources: [{ file: 'vouch.rego', text: POLICY }],
-    entrypoints: ['acs/decision'],
-    capabilities: readCapabilities({ ...doc, builtins: [...doc.builtins, vouch] }),
-  });
-  writeFileSync(join(dir, 'vouch.tar.gz'), compiled.bundle);
+  writeFileSync(join(dir, 'vouch.tar.gz'), await vouchBundle(POLICY));
   writeFileSync(
     join(dir, 'vouch.mjs'),
     `export default {
