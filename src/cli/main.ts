@@ -183,8 +183,24 @@ export async function withCrashReport<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
+const quietOnClosedPipe = new WeakSet<NodeJS.WriteStream>();
+
+/**
+ * A reader that stops early (`guardian policy capabilities | head`) closes the pipe: that ends the output,
+ * as it ends `cat`'s, and is not an error to report with Node's stack trace. Any other write error still is.
+ */
+function endQuietlyWhenReaderLeaves(stream: NodeJS.WriteStream): void {
+  if (quietOnClosedPipe.has(stream)) return;
+  quietOnClosedPipe.add(stream);
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    process.exit(typeof process.exitCode === 'number' ? process.exitCode : ExitCode.Ok);
+  });
+}
+
 /** Runs the CLI and returns the process exit code (see exit-codes.ts). */
 export async function main(argv: string[]): Promise<number> {
+  endQuietlyWhenReaderLeaves(process.stdout);
   const words = argv.slice(2).filter((arg) => !arg.startsWith('-'));
   // `guardian help keys` needs the keys group loaded as much as `guardian keys --help` does.
   const group = words[0] === 'help' ? words[1] : words[0];

@@ -490,3 +490,16 @@ describe('bin/guardian.mjs from another directory', () => {
     expect(r.stderr).not.toMatch(/^\s+at /m);
   }, 300_000);
 });
+
+describe('a reader that stops early', () => {
+  it('`guardian policy capabilities | head -c 1`: the output ends, exit 0, nothing on stderr', async () => {
+    // A shell pipe, as a user types it: `head` exits after one byte while the command still has output to write.
+    const script = `"$0" "$1" policy capabilities | head -c 1 >/dev/null; echo "exit \${PIPESTATUS[0]}" >&2`;
+    const r = await new Promise<{ stderr: string }>((resolve) => {
+      execFile('bash', ['-c', script, process.execPath, BIN], { timeout: 120_000 }, (_err, _stdout, stderr) =>
+        resolve({ stderr }),
+      );
+    });
+    expect(r.stderr).toBe('exit 0\n');
+  }, 120_000);
+});
