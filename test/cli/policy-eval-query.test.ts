@@ -4,6 +4,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { capabilitiesDocument } from '../../src/rego/builtins/capabilities.ts';
+import { VOUCH_BUILTIN } from '../policy/fixtures/custom-builtin-bundle.ts';
 import { runGuardian } from './run-guardian.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'policy-eval-query-'));
@@ -15,6 +17,14 @@ mkdirSync(join(dir, 'bundle', 'b'), { recursive: true });
 writeFileSync(join(dir, 'bundle', '.manifest'), '{"roots": ["b"]}');
 writeFileSync(join(dir, 'bundle', 'b', 'q.rego'), 'package b\n\nname := data.b.who\n');
 writeFileSync(join(dir, 'bundle', 'b', 'data.json'), '{"who": "ada"}');
+// A custom builtin declared in capabilities (as `opa eval --capabilities` takes it) and its implementation.
+mkdirSync(join(dir, 'custom'), { recursive: true });
+writeFileSync(join(dir, 'custom', 'v.rego'), 'package v\n\ngreeting := custom.vouch("ada")\n');
+const caps = join(dir, 'caps.json');
+const doc = capabilitiesDocument();
+writeFileSync(caps, JSON.stringify({ ...doc, builtins: [...doc.builtins, VOUCH_BUILTIN] }));
+const impl = join(dir, 'vouch.mjs');
+writeFileSync(impl, "export default { 'custom.vouch': (who) => `vouched for ${who}` };\n");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function evalQuery(args: string[]): Promise<{ code: number; out: unknown; stderr: string }> {
@@ -72,5 +82,29 @@ describe('guardian policy eval QUERY', { timeout: 300_000 }, () => {
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/^query:1:5: rego_parse_error: /);
     expect(r.stderr).toMatch(/guardian: 1 error occurred\n$/);
+  });
+
+  it('custom builtins: declared by --capabilities, implemented by --builtins, in the modules and the query', async () => {
+    const c = ['-d', join(dir, 'custom'), '--capabilities', caps];
+    const r = await evalQuery([...c, '--builtins', impl, 'data.v.greeting']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.out).toEqual({
+      result: [{ expressions: [{ value: 'vouched for ada', text: 'data.v.greeting', location: at(1, 1) }] }],
+    });
+    const q = await evalQuery([...c, '--builtins', impl, 'custom.vouch("bo")']);
+    expect(q.out).toEqual({
+      result: [{ expressions: [{ value: 'vouched for bo', text: 'custom.vouch("bo")', location: at(1, 1) }] }],
+    });
+  });
+
+  it('custom builtins: undeclared is a compile error; declared but unimplemented is a usage error', async () => {
+    const undeclared = await evalQuery(['-d', join(dir, 'custom'), 'data.v.greeting']);
+    expect(undeclared.code).toBe(3);
+    expect(undeclared.stderr).toMatch(/rego_type_error: undefined function custom\.vouch/);
+    const missing = await evalQuery(['-d', join(dir, 'custom'), '--capabilities', caps, 'data.v.greeting']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe(
+      'guardian: the query: no implementation of builtin custom.vouch (custom builtins come from --builtins module.mjs)\n',
+    );
   });
 });

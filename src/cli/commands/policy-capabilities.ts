@@ -3,6 +3,7 @@
 // with their types) and `--builtins module.mjs` (their JavaScript implementations).
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { CliError, ExitCode } from '../exit-codes.ts';
 import {
   CapabilitiesError,
@@ -65,4 +66,32 @@ export async function importCustomBuiltins(file: string): Promise<Record<string,
     if (e instanceof CustomBuiltinsModuleError) throw new CliError(e.message, ExitCode.Usage);
     throw e;
   }
+}
+
+/** The builtins a loaded Wasm module dispatches to the host (its `builtins()` export). */
+export function dispatchedBuiltins(policy: LoadedPolicy): string[] {
+  const exp = (policy.wasmInstance as unknown as { exports: Record<string, (...a: number[]) => number> }).exports;
+  const addr = exp.opa_json_dump(exp.builtins());
+  const mem = new Uint8Array(policy.mem.buffer);
+  let end = addr;
+  while (mem[end] !== 0) end++;
+  return Object.keys(JSON.parse(new TextDecoder().decode(mem.subarray(addr, end))) as Record<string, number>).sort();
+}
+
+/**
+ * Refuses, before evaluating, a module that dispatches to a builtin no implementation supplies, as the
+ * Guardian refuses such a bundle at load: opa-wasm would throw only when the call is reached.
+ */
+export function requireImplementations(
+  dispatched: string[],
+  implementations: Readonly<Record<string, unknown>>[],
+  what: string,
+): void {
+  const implemented = new Set(implementations.flatMap((impls) => Object.keys(impls)));
+  const missing = dispatched.filter((name) => !implemented.has(name));
+  if (missing.length)
+    throw new CliError(
+      `${what}: no implementation of builtin${missing.length === 1 ? '' : 's'} ${missing.join(', ')} (custom builtins come from --builtins module.mjs)`,
+      ExitCode.Usage,
+    );
 }

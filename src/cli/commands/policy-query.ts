@@ -8,6 +8,12 @@ import type { Body, Expr, RefTerm } from '../../rego/ast/types.ts';
 import { RegoErrors } from '../../rego/errors.ts';
 import { CliError, ExitCode } from '../exit-codes.ts';
 import { gatherInputs, readDataFile } from './policy-inputs.ts';
+import {
+  dispatchedBuiltins,
+  importCustomBuiltins,
+  readCapabilitiesFile,
+  requireImplementations,
+} from './policy-capabilities.ts';
 
 export interface QueryOptions {
   data: string[];
@@ -18,6 +24,10 @@ export interface QueryOptions {
   v0Compatible?: boolean;
   /** `--fail`: exit 1 when the query is undefined. */
   fail?: boolean;
+  /** `--capabilities FILE`: the builtins the modules and the query may call, custom ones declared. */
+  capabilities?: string;
+  /** `--builtins module.mjs`: the custom builtins' JavaScript implementations. */
+  builtins?: string;
 }
 
 interface CapturedExpr {
@@ -90,7 +100,11 @@ export async function evaluateQueryCommand(queryText: string, opts: QueryOptions
     }
   }
   const input = opts.input !== undefined ? readDataFile(opts.input) : undefined;
-  const { compileQuery, hostBuiltins, instantiatePolicy, parseQuery } = await import('../../rego/index.ts');
+  const capabilities = opts.capabilities !== undefined ? readCapabilitiesFile(opts.capabilities) : undefined;
+  const customBuiltins = opts.builtins !== undefined ? await importCustomBuiltins(opts.builtins) : {};
+  const { compileQuery, hostBuiltins, instantiatePolicy, parseQuery, withCustomBuiltins } = await import(
+    '../../rego/index.ts'
+  );
   let body: Body;
   let compiled;
   let exprs: CapturedExpr[];
@@ -102,6 +116,7 @@ export async function evaluateQueryCommand(queryText: string, opts: QueryOptions
       sources,
       query: rewritten.query,
       strictBuiltinErrors: opts.strictBuiltinErrors === true,
+      ...(capabilities ? { capabilities } : {}),
     });
   } catch (e) {
     if (e instanceof RegoErrors) {
@@ -113,7 +128,16 @@ export async function evaluateQueryCommand(queryText: string, opts: QueryOptions
     }
     throw e;
   }
-  const policy = await instantiatePolicy(compiled.wasm, hostBuiltins({ strict: opts.strictBuiltinErrors === true }));
+  const host = hostBuiltins({ strict: opts.strictBuiltinErrors === true });
+  let builtins;
+  try {
+    builtins = withCustomBuiltins(host, customBuiltins);
+  } catch (e) {
+    if (e instanceof TypeError) throw new CliError(`${opts.builtins}: ${e.message}`, ExitCode.Usage);
+    throw e;
+  }
+  const policy = await instantiatePolicy(compiled.wasm, builtins);
+  requireImplementations(dispatchedBuiltins(policy), [builtins], 'the query');
   policy.setData(data);
   let rows: Record<string, unknown>[];
   try {

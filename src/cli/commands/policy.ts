@@ -3,7 +3,6 @@
 import { readFileSync, renameSync, statSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
-import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { isObject } from '../../json.ts';
 import { CliError, ExitCode } from '../exit-codes.ts';
 import { RegoError, RegoErrors } from '../../rego/errors.ts';
@@ -13,7 +12,13 @@ import { evaluateQueryCommand, type QueryOptions } from './policy-query.ts';
 import { addPolicyBenchCommand } from './policy-bench.ts';
 import { addPolicyFmtCommand } from './policy-fmt.ts';
 import { addPolicyTestCommand } from './policy-test.ts';
-import { addPolicyCapabilitiesCommand, importCustomBuiltins, readCapabilitiesFile } from './policy-capabilities.ts';
+import {
+  addPolicyCapabilitiesCommand,
+  dispatchedBuiltins,
+  importCustomBuiltins,
+  readCapabilitiesFile,
+  requireImplementations,
+} from './policy-capabilities.ts';
 
 interface BuildOptions {
   entrypoint: string[];
@@ -224,15 +229,7 @@ async function evaluate(opts: EvalOptions): Promise<void> {
         ExitCode.CompileError,
       );
   }
-  // Fail before evaluating, as the Guardian refuses such a bundle at load: opa-wasm would only throw when
-  // the call is reached.
-  const implemented = new Set([...Object.keys(hostBuiltins()), ...Object.keys(customBuiltins)]);
-  const missing = dispatched.filter((name) => !implemented.has(name));
-  if (missing.length)
-    throw new CliError(
-      `${opts.bundle}: no implementation of builtin${missing.length === 1 ? '' : 's'} ${missing.join(', ')} (custom builtins come from --builtins module.mjs)`,
-      ExitCode.Usage,
-    );
+  requireImplementations(dispatched, [hostBuiltins(), customBuiltins], opts.bundle);
   if (!(opts.entrypoint in loaded.entrypoints)) {
     throw new CliError(
       `entrypoint ${opts.entrypoint} not in bundle (has: ${Object.keys(loaded.entrypoints).join(', ') || 'none'})`,
@@ -246,16 +243,6 @@ async function evaluate(opts: EvalOptions): Promise<void> {
     throw new CliError(`evaluation failed: ${e instanceof Error ? e.message : String(e)}`, ExitCode.Failed);
   }
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-}
-
-/** The builtins a loaded Wasm module dispatches to the host (its `builtins()` export). */
-function dispatchedBuiltins(policy: LoadedPolicy): string[] {
-  const exp = (policy.wasmInstance as unknown as { exports: Record<string, (...a: number[]) => number> }).exports;
-  const addr = exp.opa_json_dump(exp.builtins());
-  const mem = new Uint8Array(policy.mem.buffer);
-  let end = addr;
-  while (mem[end] !== 0) end++;
-  return Object.keys(JSON.parse(new TextDecoder().decode(mem.subarray(addr, end))) as Record<string, number>).sort();
 }
 
 async function inspect(opts: InspectOptions): Promise<void> {
@@ -398,7 +385,7 @@ export function registerPolicyCommands(program: Command): void {
     )
     .option(
       '--capabilities <file>',
-      'refuse a bundle whose policy calls builtins this OPA capabilities JSON does not list',
+      'OPA capabilities JSON: a query compiles against the builtins it lists (custom ones declared); a bundle that calls others is refused',
     )
     .option(
       '--builtins <module.mjs>',
