@@ -22,7 +22,7 @@ import {
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
 
-/** Raw bytes; PGlite yields Uint8Array, postgres.js a Buffer (a Uint8Array subclass). */
+/** Raw bytes; PGlite yields Uint8Array, node-postgres a Buffer (a Uint8Array subclass). */
 export const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
   dataType() {
     return 'bytea';

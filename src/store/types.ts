@@ -449,7 +449,7 @@ export interface DurableStore
 
   /**
    * Raw SQL, for tests only (tamper drills, schema checks): production code reaches the database through the
-   * interfaces above. Rows as plain objects.
+   * interfaces above (scripts/lint/store-query-for-tests.grit reports a call outside src/store). Rows as plain objects.
    */
   query(sqlText: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
 }

@@ -2,7 +2,6 @@
 // and concurrent steps of one session are serialised into one consistent chain.
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import postgres from 'postgres';
 import { AcsClient, httpTransport } from '../../src/client/index.ts';
 import { createSignatureRegistry } from '../../src/crypto/index.ts';
 import { createGuardian } from '../../src/acs/pipeline/index.ts';
@@ -11,11 +10,12 @@ import { computeEntryHash } from '../../src/chain/index.ts';
 import { startHttpServer, type RunningHttpServer } from '../../src/server/http.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { DurableStore } from '../../src/store/types.ts';
+import { TEST_DATABASE_URL, dropSchema, uniqueSchema } from '../store/postgres-schema.ts';
 import { constantDecisionEngine } from './fixtures/decision-module.ts';
 import { TEST_IKM } from './fixtures/harness.ts';
 
-const DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const SCHEMA = `acs_front_${process.pid}_${Date.now()}`;
+const DATABASE_URL = TEST_DATABASE_URL;
+const SCHEMA = uniqueSchema('acs_front');
 const MSG = { content: [{ type: 'text', value: 'hi' }] };
 
 async function boot(): Promise<{ store: DurableStore; server: RunningHttpServer; stop(): Promise<void> }> {
@@ -38,11 +38,7 @@ async function boot(): Promise<{ store: DurableStore; server: RunningHttpServer;
   };
 }
 
-afterAll(async () => {
-  const sql = postgres(DATABASE_URL, { max: 1, onnotice: () => {} });
-  await sql.unsafe(`drop schema if exists "${SCHEMA}" cascade`);
-  await sql.end();
-});
+afterAll(() => dropSchema(SCHEMA));
 
 describe('on Postgres', () => {
   it('a request replayed after a Guardian restart is still -32005; a sealed session stays sealed', async () => {
