@@ -372,7 +372,29 @@ export function evaluateOnce(
   forgetEvaluationValues(instance);
   const abi = options.direct ? opaAbi12(instance) : undefined;
   if (!abi) return instance.evaluate(text === undefined ? undefined : encodeInput(text, options.maxInputBytes), id);
-  const inputLen = text === undefined ? 0 : writeInput(abi, text, options.maxInputBytes);
+  return JSON.parse(evaluateDirect(abi, text, id, options.maxInputBytes)) as unknown;
+}
+
+/**
+ * The result set as the module dumps it, before any JSON.parse: numbers keep their text, so an integer past
+ * 2^53 or a float past the double range reads as OPA prints it. Modules without ABI 1.2 go through opa-wasm's
+ * `evaluate`, whose parse already rounded them.
+ */
+export function evaluateToJsonText(
+  instance: LoadedPolicy,
+  text: string | undefined,
+  id: number,
+  maxInputBytes: number,
+): string {
+  forgetEvaluationValues(instance);
+  const abi = opaAbi12(instance);
+  if (!abi)
+    return JSON.stringify(instance.evaluate(text === undefined ? undefined : encodeInput(text, maxInputBytes), id));
+  return evaluateDirect(abi, text, id, maxInputBytes);
+}
+
+function evaluateDirect(abi: OpaAbiInstance, text: string | undefined, id: number, maxInputBytes: number): string {
+  const inputLen = text === undefined ? 0 : writeInput(abi, text, maxInputBytes);
   const inputAddr = text === undefined ? 0 : abi.dataHeapPtr;
   const resultAddr = abi.wasmInstance.exports.opa_eval!(
     0,
@@ -383,5 +405,5 @@ export function evaluateOnce(
     abi.dataHeapPtr + inputLen,
     0,
   );
-  return JSON.parse(readCString(abi.mem, resultAddr)) as unknown;
+  return readCString(abi.mem, resultAddr);
 }

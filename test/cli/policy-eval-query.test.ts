@@ -107,4 +107,16 @@ describe('guardian policy eval QUERY', { timeout: 300_000 }, () => {
       'guardian: the query: no implementation of builtin custom.vouch (custom builtins come from --builtins module.mjs)\n',
     );
   });
+
+  it('numbers print as the module computed them: integers past 2^53 and floats past the double range', async () => {
+    const r = await runGuardian([
+      'policy',
+      'eval',
+      'x := 9007199254740993 + 1; y := 1e400; z := 12345678901234567890123',
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('"x": 9007199254740994,');
+    expect(r.stdout).toContain('"y": 1e400,');
+    expect(r.stdout).toContain('"z": 12345678901234567890123\n');
+  });
 });

@@ -4,6 +4,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
+import { builtinsNeeded } from '../../policy/wasm-abi.ts';
 import { CliError, ExitCode } from '../exit-codes.ts';
 import {
   CapabilitiesError,
@@ -68,15 +69,8 @@ export async function importCustomBuiltins(file: string): Promise<Record<string,
   }
 }
 
-/** The builtins a loaded Wasm module dispatches to the host (its `builtins()` export). */
-export function dispatchedBuiltins(policy: LoadedPolicy): string[] {
-  const exp = (policy.wasmInstance as unknown as { exports: Record<string, (...a: number[]) => number> }).exports;
-  const addr = exp.opa_json_dump(exp.builtins());
-  const mem = new Uint8Array(policy.mem.buffer);
-  let end = addr;
-  while (mem[end] !== 0) end++;
-  return Object.keys(JSON.parse(new TextDecoder().decode(mem.subarray(addr, end))) as Record<string, number>).sort();
-}
+/** The builtins a loaded Wasm module dispatches to the host (its `builtins()` export), sorted. */
+export const dispatchedBuiltins = (policy: LoadedPolicy): string[] => builtinsNeeded(policy).sort();
 
 /**
  * Refuses, before evaluating, a module that dispatches to a builtin no implementation supplies, as the

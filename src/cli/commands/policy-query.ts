@@ -7,6 +7,7 @@
 import type { Body, Expr, RefTerm } from '../../rego/ast/types.ts';
 import { RegoErrors } from '../../rego/errors.ts';
 import { CliError, ExitCode } from '../exit-codes.ts';
+import { evaluateExact, printExact } from './exact-result.ts';
 import { gatherInputs, readDataFile } from './policy-inputs.ts';
 import {
   dispatchedBuiltins,
@@ -141,7 +142,7 @@ export async function evaluateQueryCommand(queryText: string, opts: QueryOptions
   policy.setData(data);
   let rows: Record<string, unknown>[];
   try {
-    rows = policy.evaluate(input, compiled.entrypoint) as Record<string, unknown>[];
+    rows = evaluateExact(policy, compiled.entrypoint, input) as Record<string, unknown>[];
   } catch (e) {
     throw new CliError(`evaluation failed: ${e instanceof Error ? e.message : String(e)}`, ExitCode.Failed);
   }
@@ -157,6 +158,6 @@ export async function evaluateQueryCommand(queryText: string, opts: QueryOptions
       ...(Object.keys(bindings).length ? { bindings } : {}),
     };
   });
-  process.stdout.write(`${JSON.stringify(result.length ? { result } : {}, null, 2)}\n`);
+  process.stdout.write(printExact(result.length ? { result } : {}));
   if (opts.fail && result.length === 0) process.exitCode = ExitCode.Failed;
 }

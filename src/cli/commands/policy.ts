@@ -9,6 +9,7 @@ import { RegoError, RegoErrors } from '../../rego/errors.ts';
 import { BundleError, readBundle } from '../../rego/bundle/index.ts';
 import { bundleModeOption, gatherInputs, ignoreOption, readDataFile } from './policy-inputs.ts';
 import { evaluateQueryCommand, type QueryOptions } from './policy-query.ts';
+import { evaluateExact, printExact } from './exact-result.ts';
 import { addPolicyBenchCommand } from './policy-bench.ts';
 import { addPolicyFmtCommand } from './policy-fmt.ts';
 import { addPolicyTestCommand } from './policy-test.ts';
@@ -199,7 +200,7 @@ async function evaluate(opts: EvalOptions): Promise<void> {
   const input = opts.input !== undefined ? readDataFile(opts.input) : undefined;
   const capabilities = opts.capabilities !== undefined ? readCapabilitiesFile(opts.capabilities) : undefined;
   const customBuiltins = opts.builtins !== undefined ? await importCustomBuiltins(opts.builtins) : {};
-  const { evaluateEntrypoint, hostBuiltins, loadBundle } = await import('../../rego/index.ts');
+  const { hostBuiltins, loadBundle } = await import('../../rego/index.ts');
   let manifestStrict = false;
   try {
     manifestStrict = readBundle(bytes).manifest.metadata?.[STRICT_BUILTIN_ERRORS_METADATA] === true;
@@ -238,11 +239,11 @@ async function evaluate(opts: EvalOptions): Promise<void> {
   }
   let result;
   try {
-    result = evaluateEntrypoint(loaded, opts.entrypoint, input);
+    result = evaluateExact(loaded.policy, opts.entrypoint, input);
   } catch (e) {
     throw new CliError(`evaluation failed: ${e instanceof Error ? e.message : String(e)}`, ExitCode.Failed);
   }
-  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  process.stdout.write(printExact(result));
 }
 
 async function inspect(opts: InspectOptions): Promise<void> {
