@@ -14,6 +14,9 @@ const folder = (...names) => `^src/(${names.join('|')})(/|\\.ts$)`;
 // Drivers of the database. Only src/store talks to the database (ARCHITECTURE.md "Store").
 const DATABASE_DRIVERS = '(^|/)node_modules/(drizzle-orm|pg|pg-[^/]+|@electric-sql/pglite|postgres)/';
 
+// The leaf modules of src/ (their own folder or file is group 1, for `$1` in leaves-stay-leaves).
+const LEAVES = folder('json', 'package-version', 'recent-map', 'chain', 'http-body', 'worker-thread');
+
 module.exports = {
   forbidden: [
     {
@@ -33,6 +36,16 @@ module.exports = {
         'of the Guardian outside src/rego, only packages.',
       from: { path: '^src/rego/' },
       to: { path: '^src/', pathNot: '^src/rego/' },
+    },
+    {
+      name: 'leaves-stay-leaves',
+      severity: 'error',
+      comment:
+        'The leaves (src/json.ts, src/package-version.ts, src/recent-map.ts, src/chain, src/http-body, ' +
+        'src/worker-thread) import nothing of ours, not even each other: everyone may build on them because they ' +
+        'build on nothing (the `allowed` arrow to them would otherwise let one leaf lean on another).',
+      from: { path: LEAVES },
+      to: { path: '^src/', pathNot: '^src/$1/' },
     },
     {
       name: 'database-drivers-only-in-store',
@@ -109,7 +122,7 @@ module.exports = {
         'src/http-body, src/worker-thread and src/recent-map.ts are leaves: they import nothing of ours. Everyone outside src/rego may ' +
         'use them.',
       from: { path: '^src/', pathNot: folder('rego') },
-      to: { path: folder('json', 'package-version', 'chain', 'http-body', 'worker-thread', 'recent-map') },
+      to: { path: LEAVES },
     },
     {
       comment: 'src/crypto (signature algorithms, keys) builds on the leaves only.',

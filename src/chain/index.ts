@@ -93,7 +93,7 @@ function sortedKeys(object: object): string[] {
  * JCS of a plain JSON value, or undefined where only `canonicalize` decides. RFC 8785 writes strings and numbers
  * exactly as ECMAScript's JSON.stringify does (§3.2.2.2, §3.2.2.3), and orders members by UTF-16 code units, the
  * order of Array.prototype.sort (§3.2.3); so this is the package's output with the native JSON.stringify doing
- * the escaping and number formatting (≈ 2× faster on ACS envelopes; test/chain/jcs.test.ts compares the two).
+ * the escaping and number formatting, which is faster (test/chain/jcs.test.ts checks the two agree).
  */
 function jcsOfJson(value: unknown, depth: number): string | undefined {
   switch (typeof value) {

@@ -45,7 +45,7 @@ export function hybridComponents(algorithm: HybridAlgorithm): { pqc: 'ML-DSA-65'
 
 /**
  * Exact signature sizes (FIPS 204 Table 2, FIPS 205 Table 2). SLH-DSA here is the SHA2 instantiation
- * (SLH-DSA-SHA2-128s / -128f): the ACS name does not say which hash, and SHA2 is ~5× faster in pure JS.
+ * (SLH-DSA-SHA2-128s / -128f): the ACS name does not say which hash, and SHA2 is the faster one in pure JS.
  */
 export const PQC_SIGNATURE_BYTES: Readonly<Record<PqcAlgorithm, number>> = {
   'ML-DSA-44': 2420,

@@ -1,5 +1,5 @@
-// ML-DSA-65 signing costs ~6–10 ms and SLH-DSA-128s ~2 s of pure-JS CPU (engineering notes): done on the main
-// thread that stalls every other request. This pool runs PQC sign/verify in node:worker_threads. Workers start
+// ML-DSA-65 and above all SLH-DSA signing are long stretches of pure-JS CPU (`npm run bench` times them): done on
+// the main thread that stalls every other request. This pool runs PQC sign/verify in node:worker_threads. Workers start
 // lazily, take the least-loaded slot, are unref'd while idle (an idle pool never keeps the process alive) and are
 // replaced if one dies; its in-flight jobs fail rather than hang.
 import { availableParallelism } from 'node:os';

@@ -2,8 +2,13 @@
 // per query. Keeping the text lets the hash checks hash what is stored instead of re-canonicalising it, and
 // lets a page cross to a worker thread as plain strings. Pages come packed from the store
 // (ReplayReadStore.readPackedEntries, whose doc gives the format), keyset paginated on (session_id, seq).
-import * as crypto from 'node:crypto';
-import { computeEntryHash, computeRequestHash, type ContextEntryContent } from '../chain/index.ts';
+import {
+  computeEntryHash,
+  computeRequestHash,
+  type ContextEntryContent,
+  entryHashOfJcs,
+  sha256Hex,
+} from '../chain/index.ts';
 import type { Json } from '../json.ts';
 import type { DurableStore, StoredEntryRow } from '../store/types.ts';
 
@@ -138,28 +143,6 @@ export function packedRevision(packed: string): string | null {
   return total === packed.length ? packed.slice(packed.length - revision) : unpackEntry(packed).bundleRevision;
 }
 
-const HEX64 = /^[0-9a-f]{64}$/;
-
-// One-shot hashing (Node >= 20.12) skips a Hash object per call: two per entry were a visible share of replay's own time.
-const oneShotHash = (crypto as { hash?: (algorithm: string, data: string | Buffer, encoding: 'hex') => string }).hash;
-
-function sha256Hex(data: string | Buffer): string {
-  return oneShotHash ? oneShotHash('sha256', data, 'hex') : crypto.createHash('sha256').update(data).digest('hex');
-}
-
-/** SHA-256 of the UTF-8 text followed by the bytes of `suffixHex` (entry_hash covers content JCS ‖ previous_hash bytes). */
-function sha256Text(text: string, suffixHex?: string): string {
-  if (suffixHex === undefined) return sha256Hex(text);
-  // Encoded into one reused buffer: two Buffers and their concatenation per entry were garbage for the GC.
-  const need = text.length * 3 + 32;
-  if (hashScratch.length < need) hashScratch = Buffer.allocUnsafe(Math.max(need, 2 * hashScratch.length));
-  const n = hashScratch.write(text, 0, 'utf8');
-  const end = n + hashScratch.write(suffixHex, n, 'hex');
-  return sha256Hex(hashScratch.subarray(0, end));
-}
-
-let hashScratch = Buffer.allocUnsafe(4096);
-
 /**
  * Which hash a stored entry fails, if any (ACS §8.2). Fast path: the stored texts are the JCS the hashes were
  * computed over, so they are hashed as they are; a text hashing to the recorded value IS the canonical form of
@@ -169,14 +152,14 @@ let hashScratch = Buffer.allocUnsafe(4096);
  */
 export function entryTamper(entry: StoredEntry, content: ContextEntryContent): TamperKind | null {
   try {
-    const prevOk = entry.previousHash === null || HEX64.test(entry.previousHash);
+    // entryHashOfJcs throws on a previous_hash that is not 64 hex digits: caught below as a tampered entry.
     const entryOk =
-      (prevOk && sha256Text(entry.contentJcs, entry.previousHash ?? undefined) === entry.entryHash) ||
+      entryHashOfJcs(entry.contentJcs, entry.previousHash) === entry.entryHash ||
       computeEntryHash(content, entry.previousHash) === entry.entryHash;
     if (!entryOk) return 'entry_hash_mismatch';
     const recorded = content.request_hash;
     if (typeof recorded !== 'string') return 'request_hash_mismatch';
-    if (sha256Text(entry.paramsJcs) !== recorded && computeRequestHash(JSON.parse(entry.paramsJcs)) !== recorded)
+    if (sha256Hex(entry.paramsJcs) !== recorded && computeRequestHash(JSON.parse(entry.paramsJcs)) !== recorded)
       return 'request_hash_mismatch';
   } catch {
     return 'entry_hash_mismatch';

@@ -39,7 +39,8 @@ export type ReplayWorkerProtocol = {
   page: { request: { entries: string[]; cutoff: StepKey | null }; response: PageOutcome };
 };
 
-// Replay only runs finalizeDecision's detail checks: compiling every schema (0.4 s of CPU) is the live server's job.
+// Replay only runs finalizeDecision's detail checks: compiling every schema (a long stretch of CPU per worker start) is
+// the live server's job.
 provideSharedValidator(new AcsValidator({ only: Object.values(DECISION_DETAIL_SCHEMAS) }));
 let init: ReplayWorkerInit | null = null;
 /** Recorded revision ('' for none) → engine key; key → engine. */

@@ -183,8 +183,8 @@ export interface GuardianTelemetry extends PipelineTelemetry {
 }
 
 /**
- * Observations read into records per batch to the export thread, at most: 128 steps are about 900 spans, well within
- * the batch span processor's default queue (OTEL_BSP_MAX_QUEUE_SIZE 2048), which a larger burst would overflow.
+ * Observations read into records per batch to the export thread, at most: a slice's spans (a handful per step) stay
+ * within the batch span processor's default queue (OTEL_BSP_MAX_QUEUE_SIZE 2048), which a larger burst would overflow.
  */
 const DRAIN_SLICE = 128;
 /**

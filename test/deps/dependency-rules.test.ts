@@ -13,8 +13,16 @@ const config = createRequire(import.meta.url)(join(ROOT, '.dependency-cruiser.cj
 
 const PROBE: Record<string, string> = {
   'src/json.ts': 'export const json = 1;\n',
-  'src/chain/index.ts': "import { json } from '../json.ts';\nexport const chain = json;\n",
-  'src/lifecycle/index.ts': "import { chain } from '../chain/index.ts';\nexport const lifecycle = chain;\n",
+  'src/chain/index.ts': 'export const chain = 2;\n',
+  // Allowed: anyone (outside src/rego) → a leaf.
+  'src/lifecycle/index.ts':
+    "import { chain } from '../chain/index.ts';\nimport { json } from '../json.ts';\nexport const lifecycle = [chain, json];\n",
+  // Leaves that lean on another leaf and on a layer above (a folder leaf and a file leaf).
+  'src/chain/probe.ts':
+    "import { json } from '../json.ts';\nimport { lifecycle } from '../lifecycle/index.ts';\nexport const leaf = [json, lifecycle];\n",
+  // src/crypto builds on the leaves only: the store is above it.
+  'src/crypto/probe.ts': "import { a } from '../store/a.ts';\nexport const crypto = a;\n",
+  'src/recent-map.ts': "import { json } from './json.ts';\nexport const recent = json;\n",
   // Allowed: admin → lifecycle, server → admin and lifecycle, cli → server.
   'src/admin/index.ts': "import { lifecycle } from '../lifecycle/index.ts';\nexport const admin = lifecycle;\n",
   'src/server/app.ts':
@@ -82,7 +90,12 @@ describe('.dependency-cruiser.cjs', () => {
       [
         'cli-is-a-leaf: src/lifecycle/probe.ts -> src/cli/main.ts',
         'database-drivers-only-in-store: src/lifecycle/probe.ts -> npm:pg',
+        'leaves-stay-leaves: src/chain/probe.ts -> src/json.ts',
+        'leaves-stay-leaves: src/chain/probe.ts -> src/lifecycle/index.ts',
+        'leaves-stay-leaves: src/recent-map.ts -> src/json.ts',
         'no-circular: src/store/a.ts -> src/store/b.ts',
+        'not-in-allowed: src/chain/probe.ts -> src/lifecycle/index.ts',
+        'not-in-allowed: src/crypto/probe.ts -> src/store/a.ts',
         'not-in-allowed: src/lifecycle/probe.ts -> src/admin/index.ts',
         'not-in-allowed: src/lifecycle/probe.ts -> src/cli/main.ts',
         'not-in-allowed: src/lifecycle/probe.ts -> src/server/app.ts',

@@ -58,7 +58,7 @@ export interface SessionWrites {
 
 /**
  * The row as this step leaves it, without the head it was read at (the cache keeps the head it writes next to
- * the row). Copied, then assigned: members written after a leading spread take V8's slow path (≈ 0.6 µs each).
+ * the row). Copied, then assigned: members written after a leading spread take V8's slow path.
  */
 function writtenRow(
   session: SessionRecord,

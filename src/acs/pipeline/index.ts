@@ -185,7 +185,7 @@ export function createGuardian(options: GuardianOptions): Guardian {
 
   /**
    * A refusal before the commit: the request's keys are burnt first. Here rather than a named closure per step:
-   * tsx (esbuild keepNames) names every named closure as it is created, a few µs each (5 µs in prepareStep's profile).
+   * tsx (esbuild keepNames) names every named closure as it is created, a cost paid on every step.
    */
   async function refuse(
     request: AcsRequest,

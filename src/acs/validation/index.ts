@@ -66,7 +66,7 @@ function withReferences(only: readonly string[], schemas: Map<string, JsonSchema
 export interface AcsValidatorOptions {
   /**
    * Compile only these schema paths (and the files they reference); validating any other path throws. For
-   * replay workers, which check only decision details: adding and compiling every schema costs 0.4 s of CPU.
+   * replay workers, which check only decision details: adding and compiling every schema is a long stretch of CPU.
    * Default: every schema, as the live server requires.
    */
   only?: readonly string[];

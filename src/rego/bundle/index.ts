@@ -87,7 +87,7 @@ export interface BundleWithDataText extends Omit<Bundle, 'data' | 'dataText'> {
 export interface ReadBundleOptions {
   /**
    * When `/data.json` is the bundle's only data file, return its text unparsed (BundleWithDataText): for a caller
-   * that hands the text to a parser of its own (parsing 2 MB of JSON here costs 15-40 ms for nothing). Several
+   * that hands the text to a parser of its own (parsing a large data file here would be work thrown away). Several
    * data files are still parsed and merged (mounts and conflicts need the values).
    */
   soleDataAsText?: boolean;

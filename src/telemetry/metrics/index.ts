@@ -59,7 +59,7 @@ interface Series {
  * A histogram with one label, for the observations made per decision (request and stage latencies): counts in a
  * typed array per label value, exposed in the Prometheus text format through the registry like prom-client's own
  * (a metric is any object with a name, a type and get()). prom-client's Histogram looks each bucket up by a
- * property key made from the bound on every observation, which cost the event loop about 20 µs per decision.
+ * property key made from the bound on every observation, a cost the event loop pays on every decision.
  */
 class OneLabelHistogram {
   readonly type = 'histogram';

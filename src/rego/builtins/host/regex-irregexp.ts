@@ -23,7 +23,7 @@
 //   as RE2 itself expands it), and only once a self-check has seen a catastrophic pattern come back at once.
 //   V8 does not count a greedy loop over a fixed-length body giving characters back, so every optional copy
 //   is spelled (?:X|\b\B) to make it count (see emitRepeat).
-// - Not slower than re2js by much. The linear engine is slow (~1-3 µs a character), so only texts up to
+// - Not slower than re2js by much. The linear engine is slow per character, so only texts up to
 //   IRREGEXP_MAX_TEXT go to irregexp, and a pattern whose calls keep being slow sends longer texts to re2js.
 //   A text lacking a character every match needs (the '@' of an email) has no match without running a regex,
 //   as re2js's own pre-filter decides, and a search skips the stretches no match can start in (Span).
@@ -500,7 +500,7 @@ function emitRepeat(n: Extract<Node, { k: 'rep' }>, keepCaptures: boolean): stri
   if (optional === 0) return out;
   if (optional === 1) return `${out}${counted}?${q}`;
   if (optional <= chunk) return `${out}${counted}{0,${optional}}${q}`;
-  // Each nested copy adds a group; hundreds make compiling take 100s of ms and the fallback crawl.
+  // Each nested copy adds a group; hundreds make compiling slow and the fallback crawl.
   if (optional > MAX_NESTED_OPTIONALS) throw new Unsupported();
   let nested = '';
   for (let k = 0; k < optional; k++) nested = `(?:${x}${nested}|\\b\\B)?${q}`;
@@ -514,7 +514,7 @@ function emitRepeat(n: Extract<Node, { k: 'rep' }>, keepCaptures: boolean): stri
  * (it holds one, and none comes earlier) and only alphabet characters up to it, so no match starts before
  * the run of alphabet characters that ends at that anchor, and none at all when no anchor is left. The
  * search jumps there instead of letting irregexp try every position: the email pattern rescans each word of
- * prose (find_n 5.3 µs on a 480-character message with one address, 0.8 µs with the jump), and after the last
+ * prose without the jump, and after the last
  * match of a card or phone number the rest of the message is not scanned at all.
  */
 export interface Span {
@@ -576,7 +576,7 @@ let fallbackInForce: boolean | undefined;
 
 /**
  * Whether V8 falls back to its linear engine on excessive backtracking in this process: `(?:a|a)*b` on 24
- * 'a's takes ~2^24 backtracks (over a second) without the fallback and about a millisecond with it. Checked
+ * 'a's takes ~2^24 backtracks without the fallback and a bounded linear scan with it. Checked
  * once; a slow answer (a loaded machine included) keeps the process on re2js, which is the safe side.
  */
 export function linearFallbackInForce(): boolean {
@@ -607,10 +607,9 @@ const SURROGATE = /[\ud800-\udfff]/;
 
 /**
  * Longest text irregexp is given. Once a match has burnt its 50,000 backtracks, V8's linear engine finishes
- * it at ~1-3 µs a character (re2js scans at ~0.25 µs and skips texts lacking a required literal), so on
- * long runs of letters or digits irregexp+fallback costs several times re2js: 4 ms against 1.6 ms for the
- * email pattern on 4 KiB of base64 holding an '@'. Below this length that worst case stays around a
- * millisecond.
+ * it several times slower per character than re2js (which also skips texts lacking a required literal), so on
+ * long runs of letters or digits, such as the email pattern on base64 holding an '@', irregexp+fallback costs
+ * more than re2js. This length bounds that worst case (bench/builtins.ts measures both engines).
  */
 export const IRREGEXP_MAX_TEXT = 2048;
 

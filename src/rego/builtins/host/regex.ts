@@ -10,8 +10,8 @@ import { BuiltinError, int, str } from './values.ts';
 
 /**
  * Compiled patterns by text, at most `limit`: policies reuse a handful of patterns on every request. A hit
- * reads one map and writes nothing (an LRU's delete and re-insert cost 0.15-0.65 µs a hit in a process with
- * a large heap, five times a PII evaluation); patterns in use stay by moving to `recent` when `older` is
+ * reads one map and writes nothing (an LRU's delete and re-insert on every hit is measurable in a process with
+ * a large heap, and a PII evaluation makes several); patterns in use stay by moving to `recent` when `older` is
  * dropped.
  */
 class PatternCache<T> {
