@@ -263,3 +263,75 @@ describe('provenance_id unique within a session, on Postgres across a restart of
     }
   });
 });
+
+describe('provenance_id unique within every session, whatever its profiles and producer (ACS §7)', () => {
+  const PROFILES_ALL = ['acs-core', 'acs-inspect', 'acs-inspect-dynamic', 'acs-provenance'];
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ profiles: PROFILES_ALL });
+  }, 60_000);
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  async function session(profiles: string[], producer: 'deterministic' | 'none', intent?: unknown) {
+    const { c } = client(h);
+    const hello = await c.hello({
+      methods_implemented: [...METHODS, 'agbom/snapshot', 'agbom/changed'],
+      profiles_supported: profiles,
+      provenance_producer: producer,
+    });
+    expect(hello.profiles_accepted).toEqual(profiles);
+    expect((await c.step('steps/sessionStart', intent === undefined ? {} : { intent })).decision).toBe('allow');
+    return c;
+  }
+
+  it('an ACS-Core session (acs-provenance not accepted) refuses an id reused for a different object', async () => {
+    const c = await session(['acs-core'], 'deterministic');
+    expect((await c.step('steps/userMessage', said('c1'))).decision).toBe('allow');
+    const head = await h.store.getChainHead(c.sessionId);
+    expectReused(await c.step('steps/toolCallResult', output('c1')), OUTPUT_ID, 'at chain entry 1');
+    expect(await h.store.getChainHead(c.sessionId)).toEqual(head);
+    // Base schemas still let Provenance be absent (§7 OPTIONAL); the identical object again is the same node.
+    expect((await c.step('steps/userMessage', { content: [{ type: 'text', value: 'bare' }] })).decision).toBe('allow');
+    expect((await c.step('steps/userMessage', said('c1', 'again'))).decision).toBe('allow');
+  });
+
+  it('a "none" producer\'s structural records (parser_provenance, registration_provenance) are unique too', async () => {
+    const parser = { provenance_id: 'n1', origin: 'user_input' };
+    const c = await session(['acs-core', 'acs-inspect', 'acs-inspect-dynamic'], 'none', {
+      description: 'tidy the build',
+      parsed: ['fs.read'],
+      parser_provenance: parser,
+    });
+    const model = (id: string, provenance: Record<string, unknown>) => ({
+      id,
+      type: 'model',
+      name: id,
+      version: '1',
+      provider: 'OpenAI',
+      endpoint: 'https://api.openai.com/v1',
+      model_fields: { context_window: 128000 },
+      registration_provenance: provenance,
+    });
+    const registered = { provenance_id: 'n2', origin: 'system', source_id: 'agent-config.yaml' };
+    // The Intent's parser_provenance took n1 at entry 0 (sessionStart): a component may not take it.
+    expectReused(
+      await c.step('agbom/snapshot', { components: [model('m-a', { ...parser, origin: 'system' })] }),
+      '/params/payload/components/0/registration_provenance/provenance_id',
+      'at chain entry 0',
+    );
+    expect((await c.step('agbom/snapshot', { components: [model('m-a', registered)] })).decision).toBe('allow');
+    const head = await h.store.getChainHead(c.sessionId);
+    expectReused(
+      await c.step('agbom/changed', { added: [model('m-b', { ...registered, source_id: 'elsewhere' })] }),
+      '/params/payload/added/0/registration_provenance/provenance_id',
+      'at chain entry 1',
+    );
+    expect(await h.store.getChainHead(c.sessionId)).toEqual(head);
+    // The same record restated (a component changed, its registration unchanged) names the same node.
+    expect((await c.step('agbom/changed', { changed: [{ ...model('m-a', registered), version: '2' }] })).decision).toBe(
+      'allow',
+    );
+  });
+});

@@ -11,7 +11,7 @@ import { sharedValidator } from '../validation/index.ts';
 import { authenticateRequest, type Authenticated } from './authenticate.ts';
 import { checkChainHint, placeEntry, stepEntry } from './chain.ts';
 import { auditedProvenanceSummary, validateStepProvenance } from './provenance.ts';
-import { checkProvenanceIds, ProvenanceIdMemory, type StepProvenanceIds } from './provenance-ids.ts';
+import { ProvenanceIdMemory, type StepProvenanceIds } from './provenance-ids.ts';
 import type { GuardianConfig, GuardianOptions } from './config.ts';
 import { decodeMessage } from './decode.ts';
 import { evaluateStep } from './evaluate.ts';
@@ -261,7 +261,7 @@ export function createGuardian(options: GuardianOptions): Guardian {
           sessionState(admitted, cached !== undefined),
         );
       } else if (routed.kind === 'mcp') validateMcpPayload(request, routed.mcpMethod);
-      ids = await checkProvenanceIds(provenanceIds, config.store, request, session.hello, head); // ACS §7
+      ids = await provenanceIds.check(config.store, request, head); // ACS §7, every session
     } catch (err) {
       if (err instanceof AcsError) return refuse(request, auth, version, now, err);
       throw err;

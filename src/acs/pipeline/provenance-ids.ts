@@ -1,5 +1,8 @@
 // provenance_id is "Unique within session" (ACS §7, provenance.json: "Unique identifier for this provenance node
-// within the session"). In a session that accepted ACS-Provenance, a step whose payload carries a Provenance
+// within the session"). The rule is the Provenance object's own, so it binds every session whatever its profiles
+// and producer: an ACS-Core session's optional Provenance, and a `provenance_producer: "none"` session's structural
+// records (Intent's parser_provenance, an AgBOM component's registration_provenance), are checked as an
+// ACS-Provenance session's are. A step whose payload carries a Provenance
 // object under an id the session already gave a different Provenance object (at an earlier chain entry, or
 // earlier in the same payload) is refused -32602 `provenance_id_reused` (ACS §17: invalid params; §17.2
 // registers no DENY for it). The same object sent again — an AgBOM component's registration_provenance restated
@@ -15,8 +18,6 @@
 // one session may keep is checked by asking the store for the step's own ids every time.
 import { canonicalJson, sha256Hex } from '../../chain/index.ts';
 import { payloadProvenance } from '../../chain/provenance-summary.ts';
-import type { Json } from '../../json.ts';
-import { inspectTerms } from '../../agbom/tracker.ts';
 import { StoreError } from '../../store/errors.ts';
 import type { ChainHead, GuardianStore, ProvenanceIdStore } from '../../store/types.ts';
 import { AcsError, AcsErrorCode } from '../errors.ts';
@@ -264,15 +265,4 @@ function usedIn(rows: { seq: number; paramsJcs: string }[]): Map<string, Used> {
     }
   }
   return used;
-}
-
-/** The check for a step of a session that accepted ACS-Provenance from a deterministic producer; others: none. */
-export function checkProvenanceIds(
-  memory: ProvenanceIdMemory,
-  store: GuardianStore,
-  request: AcsRequest,
-  hello: Json,
-  head: ChainHead | null,
-): Promise<StepProvenanceIds> | undefined {
-  return inspectTerms(hello).provenance ? memory.check(store, request, head) : undefined;
 }
