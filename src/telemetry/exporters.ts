@@ -82,6 +82,7 @@ export async function openExporters(
     },
     async shutdown() {
       await Promise.all([emitter?.flush(), tracer?.shutdown()]);
+      for (const sink of sinks) sink.close?.();
     },
   };
 }
