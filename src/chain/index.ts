@@ -243,21 +243,31 @@ export function computeEntryHash(entry: ContextEntryContent, previousHash: strin
 
 /** computeEntryHash from the JCS text of the entry minus entry_hash and previous_hash, when it is at hand. */
 export function entryHashOfJcs(contentJcs: string, previousHash: string | null): string {
-  if (previousHash !== null && !SHA256_HEX.test(previousHash))
-    throw new TypeError('previous_hash must be 64 lowercase hex digits');
   const remembered = contentJcs.length > MAX_REMEMBERED_TEXT ? undefined : entryDigests.get(contentJcs);
   if (remembered !== undefined && remembered.previousHash === previousHash) return remembered.hex;
-  let hex: string;
-  if (previousHash === null) hex = digestHex(contentJcs);
-  else {
-    // The text's UTF-8 and the previous hash's 32 bytes in one reused buffer, hashed in one call.
-    const need = 3 * contentJcs.length + 32;
-    if (hashScratch.length < need) hashScratch = Buffer.allocUnsafe(Math.max(need, 2 * hashScratch.length));
-    const n = hashScratch.write(contentJcs, 0, 'utf8');
-    hex = digestHex(hashScratch.subarray(0, n + hashScratch.write(previousHash, n, 'hex')));
-  }
+  const hex = storedEntryHash(contentJcs, previousHash);
   if (contentJcs.length <= MAX_REMEMBERED_TEXT) remember(entryDigests, contentJcs, { previousHash, hex });
   return hex;
+}
+
+/**
+ * entryHashOfJcs of a stored entry's text, without the memo of recent digests: for rows read back and hashed once
+ * (replay), whose texts would only push the live pipeline's out of the memo.
+ */
+export function storedEntryHash(contentJcs: string, previousHash: string | null): string {
+  if (previousHash !== null && !SHA256_HEX.test(previousHash))
+    throw new TypeError('previous_hash must be 64 lowercase hex digits');
+  if (previousHash === null) return digestHex(contentJcs);
+  // The text's UTF-8 and the previous hash's 32 bytes in one reused buffer, hashed in one call.
+  const need = 3 * contentJcs.length + 32;
+  if (hashScratch.length < need) hashScratch = Buffer.allocUnsafe(Math.max(need, 2 * hashScratch.length));
+  const n = hashScratch.write(contentJcs, 0, 'utf8');
+  return digestHex(hashScratch.subarray(0, n + hashScratch.write(previousHash, n, 'hex')));
+}
+
+/** sha256Hex of a stored text, without the memo (see storedEntryHash). */
+export function storedTextHash(text: string): string {
+  return digestHex(text);
 }
 
 let hashScratch = Buffer.allocUnsafe(4096);

@@ -6,8 +6,8 @@ import {
   computeEntryHash,
   computeRequestHash,
   type ContextEntryContent,
-  entryHashOfJcs,
-  sha256Hex,
+  storedEntryHash,
+  storedTextHash,
 } from '../chain/index.ts';
 import type { Json } from '../json.ts';
 import type { DurableStore, StoredEntryRow } from '../store/types.ts';
@@ -152,14 +152,14 @@ export function packedRevision(packed: string): string | null {
  */
 export function entryTamper(entry: StoredEntry, content: ContextEntryContent): TamperKind | null {
   try {
-    // entryHashOfJcs throws on a previous_hash that is not 64 hex digits: caught below as a tampered entry.
+    // storedEntryHash throws on a previous_hash that is not 64 hex digits: caught below as a tampered entry.
     const entryOk =
-      entryHashOfJcs(entry.contentJcs, entry.previousHash) === entry.entryHash ||
+      storedEntryHash(entry.contentJcs, entry.previousHash) === entry.entryHash ||
       computeEntryHash(content, entry.previousHash) === entry.entryHash;
     if (!entryOk) return 'entry_hash_mismatch';
     const recorded = content.request_hash;
     if (typeof recorded !== 'string') return 'request_hash_mismatch';
-    if (sha256Hex(entry.paramsJcs) !== recorded && computeRequestHash(JSON.parse(entry.paramsJcs)) !== recorded)
+    if (storedTextHash(entry.paramsJcs) !== recorded && computeRequestHash(JSON.parse(entry.paramsJcs)) !== recorded)
       return 'request_hash_mismatch';
   } catch {
     return 'entry_hash_mismatch';
