@@ -3,13 +3,14 @@
 // each batch is one transaction, retried as a whole on serialization failures and deadlocks.
 import { sql } from 'drizzle-orm';
 import { entryHashOfJcs } from '../chain/index.ts';
-import { type StoreDriver, type TransactionQuery, templateOf } from './driver.ts';
+import { type Rows, type StoreDriver, type TransactionQuery, templateOf } from './driver.ts';
 import {
   EntryColumns,
   type LockedHead,
   type StepItem,
   appendWrites,
   lockChainHeads,
+  lockedStepWrites,
   stepWrites,
 } from './entry-writes.ts';
 import { StoreError, isRetryableConflict, sqlStateOf, toStoreError } from './errors.ts';
@@ -112,7 +113,7 @@ export class ChainWriter {
           if (committed) throw new StoreError('conflict', `a turn of session ${sessionId} commits one step`);
           committed = true;
           const started = performance.now();
-          const [outcome] = await this.#commitSteps([{ key: sessionId, value: p }], query).then(
+          const [outcome] = await this.#commitSteps([{ key: sessionId, value: p }], { sessionId, query, head }).then(
             (outcomes) => {
               // A batch of one, timed from its statements to its COMMIT (the turn's wait for the head lock and
               // the step's evaluation are not the commit's): counted like a group-committed batch.
@@ -192,13 +193,37 @@ export class ChainWriter {
   }
 
   /**
-   * Whole steps: two statements whatever the batch size, sent in one round trip. A step whose head moved writes
-   * nothing; one whose key is a live duplicate writes no entry (the keys it brought fresh stay recorded, §10.3);
-   * the others commit.
+   * Whole steps. A step placed at an existing head (its session has a head row) goes in one statement of its own
+   * transaction that locks the heads itself (the driver's autocommit); the others in a transaction that creates and
+   * locks their heads first: two statements, sent in one round trip. A step whose head moved writes nothing; one
+   * whose key is a live duplicate writes no entry (the keys it brought fresh stay recorded, §10.3); the others
+   * commit. `within`: a held turn's transaction, whose head is locked already.
    */
-  async #commitSteps(batch: StepItem[], within?: TransactionQuery): Promise<(StepCommitOutcome | Error)[]> {
+  async #commitSteps(batch: StepItem[], within?: HeldHead): Promise<(StepCommitOutcome | Error)[]> {
+    if (within || !this.driver.autocommit) return this.#settling(batch, within);
+    const placed: StepItem[] = [];
+    const first: StepItem[] = [];
+    // AgBOM versions are written by the transactional path's statement behind the step writes (rare: a changed BOM).
+    for (const item of batch) (item.value.expected.headHash !== null && !item.value.agbom ? placed : first).push(item);
+    if (first.length === 0) return this.#settling(placed, undefined, true);
+    if (placed.length === 0) return this.#settling(first);
+    // Disjoint sessions (one step per session per batch), so the two cannot wait on each other's head locks.
+    const [a, b] = await Promise.all([
+      this.#settling(placed, undefined, true).catch((err: unknown) =>
+        placed.map(() => toStoreError(err, 'commitStep')),
+      ),
+      this.#settling(first).catch((err: unknown) => first.map(() => toStoreError(err, 'commitStep'))),
+    ]);
+    const outcomes = new Map<StepItem, StepCommitOutcome | Error>();
+    placed.forEach((item, i) => outcomes.set(item, a[i]));
+    first.forEach((item, i) => outcomes.set(item, b[i]));
+    return batch.map((item) => outcomes.get(item) as StepCommitOutcome | Error);
+  }
+
+  /** One commit of `batch` (autocommitted or not); a failure is settled against what landed. */
+  async #settling(batch: StepItem[], within?: HeldHead, autocommit = false): Promise<(StepCommitOutcome | Error)[]> {
     try {
-      return await this.#commitStepsOnce(batch, within);
+      return await (autocommit ? this.#autocommitSteps(batch) : this.#commitStepsOnce(batch, within));
     } catch (err) {
       const settled = await this.#settleInDoubt(batch).catch(() => null);
       if (!settled) throw err;
@@ -238,8 +263,8 @@ export class ChainWriter {
     );
   }
 
-  /** In a transaction of its own (retried on conflicts), or as the last statements of `within`. */
-  async #commitStepsOnce(batch: StepItem[], within?: TransactionQuery): Promise<(StepCommitOutcome | Error)[]> {
+  /** In a transaction of its own (retried on conflicts), or as the last statement of `within`. */
+  async #commitStepsOnce(batch: StepItem[], within?: HeldHead): Promise<(StepCommitOutcome | Error)[]> {
     // The queue batches one step per session; sorted ids make every batch lock heads in the same order.
     const ids = batch.map((item) => item.key).sort();
     // Each step can only land at the head it expects, so its entry (and hash) is known before the transaction.
@@ -251,36 +276,83 @@ export class ChainWriter {
       batch.map((item, i) => ({ sessionId: item.key, appended: placed[i], version: item.value.agbom })),
     );
     const body = async (query: TransactionQuery): Promise<(StepCommitOutcome | Error)[]> => {
+      // In a held turn the head is locked already, and as the turn found it: the lock is not taken again.
       const [heads, rows] = await Promise.all([
-        lockChainHeads(query, ids),
+        within ? new Map([[within.sessionId, { ...within.head }]]) : lockChainHeads(query, ids),
         query(writes, { last: agbom === null }),
         agbom && query(agbom, { last: true }),
       ]);
-      const committed = new Set<string>();
-      const fresh = new Set<string>();
-      for (const r of rows) {
-        if (r.kind === null) committed.add(String(r.session_id));
-        else fresh.add(`${String(r.session_id)}\u0000${String(r.kind)}\u0000${String(r.value)}`);
-      }
-      return batch.map((item, i): StepCommitOutcome | Error => {
-        if (committed.has(item.key)) return { status: 'committed', appended: placed[i] };
-        const head = heads.get(item.key);
-        const p = item.value;
-        if (!head) return new StoreError('unavailable', `chain head for ${item.key} was not returned`);
-        if (head.pruned) return new StoreError('conflict', `session ${item.key} was pruned; its chain is closed`);
-        if (head.seq !== p.expected.seq || head.headHash !== p.expected.headHash) {
-          return {
-            status: 'stale_head',
-            head: head.headHash === null ? null : { seq: head.seq, entryHash: head.headHash },
-          };
-        }
-        const taken = p.keys.find((k) => !fresh.has(`${item.key}\u0000${k.kind}\u0000${k.value}`));
-        // Placed at its head with every key fresh, the statement would have written it.
-        return taken
-          ? { status: 'replay', kind: taken.kind }
-          : new StoreError('unavailable', `step for ${item.key} was not written`);
-      });
+      return stepOutcomes(batch, placed, heads, rows);
     };
-    return within ? body(within) : this.#retrying('commitStep', () => this.driver.transaction(body));
+    return within ? body(within.query) : this.#retrying('commitStep', () => this.driver.transaction(body));
   }
+
+  /** The batch as LOCKED_STEP_WRITES, one statement in a transaction of its own (retried on conflicts). */
+  async #autocommitSteps(batch: StepItem[]): Promise<(StepCommitOutcome | Error)[]> {
+    const autocommit = this.driver.autocommit as NonNullable<StoreDriver['autocommit']>;
+    const ids = batch.map((item) => item.key).sort();
+    const cols = new EntryColumns();
+    const placed = batch.map((item) => cols.add(item.key, expectedHeadOf(item.value), item.value.append, item.value));
+    const writes = lockedStepWrites(batch, cols, new Date(), ids);
+    const rows = await this.#retrying('commitStep', () => autocommit(writes));
+    const heads = new Map<string, LockedHead>();
+    const written: Rows = [];
+    for (const r of rows) {
+      if (r.kind !== 'head') written.push(r);
+      else
+        heads.set(String(r.session_id), {
+          seq: Number(r.seq),
+          headHash: r.value === null ? null : String(r.value),
+          pruned: r.pruned === true,
+          changed: false,
+        });
+    }
+    // A head row gone since the step was evaluated (nothing removes one but pruning): placed at a head that is not there.
+    for (const item of batch)
+      if (!heads.has(item.key)) heads.set(item.key, { seq: -1, headHash: null, pruned: false, changed: false });
+    return stepOutcomes(batch, placed, heads, written);
+  }
+}
+
+/** A held turn's transaction and the head it locked (ChainWriter.holdHead). */
+interface HeldHead {
+  sessionId: string;
+  query: TransactionQuery;
+  head: LockedHead;
+}
+
+/**
+ * Each step's outcome from the heads as locked and the rows the step writes returned (the committed steps' sessions
+ * with kind null, then the replay keys written).
+ */
+function stepOutcomes(
+  batch: StepItem[],
+  placed: AppendedEntry[],
+  heads: Map<string, LockedHead>,
+  rows: Rows,
+): (StepCommitOutcome | Error)[] {
+  const committed = new Set<string>();
+  const fresh = new Set<string>();
+  for (const r of rows) {
+    if (r.kind === null) committed.add(String(r.session_id));
+    else fresh.add(`${String(r.session_id)}\u0000${String(r.kind)}\u0000${String(r.value)}`);
+  }
+  return batch.map((item, i): StepCommitOutcome | Error => {
+    if (committed.has(item.key)) return { status: 'committed', appended: placed[i] };
+    const head = heads.get(item.key);
+    const p = item.value;
+    if (!head) return new StoreError('unavailable', `chain head for ${item.key} was not returned`);
+    if (head.pruned) return new StoreError('conflict', `session ${item.key} was pruned; its chain is closed`);
+    if (head.seq !== p.expected.seq || head.headHash !== p.expected.headHash) {
+      return {
+        status: 'stale_head',
+        head: head.headHash === null ? null : { seq: head.seq, entryHash: head.headHash },
+      };
+    }
+    const taken = p.keys.find((k) => !fresh.has(`${item.key}\u0000${k.kind}\u0000${k.value}`));
+    // Placed at its head with every key fresh, the statement would have written it.
+    return taken
+      ? { status: 'replay', kind: taken.kind }
+      : new StoreError('unavailable', `step for ${item.key} was not written`);
+  });
 }

@@ -35,6 +35,12 @@ export interface StoreDriver {
   transaction<T>(work: (query: TransactionQuery) => Promise<T>): Promise<T>;
   /** One statement outside a transaction. */
   execute(statement: Statement): Promise<Rows>;
+  /**
+   * One statement of the hot path as a transaction of its own (no BEGIN or COMMIT around it: Postgres commits a
+   * statement sent outside a transaction block when it completes), prepared once per connection and sent in one
+   * write. For statements whose text never changes (templateOf).
+   */
+  autocommit?(statement: BoundQuery): Promise<Rows>;
   /** Raw SQL text, for `DurableStore.query` (tests and tamper drills) only. */
   query(sqlText: string, params?: unknown[]): Promise<Rows>;
   /**

@@ -190,14 +190,19 @@ export function appendWrites(cols: EntryColumns, heads: Map<string, LockedHead>)
 
 export type StepItem = { key: string; value: PreparedStep };
 
-const STEP_WRITES = templateOf(sql`
-  with placed as materialized (
+/**
+ * The writes of a step batch, reading each session's head from `heads`: the chain_heads table (its rows locked by
+ * the statement before, LOCK_HEADS) or the `locked` CTE (LOCKED_STEP_WRITES, which locks them itself).
+ */
+function stepWritesStatement(heads: SQL, lockFirst: SQL, tail: SQL): SQL {
+  return sql`
+  ${lockFirst}placed as materialized (
     select u.*, k.request_id, k.nonce, k.keys_expire_at
       from ${ENTRY_ROWS}
       join unnest(${slot('requestIds', 'text[]')}, ${slot('nonces', 'text[]')}, ${slot('keysExpireAt', 'timestamptz[]')})
              with ordinality as k(request_id, nonce, keys_expire_at, ord) on k.ord = u.ord
-      join ${h} on ${h.sessionId} = u.session_id and ${h.prunedAt} is null
-               and ${h.seq} = u.seq - 1 and ${h.headHash} is not distinct from u.previous_hash),
+      join ${heads} as lh on lh.session_id = u.session_id and lh.pruned_at is null
+               and lh.seq = u.seq - 1 and lh.head_hash is not distinct from u.previous_hash),
   keys as (
     insert into ${k} (${names(k.sessionId, k.kind, k.value, k.expiresAt)})
       select p.session_id, v.kind, v.value, p.keys_expire_at
@@ -239,8 +244,42 @@ const STEP_WRITES = templateOf(sql`
               join steps as st on st.session_id = u.id)
            as v(id, state_jcs, state_seq, intent_jcs, key_id, closed_at)
      where ${s.id} = v.id)
-  select session_id, null as kind, null as value from steps
-  union all select session_id, kind, value from keys`);
+  ${tail}`;
+}
+
+const STEP_WRITES = templateOf(
+  stepWritesStatement(
+    sql`${h}`,
+    sql`with `,
+    sql`select session_id, null as kind, null as value from steps
+  union all select session_id, kind, value from keys`,
+  ),
+);
+
+/**
+ * A step batch as one statement outside any transaction (the driver's autocommit): it row-locks the heads of the
+ * batch's sessions itself, in `ids` order like LOCK_HEADS (so it cannot deadlock with a transaction's batch), then
+ * writes as STEP_WRITES does. For sessions whose head row exists: a lock cannot create one (LOCK_HEADS' upsert
+ * does). Under READ COMMITTED the lock waits for a concurrent writer and returns the head as that writer left it,
+ * and the statement's own head update then applies to that row version (PostgreSQL docs, "Read Committed
+ * Isolation Level"), so a step placed at a head that moved meanwhile writes nothing. Rows: the committed steps'
+ * sessions (kind null), the keys written, and each locked head (kind 'head', value its hash).
+ */
+const LOCKED_STEP_WRITES = templateOf(
+  stepWritesStatement(
+    sql.raw('locked'),
+    sql`with locked as materialized (
+    select ${h.sessionId}, ${h.seq}, ${h.headHash}, ${h.prunedAt}
+      from unnest(${slot('ids', 'text[]')}) with ordinality as t(id, ord)
+      join ${h} on ${h.sessionId} = t.id
+     order by t.ord
+       for update of ${h}),
+  `,
+    sql`select session_id, null as kind, null as value, null::integer as seq, null::boolean as pruned from steps
+  union all select session_id, kind, value, null, null from keys
+  union all select session_id, 'head', head_hash, seq, pruned_at is not null from locked`,
+  ),
+);
 
 /**
  * A step batch's writes, in one statement sent right behind lockChainHeads' (the two and COMMIT go out together:
@@ -251,11 +290,23 @@ const STEP_WRITES = templateOf(sql`
  * session rows and session rows. Rows: the committed steps' sessions (kind null), then the keys written.
  */
 export function stepWrites(batch: StepItem[], cols: EntryColumns, now: Date): BoundQuery {
+  return STEP_WRITES(stepValues(batch, cols, now));
+}
+
+/**
+ * A step batch whose sessions all have a head row, as LOCKED_STEP_WRITES: one statement, its own transaction.
+ * `ids`: the batch's sessions, sorted (the lock order).
+ */
+export function lockedStepWrites(batch: StepItem[], cols: EntryColumns, now: Date, ids: string[]): BoundQuery {
+  return LOCKED_STEP_WRITES({ ...stepValues(batch, cols, now), ids });
+}
+
+function stepValues(batch: StepItem[], cols: EntryColumns, now: Date): Record<string, unknown> {
   const keyOf = (p: PreparedStep, kind: ReplayKeyKind) => p.keys.find((key) => key.kind === kind)?.value ?? null;
   const children = batch.flatMap(({ key, value }) => (value.child ? [{ key, child: value.child }] : []));
   // Most steps store only their state's change (in the entry) and leave the session row alone.
   const rows = batch.filter(({ value: p }) => p.stateJcs ?? p.intentJcs ?? p.keyId ?? p.closedAt);
-  return STEP_WRITES({
+  return {
     ...entryValues(cols),
     requestIds: batch.map((item) => keyOf(item.value, 'request_id')),
     nonces: batch.map((item) => keyOf(item.value, 'nonce')),
@@ -278,5 +329,5 @@ export function stepWrites(batch: StepItem[], cols: EntryColumns, now: Date): Bo
     rowKey: rows.map((r) => r.value.keyId),
     rowClosedAt: rows.map((r) => r.value.closedAt),
     rowStates: jsonTextsArray(rows.map((r) => r.value.stateJcs)),
-  });
+  };
 }

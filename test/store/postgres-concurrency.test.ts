@@ -14,6 +14,7 @@ const run = promisify(execFile);
 const schema = uniqueSchema('store_concurrency');
 const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
 const worker = fileURLToPath(new URL('./fixtures/append-worker.ts', import.meta.url));
+const stepWorker = fileURLToPath(new URL('./fixtures/step-worker.ts', import.meta.url));
 
 let store: DurableStore;
 beforeAll(async () => {
@@ -54,6 +55,48 @@ describe('two processes on one Postgres', () => {
       const writers = new Set(entries.map((e) => (e.params as { payload: { writer: string } }).payload.writer));
       expect(writers).toEqual(new Set(['A', 'B']));
       expect((await verifyChain(store, sessionId)).ok).toBe(true);
+    }
+  });
+});
+
+describe('two processes committing whole steps to the same sessions', () => {
+  it('place every step at the head it expects, or write nothing: linear chains, each entry as its writer was told', async () => {
+    const ids = Array.from({ length: 8 }, () => randomUUID());
+    // A first step of each session creates its head (the transactional path); the rest are placed at an existing
+    // head, one statement each batch that locks the heads itself (the autocommit path), racing the other process.
+    const perSession = 25;
+    const outputs = await Promise.all(
+      ['A', 'B'].map((label) =>
+        run(tsx, [stepWorker, TEST_DATABASE_URL, schema, ids.join(','), String(perSession), label], {
+          timeout: 120_000,
+        }),
+      ),
+    );
+    const reports = outputs.map(
+      (o) =>
+        JSON.parse(o.stdout.trim()) as {
+          committed: { sessionId: string; seq: number; entryHash: string; requestId: string }[];
+          stale: number;
+        },
+    );
+    const committed = reports.flatMap((r) => r.committed);
+    expect(committed).toHaveLength(2 * ids.length * perSession);
+    // The two raced: some steps found the head moved by the other process and were placed again.
+    expect(reports.reduce((n, r) => n + r.stale, 0)).toBeGreaterThan(0);
+    for (const sessionId of ids) {
+      const entries = await store.listContextEntries(sessionId, { limit: 1000 });
+      expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: 2 * perSession }, (_, i) => i));
+      const told = new Map(committed.filter((c) => c.sessionId === sessionId).map((c) => [c.seq, c]));
+      expect(told.size).toBe(2 * perSession);
+      for (const e of entries) {
+        expect(told.get(e.seq)).toMatchObject({ entryHash: e.entryHash, requestId: e.content.entry_id });
+      }
+      const writers = new Set(entries.map((e) => (e.params as { payload: { writer: string } }).payload.writer));
+      expect(writers).toEqual(new Set(['A', 'B']));
+      expect((await verifyChain(store, sessionId)).ok).toBe(true);
+      // The head row is where the last entry is.
+      const last = entries[entries.length - 1];
+      expect(await store.getChainHead(sessionId)).toEqual({ seq: last.seq, entryHash: last.entryHash });
     }
   });
 });

@@ -88,7 +88,18 @@ export function resolveConfig(options: GuardianOptions): GuardianConfig {
 class SessionLocks {
   readonly #tails = new Map<string, Promise<unknown>>();
   async run<T>(sessionId: string, work: () => Promise<T>, deadline = Number.POSITIVE_INFINITY): Promise<T> {
-    const previous = this.#tails.get(sessionId) ?? Promise.resolve();
+    const previous = this.#tails.get(sessionId);
+    // Nothing ahead of this step: it runs at once and cannot miss its deadline waiting, so no timer is set.
+    if (previous === undefined) {
+      const next = work();
+      const tail: Promise<unknown> = next
+        .catch(() => undefined)
+        .then(() => {
+          if (this.#tails.get(sessionId) === tail) this.#tails.delete(sessionId);
+        });
+      this.#tails.set(sessionId, tail);
+      return next;
+    }
     let state: 'waiting' | 'running' | 'gave_up' = 'waiting';
     const turn = () => {
       if (state === 'gave_up') return Promise.reject(busyError(sessionId));

@@ -132,6 +132,11 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
       const { text, params } = renderQuery(statement);
       return run(text, params);
     },
+    // node-postgres corks a query's Parse/Bind/Describe/Execute/Sync into one socket write, and names the
+    // statement per connection: Parse goes out only on a connection that has not prepared its text yet.
+    async autocommit({ text, params }) {
+      return (await pool.query({ name: statementName(text), text, values: params })).rows as Rows;
+    },
     listen: (channel, onNotify, onError) => listenOn(connection, channel, onNotify, onError),
     migrate: () => migratePostgres(pool, options.schema),
     async close() {
