@@ -9,7 +9,7 @@ import {
   storedEntryHash,
   storedTextHash,
 } from '../chain/index.ts';
-import type { Json } from '../json.ts';
+import { isObject, type Json } from '../json.ts';
 import type { DurableStore, StoredEntryRow } from '../store/types.ts';
 
 /**
@@ -171,7 +171,7 @@ export function entryTamper(entry: StoredEntry, content: ContextEntryContent): T
 export function entryContent(entry: StoredEntry): ContextEntryContent | null {
   try {
     const c = JSON.parse(entry.contentJcs) as unknown;
-    return c !== null && typeof c === 'object' && !Array.isArray(c) ? (c as ContextEntryContent) : null;
+    return isObject(c) ? (c as ContextEntryContent) : null;
   } catch {
     return null;
   }

@@ -4,7 +4,7 @@
 // arguments, retrieved text) and never signatures or key material (ACS §Trace "Sensitive data").
 import type { AcsResult } from '../acs/types.ts';
 import { collectProvenance } from '../policy/index.ts';
-import type { Json } from '../store/types.ts';
+import { isObject, type Json } from '../json.ts';
 import { ocsfSubjectOf } from './events/ocsf.ts';
 import type { RequestObservation } from './observation.ts';
 import type { DecisionFact, ProvenanceFact, StepRecord } from './record.ts';
@@ -12,7 +12,6 @@ import { stepAttributes } from './traces/mapping.ts';
 
 export type { DecisionFact, ProvenanceFact, StepFacts, StepRecord } from './record.ts';
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
 
 function lineageDepth(observation: RequestObservation, id: string): number | undefined {

@@ -2,7 +2,7 @@
 // request's thread (facts.ts), then turned into spans and OCSF events on the export thread. Plain data, so a batch
 // crosses threads as a structured clone.
 import type { AcsResult, TransportKind } from '../acs/types.ts';
-import type { Json } from '../store/types.ts';
+import type { Json } from '../json.ts';
 
 export type AttributeValue = string | number | boolean | string[];
 export type Attributes = Record<string, AttributeValue>;

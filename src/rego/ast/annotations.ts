@@ -2,6 +2,7 @@
 // A block starts with a column-1 comment `# METADATA` and runs over the following column-1 comment lines.
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { RegoError } from '../errors.ts';
+import { isObject } from '../json.ts';
 import type { Annotations, Comment, Location } from './types.ts';
 
 export interface MetadataBlock {
@@ -72,11 +73,11 @@ function parseBlock(
     errors.push(new RegoError('rego_parse_error', msg, locOf(loc)));
     return undefined;
   }
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+  if (!isObject(raw)) {
     errors.push(new RegoError('rego_parse_error', 'yaml: METADATA block must be a mapping', locOf(startLoc)));
     return undefined;
   }
-  const r = raw as Record<string, unknown>;
+  const r: Record<string, unknown> = raw;
   const bad = (message: string): undefined => {
     errors.push(new RegoError('rego_parse_error', message, locOf(startLoc)));
     return undefined;

@@ -1,16 +1,11 @@
 // OPA's capabilities document (`opa capabilities --current` format): what a bundle may use when it
 // is compiled for the Guardian. Tools such as `opa check --capabilities` accept this file.
+import { isObject } from '../json.ts';
 import { builtinDecls, refusedBuiltins } from './declarations.ts';
 import { anyOf, fn, setOf, tAny, type BuiltinDeclaration, type FunctionType, type OpaType } from './types.ts';
 
-export interface CapabilitiesBuiltin {
-  name: string;
-  decl: FunctionType;
-  infix?: string;
-  relation?: boolean;
-  nondeterministic?: boolean;
-  deprecated?: boolean;
-}
+/** A `builtins` entry of the document: a builtin's declaration as OPA writes it. */
+export type CapabilitiesBuiltin = BuiltinDeclaration;
 
 export interface CapabilitiesDocument {
   builtins: CapabilitiesBuiltin[];
@@ -55,12 +50,10 @@ export class CapabilitiesError extends Error {
   override readonly name = 'CapabilitiesError';
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /** OPA's type JSON (types.MarshalJSON); `name`/`description` of documented arguments are dropped. */
 function readType(v: unknown, where: string, depth = 0): OpaType {
   if (depth > 32) throw new CapabilitiesError(`${where}: type nested too deeply`);
-  if (!isRecord(v) || typeof v.type !== 'string') throw new CapabilitiesError(`${where}: expected a type object`);
+  if (!isObject(v) || typeof v.type !== 'string') throw new CapabilitiesError(`${where}: expected a type object`);
   const list = (x: unknown, what: string): OpaType[] => {
     if (!Array.isArray(x)) throw new CapabilitiesError(`${where}: ${what} must be an array`);
     return x.map((t, i) => readType(t, `${where}.${what}[${i}]`, depth + 1));
@@ -84,7 +77,7 @@ function readType(v: unknown, where: string, depth = 0): OpaType {
     case 'object': {
       const out: OpaType = { type: 'object' };
       if (v.dynamic !== undefined) {
-        if (!isRecord(v.dynamic)) throw new CapabilitiesError(`${where}.dynamic: expected {key, value}`);
+        if (!isObject(v.dynamic)) throw new CapabilitiesError(`${where}.dynamic: expected {key, value}`);
         out.dynamic = {
           key: readType(v.dynamic.key, `${where}.dynamic.key`, depth + 1),
           value: readType(v.dynamic.value, `${where}.dynamic.value`, depth + 1),
@@ -93,7 +86,7 @@ function readType(v: unknown, where: string, depth = 0): OpaType {
       if (v.static !== undefined) {
         if (!Array.isArray(v.static)) throw new CapabilitiesError(`${where}.static must be an array`);
         out.static = v.static.map((s, i) => {
-          if (!isRecord(s) || typeof s.key !== 'string')
+          if (!isObject(s) || typeof s.key !== 'string')
             throw new CapabilitiesError(`${where}.static[${i}]: expected {key, value}`);
           return { key: s.key, value: readType(s.value, `${where}.static[${i}].value`, depth + 1) };
         });
@@ -106,7 +99,7 @@ function readType(v: unknown, where: string, depth = 0): OpaType {
 }
 
 function readDecl(v: unknown, where: string): FunctionType {
-  if (!isRecord(v) || v.type !== 'function') throw new CapabilitiesError(`${where}: expected a function type`);
+  if (!isObject(v) || v.type !== 'function') throw new CapabilitiesError(`${where}: expected a function type`);
   if (v.args !== undefined && !Array.isArray(v.args)) throw new CapabilitiesError(`${where}.args must be an array`);
   const args = (v.args as unknown[] | undefined)?.map((a, i) => readType(a, `${where}.args[${i}]`));
   const decl = fn(args, v.result === undefined ? undefined : readType(v.result, `${where}.result`));
@@ -119,13 +112,13 @@ const BUILTIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 
 /** Reads an OPA capabilities document (the JSON `opa capabilities` prints) for compilation. */
 export function readCapabilities(doc: unknown): Capabilities {
-  if (!isRecord(doc)) throw new CapabilitiesError('capabilities: expected a JSON object');
+  if (!isObject(doc)) throw new CapabilitiesError('capabilities: expected a JSON object');
   if (!Array.isArray(doc.builtins)) throw new CapabilitiesError('capabilities: builtins must be an array');
   const builtins = new Map<string, BuiltinDeclaration>();
   const custom = new Set<string>();
   doc.builtins.forEach((b, i) => {
     const where = `capabilities: builtins[${i}]`;
-    if (!isRecord(b) || typeof b.name !== 'string') throw new CapabilitiesError(`${where}: expected {name, decl}`);
+    if (!isObject(b) || typeof b.name !== 'string') throw new CapabilitiesError(`${where}: expected {name, decl}`);
     if (!BUILTIN_NAME.test(b.name))
       throw new CapabilitiesError(`${where}: invalid builtin name ${JSON.stringify(b.name)}`);
     if (builtins.has(b.name)) throw new CapabilitiesError(`${where}: ${b.name} is listed twice`);

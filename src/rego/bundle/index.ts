@@ -7,6 +7,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { parse as parseYaml } from 'yaml';
 import { RE2JS } from 're2js';
 import { globToRegex } from '../builtins/host/glob.ts';
+import { isObject } from '../json.ts';
 import { readTar, TarFormatError, writeTar, type TarEntry } from './tar.ts';
 
 export interface BundleWasmEntry {
@@ -243,10 +244,8 @@ function parseJsonFile(path: string, bytes: Uint8Array): unknown {
 
 function mountData(root: Record<string, unknown>, dir: string[], value: unknown, path: string): void {
   if (dir.length === 0) {
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      throw new BundleError(`${path}: root data document must be an object`);
-    }
-    mergeInto(root, value as Record<string, unknown>, path);
+    if (!isObject(value)) throw new BundleError(`${path}: root data document must be an object`);
+    mergeInto(root, value, path);
     return;
   }
   let node = root;
@@ -254,26 +253,21 @@ function mountData(root: Record<string, unknown>, dir: string[], value: unknown,
     const k = dir[i];
     const next = node[k];
     if (next === undefined) node[k] = {};
-    else if (next === null || typeof next !== 'object' || Array.isArray(next))
-      throw new BundleError(`${path}: data conflict at ${dir.slice(0, i + 1).join('/')}`);
+    else if (!isObject(next)) throw new BundleError(`${path}: data conflict at ${dir.slice(0, i + 1).join('/')}`);
     node = node[k] as Record<string, unknown>;
   }
   const last = dir[dir.length - 1];
   const existing = node[last];
   if (existing === undefined) node[last] = value;
-  else if (isPlainObject(existing) && isPlainObject(value)) mergeInto(existing, value, path);
+  else if (isObject(existing) && isObject(value)) mergeInto(existing, value, path);
   else throw new BundleError(`${path}: data conflict at ${dir.join('/')}`);
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 function mergeInto(target: Record<string, unknown>, src: Record<string, unknown>, path: string): void {
   for (const [k, v] of Object.entries(src)) {
     const cur = target[k];
     if (cur === undefined) target[k] = v;
-    else if (isPlainObject(cur) && isPlainObject(v)) mergeInto(cur, v, path);
+    else if (isObject(cur) && isObject(v)) mergeInto(cur, v, path);
     else throw new BundleError(`${path}: data conflict at key ${k}`);
   }
 }
@@ -362,11 +356,11 @@ export function readBundle(
     const dir = f.path.split('/').slice(1, -1);
     if (f.path === '/.manifest') {
       const m = parseJsonFile(f.path, f.bytes);
-      if (!isPlainObject(m)) throw new BundleError('/.manifest: must be a JSON object');
+      if (!isObject(m)) throw new BundleError('/.manifest: must be a JSON object');
       manifest = m as BundleManifest;
     } else if (f.path === '/.signatures.json') {
       const s = parseJsonFile(f.path, f.bytes);
-      if (!isPlainObject(s) || !Array.isArray(s.signatures))
+      if (!isObject(s) || !Array.isArray(s.signatures))
         throw new BundleError('/.signatures.json: expected {"signatures": [...]}');
       signatures = s as BundleSignatures;
     } else if (f === dataTextFile) {

@@ -17,6 +17,7 @@ import { parse as parseYaml } from 'yaml';
 import { parseModule } from '../ast/index.ts';
 import type { Term } from '../ast/types.ts';
 import { RegoErrors } from '../errors.ts';
+import { isObject } from '../json.ts';
 import { BundleError, readBundle, regoVersionForFile, type BundleManifest } from './index.ts';
 
 export interface LoadedRegoFile {
@@ -65,10 +66,6 @@ export class LoaderError extends Error {
 
 /** An `--ignore` pattern is not valid Go filepath.Match syntax. */
 export class IgnorePatternError extends Error {}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
 
 /** OPA's merge.InterfaceMaps: false when a key present in both is not an object on both sides. */
 function hasConflicts(a: Record<string, unknown>, b: Record<string, unknown>): boolean {

@@ -5,9 +5,8 @@
 // its document, its package, then every enclosing package's `subpackages` annotation, innermost
 // first (OPA's AnnotationSet.Chain).
 import type { Annotations, Body, Expr, Module, Rule, Term } from '../ast/types.ts';
+import type { JsonValue as Json } from '../json.ts';
 import { operatorName } from './terms.ts';
-
-type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
 function packagePath(m: Module): string[] {
   return m.package.path.slice(1).map((t) => (t.type === 'string' ? t.value : ''));

@@ -13,7 +13,7 @@ import { linkPolicyWasm } from '../wasm/index.ts';
 import { IgnorePatternError, LoaderError, loadPaths } from '../bundle/loader.ts';
 import { RegoError, RegoErrors } from '../errors.ts';
 import type { Capabilities } from '../builtins/capabilities.ts';
-import type { JsonValue as Json } from '../builtins/index.ts';
+import { isObject, type JsonValue as Json } from '../json.ts';
 import { CoverageProbes, type CoverageReport, instrumentForCoverage } from './coverage.ts';
 import { createTestEvaluator, TestEvaluationError, type HostBuiltinTable } from './evaluator.ts';
 
@@ -251,7 +251,7 @@ function failedCases(value: Json, prefix: string[] = []): string[] {
   const failed: string[] = [];
   for (const [k, v] of Object.entries(value as Record<string, Json>)) {
     const path = [...prefix, k];
-    if (v !== null && typeof v === 'object' && !Array.isArray(v)) failed.push(...failedCases(v, path));
+    if (isObject(v)) failed.push(...failedCases(v, path));
     else if (v !== true) failed.push(path.join('.'));
   }
   return failed;
@@ -269,11 +269,7 @@ function droppedCases(value: Json, reached: Json | undefined): string[] {
   for (const keys of reached) {
     if (!Array.isArray(keys)) continue;
     let node: Json | undefined = value;
-    for (const k of keys)
-      node =
-        node !== null && typeof node === 'object' && !Array.isArray(node)
-          ? (node as Record<string, Json>)[caseName(k)]
-          : undefined;
+    for (const k of keys) node = isObject(node) ? node[caseName(k)] : undefined;
     if (node === undefined) dropped.push(keys.map(caseName).join('.'));
   }
   return dropped;
@@ -282,7 +278,7 @@ function droppedCases(value: Json, reached: Json | undefined): string[] {
 /** Why a test's value does not pass it, or undefined when it passes. */
 function verdict(test: DiscoveredTest, value: Json | undefined, reached?: Json): string | undefined {
   if (value === undefined) return 'test rule is undefined';
-  if (test.cases && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+  if (test.cases && isObject(value)) {
     const failed = [...new Set([...failedCases(value), ...droppedCases(value, reached)])].sort();
     return failed.length === 0 ? undefined : `failed cases: ${failed.map((c) => JSON.stringify(c)).join(', ')}`;
   }

@@ -3,7 +3,7 @@
 // severity. Provenance facts ride in `enrichments` (`acs_provenance_origin`, `…_source_id`, `…_lineage_depth`);
 // ACS facts with no OCSF home in `unmapped.acs` (ACS §Trace "Extending OCSF").
 import type { DecisionFact, OcsfSubject, StepFacts, StepRecord } from '../record.ts';
-import { UNSPECIFIED } from '../traces/mapping.ts';
+import { objectOrEmpty, textOrUnspecified, UNSPECIFIED } from '../traces/mapping.ts';
 
 export type OcsfEvent = Record<string, unknown>;
 
@@ -85,10 +85,6 @@ export function classOf(method: string): ClassOf | undefined {
   };
 }
 
-const obj = (v: unknown): Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-const str = (v: unknown): string => (typeof v === 'string' && v.length > 0 ? v : UNSPECIFIED);
-
 export interface OcsfProduct {
   name: string;
   vendor_name: string;
@@ -112,8 +108,8 @@ function base(cls: ClassOf, timeMs: number, severity: number, product: OcsfProdu
 
 function actorOf(facts: StepFacts): Record<string, unknown> {
   return {
-    user: { uid: str(facts.agentId), type_id: 99, type: 'AI Agent' },
-    session: { uid: str(facts.sessionId) },
+    user: { uid: textOrUnspecified(facts.agentId), type_id: 99, type: 'AI Agent' },
+    session: { uid: textOrUnspecified(facts.sessionId) },
   };
 }
 
@@ -143,16 +139,20 @@ export function ocsfSubjectOf(facts: StepFacts, p: Record<string, unknown>): Ocs
     case 3002: {
       const subagent = facts.method.startsWith('steps/subagent');
       return {
-        user: str(subagent ? (p.subagent_agent_id ?? facts.agentId) : facts.agentId),
-        session: str(subagent ? p.subagent_session_id : facts.sessionId),
+        user: textOrUnspecified(subagent ? (p.subagent_agent_id ?? facts.agentId) : facts.agentId),
+        session: textOrUnspecified(subagent ? p.subagent_session_id : facts.sessionId),
       };
     }
     case 1007:
-      return { name: str(obj(p.tool).name) };
+      return { name: textOrUnspecified(objectOrEmpty(p.tool).name) };
     case 1005:
-      return { name: str(p.skill_id) };
+      return { name: textOrUnspecified(p.skill_id) };
     case 6005:
-      return { name: str(obj(p.memory_store).name ?? obj(p.source).name ?? facts.method.replace('steps/', '')) };
+      return {
+        name: textOrUnspecified(
+          objectOrEmpty(p.memory_store).name ?? objectOrEmpty(p.source).name ?? facts.method.replace('steps/', ''),
+        ),
+      };
     default:
       return {};
   }
@@ -170,7 +170,7 @@ function classObjects(record: StepRecord, classUid: number): Record<string, unkn
         auth_protocol: 'ACS handshake',
       };
     case 6002:
-      return { app: { name: 'ACS agent', uid: str(record.agentId) } };
+      return { app: { name: 'ACS agent', uid: textOrUnspecified(record.agentId) } };
     case 1007: {
       const tool = subject.name ?? UNSPECIFIED;
       return {
@@ -188,7 +188,14 @@ function classObjects(record: StepRecord, classUid: number): Record<string, unkn
     case 6005:
       return { database: { name: subject.name ?? UNSPECIFIED, type_id: 99, type: 'agent context' } };
     case 5001:
-      return { device: { uid: str(record.agentId), name: str(record.agentId), type_id: 99, type: 'AI Agent' } };
+      return {
+        device: {
+          uid: textOrUnspecified(record.agentId),
+          name: textOrUnspecified(record.agentId),
+          type_id: 99,
+          type: 'AI Agent',
+        },
+      };
     default:
       return {};
   }
@@ -263,7 +270,7 @@ function findingOf(
     verdict,
     finding_info: {
       // The decision is identified by the step it answers (request_id is unique per session, §10.3).
-      uid: `${str(facts.sessionId)}/${str(facts.requestId)}`,
+      uid: `${textOrUnspecified(facts.sessionId)}/${textOrUnspecified(facts.requestId)}`,
       title: `${facts.method} ${decision.decision}${codes}`,
       ...(decision.reasoning ? { desc: decision.reasoning } : {}),
       types: ['ACS decision'],

@@ -1,15 +1,17 @@
 // ACS step → OTel span name and attributes, per the ACS OTel mapping (ACS §Trace "OpenTelemetry semantic
 // conventions", otel-mapping v0.1.0). Required attributes are always set: a fact the payload leaves out is
 // `unspecified` (counts are 0), so a backend filtering on the attribute still finds the span.
+import { isObject } from '../../json.ts';
 import type { Attributes, DecisionFact, StepFacts } from '../record.ts';
 
 export type { AttributeValue, Attributes } from '../record.ts';
 
 export const UNSPECIFIED = 'unspecified';
 
-const obj = (v: unknown): Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-const str = (v: unknown): string => (typeof v === 'string' && v.length > 0 ? v : UNSPECIFIED);
+/** A payload member read as an object: {} when absent or not an object (spans and OCSF events read alike). */
+export const objectOrEmpty = (v: unknown): Record<string, unknown> => (isObject(v) ? v : {});
+/** A payload member read as a name: UNSPECIFIED when absent, empty or not a string. */
+export const textOrUnspecified = (v: unknown): string => (typeof v === 'string' && v.length > 0 ? v : UNSPECIFIED);
 const count = (v: unknown): number => (Array.isArray(v) ? v.length : 0);
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
 
@@ -57,63 +59,65 @@ export function stepAttributes(facts: StepFacts, p: Record<string, unknown>): At
   optional(a, 'acs.session.id', facts.sessionId);
   optional(a, 'acs.agent.id', facts.agentId);
   optional(a, 'acs.tenant_id', facts.tenantId);
-  const tool = obj(p.tool);
+  const tool = objectOrEmpty(p.tool);
   switch (facts.method) {
     case 'steps/sessionStart':
-      optional(a, 'acs.user.id', obj(p.user_identity).id);
+      optional(a, 'acs.user.id', objectOrEmpty(p.user_identity).id);
       optional(a, 'acs.policy_mode', p.policy_mode);
       break;
     case 'steps/agentTrigger':
-      a['acs.agent.id'] = str(facts.agentId);
-      a['acs.trigger.type'] = str(p.trigger_type);
+      a['acs.agent.id'] = textOrUnspecified(facts.agentId);
+      a['acs.trigger.type'] = textOrUnspecified(p.trigger_type);
       break;
     case 'steps/userMessage':
-      a['acs.content.types'] = [...new Set((Array.isArray(p.content) ? p.content : []).map((c) => str(obj(c).type)))];
+      a['acs.content.types'] = [
+        ...new Set((Array.isArray(p.content) ? p.content : []).map((c) => textOrUnspecified(objectOrEmpty(c).type))),
+      ];
       break;
     case 'steps/agentResponse':
-      a['acs.agent.id'] = str(facts.agentId);
+      a['acs.agent.id'] = textOrUnspecified(facts.agentId);
       break;
     case 'steps/toolCallRequest':
-      a['gen_ai.tool.name'] = str(tool.name);
-      a['acs.capability'] = str(p.capability);
+      a['gen_ai.tool.name'] = textOrUnspecified(tool.name);
+      a['acs.capability'] = textOrUnspecified(p.capability);
       optional(a, 'acs.tool.provider', tool.provider);
       optional(a, 'acs.tool.version', tool.version);
       optional(a, 'acs.operation', p.operation);
       break;
     case 'steps/toolCallResult':
-      a['gen_ai.tool.name'] = str(tool.name);
-      a['acs.exit_status'] = str(p.exit_status);
+      a['gen_ai.tool.name'] = textOrUnspecified(tool.name);
+      a['acs.exit_status'] = textOrUnspecified(p.exit_status);
       optional(a, 'acs.duration_ms', p.duration_ms);
       optional(a, 'acs.request_id_ref', p.request_id_ref);
       break;
     case 'steps/knowledgeRetrieval':
-      a['acs.source.type'] = str(obj(p.source).type);
+      a['acs.source.type'] = textOrUnspecified(objectOrEmpty(p.source).type);
       a['acs.results.count'] = count(p.results);
       break;
     case 'steps/memoryStore':
-      a['acs.memory_store.name'] = str(obj(p.memory_store).name);
-      a['acs.operation'] = str(p.operation);
+      a['acs.memory_store.name'] = textOrUnspecified(objectOrEmpty(p.memory_store).name);
+      a['acs.operation'] = textOrUnspecified(p.operation);
       break;
     case 'steps/memoryContextRetrieval':
-      a['acs.memory_store.name'] = str(obj(p.memory_store).name);
+      a['acs.memory_store.name'] = textOrUnspecified(objectOrEmpty(p.memory_store).name);
       a['acs.results.count'] = count(p.results);
       break;
     case 'steps/sessionEnd':
-      a['acs.session.reason'] = str(p.reason ?? p.session_reason);
+      a['acs.session.reason'] = textOrUnspecified(p.reason ?? p.session_reason);
       break;
     case 'steps/turnStart':
-      a['acs.turn.id'] = str(p.turn_id);
-      a['acs.turn.triggered_by'] = str(p.triggered_by);
+      a['acs.turn.id'] = textOrUnspecified(p.turn_id);
+      a['acs.turn.triggered_by'] = textOrUnspecified(p.triggered_by);
       optional(a, 'acs.turn.parent_id', p.parent_turn_id);
       break;
     case 'steps/turnEnd':
-      a['acs.turn.id'] = str(p.turn_id);
-      a['acs.turn.outcome'] = str(p.outcome);
+      a['acs.turn.id'] = textOrUnspecified(p.turn_id);
+      a['acs.turn.outcome'] = textOrUnspecified(p.outcome);
       optional(a, 'acs.turn.step_count', p.step_count);
       break;
     case 'steps/preCompact':
       a['acs.compact.entry_count'] = count(p.entries_to_compact);
-      a['acs.compact.triggered_by'] = str(p.triggered_by);
+      a['acs.compact.triggered_by'] = textOrUnspecified(p.triggered_by);
       optional(a, 'acs.compact.estimated_input_tokens', p.estimated_input_tokens);
       break;
     case 'steps/postCompact':
@@ -121,46 +125,48 @@ export function stepAttributes(facts: StepFacts, p: Record<string, unknown>): At
       optional(a, 'acs.compact.lineage_depth_after', p.lineage_depth_after);
       break;
     case 'steps/subagentStart':
-      a['acs.subagent.session_id'] = str(p.subagent_session_id);
-      a['acs.subagent.parent_session_id'] = str(p.parent_session_id ?? facts.sessionId);
-      a['acs.subagent.intent_derivation'] = str(p.intent_derivation);
+      a['acs.subagent.session_id'] = textOrUnspecified(p.subagent_session_id);
+      a['acs.subagent.parent_session_id'] = textOrUnspecified(p.parent_session_id ?? facts.sessionId);
+      a['acs.subagent.intent_derivation'] = textOrUnspecified(p.intent_derivation);
       break;
     case 'steps/subagentStop':
-      a['acs.subagent.session_id'] = str(p.subagent_session_id);
-      a['acs.subagent.outcome'] = str(p.outcome);
-      a['acs.subagent.final_chain_hash'] = str(p.final_chain_hash);
+      a['acs.subagent.session_id'] = textOrUnspecified(p.subagent_session_id);
+      a['acs.subagent.outcome'] = textOrUnspecified(p.outcome);
+      a['acs.subagent.final_chain_hash'] = textOrUnspecified(p.final_chain_hash);
       break;
     case 'steps/skillRegister': {
-      const digest = obj(obj(p.definition).digest);
-      a['acs.skill.id'] = str(p.skill_id);
-      a['acs.skill.digest.algorithm'] = str(digest.algorithm);
-      a['acs.skill.digest.value'] = str(digest.value);
+      const digest = objectOrEmpty(objectOrEmpty(p.definition).digest);
+      a['acs.skill.id'] = textOrUnspecified(p.skill_id);
+      a['acs.skill.digest.algorithm'] = textOrUnspecified(digest.algorithm);
+      a['acs.skill.digest.value'] = textOrUnspecified(digest.value);
       a['acs.skill.declared_capabilities'] = strings(p.declared_capabilities);
       break;
     }
     case 'steps/skillLoad': {
-      const digest = obj(p.digest);
-      a['acs.skill.id'] = str(p.skill_id);
-      a['acs.skill.digest.algorithm'] = str(digest.algorithm);
-      a['acs.skill.digest.value'] = str(digest.value);
-      a['acs.skill.load_trigger'] = str(p.load_trigger);
-      a['acs.skill.load_path'] = (Array.isArray(p.load_path) ? p.load_path : []).map((s) => str(obj(s).skill_id));
+      const digest = objectOrEmpty(p.digest);
+      a['acs.skill.id'] = textOrUnspecified(p.skill_id);
+      a['acs.skill.digest.algorithm'] = textOrUnspecified(digest.algorithm);
+      a['acs.skill.digest.value'] = textOrUnspecified(digest.value);
+      a['acs.skill.load_trigger'] = textOrUnspecified(p.load_trigger);
+      a['acs.skill.load_path'] = (Array.isArray(p.load_path) ? p.load_path : []).map((s) =>
+        textOrUnspecified(objectOrEmpty(s).skill_id),
+      );
       optional(a, 'acs.skill.digest_verified', p.digest_verified);
       optional(a, 'acs.skill.registration_ref', p.registration_ref);
       break;
     }
     case 'steps/skillUnload':
-      a['acs.skill.id'] = str(p.skill_id);
-      a['acs.skill.reason'] = str(p.reason);
+      a['acs.skill.id'] = textOrUnspecified(p.skill_id);
+      a['acs.skill.reason'] = textOrUnspecified(p.reason);
       optional(a, 'acs.skill.replaced_by', p.replaced_by);
       break;
     case 'agbom/snapshot':
       a['acs.agbom.format'] = 'canonical';
-      a['acs.agbom.component_count'] = count(p.components ?? obj(p.agbom).components);
+      a['acs.agbom.component_count'] = count(p.components ?? objectOrEmpty(p.agbom).components);
       break;
     case 'agbom/changed':
       a['acs.agbom.format'] = 'canonical';
-      a['acs.agbom.change_reason'] = str(obj(p.agbom).change_reason ?? changeReason(p));
+      a['acs.agbom.change_reason'] = textOrUnspecified(objectOrEmpty(p.agbom).change_reason ?? changeReason(p));
       break;
   }
   // ACS §Trace provenance attributes: the first Provenance object's facts; all origins as a list.

@@ -1,8 +1,9 @@
 // JSON values as opa-wasm hands them to host builtins (sets arrive as arrays, object keys as
 // strings), OPA's type names, ordering and equality over them, and the errors builtins raise.
 
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
-export type JsonObject = { [key: string]: JsonValue };
+import { isObject, type JsonObject, type JsonValue } from '../../json.ts';
+
+export { isObject, type JsonObject, type JsonValue };
 
 /** OPA's name for a value's type, as used in `eval_type_error` messages. */
 export function typeName(v: unknown): string {
@@ -12,10 +13,6 @@ export function typeName(v: unknown): string {
   if (typeof v === 'string') return 'string';
   if (Array.isArray(v)) return 'array';
   return 'object';
-}
-
-export function isObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /**
