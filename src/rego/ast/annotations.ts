@@ -76,7 +76,9 @@ function parseBlock(
     errors.push(new RegoError('rego_parse_error', 'yaml: METADATA block must be a mapping', locOf(startLoc)));
     return undefined;
   }
-  const r = raw as Record<string, unknown>;
+  // OPA decodes the block into typed fields, so a key written without a value (`related_resources:`)
+  // is that field's zero value: as if the key were absent.
+  const r = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== null)) as Record<string, unknown>;
   const bad = (message: string): undefined => {
     errors.push(new RegoError('rego_parse_error', message, locOf(startLoc)));
     return undefined;
