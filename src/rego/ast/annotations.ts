@@ -77,7 +77,9 @@ function parseBlock(
     errors.push(new RegoError('rego_parse_error', 'yaml: METADATA block must be a mapping', locOf(startLoc)));
     return undefined;
   }
-  const r: Record<string, unknown> = raw;
+  // OPA decodes the block into typed fields, so a key written without a value (`related_resources:`)
+  // is that field's zero value: as if the key were absent.
+  const r: Record<string, unknown> = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== null));
   const bad = (message: string): undefined => {
     errors.push(new RegoError('rego_parse_error', message, locOf(startLoc)));
     return undefined;

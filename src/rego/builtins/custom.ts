@@ -2,6 +2,7 @@
 // declares (builtins/capabilities.ts readCapabilities). A compiled module calls them through its
 // opa_builtinN imports by the names in its `builtins()` export, exactly as opa-wasm's `customBuiltins`.
 import { builtinDecls } from './declarations.ts';
+import { encodeResult } from './host/adapter.ts';
 import { opaWasmShadowedBuiltins } from './host/names.ts';
 
 /** Builtin implementations as opa-wasm `customBuiltins`: name → function of the JSON arguments. */
@@ -15,8 +16,8 @@ function toolchainName(name: string): boolean {
 
 /**
  * `host` (hostBuiltins()) plus the `custom` implementations. Each custom builtin is called as opa-wasm
- * calls it: with the arguments as JSON values, its return value (undefined: the call is undefined)
- * serialised back, and anything it throws propagating unchanged out of `policy.evaluate`, as from
+ * calls it: with the arguments as JSON values, its return value (undefined: the call is undefined; bigints
+ * as exact integers) serialised back, and anything it throws propagating unchanged out of `policy.evaluate`, as from
  * opa-wasm's own `customBuiltins`. Throws a TypeError for an entry that is not a function, or that names a
  * builtin the toolchain implements (a policy's meaning must not depend on the host that loads it).
  */
@@ -30,7 +31,8 @@ export function withCustomBuiltins(host: CustomBuiltins, custom: Readonly<Record
       // opa-wasm is synchronous: a Promise would be serialised as {} and decide on a value nobody returned.
       if (typeof (result as { then?: unknown } | null)?.then === 'function')
         throw new TypeError(`custom builtin ${name} returned a Promise; builtins must return their value`);
-      return result;
+      // A bigint (an integer past 2^53, e.g. an IPv6 address count) reaches the module as its exact digits.
+      return encodeResult(result);
     };
   }
   return out;

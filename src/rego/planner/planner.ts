@@ -844,6 +844,14 @@ export class FuncPlanner {
   private planCall(op: RefTerm, args: Term[], cont: (res: Operand) => void): void {
     let name = operatorName(op);
     if (!name) throw planError('invalid function reference', op.location ?? this.where);
+    if (args.length === 0 && name.startsWith('data.')) {
+      // `f()` of a rule that is not a function is the rule's value (semantic/checks.ts).
+      const rs = this.pb.program.ruleSetsByPath.get(name.split('.').slice(1).join('/'));
+      if (rs && rs.kind !== 'function') {
+        this.planValue({ type: 'ref', value: op.value, location: op.location }, cont);
+        return;
+      }
+    }
     const mock = this.gen.mocks.get(name);
     if (mock?.value) {
       const value = mock.value;

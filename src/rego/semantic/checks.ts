@@ -187,6 +187,9 @@ export class CallChecker {
     }
     if (name.startsWith('data.')) {
       const rs = this.ctx.ruleSetsByPath.get(name.split('.').slice(1).join('/'));
+      // `f()` of a rule that is not a function (OPA reads a head `f() := x` as the rule `f := x`) is the
+      // rule's value, as OPA evaluates it.
+      if (rs && rs.kind !== 'function' && args.length === 0) return;
       if (rs?.kind !== 'function') {
         // OPA's checkUndefinedFuncs reports these as type errors.
         this.err('rego_type_error', `undefined function ${name}`, op.location ? op : at);

@@ -26,9 +26,9 @@ function ruleGroundPath(m: Module, r: Rule): string[] {
 /** An annotation as OPA's Annotations.toObject writes it (no location). */
 export function annotationObject(a: Annotations): Record<string, Json> {
   const o: Record<string, Json> = { scope: a.scope };
-  if (a.title !== undefined) o.title = a.title;
+  if (a.title) o.title = a.title;
   if (a.entrypoint) o.entrypoint = true;
-  if (a.description !== undefined) o.description = a.description;
+  if (a.description) o.description = a.description;
   if (a.organizations?.length) o.organizations = a.organizations;
   if (a.related_resources?.length)
     o.related_resources = a.related_resources.map((r) => ({

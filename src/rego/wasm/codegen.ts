@@ -2,7 +2,7 @@
 // blocks, "undefined" is a br_if to the innermost IR block's end, BreakStmt uses an explicit IR-block →
 // Wasm-label stack, values are i32 pointers into the runtime's heap (0 = undefined).
 import binaryen from 'binaryen';
-import { exactIntegerBuiltins } from '../builtins/host/names.ts';
+import { exactIntegerBuiltins, regoSetBuiltins } from '../builtins/host/names.ts';
 import { OPA_WASM_ERRORS } from '../errors.ts';
 import type { Block, Func, Operand, Plan, Policy, Stmt, StmtLocation } from '../ir/types.ts';
 import type { StaticData } from './static-data.ts';
@@ -194,18 +194,22 @@ class FnGen {
     return [this.m.global.set(HOST_CALL_SITE_GLOBAL, this.m.i32.const(site))];
   }
 
-  /** `opa_builtinN(id, 0, args…)`; integers beyond 2^53 reach builtins that take them exactly (names.ts). */
+  /** `opa_builtinN(id, 0, args…)`; integers beyond 2^53 and sets reach builtins that take them exactly (names.ts). */
   hostCall(name: string, host: HostBuiltin, args: Ref[]): Ref {
     const m = this.m;
     const call = m.call(`opa_builtin${host.argc}`, [m.i32.const(host.id), m.i32.const(0), ...args], i32);
-    if (!exactIntegerBuiltins.has(name)) return call;
+    const modes = [
+      ...(exactIntegerBuiltins.has(name) ? ['rt_dump_exact_integers'] : []),
+      ...(regoSetBuiltins.has(name) ? ['rt_dump_mark_sets'] : []),
+    ];
+    if (!modes.length) return call;
     const result = this.temp();
     return m.block(
       null,
       [
-        this.call('rt_dump_exact_integers', [m.i32.const(1)], none),
+        ...modes.map((mode) => this.call(mode, [m.i32.const(1)], none)),
         m.local.set(result, call),
-        this.call('rt_dump_exact_integers', [m.i32.const(0)], none),
+        ...modes.map((mode) => this.call(mode, [m.i32.const(0)], none)),
         m.local.get(result, i32),
       ],
       i32,

@@ -322,8 +322,9 @@ function compileEval(ctx: Ctx, plans: Plan[], funcCount: number): void {
     ),
   );
   const body = m.block(null, [
-    // A host builtin that threw left exact-integer dumping on (codegen hostCall): results dump as plain JSON.
+    // A host builtin that threw left exact-integer or set dumping on (codegen hostCall): results dump as plain JSON.
     m.call(rt('rt_dump_exact_integers'), [m.i32.const(0)], none),
+    m.call(rt('rt_dump_mark_sets'), [m.i32.const(0)], none),
     m.call(rt('rt_memo_init'), [m.i32.const(funcCount)], none),
     m.local.set(1, m.call(rt('rt_set'), [], i32)),
     m.i32.store(8, 4, get(0), get(1)),

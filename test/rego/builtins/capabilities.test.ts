@@ -141,6 +141,16 @@ describe('capabilities: custom builtins compiled to host calls, run in opa-wasm'
     await expect(rs).rejects.toThrow('custom builtin custom.func returned a Promise; builtins must return their value');
   });
 
+  it('a custom builtin may return a bigint: the module gets the exact integer', async () => {
+    const rs = await evaluateQuery({
+      sources: [],
+      query: 'exact := custom.func("a", 1) == 18446744073709551616; off := custom.func("a", 1) == 18446744073709551617',
+      capabilities: readCapabilities(capabilitiesWithCustom()),
+      customBuiltins: { 'custom.func': () => 2n ** 64n },
+    });
+    expect(rs).toEqual([{ exact: true, off: false }]);
+  });
+
   it('custom builtins are type-checked against their declared decl', async () => {
     const err = await compileBundle({
       sources: [{ file: 'bad.rego', text: 'package bad\n\nx := custom.func(1, 2)\n' }],

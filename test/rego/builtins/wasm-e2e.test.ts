@@ -82,6 +82,14 @@ describe('host builtins through Wasm', () => {
     expect(errors).toEqual(['strings.reverse: operand 1 must be string but got number']);
   });
 
+  it("sprintf prints a set operand in Rego syntax, as OPA's Set.String (sorted, `set()` when empty)", async () => {
+    expect(await value('x := sprintf("%v|%s|%v|%v", [{"zeta", "alpha"}, set(), [1, {2}], {"k": {true}}])')).toBe(
+      '{"alpha", "zeta"}|set()|[1, {2}]|{"k": {true}}',
+    );
+    // json.marshal still writes a set as an array.
+    expect(await value('x := json.marshal({"b", "a"})')).toBe('["a","b"]');
+  });
+
   it('walk as a relation enumerates every path', async () => {
     expect(await value('x := [p | walk({"a": [1, {"b": true}]}, [p, _])]')).toEqual([
       [],

@@ -177,4 +177,28 @@ other := 1
     });
     expect(annotatedOnly.manifest.wasm?.map((w) => w.entrypoint)).toEqual(['a/q']);
   });
+
+  it('keys written without a value are absent, as OPA decodes them to empty fields', async () => {
+    const { ev } = await build(
+      [
+        {
+          file: 'test.rego',
+          text: `package test
+
+# METADATA
+# title:
+# description: ""
+# related_resources:
+# organizations:
+# authors:
+# custom:
+#   level: 2
+q := rego.metadata.rule()
+`,
+        },
+      ],
+      ['test/q'],
+    );
+    expect(ev('test/q')).toEqual({ scope: 'rule', custom: { level: 2 } });
+  });
 });

@@ -7,9 +7,11 @@ import {
   hostBuiltinName,
   numberTextBuiltins,
   opaWasmShadowedBuiltins,
+  regoSetBuiltins,
+  SET_KEY,
 } from './names.ts';
 import type { HostImpls } from './registry.ts';
-import { BuiltinError, DecimalText } from './values.ts';
+import { BuiltinError, DecimalText, RegoSet } from './values.ts';
 
 function containsBigInt(v: unknown): boolean {
   if (typeof v === 'bigint') return true;
@@ -36,7 +38,7 @@ export function exactJson(v: unknown): string {
 }
 
 /** What opa-wasm gets back: plain JSON, or raw JSON bytes (ArrayBuffer) when integers exceed 2^53. */
-function encodeResult(v: unknown): unknown {
+export function encodeResult(v: unknown): unknown {
   if (!containsBigInt(v)) return v;
   return new TextEncoder().encode(exactJson(v)).buffer;
 }
@@ -53,8 +55,8 @@ export type HostBuiltinFunction = (...args: unknown[]) => unknown;
  * Arguments with the numbers a compiled module marked (names.ts exactIntegerBuiltins): integers as bigint,
  * decimals beyond the double range as DecimalText for `keepText` builtins, else as the double.
  */
-function exactIntegers(v: unknown, keepText: boolean): unknown {
-  if (Array.isArray(v)) return v.map((x) => exactIntegers(x, keepText));
+function exactIntegers(v: unknown, keepText: boolean, sets = false): unknown {
+  if (Array.isArray(v)) return v.map((x) => exactIntegers(x, keepText, sets));
   if (v === null || typeof v !== 'object') return v;
   const entries = Object.entries(v);
   if (entries.length === 1 && entries[0][0] === EXACT_INTEGER_KEY && typeof entries[0][1] === 'string') {
@@ -62,7 +64,10 @@ function exactIntegers(v: unknown, keepText: boolean): unknown {
     if (/^-?\d+$/.test(text)) return BigInt(text);
     return keepText ? new DecimalText(text) : Number(text);
   }
-  return Object.fromEntries(entries.map(([k, x]) => [k, exactIntegers(x, keepText)]));
+  // Sets dumped as {"$guardian.set": [...]} around calls of regoSetBuiltins.
+  if (sets && entries.length === 1 && entries[0][0] === SET_KEY && Array.isArray(entries[0][1]))
+    return new RegoSet(entries[0][1].map((x) => exactIntegers(x, keepText, sets)));
+  return Object.fromEntries(entries.map(([k, x]) => [k, exactIntegers(x, keepText, sets)]));
 }
 
 /**
@@ -77,12 +82,13 @@ export function adaptHostImplementations(
   const context = ctx instanceof HostBuiltinContext ? ctx : new HostBuiltinContext(ctx);
   const out: Record<string, HostBuiltinFunction> = {};
   for (const [name, impl] of Object.entries(implementations)) {
-    const exact = exactIntegerBuiltins.has(name);
+    const sets = regoSetBuiltins.has(name);
+    const exact = exactIntegerBuiltins.has(name) || sets;
     const keepText = numberTextBuiltins.has(name);
     const fn: HostBuiltinFunction = (...args) => {
       let result: unknown;
       try {
-        result = impl(exact ? (args.map((a) => exactIntegers(a, keepText)) as typeof args) : args, context);
+        result = impl(exact ? (args.map((a) => exactIntegers(a, keepText, sets)) as typeof args) : args, context);
       } catch (e) {
         const err = e instanceof BuiltinError ? e : new BuiltinError(e instanceof Error ? e.message : String(e));
         if (context.strict) {

@@ -1,6 +1,6 @@
 // Printing values the way OPA does: Rego term syntax (`["a", 1]`, `{"k": true}`) and Go's
 // strconv.Quote for strings. Used by sprintf (%v of composites) and print.
-import { DecimalText, isObject, type JsonValue } from './values.ts';
+import { DecimalText, isObject, type JsonValue, RegoSet } from './values.ts';
 
 // Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space.
 const printable = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
@@ -65,6 +65,7 @@ export function regoText(v: unknown): string {
   if (typeof v === 'string') return goQuote(v);
   if (v instanceof DecimalText) return v.text;
   if (Array.isArray(v)) return '[' + v.map(regoText).join(', ') + ']';
+  if (v instanceof RegoSet) return v.elements.length ? '{' + v.elements.map(regoText).join(', ') + '}' : 'set()';
   if (isObject(v)) {
     const keys = Object.keys(v).sort();
     if (keys.length === 0) return '{}';

@@ -24,6 +24,11 @@ export class DecimalText {
   constructor(readonly text: string) {}
 }
 
+/** A set operand of a builtin that prints sets in Rego syntax (names.ts regoSetBuiltins), in the module's order. */
+export class RegoSet {
+  constructor(readonly elements: readonly unknown[]) {}
+}
+
 /** A builtin failed on well-typed operands: `eval_builtin_error: <name>: <message>`. */
 export class BuiltinError extends Error {
   readonly code: 'eval_builtin_error' | 'eval_type_error' = 'eval_builtin_error';

@@ -18,6 +18,12 @@ let exactIntegers = false;
 
 export function rt_dump_exact_integers(on: i32): void { exactIntegers = on != 0; }
 
+// Set by generated code around calls of host builtins that print sets in Rego syntax (names.ts
+// regoSetBuiltins): JSON has no sets, so a set is dumped as {"$guardian.set":[...]} for the host to decode.
+let markSets = false;
+
+export function rt_dump_mark_sets(on: i32): void { markSets = on != 0; }
+
 const MAX_SAFE: i64 = 9007199254740991;
 
 /** Room for `k` more bytes at out + n. */
@@ -118,12 +124,17 @@ function putValue(v: usize, level: i32): void {
     }
     case T_SET: {
       const len = lenOf(v);
+      const marked = markSets && !rego && level == 0;
       if (rego) {
         if (len == 0) { putAscii("set()", level); return; }
         put(0x7B, level);
-      } else put(0x5B, level);
+      } else {
+        if (marked) putAscii("{\"$guardian.set\":", level);
+        put(0x5B, level);
+      }
       for (let i: u32 = 0; i < len; i++) { if (i > 0) put(0x2C, level); putValue(elemAt(v, i), level); }
       put(rego ? 0x7D : 0x5D, level);
+      if (marked) put(0x7D, level);
       return;
     }
     case T_OBJECT: {
