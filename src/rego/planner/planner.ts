@@ -784,18 +784,7 @@ export class FuncPlanner {
     const arity = this.arityOf(name, op);
     if (arity !== undefined && args.length === arity + 1) {
       const out = args[arity];
-      this.planCall(op, args.slice(0, arity), (res) => {
-        const decl = name ? this.pb.program.builtins.get(this.gen.mocks.get(name)?.fn ?? name) : undefined;
-        if (decl?.relation) {
-          const src = this.toLocal(res);
-          const k = this.newLocal();
-          const v = this.newLocal();
-          const blk = this.block(() => this.unify(out, { type: '$local', local: v }, cont));
-          this.emit({ type: 'ScanStmt', stmt: { source: src, key: k, value: v, block: blk } });
-          return;
-        }
-        this.unifyOperand(res, out, cont);
-      });
+      this.planCall(op, args.slice(0, arity), (res) => this.unifyOperand(res, out, cont));
       return;
     }
     this.planCall(op, args, (res) => {
@@ -885,6 +874,15 @@ export class FuncPlanner {
       } else {
         this.pb.useBuiltin(name!);
         this.emit({ type: 'CallStmt', stmt: { func: name!, args: ops, result } });
+        if (this.pb.program.builtins.get(name!)?.relation) {
+          // A relation (walk) yields a set of outputs wherever its call stands — `walk(x, o)`,
+          // `[p, v] := walk(x)`, `f(walk(x))` alike: OPA lifts the call to `walk(x, t)` and iterates t.
+          const k = this.newLocal();
+          const v = this.newLocal();
+          const blk = this.block(() => cont({ type: 'local', value: v }));
+          this.emit({ type: 'ScanStmt', stmt: { source: result, key: k, value: v, block: blk } });
+          return;
+        }
       }
       cont({ type: 'local', value: result });
     });

@@ -272,27 +272,71 @@ export class CallChecker {
   }
 }
 
-/** Leading string path of a data ref (`data.a.b[x]` → ["a","b"]) or undefined for non-data refs. */
-function dataPrefix(t: RefTerm): string[] | undefined {
-  const head = t.value[0];
-  if (head?.type !== 'var' || head.value !== 'data') return undefined;
-  const out: string[] = [];
-  for (const e of t.value.slice(1)) {
-    if (e.type !== 'string') break;
-    out.push(e.value);
+/** A term with no vars, refs or comprehensions in it: OPA's `IsConstant`. */
+function isConstantTerm(t: Term): boolean {
+  switch (t.type) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+    case 'null':
+      return true;
+    case 'array':
+    case 'set':
+      return t.value.every(isConstantTerm);
+    case 'object':
+      return t.value.every(([k, v]) => isConstantTerm(k) && isConstantTerm(v));
+    default:
+      return false;
   }
-  return out;
+}
+
+/**
+ * Rule sets a data ref may read, matched as OPA's `GetRulesDynamicWithOpts` does for its dependency graph: a
+ * constant element selects its child (rules there end the match), a dynamic one tries every child (taking
+ * the rules it meets and matching the rest of the ref below it), and the end of the ref takes everything
+ * beneath. So `data.lib[x].deny` reaches only the `deny` rule sets one level below `lib`, not its siblings.
+ */
+function ruleSetsReadBy(t: RefTerm, root: TrieNode, out: Set<RuleSet>): void {
+  const head = t.value[0];
+  if (head?.type !== 'var' || head.value !== 'data') return;
+  const everythingBelow = (n: TrieNode): void => {
+    const stack = [n];
+    while (stack.length) {
+      const x = stack.pop()!;
+      if (x.ruleSet) out.add(x.ruleSet);
+      for (const c of x.children.values()) stack.push(c);
+    }
+  };
+  const match = (n: TrieNode, i: number): void => {
+    if (i >= t.value.length) {
+      everythingBelow(n);
+      return;
+    }
+    const e = t.value[i];
+    if (isConstantTerm(e)) {
+      // Rule paths are strings: any other constant names no rule.
+      const c = e.type === 'string' ? n.children.get(e.value) : undefined;
+      if (!c) return;
+      if (c.ruleSet) out.add(c.ruleSet);
+      else match(c, i + 1);
+      return;
+    }
+    for (const c of n.children.values()) {
+      if (c.ruleSet) out.add(c.ruleSet);
+      match(c, i + 1);
+    }
+  };
+  match(root, 1);
 }
 
 /** Rule sets a rule set depends on (refs to data paths that hit or contain rules, and calls). */
 function dependencies(rs: RuleSet, root: TrieNode): RuleSet[] {
-  const prefixes: string[][] = [];
+  const out = new Set<RuleSet>();
   const visitTerm = (t: Term, depth: number): void => {
     if (depth > MAX_DEPTH) return;
     switch (t.type) {
       case 'ref': {
-        const p = dataPrefix(t);
-        if (p) prefixes.push(p);
+        ruleSetsReadBy(t, root, out);
         for (const e of t.value) visitTerm(e, depth + 1);
         return;
       }
@@ -345,23 +389,6 @@ function dependencies(rs: RuleSet, root: TrieNode): RuleSet[] {
     for (let x: CompiledRule | undefined = r; x; x = x.else) {
       visitBody(x.body, 0);
       for (const t of [x.key, x.value, x.element, ...(x.keyPath ?? []), ...x.args]) if (t) visitTerm(t, 0);
-    }
-  }
-  const out = new Set<RuleSet>();
-  for (const p of prefixes) {
-    // Rule sets on the path (the ref reads them) and below its end (the ref reads their extent).
-    let n: TrieNode | undefined = root;
-    for (const seg of p) {
-      if (n.ruleSet) out.add(n.ruleSet);
-      n = n.children.get(seg);
-      if (!n) break;
-    }
-    if (!n) continue;
-    const stack: TrieNode[] = [n];
-    while (stack.length) {
-      const x = stack.pop()!;
-      if (x.ruleSet) out.add(x.ruleSet);
-      for (const c of x.children.values()) stack.push(c);
     }
   }
   return [...out];

@@ -178,4 +178,28 @@ two if {
     // Each definition exits its own loop; the second still runs.
     expect(run('t/two')).toEqual({ result: true, lines: ['two-a 1', 'two-b 1', 'two-b 2', 'two-b 3', 'two-b 4'] });
   });
+
+  it('walk iterates wherever its call stands, as OPA lifts the call to walk(x, t)', async () => {
+    const ev = await load(
+      `package t
+doc := {"a": [1, {"b": 2}]}
+out_arg contains p if { walk(doc, [p, v]); is_number(v) }
+unify contains p if { [p, v] = walk(doc); is_number(v) }
+assign contains p if { [p, v] := walk(doc); is_number(v) }
+bound contains p if { pair := walk(doc); pair = [p, 2] }
+nested := count([1 | is_array(walk(doc)[0])])
+`,
+      ['t/out_arg', 't/unify', 't/assign', 't/bound', 't/nested'],
+    );
+    const leaves = [
+      ['a', 0],
+      ['a', 1, 'b'],
+    ];
+    expect(ev('t/out_arg')).toEqual(leaves);
+    expect(ev('t/unify')).toEqual(leaves);
+    expect(ev('t/assign')).toEqual(leaves);
+    expect(ev('t/bound')).toEqual([['a', 1, 'b']]);
+    // Five nodes: the root, "a", its two elements and "b".
+    expect(ev('t/nested')).toBe(5);
+  });
 });

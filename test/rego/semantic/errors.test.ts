@@ -52,6 +52,22 @@ r if p`);
     expect(e.location?.file).toBe('p0.rego');
   });
 
+  it('a dynamic data ref depends only on the rules its constant tail can reach, as OPA matches refs', () => {
+    // A helper that reads `data.checks[name].deny` from tests in those packages is no cycle: the var
+    // element tries every package, but only `deny` below each. Reading `data.checks[name]` whole is one.
+    const helper = `package util
+violations(name) := v if { v := data.checks[name].deny }`;
+    const checks = `package checks.a
+deny contains "x" if input.bad
+test_deny if { count(data.util.violations("a")) == 1 with input.bad as true }`;
+    expect(() => compileModules([parseModule('u.rego', helper), parseModule('a.rego', checks)])).not.toThrow();
+    const whole = `package util
+violations(name) := v if { v := data.checks[name] }`;
+    const e = one(whole, checks);
+    expect(e.code).toBe('rego_recursion_error');
+    expect(e.message).toContain('data.util.violations -> data.checks.a.test_deny -> data.util.violations');
+  });
+
   it('builtin arity mismatch shows have and want', () => {
     const e = one(`package t
 p := x if { x := count([1], [2], 3, 4) }`);
