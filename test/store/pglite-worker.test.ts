@@ -32,6 +32,59 @@ async function driverWithTable(options: Parameters<typeof openPgliteDriver>[0] =
 const count = async (driver: StoreDriver): Promise<number> =>
   Number((await driver.query('select count(*)::int as n from worker_t'))[0].n);
 
+describe('PGlite worker: autocommitted prepared statements', () => {
+  it('binds typed parameters, parses rows as query() does, and commits each statement on its own', async () => {
+    const driver = await driverWithTable();
+    const autocommit = driver.autocommit as NonNullable<StoreDriver['autocommit']>;
+    const insert = {
+      text: 'insert into worker_t select unnest($1::integer[]) returning n, n::text as t, n > 1 as big, now() as at',
+      params: [[1, 2]],
+    };
+    const first = await autocommit(insert);
+    expect(first.map((r) => [r.n, r.t, r.big])).toEqual([
+      [1, '1', false],
+      [2, '2', true],
+    ]);
+    expect(first[0].at).toBeInstanceOf(Date);
+    // The same text again (bound to the statement prepared by the first run), with other values.
+    expect((await autocommit({ ...insert, params: [[5]] })).map((r) => r.n)).toEqual([5]);
+    expect(await count(driver)).toBe(3);
+  });
+
+  it('reports a failing statement with its SQLSTATE, writes nothing of it, and the next statement runs', async () => {
+    const driver = await driverWithTable();
+    const autocommit = driver.autocommit as NonNullable<StoreDriver['autocommit']>;
+    const insert = { text: 'insert into worker_t select unnest($1::integer[])', params: [[1, null]] };
+    expect(((await autocommit(insert).catch((e: unknown) => e)) as { code?: string }).code).toBe('23502');
+    expect(await count(driver)).toBe(0);
+    // A text Postgres cannot parse is not prepared, and leaves nothing behind.
+    const bad = await autocommit({ text: 'insert into worker_t valuez (1)', params: [] }).catch((e: unknown) => e);
+    expect((bad as { code?: string }).code).toBe('42601');
+    await autocommit({ ...insert, params: [[7]] });
+    expect(await count(driver)).toBe(1);
+  });
+
+  it('waits for an open transaction to end instead of running inside it', async () => {
+    const driver = await driverWithTable();
+    const autocommit = driver.autocommit as NonNullable<StoreDriver['autocommit']>;
+    let inserted!: () => void;
+    const insertedOnce = new Promise<void>((r) => (inserted = r));
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const failing = driver.transaction(async (query) => {
+      await query({ text: 'insert into worker_t values (1)', params: [] });
+      inserted();
+      await held;
+      throw new Error('work failed');
+    });
+    await insertedOnce;
+    const outside = autocommit({ text: 'select count(*)::int as n from worker_t', params: [] });
+    release();
+    await expect(failing).rejects.toThrow('work failed');
+    expect((await outside)[0].n).toBe(0);
+  });
+});
+
 describe('PGlite worker: transactions', () => {
   it('rolls back a transaction whose work throws, and keeps other statements out of it', async () => {
     const driver = await driverWithTable();

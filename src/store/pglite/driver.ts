@@ -10,9 +10,9 @@
 // it and is never sent again: a transaction stays on the worker it began on.
 import { drizzle } from 'drizzle-orm/pg-proxy';
 import { WorkerCrashedError, WorkerRemoteError } from '../../worker-thread/index.ts';
-import { type BoundQuery, type Rows, type StoreDatabase, type StoreDriver, renderQuery } from '../driver.ts';
+import { type Rows, type StoreDatabase, type StoreDriver, renderQuery } from '../driver.ts';
 import { type PgliteWorker, type Started, startPgliteWorker, takeEarlyPglite } from './early.ts';
-import type { PgliteProtocol, StatementOutcome } from './protocol.ts';
+import type { PgliteProtocol, PgliteStatement, StatementOutcome } from './protocol.ts';
 
 export { openPgliteEarly } from './early.ts';
 export { PGLITE_SHARED_BUFFERS } from './settings.ts';
@@ -63,7 +63,7 @@ const defaultWorkerEvent = (event: PgliteWorkerEvent): void => {
 let migratedDump: Promise<Uint8Array | undefined> | undefined;
 
 interface Waiting {
-  query: BoundQuery;
+  query: PgliteStatement;
   resolve(rows: Rows): void;
   reject(err: Error): void;
 }
@@ -303,7 +303,7 @@ export async function openPgliteDriver(options: PgliteDriverOptions = {}): Promi
         const result = await work((statement, opts) => {
           if (ended) return Promise.reject(new Error('statement after the last one of a transaction'));
           const rows = new Promise<Rows>((resolve, reject) =>
-            buffered.push({ query: renderQuery(statement), resolve, reject }),
+            buffered.push({ query: { ...renderQuery(statement), prepared: true }, resolve, reject }),
           );
           if (opts?.last) {
             ended = true;
@@ -336,6 +336,9 @@ export async function openPgliteDriver(options: PgliteDriverOptions = {}): Promi
       const { text, params } = renderQuery(statement);
       return run(text, params);
     },
+    // One statement outside a transaction block commits when it completes, as on Postgres; prepared in the worker.
+    autocommit: ({ text, params }) =>
+      workers.request('query', { text, params, rows: 'objects', prepared: true }) as Promise<Rows>,
     async migrate() {
       const ahead = premigrated;
       premigrated = undefined;

@@ -22,7 +22,15 @@ export interface OpenResponse {
  */
 export type RowMode = 'objects' | 'drizzle-objects' | 'drizzle-arrays';
 
-export interface QueryRequest extends BoundQuery {
+/**
+ * A statement for the worker. `prepared`: a text that never changes (templateOf), run as a named prepared
+ * statement, parsed and planned once (past a bound, texts run unnamed).
+ */
+export interface PgliteStatement extends BoundQuery {
+  prepared?: boolean;
+}
+
+export interface QueryRequest extends PgliteStatement {
   rows: RowMode;
 }
 
@@ -33,7 +41,7 @@ export interface QueryRequest extends BoundQuery {
  */
 export interface TransactionRequest {
   id: number;
-  statements: BoundQuery[];
+  statements: PgliteStatement[];
   end?: 'commit' | 'rollback';
 }
 

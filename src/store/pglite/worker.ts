@@ -3,14 +3,16 @@
 // transactions and the statements outside them, so a statement never lands inside another caller's transaction.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PGlite, types } from '@electric-sql/pglite';
+import { PGlite, type Transaction, types } from '@electric-sql/pglite';
 import { serveRequests } from '../../worker-thread/index.ts';
 import type { Rows } from '../driver.ts';
 import { migratePglite } from './migrator.ts';
+import { PreparedStatements } from './prepared.ts';
 import type {
   OpenRequest,
   OpenResponse,
   PgliteProtocol,
+  PgliteStatement,
   QueryRequest,
   RowMode,
   StatementError,
@@ -23,10 +25,18 @@ import { seedFromPgliteTemplate } from './template.ts';
 const PGLITE_START_PARAMS = pgliteStartParams(PGlite.defaultStartParams);
 
 let pg: PGlite | undefined;
+/** The hot path's statements, prepared on `pg` (a new database starts with none). */
+let prepared: PreparedStatements | undefined;
 
 function database(): PGlite {
   if (!pg) throw new Error('the PGlite worker has no open database');
   return pg;
+}
+
+function preparedStatements(): PreparedStatements {
+  const db = database();
+  if (!prepared) prepared = new PreparedStatements(db);
+  return prepared;
 }
 
 async function open(request: OpenRequest): Promise<OpenResponse> {
@@ -69,8 +79,28 @@ const QUERY_OPTIONS: Record<RowMode, Parameters<PGlite['query']>[2]> = {
 };
 
 async function query(request: QueryRequest): Promise<Rows | unknown[][]> {
-  return (await database().query<Record<string, unknown>>(request.text, request.params, QUERY_OPTIONS[request.rows]))
-    .rows;
+  const db = database();
+  if (request.prepared && request.rows === 'objects') {
+    await db._checkReady();
+    // PGlite's query() holds its transaction mutex, then its query mutex: no other caller's statement or
+    // transaction runs in between, and this statement is never sent inside another caller's transaction.
+    const rows = await db._runExclusiveTransaction(() =>
+      db._runExclusiveQuery(() => preparedStatements().run(request.text, request.params, false)),
+    );
+    if (rows) return rows;
+  }
+  return (await db.query<Record<string, unknown>>(request.text, request.params, QUERY_OPTIONS[request.rows])).rows;
+}
+
+/** One statement inside the transaction `tx` (which holds PGlite's transaction mutex): prepared when marked so. */
+async function queryInTransaction(tx: Transaction, statement: PgliteStatement): Promise<Rows> {
+  if (statement.prepared) {
+    const rows = await database()._runExclusiveQuery(() =>
+      preparedStatements().run(statement.text, statement.params, true),
+    );
+    if (rows) return rows;
+  }
+  return (await tx.query<Record<string, unknown>>(statement.text, statement.params)).rows;
 }
 
 function statementError(err: unknown): StatementError {
@@ -130,7 +160,7 @@ class OpenTransaction {
   }
 
   /** Resolves, once PGlite has committed, to the step that answers the committing message. */
-  async #run(tx: Parameters<Parameters<PGlite['transaction']>[0]>[0]): Promise<(() => void) | undefined> {
+  async #run(tx: Transaction): Promise<(() => void) | undefined> {
     let aborted = false;
     for (;;) {
       const delivery = await this.#next();
@@ -141,7 +171,7 @@ class OpenTransaction {
           continue;
         }
         try {
-          outcomes.push({ rows: (await tx.query<Record<string, unknown>>(statement.text, statement.params)).rows });
+          outcomes.push({ rows: await queryInTransaction(tx, statement) });
         } catch (err) {
           aborted = true;
           outcomes.push({ error: statementError(err) });
@@ -187,6 +217,7 @@ serveRequests<PgliteProtocol>({
   close: async () => {
     await pg?.close();
     pg = undefined;
+    prepared = undefined;
     return null;
   },
 });
