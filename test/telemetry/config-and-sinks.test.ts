@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fileSink, httpSink } from '../../src/telemetry/events/index.ts';
+import { createOcsfEmitter, fileSink, httpSink } from '../../src/telemetry/events/index.ts';
 import { ocsfSinksFrom, openLogger, otlpSettingsFrom, TelemetryConfigError } from '../../src/telemetry/index.ts';
 import { BoundedQueue } from '../../src/telemetry/queue.ts';
-import { startSiemCollector } from './receivers.ts';
+import { eventually, startSiemCollector } from './receivers.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'acs-telemetry-sinks-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -95,6 +95,33 @@ describe('OCSF sinks', () => {
       await flaky.close();
       await down.close();
       await refusing.close();
+    }
+  });
+  it('the HTTP sink asks to keep its connection; a batch waits to fill, what is short goes at flush', async () => {
+    const collector = await startSiemCollector();
+    const sink = httpSink({ url: collector.url, timeoutMs: 2000, maxAttempts: 1, backoffMs: 5 });
+    // A flush interval no test waits out: only full batches go before flush().
+    const emitter = createOcsfEmitter({
+      sinks: [sink],
+      queueSize: 1000,
+      batchSize: 100,
+      flushIntervalMs: 600_000,
+      onDropped: (kind, n, why) => {
+        throw new Error(`dropped ${n} for ${kind}: ${why}`);
+      },
+    });
+    try {
+      for (let i = 0; i < 250; i++) emitter.emit([{ n: i }]);
+      await eventually(() => collector.batches === 2);
+      expect(emitter.depths()).toEqual({ http: 50 });
+      await emitter.flush();
+      expect(collector.bodies.map((b) => (JSON.parse(b) as unknown[]).length)).toEqual([100, 100, 50]);
+      expect(collector.events).toEqual(Array.from({ length: 250 }, (_, n) => ({ n })));
+      // Posted through a keep-alive Agent: every POST asks the collector to keep the connection open.
+      expect(collector.headers.map((h) => h.connection)).toEqual(['keep-alive', 'keep-alive', 'keep-alive']);
+    } finally {
+      sink.close?.();
+      await collector.close();
     }
   });
 });

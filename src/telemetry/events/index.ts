@@ -32,6 +32,12 @@ class SinkWorker {
   readonly #options: OcsfEmitterOptions;
   #running: Promise<void> | null = null;
   #timer: NodeJS.Timeout | null = null;
+  /**
+   * Whether a batch short of batchSize goes out: once the flush interval has passed, or on flush(). Otherwise a
+   * batch waits to fill, so a busy Guardian sends full batches (each POST or append costs about the same whatever
+   * it carries) rather than whatever arrived while the last one was being written.
+   */
+  #partial = false;
 
   constructor(sink: EventSink, options: OcsfEmitterOptions) {
     this.sink = sink;
@@ -43,24 +49,34 @@ class SinkWorker {
     this.queue.push(line);
     if (this.#running) return;
     if (this.queue.size >= this.#options.batchSize) this.#start();
-    else if (!this.#timer) {
-      this.#timer = setTimeout(() => this.#start(), this.#options.flushIntervalMs);
-      this.#timer.unref();
-    }
+    else this.#wait();
+  }
+
+  /** Sends what is queued once the flush interval has passed, unless a full batch goes first. */
+  #wait(): void {
+    if (this.#timer || this.queue.size === 0) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      this.#partial = true;
+      this.#start();
+    }, this.#options.flushIntervalMs);
+    this.#timer.unref();
   }
 
   #start(): void {
+    if (this.#running) return;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
-    if (this.#running) return;
     this.#running = this.#drain().finally(() => {
       this.#running = null;
-      if (this.queue.size > 0) this.#start();
+      this.#partial = false;
+      if (this.queue.size >= this.#options.batchSize) this.#start();
+      else this.#wait();
     });
   }
 
   async #drain(): Promise<void> {
-    while (this.queue.size > 0) {
+    while (this.queue.size >= this.#options.batchSize || (this.#partial && this.queue.size > 0)) {
       const batch = this.queue.take(this.#options.batchSize);
       try {
         await this.sink.write(batch);
@@ -72,6 +88,7 @@ class SinkWorker {
 
   /** Everything queued now is written (or dropped). */
   async flush(): Promise<void> {
+    this.#partial = true;
     this.#start();
     while (this.#running) await this.#running;
   }

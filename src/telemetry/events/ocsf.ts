@@ -71,19 +71,36 @@ const VERDICT_OF_DISPOSITION: Readonly<Record<string, readonly [number, string]>
   defer: [7, 'Insufficient Data'],
 };
 
+/** Each method's class, made once: every event of a method carries the same one. */
+const CLASS_OF = new Map<string, ClassOf>(
+  Object.entries(STEP_CLASSES).map(([method, [uid, name, activity, activityName]]) => {
+    const category = Math.floor(uid / 1000);
+    return [
+      method,
+      {
+        class_uid: uid,
+        class_name: name,
+        category_uid: category,
+        category_name: CATEGORIES[category],
+        activity_id: activity,
+        activity_name: activityName,
+      },
+    ];
+  }),
+);
+
 export function classOf(method: string): ClassOf | undefined {
-  if (!Object.hasOwn(STEP_CLASSES, method)) return undefined;
-  const [uid, name, activity, activityName] = STEP_CLASSES[method];
-  const category = Math.floor(uid / 1000);
-  return {
-    class_uid: uid,
-    class_name: name,
-    category_uid: category,
-    category_name: CATEGORIES[category],
-    activity_id: activity,
-    activity_name: activityName,
-  };
+  return CLASS_OF.get(method);
 }
+
+const FINDING_CLASS: ClassOf = {
+  class_uid: 2004,
+  class_name: 'Detection Finding',
+  category_uid: 2,
+  category_name: 'Findings',
+  activity_id: 1,
+  activity_name: 'Create',
+};
 
 export interface OcsfProduct {
   name: string;
@@ -91,7 +108,15 @@ export interface OcsfProduct {
   version: string;
 }
 
+/** `metadata` is the same for every event of a product: one object, serialised with each event. */
+const METADATA = new WeakMap<OcsfProduct, { version: string; product: OcsfProduct }>();
+
 function base(cls: ClassOf, timeMs: number, severity: number, product: OcsfProduct): OcsfEvent {
+  let metadata = METADATA.get(product);
+  if (!metadata) {
+    metadata = { version: '1.5.0', product };
+    METADATA.set(product, metadata);
+  }
   return {
     category_uid: cls.category_uid,
     category_name: cls.category_name,
@@ -102,7 +127,7 @@ function base(cls: ClassOf, timeMs: number, severity: number, product: OcsfProdu
     type_uid: cls.class_uid * 100 + cls.activity_id,
     time: timeMs,
     severity_id: severity,
-    metadata: { version: '1.5.0', product },
+    metadata,
   };
 }
 
@@ -158,46 +183,38 @@ export function ocsfSubjectOf(facts: StepFacts, p: Record<string, unknown>): Ocs
   }
 }
 
-/** The class-specific objects OCSF requires of each class. */
-function classObjects(record: StepRecord, classUid: number): Record<string, unknown> {
+/** Adds the class-specific objects OCSF requires of each class to `event`. */
+function addClassObjects(event: OcsfEvent, record: StepRecord, classUid: number): void {
   const subject = record.ocsf;
   switch (classUid) {
     case 3002:
-      return {
-        user: { uid: subject.user ?? UNSPECIFIED, type_id: 99, type: 'AI Agent' },
-        session: { uid: subject.session ?? UNSPECIFIED },
-        auth_protocol_id: 99,
-        auth_protocol: 'ACS handshake',
-      };
+      event.user = { uid: subject.user ?? UNSPECIFIED, type_id: 99, type: 'AI Agent' };
+      event.session = { uid: subject.session ?? UNSPECIFIED };
+      event.auth_protocol_id = 99;
+      event.auth_protocol = 'ACS handshake';
+      return;
     case 6002:
-      return { app: { name: 'ACS agent', uid: textOrUnspecified(record.agentId) } };
+      event.app = { name: 'ACS agent', uid: textOrUnspecified(record.agentId) };
+      return;
     case 1007: {
       const tool = subject.name ?? UNSPECIFIED;
-      return {
-        process: { name: tool, uid: record.requestId ?? UNSPECIFIED, cmd_line: `${record.method}:${tool}` },
-      };
+      event.process = { name: tool, uid: record.requestId ?? UNSPECIFIED, cmd_line: `${record.method}:${tool}` };
+      return;
     }
     case 1005:
-      return {
-        module: {
-          type: 'skill',
-          load_type_id: 99,
-          file: { name: subject.name ?? UNSPECIFIED, type_id: 99 },
-        },
-      };
+      event.module = { type: 'skill', load_type_id: 99, file: { name: subject.name ?? UNSPECIFIED, type_id: 99 } };
+      return;
     case 6005:
-      return { database: { name: subject.name ?? UNSPECIFIED, type_id: 99, type: 'agent context' } };
+      event.database = { name: subject.name ?? UNSPECIFIED, type_id: 99, type: 'agent context' };
+      return;
     case 5001:
-      return {
-        device: {
-          uid: textOrUnspecified(record.agentId),
-          name: textOrUnspecified(record.agentId),
-          type_id: 99,
-          type: 'AI Agent',
-        },
+      event.device = {
+        uid: textOrUnspecified(record.agentId),
+        name: textOrUnspecified(record.agentId),
+        type_id: 99,
+        type: 'AI Agent',
       };
-    default:
-      return {};
+      return;
   }
 }
 
@@ -205,7 +222,7 @@ function unmappedOf(facts: StepFacts, decision: DecisionFact | undefined): Recor
   const acs: Record<string, unknown> = {
     step: {
       id: facts.requestId,
-      type: facts.method.replace(/^steps\//, ''),
+      type: facts.method.startsWith('steps/') ? facts.method.slice(6) : facts.method,
       method: facts.method,
       turn_id: facts.turnId,
     },
@@ -231,15 +248,15 @@ export function ocsfEventsOf(facts: StepRecord, product: OcsfProduct): OcsfEvent
   if (!cls || (!facts.decision && !facts.error)) return [];
   const decision = facts.decision;
   const enrichments = enrichmentsOf(facts);
-  const step: OcsfEvent = {
-    ...base(cls, timeMs, decision ? SEVERITY_OF_DISPOSITION[decision.decision] : 1, product),
-    status_id: facts.error || (decision && decision.decision !== 'allow') ? 2 : 1,
-    status: facts.error || (decision && decision.decision !== 'allow') ? 'Failure' : 'Success',
-    actor: actorOf(facts),
-    ...classObjects(facts, cls.class_uid),
-    ...(enrichments.length > 0 ? { enrichments } : {}),
-    unmapped: unmappedOf(facts, decision),
-  };
+  // Built member by member rather than spread together: one object per event, its members in the same order.
+  const failed = facts.error !== undefined || (decision !== undefined && decision.decision !== 'allow');
+  const step = base(cls, timeMs, decision ? SEVERITY_OF_DISPOSITION[decision.decision] : 1, product);
+  step.status_id = failed ? 2 : 1;
+  step.status = failed ? 'Failure' : 'Success';
+  step.actor = actorOf(facts);
+  addClassObjects(step, facts, cls.class_uid);
+  if (enrichments.length > 0) step.enrichments = enrichments;
+  step.unmapped = unmappedOf(facts, decision);
   const events = [step];
   if (decision && decision.decision !== 'allow') events.push(findingOf(facts, decision, timeMs, product, enrichments));
   return events;
@@ -253,43 +270,31 @@ function findingOf(
   enrichments: Record<string, unknown>[],
 ): OcsfEvent {
   const [verdictId, verdict] = VERDICT_OF_DISPOSITION[decision.decision];
-  const finding: ClassOf = {
-    class_uid: 2004,
-    class_name: 'Detection Finding',
-    category_uid: 2,
-    category_name: 'Findings',
-    activity_id: 1,
-    activity_name: 'Create',
-  };
   const codes = decision.reasonCodes.length > 0 ? ` (${decision.reasonCodes.join(', ')})` : '';
-  return {
-    ...base(finding, timeMs, SEVERITY_OF_DISPOSITION[decision.decision], product),
-    status_id: 1,
-    status: 'New',
-    verdict_id: verdictId,
-    verdict,
-    finding_info: {
-      // The decision is identified by the step it answers (request_id is unique per session, §10.3).
-      uid: `${textOrUnspecified(facts.sessionId)}/${textOrUnspecified(facts.requestId)}`,
-      title: `${facts.method} ${decision.decision}${codes}`,
-      ...(decision.reasoning ? { desc: decision.reasoning } : {}),
-      types: ['ACS decision'],
-    },
-    evidences: [
-      {
-        actor: actorOf(facts),
-        data: {
-          method: facts.method,
-          request_id: facts.requestId,
-          decision: decision.decision,
-          reason_codes: decision.reasonCodes,
-          cited_provenance_ids: decision.citedProvenanceIds,
-          ...(decision.chainHash ? { chain_hash: decision.chainHash } : {}),
-        },
-      },
-    ],
-    actor: actorOf(facts),
-    ...(enrichments.length > 0 ? { enrichments } : {}),
-    unmapped: unmappedOf(facts, decision),
+  const finding = base(FINDING_CLASS, timeMs, SEVERITY_OF_DISPOSITION[decision.decision], product);
+  finding.status_id = 1;
+  finding.status = 'New';
+  finding.verdict_id = verdictId;
+  finding.verdict = verdict;
+  const info: Record<string, unknown> = {
+    // The decision is identified by the step it answers (request_id is unique per session, §10.3).
+    uid: `${textOrUnspecified(facts.sessionId)}/${textOrUnspecified(facts.requestId)}`,
+    title: `${facts.method} ${decision.decision}${codes}`,
   };
+  if (decision.reasoning) info.desc = decision.reasoning;
+  info.types = ['ACS decision'];
+  finding.finding_info = info;
+  const data: Record<string, unknown> = {
+    method: facts.method,
+    request_id: facts.requestId,
+    decision: decision.decision,
+    reason_codes: decision.reasonCodes,
+    cited_provenance_ids: decision.citedProvenanceIds,
+  };
+  if (decision.chainHash) data.chain_hash = decision.chainHash;
+  finding.evidences = [{ actor: actorOf(facts), data }];
+  finding.actor = actorOf(facts);
+  if (enrichments.length > 0) finding.enrichments = enrichments;
+  finding.unmapped = unmappedOf(facts, decision);
+  return finding;
 }
