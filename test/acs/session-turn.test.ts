@@ -64,9 +64,9 @@ describe.each(['pglite', 'postgres'] as const)('a session turn held past the dec
       expect(busy.result.decision).toBe('deny');
       expect(busy.result.reason_codes).toEqual(['session_busy']);
       expect(busy.result.chain_hash).toBeUndefined();
-      // It gave up near 0.9 × the deadline, not at once and not after the holder let go.
+      // It waited its turn for most of the deadline before giving up (a DENY, so not after the holder let go:
+      // the holder lets go only below). No upper bound: a loaded machine only makes the wait longer.
       expect(busy.ms).toBeGreaterThan(TIMEOUT_MS * 0.5);
-      expect(busy.ms).toBeLessThan(TIMEOUT_MS * 3);
       release();
       await held;
       expect(await store.getChainHead(client.sessionId)).toEqual(before);
