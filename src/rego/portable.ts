@@ -122,22 +122,30 @@ function cstringAt(policy: LoadedPolicy, addr: number): string {
 /**
  * A strict host builtin aborts by throwing `<code>: <name>: <message>` from JavaScript; OPA reports builtin
  * errors at their call site (`<file>:<row>: eval_type_error: …`), which a strict module of ours records in
- * HOST_CALL_SITE_GLOBAL before each host call. Modules without that global (OPA-built ones) are left as they are.
+ * HOST_CALL_SITE_GLOBAL before each host call. Returns the error to report for `e`, thrown by an evaluation of
+ * `policy`: with the call site when the module records one, else `e` as it is (OPA-built modules).
  */
-function withHostCallSites(policy: LoadedPolicy): LoadedPolicy {
+export function atHostCallSite(policy: LoadedPolicy, e: unknown): unknown {
   // opa-wasm keeps the Instance itself (its constructor unwraps an instantiated source); an exported
   // global reads through `.value`.
   const exported = (policy.wasmInstance as unknown as { exports: Record<string, unknown> }).exports;
   const site = exported[HOST_CALL_SITE_GLOBAL] as { value?: unknown } | undefined;
-  if (site === undefined || typeof site.value !== 'number') return policy;
+  const addr = site?.value;
+  if (typeof addr !== 'number' || addr === 0) return e;
+  if (!(e instanceof Error) || !/^eval_[a-z_]+_error: /.test(e.message)) return e;
+  return new Error(`${cstringAt(policy, addr)}: ${e.message}`, { cause: e });
+}
+
+/** `policy.evaluate` reporting host builtin errors at their call site (atHostCallSite). */
+function withHostCallSites(policy: LoadedPolicy): LoadedPolicy {
+  const exported = (policy.wasmInstance as unknown as { exports: Record<string, unknown> }).exports;
+  if (!(HOST_CALL_SITE_GLOBAL in exported)) return policy;
   const evaluate = policy.evaluate.bind(policy);
   policy.evaluate = (...args: Parameters<LoadedPolicy['evaluate']>) => {
     try {
       return evaluate(...args);
     } catch (e) {
-      const addr = site.value as number;
-      if (!(e instanceof Error) || addr === 0 || !/^eval_[a-z_]+_error: /.test(e.message)) throw e;
-      throw new Error(`${cstringAt(policy, addr)}: ${e.message}`, { cause: e });
+      throw atHostCallSite(policy, e);
     }
   };
   return policy;

@@ -2,7 +2,6 @@
 // the number it computed (`9007199254740993`, `1e400`), and a JSON.parse into doubles would print another.
 import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { parse, stringify } from 'lossless-json';
-import { evaluateToJsonText } from '../../policy/wasm-abi.ts';
 
 /** The Guardian bounds a step's input; the CLI evaluates whatever input file its user gives it. */
 const NO_INPUT_LIMIT = Number.POSITIVE_INFINITY;
@@ -11,11 +10,22 @@ const NO_INPUT_LIMIT = Number.POSITIVE_INFINITY;
 export type ExactJson = unknown;
 
 /** Evaluates `entrypoint` and returns its result set with exact numbers. */
-export function evaluateExact(policy: LoadedPolicy, entrypoint: string, input: unknown): ExactJson[] {
+export async function evaluateExact(policy: LoadedPolicy, entrypoint: string, input: unknown): Promise<ExactJson[]> {
+  // Loaded on demand, as the toolchain is everywhere in the CLI: `policy --help` must not load opa-wasm.
+  const [{ evaluateToJsonText }, { atHostCallSite }] = await Promise.all([
+    import('../../policy/wasm-abi.ts'),
+    import('../../rego/portable.ts'),
+  ]);
   const id = (policy.entrypoints as Record<string, number>)[entrypoint];
   if (id === undefined) throw new Error(`entrypoint ${entrypoint} is not valid in this instance`);
   const text = input === undefined ? undefined : JSON.stringify(input);
-  return parse(evaluateToJsonText(policy, text, id, NO_INPUT_LIMIT)) as ExactJson[];
+  let json: string;
+  try {
+    json = evaluateToJsonText(policy, text, id, NO_INPUT_LIMIT);
+  } catch (e) {
+    throw atHostCallSite(policy, e);
+  }
+  return parse(json) as ExactJson[];
 }
 
 /** Pretty JSON (two spaces) with each number printed as the module wrote it. */

@@ -142,7 +142,7 @@ export async function evaluateQueryCommand(queryText: string, opts: QueryOptions
   policy.setData(data);
   let rows: Record<string, unknown>[];
   try {
-    rows = evaluateExact(policy, compiled.entrypoint, input) as Record<string, unknown>[];
+    rows = (await evaluateExact(policy, compiled.entrypoint, input)) as Record<string, unknown>[];
   } catch (e) {
     throw new CliError(`evaluation failed: ${e instanceof Error ? e.message : String(e)}`, ExitCode.Failed);
   }

@@ -239,7 +239,7 @@ async function evaluate(opts: EvalOptions): Promise<void> {
   }
   let result;
   try {
-    result = evaluateExact(loaded.policy, opts.entrypoint, input);
+    result = await evaluateExact(loaded.policy, opts.entrypoint, input);
   } catch (e) {
     throw new CliError(`evaluation failed: ${e instanceof Error ? e.message : String(e)}`, ExitCode.Failed);
   }
