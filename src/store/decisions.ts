@@ -6,7 +6,8 @@ import { StoreError, toStoreError } from './errors.ts';
 import { GroupCommitQueue, type QueuedItem } from './group-commit.ts';
 import { contextEntries } from './schema.ts';
 import { names, slot } from './sql.ts';
-import type { CommitObserver, Json } from './types.ts';
+import type { Json } from '../json.ts';
+import type { CommitObserver } from './types.ts';
 import { jcsOf } from './values.ts';
 
 interface PendingDecision {

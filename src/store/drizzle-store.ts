@@ -1,6 +1,7 @@
 // The DurableStore over Drizzle, written once for both drivers (src/store/pglite, src/store/postgres): this class
 // wires the concerns (sessions, chain writes, decisions, checkpoints, reads, bundles, fleet, AgBOM versions) to
 // one driver.
+import type { Json } from '../json.ts';
 import { AgbomVersions } from './agbom/versions.ts';
 import { PolicyBundles } from './bundles.ts';
 import { ChainWriter } from './chain-writes.ts';
@@ -26,7 +27,6 @@ import type {
   ContextEntryRecord,
   DurableStore,
   EntryTime,
-  Json,
   LifecycleAuditRecord,
   NewContextEntry,
   PolicyActivationEntry,

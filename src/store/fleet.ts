@@ -4,14 +4,8 @@ import { asc, desc, eq, sql } from 'drizzle-orm';
 import type { StoreDatabase, StoreDriver } from './driver.ts';
 import { toStoreError } from './errors.ts';
 import { lifecycleReplicas, lifecycleShadow, lifecycleShadowDiffs } from './schema.ts';
-import type {
-  Json,
-  ReplicaHeartbeat,
-  ReplicaStore,
-  ShadowDifferenceRecord,
-  ShadowStore,
-  StopListening,
-} from './types.ts';
+import type { Json } from '../json.ts';
+import type { ReplicaHeartbeat, ReplicaStore, ShadowDifferenceRecord, ShadowStore, StopListening } from './types.ts';
 
 /** The channel every Guardian process on one database listens on for activations and shadow changes. */
 export const REPLICA_CHANNEL = 'guardian_policy_bundles';

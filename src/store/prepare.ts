@@ -5,7 +5,8 @@ import { isSha256Hex, sha256Hex, type ContextEntryContent } from '../chain/index
 import { StoreError } from './errors.ts';
 import type { sessions } from './schema.ts';
 import { stateDiff } from './state-delta.ts';
-import type { Json, NewContextEntry, ReplayKeyKind, SessionRecord, StepCommit } from './types.ts';
+import type { Json } from '../json.ts';
+import type { NewContextEntry, ReplayKeyKind, SessionRecord, StepCommit } from './types.ts';
 import { isValidDate, jcsOf, requireId, stateTextOf } from './values.ts';
 
 export interface PreparedAppend {

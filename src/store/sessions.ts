@@ -7,7 +7,8 @@ import { StoreError, sqlStateOf, toStoreError } from './errors.ts';
 import { type NewSession, requireReplayKey, toSessionRow } from './prepare.ts';
 import { chainHeads, contextEntries, replayKeys, sessions } from './schema.ts';
 import { applyStatePatch } from './state-delta.ts';
-import type { Json, ReplayKeyKind, SessionRecord } from './types.ts';
+import type { Json } from '../json.ts';
+import type { ReplayKeyKind, SessionRecord } from './types.ts';
 import { asDate, isValidDate, jcsOf, parseJcs, stateTextOf, textOrNull } from './values.ts';
 
 export class SessionRows {

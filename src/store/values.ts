@@ -2,7 +2,7 @@
 // stored is refused with `invalid_input` before it reaches a batch or the database.
 import { canonicalJson } from '../chain/index.ts';
 import { StoreError } from './errors.ts';
-import type { Json } from './types.ts';
+import type { Json } from '../json.ts';
 
 /** Rows a paged read returns at most. */
 const MAX_PAGE = 10_000;

@@ -8,7 +8,7 @@ import { nextSessionState } from '../../src/acs/pipeline/advance.ts';
 import type { AcsRequest } from '../../src/acs/types.ts';
 import { advanceSessionState, initialSessionState, type SessionState } from '../../src/policy/index.ts';
 import { applyStatePatch, stateDiff } from '../../src/store/state-delta.ts';
-import type { Json } from '../../src/store/types.ts';
+import type { Json } from '../../src/json.ts';
 
 /** What a store holding the state as `base` text ends up with after the step's patch went through JSON. */
 function patchedText(baseText: string, base: unknown, next: unknown): string {

@@ -9,12 +9,12 @@ import {
   type ContextEntryContent,
 } from '../../src/chain/index.ts';
 import { HmacSha256 } from '../../src/crypto/hmac-sha256.ts';
+import type { Json } from '../../src/json.ts';
 import {
   type AgbomVersionWrite,
   StoreError,
   verifyCheckpoint,
   type DurableStore,
-  type Json,
   type NewContextEntry,
   type OpenStoreOptions,
   type StepCommit,

@@ -12,7 +12,7 @@ import type { ServerHello } from '../../src/acs/types.ts';
 import { openGuardianRuntime, type GuardianRuntime } from '../../src/server/app.ts';
 import { startHttpServer, type RunningHttpServer } from '../../src/server/http.ts';
 import { openStore } from '../../src/store/index.ts';
-import type { Json } from '../../src/store/types.ts';
+import type { Json } from '../../src/json.ts';
 import { createLogger } from '../../src/telemetry/index.ts';
 import { scriptedDecisionEngine } from '../acs/fixtures/decision-module.ts';
 import { ALL_STEPS, expectValidAnswer, TEST_IKM } from '../acs/fixtures/harness.ts';

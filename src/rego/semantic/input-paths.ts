@@ -4,7 +4,8 @@
 // (nothing after the key) needs all of `input.params`; a bare `input` (passed to a function, iterated,
 // imported whole) needs everything. Import aliases need no resolution: the import itself is an `input…`
 // reference and so contributes its prefix. The engine host uses the result to send a policy only the input
-// members it can observe (docs/performance.md), which cannot change a decision.
+// members it can observe, which cannot change a decision (docs/policy-authoring.md, "Only what the bundle reads
+// is sent").
 import type { Module } from '../ast/types.ts';
 
 /** A JSON path below `input`; `[]` is the whole input, `null` any key or index (a dynamic key). */

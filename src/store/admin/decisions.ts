@@ -5,7 +5,7 @@ import { type SQL, and, asc, desc, eq, gte, isNotNull, lt, or } from 'drizzle-or
 import type { StoreDatabase } from '../driver.ts';
 import { toStoreError } from '../errors.ts';
 import { contextEntries, sessions } from '../schema.ts';
-import type { Json } from '../types.ts';
+import type { Json } from '../../json.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { disposition, entryMicros, fromMicros, hasReasonCode } from './decision-columns.ts';
 import type { Page } from './sessions.ts';
