@@ -217,7 +217,7 @@ policy_data := {f.paradigm: f.policy_data | some f in contributing} if {
 
 non_object_policy_data if {
 	some f in contributing
-	not is_object(f.policy_data)
+	not is_object(object.get(f, "policy_data", null))
 }
 
 cited_provenance_ids := sort({id | some f in contributing; some id in object.get(f, "cited_provenance_ids", [])})

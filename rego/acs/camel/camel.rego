@@ -14,7 +14,7 @@ violations contains {"argument": name, "provenance_id": node, "origin": origin} 
 	pid := lib.argument_provenance[name]
 	some node in nodes(pid)
 	origin := node_origin(node)
-	not origin in rule.allowed_origins
+	not origin in object.get(rule, "allowed_origins", [])
 }
 
 # A node's recorded origin, "unknown" without one. Read through `records[node].origin`, not the whole

@@ -67,7 +67,8 @@ capability := payload.capability if {
 
 capability := c if {
 	is_tool_call
-	not is_string(payload.capability)
+	# object.get: `not` applies to a call whose operands are defined (OPA evaluates them first).
+	not is_string(object.get(payload, "capability", null))
 	c := config.ibac.tool_capabilities[tool_name]
 }
 

@@ -51,7 +51,7 @@ parent_skill := lib.payload.load_path[count(lib.payload.load_path) - 2].skill_id
 problems contains sprintf("skill %s does not declare %s in composed_skills", [parent_skill, skill_id]) if {
 	input.method == "steps/skillLoad"
 	parent := registered[parent_skill]
-	not skill_id in parent.composed_skills
+	not skill_id in object.get(parent, "composed_skills", [])
 }
 
 problems contains sprintf("loading skill %s is not registered", [parent_skill]) if {

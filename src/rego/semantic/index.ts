@@ -6,6 +6,7 @@ import { builtinDecls, refusedBuiltinArity } from '../builtins/declarations.ts';
 import { RegoError, RegoErrors } from '../errors.ts';
 import { CallChecker, checkRecursion } from './checks.ts';
 import { resolveMetadataCalls } from './metadata.ts';
+import { hoistNegatedOperands, hoistNegatedOperandsInTerm } from './negation.ts';
 import { NameGen, Rewriter, type ScopeHandle } from './rewrite.ts';
 import { SafetyChecker } from './safety.ts';
 import { dataRef, forEachVar } from './terms.ts';
@@ -345,10 +346,11 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
       let rvalue = value ? rw.rewriteTerm(value, scope) : undefined;
       const headTerms = [relement, rvalue, ...(rpath ?? [])].filter((t): t is Term => !!t);
       const r = safety.reorder(body, argVars, headTerms);
-      body = r.body;
-      rvalue = rvalue ? safety.reorderTerm(rvalue, r.bound) : undefined;
-      const finalPath = rpath?.map((t) => safety.reorderTerm(t, r.bound));
-      const finalElement = relement ? safety.reorderTerm(relement, r.bound) : undefined;
+      body = hoistNegatedOperands(r.body, names);
+      const reordered = (t: Term): Term => hoistNegatedOperandsInTerm(safety.reorderTerm(t, r.bound), names);
+      rvalue = rvalue ? reordered(rvalue) : undefined;
+      const finalPath = rpath?.map(reordered);
+      const finalElement = relement ? reordered(relement) : undefined;
       return {
         kind: raw.kind,
         default: rule.default,
@@ -444,6 +446,7 @@ export function compileQuery(program: CompiledProgram, body: Body): { body: Body
       : program.builtins.has(name);
   const safety = new SafetyChecker({ arity: arityOf, isFunction, errors });
   const r = safety.reorder(rewritten, new Set(), []);
+  r.body = hoistNegatedOperands(r.body, names);
   const checker = new CallChecker({
     ruleSetsByPath: program.ruleSetsByPath,
     errors,

@@ -90,6 +90,13 @@ describe('host builtins through Wasm', () => {
     expect(await value('x := json.marshal({"b", "a"})')).toBe('["a","b"]');
   });
 
+  it('print writes set values in Rego syntax, one line per value combination', async () => {
+    const lines: string[] = [];
+    const ctx = new HostBuiltinContext({ print: (line) => lines.push(line) });
+    await value('x if print("s:", {"b", "a"}, set(), input.missing)', { ctx });
+    expect(lines).toEqual(['s: {"a", "b"} set() <undefined>']);
+  });
+
   it('walk as a relation enumerates every path', async () => {
     expect(await value('x := [p | walk({"a": [1, {"b": true}]}, [p, _])]')).toEqual([
       [],

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import type { HostBuiltinContext } from './context.ts';
 import { regoText } from './format.ts';
 import type { HostImpls } from './registry.ts';
-import { BuiltinError, int, str } from './values.ts';
+import { BuiltinError, int, RegoSet, str } from './values.ts';
 
 // ---- semver (2.0.0, no leading "v") ------------------------------------------------------------------
 
@@ -237,7 +237,8 @@ const printText = (v: unknown): string => (typeof v === 'string' ? v : regoText(
 function printLines(operands: unknown[]): string[] {
   let lines: string[][] = [[]];
   for (const op of operands) {
-    const values = Array.isArray(op) ? op : [];
+    // Each operand's values are a set: RegoSet from a compiled module (names.ts regoSetBuiltins).
+    const values = op instanceof RegoSet ? op.elements : Array.isArray(op) ? op : [];
     const texts = values.length === 0 ? ['<undefined>'] : values.map(printText);
     lines = lines.flatMap((prefix) => texts.map((t) => [...prefix, t]));
   }

@@ -46,12 +46,12 @@ export const numberTextBuiltins: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Host builtins that print sets in Rego syntax (`{"a", "b"}`, `set()`), as OPA's sprintf prints a set
- * operand. opa-wasm hands arguments over as JSON, where a set is an array; around calls of these builtins
+ * Host builtins that print sets in Rego syntax (`{"a", "b"}`, `set()`), as OPA's sprintf and print print a
+ * set operand. opa-wasm hands arguments over as JSON, where a set is an array; around calls of these builtins
  * a compiled module dumps sets as `{"$guardian.set": [...]}` (runtime dump.ts) and the adapter hands them
  * to the implementation as RegoSet.
  */
-export const regoSetBuiltins: ReadonlySet<string> = new Set(['sprintf']);
+export const regoSetBuiltins: ReadonlySet<string> = new Set(['sprintf', 'internal.print']);
 
 /** The key of the object a set argument is dumped as (see regoSetBuiltins). */
 export const SET_KEY = '$guardian.set';
