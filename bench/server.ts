@@ -681,15 +681,20 @@ if (PHASES.has('telemetry')) {
   for (const line of summary) console.log(line);
   // Telemetry's own CPU, apart from the load the machine carries: the messages kept above, handed to a fresh
   // telemetry at BENCH_TELEMETRY_REPLAY_RATE per second (default 1000) for BENCH_SECONDS, then closed (everything
-  // exported). On-CPU time of the main thread from /proc/self/task/<pid>/schedstat (ns, time preempted excluded) and
-  // of the whole process (the export thread, GC and libuv threads included) per message, less the same loop's own
+  // exported). On-CPU time of the main thread and of the export thread from /proc/self/task/<tid>/schedstat (ns, time
+  // preempted excluded) and of the whole process (the export thread, GC and libuv threads included) per message, less the same loop's own
   // time into a telemetry that does nothing.
   if (captured.length > 0) {
     const onCpuNs = async (): Promise<number> =>
       Number((await readFile(`/proc/self/task/${process.pid}/schedstat`, 'utf8').catch(() => '0')).split(' ')[0]);
     const rate = Number(process.env.BENCH_TELEMETRY_REPLAY_RATE ?? 1000);
     const total = rate * SECONDS;
+    const threadIds = async (): Promise<string[]> => readdir('/proc/self/task').catch(() => [] as string[]);
+    const threadOnCpuNs = async (tid: string): Promise<number> =>
+      Number((await readFile(`/proc/self/task/${tid}/schedstat`, 'utf8').catch(() => '0')).split(' ')[0]);
     const replayCpu = async (env: Record<string, string>) => {
+      // The threads openTelemetry starts are its export thread (none when nothing is exported).
+      const before = new Set(await threadIds());
       const replay = await openTelemetry({
         env,
         logger: createLogger({ level: 'warn' }),
@@ -698,6 +703,8 @@ if (PHASES.has('telemetry')) {
       });
       for (let i = 0; i < 200; i++) replay.end(captured[i % captured.length][0], captured[i % captured.length][1]);
       await new Promise((r) => setTimeout(r, 500));
+      const started = (await threadIds()).filter((tid) => !before.has(tid));
+      const export0 = await Promise.all(started.map(threadOnCpuNs));
       const main0 = await onCpuNs();
       const cpu0 = process.cpuUsage();
       const t0 = performance.now();
@@ -706,19 +713,33 @@ if (PHASES.has('telemetry')) {
         for (; sent < due; sent++) replay.end(captured[sent % captured.length][0], captured[sent % captured.length][1]);
         await new Promise((r) => setTimeout(r, 5));
       }
+      // The export thread's time is read before close ends it: after the batch delays (OTEL_BSP_SCHEDULE_DELAY and
+      // GUARDIAN_OCSF_FLUSH_MS, 1 s by default) have sent what the loop left.
+      await new Promise((r) => setTimeout(r, 1500));
+      const exportThread = started.length
+        ? ((await Promise.all(started.map(threadOnCpuNs))).reduce((a, b) => a + b, 0) -
+            export0.reduce((a, b) => a + b, 0)) /
+          1e3 /
+          total
+        : 0;
       await replay.close();
       const main = ((await onCpuNs()) - main0) / 1e3 / total;
       const cpu = process.cpuUsage(cpu0);
       const text = (await (await replay.metrics())?.render()) ?? '';
       const drops = [...text.matchAll(/^acs_guardian_telemetry_dropped_total\{exporter="([^"]+)"\} (\d+)$/gm)];
-      return { main, all: (cpu.user + cpu.system) / total, drops: drops.map((m) => `${m[1]} ${m[2]}`).join(', ') };
+      return {
+        main,
+        exportThread,
+        all: (cpu.user + cpu.system) / total,
+        drops: drops.map((m) => `${m[1]} ${m[2]}`).join(', '),
+      };
     };
     // The same loop handing the messages to a telemetry that does nothing (metrics off, no exporter): what the loop
     // itself costs, subtracted below.
     const idle = await replayCpu({ GUARDIAN_METRICS: 'off' });
     const full = await replayCpu({ OTEL_EXPORTER_OTLP_ENDPOINT: base, GUARDIAN_OCSF_HTTP_URL: `${base}/ocsf` });
     console.log(
-      `telemetry replay, ${total} messages at ${rate}/s, per message: main thread ${full.main.toFixed(1)} µs (loop alone ${idle.main.toFixed(1)}: telemetry ${(full.main - idle.main).toFixed(1)}), process ${full.all.toFixed(1)} µs (loop alone ${idle.all.toFixed(1)}: telemetry ${(full.all - idle.all).toFixed(1)}); dropped: ${full.drops || 'nothing'}  load ${load()}`,
+      `telemetry replay, ${total} messages at ${rate}/s, per message: main thread ${full.main.toFixed(1)} µs (loop alone ${idle.main.toFixed(1)}: telemetry ${(full.main - idle.main).toFixed(1)}), export thread ${full.exportThread.toFixed(1)} µs, process ${full.all.toFixed(1)} µs (loop alone ${idle.all.toFixed(1)}: telemetry ${(full.all - idle.all).toFixed(1)}); dropped: ${full.drops || 'nothing'}  load ${load()}`,
     );
   }
   receiver.kill();
