@@ -16,17 +16,29 @@ const ORIGINS = new Set([
 ]);
 const MAX_DEPTH = 64;
 
-/** A Provenance object found in a payload, with the RFC 6901 pointer (inside the payload) of the object itself. */
+/**
+ * A Provenance object found in a payload: its members as policies and checks read them, where it sits, and the
+ * object itself as sent. The one walk of a payload's Provenance: the session state's records, the policy input, the
+ * ACS-Provenance checks, provenance_id uniqueness and the entry summary all read what it returns.
+ */
 export interface PayloadProvenance {
   provenance_id: string;
   origin: string;
+  source_id?: string;
   derived_from: string[];
   /** The optional wire `trust` label (ACS §7.1), as sent. */
   trust: unknown;
+  /** RFC 6901 pointer (inside the payload) of the data-bearing object that carries it. */
+  path: string;
+  /** RFC 6901 pointer (inside the payload) of the Provenance object itself: `path` + its member name. */
   pointer: string;
+  /** The Provenance object as sent. */
+  object: Readonly<Record<string, unknown>>;
 }
 
 function escape(segment: string): string {
+  // Most member names need no escaping: skip the two replaces (the walk runs several times per step).
+  if (!segment.includes('~') && !segment.includes('/')) return segment;
   return segment.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
@@ -34,41 +46,50 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
-function walk(node: unknown, pointer: string, depth: number, out: PayloadProvenance[]): void {
-  if (depth > MAX_DEPTH || node === null || typeof node !== 'object') return;
+/** The walk behind payloadProvenance: pointers are built only for containers and matches (it runs per step). */
+function walk(node: unknown, path: string, depth: number, out: PayloadProvenance[]): void {
+  if (depth > MAX_DEPTH) return;
   if (Array.isArray(node)) {
-    for (let i = 0; i < node.length; i++) walk(node[i], `${pointer}/${i}`, depth + 1, out);
+    for (let i = 0; i < node.length; i++) {
+      const child: unknown = node[i];
+      if (child !== null && typeof child === 'object') walk(child, `${path}/${i}`, depth + 1, out);
+    }
     return;
   }
+  if (!isRecord(node)) return;
   for (const key of Object.keys(node)) {
-    const value = (node as Record<string, unknown>)[key];
-    const at = `${pointer}/${escape(key)}`;
+    const value = node[key];
     if (
       key.endsWith('provenance') &&
       isRecord(value) &&
       typeof value.provenance_id === 'string' &&
       typeof value.origin === 'string'
     ) {
-      out.push({
+      const found: PayloadProvenance = {
         provenance_id: value.provenance_id,
         origin: value.origin,
         derived_from: Array.isArray(value.derived_from)
           ? value.derived_from.filter((d): d is string => typeof d === 'string')
           : [],
         trust: value.trust,
-        pointer: at,
-      });
-    } else walk(value, at, depth + 1, out);
+        path,
+        pointer: `${path}/${escape(key)}`,
+        object: value,
+      };
+      if (typeof value.source_id === 'string') found.source_id = value.source_id;
+      out.push(found);
+    } else if (value !== null && typeof value === 'object') walk(value, `${path}/${escape(key)}`, depth + 1, out);
   }
 }
 
 /**
- * Every Provenance object in a payload: any member whose name ends in `provenance` (`provenance`,
- * `registration_provenance`, `parser_provenance`, …) and whose value carries string provenance_id and origin.
+ * Every Provenance object in a payload, in document order: any member whose name ends in `provenance`
+ * (`provenance`, `registration_provenance`, `parser_provenance`, …) and whose value carries string provenance_id
+ * and origin (ACS §7).
  */
 export function payloadProvenance(payload: unknown): PayloadProvenance[] {
   const out: PayloadProvenance[] = [];
-  walk(payload, '', 0, out);
+  if (payload !== null && typeof payload === 'object') walk(payload, '', 0, out);
   return out;
 }
 

@@ -83,6 +83,41 @@ describe('handshake/hello', () => {
     expect(server.methods_evaluated).toEqual([]);
   });
 
+  it('rule 4: agbom/* and agbom_serializations_supported only under an Inspect profile accepted for the session', async () => {
+    const methods = ['steps/userMessage', 'agbom/snapshot', 'agbom/changed'];
+    const inspecting = await startHarness({ profiles: ['acs-core', 'acs-inspect', 'acs-inspect-dynamic'] });
+    try {
+      // Offered but not declared by this Guardian (h declares acs-core only): not accepted, so nothing AgBOM.
+      const undeclared = await h.client().hello({
+        methods_implemented: methods,
+        profiles_supported: ['acs-core', 'acs-inspect', 'acs-inspect-dynamic'],
+      });
+      expect(undeclared.profiles_accepted).toEqual(['acs-core']);
+      expect(undeclared.methods_evaluated).toEqual(['steps/userMessage']);
+      expect(undeclared.agbom_serializations_supported).toBeUndefined();
+      // Declared but not offered by the client.
+      const core = await inspecting.client().hello({ methods_implemented: methods, profiles_supported: ['acs-core'] });
+      expect(core.methods_evaluated).toEqual(['steps/userMessage']);
+      expect(core.agbom_serializations_supported).toBeUndefined();
+      // ACS-Inspect: one snapshot, no mid-session mutations (agbom/changed is ACS-Inspect-Dynamic's).
+      const c = inspecting.client();
+      const inspect = await c.hello({ methods_implemented: methods, profiles_supported: ['acs-core', 'acs-inspect'] });
+      expect(inspect.profiles_accepted).toEqual(['acs-core', 'acs-inspect']);
+      expect(inspect.methods_evaluated).toEqual(['steps/userMessage', 'agbom/snapshot']);
+      expect(inspect.agbom_serializations_supported).toEqual(['canonical', 'cyclonedx-1.6', 'spdx-3.0', 'swid']);
+      const changed = await c.exchange(await c.buildRequest('agbom/changed', { removed: ['m1'] }));
+      expect('error' in changed && changed.error.code).toBe(-32003);
+      const dynamic = await inspecting.client().hello({
+        methods_implemented: methods,
+        profiles_supported: ['acs-core', 'acs-inspect-dynamic'],
+      });
+      expect(dynamic.methods_evaluated).toEqual(methods);
+      expect(dynamic.agbom_serializations_supported).toEqual(['canonical', 'cyclonedx-1.6', 'spdx-3.0', 'swid']);
+    } finally {
+      await inspecting.close();
+    }
+  });
+
   it('rule 5: profiles_accepted is the honest intersection (acs-core only)', async () => {
     const server = await h.client().hello({ profiles_supported: ['acs-core', 'acs-audit'] });
     expect(server.profiles_accepted).toEqual(['acs-core']);

@@ -22,7 +22,10 @@ let h: Harness;
 let c: AcsClient;
 const VERSION = '2025-06-18';
 beforeAll(async () => {
-  h = await startHarness({ engine: await scriptedDecisionEngine(decide) });
+  h = await startHarness({
+    engine: await scriptedDecisionEngine(decide),
+    profiles: ['acs-core', 'acs-inspect', 'acs-inspect-dynamic'],
+  });
   c = h.client();
   await c.hello({
     methods_implemented: [
@@ -33,7 +36,7 @@ beforeAll(async () => {
       'agbom/changed',
     ],
     wrapped_protocols: [{ protocol: 'MCP', version: VERSION }],
-    profiles_supported: ['acs-core', 'acs-inspect'],
+    profiles_supported: ['acs-core', 'acs-inspect-dynamic'],
   });
 });
 afterAll(async () => {
@@ -92,7 +95,7 @@ describe('wrapped MCP', () => {
 });
 
 describe('agbom/*', () => {
-  it('agbom/snapshot and agbom/changed are evaluated and chained when an Inspect profile is offered', async () => {
+  it('agbom/snapshot and agbom/changed are evaluated and chained when ACS-Inspect-Dynamic is accepted', async () => {
     const snap = await c.step('agbom/snapshot', {
       components: [
         {

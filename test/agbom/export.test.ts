@@ -4,7 +4,10 @@
 import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgbomRoutes } from '../../src/agbom/http.ts';
+import { listAgbomVersions } from '../../src/agbom/versions.ts';
+import { sharedValidator } from '../../src/acs/validation/index.ts';
 import { verifyChain } from '../../src/audit/index.ts';
+import { canonicalJson, sha256Hex } from '../../src/chain/index.ts';
 import type { AcsClient } from '../../src/client/index.ts';
 import { main } from '../../src/cli/main.ts';
 import { ExitCode } from '../../src/cli/exit-codes.ts';
@@ -84,10 +87,25 @@ describe('guardian agbom export / diff', () => {
       const canonical = await cli(['agbom', 'export', '--session', c.sessionId]);
       expect(canonical).toMatchObject({ code: ExitCode.Ok, stderr: '' });
       const doc = JSON.parse(canonical.stdout) as {
-        agbom: { components: { id: string }[] };
+        agbom: { agent_id: string; components: { id: string }[] };
         agbom_hash: string;
         metadata: { chain_seq: number };
       };
+      // The canonical form: schema-valid components (agbom/component.json) in a schema-valid snapshot payload, and
+      // an agbom_hash that recomputes from the document (SHA-256 of its JCS, docs/agbom.md) (and is the stored version's).
+      const validator = sharedValidator();
+      for (const component of doc.agbom.components) {
+        const check = validator.validate('agbom/component.json', component);
+        expect(check.ok ? null : check.violation).toBeNull();
+      }
+      const asSnapshot = validator.validate('hooks/agbom-snapshot.json', {
+        agbom: doc.agbom,
+        components: doc.agbom.components,
+      });
+      expect(asSnapshot.ok ? null : asSnapshot.violation).toBeNull();
+      expect(doc.agbom_hash).toBe(sha256Hex(canonicalJson(doc.agbom)));
+      const stored = await listAgbomVersions(h.store, c.sessionId);
+      expect(stored.find((v) => v.seq === seq.removed)?.agbomHash).toBe(doc.agbom_hash);
       const ids = doc.agbom.components.map((x) => x.id);
       expect(ids).toContain(DB_MCP.id);
       expect(ids).not.toContain(MEMORY.id);
@@ -179,21 +197,52 @@ describe('admin routes', () => {
 });
 
 describe('tampering with a stored AgBOM', () => {
-  it(
-    'is detected by audit verify (the chain itself still verifies)',
-    async () => {
+  // Each stored column an intruder with database access might edit, one at a time, restored afterwards.
+  const variants: [string, keyof typeof seq, 'document_jcs' | 'diff_jcs' | 'agbom_hash', string, string][] = [
+    [
+      'the snapshot document (the model swapped)',
+      'snapshot',
+      'document_jcs',
+      `replace(document_jcs, '"GPT-4o"', '"GPT-4o-mini"')`,
+      'document',
+    ],
+    [
+      'a diff (the added MCP server at another version)',
+      'added',
+      'diff_jcs',
+      `replace(diff_jcs, '"1.4.0"', '"9.9.9"')`,
+      'diff',
+    ],
+    ['an agbom_hash', 'removed', 'agbom_hash', `repeat('0', 64)`, 'agbom_hash'],
+  ];
+  it.each(variants)(
+    'is detected by audit verify when %s is edited (the chain itself still verifies)',
+    async (_what, at, column, edit, problem) => {
       expect((await verifyChain(h.store, c.sessionId)).ok).toBe(true);
-      // Swap the model for another one in the stored snapshot, as an intruder with database access might.
-      await h.store.query(
-        `update agbom_versions set document_jcs = replace(document_jcs, '"GPT-4o"', '"GPT-4o-mini"') where session_id = $1 and seq = $2`,
-        [c.sessionId, seq.snapshot],
-      );
-      const report = await verifyChain(h.store, c.sessionId);
-      expect(report.ok).toBe(false);
-      expect(report.firstBreak).toMatchObject({ kind: 'agbom_mismatch', seq: seq.snapshot });
-      const run = await cli(['audit', 'verify', '--session', c.sessionId]);
-      expect(run.code).toBe(ExitCode.Failed);
-      expect(run.stdout).toContain('agbom_mismatch');
+      const where = 'where session_id = $1 and seq = $2';
+      const [row] = await h.store.query(`select ${column} as value from agbom_versions ${where}`, [
+        c.sessionId,
+        seq[at],
+      ]);
+      await h.store.query(`update agbom_versions set ${column} = ${edit} ${where}`, [c.sessionId, seq[at]]);
+      try {
+        const [edited] = await h.store.query(`select ${column} as value from agbom_versions ${where}`, [
+          c.sessionId,
+          seq[at],
+        ]);
+        expect(edited.value).not.toBe(row.value);
+        const report = await verifyChain(h.store, c.sessionId);
+        expect(report.ok).toBe(false);
+        expect(report.breaks).toHaveLength(1);
+        expect(report.firstBreak).toMatchObject({ kind: 'agbom_mismatch', seq: seq[at] });
+        expect(report.firstBreak?.message).toContain(`differs from its chain entry in ${problem}: edited`);
+        const run = await cli(['audit', 'verify', '--session', c.sessionId]);
+        expect(run.code).toBe(ExitCode.Failed);
+        expect(run.stdout).toContain('agbom_mismatch');
+      } finally {
+        await h.store.query(`update agbom_versions set ${column} = $3 ${where}`, [c.sessionId, seq[at], row.value]);
+      }
+      expect((await verifyChain(h.store, c.sessionId)).ok).toBe(true);
     },
     TIMEOUT,
   );

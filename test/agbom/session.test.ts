@@ -111,6 +111,26 @@ describe.each(drivers)('AgBOM per session on %s', (_driver, open) => {
     for (const x of versions) expect(entries.get(x.seq)).toBe(x.entryHash);
   });
 
+  it('allows a hot-swap of a type that is not frozen (a tool upgraded, an MCP server moved on the allow list)', async () => {
+    const c = await opened();
+    expect((await c.step('agbom/snapshot', { components: REALISTIC_COMPONENTS })).decision).toBe('allow');
+    const tool = REALISTIC_COMPONENTS.find((x) => x.type === 'tool')!;
+    const upgraded = { ...tool, version: '2.0.0' };
+    const moved = { ...DB_MCP, endpoint: 'https://mcp.internal/db-v2' };
+    const swap = await c.step('agbom/changed', { changed: [upgraded, moved] });
+    expect(swap.decision).toBe('allow');
+    const now = await agbomAt(h.store, c.sessionId);
+    expect(now.version).toMatchObject({ method: 'agbom/changed', form: 'diff', adopted: true });
+    expect(now.version?.entryHash).toBe(swap.result?.chain_hash);
+    const byId = new Map(now.document?.components.map((x) => [x.id, x]));
+    expect(byId.get(tool.id)?.version).toBe('2.0.0');
+    expect(byId.get(DB_MCP.id)?.endpoint).toBe('https://mcp.internal/db-v2');
+    expect(byId.get(GPT.id)?.version).toBe(GPT.version);
+    // The model stays frozen after an allowed swap of other types.
+    const model = await c.step('agbom/changed', { changed: [{ ...GPT, version: '2025-01-31' }] });
+    expect(model.result?.reason_codes).toEqual(['agbom_hot_swap_denied']);
+  });
+
   it('a subagent sees its parent AgBOM until it reports its own, which is kept on its own chain', async () => {
     const parent = await opened();
     expect((await parent.step('agbom/snapshot', { components: REALISTIC_COMPONENTS })).decision).toBe('allow');
@@ -151,6 +171,37 @@ describe.each(drivers)('AgBOM per session on %s', (_driver, open) => {
     // A producer of no provenance (ACS-Core) may omit it: SHOULD, not MUST.
     const core = await opened();
     expect((await core.step('agbom/snapshot', { components: [bare] })).decision).toBe('allow');
+  });
+
+  it('under ACS-Provenance (deterministic producer) refuses an agbom/changed component without registration_provenance', async () => {
+    const strict = h.client();
+    await strict.hello({
+      methods_implemented: INSPECT_METHODS,
+      profiles_supported: INSPECT_PROFILES,
+      provenance_producer: 'deterministic',
+    });
+    expect((await strict.step('steps/sessionStart', {})).decision).toBe('allow');
+    const base = REALISTIC_COMPONENTS.filter((x) => x.id !== DB_MCP.id);
+    expect((await strict.step('agbom/snapshot', { components: base })).decision).toBe('allow');
+    const before = await agbomAt(h.store, strict.sessionId);
+    const { registration_provenance: _db, ...bareMcp } = DB_MCP;
+    const tool = REALISTIC_COMPONENTS.find((x) => x.type === 'tool')!;
+    const { registration_provenance: _tool, ...bareTool } = tool;
+    for (const diff of [{ added: [bareMcp] }, { changed: [{ ...bareTool, version: '2.0.0' }] }]) {
+      const refused = await strict.step('agbom/changed', diff);
+      expect(refused.decision).toBe('deny');
+      expect(refused.result?.reason_codes).toEqual(['agbom_invalid', 'registration_provenance_missing']);
+    }
+    expect((await agbomAt(h.store, strict.sessionId)).document).toEqual(before.document);
+    const versions = await listAgbomVersions(h.store, strict.sessionId);
+    expect(versions.map((x) => [x.form, x.adopted])).toEqual([
+      ['full', true],
+      ['diff', false],
+      ['diff', false],
+    ]);
+    // With it, the same diff is adopted.
+    expect((await strict.step('agbom/changed', { added: [DB_MCP] })).decision).toBe('allow');
+    expect((await agbomAt(h.store, strict.sessionId)).document?.components.map((x) => x.id)).toContain(DB_MCP.id);
   });
 
   it('refuses a snapshot with a banned model, and a diff whose agbom_hash or ids do not match the Guardian AgBOM', async () => {

@@ -26,12 +26,26 @@ export function negotiateVersion(offered: string[], supported: string[]): string
   return candidates.at(-1) ?? null;
 }
 
-/** Rule 4: client order kept; only methods this Guardian answers, MCP only as declared in wrapped_protocols. */
-export function methodsEvaluated(hello: ClientHello): string[] {
+/**
+ * Whether an `agbom/*` method is negotiated under the accepted profiles (ACS Inspect, "Wire methods"):
+ * `agbom/snapshot` with ACS-Inspect or ACS-Inspect-Dynamic, `agbom/changed` ("part of the ACS-Inspect-Dynamic
+ * profile extension") with ACS-Inspect-Dynamic only. The profiles are those accepted, not those offered: a
+ * Guardian that does not declare Inspect evaluates no AgBOM method (§17: -32003 for them).
+ */
+function agbomNegotiated(method: string, profilesAccepted: readonly string[]): boolean {
+  const dynamic = profilesAccepted.includes('acs-inspect-dynamic');
+  if (method === 'agbom/changed') return dynamic;
+  return dynamic || profilesAccepted.includes('acs-inspect');
+}
+
+/**
+ * Rule 4: client order kept; only methods this Guardian answers, MCP only as declared in wrapped_protocols,
+ * `agbom/*` only under an accepted Inspect profile.
+ */
+export function methodsEvaluated(hello: ClientHello, profilesAccepted: readonly string[]): string[] {
   const mcpVersions = new Set(
     (hello.wrapped_protocols ?? []).filter((w) => w.protocol === 'MCP').map((w) => w.version),
   );
-  const inspect = (hello.profiles_supported ?? []).some((p) => p === 'acs-inspect' || p === 'acs-inspect-dynamic');
   const out: string[] = [];
   for (const method of new Set(hello.methods_implemented)) {
     let routed;
@@ -44,8 +58,7 @@ export function methodsEvaluated(hello: ClientHello): string[] {
     if (routed.kind === 'mcp') {
       if (routed.version === null ? mcpVersions.size === 0 : !mcpVersions.has(routed.version)) continue;
     }
-    // agbom/* is only negotiated when the client offers an Inspect profile (§17: -32003 otherwise).
-    if (routed.kind === 'step' && method.startsWith('agbom/') && !inspect) continue;
+    if (routed.kind === 'step' && method.startsWith('agbom/') && !agbomNegotiated(method, profilesAccepted)) continue;
     out.push(method);
   }
   return out;
@@ -121,7 +134,7 @@ export async function handleHello(
   );
   const server: ServerHello = {
     negotiated_version: version,
-    methods_evaluated: methodsEvaluated(hello),
+    methods_evaluated: methodsEvaluated(hello, profilesAccepted),
     selected_transport: transport,
     timeout_config: config.timeoutConfig,
     signature_algorithms_supported: config.signatures.supportedAlgorithms(),
@@ -130,8 +143,9 @@ export async function handleHello(
     policy_requires_provenance: config.policyRequiresProvenance,
     profiles_accepted: profilesAccepted,
     ...(config.telemetry?.emission ? { trace_emission: config.telemetry.emission } : {}),
-    // ACS Inspect: the serializations the canonical AgBOM renders into (src/agbom/renderers, docs/agbom.md).
-    ...(profilesAccepted.some((p) => p.startsWith('acs-inspect'))
+    // ACS Inspect: the serializations the canonical AgBOM renders into (src/agbom/renderers, docs/agbom.md);
+    // handshake.json: a Guardian claiming ACS-Inspect includes them, one not claiming it for this session omits it.
+    ...(profilesAccepted.some((p) => p === 'acs-inspect' || p === 'acs-inspect-dynamic')
       ? { agbom_serializations_supported: [...AGBOM_SERIALIZATIONS] }
       : {}),
   };

@@ -62,17 +62,6 @@ function recordKey(record: unknown): RecordKey {
   return jcs.length > DIGEST_OVER ? `sha256:${sha256Hex(jcs)}` : jcs;
 }
 
-function unescape(segment: string): string {
-  return segment.replace(/~1/g, '/').replace(/~0/g, '~');
-}
-
-/** The value at an RFC 6901 pointer payloadProvenance() gave (it exists: the walk found it there). */
-function at(root: unknown, pointer: string): unknown {
-  let node = root;
-  for (const segment of pointer.split('/').slice(1)) node = (node as Record<string, unknown>)[unescape(segment)];
-  return node;
-}
-
 /** Every Provenance object of a payload by id, with its pointer; the second of two different ones is a conflict. */
 function objectsOf(payload: unknown): {
   ids: Map<string, { key: RecordKey; pointer: string }>;
@@ -80,7 +69,7 @@ function objectsOf(payload: unknown): {
 } {
   const ids = new Map<string, { key: RecordKey; pointer: string }>();
   for (const p of payloadProvenance(payload)) {
-    const key = recordKey(at(payload, p.pointer));
+    const key = recordKey(p.object);
     const seen = ids.get(p.provenance_id);
     if (!seen) ids.set(p.provenance_id, { key, pointer: p.pointer });
     else if (seen.key !== key) return { ids, clash: { id: p.provenance_id, pointer: p.pointer } };
@@ -260,8 +249,7 @@ function usedIn(rows: { seq: number; paramsJcs: string }[]): Map<string, Used> {
   for (const row of rows) {
     const payload = (JSON.parse(row.paramsJcs) as { payload?: unknown }).payload;
     for (const p of payloadProvenance(payload)) {
-      if (!used.has(p.provenance_id))
-        used.set(p.provenance_id, { key: recordKey(at(payload, p.pointer)), seq: row.seq });
+      if (!used.has(p.provenance_id)) used.set(p.provenance_id, { key: recordKey(p.object), seq: row.seq });
     }
   }
   return used;

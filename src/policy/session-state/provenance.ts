@@ -1,8 +1,8 @@
 // Provenance (ACS §7): the Provenance objects of a step's payload, the trust each record derives (§7.2), the
 // records a session keeps (bounded, two layers), their lineage, and the taint marks of untrusted data.
-import { isObject, type Json } from '../../json.ts';
+import { type PayloadProvenance, payloadProvenance } from '../../chain/provenance-summary.ts';
+import type { Json } from '../../json.ts';
 import { ownValue, setOwn } from './copy-on-write.ts';
-import { stringList } from './payload-fields.ts';
 import type { Origin, ProvenanceRecord, SessionState, SessionStateOptions, TaintMark, Trust } from './types.ts';
 
 /** ACS §7.2 default trust by origin; `agent_generated` is the minimum over its lineage instead. */
@@ -25,61 +25,16 @@ const DEFAULT_MAX_PROVENANCE = 4096;
 /** New records are folded into `provenance.records` in batches of this many (one copy of the big map per batch). */
 const RECENT_RECORDS_FOLD = 64;
 
-function escapePointer(seg: string): string {
-  // Most member names need no escaping: skip the two replaces (collectProvenance runs twice per step).
-  if (!seg.includes('~') && !seg.includes('/')) return seg;
-  return seg.replace(/~/g, '~0').replace(/\//g, '~1');
-}
-
-export interface FoundProvenance {
-  provenance_id: string;
-  origin: string;
-  source_id?: string;
-  derived_from: string[];
-  /** JSON pointer (RFC 6901) of the data-bearing object inside params.payload. */
-  path: string;
-}
+/** A Provenance object of a step's payload (the one walk, src/chain/provenance-summary.ts). */
+export type FoundProvenance = PayloadProvenance;
 
 /**
  * Every Provenance object in a payload: any object member whose key ends in `provenance` and whose value
- * carries string `provenance_id` and `origin` (§7: content, arguments, results, outputs, registration_provenance…).
+ * carries string `provenance_id` and `origin` (§7: content, arguments, results, outputs, registration_provenance…);
+ * `path` is the pointer of the data-bearing object inside params.payload.
  */
 export function collectProvenance(payload: Json): FoundProvenance[] {
-  const found: FoundProvenance[] = [];
-  collectProvenanceInto(found, payload, '', 0);
-  return found;
-}
-
-/** The walk behind collectProvenance; a module function and pointers built only for containers (it runs per step). */
-function collectProvenanceInto(found: FoundProvenance[], node: Json, path: string, depth: number): void {
-  if (depth > 64) return;
-  if (Array.isArray(node)) {
-    for (let i = 0; i < node.length; i++) {
-      const child = node[i];
-      if (child !== null && typeof child === 'object') collectProvenanceInto(found, child, `${path}/${i}`, depth + 1);
-    }
-    return;
-  }
-  if (!isObject(node)) return;
-  for (const key of Object.keys(node)) {
-    const value = node[key];
-    if (
-      key.endsWith('provenance') &&
-      isObject(value) &&
-      typeof value.provenance_id === 'string' &&
-      typeof value.origin === 'string'
-    ) {
-      const rec: FoundProvenance = {
-        provenance_id: value.provenance_id,
-        origin: value.origin,
-        derived_from: stringList(value.derived_from),
-        path,
-      };
-      if (typeof value.source_id === 'string') rec.source_id = value.source_id;
-      found.push(rec);
-    } else if (value !== null && typeof value === 'object')
-      collectProvenanceInto(found, value, `${path}/${escapePointer(key)}`, depth + 1);
-  }
+  return payloadProvenance(payload);
 }
 
 /**
