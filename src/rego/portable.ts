@@ -8,7 +8,7 @@ import type { Module } from './ast/types.ts';
 import type { Capabilities } from './builtins/capabilities.ts';
 import { annotatedEntrypoints, compileModules, type CompiledProgram } from './semantic/index.ts';
 import { linkPolicyModule } from './wasm/link.ts';
-import { HOST_CALL_SITE_GLOBAL } from './wasm/codegen.ts';
+import { withHostCallSite } from './wasm/host-call-site.ts';
 import { RegoError, RegoErrors } from './errors.ts';
 import type { CustomBuiltins } from './builtins/custom.ts';
 import type { Policy } from './ir/types.ts';
@@ -112,32 +112,17 @@ export async function compilePolicyWasm(options: CompilePolicyWasmOptions): Prom
 export type { CustomBuiltins } from './builtins/custom.ts';
 
 /** The NUL-terminated text at `addr` in the policy's memory. */
-function cstringAt(policy: LoadedPolicy, addr: number): string {
-  const bytes = new Uint8Array(policy.mem.buffer);
-  let end = addr;
-  while (end < bytes.length && bytes[end] !== 0) end++;
-  return new TextDecoder().decode(bytes.subarray(addr, end));
-}
-
-/**
- * A strict host builtin aborts by throwing `<code>: <name>: <message>` from JavaScript; OPA reports builtin
- * errors at their call site (`<file>:<row>: eval_type_error: …`), which a strict module of ours records in
- * HOST_CALL_SITE_GLOBAL before each host call. Modules without that global (OPA-built ones) are left as they are.
- */
+/** Strict host builtin errors of our modules thrown with their call site in front (withHostCallSite). */
 function withHostCallSites(policy: LoadedPolicy): LoadedPolicy {
-  // opa-wasm keeps the Instance itself (its constructor unwraps an instantiated source); an exported
-  // global reads through `.value`.
-  const exported = (policy.wasmInstance as unknown as { exports: Record<string, unknown> }).exports;
-  const site = exported[HOST_CALL_SITE_GLOBAL] as { value?: unknown } | undefined;
-  if (site === undefined || typeof site.value !== 'number') return policy;
   const evaluate = policy.evaluate.bind(policy);
   policy.evaluate = (...args: Parameters<LoadedPolicy['evaluate']>) => {
     try {
       return evaluate(...args);
     } catch (e) {
-      const addr = site.value as number;
-      if (!(e instanceof Error) || addr === 0 || !/^eval_[a-z_]+_error: /.test(e.message)) throw e;
-      throw new Error(`${cstringAt(policy, addr)}: ${e.message}`, { cause: e });
+      if (!(e instanceof Error)) throw e;
+      const located = withHostCallSite(policy, e.message);
+      if (located === e.message) throw e;
+      throw new Error(located, { cause: e });
     }
   };
   return policy;
