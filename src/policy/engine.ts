@@ -20,6 +20,7 @@ import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import type { Json } from '../json.ts';
 import { opaWasmShadowedBuiltins } from '../rego/builtins/index.ts';
 import { isOpaWasmRuntimeError } from '../rego/errors.ts';
+import { withHostCallSite } from '../rego/wasm/host-call-site.ts';
 import type { BundleManifest } from '../rego/bundle/index.ts';
 import { type BaseDocument, resolveBundle, type ResolvedBundle, type WasmBundleParts } from './bundle-loading.ts';
 import { DeadlineExceeded, describeThrown, PolicyEvaluationError, PolicyLoadError } from './errors.ts';
@@ -307,6 +308,8 @@ class Engine implements WasmPolicyEngine {
       this.deadline = Infinity;
       // Refused before the module ran: the instance is intact.
       if (err instanceof PolicyEvaluationError) throw err;
+      // Read before the instance is retired: a strict host builtin's call site is in its memory.
+      const msg = withHostCallSite(instance, describeThrown(err));
       await this.retire(instance);
       if (err instanceof DeadlineExceeded) {
         throw new PolicyEvaluationError(
@@ -314,10 +317,9 @@ class Engine implements WasmPolicyEngine {
           `evaluation of ${entrypoint} exceeded ${this.timeoutMs} ms (stopped at ${durationMs.toFixed(1)} ms)`,
         );
       }
-      const msg = describeThrown(err);
       // opa_abort messages from compiled Rego read `<file>:<row>:<col>: <code>: <message>` or are OPA's Wasm
       // run-time errors (`<file>:<row>:<col>: var assignment conflict`); strict host builtins throw
-      // `eval_builtin_error: <name>: <message>`.
+      // `eval_builtin_error: <name>: <message>`, put after their call site `<file>:<row>` as OPA reports them.
       if (/(^|: )(eval_[a-z_]+|rego_[a-z_]+): /.test(msg) || isOpaWasmRuntimeError(msg)) {
         throw new PolicyEvaluationError('policy_error', msg);
       }

@@ -8,7 +8,7 @@ import type { Module } from './ast/types.ts';
 import type { Capabilities } from './builtins/capabilities.ts';
 import { annotatedEntrypoints, compileModules, type CompiledProgram } from './semantic/index.ts';
 import { linkPolicyModule } from './wasm/link.ts';
-import { HOST_CALL_SITE_GLOBAL } from './wasm/codegen.ts';
+import { withHostCallSite } from './wasm/host-call-site.ts';
 import { RegoError, RegoErrors } from './errors.ts';
 import type { CustomBuiltins } from './builtins/custom.ts';
 import type { Policy } from './ir/types.ts';
@@ -111,35 +111,15 @@ export async function compilePolicyWasm(options: CompilePolicyWasmOptions): Prom
 
 export type { CustomBuiltins } from './builtins/custom.ts';
 
-/** The NUL-terminated text at `addr` in the policy's memory. */
-function cstringAt(policy: LoadedPolicy, addr: number): string {
-  const bytes = new Uint8Array(policy.mem.buffer);
-  let end = addr;
-  while (end < bytes.length && bytes[end] !== 0) end++;
-  return new TextDecoder().decode(bytes.subarray(addr, end));
-}
-
-/**
- * A strict host builtin aborts by throwing `<code>: <name>: <message>` from JavaScript; OPA reports builtin
- * errors at their call site (`<file>:<row>: eval_type_error: …`), which a strict module of ours records in
- * HOST_CALL_SITE_GLOBAL before each host call. Returns the error to report for `e`, thrown by an evaluation of
- * `policy`: with the call site when the module records one, else `e` as it is (OPA-built modules).
- */
+/** The error to report for `e`, thrown by an evaluation of `policy`: with its call site in front (withHostCallSite). */
 export function atHostCallSite(policy: LoadedPolicy, e: unknown): unknown {
-  // opa-wasm keeps the Instance itself (its constructor unwraps an instantiated source); an exported
-  // global reads through `.value`.
-  const exported = (policy.wasmInstance as unknown as { exports: Record<string, unknown> }).exports;
-  const site = exported[HOST_CALL_SITE_GLOBAL] as { value?: unknown } | undefined;
-  const addr = site?.value;
-  if (typeof addr !== 'number' || addr === 0) return e;
-  if (!(e instanceof Error) || !/^eval_[a-z_]+_error: /.test(e.message)) return e;
-  return new Error(`${cstringAt(policy, addr)}: ${e.message}`, { cause: e });
+  if (!(e instanceof Error)) return e;
+  const located = withHostCallSite(policy, e.message);
+  return located === e.message ? e : new Error(located, { cause: e });
 }
 
-/** `policy.evaluate` reporting host builtin errors at their call site (atHostCallSite). */
+/** Strict host builtin errors of our modules thrown with their call site in front. */
 function withHostCallSites(policy: LoadedPolicy): LoadedPolicy {
-  const exported = (policy.wasmInstance as unknown as { exports: Record<string, unknown> }).exports;
-  if (!(HOST_CALL_SITE_GLOBAL in exported)) return policy;
   const evaluate = policy.evaluate.bind(policy);
   policy.evaluate = (...args: Parameters<LoadedPolicy['evaluate']>) => {
     try {

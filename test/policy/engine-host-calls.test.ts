@@ -151,7 +151,7 @@ describe('host-call path: engine-linked imports against opa-wasm', () => {
     const err = await engine.evaluateValue({ s: 'abc' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PolicyEvaluationError);
     expect((err as PolicyEvaluationError).code).toBe('policy_error');
-    expect((err as PolicyEvaluationError).message).toMatch(/eval_builtin_error: to_number/);
+    expect((err as PolicyEvaluationError).message).toMatch(/^t\.rego:9: eval_builtin_error: to_number: /);
     expect((await engine.evaluateValue({ s: '7' })).value).toBe(7);
   });
 });

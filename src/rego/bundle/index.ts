@@ -4,11 +4,11 @@
 import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { parse as parseYaml } from 'yaml';
 import { RE2JS } from 're2js';
 import { globToRegex } from '../builtins/host/glob.ts';
 import { isObject } from '../json.ts';
 import { readTar, TarFormatError, writeTar, type TarEntry } from './tar.ts';
+import { parseYamlData } from './yaml.ts';
 
 export interface BundleWasmEntry {
   /** Query path served by the module, e.g. `acs/guardian/decision`. */
@@ -369,7 +369,7 @@ export function readBundle(
     } else if (base === 'data.yaml' || base === 'data.yml') {
       let v: unknown;
       try {
-        v = parseYaml(dec.decode(f.bytes));
+        v = parseYamlData(dec.decode(f.bytes));
       } catch (e) {
         throw new BundleError(`${f.path}: invalid YAML: ${(e as Error).message}`);
       }

@@ -13,12 +13,12 @@
 // Errors use OPA's texts and are collected like OPA's loader does (`N errors occurred during loading`).
 import { readdirSync, readFileSync, statSync, type Stats } from 'node:fs';
 import { basename, join, normalize, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { parseModule } from '../ast/index.ts';
 import type { Term } from '../ast/types.ts';
 import { RegoErrors } from '../errors.ts';
 import { isObject } from '../json.ts';
 import { BundleError, readBundle, regoVersionForFile, type BundleManifest } from './index.ts';
+import { parseYamlData } from './yaml.ts';
 
 export interface LoadedRegoFile {
   /** The path as the loader reached it: the argument joined with the names below it. */
@@ -146,10 +146,10 @@ function parseJsonDocument(path: string, text: string): unknown {
   }
 }
 
-/** sigs.k8s.io/yaml reads YAML 1.1 (so `yes`/`on` are booleans) and converts it to JSON. */
+/** sigs.k8s.io/yaml converts YAML to JSON (see parseYamlData for what it accepts). */
 function parseYamlDocument(path: string, text: string): unknown {
   try {
-    return parseYaml(text, { version: '1.1' }) ?? null;
+    return parseYamlData(text);
   } catch (e) {
     throw new Error(`${path}: error converting YAML to JSON: ${(e as Error).message.split('\n')[0]}`);
   }
@@ -178,7 +178,7 @@ function loadAnyType(path: string, text: string, regoVersion: 0 | 1): Known {
     // not JSON
   }
   try {
-    return { kind: 'data', value: parseYaml(text, { version: '1.1' }) ?? null };
+    return { kind: 'data', value: parseYamlData(text) };
   } catch {
     throw new Error(`${path}: can't recognize file type`);
   }
@@ -361,7 +361,7 @@ function readBundleDirectory(
     } else if (name === 'data.yaml' || name === 'data.yml') {
       let value: unknown;
       try {
-        value = parseYaml(readText(f.path), { version: '1.1' }) ?? null;
+        value = parseYamlData(readText(f.path));
       } catch (e) {
         throw new Error(`bundle load failed on ${f.path}: ${(e as Error).message.split('\n')[0]}`);
       }

@@ -3,6 +3,7 @@
 // Wasm-label stack, values are i32 pointers into the runtime's heap (0 = undefined).
 import binaryen from 'binaryen';
 import { exactIntegerBuiltins, regoSetBuiltins } from '../builtins/host/names.ts';
+import { HOST_CALL_SITE_GLOBAL } from './host-call-site.ts';
 import { OPA_WASM_ERRORS } from '../errors.ts';
 import type { Block, Func, Operand, Plan, Policy, Stmt, StmtLocation } from '../ir/types.ts';
 import type { StaticData } from './static-data.ts';
@@ -16,12 +17,7 @@ export class WasmLinkError extends Error {
 
 export const TABLE = 'opa_policy_funcs';
 
-/**
- * Strict modules only: an exported mutable i32 global holding the address of the NUL-terminated `<file>:<row>`
- * of the host builtin call in progress. A strict host builtin aborts by throwing from JavaScript, where the call
- * site is unknown; the host reads this global to prefix the message as OPA does (instantiatePolicy).
- */
-export const HOST_CALL_SITE_GLOBAL = 'guardian_host_call_site';
+export { HOST_CALL_SITE_GLOBAL };
 const i32 = binaryen.i32;
 const none = binaryen.none;
 

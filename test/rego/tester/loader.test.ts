@@ -55,6 +55,46 @@ describe('loadPaths: OPA loader rules', () => {
     });
   });
 
+  it('YAML data as go-yaml v2 reads it: the first document of a stream, application tags taken plainly', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => {
+      warnings.push(w.message);
+    };
+    process.on('warning', onWarning);
+    try {
+      const d = tree({
+        'k8s/pod.yaml': 'kind: Pod\nspec: {a: 1}\n---\nkind: Service\n---\nbroken: [\n',
+        'cfn/stack.yaml': [
+          'Resources:',
+          '  Bucket:',
+          '    Properties:',
+          '      Name: !Ref BucketName',
+          '      Arn: !GetAtt [Bucket, Arn]',
+          '      Policy: !Sub',
+          '        - "${X}/*"',
+          '        - {X: !Ref Y}',
+          '',
+        ].join('\n'),
+      });
+      expect(loadPaths([d]).data).toEqual({
+        k8s: { kind: 'Pod', spec: { a: 1 } },
+        cfn: {
+          Resources: {
+            Bucket: { Properties: { Name: 'BucketName', Arn: ['Bucket', 'Arn'], Policy: ['${X}/*', { X: 'Y' }] } },
+          },
+        },
+      });
+      // Node emits warnings on a later tick: wait one before checking none was raised.
+      await new Promise((r) => setImmediate(r));
+      expect(warnings).toEqual([]);
+      // A syntax error in the first document is still an error.
+      const bad = tree({ 'x/a.yaml': 'a: [1,\n---\nb: 1\n' });
+      expect(loadErrors([bad])[0]).toMatch(/x\/a\.yaml: error converting YAML to JSON: /);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('a file named on the command line mounts at the root; an unknown extension is tried as Rego/JSON/YAML', () => {
     const d = tree({ 'data.json': '{"x": 1}', 'extra.conf': '{"y": 2}', 'rules.policy': 'package q\n' });
     const r = loadPaths([join(d, 'data.json'), join(d, 'extra.conf'), join(d, 'rules.policy')]);
