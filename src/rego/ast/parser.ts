@@ -905,7 +905,14 @@ export class Parser {
     let braced = false;
     if (hasIf) {
       this.advance();
-      if (this.kind() === '{') {
+      // OPA's parseRules reads a literal first: `p if {x | …}` (a comprehension) or `p if {"k": v}` is a
+      // one-literal body. Only a set literal, never false, is taken back and read as the braced body.
+      const literalStart = this.pos;
+      const literal = this.kind() === '{' ? this.attempt(() => this.parseLiteral()) : undefined;
+      if (literal && !(literal.terms.type === 'term' && literal.terms.term.type === 'set')) {
+        body = [literal];
+      } else if (this.kind() === '{' || literal) {
+        this.pos = literalStart;
         body = this.parseBracedBody();
         braced = true;
       } else {

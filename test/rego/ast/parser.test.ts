@@ -97,6 +97,16 @@ describe('rules', () => {
     expect(r.body).toHaveLength(1);
     expect(r.body[0].terms).toEqual({ type: 'call', operator: op('gt'), args: [ref(v('input'), s('x')), n('1')] });
   });
+  it('p if {x | …} and p if {"k": v} are one-literal bodies; p if { x } is a braced body (OPA reads a literal first)', () => {
+    const [comp, obj, braced] = rules('q if {x | x := input[_]}\nr if {"k": 1}\ns if { input.x }');
+    expect(comp.body).toHaveLength(1);
+    expect(comp.body[0].terms).toMatchObject({ type: 'term', term: { type: 'setcomprehension', term: v('x') } });
+    expect(obj.body[0].terms).toMatchObject({ type: 'term', term: { type: 'object' } });
+    // A set literal is never false: `{ input.x }` is the body, not a set.
+    expect(braced.body[0].terms).toEqual({ type: 'term', term: ref(v('input'), s('x')) });
+    const [multi] = rules('t if {\n  x := 1\n  x > 0\n}');
+    expect(multi.body).toHaveLength(2);
+  });
   it('rule without body gets body [true]', () => {
     const [r] = rules('p := 1');
     expect(r.head.value).toEqual(n('1'));
@@ -594,7 +604,11 @@ describe('errors', () => {
     );
   });
   it('empty body', () => {
-    expect(parseError('package p\np if {}')).toBe('p.rego:2:7: rego_parse_error: found empty body');
+    // v1 reads a literal after `if` first, and `{}` is the empty object (OPA's parseRules): a one-literal body.
+    expect(rules('p if {}')[0].body[0].terms).toEqual({ type: 'term', term: { type: 'object', value: [] } });
+    expect(() => parseModule('p.rego', 'package p\np {}', { regoVersion: 0 })).toThrow(
+      'p.rego:2:4: rego_parse_error: found empty body',
+    );
   });
   it('keywords cannot be vars', () => {
     expect(() => parseQuery('x := if')).toThrow(/unexpected if keyword/);
