@@ -15,18 +15,10 @@ import { startHttpServer, type RunningHttpServer } from '../../src/server/http.t
 import { openStore } from '../../src/store/index.ts';
 import type { DurableStore } from '../../src/store/types.ts';
 import { expectValidAnswer, TEST_IKM } from '../acs/fixtures/harness.ts';
+import { ACS_PROFILES } from '../acs/fixtures/profiles.ts';
 import { INSPECT_METHODS, REALISTIC_COMPONENTS } from './fixtures.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
-const ALL_PROFILES = [
-  'acs-core',
-  'acs-trace',
-  'acs-inspect',
-  'acs-inspect-dynamic',
-  'acs-provenance',
-  'acs-crypto',
-  'acs-audit',
-];
 let dataDir: string;
 let store: DurableStore;
 let runtime: GuardianRuntime;
@@ -64,7 +56,7 @@ describe('profiles declared in the handshake', () => {
   it('accepts acs-core, acs-inspect, acs-inspect-dynamic, acs-provenance and acs-audit of the seven, and advertises the AgBOM serializations', async () => {
     const hello = await client().hello({
       methods_implemented: INSPECT_METHODS,
-      profiles_supported: ALL_PROFILES,
+      profiles_supported: ACS_PROFILES,
       provenance_producer: 'deterministic',
     });
     expect(hello.profiles_accepted).toEqual([
@@ -79,7 +71,7 @@ describe('profiles declared in the handshake', () => {
   });
 
   it('acs-provenance is not accepted from a producer of no provenance', async () => {
-    const hello = await client().hello({ methods_implemented: INSPECT_METHODS, profiles_supported: ALL_PROFILES });
+    const hello = await client().hello({ methods_implemented: INSPECT_METHODS, profiles_supported: ACS_PROFILES });
     expect(hello.profiles_accepted).toEqual(['acs-core', 'acs-inspect', 'acs-inspect-dynamic', 'acs-audit']);
   });
 

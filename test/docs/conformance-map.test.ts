@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ACS_PROFILES } from '../acs/fixtures/profiles.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const DOC = join(ROOT, 'docs/conformance.md');
@@ -157,15 +158,7 @@ describe('docs/conformance.md requirement → test mapping', () => {
   it('the filled claim (docs/conformance-claim.md) fills every cell, and each profile it exercises has its section here', () => {
     const claim = readFileSync(join(ROOT, 'docs/conformance-claim.md'), 'utf8');
     const rows = claim.split('\n').filter((l) => /^\| `acs-[a-z-]+` \|/.test(l));
-    expect(rows.map((r) => /`(acs-[a-z-]+)`/.exec(r)?.[1])).toEqual([
-      'acs-core',
-      'acs-trace',
-      'acs-inspect',
-      'acs-inspect-dynamic',
-      'acs-provenance',
-      'acs-crypto',
-      'acs-audit',
-    ]);
+    expect(rows.map((r) => /`(acs-[a-z-]+)`/.exec(r)?.[1])).toEqual(ACS_PROFILES);
     const sections = doc.split('\n').filter((l) => /^#{2,3} /.test(l));
     for (const row of rows) {
       const [profile, agent, guardian] = row

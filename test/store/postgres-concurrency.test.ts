@@ -25,6 +25,35 @@ afterAll(async () => {
   await dropSchema(schema);
 });
 
+interface Told {
+  sessionId: string;
+  seq: number;
+  entryHash: string;
+  requestId: string;
+}
+
+/**
+ * Each session's chain is linear with `perSession` entries from each of writers A and B, each stored entry is
+ * what its writer was told, and the chain verifies. Returns each session's entries.
+ */
+async function expectChainsAsTold(ids: string[], told: Told[], perSession: number) {
+  const entriesOf = new Map<string, Awaited<ReturnType<DurableStore['listContextEntries']>>>();
+  for (const sessionId of ids) {
+    const entries = await store.listContextEntries(sessionId, { limit: 1000 });
+    expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: 2 * perSession }, (_, i) => i));
+    const bySeq = new Map(told.filter((a) => a.sessionId === sessionId).map((a) => [a.seq, a]));
+    expect(bySeq.size).toBe(2 * perSession);
+    for (const e of entries) {
+      expect(bySeq.get(e.seq)).toMatchObject({ entryHash: e.entryHash, requestId: e.content.entry_id });
+    }
+    const writers = new Set(entries.map((e) => (e.params as { payload: { writer: string } }).payload.writer));
+    expect(writers).toEqual(new Set(['A', 'B']));
+    expect((await verifyChain(store, sessionId)).ok).toBe(true);
+    entriesOf.set(sessionId, entries);
+  }
+  return entriesOf;
+}
+
 describe('two processes on one Postgres', () => {
   it('hammering the same sessions yields linear chains with no duplicate seq', async () => {
     const ids = Array.from({ length: 8 }, () => randomUUID());
@@ -43,19 +72,7 @@ describe('two processes on one Postgres', () => {
         ).appended,
     );
     expect(appended).toHaveLength(2 * ids.length * perSession);
-    for (const sessionId of ids) {
-      const entries = await store.listContextEntries(sessionId, { limit: 1000 });
-      expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: 2 * perSession }, (_, i) => i));
-      // What each process was told matches what is stored, entry for entry.
-      const told = new Map(appended.filter((a) => a.sessionId === sessionId).map((a) => [a.seq, a]));
-      expect(told.size).toBe(2 * perSession);
-      for (const e of entries) {
-        expect(told.get(e.seq)).toMatchObject({ entryHash: e.entryHash, requestId: e.content.entry_id });
-      }
-      const writers = new Set(entries.map((e) => (e.params as { payload: { writer: string } }).payload.writer));
-      expect(writers).toEqual(new Set(['A', 'B']));
-      expect((await verifyChain(store, sessionId)).ok).toBe(true);
-    }
+    await expectChainsAsTold(ids, appended, perSession);
   });
 });
 
@@ -83,17 +100,8 @@ describe('two processes committing whole steps to the same sessions', () => {
     expect(committed).toHaveLength(2 * ids.length * perSession);
     // The two raced: some steps found the head moved by the other process and were placed again.
     expect(reports.reduce((n, r) => n + r.stale, 0)).toBeGreaterThan(0);
-    for (const sessionId of ids) {
-      const entries = await store.listContextEntries(sessionId, { limit: 1000 });
-      expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: 2 * perSession }, (_, i) => i));
-      const told = new Map(committed.filter((c) => c.sessionId === sessionId).map((c) => [c.seq, c]));
-      expect(told.size).toBe(2 * perSession);
-      for (const e of entries) {
-        expect(told.get(e.seq)).toMatchObject({ entryHash: e.entryHash, requestId: e.content.entry_id });
-      }
-      const writers = new Set(entries.map((e) => (e.params as { payload: { writer: string } }).payload.writer));
-      expect(writers).toEqual(new Set(['A', 'B']));
-      expect((await verifyChain(store, sessionId)).ok).toBe(true);
+    const entriesOf = await expectChainsAsTold(ids, committed, perSession);
+    for (const [sessionId, entries] of entriesOf) {
       // The head row is where the last entry is.
       const last = entries[entries.length - 1];
       expect(await store.getChainHead(sessionId)).toEqual({ seq: last.seq, entryHash: last.entryHash });
