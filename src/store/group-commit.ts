@@ -1,6 +1,7 @@
-// Group commit: appends that arrive while a transaction is in flight are committed together in the next
-// one, so one fsync carries many sessions' entries (a transaction per
-// append would bound throughput by commit latency; docs/performance.md). No timer: a lone append goes out immediately, batching only happens under load.
+// Group commit: appends that arrive while a transaction is in flight are committed together in the next one,
+// so one commit (one fsync) carries many sessions' entries. With a transaction per append, throughput would be
+// bounded by commit latency rather than by CPU. No timer: a lone append goes out immediately, so batching only
+// happens under load and never delays a request.
 
 export interface QueuedItem<T, R> {
   key: string;

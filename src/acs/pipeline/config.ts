@@ -1,8 +1,9 @@
-// The resolved configuration every stage reads. Built once by createGuardian().
+// The options a Guardian is created with, and the resolved configuration every stage reads (resolveConfig fills
+// in the defaults). Built once by createGuardian(), and by replay for its live-step evaluation.
 import type { PolicyEngine } from '../../policy/types.ts';
 import type { GuardianStore } from '../../store/types.ts';
 import type { EnvelopeSignatures } from '../signing/index.ts';
-import type { AcsValidator } from '../validation/index.ts';
+import { sharedValidator, type AcsValidator } from '../validation/index.ts';
 import type { PipelineTelemetry } from '../../telemetry/observation.ts';
 
 export interface AuditEvent {
@@ -61,4 +62,29 @@ export interface GuardianConfig {
   now: () => Date;
   onAudit: (event: AuditEvent) => void;
   telemetry: PipelineTelemetry | undefined;
+}
+
+export const GUARDIAN_VERSION = '0.1.0';
+
+/** The options with their defaults filled in. */
+export function resolveConfig(options: GuardianOptions): GuardianConfig {
+  return {
+    store: options.store,
+    engine: options.engine,
+    signatures: options.signatures,
+    validator: sharedValidator(),
+    skewWindowMs: options.skewWindowMs ?? 300_000,
+    supportedVersions: options.supportedVersions ?? ['0.1.0'],
+    profiles: options.profiles ?? ['acs-core'],
+    policyRequiresProvenance: options.policyRequiresProvenance ?? false,
+    client: options.client ?? { modifyCapable: true, askCapable: true },
+    maxDeferralsPerSession: options.maxDeferralsPerSession ?? 3,
+    timeoutConfig: options.timeoutConfig ?? { default_ms: 5000 },
+    onDecisionFailure: options.onDecisionFailure ?? 'deny',
+    maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+    evaluatorVersion: options.evaluatorVersion ?? `acs-guardian/${GUARDIAN_VERSION}`,
+    now: options.now ?? (() => new Date()),
+    onAudit: options.onAudit ?? (() => {}),
+    telemetry: options.telemetry,
+  };
 }

@@ -7,12 +7,11 @@ import type { AcsDecision } from '../decisions/index.ts';
 import { AcsError, AcsErrorCode } from '../errors.ts';
 import { MCP_PERMITTED, routeMethod } from '../methods.ts';
 import type { AcsRequest, AcsResult, JsonRpcId, ResponseEnvelope, TransportKind } from '../types.ts';
-import { sharedValidator } from '../validation/index.ts';
 import { authenticateRequest, type Authenticated } from './authenticate.ts';
 import { checkChainHint, placeEntry, stepEntry } from './chain.ts';
 import { auditedProvenanceSummary, validateStepProvenance } from './provenance.ts';
 import { ProvenanceIdMemory, type StepProvenanceIds } from './provenance-ids.ts';
-import type { GuardianConfig, GuardianOptions } from './config.ts';
+import { resolveConfig, type GuardianConfig, type GuardianOptions } from './config.ts';
 import { decodeMessage } from './decode.ts';
 import { evaluateStep } from './evaluate.ts';
 import { auditSubagentStop, sessionWrites } from './advance.ts';
@@ -21,6 +20,7 @@ import { handlePing } from './ping.ts';
 import { errorEnvelope, internalError, resultEnvelope, signedResultEnvelope } from './respond.ts';
 import { admitStep, lookupSession, negotiatedHello, sessionState } from './session.ts';
 import { SessionCache } from './session-cache.ts';
+import { SessionLocks, waitDeadline } from './session-locks.ts';
 import { rememberRequest, replayDetected, replayKeysOf } from './freshness.ts';
 import { StoreError } from '../../store/errors.ts';
 import { agbomTrackerOf } from '../../agbom/tracker.ts';
@@ -29,25 +29,13 @@ import type { ChainHead, SessionRecord, SessionTurn, StepCommit } from '../../st
 import type { RequestObservation, TraceCarrier } from '../../telemetry/observation.ts';
 import { recoverableId, validateEnvelope, validateMcpPayload, validateStepPayload } from './validate.ts';
 
-export type { AuditEvent, GuardianOptions } from './config.ts';
-
-export const GUARDIAN_VERSION = '0.1.0';
+export { GUARDIAN_VERSION, resolveConfig, type AuditEvent, type GuardianOptions } from './config.ts';
 
 /** Turns a step may take when its head still moved before the commit (then: store_unavailable). */
 const MAX_STALE_ATTEMPTS = 8;
 
 /** How long a session's steps take its turn first after this replica last saw another writer append to it. */
 const CONTENDED_MS = 5_000;
-
-/**
- * When a step stops waiting for its session (this replica's queue of its steps, then its turn): the decision
- * deadline its client was given (the handshake's timeout_config for the method, ACS §4) counted from the
- * request's arrival, less a tenth kept for evaluating, committing and answering. Then it is denied `session_busy`.
- */
-function waitDeadline(config: GuardianConfig, method: string, arrivedAt: number): number {
-  const { default_ms, per_method_ms } = config.timeoutConfig;
-  return arrivedAt + 0.9 * (per_method_ms?.[method] ?? default_ms);
-}
 
 function sameHead(a: ChainHead | null, b: ChainHead | null): boolean {
   return a === null || b === null ? a === b : a.seq === b.seq && a.entryHash === b.entryHash;
@@ -57,83 +45,6 @@ export interface Guardian {
   readonly config: GuardianConfig;
   /** Handles one transport message (raw bytes or text) and returns exactly one response envelope. Never throws. */
   handle(body: Uint8Array | string, transport: TransportKind, carrier?: TraceCarrier): Promise<ResponseEnvelope>;
-}
-
-export function resolveConfig(options: GuardianOptions): GuardianConfig {
-  return {
-    store: options.store,
-    engine: options.engine,
-    signatures: options.signatures,
-    validator: sharedValidator(),
-    skewWindowMs: options.skewWindowMs ?? 300_000,
-    supportedVersions: options.supportedVersions ?? ['0.1.0'],
-    profiles: options.profiles ?? ['acs-core'],
-    policyRequiresProvenance: options.policyRequiresProvenance ?? false,
-    client: options.client ?? { modifyCapable: true, askCapable: true },
-    maxDeferralsPerSession: options.maxDeferralsPerSession ?? 3,
-    timeoutConfig: options.timeoutConfig ?? { default_ms: 5000 },
-    onDecisionFailure: options.onDecisionFailure ?? 'deny',
-    maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
-    evaluatorVersion: options.evaluatorVersion ?? `acs-guardian/${GUARDIAN_VERSION}`,
-    now: options.now ?? (() => new Date()),
-    onAudit: options.onAudit ?? (() => {}),
-    telemetry: options.telemetry,
-  };
-}
-
-/**
- * Serialises one session's steps in this process (replay check + append + decision are atomic per session, ACS
- * §8.2, §10.3). A step still waiting at its deadline (performance.now()) is refused StoreError 'busy' and never runs.
- */
-class SessionLocks {
-  readonly #tails = new Map<string, Promise<unknown>>();
-  async run<T>(sessionId: string, work: () => Promise<T>, deadline = Number.POSITIVE_INFINITY): Promise<T> {
-    const previous = this.#tails.get(sessionId);
-    // Nothing ahead of this step: it runs at once and cannot miss its deadline waiting, so no timer is set.
-    if (previous === undefined) {
-      const next = work();
-      const tail: Promise<unknown> = next
-        .catch(() => undefined)
-        .then(() => {
-          if (this.#tails.get(sessionId) === tail) this.#tails.delete(sessionId);
-        });
-      this.#tails.set(sessionId, tail);
-      return next;
-    }
-    let state: 'waiting' | 'running' | 'gave_up' = 'waiting';
-    const turn = () => {
-      if (state === 'gave_up') return Promise.reject(busyError(sessionId));
-      state = 'running';
-      return work();
-    };
-    let next = previous.then(turn, turn);
-    // The queue moves on when this step's work is over (a step that gave up is over once its turn comes).
-    const tail: Promise<unknown> = next
-      .catch(() => undefined)
-      .then(() => {
-        if (this.#tails.get(sessionId) === tail) this.#tails.delete(sessionId);
-      });
-    this.#tails.set(sessionId, tail);
-    if (Number.isFinite(deadline)) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const gaveUp = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => {
-            if (state !== 'waiting') return;
-            state = 'gave_up';
-            reject(busyError(sessionId));
-          },
-          Math.max(0, deadline - performance.now()),
-        );
-      });
-      next = Promise.race([next, gaveUp]).finally(() => clearTimeout(timer));
-    }
-    return next;
-  }
-}
-
-function busyError(sessionId: string): StoreError {
-  return new StoreError('busy', `earlier steps of session ${sessionId} held it past this step's deadline`);
 }
 
 export function createGuardian(options: GuardianOptions): Guardian {

@@ -1,4 +1,4 @@
-// The console dashboard's figures (docs/admin-api.md "Dashboard"): decisions per minute by disposition, the top
+// The console dashboard's figures (docs/admin-api.md "Routes"): decisions per minute by disposition, the top
 // reason codes and evaluation latency over a recent window, the active bundle and whether the store answers.
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import { type AdminDeps, type AdminEnv, adminRoute, jsonContent, unavailable } from '../api/index.ts';

@@ -1,4 +1,4 @@
-// Decisions across sessions (docs/admin-api.md "Decisions"): search newest first with a cursor, and the live
+// Decisions across sessions (docs/admin-api.md "Routes"): search newest first with a cursor, and the live
 // feed as server-sent events. The feed polls the store (so it sees every replica's steps, not only this
 // process's) from the moment it was opened, or from `since`; a step's created_at is its transaction's start, so
 // each poll looks back a little and drops what it already sent.

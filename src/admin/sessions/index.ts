@@ -1,4 +1,4 @@
-// Sessions and their audit chains (docs/admin-api.md "Sessions"): the list with filters and a cursor, one
+// Sessions and their audit chains (docs/admin-api.md "Routes"): the list with filters and a cursor, one
 // session, its chain entries with the decision each step got (ACS §6: decision, reasoning, reason_codes,
 // policy_references, the bundle revision) and the request as received (AgBOM and provenance data included), and
 // the chain's verification (ACS §8.2, the same check as `guardian audit verify`) streamed as server-sent events.
