@@ -1,5 +1,5 @@
 // Exactly-once appends across processes, and behaviour when Postgres drops the connection mid-append.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -82,16 +82,29 @@ describe('two processes committing whole steps to the same sessions', () => {
     // A first step of each session creates its head (the transactional path); the rest are placed at an existing
     // head, one statement each batch that locks the heads itself (the autocommit path), racing the other process.
     const perSession = 25;
-    const outputs = await Promise.all(
-      ['A', 'B'].map((label) =>
-        run(tsx, [stepWorker, TEST_DATABASE_URL, schema, ids.join(','), String(perSession), label], {
-          timeout: 120_000,
-        }),
-      ),
+    const writers = ['A', 'B'].map((label) =>
+      spawn(tsx, [stepWorker, TEST_DATABASE_URL, schema, ids.join(','), String(perSession), label], {
+        timeout: 120_000,
+      }),
     );
-    const reports = outputs.map(
-      (o) =>
-        JSON.parse(o.stdout.trim()) as {
+    const outputs = writers.map((child) => {
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => (out += String(c)));
+      const ready = new Promise<void>((resolve) => {
+        const onData = () => out.includes('ready\n') && (child.stdout.off('data', onData), resolve());
+        child.stdout.on('data', onData);
+      });
+      const exited = new Promise<string>((resolve, reject) =>
+        child.once('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`writer exited ${code}`)))),
+      );
+      return { child, ready, exited };
+    });
+    // Both stores open, then both start at once: their steps race for the same heads.
+    await Promise.all(outputs.map((o) => o.ready));
+    for (const o of outputs) o.child.stdin.write('go\n');
+    const reports = (await Promise.all(outputs.map((o) => o.exited))).map(
+      (out) =>
+        JSON.parse(out.slice(out.indexOf('ready\n') + 'ready\n'.length).trim()) as {
           committed: { sessionId: string; seq: number; entryHash: string; requestId: string }[];
           stale: number;
         },
