@@ -20,7 +20,7 @@ import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import type { Json } from '../json.ts';
 import { opaWasmShadowedBuiltins } from '../rego/builtins/index.ts';
 import { isOpaWasmRuntimeError } from '../rego/errors.ts';
-import { withHostCallSite } from '../rego/wasm/host-call-site.ts';
+import { withHostCallSite } from '../rego/builtins/host/call-site.ts';
 import type { BundleManifest } from '../rego/bundle/index.ts';
 import { type BaseDocument, resolveBundle, type ResolvedBundle, type WasmBundleParts } from './bundle-loading.ts';
 import { DeadlineExceeded, describeThrown, PolicyEvaluationError, PolicyLoadError } from './errors.ts';

@@ -8,7 +8,7 @@ import type { Module } from './ast/types.ts';
 import type { Capabilities } from './builtins/capabilities.ts';
 import { annotatedEntrypoints, compileModules, type CompiledProgram } from './semantic/index.ts';
 import { linkPolicyModule } from './wasm/link.ts';
-import { withHostCallSite } from './wasm/host-call-site.ts';
+import { withHostCallSite } from './builtins/host/call-site.ts';
 import { RegoError, RegoErrors } from './errors.ts';
 import type { CustomBuiltins } from './builtins/custom.ts';
 import type { Policy } from './ir/types.ts';

@@ -3,7 +3,7 @@
 // Wasm-label stack, values are i32 pointers into the runtime's heap (0 = undefined).
 import binaryen from 'binaryen';
 import { exactIntegerBuiltins, regoSetBuiltins } from '../builtins/host/names.ts';
-import { HOST_CALL_SITE_GLOBAL } from './host-call-site.ts';
+import { HOST_CALL_SITE_GLOBAL } from '../builtins/host/call-site.ts';
 import { OPA_WASM_ERRORS } from '../errors.ts';
 import type { Block, Func, Operand, Plan, Policy, Stmt, StmtLocation } from '../ir/types.ts';
 import type { StaticData } from './static-data.ts';

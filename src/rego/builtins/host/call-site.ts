@@ -1,5 +1,5 @@
-// Where a strict host builtin failed, for the host that catches its error (no Wasm toolchain imports here:
-// the Guardian engine reads it at run time).
+// Where a strict host builtin failed, for the host that catches its error (no Wasm toolchain imports here, and
+// not under wasm/: the Guardian engine reads it at run time, and runs compiled modules only).
 
 /**
  * Strict modules only: an exported mutable i32 global holding the address of the NUL-terminated `<file>:<row>`
