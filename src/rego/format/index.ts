@@ -98,6 +98,10 @@ class Printer {
   private pending: Comment | null = null;
   /** Skip the pending comment at the next line end once (a collection broke the line it trailed). */
   private delay = false;
+  /** How deep `term` calls nest; the outermost one may fall back to the source text. */
+  private termDepth = 0;
+  /** A second comment met a line whose end already had one, inside the term being written. */
+  private collided = false;
   private readonly comments: Comment[];
   private readonly lines: string[];
   private readonly lineStarts: number[] = [0];
@@ -163,8 +167,7 @@ class Printer {
       }
       if (prev !== undefined && row - prev > 1) this.blankLine();
     }
-    if (this.comments.length && this.comments[0].location.row === row && this.pending === null)
-      this.pending = this.comments.shift()!;
+    this.trailingAt(row);
   }
 
   /**
@@ -201,8 +204,9 @@ class Printer {
 
   /** The comment trailing `row`, kept for the line end (a term inside a line). */
   private trailingAt(row: number): void {
-    if (this.pending === null && this.comments.length && this.comments[0].location.row === row)
-      this.pending = this.comments.shift()!;
+    if (!(this.comments.length && this.comments[0].location.row === row)) return;
+    if (this.pending === null) this.pending = this.comments.shift()!;
+    else if (this.termDepth > 0) this.collided = true;
   }
 
   // ---- module ----
@@ -498,11 +502,41 @@ class Printer {
    */
   private term(t: Term, parens: boolean): string {
     const save = this.out;
+    const outermost = this.termDepth === 0;
+    const state = { comments: [...this.comments], pending: this.pending, delay: this.delay, level: this.level };
+    if (outermost) this.collided = false;
     this.out = '';
-    this.writeTerm(t, parens);
+    this.termDepth++;
+    try {
+      this.writeTerm(t, parens);
+    } finally {
+      this.termDepth--;
+    }
     const s = this.out;
     this.out = save;
+    const text = t.location?.text;
+    if (outermost && this.collided && t.location && text) return this.unformatted({ ...t.location, text }, state);
     return s;
+  }
+
+  /**
+   * The term's source text, as opa fmt writes a term whose comments would put two on one output line
+   * (OPA's format writeTerm/writeUnformatted): comments inside it go with the text, one on its last line
+   * stays to trail it.
+   */
+  private unformatted(
+    loc: Location & { text: string },
+    state: { comments: Comment[]; pending: Comment | null; delay: boolean; level: number },
+  ): string {
+    this.collided = false;
+    const last = lastRow({ location: loc });
+    const inside = (c: Comment): boolean => c.location.row >= loc.row && c.location.row < last;
+    this.comments.splice(0, this.comments.length, ...state.comments.filter((c) => !inside(c)));
+    this.pending = state.pending && inside(state.pending) ? null : state.pending;
+    if (this.pending === null && this.comments[0]?.location.row === last) this.pending = this.comments.shift()!;
+    this.delay = state.delay;
+    this.level = state.level;
+    return loc.text;
   }
 
   private writeTerm(t: Term, parens: boolean): void {
