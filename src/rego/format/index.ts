@@ -102,6 +102,10 @@ class Printer {
   private termDepth = 0;
   /** A second comment met a line whose end already had one, inside the term being written. */
   private collided = false;
+  /** The last `term` call wrote its source text (see `unformatted`). */
+  private wroteSource = false;
+  /** Writing a rule head's reference: its keys break the line after a comment as opa fmt's head does. */
+  private inHeadRef = false;
   private readonly comments: Comment[];
   private readonly lines: string[];
   private readonly lineStarts: number[] = [0];
@@ -370,8 +374,14 @@ class Printer {
   private head(rule: Rule, isElse: boolean, constant: boolean): void {
     const h = rule.head;
     if (isElse) this.write('else');
-    else if (this.refHeads || h.reference.length === 1) this.write(this.refText(h.reference, false));
-    else this.write(`${this.term(h.reference[0], false)}[${this.term(h.reference[1], false)}]`);
+    else if (this.refHeads || h.reference.length === 1) {
+      this.inHeadRef = true;
+      try {
+        this.write(this.refText(h.reference, false));
+      } finally {
+        this.inHeadRef = false;
+      }
+    } else this.write(`${this.term(h.reference[0], false)}[${this.headTerm(h.reference[1])}]`);
     if (!isElse && h.args) {
       this.write('(');
       this.iterable(h.args, h.location, -1, (a) => this.write(this.term(a, false)));
@@ -390,7 +400,7 @@ class Printer {
       if (generated && isTrue(v) && !refConst) return;
       if (isElse && !constant && isTrue(v)) return;
       this.write(' := ');
-      this.write(this.term(v, false));
+      this.write(this.headTerm(v));
     }
   }
 
@@ -502,6 +512,7 @@ class Printer {
    */
   private term(t: Term, parens: boolean): string {
     const save = this.out;
+    this.wroteSource = false;
     const outermost = this.termDepth === 0;
     const state = { comments: [...this.comments], pending: this.pending, delay: this.delay, level: this.level };
     if (outermost) this.collided = false;
@@ -529,6 +540,7 @@ class Printer {
     state: { comments: Comment[]; pending: Comment | null; delay: boolean; level: number },
   ): string {
     this.collided = false;
+    this.wroteSource = true;
     const last = lastRow({ location: loc });
     const inside = (c: Comment): boolean => c.location.row >= loc.row && c.location.row < last;
     this.comments.splice(0, this.comments.length, ...state.comments.filter((c) => !inside(c)));
@@ -537,6 +549,18 @@ class Printer {
     this.delay = state.delay;
     this.level = state.level;
     return loc.text;
+  }
+
+  /**
+   * A rule head's value or reference key. When it was written as in the source, the comment on its last
+   * line follows it at once and the head goes on after a line break, as opa fmt writes a head there.
+   */
+  private headTerm(t: Term): string {
+    const s = this.term(t, false);
+    if (!this.wroteSource || !this.pending || this.pending.location.row !== lastRow(t)) return s;
+    const c = this.pending;
+    this.pending = null;
+    return `${s} #${c.text}\n`;
   }
 
   private writeTerm(t: Term, parens: boolean): void {
@@ -800,7 +824,7 @@ class Printer {
         if (IDENT.test(p.value) && (!keyword || future || !quoted)) s += `.${p.value}`;
         else s += `[${this.stringText(p)}]`;
       } else if (p.type === 'var') s += `[${p.wildcard ? '_' : p.value}]`;
-      else s += `[${this.term(p, false)}]`;
+      else s += `[${this.inHeadRef ? this.headTerm(p) : this.term(p, false)}]`;
     });
     return s;
   }

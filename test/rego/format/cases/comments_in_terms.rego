@@ -14,3 +14,13 @@ check if {
 	    "strict"} # and this
 	conf.mode == input.mode
 }
+
+# In a rule head, the comment after such a term follows it and the head goes on on the next line.
+labels := {"team": # owner
+"core"} if { # only when
+	input.labelled
+}
+
+owners[{"team": # key
+"core"} # of the map
+] := "core"
