@@ -381,7 +381,7 @@ class Printer {
       } finally {
         this.inHeadRef = false;
       }
-    } else this.write(`${this.term(h.reference[0], false)}[${this.headTerm(h.reference[1])}]`);
+    } else this.write(this.headRefTerm(h.reference));
     if (!isElse && h.args) {
       this.write('(');
       this.iterable(h.args, h.location, -1, (a) => this.write(this.term(a, false)));
@@ -511,6 +511,11 @@ class Printer {
    * an infix call. Multi-line terms write through the writer, so their comments land in place.
    */
   private term(t: Term, parens: boolean): string {
+    return this.asOneTerm(t.location, () => this.writeTerm(t, parens));
+  }
+
+  /** Writes through `write` as one term, falling back to the text of `loc` as `term` does. */
+  private asOneTerm(loc: Location | undefined, write: () => void): string {
     const save = this.out;
     this.wroteSource = false;
     const outermost = this.termDepth === 0;
@@ -519,14 +524,14 @@ class Printer {
     this.out = '';
     this.termDepth++;
     try {
-      this.writeTerm(t, parens);
+      write();
     } finally {
       this.termDepth--;
     }
     const s = this.out;
     this.out = save;
-    const text = t.location?.text;
-    if (outermost && this.collided && t.location && text) return this.unformatted({ ...t.location, text }, state);
+    const text = loc?.text;
+    if (outermost && this.collided && loc && text) return this.unformatted({ ...loc, text }, state);
     return s;
   }
 
@@ -665,7 +670,7 @@ class Printer {
   }
 
   /** The index of the `)` matching the `(` that opens `text` (strings skipped). */
-  private closingParen(text: string): number {
+  private closingParen(text: string, open = '(', close = ')'): number {
     let depth = 0;
     let quote: string | null = null;
     for (let i = 0; i < text.length; i++) {
@@ -674,10 +679,26 @@ class Printer {
         if (c === '\\' && quote === '"') i++;
         else if (c === quote) quote = null;
       } else if (c === '"' || c === '`') quote = c;
-      else if (c === '(') depth++;
-      else if (c === ')' && --depth === 0) return i;
+      else if (c === '#' && open === '[') i = text.indexOf('\n', i) < 0 ? text.length : text.indexOf('\n', i);
+      else if (c === open) depth++;
+      else if (c === close && --depth === 0) return i;
     }
     return -1;
+  }
+
+  /**
+   * `p[k]` as one term: opa fmt writes a two-part head reference (no other ref heads in the module) as a
+   * ref, so when it falls back to the source text, the text runs from the name to the closing bracket.
+   */
+  private headRefTerm(ref: Term[]): string {
+    const loc = ref[0].location;
+    const start = loc?.offset;
+    const end = start === undefined ? -1 : this.closingParen(this.text.slice(start), '[', ']');
+    if (!loc || start === undefined || end < 0) return `${this.term(ref[0], false)}[${this.headTerm(ref[1])}]`;
+    const text = this.text.slice(start, start + end + 1);
+    return this.asOneTerm({ ...loc, text }, () =>
+      this.write(`${this.term(ref[0], false)}[${this.term(ref[1], false)}]`),
+    );
   }
 
   /** Where an element starts in the source: at the parenthesis it was wrapped in, if any. */
