@@ -50,6 +50,18 @@ export const REGO_V0_KEYWORDS: ReadonlySet<string> = new Set(
   [...REGO_KEYWORDS].filter((k) => !FUTURE_KEYWORDS.includes(k)),
 );
 
+/** Terms a ref may start from after parentheses (OPA's parseRef head check). */
+const PARENTHESISED_REF_HEADS: ReadonlySet<string> = new Set([
+  'var',
+  'array',
+  'object',
+  'set',
+  'arraycomprehension',
+  'setcomprehension',
+  'objectcomprehension',
+  'call',
+]);
+
 /** Root documents: a bare `input`/`data` var is a reference (OPA's RootDocumentNames). */
 const ROOT_DOCUMENTS = new Set(['input', 'data']);
 
@@ -393,6 +405,13 @@ export class Parser {
         const inner = this.parseTermInfix(true);
         if (this.kind() !== ')') this.error(this.tok, 'non-terminated expression');
         this.advance();
+        // A ref may continue a parenthesised term, `(a | b)[_]`, when its value can be indexed; OPA's
+        // parseTermFinish/parseRef refuse scalars and refs as the head (`(input.x)[0]`).
+        const next = this.tok;
+        if (!next.ws && (next.kind === '.' || next.kind === '[' || next.kind === '(')) {
+          if (!PARENTHESISED_REF_HEADS.has(inner.type)) this.error(t, `illegal ref (head cannot be ${inner.type})`);
+          return this.parseRef(inner, t);
+        }
         return inner;
       }
       default:
@@ -905,16 +924,23 @@ export class Parser {
     let braced = false;
     if (hasIf) {
       this.advance();
-      // OPA's parseRules reads a literal first: `p if {x | …}` (a comprehension) or `p if {"k": v}` is a
-      // one-literal body. Only a set literal, never false, is taken back and read as the braced body.
-      const literalStart = this.pos;
-      const literal = this.kind() === '{' ? this.attempt(() => this.parseLiteral()) : undefined;
-      if (literal && !(literal.terms.type === 'term' && literal.terms.term.type === 'set')) {
-        body = [literal];
-      } else if (this.kind() === '{' || literal) {
-        this.pos = literalStart;
-        body = this.parseBracedBody();
-        braced = true;
+      if (this.kind() === '{') {
+        // OPA's parseRules reads what follows `if` as one literal first, so `p if {x | xs[x]}` is a
+        // comprehension and `p if {a} == b` a comparison; only a set literal (never false, so no body)
+        // falls back to `{ body }`. `p if {}` stays the "found empty body" error rather than an object.
+        const s = this.pos;
+        const wildcards = this.wildcards;
+        const literal = this.attempt(() => this.parseLiteral());
+        const lone = literal?.terms.type === 'term' ? literal.terms.term : undefined;
+        const bracesOnly = lone?.type === 'set' || (lone?.type === 'object' && lone.value.length === 0);
+        if (literal && !bracesOnly) {
+          body = [literal];
+        } else {
+          this.pos = s;
+          this.wildcards = wildcards;
+          body = this.parseBracedBody();
+          braced = true;
+        }
       } else {
         if (this.kind() === 'eof') this.unexpected(this.tok, 'rule body expected');
         const expr = this.parseLiteral();

@@ -98,6 +98,14 @@ class Printer {
   private pending: Comment | null = null;
   /** Skip the pending comment at the next line end once (a collection broke the line it trailed). */
   private delay = false;
+  /** How deep `term` calls nest; the outermost one may fall back to the source text. */
+  private termDepth = 0;
+  /** A second comment met a line whose end already had one, inside the term being written. */
+  private collided = false;
+  /** The last `term` call wrote its source text (see `unformatted`). */
+  private wroteSource = false;
+  /** Writing a rule head's reference: its keys break the line after a comment as opa fmt's head does. */
+  private inHeadRef = false;
   private readonly comments: Comment[];
   private readonly lines: string[];
   private readonly lineStarts: number[] = [0];
@@ -163,8 +171,7 @@ class Printer {
       }
       if (prev !== undefined && row - prev > 1) this.blankLine();
     }
-    if (this.comments.length && this.comments[0].location.row === row && this.pending === null)
-      this.pending = this.comments.shift()!;
+    this.trailingAt(row);
   }
 
   /**
@@ -201,8 +208,9 @@ class Printer {
 
   /** The comment trailing `row`, kept for the line end (a term inside a line). */
   private trailingAt(row: number): void {
-    if (this.pending === null && this.comments.length && this.comments[0].location.row === row)
-      this.pending = this.comments.shift()!;
+    if (!(this.comments.length && this.comments[0].location.row === row)) return;
+    if (this.pending === null) this.pending = this.comments.shift()!;
+    else if (this.termDepth > 0) this.collided = true;
   }
 
   // ---- module ----
@@ -366,8 +374,14 @@ class Printer {
   private head(rule: Rule, isElse: boolean, constant: boolean): void {
     const h = rule.head;
     if (isElse) this.write('else');
-    else if (this.refHeads || h.reference.length === 1) this.write(this.refText(h.reference, false));
-    else this.write(`${this.term(h.reference[0], false)}[${this.term(h.reference[1], false)}]`);
+    else if (this.refHeads || h.reference.length === 1) {
+      this.inHeadRef = true;
+      try {
+        this.write(this.refText(h.reference, false));
+      } finally {
+        this.inHeadRef = false;
+      }
+    } else this.write(this.headRefTerm(h.reference));
     if (!isElse && h.args) {
       this.write('(');
       this.iterable(h.args, h.location, -1, (a) => this.write(this.term(a, false)));
@@ -386,7 +400,7 @@ class Printer {
       if (generated && isTrue(v) && !refConst) return;
       if (isElse && !constant && isTrue(v)) return;
       this.write(' := ');
-      this.write(this.term(v, false));
+      this.write(this.headTerm(v));
     }
   }
 
@@ -497,12 +511,61 @@ class Printer {
    * an infix call. Multi-line terms write through the writer, so their comments land in place.
    */
   private term(t: Term, parens: boolean): string {
+    return this.asOneTerm(t.location, () => this.writeTerm(t, parens));
+  }
+
+  /** Writes through `write` as one term, falling back to the text of `loc` as `term` does. */
+  private asOneTerm(loc: Location | undefined, write: () => void): string {
     const save = this.out;
+    this.wroteSource = false;
+    const outermost = this.termDepth === 0;
+    const state = { comments: [...this.comments], pending: this.pending, delay: this.delay, level: this.level };
+    if (outermost) this.collided = false;
     this.out = '';
-    this.writeTerm(t, parens);
+    this.termDepth++;
+    try {
+      write();
+    } finally {
+      this.termDepth--;
+    }
     const s = this.out;
     this.out = save;
+    const text = loc?.text;
+    if (outermost && this.collided && loc && text) return this.unformatted({ ...loc, text }, state);
     return s;
+  }
+
+  /**
+   * The term's source text, as opa fmt writes a term whose comments would put two on one output line
+   * (OPA's format writeTerm/writeUnformatted): comments inside it go with the text, one on its last line
+   * stays to trail it.
+   */
+  private unformatted(
+    loc: Location & { text: string },
+    state: { comments: Comment[]; pending: Comment | null; delay: boolean; level: number },
+  ): string {
+    this.collided = false;
+    this.wroteSource = true;
+    const last = lastRow({ location: loc });
+    const inside = (c: Comment): boolean => c.location.row >= loc.row && c.location.row < last;
+    this.comments.splice(0, this.comments.length, ...state.comments.filter((c) => !inside(c)));
+    this.pending = state.pending && inside(state.pending) ? null : state.pending;
+    if (this.pending === null && this.comments[0]?.location.row === last) this.pending = this.comments.shift()!;
+    this.delay = state.delay;
+    this.level = state.level;
+    return loc.text;
+  }
+
+  /**
+   * A rule head's value or reference key. When it was written as in the source, the comment on its last
+   * line follows it at once and the head goes on after a line break, as opa fmt writes a head there.
+   */
+  private headTerm(t: Term): string {
+    const s = this.term(t, false);
+    if (!this.wroteSource || !this.pending || this.pending.location.row !== lastRow(t)) return s;
+    const c = this.pending;
+    this.pending = null;
+    return `${s} #${c.text}\n`;
   }
 
   private writeTerm(t: Term, parens: boolean): void {
@@ -607,7 +670,7 @@ class Printer {
   }
 
   /** The index of the `)` matching the `(` that opens `text` (strings skipped). */
-  private closingParen(text: string): number {
+  private closingParen(text: string, open = '(', close = ')'): number {
     let depth = 0;
     let quote: string | null = null;
     for (let i = 0; i < text.length; i++) {
@@ -616,10 +679,26 @@ class Printer {
         if (c === '\\' && quote === '"') i++;
         else if (c === quote) quote = null;
       } else if (c === '"' || c === '`') quote = c;
-      else if (c === '(') depth++;
-      else if (c === ')' && --depth === 0) return i;
+      else if (c === '#' && open === '[') i = text.indexOf('\n', i) < 0 ? text.length : text.indexOf('\n', i);
+      else if (c === open) depth++;
+      else if (c === close && --depth === 0) return i;
     }
     return -1;
+  }
+
+  /**
+   * `p[k]` as one term: opa fmt writes a two-part head reference (no other ref heads in the module) as a
+   * ref, so when it falls back to the source text, the text runs from the name to the closing bracket.
+   */
+  private headRefTerm(ref: Term[]): string {
+    const loc = ref[0].location;
+    const start = loc?.offset;
+    const end = start === undefined ? -1 : this.closingParen(this.text.slice(start), '[', ']');
+    if (!loc || start === undefined || end < 0) return `${this.term(ref[0], false)}[${this.headTerm(ref[1])}]`;
+    const text = this.text.slice(start, start + end + 1);
+    return this.asOneTerm({ ...loc, text }, () =>
+      this.write(`${this.term(ref[0], false)}[${this.term(ref[1], false)}]`),
+    );
   }
 
   /** Where an element starts in the source: at the parenthesis it was wrapped in, if any. */
@@ -766,7 +845,7 @@ class Printer {
         if (IDENT.test(p.value) && (!keyword || future || !quoted)) s += `.${p.value}`;
         else s += `[${this.stringText(p)}]`;
       } else if (p.type === 'var') s += `[${p.wildcard ? '_' : p.value}]`;
-      else s += `[${this.term(p, false)}]`;
+      else s += `[${this.inHeadRef ? this.headTerm(p) : this.term(p, false)}]`;
     });
     return s;
   }

@@ -107,6 +107,19 @@ describe('rules', () => {
     const [multi] = rules('t if {\n  x := 1\n  x > 0\n}');
     expect(multi.body).toHaveLength(2);
   });
+  it('after if, braces are one literal when they read as one (OPA parseRules)', () => {
+    // A comprehension or a comparison is the whole body; a set literal (never false) falls back to a body.
+    const [c] = rules('p if {x | input.a[x]}');
+    expect(c.body).toHaveLength(1);
+    expect(c.body[0].terms.type).toBe('term');
+    expect(c.body[0].terms.type === 'term' && c.body[0].terms.term.type).toBe('setcomprehension');
+    const [cmp] = rules('p if {input.a} == input.b');
+    expect(cmp.body[0].terms).toMatchObject({ type: 'call', operator: op('equal') });
+    const [set] = rules('p if {input.a}');
+    expect(set.body[0].terms).toEqual({ type: 'term', term: ref(v('input'), s('a')) });
+    const [two] = rules('p if {input.a; input.b}');
+    expect(two.body).toHaveLength(2);
+  });
   it('rule without body gets body [true]', () => {
     const [r] = rules('p := 1');
     expect(r.head.value).toEqual(n('1'));
@@ -345,6 +358,16 @@ describe('terms', () => {
     expect(term('"a\\n\\t\\"\\\\\\/\\u00e9\\ud83d\\ude00"')).toEqual(s('a\n\t"\\/é😀'));
     expect(() => parseQuery('x := "\\q"')).toThrow(/illegal string literal/);
     expect(() => parseQuery('x := "abc')).toThrow(/non-terminated string/);
+  });
+  it('a ref continues a parenthesised call or collection, not a scalar or ref (OPA parseRef)', () => {
+    expect(term('(input.a | input.b)[_]')).toEqual(
+      ref(call('or', ref(v('input'), s('a')), ref(v('input'), s('b'))), { type: 'var', value: '$0', wildcard: true }),
+    );
+    expect(term('([1, 2])[0]')).toEqual(ref({ type: 'array', value: [n('1'), n('2')] }, n('0')));
+    expect(term('(x).y')).toEqual(ref(v('x'), s('y')));
+    expect(() => parseQuery('x := (input.a)[0]')).toThrow(/illegal ref \(head cannot be ref\)/);
+    expect(() => parseQuery('x := (1)[0]')).toThrow(/illegal ref \(head cannot be number\)/);
+    expect(() => parseQuery('x := (input.a) [0]')).toThrow(/unexpected \[ token/);
   });
   it('raw strings', () => {
     expect(term('`a\\nb\nc`')).toEqual({ type: 'string', value: 'a\\nb\nc', raw: true });
@@ -604,8 +627,7 @@ describe('errors', () => {
     );
   });
   it('empty body', () => {
-    // v1 reads a literal after `if` first, and `{}` is the empty object (OPA's parseRules): a one-literal body.
-    expect(rules('p if {}')[0].body[0].terms).toEqual({ type: 'term', term: { type: 'object', value: [] } });
+    expect(parseError('package p\np if {}')).toBe('p.rego:2:7: rego_parse_error: found empty body');
     expect(() => parseModule('p.rego', 'package p\np {}', { regoVersion: 0 })).toThrow(
       'p.rego:2:4: rego_parse_error: found empty body',
     );
