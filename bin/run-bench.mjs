@@ -15,10 +15,21 @@ const options = firstOption < 0 ? [] : argv.slice(firstOption);
 // Run only when named: the soak lasts half an hour by default (`npm run bench soak`), and policy-ab compares two
 // bundles the caller names (BENCH_A, BENCH_B).
 const NAMED_ONLY = new Set(['soak.ts', 'policy-ab.ts']);
-const scripts = readdirSync(join(root, 'bench'))
+const available = readdirSync(join(root, 'bench'))
   .filter((f) => f.endsWith('.ts'))
-  .filter((f) => (wanted.length === 0 ? !NAMED_ONLY.has(f) : wanted.some((w) => f.includes(w))))
   .sort();
+if (argv[0] === '--help' || argv[0] === '-h') {
+  console.log(`Usage: npm run bench [name...] [-- options for the benchmarks]
+
+Runs each benchmark in bench/ whose file name contains one of the names (all of them without a name, but
+${[...NAMED_ONLY].join(' and ')}), one process each, and prints its figures beside its targets. Options after \`--\`
+go to every benchmark run (e.g. \`npm run bench soak -- --minutes 5\`). docs/performance.md says what each measures.
+
+Benchmarks: ${available.map((f) => f.replace(/\.ts$/, '')).join(', ')}
+Exit codes: 0 all ran, 1 a benchmark failed, 2 no benchmark matches the names.`);
+  process.exit(0);
+}
+const scripts = available.filter((f) => (wanted.length === 0 ? !NAMED_ONLY.has(f) : wanted.some((w) => f.includes(w))));
 if (wanted.length === 0) console.log(`bench: ${[...NAMED_ONLY].join(', ')} runs only when named`);
 if (scripts.length === 0) {
   console.error(`bench: no benchmark matches ${wanted.join(', ') || '(none in bench/)'}`);
