@@ -8,6 +8,7 @@
 // its process started, wall and CPU of all its threads); the total is measured here, from spawn to the answer.
 // After each HTTP start one handshake over POST /acs checks that a 200 /healthz meant a Guardian that answers.
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -167,15 +168,26 @@ function print(name: keyof typeof TARGET_MS, what: string, runs: Run[]): boolean
   return pass;
 }
 
+/** A port nothing listens on now: the kernel's pick for a listener on port 0 (a fixed guess can be an ephemeral port in use). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
 const work = mkdtempSync(join(tmpdir(), 'guardian-bench-startup-'));
-const port = 20000 + (process.pid % 20000);
 console.log(`guardian serve start-up, ${RUNS} runs per case, load average ${load1()} (2-core figures vary with load)`);
 try {
   const fresh: Run[] = [];
-  for (let i = 0; i < RUNS; i++) fresh.push(await httpStart(join(work, `fresh-${i}`), port));
+  for (let i = 0; i < RUNS; i++) fresh.push(await httpStart(join(work, `fresh-${i}`), await freePort()));
   const dataDir = join(work, 'fresh-0');
   const restart: Run[] = [];
-  for (let i = 0; i < RUNS; i++) restart.push(await httpStart(dataDir, port));
+  for (let i = 0; i < RUNS; i++) restart.push(await httpStart(dataDir, await freePort()));
   const stdio: Run[] = [];
   for (let i = 0; i < RUNS; i++) stdio.push(await stdioStart(dataDir));
   const passed = [
