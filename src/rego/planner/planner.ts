@@ -4,7 +4,7 @@
 import type { Body, Expr, Location, RefTerm, Term, VarTerm, With } from '../ast/types.ts';
 import { builtinDecls } from '../builtins/declarations.ts';
 import type { CompiledProgram, CompiledRule, RuleSet } from '../semantic/types.ts';
-import { operatorName } from '../semantic/terms.ts';
+import { isConstantTerm, operatorName } from '../semantic/terms.ts';
 import { RegoError, RegoErrors } from '../errors.ts';
 import type { Block, BuiltinDecl, Func, Local, Operand, Policy, Stmt } from '../ir/types.ts';
 import { buildTrie, type TrieNode } from '../semantic/rule-trie.ts';
@@ -60,23 +60,6 @@ const DATA: Local = 1;
 const MAX_PLAN_DEPTH = 2000;
 /** Bound on plan size: CPS planning duplicates continuations per data-trie branch; hostile policies stop here. */
 const MAX_STATEMENTS = 300_000;
-
-function isGroundTerm(t: Term): boolean {
-  switch (t.type) {
-    case 'null':
-    case 'boolean':
-    case 'number':
-    case 'string':
-      return true;
-    case 'array':
-    case 'set':
-      return t.value.every(isGroundTerm);
-    case 'object':
-      return t.value.every(([k, v]) => isGroundTerm(k) && isGroundTerm(v));
-    default:
-      return false;
-  }
-}
 
 function isIntLiteral(s: string): boolean {
   if (!/^-?\d+$/.test(s)) return false;
@@ -373,7 +356,7 @@ export class FuncPlanner {
           this.block(() =>
             this.at(x.location, () => {
               const bodyDepth = this.blockDepth;
-              const ground = this.pb.options.earlyExit !== false && isGroundTerm(valueOf(x));
+              const ground = this.pb.options.earlyExit !== false && isConstantTerm(valueOf(x));
               if (first) this.emit({ type: 'ResetLocalStmt', stmt: { target: lresult } });
               else this.emit({ type: 'IsUndefinedStmt', stmt: { source: lresult } });
               this.unifyAll(x.args, argTerms, 0, () =>
@@ -765,7 +748,7 @@ export class FuncPlanner {
         } else if (this.pb.program.builtins.has(name)) return { fn: name };
       }
     }
-    if (isGroundTerm(value)) return { value };
+    if (isConstantTerm(value)) return { value };
     return { dataKey: this.pb.mockKey() };
   }
 

@@ -7,7 +7,7 @@ import type { OpaType } from '../builtins/types.ts';
 import { RegoError } from '../errors.ts';
 import { MAX_DEPTH } from './rewrite.ts';
 import { buildTrie, type TrieNode } from './rule-trie.ts';
-import { operatorName } from './terms.ts';
+import { isConstantTerm, operatorName } from './terms.ts';
 import type { CompiledRule, RuleSet } from './types.ts';
 
 /** Builtins whose results depend on the outside world; decisions must replay identically from the audit log. */
@@ -269,24 +269,6 @@ export class CallChecker {
       default:
         return;
     }
-  }
-}
-
-/** A term with no vars, refs or comprehensions in it: OPA's `IsConstant`. */
-function isConstantTerm(t: Term): boolean {
-  switch (t.type) {
-    case 'string':
-    case 'number':
-    case 'boolean':
-    case 'null':
-      return true;
-    case 'array':
-    case 'set':
-      return t.value.every(isConstantTerm);
-    case 'object':
-      return t.value.every(([k, v]) => isConstantTerm(k) && isConstantTerm(v));
-    default:
-      return false;
   }
 }
 

@@ -117,3 +117,21 @@ function forEachVarInExpr(e: Expr, fn: (v: VarTerm) => void, options: VarWalkOpt
 export function forEachVarInBody(b: Body, fn: (v: VarTerm) => void, options: VarWalkOptions = {}, depth = 0): void {
   for (const e of b) forEachVarInExpr(e, fn, options, depth);
 }
+
+/** A term with no vars, refs or comprehensions in it: OPA's `IsConstant`. */
+export function isConstantTerm(t: Term): boolean {
+  switch (t.type) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+    case 'null':
+      return true;
+    case 'array':
+    case 'set':
+      return t.value.every(isConstantTerm);
+    case 'object':
+      return t.value.every(([k, v]) => isConstantTerm(k) && isConstantTerm(v));
+    default:
+      return false;
+  }
+}
