@@ -927,13 +927,12 @@ export class Parser {
       if (this.kind() === '{') {
         // OPA's parseRules reads what follows `if` as one literal first, so `p if {x | xs[x]}` is a
         // comprehension and `p if {a} == b` a comparison; only a set literal (never false, so no body)
-        // falls back to `{ body }`. `p if {}` stays the "found empty body" error rather than an object.
+        // falls back to `{ body }`. `p if {}` is thus a body of one empty object, true, as in OPA.
         const s = this.pos;
         const wildcards = this.wildcards;
         const literal = this.attempt(() => this.parseLiteral());
         const lone = literal?.terms.type === 'term' ? literal.terms.term : undefined;
-        const bracesOnly = lone?.type === 'set' || (lone?.type === 'object' && lone.value.length === 0);
-        if (literal && !bracesOnly) {
+        if (literal && lone?.type !== 'set') {
           body = [literal];
         } else {
           this.pos = s;

@@ -67,3 +67,21 @@ g := [is_empty(""), pair(1, "a"), f(1), f(20)]
     expect(firstError('package t\nf(x) = y\n')).toMatch(/rego_unsafe_var_error: var y is unsafe/);
   });
 });
+
+describe('braces after `if`, read as one literal first (OPA parseRules)', () => {
+  it('`p if {}` is a body of one empty object: true; a set literal is a braced body', async () => {
+    const run = await load(
+      `package t
+p if {}
+q := 1 if { }
+r if { input.x }
+s contains 1 if {} == {}`,
+      ['t/p', 't/q', 't/r', 't/s'],
+    );
+    expect(run('t/p')).toBe(true);
+    expect(run('t/q')).toBe(1);
+    expect(run('t/r', {})).toBeUndefined();
+    expect(run('t/r', { x: 1 })).toBe(true);
+    expect(run('t/s')).toEqual([1]);
+  });
+});
