@@ -126,6 +126,11 @@ export interface TemplateStringTerm extends TermBase {
 /** A part of a template string: a term (text, or a scalar literal) or an expression (`Expr`, which has `terms`). */
 export type TemplatePart = Term | Expr;
 
+/** Whether a template-string part is an expression (`{expr}`) rather than a term. */
+export function isExprPart(p: TemplatePart): p is Expr {
+  return 'terms' in p;
+}
+
 /** `with <target> as <value>` on an expression. */
 export interface With {
   target: RefTerm;

@@ -11,21 +11,21 @@
 // `future.keywords` imports dropped), as `opa fmt --rego-v1`.
 import { parseModule } from '../ast/index.ts';
 import { REGO_KEYWORDS } from '../ast/parser.ts';
-import type {
-  Body,
-  CallTerm,
-  Comment,
-  Expr,
-  Import,
-  Location,
-  Module,
-  RefTerm,
-  Rule,
-  TemplateStringTerm,
-  Term,
+import {
+  isExprPart,
+  type Body,
+  type CallTerm,
+  type Comment,
+  type Expr,
+  type Import,
+  type Location,
+  type Module,
+  type RefTerm,
+  type Rule,
+  type TemplateStringTerm,
+  type Term,
 } from '../ast/types.ts';
 import { goQuote } from '../builtins/host/format.ts';
-import { isExprPart } from '../semantic/template-strings.ts';
 
 export interface FormatOptions {
   /** Read the text as Rego v0 and write v1 (OPA's `opa fmt --rego-v1`). */

@@ -4,17 +4,21 @@
 // comprehension, so an undefined expression is the empty set (the builtin writes `<undefined>`) instead of
 // making the whole string undefined; text and scalar-literal parts stay as they are. After this pass no
 // later stage (renaming, safety, planning) sees a template string.
-import type { Body, Expr, Module, RefTerm, Rule, TemplatePart, TemplateStringTerm, Term } from '../ast/types.ts';
+import {
+  isExprPart,
+  type Body,
+  type Expr,
+  type Module,
+  type RefTerm,
+  type Rule,
+  type TemplateStringTerm,
+  type Term,
+} from '../ast/types.ts';
 import type { BuiltinTable } from '../builtins/capabilities.ts';
 import { RegoError } from '../errors.ts';
 import { operatorName } from './terms.ts';
 
 export const TEMPLATE_STRING_BUILTIN = 'internal.template_string';
-
-/** A template-string part that is an expression (`{expr}`), not a term. */
-export function isExprPart(p: TemplatePart): p is Expr {
-  return 'terms' in p;
-}
 
 interface LowerContext {
   builtins: BuiltinTable;
@@ -62,7 +66,8 @@ function lowerTemplate(t: TemplateStringTerm, cx: LowerContext): Term {
       continue;
     }
     const where = value.location ?? p.location;
-    const v = (): Term => ({ type: 'var', value: `$tmpl${cx.next}`, location: where });
+    const name = `$tmpl${cx.next++}`;
+    const v = (): Term => ({ type: 'var', value: name, location: where });
     const eq: RefTerm = { type: 'ref', value: [{ type: 'var', value: 'eq', location: where }], location: where };
     const capture: Expr = {
       index: 0,
@@ -73,7 +78,6 @@ function lowerTemplate(t: TemplateStringTerm, cx: LowerContext): Term {
       location: where,
     };
     items.push({ type: 'setcomprehension', term: v(), body: [capture], location: where });
-    cx.next++;
   }
   const op: RefTerm = {
     type: 'ref',
