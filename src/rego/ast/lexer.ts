@@ -104,8 +104,8 @@ interface TemplateFrame {
   depth: number;
 }
 
-/** JSON escapes OPA's scanner accepts in a `$"..."` template string, besides `\{` (scanTemplateString). */
-const TEMPLATE_ESCAPES = new Set(['\\', '"', '/', 'b', 'f', 'n', 'r', 't', 'u', '{']);
+/** JSON escapes OPA's scanner accepts in a `$"..."` template string, besides `\{` and `\}` (scanTemplateString). */
+const TEMPLATE_ESCAPES = new Set(['\\', '"', '/', 'b', 'f', 'n', 'r', 't', 'u']);
 
 export function lex(file: string, text: string): LexResult {
   const tokens: Token[] = [];
@@ -155,8 +155,9 @@ export function lex(file: string, text: string): LexResult {
       if (ch === '{') break;
       if (ch === '\\') {
         const next = text[j] ?? '';
-        if (next === '{') {
-          body += '{';
+        // OPA's scanner drops the backslash of `\{` and (in current OPA, both forms) of `\}`.
+        if (next === '{' || next === '}') {
+          body += next;
           j++;
           continue;
         }
