@@ -5,7 +5,7 @@
 import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { parseQuery } from './ast/index.ts';
 import type { Body, Module } from './ast/types.ts';
-import type { Capabilities } from './builtins/capabilities.ts';
+import { allowsTemplateStrings, type Capabilities } from './builtins/capabilities.ts';
 import { withCustomBuiltins } from './builtins/custom.ts';
 import { createHostBuiltins, type HostBuiltinContext, type HostBuiltinOptions } from './builtins/index.ts';
 import {
@@ -224,8 +224,9 @@ export interface CompiledQuery {
 
 /** Compile an arbitrary query (binding every user variable) against the given modules. */
 export async function compileQuery(options: CompileQueryOptions): Promise<CompiledQuery> {
-  const modules = parseSources(options.sources);
-  const body = parseQuery(options.query, 'query');
+  const templateStrings = allowsTemplateStrings(options.capabilities);
+  const modules = parseSources(options.sources, { templateStrings });
+  const body = parseQuery(options.query, 'query', { templateStrings });
   if (options.inputTerm !== undefined) {
     const termBody = parseQuery(options.inputTerm, 'input_term');
     const only = termBody[0];

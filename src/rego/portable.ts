@@ -5,7 +5,7 @@
 import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { parseModules } from './ast/index.ts';
 import type { Module } from './ast/types.ts';
-import type { Capabilities } from './builtins/capabilities.ts';
+import { allowsTemplateStrings, type Capabilities } from './builtins/capabilities.ts';
 import { annotatedEntrypoints, compileModules, type CompiledProgram } from './semantic/index.ts';
 import { linkPolicyModule } from './wasm/link.ts';
 import { withHostCallSite } from './builtins/host/call-site.ts';
@@ -32,8 +32,8 @@ export interface RegoSource {
 const MAX_ERRORS = 10;
 
 /** Parse every source, collecting parse errors across files. */
-export function parseSources(sources: RegoSource[]): Module[] {
-  const { modules, errors } = parseModules(sources);
+export function parseSources(sources: RegoSource[], options: { templateStrings?: boolean } = {}): Module[] {
+  const { modules, errors } = parseModules(sources, options);
   if (errors.length) throw new RegoErrors(errors.slice(0, MAX_ERRORS));
   return modules;
 }
@@ -68,7 +68,7 @@ export function planSources(
   plan?: PlanOptions,
   capabilities?: Capabilities,
 ): PlannedSources {
-  const modules = parseSources(sources);
+  const modules = parseSources(sources, { templateStrings: allowsTemplateStrings(capabilities) });
   // METADATA `entrypoint: true` adds its rule (or package) as an entrypoint, as `opa build` does.
   const all = [...new Set([...entrypoints, ...annotatedEntrypoints(modules)])];
   checkEntrypoints(all);

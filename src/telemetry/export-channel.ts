@@ -19,9 +19,12 @@ export interface ExportChannel {
   /** Items waiting per exporter, and the records sent and not yet answered. */
   depths(): ExporterDepths;
   inFlight(): number;
-  /** Exports what is queued (the caller bounds the wait), then stops. */
-  close(): Promise<void>;
-  /** Stops at once, whatever is left. */
+  /**
+   * Exports what is queued and `last` (the caller's backlog), then stops; gives up at `until` (epoch ms), counting
+   * what is left as dropped. The caller also bounds the wait (kill).
+   */
+  close(last: StepRecord[], until: number): Promise<void>;
+  /** Stops at once, whatever is left (what the exporters last reported holding is counted as dropped). */
   kill(): Promise<void>;
 }
 
@@ -36,7 +39,7 @@ export async function inProcessChannel(
     send: (records) => exporters.record(records),
     depths: () => exporters.depths(),
     inFlight: () => 0,
-    close: () => exporters.shutdown(),
+    close: (last, until) => exporters.shutdown(last, until),
     kill: async () => {},
   };
 }
@@ -58,6 +61,10 @@ export async function threadChannel(
   let inFlight = 0;
   let thread: WorkerThread<ExportProtocol> | null = null;
   let closing = false;
+  /** The export thread answered the shutdown (it exported everything, or counted what it gave up). */
+  let closed = false;
+  /** Records handed over with the shutdown (the backlog), which the exporters' depths do not include yet. */
+  let handedAtClose = 0;
   let restarts = 0;
   const onNotice = (_: string, body: unknown): void => {
     const n = body as ExportNotice;
@@ -115,19 +122,28 @@ export async function threadChannel(
     },
     depths: () => depths,
     inFlight: () => inFlight,
-    async close() {
+    async close(last, until) {
       closing = true;
       const t = thread;
-      if (!t) return;
+      if (!t) return hooks.dropped('pipeline', last.length, 'telemetry export thread unavailable');
+      handedAtClose = last.length;
       try {
-        await t.request('shutdown', null);
+        await t.request('shutdown', { records: last, until });
+        closed = true;
       } finally {
         await t.terminate().catch(() => {});
       }
     },
     async kill() {
       closing = true;
-      await thread?.terminate().catch(() => {});
+      const t = thread;
+      await t?.terminate().catch(() => {});
+      // The thread did not answer by the caller's deadline (it gives up before it, and counts what it held, so
+      // this is a thread stuck past it): what it last said it held is lost, as are the records it never took.
+      if (!t || closed) return;
+      const why = 'export thread stopped at the shutdown deadline';
+      for (const [exporter, depth] of Object.entries(depths)) if (depth > 0) hooks.dropped(exporter, depth, why);
+      if (handedAtClose > 0) hooks.dropped('pipeline', handedAtClose, why);
     },
   };
 }

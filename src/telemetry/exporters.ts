@@ -2,7 +2,14 @@
 // lines to their sinks) out. It runs on the export thread (worker.ts) when the Guardian serves, so building spans,
 // encoding OTLP and serialising and posting OCSF take no time from the event loop that answers requests; in
 // process only for sinks handed over as objects (TelemetryOptions.sinks), which cannot cross to another thread.
-import { createOcsfEmitter, ocsfEventsOf, sinkOf, type EventSink, type OcsfEmitter } from './events/index.ts';
+import {
+  createOcsfEmitter,
+  ocsfEventsOf,
+  sinkOf,
+  type EventSink,
+  type OcsfEmitter,
+  type OcsfEvent,
+} from './events/index.ts';
 import type { OcsfProduct } from './events/ocsf.ts';
 import type { SinkSettings } from './events/sinks.ts';
 import type { StepRecord } from './record.ts';
@@ -10,8 +17,8 @@ import type { StepTracer, StepTracerOptions } from './traces/index.ts';
 
 /** What the exporters are opened with: plain data, posted to the export thread as it is. */
 export interface ExporterSettings {
-  /** The tracer's options as data (its drop callback is the export thread's own). */
-  otlp?: Required<Omit<StepTracerOptions, 'onDropped' | 'headers'>> & Pick<StepTracerOptions, 'headers'>;
+  /** The tracer's options as data (its callbacks are the export thread's own). */
+  otlp?: Required<Omit<StepTracerOptions, 'onDropped' | 'onFailed' | 'headers'>> & Pick<StepTracerOptions, 'headers'>;
   ocsf?: {
     sinks: SinkSettings[];
     queueSize: number;
@@ -28,8 +35,11 @@ export interface Exporters {
   /** Builds and queues the spans and events of `records`; never waits. */
   record(records: readonly StepRecord[]): void;
   depths(): ExporterDepths;
-  /** Exports what is queued, then stops the exporters. */
-  shutdown(): Promise<void>;
+  /**
+   * Exports what is queued and `last` (what the caller still held: its own bound limited it, so no queue here drops
+   * it again), then stops the exporters; at `until` (epoch ms) gives up, counting what is left as dropped.
+   */
+  shutdown(last: readonly StepRecord[], until: number): Promise<void>;
 }
 
 export interface ExporterHooks {
@@ -48,7 +58,8 @@ export async function openExporters(
   const tracer: StepTracer | undefined = settings.otlp
     ? await (await import('./traces/index.ts')).openStepTracer({
         ...settings.otlp,
-        onDropped: (n) => hooks.dropped('otlp', n, 'export failed'),
+        onDropped: (n, why) => hooks.dropped('otlp', n, why),
+        onFailed: (message) => hooks.failed(message),
       })
     : undefined;
   const ocsf = settings.ocsf;
@@ -80,8 +91,29 @@ export async function openExporters(
       for (const [kind, depth] of Object.entries(emitter?.depths() ?? {})) out[`ocsf_${kind}`] = depth;
       return out;
     },
-    async shutdown() {
-      await Promise.all([emitter?.flush(), tracer?.shutdown()]);
+    async shutdown(last, until) {
+      const events: OcsfEvent[] = [];
+      if (emitter)
+        for (const record of last) {
+          try {
+            events.push(...ocsfEventsOf(record, settings.product));
+          } catch (err) {
+            hooks.failed(err instanceof Error ? err.message : String(err));
+          }
+        }
+      let timer: NodeJS.Timeout | undefined;
+      const exported = Promise.all([emitter?.flush(events), tracer?.shutdown(last)]).then(() => true);
+      const inTime = await Promise.race([
+        exported,
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(false), Math.max(0, until - Date.now()));
+        }),
+      ]);
+      clearTimeout(timer);
+      if (!inTime) {
+        tracer?.abandon();
+        emitter?.abandon();
+      }
       for (const sink of sinks) sink.close?.();
     },
   };

@@ -80,8 +80,8 @@ export interface GuardianTelemetry extends PipelineTelemetry {
 }
 
 /**
- * Observations read into records per batch to the export thread, at most: a slice's spans (a handful per step) stay
- * within the batch span processor's default queue (OTEL_BSP_MAX_QUEUE_SIZE 2048), which a larger burst would overflow.
+ * Observations read into records per batch to the export thread, at most (one structured clone, one message each
+ * way). Spans that do not fit the batch span processor's queue at once wait there as records (traces/index.ts).
  */
 const DRAIN_SLICE = 128;
 /**
@@ -89,6 +89,8 @@ const DRAIN_SLICE = 128;
  * answer wake a thread, so fewer, larger batches cost the event loop less per step.
  */
 const BATCH_WAIT_MS = 25;
+/** The exporters give up this long (ms, at most a quarter of it) before GUARDIAN_TELEMETRY_SHUTDOWN_MS passes. */
+const SHUTDOWN_MARGIN_MS = 500;
 /** At most one drop warning per this many ms (with the count since the last). */
 const DROP_WARNING_EVERY_MS = 10_000;
 export async function openTelemetry(options: TelemetryOptions): Promise<GuardianTelemetry> {
@@ -100,7 +102,7 @@ export async function openTelemetry(options: TelemetryOptions): Promise<Guardian
   const queueSize = positiveInteger(env, 'GUARDIAN_TELEMETRY_QUEUE_SIZE', 4096);
   const settings: ExporterSettings = {
     product: { name: 'acs-guardian', vendor_name: 'ACS Guardian', version: options.serviceVersion },
-    ...(otlp ? { otlp: { ...otlp, serviceVersion: options.serviceVersion } } : {}),
+    ...(otlp ? { otlp: { ...otlp, serviceVersion: options.serviceVersion, maxWaitingSteps: queueSize } } : {}),
     ...(ocsfOn
       ? {
           ocsf: {
@@ -165,8 +167,8 @@ export async function openTelemetry(options: TelemetryOptions): Promise<Guardian
       ? await inProcessChannel(settings, hooks, options.sinks)
       : await threadChannel(settings, hooks, queueSize, logger, () => schedule());
 
-  /** Reads up to `n` observations into records and sends them as one batch. */
-  function sendSlice(n: number): void {
+  /** Reads up to `n` observations off the backlog into records. */
+  function takeRecords(n: number): StepRecord[] {
     const records: StepRecord[] = [];
     for (const observation of backlog.take(n)) {
       try {
@@ -175,6 +177,11 @@ export async function openTelemetry(options: TelemetryOptions): Promise<Guardian
         hooks.failed(err instanceof Error ? err.message : String(err));
       }
     }
+    return records;
+  }
+  /** Reads up to `n` observations into records and sends them as one batch. */
+  function sendSlice(n: number): void {
+    const records = takeRecords(n);
     if (records.length > 0) channel?.send(records);
   }
   let draining = false;
@@ -195,6 +202,44 @@ export async function openTelemetry(options: TelemetryOptions): Promise<Guardian
     } else if (!batchTimer) {
       batchTimer = setTimeout(drain, BATCH_WAIT_MS);
       batchTimer.unref();
+    }
+  }
+
+  /** Once, however often close() is called (the runtime's close and an embedder's may both ask). */
+  let closed: Promise<void> | undefined;
+  async function closeExporters(): Promise<void> {
+    if (batchTimer) clearTimeout(batchTimer);
+    batchTimer = null;
+    // What is left goes with the shutdown, past the exporters' own queue bounds: the backlog is bounded already,
+    // and what it accepted must not be dropped a second time for room while the collector takes it.
+    const last = takeRecords(backlog.size);
+    // Bounded: a collector that never answers must not hold up the shutdown (what is left is lost, counted and
+    // said). The exporters give up a little before the deadline, so that what they count as lost is counted
+    // before close returns; the deadline itself stops an export thread that did not answer even then.
+    const deadline = positiveInteger(env, 'GUARDIAN_TELEMETRY_SHUTDOWN_MS', 5000);
+    const until = Date.now() + deadline - Math.min(SHUTDOWN_MARGIN_MS, deadline / 4);
+    let timer: NodeJS.Timeout | undefined;
+    const exported = (channel?.close(last, until) ?? Promise.resolve()).then(
+      () => true,
+      (err: unknown) => {
+        logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'telemetry: the last export failed');
+        return true;
+      },
+    );
+    const inTime = await Promise.race([
+      exported,
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), deadline);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!inTime) {
+      logger.warn({ deadline_ms: deadline }, 'telemetry: exporters did not finish before the shutdown deadline');
+      await channel?.kill();
+    }
+    if (warningTimer) {
+      clearTimeout(warningTimer);
+      warnDrops();
     }
   }
 
@@ -230,35 +275,6 @@ export async function openTelemetry(options: TelemetryOptions): Promise<Guardian
         // Telemetry never fails a request.
       }
     },
-    async close() {
-      // What is left goes to the exporters whatever their window: the backlog is bounded already.
-      if (batchTimer) clearTimeout(batchTimer);
-      while (backlog.size > 0) sendSlice(DRAIN_SLICE);
-      // Bounded: a collector that never answers must not hold up the shutdown (what is left is lost, and said).
-      const deadline = positiveInteger(env, 'GUARDIAN_TELEMETRY_SHUTDOWN_MS', 5000);
-      let timer: NodeJS.Timeout | undefined;
-      const exported = (channel?.close() ?? Promise.resolve()).then(
-        () => true,
-        (err: unknown) => {
-          logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'telemetry: the last export failed');
-          return true;
-        },
-      );
-      const inTime = await Promise.race([
-        exported,
-        new Promise<boolean>((resolve) => {
-          timer = setTimeout(() => resolve(false), deadline);
-        }),
-      ]);
-      clearTimeout(timer);
-      if (!inTime) {
-        logger.warn({ deadline_ms: deadline }, 'telemetry: exporters did not finish before the shutdown deadline');
-        await channel?.kill();
-      }
-      if (warningTimer) {
-        clearTimeout(warningTimer);
-        warnDrops();
-      }
-    },
+    close: () => (closed ??= closeExporters()),
   };
 }

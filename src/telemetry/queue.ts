@@ -25,6 +25,19 @@ export class BoundedQueue<T> {
     return true;
   }
 
+  /**
+   * Appends `item` whatever the capacity: for what a bound upstream already limited (the backlog handed over at
+   * shutdown, docs/telemetry.md), which must not be lost to this bound a second time.
+   */
+  keep(item: T): void {
+    this.#items.push(item);
+  }
+
+  /** The oldest item, left in the queue. */
+  peek(): T | undefined {
+    return this.size > 0 ? this.#items[this.#head] : undefined;
+  }
+
   /** Removes and returns up to `n` items, oldest first. */
   take(n: number): T[] {
     const out = this.#items.slice(this.#head, this.#head + n);

@@ -9,7 +9,8 @@ import type { StepRecord } from './record.ts';
 export type ExportProtocol = {
   open: { request: ExporterSettings; response: null };
   records: { request: StepRecord[]; response: ExporterDepths };
-  shutdown: { request: null; response: null };
+  /** The records the parent still held, and when (epoch ms) to give up what is left (counted as dropped). */
+  shutdown: { request: { records: StepRecord[]; until: number }; response: null };
 };
 
 /** A notice of the export thread: telemetry dropped, or a record nothing could be built from. */
@@ -35,8 +36,8 @@ serveRequests<ExportProtocol>(
       exporters.record(records);
       return exporters.depths();
     },
-    async shutdown() {
-      await exporters?.shutdown();
+    async shutdown({ records, until }) {
+      await exporters?.shutdown(records, until);
       return null;
     },
   },

@@ -171,4 +171,18 @@ describe('bounded queue', () => {
     expect(q.take(10)).toEqual([2, 10]);
     expect(q.size).toBe(0);
   });
+
+  it('keep() appends past the capacity (what a bound upstream limited already), unreported; peek() leaves the oldest', () => {
+    let dropped = 0;
+    const q = new BoundedQueue<number>(2, (n) => (dropped += n));
+    for (let i = 0; i < 5; i++) q.keep(i);
+    expect(q.size).toBe(5);
+    expect(q.push(5)).toBe(false);
+    expect(dropped).toBe(1);
+    expect(q.peek()).toBe(0);
+    expect(q.take(1)).toEqual([0]);
+    expect(q.peek()).toBe(1);
+    expect(q.take(10)).toEqual([1, 2, 3, 4]);
+    expect(q.peek()).toBeUndefined();
+  });
 });

@@ -8,12 +8,12 @@ import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AcsClient } from '../../src/client/index.ts';
-import type { ServerHello } from '../../src/acs/types.ts';
+import type { AcsRequest, ResponseEnvelope, ServerHello } from '../../src/acs/types.ts';
 import { openGuardianRuntime, type GuardianRuntime } from '../../src/server/app.ts';
 import { startHttpServer, type RunningHttpServer } from '../../src/server/http.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { Json } from '../../src/json.ts';
-import { createLogger } from '../../src/telemetry/index.ts';
+import { createLogger, type PipelineStage } from '../../src/telemetry/index.ts';
 import { scriptedDecisionEngine } from '../acs/fixtures/decision-module.ts';
 import { ALL_STEPS, expectValidAnswer, TEST_IKM } from '../acs/fixtures/harness.ts';
 import { ASK_DETAILS, DEFER_DETAILS, STEP_PAYLOADS } from '../acs/fixtures/payloads.ts';
@@ -475,6 +475,9 @@ describe('telemetry never blocks enforcement', () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
       OTEL_BSP_SCHEDULE_DELAY: '10',
       OTEL_BSP_MAX_QUEUE_SIZE: '8',
+      // Also the steps waiting for the batch processor's queue (docs/telemetry.md): small, so they overflow.
+      GUARDIAN_TELEMETRY_QUEUE_SIZE: '16',
+      GUARDIAN_TELEMETRY_SHUTDOWN_MS: '1500',
       OTEL_EXPORTER_OTLP_TIMEOUT: '60000',
       GUARDIAN_OCSF_HTTP_URL: siem.url,
       GUARDIAN_OCSF_HTTP_TIMEOUT_MS: '60000',
@@ -506,6 +509,17 @@ describe('telemetry never blocks enforcement', () => {
       expect(metrics.get('acs_guardian_telemetry_dropped_total{exporter="ocsf_http"}')).toBeGreaterThan(0);
       expect(metrics.get('acs_guardian_telemetry_dropped_total{exporter="otlp"}')).toBeGreaterThan(0);
       await eventually(() => g.logs.some((l) => l.includes('"level":"warn"') && l.includes('telemetry dropped')));
+      // Shutdown waits out its deadline, not the exports' 60 s, and counts every span it could not deliver once:
+      // the handshake's four and seven per step, none answered by this collector.
+      const started = performance.now();
+      await g.runtime.telemetry.close();
+      expect(performance.now() - started).toBeLessThan(1500 + 1000);
+      const after = parsePrometheus(await (await g.runtime.telemetry.metrics())!.render());
+      expect(after.get('acs_guardian_telemetry_dropped_total{exporter="otlp"}')).toBe(4 + 120 * 7);
+      expect(after.get('acs_guardian_telemetry_dropped_total{exporter="ocsf_http"}')).toBeGreaterThan(
+        metrics.get('acs_guardian_telemetry_dropped_total{exporter="ocsf_http"}')!,
+      );
+      expect(g.logs.some((l) => l.includes('not exported before the shutdown deadline'))).toBe(true);
     } finally {
       await otlp.close();
       await siem.close();
@@ -513,4 +527,67 @@ describe('telemetry never blocks enforcement', () => {
       await g.close();
     }
   });
+});
+
+describe('a graceful shutdown under load exports every span to a healthy collector', () => {
+  // As the pipeline hands them over (src/acs/pipeline): begin, a mark per stage, the request, end with the answer.
+  // Paced: about 3000 decisions/s by the clock (a benchmark's load that lost spans), each timer turn handing over
+  // what is due, then close(). At once: the whole burst in one turn, then close() before the backlog was drained.
+  it.each([
+    ['paced at 3000/s', 3000],
+    ['all at once', Number.POSITIVE_INFINITY],
+  ])(
+    '%s: 3000 step observations, then close(): every span arrives, none is counted as dropped',
+    async (_, perSecond) => {
+      const otlp = await startOtlpReceiver();
+      // Default batch processor settings (queue 2048 spans, batches of 512, 1 s delay), as a Guardian runs them.
+      const g = await startGuardian({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url });
+      try {
+        // Real messages: a session through the HTTP server, so the burst below carries what the pipeline observes.
+        const c = g.client();
+        await c.hello({ methods_implemented: ALL_STEPS });
+        for (const method of ['steps/userMessage', 'steps/toolCallRequest', 'steps/toolCallResult'])
+          expect((await c.step(method, STEP_PAYLOADS[method])).failure).toBeUndefined();
+        // The hello's span and its three stage spans, then each step's span and six stage spans.
+        await eventually(() => otlp.spans.length >= 4 + 3 * 7, 20_000);
+        const before = otlp.spans.length;
+        const exchanges: [AcsRequest, ResponseEnvelope][] = [];
+        for (let i = 2; i < g.wire.length; i += 2)
+          exchanges.push([JSON.parse(g.wire[i]) as AcsRequest, JSON.parse(g.wire[i + 1]) as ResponseEnvelope]);
+
+        const N = 3000;
+        const telemetry = g.runtime.telemetry;
+        const t0 = performance.now();
+        for (let i = 0; i < N; ) {
+          const due = Math.min(N, Math.max(i + 1, Math.floor(((performance.now() - t0) * perSecond) / 1000)));
+          for (; i < due; i++) {
+            const [request, envelope] = exchanges[i % exchanges.length];
+            const obs = telemetry.begin('http');
+            obs.request = { ...request, params: { ...request.params, request_id: `burst-${i}` } };
+            for (const stage of STAGES) obs.stage(stage as PipelineStage);
+            telemetry.end(obs, envelope);
+          }
+          if (i < N) await new Promise((r) => setTimeout(r, 5));
+        }
+        const started = performance.now();
+        await telemetry.close();
+        const closeMs = performance.now() - started;
+
+        const metrics = parsePrometheus(await (await telemetry.metrics())!.render());
+        const received = otlp.spans.length - before;
+        const dropped = metrics.get('acs_guardian_telemetry_dropped_total{exporter="otlp"}') ?? 0;
+        expect({ received, dropped }, `close took ${Math.round(closeMs)} ms`).toEqual({
+          received: N * (1 + STAGES.length),
+          dropped: 0,
+        });
+        expect(new Set(otlp.spans.slice(before).map((sp) => sp.spanId)).size).toBe(received);
+        expect(metrics.get('acs_guardian_telemetry_dropped_total{exporter="pipeline"}') ?? 0).toBe(0);
+        expect(closeMs).toBeLessThan(5000);
+      } finally {
+        await g.close();
+        await otlp.close();
+      }
+    },
+    60_000,
+  );
 });

@@ -68,12 +68,17 @@ export interface ParseOptions {
    * OPA does under `--v0-compatible`.
    */
   regoVersion?: 0 | 1;
+  /**
+   * OPA's `template_strings` capabilities feature (default true): without it a template string is the parse
+   * error "template strings are not supported by current capabilities", as with `opa build --capabilities`.
+   */
+  templateStrings?: boolean;
 }
 
 /** Parse one Rego module (v1 unless `options.regoVersion` is 0). */
 export function parseModule(file: string, text: string, options: ParseOptions = {}): Module {
   return guard(file, text, () => {
-    const p = new Parser(file, text, options.regoVersion ?? 1);
+    const p = new Parser(file, text, options.regoVersion ?? 1, options.templateStrings ?? true);
     const pkg: Package = p.parsePackage();
     const imports: Import[] = [];
     const rules: Rule[] = [];
@@ -138,7 +143,10 @@ export function parseModule(file: string, text: string, options: ParseOptions = 
 }
 
 /** Parses several files, collecting every file's parse errors instead of stopping at the first failing file. */
-export function parseModules(sources: readonly { file: string; text: string; regoVersion?: 0 | 1 }[]): {
+export function parseModules(
+  sources: readonly { file: string; text: string; regoVersion?: 0 | 1 }[],
+  options: Omit<ParseOptions, 'regoVersion'> = {},
+): {
   modules: Module[];
   errors: RegoError[];
 } {
@@ -146,7 +154,7 @@ export function parseModules(sources: readonly { file: string; text: string; reg
   const errors: RegoError[] = [];
   for (const s of sources) {
     try {
-      modules.push(parseModule(s.file, s.text, { regoVersion: s.regoVersion }));
+      modules.push(parseModule(s.file, s.text, { ...options, regoVersion: s.regoVersion }));
     } catch (e) {
       if (!(e instanceof RegoErrors)) throw e;
       errors.push(...e.errors);
@@ -156,9 +164,9 @@ export function parseModules(sources: readonly { file: string; text: string; reg
 }
 
 /** Parse a query such as `data.p.f(1) = x; y := 2`. */
-export function parseQuery(text: string, file = 'query'): Body {
+export function parseQuery(text: string, file = 'query', options: Omit<ParseOptions, 'regoVersion'> = {}): Body {
   return guard(file, text, () => {
-    const p = new Parser(file, text);
+    const p = new Parser(file, text, 1, options.templateStrings ?? true);
     if (p.atEnd()) p.error(p.currentToken(), 'found empty body');
     const body = p.parseQueryBody();
     checkAstDepth(file, body);

@@ -8,6 +8,8 @@ export type TokenKind =
   | 'number'
   | 'string'
   | 'rawstring'
+  | 'templatepart'
+  | 'templateend'
   | 'eof'
   | '{'
   | '}'
@@ -49,6 +51,8 @@ export interface Token {
   ws: boolean;
   /** A newline separates this token from the previous one. */
   nl: boolean;
+  /** Template-string pieces: the raw (multi-line, backtick) form. */
+  multiLine?: boolean;
 }
 
 export interface LexResult {
@@ -90,6 +94,19 @@ function isDigit(c: string): boolean {
   return c >= '0' && c <= '9';
 }
 
+/**
+ * A template string whose `{expression}` is being lexed: the `{`/`}` nesting inside the expression, so the
+ * `}` that closes it is known. OPA's parser decides this by asking its scanner to continue the template
+ * string after the expression's `}` (scanner.ContinueTemplateString); lexing up front, braces are counted.
+ */
+interface TemplateFrame {
+  multiLine: boolean;
+  depth: number;
+}
+
+/** JSON escapes OPA's scanner accepts in a `$"..."` template string, besides `\{` and `\}` (scanTemplateString). */
+const TEMPLATE_ESCAPES = new Set(['\\', '"', '/', 'b', 'f', 'n', 'r', 't', 'u']);
+
 export function lex(file: string, text: string): LexResult {
   const tokens: Token[] = [];
   const comments: Comment[] = [];
@@ -107,6 +124,89 @@ export function lex(file: string, text: string): LexResult {
     throw new RegoErrors([
       new RegoError('rego_parse_error', message, loc, [line, ' '.repeat(Math.max(0, c - 1)) + '^']),
     ]);
+  };
+
+  const frames: TemplateFrame[] = [];
+
+  /**
+   * One piece of a template string from `from` (just past `$"`, `` $` `` or the `}` closing an expression) to
+   * its `{` or closing quote, as OPA's scanTemplateString / scanRawTemplateString read it. Returns the end
+   * offset, whether it closed the string, and the piece's text (`\{` unescaped; JSON escapes decoded).
+   */
+  const scanTemplatePiece = (
+    from: number,
+    multiLine: boolean,
+    open: string,
+    r: number,
+    col: number,
+  ): { end: number; closed: boolean; value: string } => {
+    const quote = multiLine ? '`' : '"';
+    let j = from;
+    let body = '';
+    let closed = false;
+    for (;;) {
+      if (j >= n || (!multiLine && text[j] === '\n')) fail('non-terminated string', from, r, col);
+      const ch = text[j];
+      j++;
+      if (ch === quote) {
+        closed = true;
+        break;
+      }
+      if (ch === '{') break;
+      if (ch === '\\') {
+        const next = text[j] ?? '';
+        // OPA's scanner drops the backslash of `\{` and (in current OPA, both forms) of `\}`.
+        if (next === '{' || next === '}') {
+          body += next;
+          j++;
+          continue;
+        }
+        if (!multiLine) {
+          if (!TEMPLATE_ESCAPES.has(next)) fail('illegal escape sequence', j, r, col);
+          body += ch + next;
+          j++;
+          continue;
+        }
+      }
+      body += ch;
+    }
+    let value = body;
+    if (!multiLine && (body.includes('\\') || /[\u0000-\u001f]/.test(body))) {
+      try {
+        value = JSON.parse(`"${body}"`) as string;
+      } catch {
+        // OPA's parser quotes the piece as its scanner gave it: opening `"` or `}`, then up to `{` or `"`.
+        fail(`illegal template-string part: ${open}${body}${closed ? quote : '{'}`, from, r, col);
+      }
+    }
+    return { end: j, closed, value };
+  };
+
+  /** Push a template piece token starting at `start` (its text from there to the piece's end). */
+  const templateToken = (start: number, from: number, multiLine: boolean, open: string, col: number): void => {
+    const piece = scanTemplatePiece(from, multiLine, open, row, col);
+    tokens.push({
+      kind: piece.closed ? 'templateend' : 'templatepart',
+      text: text.slice(start, piece.end),
+      value: piece.value,
+      row,
+      col,
+      offset: start,
+      end: piece.end,
+      ws,
+      nl,
+      multiLine,
+    });
+    for (let k = start; k < piece.end; k++) {
+      if (text[k] === '\n') {
+        row++;
+        lineStart = k + 1;
+      }
+    }
+    if (!piece.closed) frames.push({ multiLine, depth: 0 });
+    i = piece.end;
+    ws = false;
+    nl = false;
   };
 
   while (i < n) {
@@ -136,6 +236,26 @@ export function lex(file: string, text: string): LexResult {
       continue;
     }
     const start = i;
+    if (c === '$') {
+      const q = text[i + 1];
+      if (q !== '"' && q !== '`') fail('illegal $ character', start, row, col);
+      templateToken(start, i + 2, q === '`', q, col);
+      continue;
+    }
+    const frame = frames[frames.length - 1];
+    if (frame && c === '{') frame.depth++;
+    if (frame && c === '}') {
+      if (frame.depth === 0) {
+        // The `}` closing a template expression, then the template string goes on right after it.
+        frames.pop();
+        tokens.push({ kind: '}', text: '}', value: '}', row, col, offset: start, end: start + 1, ws, nl });
+        ws = false;
+        nl = false;
+        templateToken(start + 1, start + 1, frame.multiLine, '}', col + 1);
+        continue;
+      }
+      frame.depth--;
+    }
     let kind: TokenKind;
     let value: string | undefined;
     if (isIdentStart(c)) {

@@ -14,6 +14,8 @@ import type {
   RefTerm,
   Rule,
   StringTerm,
+  TemplatePart,
+  TemplateStringTerm,
   Term,
   VarTerm,
   With,
@@ -88,6 +90,8 @@ const TOKEN_NAMES: Partial<Record<TokenKind, string>> = {
   number: 'number',
   string: 'string',
   rawstring: 'string',
+  templatepart: 'template-string-part',
+  templateend: 'template-string-end',
   eof: 'eof',
   ':=': 'assign',
   '=': 'eq',
@@ -112,6 +116,9 @@ interface CachedTerm {
   end: number;
 }
 
+/** Literal terms a template-string expression may be folded into (OPA: String, Number, Boolean, Null). */
+const SCALAR_TYPES: ReadonlySet<Term['type']> = new Set(['string', 'number', 'boolean', 'null']);
+
 export class Parser {
   private pos = 0;
   private depth = 0;
@@ -128,6 +135,8 @@ export class Parser {
     readonly text: string,
     /** The module's Rego version; `import rego.v1` switches a v0 module to v1 (OPA's RegoV0CompatV1). */
     public regoVersion: 0 | 1 = 1,
+    /** OPA's `template_strings` capabilities feature: without it `$"..."` is a parse error. */
+    private readonly templateStrings = true,
   ) {
     this.keywords = new Set(regoVersion === 0 ? REGO_V0_KEYWORDS : REGO_KEYWORDS);
     const lexed = lex(file, text);
@@ -396,6 +405,9 @@ export class Parser {
       case 'rawstring':
         this.advance();
         return { type: 'string', value: t.value, raw: true, location: this.loc(t) };
+      case 'templatepart':
+      case 'templateend':
+        return this.parseTemplateString();
       case '[':
         return this.finishTerm(this.parseArray(), t);
       case '{':
@@ -417,6 +429,42 @@ export class Parser {
       default:
         this.unexpected(t);
     }
+  }
+
+  /**
+   * `$"text {expr} text"` or the raw `` $`...` ``, as OPA's parseTemplateString reads it: text pieces become
+   * string parts (empty ones dropped), each `{expr}` an expression part, except that a lone scalar literal
+   * without comments is kept as that term (opa fmt then writes it inline).
+   */
+  private parseTemplateString(): TemplateStringTerm {
+    const first = this.tok;
+    if (!this.templateStrings) this.error(first, 'template strings are not supported by current capabilities');
+    const parts: TemplatePart[] = [];
+    for (;;) {
+      const piece = this.advance();
+      if (piece.value !== '') parts.push({ type: 'string', value: piece.value, location: this.loc(piece) });
+      if (piece.kind === 'templateend') break;
+      const open = piece.end;
+      const expr = this.parseLiteral();
+      const x = expr.terms;
+      const where = expr.location ?? this.loc(piece);
+      if (expr.negated) this.error(where, "unexpected negation ('not') in template-string expression");
+      if (x.type === 'call' && x.operator.value.length === 1 && x.operator.value[0].type === 'var') {
+        const op = x.operator.value[0].value;
+        if (op === 'eq') this.error(where, "unexpected unification ('=') in template-string expression");
+        if (op === 'assign') this.error(where, "unexpected assignment (':=') in template-string expression");
+      }
+      if (x.type === 'every') this.error(where, "unexpected 'every' in template-string expression");
+      if (x.type === 'somedecl' || x.type === 'somein')
+        this.error(where, "unexpected 'some' in template-string expression");
+      if (this.kind() !== '}') this.error(this.tok, 'expected } to end template string expression');
+      const close = this.tok.offset;
+      const commented = this.comments.some((c) => (c.location.offset ?? 0) > open && (c.location.offset ?? 0) < close);
+      const scalar = x.type === 'term' && !commented && SCALAR_TYPES.has(x.term.type) ? x.term : undefined;
+      parts.push(scalar ?? expr);
+      this.advance(); // `}`; the template string goes on with the next piece
+    }
+    return { type: 'templatestring', multiLine: first.multiLine === true, parts, location: this.span(first) };
   }
 
   private parseVarToken(t: Token): VarTerm {

@@ -27,7 +27,8 @@ export type Term =
   | ArrayComprehensionTerm
   | SetComprehensionTerm
   | ObjectComprehensionTerm
-  | CallTerm;
+  | CallTerm
+  | TemplateStringTerm;
 
 interface TermBase {
   location?: Location;
@@ -107,6 +108,27 @@ export interface CallTerm extends TermBase {
   type: 'call';
   operator: RefTerm;
   args: Term[];
+}
+
+/**
+ * A template string, `$"hello {input.name}!"` or the raw multi-line `` $`...{x}...` `` (OPA's TemplateString).
+ * Parts are string terms for the text between expressions, the expressions (`{input.name}`) as `Expr`s, and,
+ * as OPA's parser keeps them, a lone scalar literal expression (`{1}`) as its term. The compile stage lowers
+ * it to a call of `internal.template_string` (semantic/template-strings.ts), so no later stage sees it.
+ */
+export interface TemplateStringTerm extends TermBase {
+  type: 'templatestring';
+  /** The raw backtick form, which may span lines and has no escapes but `\{`. */
+  multiLine: boolean;
+  parts: TemplatePart[];
+}
+
+/** A part of a template string: a term (text, or a scalar literal) or an expression (`Expr`, which has `terms`). */
+export type TemplatePart = Term | Expr;
+
+/** Whether a template-string part is an expression (`{expr}`) rather than a term. */
+export function isExprPart(p: TemplatePart): p is Expr {
+  return 'terms' in p;
 }
 
 /** `with <target> as <value>` on an expression. */

@@ -14,7 +14,10 @@ export interface CapabilitiesDocument {
 }
 
 /** Language features of the Guardian's Rego toolchain (Rego v1 only), in OPA's feature names. */
-export const regoFeatures: readonly string[] = ['keywords_in_refs', 'rego_v1'];
+export const regoFeatures: readonly string[] = ['keywords_in_refs', 'rego_v1', 'template_strings'];
+
+/** OPA's feature name for template strings (`$"..."`); a document without it refuses them, as OPA does. */
+export const TEMPLATE_STRINGS_FEATURE = 'template_strings';
 
 export function capabilitiesDocument(): CapabilitiesDocument {
   const builtins = [...builtinDecls.values()]
@@ -43,6 +46,8 @@ export interface Capabilities {
   builtins: BuiltinTable;
   /** Names of the custom builtins (listed, not implemented by the toolchain): the host supplies them. */
   custom: ReadonlySet<string>;
+  /** The document's `features` (OPA's names); absent means all of the toolchain's (`regoFeatures`). */
+  features?: ReadonlySet<string>;
 }
 
 /** A capabilities document that cannot be used: the message says which entry and why. */
@@ -114,6 +119,9 @@ const BUILTIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 export function readCapabilities(doc: unknown): Capabilities {
   if (!isObject(doc)) throw new CapabilitiesError('capabilities: expected a JSON object');
   if (!Array.isArray(doc.builtins)) throw new CapabilitiesError('capabilities: builtins must be an array');
+  if (doc.features !== undefined && (!Array.isArray(doc.features) || doc.features.some((f) => typeof f !== 'string')))
+    throw new CapabilitiesError('capabilities: features must be an array of strings');
+  const features = new Set<string>((doc.features as string[] | undefined) ?? []);
   const builtins = new Map<string, BuiltinDeclaration>();
   const custom = new Set<string>();
   doc.builtins.forEach((b, i) => {
@@ -139,5 +147,10 @@ export function readCapabilities(doc: unknown): Capabilities {
     builtins.set(b.name, entry);
     custom.add(b.name);
   });
-  return { builtins, custom };
+  return { builtins, custom, features };
+}
+
+/** Whether compiling with `capabilities` (none: the toolchain's own) allows template strings. */
+export function allowsTemplateStrings(capabilities: Capabilities | undefined): boolean {
+  return capabilities?.features?.has(TEMPLATE_STRINGS_FEATURE) ?? true;
 }

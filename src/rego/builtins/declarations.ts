@@ -251,6 +251,8 @@ const entries: Entry[] = [
   // Debugging
   ['print', { type: 'function', variadic: tAny }],
   ['internal.print', fn([arrayOf(anySet)])],
+  // What a template string compiles to (semantic/template-strings.ts); OPA lists it in its capabilities too.
+  ['internal.template_string', fn([anyArray], tStr)],
   ['trace', s1(tBool)],
 ];
 

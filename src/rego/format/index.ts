@@ -11,7 +11,21 @@
 // `future.keywords` imports dropped), as `opa fmt --rego-v1`.
 import { parseModule } from '../ast/index.ts';
 import { REGO_KEYWORDS } from '../ast/parser.ts';
-import type { Body, CallTerm, Comment, Expr, Import, Location, Module, RefTerm, Rule, Term } from '../ast/types.ts';
+import {
+  isExprPart,
+  type Body,
+  type CallTerm,
+  type Comment,
+  type Expr,
+  type Import,
+  type Location,
+  type Module,
+  type RefTerm,
+  type Rule,
+  type TemplateStringTerm,
+  type Term,
+} from '../ast/types.ts';
+import { goQuote } from '../builtins/host/format.ts';
 
 export interface FormatOptions {
   /** Read the text as Rego v0 and write v1 (OPA's `opa fmt --rego-v1`). */
@@ -618,6 +632,8 @@ class Printer {
         this.comprehensionBody(t.body, rowOf(t.key), t.location, rowOf(t.key) > rowOf(t));
         return this.write('}');
       }
+      case 'templatestring':
+        return this.templateString(t);
       case 'call': {
         const name = operatorName(t.operator);
         const infix = INFIX[name];
@@ -848,6 +864,27 @@ class Printer {
       else s += `[${this.inHeadRef ? this.headTerm(p) : this.term(p, false)}]`;
     });
     return s;
+  }
+
+  /**
+   * As opa fmt's writeTemplateString: text parts re-escaped (`{` as `\{`; in `$"..."` also as Go's
+   * strconv.Quote escapes, which is how OPA writes a string), expressions in braces, and a scalar literal
+   * the parser kept as a term written inline without braces (`$"{1}"` becomes `$"1"`, as with opa fmt).
+   */
+  private templateString(t: TemplateStringTerm): void {
+    const quote = t.multiLine ? '`' : '"';
+    this.write(`$${quote}`);
+    for (const p of t.parts) {
+      if (isExprPart(p)) {
+        this.write('{');
+        this.expr(p, false);
+        this.write('}');
+      } else if (p.type === 'string') {
+        const text = t.multiLine ? p.value : goQuote(p.value).slice(1, -1);
+        this.write(text.replaceAll('{', '\\{'));
+      } else this.write(this.term(p, false));
+    }
+    this.write(quote);
   }
 
   private stringText(t: Extract<Term, { type: 'string' }>): string {

@@ -22,13 +22,20 @@ export interface CheckResult {
   modules: number;
 }
 
-/** Parses every source (collecting errors across files), compiles them together, and lints what parsed. */
-export function checkPolicies(sources: readonly CheckSource[], options: { builtins?: BuiltinTable } = {}): CheckResult {
-  const { modules, errors } = parseModules(sources);
+/**
+ * Parses every source (collecting errors across files), compiles them together, and lints what parsed.
+ * `templateStrings: false` refuses template strings, as a capabilities document without OPA's
+ * `template_strings` feature does (`allowsTemplateStrings(capabilities)`).
+ */
+export function checkPolicies(
+  sources: readonly CheckSource[],
+  options: { builtins?: BuiltinTable; templateStrings?: boolean } = {},
+): CheckResult {
+  const { modules, errors } = parseModules(sources, { templateStrings: options.templateStrings });
   // Compile only a complete set: with a file missing, references into it would be reported as errors.
   if (errors.length === 0 && modules.length > 0) {
     try {
-      compileModules(modules, options);
+      compileModules(modules, options.builtins ? { builtins: options.builtins } : {});
     } catch (e) {
       if (!(e instanceof RegoErrors)) throw e;
       errors.push(...e.errors);

@@ -1,6 +1,16 @@
 // Lint rules of `guardian policy check` (docs/policy-check.md). They run on parsed modules, so a policy
 // that fails to compile still gets its findings reported next to the compile errors.
-import type { Body, Expr, Location, Module, RefTerm, Rule, Term, VarTerm } from '../ast/types.ts';
+import {
+  isExprPart,
+  type Body,
+  type Expr,
+  type Location,
+  type Module,
+  type RefTerm,
+  type Rule,
+  type Term,
+  type VarTerm,
+} from '../ast/types.ts';
 import { builtinDecls } from '../builtins/declarations.ts';
 import { refusalReason } from '../semantic/checks.ts';
 import { operatorName } from '../semantic/terms.ts';
@@ -105,6 +115,11 @@ function walkTerm(t: Term, visit: (t: Term) => void): void {
     case 'call':
       walkTerm(t.operator, visit);
       for (const a of t.args) walkTerm(a, visit);
+      break;
+    case 'templatestring':
+      for (const p of t.parts)
+        if (isExprPart(p)) walkExpr(p, visit);
+        else walkTerm(p, visit);
       break;
     default:
       break;

@@ -9,6 +9,7 @@ import { resolveMetadataCalls } from './metadata.ts';
 import { hoistNegatedOperands, hoistNegatedOperandsInTerm } from './negation.ts';
 import { NameGen, Rewriter, type ScopeHandle } from './rewrite.ts';
 import { SafetyChecker } from './safety.ts';
+import { lowerTemplateStrings, lowerTemplateStringsInBody } from './template-strings.ts';
 import { dataRef, forEachVar } from './terms.ts';
 import {
   pathKey,
@@ -167,7 +168,10 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
     if (errors.length) throw new RegoErrors(errors.slice(0, maxErrors));
   };
 
-  // 0. rego.metadata.chain()/rule() become the constants the METADATA blocks give (OPA does this first).
+  // 0. Template strings become internal.template_string calls (OPA's RewriteTemplateStrings), then
+  // rego.metadata.chain()/rule() the constants the METADATA blocks give, in OPA's stage order.
+  lowerTemplateStrings(modules, builtins, errors);
+  flush();
   resolveMetadataCalls(modules);
 
   // 1. Rule sets by path, with conflict checks.
@@ -427,6 +431,8 @@ export interface QueryVar {
  */
 export function compileQuery(program: CompiledProgram, body: Body): { body: Body; vars: QueryVar[] } {
   const errors: RegoError[] = [];
+  lowerTemplateStringsInBody(body, program.builtins, errors);
+  if (errors.length) throw new RegoErrors(errors.slice(0, MAX_ERRORS));
   const names = new NameGen();
   const rw = new Rewriter({ globals: new Map(), names, errors });
   const scope = rw.newScope();

@@ -47,6 +47,13 @@ function fail(ctx: RewriteContext, msg: string, loc?: Location): void {
   ctx.errors.push(new RegoError('rego_compile_error', msg, loc));
 }
 
+/** The head var of a ref that is exactly `input` or `data` (how the parser reads a bare root document). */
+function bareRootDocument(t: RefTerm): VarTerm | undefined {
+  const head = t.value[0];
+  if (t.value.length !== 1 || head?.type !== 'var') return undefined;
+  return head.value === 'input' || head.value === 'data' ? head : undefined;
+}
+
 function withLoc(t: Term, loc: Location | undefined): Term {
   return loc ? ({ ...t, location: loc } as Term) : t;
 }
@@ -97,6 +104,13 @@ export class Rewriter {
       switch (x.type) {
         case 'var':
           return declare(x);
+        case 'ref': {
+          // `input := …` / `data := …` declare a local of that name, shadowing the root document in the rest
+          // of the scope (OPA's rewriteDeclaredAssignment accepts the bare root refs; checkKeywordOverrides
+          // refuses them only with --strict).
+          const root = bareRootDocument(x);
+          return root ? declare(root) : this.term(x, s, depth + 1);
+        }
         case 'array':
           return { ...x, value: x.value.map((e) => walk(e, depth + 1)) };
         case 'object':
@@ -203,7 +217,12 @@ export class Rewriter {
         if (t.wildcard || t.value === '_') return { ...t, value: this.ctx.names.wildcard(), wildcard: true };
         const local = s.lookup(t.value);
         if (local !== undefined) return { ...t, value: local, original: t.original ?? t.value };
-        if (t.value === 'input' || t.value === 'data') return t;
+        if (t.value === 'input' || t.value === 'data') {
+          // The head of `input.x` counts as a use (a later `input := …` is "referenced above"); a bare
+          // `input` does not (OPA's rewriteDeclaredVarsInTerm walks into refs but stops at a root ref).
+          s.seen.add(t.value);
+          return t;
+        }
         const g = this.ctx.globals.get(t.value);
         if (g)
           return refTerm(
@@ -214,6 +233,11 @@ export class Rewriter {
         return t;
       }
       case 'ref': {
+        const root = bareRootDocument(t);
+        if (root) {
+          const local = s.lookup(root.value);
+          return local === undefined ? t : withLoc({ ...root, value: local, original: root.value }, t.location);
+        }
         const [head, ...rest] = t.value;
         const h = this.term(head, s, depth + 1);
         const tail = rest.map((e) => this.term(e, s, depth + 1));

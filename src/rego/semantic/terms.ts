@@ -1,5 +1,13 @@
 // Small structural helpers over the Rego AST shared by the compile stage and the planner.
-import type { Body, Expr, Location, RefTerm, Term, VarTerm } from '../ast/types.ts';
+import {
+  isExprPart,
+  type Body,
+  type Expr,
+  type Location,
+  type RefTerm,
+  type Term,
+  type VarTerm,
+} from '../ast/types.ts';
 
 function varTerm(name: string, location?: Location): VarTerm {
   return { type: 'var', value: name, location };
@@ -76,6 +84,11 @@ export function forEachVar(t: Term, fn: (v: VarTerm) => void, options: VarWalkOp
       forEachVar(t.key, fn, options, depth + 1);
       forEachVar(t.value, fn, options, depth + 1);
       forEachVarInBody(t.body, fn, options, depth + 1);
+      return;
+    case 'templatestring':
+      for (const p of t.parts)
+        if (isExprPart(p)) forEachVarInBody([p], fn, options, depth + 1);
+        else forEachVar(p, fn, options, depth + 1);
       return;
     default:
       return;

@@ -12,7 +12,7 @@ import { planEntrypoints } from '../planner/index.ts';
 import { linkPolicyWasm } from '../wasm/index.ts';
 import { IgnorePatternError, LoaderError, loadPaths } from '../bundle/loader.ts';
 import { RegoError, RegoErrors } from '../errors.ts';
-import type { Capabilities } from '../builtins/capabilities.ts';
+import { allowsTemplateStrings, type Capabilities } from '../builtins/capabilities.ts';
 import { isObject, type JsonValue as Json } from '../json.ts';
 import { CoverageProbes, type CoverageReport, instrumentForCoverage } from './coverage.ts';
 import { createTestEvaluator, TestEvaluationError, type HostBuiltinTable } from './evaluator.ts';
@@ -300,7 +300,10 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
   const parse = (): Module[] => {
     try {
       return sources.modules.map((m) =>
-        parseModule(m.file, m.text, { regoVersion: m.regoVersion ?? (options.v0Compatible ? 0 : 1) }),
+        parseModule(m.file, m.text, {
+          regoVersion: m.regoVersion ?? (options.v0Compatible ? 0 : 1),
+          templateStrings: allowsTemplateStrings(options.capabilities),
+        }),
       );
     } catch (err) {
       throw new PolicyTestSetupError(formatRegoErrors(err), 'compile');

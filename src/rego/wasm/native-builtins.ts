@@ -11,8 +11,9 @@ export interface NativeBuiltin {
 }
 
 // Native with a host fallback (runtime/assembly/strings.ts): non-ASCII case mapping, sprintf beyond
-// %s/%d/%v on strings and integers, replace and strings.replace_n with an empty pattern.
-const withHostFallback = new Set(['lower', 'upper', 'replace', 'sprintf', 'strings.replace_n']);
+// %s/%d/%v on strings and integers, replace and strings.replace_n with an empty pattern; to_number
+// (runtime/assembly/builtins.ts) of strings other than plain decimals and of wrong types.
+const withHostFallback = new Set(['lower', 'upper', 'replace', 'sprintf', 'strings.replace_n', 'to_number']);
 
 const table: Array<[string, number]> = [
   ['equal', 2],
@@ -30,6 +31,7 @@ const table: Array<[string, number]> = [
   ['round', 1],
   ['ceil', 1],
   ['floor', 1],
+  ['to_number', 1],
   ['and', 2],
   ['or', 2],
   ['union', 1],

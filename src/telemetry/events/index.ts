@@ -32,6 +32,10 @@ class SinkWorker {
   readonly #options: OcsfEmitterOptions;
   #running: Promise<void> | null = null;
   #timer: NodeJS.Timeout | null = null;
+  /** Lines of the batch being written. */
+  #writing = 0;
+  /** Set once the shutdown deadline passed: what was held is counted then, and nothing after. */
+  #abandoned = false;
   /**
    * Whether a batch short of batchSize goes out: once the flush interval has passed, or on flush(). Otherwise a
    * batch waits to fill, so a busy Guardian sends full batches (each POST or append costs about the same whatever
@@ -47,6 +51,17 @@ class SinkWorker {
 
   push(line: string): void {
     this.queue.push(line);
+    this.#schedule();
+  }
+
+  /** Queues `line` past the queue's bound (the backlog handed over at shutdown, bounded by the caller already). */
+  keep(line: string): void {
+    this.queue.keep(line);
+    this.#schedule();
+  }
+
+  /** Starts a full batch now, or waits for one to fill. */
+  #schedule(): void {
     if (this.#running) return;
     if (this.queue.size >= this.#options.batchSize) this.#start();
     else this.#wait();
@@ -78,10 +93,14 @@ class SinkWorker {
   async #drain(): Promise<void> {
     while (this.queue.size >= this.#options.batchSize || (this.#partial && this.queue.size > 0)) {
       const batch = this.queue.take(this.#options.batchSize);
+      this.#writing = batch.length;
       try {
         await this.sink.write(batch);
       } catch (err) {
-        this.#options.onDropped(this.sink.kind, batch.length, err instanceof Error ? err.message : String(err));
+        if (!this.#abandoned)
+          this.#options.onDropped(this.sink.kind, batch.length, err instanceof Error ? err.message : String(err));
+      } finally {
+        this.#writing = 0;
       }
     }
   }
@@ -92,13 +111,25 @@ class SinkWorker {
     this.#start();
     while (this.#running) await this.#running;
   }
+
+  /** Gives up what is held (queued, and the batch being written): counted as dropped once, nothing after. */
+  abandon(): void {
+    if (this.#abandoned) return;
+    const lost = this.queue.size + this.#writing;
+    this.#abandoned = true;
+    this.queue.take(this.queue.size);
+    if (lost > 0) this.#options.onDropped(this.sink.kind, lost, 'not written before the shutdown deadline');
+  }
 }
 
 export interface OcsfEmitter {
   emit(events: OcsfEvent[]): void;
   /** Events waiting per sink kind. */
   depths(): Record<string, number>;
-  flush(): Promise<void>;
+  /** Writes everything queued, then `last` (queued past the bound: the caller's own bound limited it already). */
+  flush(last?: readonly OcsfEvent[]): Promise<void>;
+  /** Gives up what is still held (the shutdown deadline passed), counted as dropped. */
+  abandon(): void;
 }
 
 export function createOcsfEmitter(options: OcsfEmitterOptions): OcsfEmitter {
@@ -111,8 +142,15 @@ export function createOcsfEmitter(options: OcsfEmitterOptions): OcsfEmitter {
       }
     },
     depths: () => Object.fromEntries(workers.map((w) => [w.sink.kind, w.queue.size])),
-    async flush() {
+    async flush(last = []) {
+      for (const event of last) {
+        const line = JSON.stringify(event);
+        for (const w of workers) w.keep(line);
+      }
       await Promise.all(workers.map((w) => w.flush()));
+    },
+    abandon() {
+      for (const w of workers) w.abandon();
     },
   };
 }

@@ -1080,6 +1080,20 @@ export const miscCases: Case[] = [
   ok('trace', ['note'], true),
   ok('print', ['a', 1], null),
   ok('internal.print', [[['a'], []]], null),
+  // A compiled module hands the expression sets over marked (names.ts regoSetBuiltins), as here.
+  ok(
+    'internal.template_string',
+    [['a', 1, true, null, { '$guardian.set': ['x'] }, { '$guardian.set': [[1, 'y']] }, { '$guardian.set': [] }]],
+    'a1truenullx[1, "y"]<undefined>',
+  ),
+  ok('internal.template_string', [[]], ''),
+  err('internal.template_string', ['x'], 'eval_type_error: internal.template_string: operand 1 must be array'),
+  err(
+    'internal.template_string',
+    [[{ '$guardian.set': [1, 2] }]],
+    'eval_conflict_error: template-strings must not produce multiple outputs',
+    'halts the evaluation, strict or not',
+  ),
 ];
 
 export const jwtErrorCases: Case[] = [

@@ -820,3 +820,22 @@ setRule(
   's contains x if some x in [1]\nq := count(s)\np contains n if n := q with data.t.s as {1, 2, 3}',
   [3],
 );
+
+// templatestrings (OPA 1.x template strings: v1/ast/compile.go rewriteTemplateString, topdown/template_string.go)
+rule(
+  'templatestrings/text and expressions',
+  'p := $"hello {input.name}, {count(input.xs)} items"',
+  'hello bob, 2 items',
+  {
+    input: { name: 'bob', xs: [1, 2] },
+  },
+);
+rule('templatestrings/raw multi-line with an escaped brace', 'p := $`a\n{1 + 1}\\{b}`', 'a\n2{b}');
+rule('templatestrings/undefined expression', 'p := $"[{input.missing}]"', '[<undefined>]');
+rule('templatestrings/composites as Rego terms', 'p := $"{[1, "a"]} {{"k": {2}}} {null}"', '[1, "a"] {"k": {2}} null');
+rule('templatestrings/in a function', 'f(x) := $"<{x}>"\np := f("y")', '<y>');
+aborting(
+  'templatestrings/more than one value',
+  'p := $"{[1, 2][_]}"',
+  'eval_conflict_error: template-strings must not produce multiple outputs',
+);

@@ -180,7 +180,7 @@ describe('native builtins', () => {
       .map(hostBuiltinName)
       .sort();
     expect(listed).toEqual(withFallback);
-    expect(withFallback).toEqual(['guardian.sprintf', 'lower', 'replace', 'strings.replace_n', 'upper']);
+    expect(withFallback).toEqual(['guardian.sprintf', 'lower', 'replace', 'strings.replace_n', 'to_number', 'upper']);
   });
 
   it('strings order byte-wise (UTF-8, as Go) whatever their length and where they first differ', () => {

@@ -11,7 +11,7 @@ import {
   SET_KEY,
 } from './names.ts';
 import type { HostImpls } from './registry.ts';
-import { BuiltinError, DecimalText, RegoSet } from './values.ts';
+import { BuiltinError, BuiltinHaltError, DecimalText, RegoSet } from './values.ts';
 
 function containsBigInt(v: unknown): boolean {
   if (typeof v === 'bigint') return true;
@@ -90,6 +90,11 @@ export function adaptHostImplementations(
       try {
         result = impl(exact ? (args.map((a) => exactIntegers(a, keepText, sets)) as typeof args) : args, context);
       } catch (e) {
+        if (e instanceof BuiltinHaltError) {
+          const message = `${e.code}: ${e.message}`;
+          if (context.strict && context.strictErrors === 'marker') return { [BUILTIN_ERROR_MARKER]: message };
+          throw new Error(message);
+        }
         const err = e instanceof BuiltinError ? e : new BuiltinError(e instanceof Error ? e.message : String(e));
         if (context.strict) {
           const message = `${err.code}: ${name}: ${err.message}`;

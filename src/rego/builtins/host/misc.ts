@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import type { HostBuiltinContext } from './context.ts';
 import { regoText } from './format.ts';
 import type { HostImpls } from './registry.ts';
-import { BuiltinError, int, RegoSet, str } from './values.ts';
+import { BuiltinError, BuiltinHaltError, DecimalText, int, operandError, RegoSet, str } from './values.ts';
 
 // ---- semver (2.0.0, no leading "v") ------------------------------------------------------------------
 
@@ -245,6 +245,35 @@ function printLines(operands: unknown[]): string[] {
   return lines.map((parts) => parts.join(' '));
 }
 
+// ---- template strings -----------------------------------------------------------------------------
+
+/**
+ * OPA's internal.template_string (topdown/template_string.go over print.go's cross product): the parts of a
+ * lowered template string, each a string, number, boolean or null written as is (a string without quotes),
+ * or the set of an expression's values: `<undefined>` when empty, its one value as print writes it, and an
+ * error ending the evaluation when it has more than one.
+ */
+function templateString(parts: unknown): string {
+  if (!Array.isArray(parts)) throw operandError(1, 'array', parts);
+  let out = '';
+  for (const p of parts) {
+    if (p === null || typeof p !== 'object' || p instanceof DecimalText) {
+      out += printText(p);
+      continue;
+    }
+    if (!(p instanceof RegoSet)) {
+      throw new BuiltinHaltError(
+        'eval_internal_error',
+        `illegal argument type: ${Array.isArray(p) ? 'array' : 'object'}`,
+      );
+    }
+    if (p.elements.length > 1)
+      throw new BuiltinHaltError('eval_conflict_error', 'template-strings must not produce multiple outputs');
+    out += p.elements.length === 0 ? '<undefined>' : printText(p.elements[0]);
+  }
+  return out;
+}
+
 export const miscBuiltins: HostImpls = {
   'semver.compare': ([a, b]) => compareSemver(str(a, 1), str(b, 2)),
   'semver.is_valid': ([a]) => typeof a === 'string' && SEMVER.test(a),
@@ -272,6 +301,7 @@ export const miscBuiltins: HostImpls = {
     for (const line of printLines(Array.isArray(operands) ? operands : [])) ctx.print(line);
     return null;
   },
+  'internal.template_string': ([parts]) => templateString(parts),
   print(args, ctx) {
     ctx.print(args.map(printText).join(' '));
     return null;

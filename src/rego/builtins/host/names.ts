@@ -23,6 +23,7 @@ export const opaWasmShadowedBuiltins: ReadonlySet<string> = new Set([
  */
 export const exactIntegerBuiltins: ReadonlySet<string> = new Set([
   'format_int',
+  'internal.template_string',
   'json.marshal',
   'json.marshal_with_options',
   'sprintf',
@@ -40,6 +41,7 @@ export const exactIntegerBuiltins: ReadonlySet<string> = new Set([
  * decimals like exact integers and the adapter passes them as DecimalText; the other builtins get the double.
  */
 export const numberTextBuiltins: ReadonlySet<string> = new Set([
+  'internal.template_string',
   'json.marshal',
   'json.marshal_with_options',
   'sprintf',
@@ -51,7 +53,7 @@ export const numberTextBuiltins: ReadonlySet<string> = new Set([
  * a compiled module dumps sets as `{"$guardian.set": [...]}` (runtime dump.ts) and the adapter hands them
  * to the implementation as RegoSet.
  */
-export const regoSetBuiltins: ReadonlySet<string> = new Set(['sprintf', 'internal.print']);
+export const regoSetBuiltins: ReadonlySet<string> = new Set(['sprintf', 'internal.print', 'internal.template_string']);
 
 /** The key of the object a set argument is dumped as (see regoSetBuiltins). */
 export const SET_KEY = '$guardian.set';

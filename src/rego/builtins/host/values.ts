@@ -38,6 +38,20 @@ export class BuiltinError extends Error {
   }
 }
 
+/**
+ * An error that ends the evaluation whatever the strict-builtin-errors setting (OPA's topdown `Halt`), with
+ * its own code and no builtin name: `eval_conflict_error: template-strings must not produce multiple outputs`.
+ */
+export class BuiltinHaltError extends Error {
+  constructor(
+    readonly code: 'eval_conflict_error' | 'eval_internal_error',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'BuiltinHaltError';
+  }
+}
+
 /** An operand has the wrong type: `eval_type_error: <name>: operand N must be T but got U`. */
 export class BuiltinTypeError extends BuiltinError {
   override readonly code = 'eval_type_error';

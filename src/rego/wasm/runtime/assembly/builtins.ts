@@ -10,6 +10,7 @@ import { compareValues } from "./compare";
 import { rt_get } from "./ops";
 import { setError } from "./ops";
 import { bigOperands, bigAdd, bigSub, bigMul, bigDivExact, bigRem } from "./bigint";
+import { HOST_FALLBACK } from "./strings";
 
 const ERR_BUILTIN: i32 = 1;
 const ERR_TYPE: i32 = 2;
@@ -113,6 +114,36 @@ export function bi_abs(a: usize): usize {
   }
   if (numToF64(a) >= 0) return a;
   return numFloat(-numToF64(a));
+}
+
+/**
+ * to_number (OPA's topdown/casts.go): a number is returned as it is, and a decimal string becomes the number
+ * written that way, so `to_number(101.00)` and `to_number("101.00")` keep their text for sprintf's `%.2f`
+ * and json.marshal, as OPA's ast.Number does. Strings outside `-?int(.digits)?` (exponents, which Go's
+ * ParseFloat may reject as out of range, signs, hex, inf/nan) are the host's.
+ */
+export function bi_to_number(a: usize): usize {
+  if (a == 0) return 0;
+  const t = tagOf(a);
+  if (t == T_NUMBER) return a;
+  if (t == T_NULL) return rt_number_int(0);
+  if (t == T_BOOL) return rt_number_int(load<u8>(a, 1) != 0 ? 1 : 0);
+  if (t != T_STRING) return HOST_FALLBACK;
+  const p = strPtr(a), l = lenOf(a);
+  let i: u32 = 0;
+  if (i < l && load<u8>(p) == 0x2D) i++;
+  const intStart = i;
+  while (i < l && load<u8>(p + i) >= 0x30 && load<u8>(p + i) <= 0x39) i++;
+  const intLen = i - intStart;
+  if (intLen == 0 || (intLen > 1 && load<u8>(p + intStart) == 0x30)) return HOST_FALLBACK;
+  if (i < l && load<u8>(p + i) == 0x2E) {
+    i++;
+    const fracStart = i;
+    while (i < l && load<u8>(p + i) >= 0x30 && load<u8>(p + i) <= 0x39) i++;
+    if (i == fracStart) return HOST_FALLBACK;
+  }
+  if (i != l) return HOST_FALLBACK;
+  return numFromText(p, l);
 }
 
 function rounding(name: string, a: usize, mode: i32): usize {
