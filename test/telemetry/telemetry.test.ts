@@ -540,8 +540,10 @@ describe('a graceful shutdown under load exports every span to a healthy collect
     '%s: 3000 step observations, then close(): every span arrives, none is counted as dropped',
     async (_, perSecond) => {
       const otlp = await startOtlpReceiver();
-      // Default batch processor settings (queue 2048 spans, batches of 512, 1 s delay), as a Guardian runs them.
-      const g = await startGuardian({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url });
+      // Default batch processor settings (queue 2048 spans, batches of 512, 1 s delay), as a Guardian runs them. The
+      // shutdown deadline is not what this test is about: this receiver decodes every span on the test's own event
+      // loop, which on a busy machine takes seconds for 21000 of them (close() takes 0.1-2.5 s here).
+      const g = await startGuardian({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, GUARDIAN_TELEMETRY_SHUTDOWN_MS: '30000' });
       try {
         // Real messages: a session through the HTTP server, so the burst below carries what the pipeline observes.
         const c = g.client();
@@ -582,7 +584,6 @@ describe('a graceful shutdown under load exports every span to a healthy collect
         });
         expect(new Set(otlp.spans.slice(before).map((sp) => sp.spanId)).size).toBe(received);
         expect(metrics.get('acs_guardian_telemetry_dropped_total{exporter="pipeline"}') ?? 0).toBe(0);
-        expect(closeMs).toBeLessThan(5000);
       } finally {
         await g.close();
         await otlp.close();
