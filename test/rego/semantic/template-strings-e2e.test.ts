@@ -146,8 +146,21 @@ describe('compile errors and capabilities', () => {
     ]);
   });
 
-  it('an unsafe variable in an expression is reported', () => {
-    expect(compileErrors('package t\np := $"{y}"\n').join('\n')).toContain('var y is unsafe');
+  it('a variable nothing binds is undeclared (OPA: compile error at the expression)', () => {
+    expect(compileErrors('package t\np := $"{y}"\n')).toEqual(['t.rego:2:9: rego_compile_error: var y is undeclared']);
+    expect(compileErrors('package t\np := $"a {y + z} b"\n')).toEqual([
+      't.rego:2:11: rego_compile_error: var y is undeclared',
+      't.rego:2:11: rego_compile_error: var z is undeclared',
+    ]);
+    expect(compileErrors('package t\nf(a) := $"{a} {b}"\n')).toEqual([
+      't.rego:2:16: rego_compile_error: var b is undeclared',
+    ]);
+  });
+
+  it('variables the body binds, later or in enclosing comprehensions, are fine', () => {
+    expect(compileErrors('package t\np contains $"{x}" if some x in input.xs\n')).toEqual([]);
+    expect(compileErrors('package t\np := [$"{i}:{v}" | some i, v in input.xs]\n')).toEqual([]);
+    expect(compileErrors('package t\np if {\n\t$"{x}" == "1"\n\tx = 1\n}\n')).toEqual([]);
   });
 
   it('our capabilities document lists the feature and the builtin, as OPA 1.x does', () => {
