@@ -13,7 +13,7 @@ import { linkPolicyWasm } from '../../../src/rego/wasm/index.ts';
 import { createHostBuiltins } from '../../../src/rego/builtins/host/index.ts';
 import { RegoErrors } from '../../../src/rego/errors.ts';
 import { capabilitiesDocument, readCapabilities } from '../../../src/rego/builtins/capabilities.ts';
-import { evaluateQuery, planSources } from '../../../src/rego/index.ts';
+import { compileBundle, evaluateQuery, planSources } from '../../../src/rego/index.ts';
 
 async function load(src: string, entrypoints: string[], data: Record<string, unknown> = {}) {
   const wasm = await linkPolicyWasm(planEntrypoints(compileModules([parseModule('t.rego', src)]), entrypoints));
@@ -128,6 +128,15 @@ calls := $"{count(input.xs)} {upper(input.name)} {input.name == "bob"}"
       nested: 'outer inner bob',
       calls: '2 BOB true',
     });
+  });
+
+  it('input read only inside template strings is kept by the input projection (metadata.input_paths)', async () => {
+    const b = await compileBundle({
+      sources: [{ file: 't.rego', text: 'package t\np := $"hi {input.user.name} {$"{input.n}"}"\n' }],
+      entrypoints: ['t/p'],
+      recordInputPaths: true,
+    });
+    expect(b.manifest.metadata?.input_paths).toEqual([['n'], ['user', 'name']]);
   });
 
   it('a template string as an ad-hoc query term', async () => {
