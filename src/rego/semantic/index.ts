@@ -9,7 +9,7 @@ import { resolveMetadataCalls } from './metadata.ts';
 import { hoistNegatedOperands, hoistNegatedOperandsInTerm } from './negation.ts';
 import { NameGen, Rewriter, type ScopeHandle } from './rewrite.ts';
 import { SafetyChecker } from './safety.ts';
-import { lowerTemplateStrings, lowerTemplateStringsInBody } from './template-strings.ts';
+import { lowerTemplateStrings, lowerTemplateStringsInBody, reportUndeclared } from './template-strings.ts';
 import { dataRef, forEachVar } from './terms.ts';
 import {
   pathKey,
@@ -170,7 +170,7 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
 
   // 0. Template strings become internal.template_string calls (OPA's RewriteTemplateStrings), then
   // rego.metadata.chain()/rule() the constants the METADATA blocks give, in OPA's stage order.
-  lowerTemplateStrings(modules, builtins, errors);
+  const holes = lowerTemplateStrings(modules, builtins, errors);
   flush();
   resolveMetadataCalls(modules);
 
@@ -395,6 +395,7 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
     });
     if (errors.length >= maxErrors) break;
   }
+  reportUndeclared(errors, holes);
   flush();
 
   // 4. Calls, with targets, recursion.
@@ -431,7 +432,7 @@ export interface QueryVar {
  */
 export function compileQuery(program: CompiledProgram, body: Body): { body: Body; vars: QueryVar[] } {
   const errors: RegoError[] = [];
-  lowerTemplateStringsInBody(body, program.builtins, errors);
+  const holes = lowerTemplateStringsInBody(body, program.builtins, errors);
   if (errors.length) throw new RegoErrors(errors.slice(0, MAX_ERRORS));
   const names = new NameGen();
   const rw = new Rewriter({ globals: new Map(), names, errors });
@@ -452,6 +453,7 @@ export function compileQuery(program: CompiledProgram, body: Body): { body: Body
       : program.builtins.has(name);
   const safety = new SafetyChecker({ arity: arityOf, isFunction, errors });
   const r = safety.reorder(rewritten, new Set(), []);
+  reportUndeclared(errors, holes);
   r.body = hoistNegatedOperands(r.body, names);
   const checker = new CallChecker({
     ruleSetsByPath: program.ruleSetsByPath,

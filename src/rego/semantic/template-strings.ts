@@ -8,6 +8,7 @@ import {
   isExprPart,
   type Body,
   type Expr,
+  type Location,
   type Module,
   type RefTerm,
   type Rule,
@@ -20,9 +21,18 @@ import { operatorName } from './terms.ts';
 
 export const TEMPLATE_STRING_BUILTIN = 'internal.template_string';
 
+/** Where an expression of a template string was, so a var unsafe inside it can be reported as OPA does. */
+export interface TemplateHole {
+  file: string;
+  start: number;
+  end: number;
+  location: Location;
+}
+
 interface LowerContext {
   builtins: BuiltinTable;
   errors: RegoError[];
+  holes: TemplateHole[];
   /** Counter for the comprehension variables; `$` keeps them apart from anything a policy can spell. */
   next: number;
 }
@@ -66,6 +76,9 @@ function lowerTemplate(t: TemplateStringTerm, cx: LowerContext): Term {
       continue;
     }
     const where = value.location ?? p.location;
+    const span = p.location;
+    if (where && span?.offset !== undefined && span.text !== undefined)
+      cx.holes.push({ file: span.file, start: span.offset, end: span.offset + span.text.length, location: where });
     const name = `$tmpl${cx.next++}`;
     const v = (): Term => ({ type: 'var', value: name, location: where });
     const eq: RefTerm = { type: 'ref', value: [{ type: 'var', value: 'eq', location: where }], location: where };
@@ -159,13 +172,41 @@ function lowerRule(rule: Rule, cx: LowerContext): void {
   }
 }
 
-/** Lower every template string in the modules' rules, in place; problems are pushed onto `errors`. */
-export function lowerTemplateStrings(modules: readonly Module[], builtins: BuiltinTable, errors: RegoError[]): void {
-  const cx: LowerContext = { builtins, errors, next: 0 };
+/**
+ * Lower every template string in the modules' rules, in place; problems are pushed onto `errors`. Returns
+ * where the expressions were (for `reportUndeclared`).
+ */
+export function lowerTemplateStrings(
+  modules: readonly Module[],
+  builtins: BuiltinTable,
+  errors: RegoError[],
+): TemplateHole[] {
+  const cx: LowerContext = { builtins, errors, holes: [], next: 0 };
   for (const m of modules) for (const r of m.rules) lowerRule(r, cx);
+  return cx.holes;
 }
 
 /** Lower the template strings of a query body, in place. */
-export function lowerTemplateStringsInBody(body: Body, builtins: BuiltinTable, errors: RegoError[]): void {
-  lowerBody(body, { builtins, errors, next: 0 });
+export function lowerTemplateStringsInBody(body: Body, builtins: BuiltinTable, errors: RegoError[]): TemplateHole[] {
+  const cx: LowerContext = { builtins, errors, holes: [], next: 0 };
+  lowerBody(body, cx);
+  return cx.holes;
+}
+
+/**
+ * OPA checks the vars of a template expression against the vars its body can bind before any safety check,
+ * and reports one it cannot bind as `var x is undeclared` (rego_compile_error, at the expression). Our
+ * safety check finds the same vars later, as `var x is unsafe` inside the generated comprehension; those
+ * errors are given OPA's wording here, in place.
+ */
+export function reportUndeclared(errors: RegoError[], holes: readonly TemplateHole[]): void {
+  if (holes.length === 0) return;
+  errors.forEach((e, i) => {
+    const l = e.location;
+    const m = /^var (.+) is unsafe$/.exec(e.message);
+    if (e.code !== 'rego_unsafe_var_error' || !m || l?.offset === undefined) return;
+    const offset = l.offset;
+    const hole = holes.find((h) => h.file === l.file && h.start <= offset && offset < h.end);
+    if (hole) errors[i] = new RegoError('rego_compile_error', `var ${m[1]} is undeclared`, hole.location);
+  });
 }

@@ -13,7 +13,7 @@ import { linkPolicyWasm } from '../../../src/rego/wasm/index.ts';
 import { createHostBuiltins } from '../../../src/rego/builtins/host/index.ts';
 import { RegoErrors } from '../../../src/rego/errors.ts';
 import { capabilitiesDocument, readCapabilities } from '../../../src/rego/builtins/capabilities.ts';
-import { evaluateQuery, planSources } from '../../../src/rego/index.ts';
+import { compileBundle, evaluateQuery, planSources } from '../../../src/rego/index.ts';
 
 async function load(src: string, entrypoints: string[], data: Record<string, unknown> = {}) {
   const wasm = await linkPolicyWasm(planEntrypoints(compileModules([parseModule('t.rego', src)]), entrypoints));
@@ -130,6 +130,15 @@ calls := $"{count(input.xs)} {upper(input.name)} {input.name == "bob"}"
     });
   });
 
+  it('input read only inside template strings is kept by the input projection (metadata.input_paths)', async () => {
+    const b = await compileBundle({
+      sources: [{ file: 't.rego', text: 'package t\np := $"hi {input.user.name} {$"{input.n}"}"\n' }],
+      entrypoints: ['t/p'],
+      recordInputPaths: true,
+    });
+    expect(b.manifest.metadata?.input_paths).toEqual([['n'], ['user', 'name']]);
+  });
+
   it('a template string as an ad-hoc query term', async () => {
     const rs = await evaluateQuery({
       sources: [{ file: 't.rego', text: 'package t\nv := 3\n' }],
@@ -146,8 +155,21 @@ describe('compile errors and capabilities', () => {
     ]);
   });
 
-  it('an unsafe variable in an expression is reported', () => {
-    expect(compileErrors('package t\np := $"{y}"\n').join('\n')).toContain('var y is unsafe');
+  it('a variable nothing binds is undeclared (OPA: compile error at the expression)', () => {
+    expect(compileErrors('package t\np := $"{y}"\n')).toEqual(['t.rego:2:9: rego_compile_error: var y is undeclared']);
+    expect(compileErrors('package t\np := $"a {y + z} b"\n')).toEqual([
+      't.rego:2:11: rego_compile_error: var y is undeclared',
+      't.rego:2:11: rego_compile_error: var z is undeclared',
+    ]);
+    expect(compileErrors('package t\nf(a) := $"{a} {b}"\n')).toEqual([
+      't.rego:2:16: rego_compile_error: var b is undeclared',
+    ]);
+  });
+
+  it('variables the body binds, later or in enclosing comprehensions, are fine', () => {
+    expect(compileErrors('package t\np contains $"{x}" if some x in input.xs\n')).toEqual([]);
+    expect(compileErrors('package t\np := [$"{i}:{v}" | some i, v in input.xs]\n')).toEqual([]);
+    expect(compileErrors('package t\np if {\n\t$"{x}" == "1"\n\tx = 1\n}\n')).toEqual([]);
   });
 
   it('our capabilities document lists the feature and the builtin, as OPA 1.x does', () => {
