@@ -120,3 +120,30 @@ describe('guardian policy eval QUERY', { timeout: 300_000 }, () => {
     expect(r.stdout).toContain('"z": 12345678901234567890123\n');
   });
 });
+
+describe('template strings follow --capabilities in every verb', { timeout: 300_000 }, () => {
+  // A capabilities document from before template strings (no `template_strings` feature), as OPA refuses them.
+  const tmplDir = join(dir, 'tmpl');
+  mkdirSync(tmplDir, { recursive: true });
+  writeFileSync(join(tmplDir, 't.rego'), 'package t\n\nmsg := $"hello {input.who}"\n');
+  const old = join(dir, 'caps-no-template.json');
+  writeFileSync(old, JSON.stringify({ ...doc, features: doc.features.filter((f) => f !== 'template_strings') }));
+
+  it('policy check: accepted with our capabilities, refused with OPA text without the feature', async () => {
+    const ok = await runGuardian(['policy', 'check', join(tmplDir, 't.rego'), '--capabilities', caps]);
+    expect(ok.code, ok.stderr).toBe(0);
+    const refused = await runGuardian(['policy', 'check', join(tmplDir, 't.rego'), '--capabilities', old]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stdout + refused.stderr).toContain('template strings are not supported by current capabilities');
+  });
+
+  it('policy eval: the same document refuses the module', async () => {
+    const r = await evalQuery(['-d', tmplDir, '--capabilities', old, 'data.t.msg']);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('template strings are not supported by current capabilities');
+    writeFileSync(join(dir, 'who.json'), '{"who": "ada"}');
+    const ok = await evalQuery(['-d', tmplDir, '-i', join(dir, 'who.json'), 'data.t.msg']);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(JSON.stringify(ok.out)).toContain('"hello ada"');
+  });
+});

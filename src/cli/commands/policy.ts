@@ -157,11 +157,12 @@ async function check(paths: string[], opts: CheckOptions): Promise<void> {
   const { sources, shownAs } = gatherInputs(paths, { ...opts, onlyRego: true });
   if (sources.length === 0) throw new CliError('no .rego files found', ExitCode.Usage);
   const { checkPolicies, formatFinding } = await import('../../rego/lint/index.ts');
+  const { allowsTemplateStrings } = await import('../../rego/builtins/capabilities.ts');
   // No bundle is written: findings name the files as the user typed them.
   const capabilities = opts.capabilities !== undefined ? readCapabilitiesFile(opts.capabilities) : undefined;
   const result = checkPolicies(
     sources.map((s) => ({ ...s, file: shownAs.get(s.file) ?? s.file })),
-    capabilities ? { builtins: capabilities.builtins } : {},
+    capabilities ? { builtins: capabilities.builtins, templateStrings: allowsTemplateStrings(capabilities) } : {},
   );
   if (opts.format === 'json') {
     const where = (l: { file: string; row: number; col: number } | undefined) =>
