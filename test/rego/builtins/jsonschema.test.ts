@@ -175,6 +175,30 @@ describe('json.match_schema: anyOf / oneOf errors as gojsonschema reports them',
     ]);
   });
 
+  it('a oneOf under array items: each element picks its own closest branch', () => {
+    // One schema path, three instances: [1, 2] is closest to the array branch (it gets past `type`),
+    // 3 and true fail both branches' types (a tie: the first, the string branch).
+    const schema = {
+      type: 'array',
+      items: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
+    };
+    const oneOf = (field: string) => err(field, 'number_one_of', 'Must validate one and only one schema (oneOf)');
+    const type = (field: string, given: string, expected = 'string') =>
+      err(field, 'invalid_type', `Invalid type. Expected: ${expected}, given: ${given}`);
+    expect(ev('js/match', { doc: [[1, 2], 3, 'ok', true], schema })).toEqual([
+      false,
+      [
+        oneOf('0'),
+        type('0.0', 'integer'),
+        type('0.1', 'integer'),
+        oneOf('1'),
+        type('1', 'integer'),
+        oneOf('3'),
+        type('3', 'boolean'),
+      ],
+    ]);
+  });
+
   it('nested: a dropped branch takes its inner combinator with it', () => {
     const schema = {
       anyOf: [

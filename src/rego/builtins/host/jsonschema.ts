@@ -254,6 +254,9 @@ function toOpaError(e: ErrorObject, doc: unknown): SchemaError | undefined {
 /** The branch index of `e` below combinator `c` (`<c.schemaPath>/<i>/…`), else undefined. */
 function branchOf(c: ErrorObject, e: ErrorObject): number | undefined {
   if (e === c || !e.schemaPath.startsWith(`${c.schemaPath}/`)) return undefined;
+  // The same combinator is evaluated once per element of an enclosing array (one schema path, several
+  // instances): a branch error belongs to the combinator error of the instance it was found in or under.
+  if (e.instancePath !== c.instancePath && !e.instancePath.startsWith(`${c.instancePath}/`)) return undefined;
   return Number(e.schemaPath.slice(c.schemaPath.length + 1).split('/')[0]);
 }
 
