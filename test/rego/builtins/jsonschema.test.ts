@@ -1,7 +1,7 @@
 // json.verify_schema and json.match_schema: compiled by our compiler, evaluated by opa-wasm calling the
 // host implementations. Result and error-object shapes are OPA's (topdown/jsonschema.go, gojsonschema's
 // DefaultLocale wording); the expected values are worked out by hand from those sources.
-import { describe, expect, it, beforeAll } from 'vitest';
+import { describe, expect, it, beforeAll, vi } from 'vitest';
 import { compileBundle, evaluateEntrypoint, loadBundle } from '../../../src/rego/index.ts';
 
 const POLICY = `package js
@@ -132,6 +132,20 @@ describe('json.match_schema', () => {
     };
     expect(ev('js/match', { doc: ['a'], schema: d2020 })).toEqual([true, []]);
     expect((ev('js/match', { doc: ['a', 1], schema: d2020 }) as [boolean])[0]).toBe(false);
+  });
+
+  it('writes nothing to the console for a format it does not check', () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    try {
+      const schema = { properties: { home: { type: 'string', format: 'iri-reference-unknown-here' } } };
+      expect(ev('js/match', { doc: { home: 'x' }, schema })).toEqual([true, []]);
+      expect(warn).not.toHaveBeenCalled();
+      expect(log).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+      log.mockRestore();
+    }
   });
 
   it('an invalid schema or JSON text is a builtin error: undefined (OPA non-strict)', () => {

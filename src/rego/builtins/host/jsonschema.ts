@@ -35,8 +35,15 @@ const validators = new Map<Draft, Ajv>();
 function ajvFor(draft: Draft): Ajv {
   let ajv = validators.get(draft);
   if (ajv) return ajv;
-  // gojsonschema ignores unknown keywords and reports every error: strict off, allErrors on.
-  const options = { strict: false, allErrors: true, validateSchema: true, loadSchema: undefined };
+  // gojsonschema ignores unknown keywords and reports every error: strict off, allErrors on. OPA writes
+  // nothing while compiling a schema; ajv would warn on the console about formats it does not know.
+  const options = {
+    strict: false,
+    allErrors: true,
+    validateSchema: true,
+    loadSchema: undefined,
+    logger: false as const,
+  };
   if (draft === '04') ajv = new AjvDraft04(options);
   else if (draft === '2019-09') ajv = new Ajv2019(options) as unknown as Ajv;
   else if (draft === '2020-12') ajv = new Ajv2020(options) as unknown as Ajv;
