@@ -30,6 +30,8 @@ export interface PolicyTestResult {
   durationMs: number;
   /** Why it failed: the value it produced, or the evaluation error. */
   message?: string;
+  /** Lines the test printed (print and trace), which opa test shows for failed tests and with -v. */
+  output?: string[];
 }
 
 export interface PolicyTestReport {
@@ -348,34 +350,46 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
     }
     compileMs = performance.now() - started;
     const coverage = prepared.coverage;
+    // opa test keeps each test's print output with its result (tester Result.Output) instead of writing it
+    // as it comes; the coverage probes are counted, not output.
+    let output: string[] | undefined;
+    const printed = (line: string): void => {
+      if (coverage?.record(line)) return;
+      output?.push(line);
+    };
     const evaluator = await createTestEvaluator({
       wasm,
       data: sources.data,
       timeoutMs: options.timeoutMs ?? 10_000,
       ...(options.hostBuiltins ? { hostBuiltins: options.hostBuiltins } : {}),
       ...(options.customBuiltins ? { customBuiltins: options.customBuiltins } : {}),
-      // The policy's own print output still reaches stderr; the coverage probes are counted.
-      ...(coverage ? { print: (line: string) => coverage.record(line) || process.stderr.write(`${line}\n`) } : {}),
+      print: printed,
     });
     for (const t of prepared.runnable) {
       const base = { name: t.name, entrypoint: t.entrypoint, file: t.file, row: t.row };
       const t0 = performance.now();
+      const lines: string[] = [];
+      const withOutput = () => (lines.length > 0 ? { output: lines } : {});
       try {
         const now = new Date();
+        output = lines;
         const value = await evaluator.evaluate(t.entrypoint, now);
+        // The case probe re-evaluates a body prefix: what it prints is no output of the test.
+        output = undefined;
         const reached = t.probe ? await evaluator.evaluate(t.probe, now) : undefined;
         const durationMs = performance.now() - t0;
         const failure = verdict(t, value, reached);
-        if (failure === undefined) results.push({ ...base, status: 'pass', durationMs });
-        else results.push({ ...base, status: 'fail', durationMs, message: failure });
+        if (failure === undefined) results.push({ ...base, status: 'pass', durationMs, ...withOutput() });
+        else results.push({ ...base, status: 'fail', durationMs, message: failure, ...withOutput() });
       } catch (err) {
+        output = undefined;
         const msg =
           err instanceof TestEvaluationError
             ? `${err.code}: ${err.message}`
             : err instanceof Error
               ? err.message
               : String(err);
-        results.push({ ...base, status: 'error', durationMs: performance.now() - t0, message: msg });
+        results.push({ ...base, status: 'error', durationMs: performance.now() - t0, message: msg, ...withOutput() });
       }
     }
   } else compileMs = performance.now() - started;
@@ -403,6 +417,8 @@ export function formatPolicyTestReport(report: PolicyTestReport, options: { verb
     if (!shown) continue;
     lines.push(`${LABEL[r.status]}: ${r.name} (${r.file}:${r.row}) ${r.durationMs.toFixed(2)}ms`);
     if (r.message && (options.verbose || r.status !== 'pass')) lines.push(`  ${r.message}`);
+    // What the test printed, indented under it (OPA's PrettyReporter prints tr.Output the same way).
+    for (const out of r.output ?? []) for (const l of out.split('\n')) lines.push(`    ${l}`);
   }
   if (report.skipped > 0) lines.push(`${report.skipped} skipped`);
   lines.push(`${report.passed} passed, ${report.failed} failed`);

@@ -294,6 +294,10 @@ export const sprintfCases: Case[] = [
   ok('sprintf', ['%v', [{ b: [1, { c: null }], a: 'x' }]], '{"a": "x", "b": [1, {"c": null}]}'),
   ok('sprintf', ['%v', [null]], 'null'),
   ok('sprintf', ['%c%c', [72, 105]], 'Hi'),
+  // Go's %q of an integer is strconv.QuoteRune: escaped like Quote, single quotes; no valid rune → U+FFFD
+  ok('sprintf', ['%q %q %q %q', [1, 65, 0x7f, 0xe9]], "'\\x01' 'A' '\\x7f' 'é'"),
+  ok('sprintf', ['%q%q%q', [39, 34, 92]], "'\\'''\"''\\\\'"),
+  ok('sprintf', ['%q %c|%c', [-1, 0x110000, 0xd800]], "'\ufffd' \ufffd|\ufffd"),
   ok('sprintf', ['%s', [2n ** 70n]], '1180591620717411303424', '*big.Int prints in full with %s'),
   err('sprintf', [1, []], 'operand 1 must be string but got number'),
   err('sprintf', ['%d', 1], 'operand 2 must be array but got number'),

@@ -67,6 +67,41 @@ describe('crypto.x509.parse_certificates', () => {
     expect(cert.IsCA).toBe(true);
   });
 
+  it('reads extensions, key usage and extended key usage as Go does, and an empty subject', () => {
+    // openssl: empty subject and issuer; keyUsage = critical, digitalSignature, keyEncipherment;
+    // extendedKeyUsage = codeSigning, serverAuth, 1.2.3.4.5; a critical URI SAN; 1.3.6.1.4.1.57264.1.2 as
+    // ASN1:UTF8String:push.
+    const pem = readFileSync(new URL('./fixtures/cert-no-subject.pem', import.meta.url), 'utf8');
+    const [cert] = call('crypto.x509.parse_certificates', pem) as Record<string, unknown>[];
+    expect(cert.Subject).toEqual({ Names: null });
+    expect(cert.Issuer).toEqual({ Names: null });
+    // Go's KeyUsage bits: DigitalSignature = 1, KeyEncipherment = 4; ExtKeyUsage CodeSigning = 3, ServerAuth = 1
+    expect(cert.KeyUsage).toBe(5);
+    expect(cert.ExtKeyUsage).toEqual([3, 1]);
+    expect(cert.UnknownExtKeyUsage).toEqual([[1, 2, 3, 4, 5]]);
+    const extensions = cert.Extensions as { Id: number[]; Critical: boolean; Value: string }[];
+    expect(extensions.map((e) => [e.Id.join('.'), e.Critical])).toEqual([
+      ['2.5.29.15', true],
+      ['2.5.29.37', false],
+      ['2.5.29.17', true],
+      ['1.3.6.1.4.1.57264.1.2', false],
+      ['2.5.29.14', false],
+    ]);
+    // the extnValue bytes, base64 (Go's []byte): UTF8String "push" is 0c 04 70 75 73 68
+    expect(extensions[3].Value).toBe(Buffer.from([0x0c, 0x04, 0x70, 0x75, 0x73, 0x68]).toString('base64'));
+    expect(cert.URIStrings).toEqual(['https://guardian.test/workflows/build.yaml']);
+    // no key usage extensions: Go's zero KeyUsage and nil slices
+    const [plain] = call('crypto.x509.parse_certificates', certPem) as Record<string, unknown>[];
+    expect(plain.KeyUsage).toBe(0);
+    expect(plain.ExtKeyUsage).toBeNull();
+    expect((plain.Extensions as { Id: number[] }[]).map((e) => e.Id.join('.'))).toEqual([
+      '2.5.29.14',
+      '2.5.29.35',
+      '2.5.29.19',
+      '2.5.29.17',
+    ]);
+  });
+
   it('accepts base64-encoded PEM and base64 DER, and several certificates', () => {
     const b64pem = Buffer.from(certPem).toString('base64');
     const der = certPem.replace(/-----[A-Z ]+-----|\s/g, '');

@@ -1,7 +1,7 @@
 // json.verify_schema and json.match_schema: compiled by our compiler, evaluated by opa-wasm calling the
 // host implementations. Result and error-object shapes are OPA's (topdown/jsonschema.go, gojsonschema's
 // DefaultLocale wording); the expected values are worked out by hand from those sources.
-import { describe, expect, it, beforeAll } from 'vitest';
+import { describe, expect, it, beforeAll, vi } from 'vitest';
 import { compileBundle, evaluateEntrypoint, loadBundle } from '../../../src/rego/index.ts';
 
 const POLICY = `package js
@@ -134,6 +134,20 @@ describe('json.match_schema', () => {
     expect((ev('js/match', { doc: ['a', 1], schema: d2020 }) as [boolean])[0]).toBe(false);
   });
 
+  it('writes nothing to the console for a format it does not check', () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    try {
+      const schema = { properties: { home: { type: 'string', format: 'iri-reference-unknown-here' } } };
+      expect(ev('js/match', { doc: { home: 'x' }, schema })).toEqual([true, []]);
+      expect(warn).not.toHaveBeenCalled();
+      expect(log).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+      log.mockRestore();
+    }
+  });
+
   it('an invalid schema or JSON text is a builtin error: undefined (OPA non-strict)', () => {
     expect(ev('js/match', { doc: {}, schema: { type: 'nope' } })).toBeUndefined();
     expect(ev('js/match', { doc: '{bad', schema: {} })).toBeUndefined();
@@ -172,6 +186,30 @@ describe('json.match_schema: anyOf / oneOf errors as gojsonschema reports them',
     expect(ev('js/match', { doc: { n: 5 }, schema })).toEqual([
       false,
       [err('n', 'number_one_of', 'Must validate one and only one schema (oneOf)')],
+    ]);
+  });
+
+  it('a oneOf under array items: each element picks its own closest branch', () => {
+    // One schema path, three instances: [1, 2] is closest to the array branch (it gets past `type`),
+    // 3 and true fail both branches' types (a tie: the first, the string branch).
+    const schema = {
+      type: 'array',
+      items: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
+    };
+    const oneOf = (field: string) => err(field, 'number_one_of', 'Must validate one and only one schema (oneOf)');
+    const type = (field: string, given: string, expected = 'string') =>
+      err(field, 'invalid_type', `Invalid type. Expected: ${expected}, given: ${given}`);
+    expect(ev('js/match', { doc: [[1, 2], 3, 'ok', true], schema })).toEqual([
+      false,
+      [
+        oneOf('0'),
+        type('0.0', 'integer'),
+        type('0.1', 'integer'),
+        oneOf('1'),
+        type('1', 'integer'),
+        oneOf('3'),
+        type('3', 'boolean'),
+      ],
     ]);
   });
 

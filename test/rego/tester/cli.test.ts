@@ -54,6 +54,45 @@ describe('guardian policy test', () => {
     expect(r.out.trim().split('\n').at(-1)).toBe('1 passed, 1 failed');
   });
 
+  it("keeps each test's print output with it: shown under a failed test, and under every test with -v", async () => {
+    const d = fixture({
+      'p_test.rego': [
+        'package p',
+        '',
+        'test_quiet if {',
+        '\tprint("from the passing test")',
+        '}',
+        '',
+        'test_loud if {',
+        '\tprint("x is", 1)',
+        '\tfalse',
+        '}',
+        '',
+      ].join('\n'),
+    });
+    let stderr = '';
+    const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      stderr += String(chunk);
+      return true;
+    });
+    try {
+      const r = await run([d]);
+      expect(r.exitCode).toBe(ExitCode.Failed);
+      const lines = r.out.trim().split('\n');
+      const fail = lines.findIndex((l) => l.startsWith('FAIL: data.p.test_loud'));
+      expect(lines.slice(fail + 1, fail + 3)).toEqual(['  test rule is undefined', '    x is 1']);
+      // a passing test's output is not shown without -v, and nothing goes to stderr as it happens
+      expect(r.out).not.toContain('from the passing test');
+      const verbose = await run([d, '-v']);
+      const vlines = verbose.out.trim().split('\n');
+      const pass = vlines.findIndex((l) => l.startsWith('PASS: data.p.test_quiet'));
+      expect(vlines[pass + 1]).toBe('    from the passing test');
+      expect(stderr).toBe('');
+    } finally {
+      err.mockRestore();
+    }
+  });
+
   it('exits 0 when everything passes and lists passes with -v', async () => {
     const d = fixture({ 'a_test.rego': 'package a\n\ntest_ok if true\n' });
     const r = await run([d, '-v']);

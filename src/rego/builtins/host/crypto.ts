@@ -2,6 +2,7 @@
 import { X509Certificate, createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { HostImpls } from './registry.ts';
 import { BuiltinError, str } from './values.ts';
+import { certificateExtensions } from './x509-extensions.ts';
 
 const hash = (alg: string) => (args: unknown[]) => createHash(alg).update(str(args[0], 1), 'utf8').digest('hex');
 const hmac = (alg: string) => (args: unknown[]) =>
@@ -33,10 +34,13 @@ const OIDS: Record<string, number[]> = {
   emailAddress: [1, 2, 840, 113549, 1, 9, 1],
 };
 
-/** Distinguished name as Go's pkix.Name fields (the subset X509Certificate exposes). */
-function pkixName(dn: string): Record<string, unknown> {
+/**
+ * Distinguished name as Go's pkix.Name fields (the subset X509Certificate exposes). An empty name (Fulcio
+ * certificates have no subject) is undefined in node:crypto; Go's Names is then nil, JSON null.
+ */
+function pkixName(dn: string | undefined): Record<string, unknown> {
   const fields: Record<string, string[]> = {};
-  for (const line of dn.split('\n')) {
+  for (const line of (dn ?? '').split('\n')) {
     const eq = line.indexOf('=');
     if (eq > 0) (fields[line.slice(0, eq)] ??= []).push(line.slice(eq + 1));
   }
@@ -54,9 +58,10 @@ function pkixName(dn: string): Record<string, unknown> {
   if (fields.serialNumber) out.SerialNumber = fields.serialNumber[0];
   if (fields.CN) out.CommonName = fields.CN[0];
   // Go's pkix.AttributeTypeAndValue: the attribute type as its ASN.1 OID.
-  out.Names = Object.entries(fields).flatMap(([type, values]) =>
+  const names = Object.entries(fields).flatMap(([type, values]) =>
     values.map((value) => ({ Type: OIDS[type] ?? type, Value: value })),
   );
+  out.Names = names.length > 0 ? names : null;
   return out;
 }
 
@@ -95,6 +100,7 @@ export function certificateObject(cert: X509Certificate): Record<string, unknown
     PublicKeyAlgorithm: cert.publicKey.asymmetricKeyType ?? 'unknown',
     FingerprintSHA256: cert.fingerprint256.replace(/:/g, '').toLowerCase(),
     ...subjectAltNames(cert.subjectAltName),
+    ...certificateExtensions(cert.raw),
   };
 }
 

@@ -50,6 +50,23 @@ export function goQuote(s: string): string {
   return out + '"';
 }
 
+/**
+ * Go's strconv.QuoteRune, which fmt's %q of an integer prints: single quotes, `'` and `\` escaped, and a
+ * value that is no valid code point (negative, a surrogate, past U+10FFFF) printed as U+FFFD.
+ */
+export function goQuoteRune(cp: number): string {
+  const ch = goRune(cp);
+  if (ch === "'") return "'\\''";
+  if (ch === '"') return `'"'`;
+  return "'" + goQuote(ch).slice(1, -1) + "'";
+}
+
+/** The character of rune value cp as Go's utf8.AppendRune writes it (U+FFFD when cp is no valid rune). */
+export function goRune(cp: number): string {
+  const valid = Number.isInteger(cp) && cp >= 0 && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff);
+  return String.fromCodePoint(valid ? cp : 0xfffd);
+}
+
 /** A JSON number as Go/OPA prints a json.Number (integers in full, no exponent for them). */
 export function numberText(n: number | bigint): string {
   if (typeof n === 'bigint') return n.toString();

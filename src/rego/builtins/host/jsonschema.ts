@@ -35,8 +35,15 @@ const validators = new Map<Draft, Ajv>();
 function ajvFor(draft: Draft): Ajv {
   let ajv = validators.get(draft);
   if (ajv) return ajv;
-  // gojsonschema ignores unknown keywords and reports every error: strict off, allErrors on.
-  const options = { strict: false, allErrors: true, validateSchema: true, loadSchema: undefined };
+  // gojsonschema ignores unknown keywords and reports every error: strict off, allErrors on. OPA writes
+  // nothing while compiling a schema; ajv would warn on the console about formats it does not know.
+  const options = {
+    strict: false,
+    allErrors: true,
+    validateSchema: true,
+    loadSchema: undefined,
+    logger: false as const,
+  };
   if (draft === '04') ajv = new AjvDraft04(options);
   else if (draft === '2019-09') ajv = new Ajv2019(options) as unknown as Ajv;
   else if (draft === '2020-12') ajv = new Ajv2020(options) as unknown as Ajv;
@@ -254,6 +261,9 @@ function toOpaError(e: ErrorObject, doc: unknown): SchemaError | undefined {
 /** The branch index of `e` below combinator `c` (`<c.schemaPath>/<i>/…`), else undefined. */
 function branchOf(c: ErrorObject, e: ErrorObject): number | undefined {
   if (e === c || !e.schemaPath.startsWith(`${c.schemaPath}/`)) return undefined;
+  // The same combinator is evaluated once per element of an enclosing array (one schema path, several
+  // instances): a branch error belongs to the combinator error of the instance it was found in or under.
+  if (e.instancePath !== c.instancePath && !e.instancePath.startsWith(`${c.instancePath}/`)) return undefined;
   return Number(e.schemaPath.slice(c.schemaPath.length + 1).split('/')[0]);
 }
 

@@ -3,7 +3,7 @@
 // first turned into its Rego text. So `%v` of `[1, "a"]` is `[1, "a"]`, `%s` of `true` is `true`,
 // and a verb that does not fit its operand prints Go's `%!d(string=x)`.
 import { utf8Bytes } from '../../utf8.ts';
-import { goQuote, regoText } from './format.ts';
+import { goQuote, goQuoteRune, goRune, regoText } from './format.ts';
 import type { HostImpls } from './registry.ts';
 import { arr, DecimalText, str } from './values.ts';
 
@@ -200,8 +200,8 @@ function formatOne(a: GoArg, verb: string, spec: Spec): string {
   if (verb === 'T') return pad(goTypeName(a), spec, false);
   switch (a.kind) {
     case 'int':
-      if (verb === 'c') out = pad(String.fromCodePoint(Number(a.v)), spec, false);
-      else if (verb === 'q') out = pad(`'${String.fromCodePoint(Number(a.v))}'`, spec, false);
+      if (verb === 'c') out = pad(goRune(Number(a.v)), spec, false);
+      else if (verb === 'q') out = pad(goQuoteRune(Number(a.v)), spec, false);
       else if (verb === 'U') out = pad('U+' + a.v.toString(16).toUpperCase().padStart(4, '0'), spec, false);
       else if (verb !== 's') out = formatInteger(a.v, verb, spec);
       break;
