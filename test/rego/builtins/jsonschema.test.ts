@@ -59,8 +59,8 @@ describe('json.match_schema', () => {
     expect(valid).toBe(false);
     expect(errors).toEqual(
       expect.arrayContaining([
-        err('(root)', 'required', 'name is required'),
-        err('(root)', 'additional_property_not_allowed', 'Additional property extra is not allowed'),
+        err('(Root)', 'required', 'name is required'),
+        err('(Root)', 'additional_property_not_allowed', 'Additional property extra is not allowed'),
         err('id', 'invalid_type', 'Invalid type. Expected: integer, given: string'),
         err('tags', 'array_max_items', 'Array must have at most 2 items'),
         err('tags', 'unique', 'array items[0,1] must be unique'),
@@ -123,7 +123,7 @@ describe('json.match_schema', () => {
     const d2019 = { $schema: 'https://json-schema.org/draft/2019-09/schema', dependentRequired: { a: ['b'] } };
     expect(ev('js/match', { doc: { a: 1 }, schema: d2019 })).toEqual([
       false,
-      [err('(root)', 'missing_dependency', 'Has a dependency on b')],
+      [err('(Root)', 'missing_dependency', 'Has a dependency on b')],
     ]);
     const d2020 = {
       $schema: 'https://json-schema.org/draft/2020-12/schema',
@@ -163,9 +163,9 @@ describe('json.match_schema: anyOf / oneOf errors as gojsonschema reports them',
     expect(ev('js/match', { doc: {}, schema })).toEqual([
       false,
       [
-        err('(root)', 'number_any_of', 'Must validate at least one schema (anyOf)'),
-        err('(root)', 'required', 'a is required'),
-        err('(root)', 'required', 'b is required'),
+        err('(Root)', 'number_any_of', 'Must validate at least one schema (anyOf)'),
+        err('(Root)', 'required', 'a is required'),
+        err('(Root)', 'required', 'b is required'),
       ],
     ]);
   });
@@ -175,8 +175,8 @@ describe('json.match_schema: anyOf / oneOf errors as gojsonschema reports them',
     expect(ev('js/match', { doc: { a: 1 }, schema })).toEqual([
       false,
       [
-        err('(root)', 'number_one_of', 'Must validate one and only one schema (oneOf)'),
-        err('(root)', 'required', 'b is required'),
+        err('(Root)', 'number_one_of', 'Must validate one and only one schema (oneOf)'),
+        err('(Root)', 'required', 'b is required'),
       ],
     ]);
   });
@@ -227,8 +227,8 @@ describe('json.match_schema: anyOf / oneOf errors as gojsonschema reports them',
     expect(ev('js/match', { doc: { y: true }, schema })).toEqual([
       false,
       [
-        err('(root)', 'number_any_of', 'Must validate at least one schema (anyOf)'),
-        err('(root)', 'required', 'x is required'),
+        err('(Root)', 'number_any_of', 'Must validate at least one schema (anyOf)'),
+        err('(Root)', 'required', 'x is required'),
       ],
     ]);
   });

@@ -1,7 +1,7 @@
 // json.verify_schema and json.match_schema on ajv (OPA: topdown/jsonschema.go on gojsonschema). The
 // draft follows the schema's `$schema` (Draft 4, 6, 7, 2019-09, 2020-12; Draft 7 when absent); remote
 // and file `$ref`s are never fetched. match_schema's error objects carry gojsonschema's fields and
-// wording: `{error, type, field, desc}` with `field` a dotted path (`(root)` for the document),
+// wording: `{error, type, field, desc}` with `field` a dotted path (`(Root)` for the document, as OPA's gojsonschema copy names it),
 // `type` gojsonschema's error type and `error` = `field: desc`.
 import AjvDraft04Module from 'ajv-draft-04';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
@@ -89,7 +89,7 @@ function compileSchema(schema: unknown): ValidateFunction {
 }
 
 function fieldOf(pointer: string): string {
-  if (pointer === '') return '(root)';
+  if (pointer === '') return '(Root)';
   return pointer
     .slice(1)
     .split('/')
