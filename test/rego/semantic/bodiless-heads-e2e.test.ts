@@ -2,31 +2,13 @@
 // ParseRuleFromCallEqExpr): `f("")` on its own line is `f("") := true`, `f(1) = 2` is `f(1) := 2`.
 // Compiled by our pipeline, linked to Wasm and evaluated by the unmodified opa-wasm host.
 import { describe, expect, it } from 'vitest';
-import { loadPolicy } from '@open-policy-agent/opa-wasm';
+import { compileErrors, loadModule as load } from './fixtures/wasm-module.ts';
 import { parseModule } from '../../../src/rego/ast/index.ts';
-import { compileModules } from '../../../src/rego/semantic/index.ts';
-import { planEntrypoints } from '../../../src/rego/planner/index.ts';
-import { linkPolicyWasm } from '../../../src/rego/wasm/index.ts';
-import { createHostBuiltins } from '../../../src/rego/builtins/host/index.ts';
-import { RegoErrors } from '../../../src/rego/errors.ts';
-
-async function load(src: string, entrypoints: string[]) {
-  const wasm = await linkPolicyWasm(planEntrypoints(compileModules([parseModule('t.rego', src)]), entrypoints));
-  const policy = await loadPolicy(wasm, undefined, createHostBuiltins({}) as never);
-  return (entry: string, input?: unknown): unknown => {
-    const rs = policy.evaluate(input as never, entry) as { result: unknown }[];
-    return rs.length ? rs[0].result : undefined;
-  };
-}
 
 function firstError(src: string): string {
-  try {
-    compileModules([parseModule('t.rego', src)]);
-  } catch (e) {
-    if (e instanceof RegoErrors) return e.errors[0].format().split('\n')[0];
-    throw e;
-  }
-  throw new Error('expected an error');
+  const [first] = compileErrors(src);
+  if (first === undefined) throw new Error('expected an error');
+  return first;
 }
 
 describe('bodiless function heads', () => {

@@ -5,35 +5,10 @@
 // an undefined expression as `<undefined>`, and fails on an expression with more than one value
 // (v1/topdown/template_string.go over print.go).
 import { describe, expect, it } from 'vitest';
-import { loadPolicy } from '@open-policy-agent/opa-wasm';
-import { parseModule } from '../../../src/rego/ast/index.ts';
-import { compileModules } from '../../../src/rego/semantic/index.ts';
-import { planEntrypoints } from '../../../src/rego/planner/index.ts';
-import { linkPolicyWasm } from '../../../src/rego/wasm/index.ts';
-import { createHostBuiltins } from '../../../src/rego/builtins/host/index.ts';
+import { compileErrors, loadModule as load } from './fixtures/wasm-module.ts';
 import { RegoErrors } from '../../../src/rego/errors.ts';
 import { capabilitiesDocument, readCapabilities } from '../../../src/rego/builtins/capabilities.ts';
 import { compileBundle, evaluateQuery, planSources } from '../../../src/rego/index.ts';
-
-async function load(src: string, entrypoints: string[], data: Record<string, unknown> = {}) {
-  const wasm = await linkPolicyWasm(planEntrypoints(compileModules([parseModule('t.rego', src)]), entrypoints));
-  const policy = await loadPolicy(wasm, undefined, createHostBuiltins({}) as never);
-  policy.setData(data as never);
-  return (entry: string, input?: unknown): unknown => {
-    const rs = policy.evaluate(input as never, entry) as { result: unknown }[];
-    return rs.length ? rs[0].result : undefined;
-  };
-}
-
-function compileErrors(src: string): string[] {
-  try {
-    compileModules([parseModule('t.rego', src)]);
-  } catch (e) {
-    if (e instanceof RegoErrors) return e.errors.map((x) => x.format().split('\n')[0]);
-    throw e;
-  }
-  return [];
-}
 
 describe('template strings evaluate as OPA renders them', () => {
   it('text and expressions; raw multi-line form; escapes', async () => {
