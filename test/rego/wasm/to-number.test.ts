@@ -8,16 +8,11 @@ import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { loadPolicy } from '@open-policy-agent/opa-wasm';
 import { builtinPolicy, evalRaw, thrown } from './ir-builder.ts';
 import { linkPolicyWasm } from '../../../src/rego/wasm/index.ts';
-import { createHostBuiltins, HostBuiltinContext } from '../../../src/rego/builtins/index.ts';
+import { countingHostBuiltins } from './counting-host.ts';
 import { compilePolicyWasm } from '../../../src/rego/index.ts';
 
-let hostCalls: string[] = [];
-function counted(strict: boolean): Record<string, (...args: unknown[]) => unknown> {
-  const table = createHostBuiltins(new HostBuiltinContext({ strict }));
-  return Object.fromEntries(
-    Object.entries(table).map(([n, fn]) => [n, (...a: unknown[]) => (hostCalls.push(n), fn(...a))]),
-  );
-}
+const hostCalls: string[] = [];
+const counted = (strict: boolean) => countingHostBuiltins(strict, hostCalls);
 
 let lax: LoadedPolicy;
 let strict: LoadedPolicy;
@@ -54,7 +49,7 @@ describe('to_number', () => {
   ];
   it.each(cases)('to_number(%s) = %s', (args, want, native) => {
     for (const p of [lax, strict]) {
-      hostCalls = [];
+      hostCalls.length = 0;
       expect(call(p, args)).toBe(`[{"result":${want}}]`);
       expect(hostCalls.length, hostCalls.join(',')).toBe(native ? 0 : 1);
     }
