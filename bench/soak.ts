@@ -167,7 +167,7 @@ console.log(
 );
 if (lastStats.vacuumed)
   console.log(
-    "this server's autovacuum is off: every minute the soak vacuums its tables, as a deployment's autovacuum would",
+    "this server's autovacuum is off: a stand-in vacuums and analyzes the soak's tables at the daemon's default thresholds and throttle, as a deployment's autovacuum would",
   );
 console.log(
   `minute  decisions/s  p99 ms  CPU ms/decision (main)  RSS MB  heap MB live/committed${STORE === 'postgres' ? `  ${'chain_heads'.padEnd(24)} ${'replay_keys'.padEnd(20)}` : ''}  load`,
@@ -201,6 +201,7 @@ clearInterval(churn);
 await Promise.all(workers);
 for (const c of connections) c.close();
 if (lastStats.tables) {
+  if (lastStats.vacuumed) console.log(`autovacuum stand-in: ${lastStats.vacuums ?? 0} vacuums and analyzes`);
   console.log('hot tables at the end: live rows, dead rows, updates (HOT), autovacuums/autoanalyzes, size');
   for (const t of lastStats.tables.filter((x) => HOT_TABLES.includes(x.table)))
     console.log(
