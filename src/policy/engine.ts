@@ -18,7 +18,7 @@
 import { performance } from 'node:perf_hooks';
 import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import type { Json } from '../json.ts';
-import { opaWasmShadowedBuiltins } from '../rego/builtins/index.ts';
+import { opaWasmShadowedBuiltins, refusedBuiltins } from '../rego/builtins/index.ts';
 import { isOpaWasmRuntimeError } from '../rego/errors.ts';
 import { withHostCallSite } from '../rego/builtins/host/call-site.ts';
 import type { BundleManifest } from '../rego/bundle/index.ts';
@@ -221,11 +221,18 @@ class Engine implements WasmPolicyEngine {
     throw new PolicyLoadError('policy module does not load: memory import could not be satisfied');
   }
 
-  /** Refuses a module that needs a builtin neither opa-wasm nor the engine's table provides. */
+  /**
+   * Refuses a module that calls a builtin the Guardian refuses (http.send, …: whatever table an embedder passes,
+   * docs/policy-authoring.md), or one neither opa-wasm nor the engine's table provides.
+   */
   private checkBuiltins(instance: LoadedPolicy): void {
-    const missing = builtinsNeeded(instance)
-      .filter((name) => !opaWasmShadowedBuiltins.has(name) && !(name in this.builtins))
-      .sort();
+    const needed = builtinsNeeded(instance);
+    const refused = needed.filter((name) => refusedBuiltins.has(name)).sort();
+    if (refused.length > 0)
+      throw new PolicyLoadError(
+        `policy module calls builtins the Guardian refuses: ${refused.map((name) => `${name} (${refusedBuiltins.get(name)})`).join(', ')}`,
+      );
+    const missing = needed.filter((name) => !opaWasmShadowedBuiltins.has(name) && !(name in this.builtins)).sort();
     if (missing.length > 0)
       throw new PolicyLoadError(
         `policy module calls builtins no implementation is loaded for: ${missing.join(', ')} (a deployment's custom builtins come from its builtins module, docs/policy-authoring.md)`,

@@ -7,7 +7,12 @@ import { parseQuery } from './ast/index.ts';
 import type { Body, Module } from './ast/types.ts';
 import { allowsTemplateStrings, type Capabilities } from './builtins/capabilities.ts';
 import { withCustomBuiltins } from './builtins/custom.ts';
-import { createHostBuiltins, type HostBuiltinContext, type HostBuiltinOptions } from './builtins/index.ts';
+import {
+  createAuthoringHostBuiltins,
+  createHostBuiltins,
+  type HostBuiltinContext,
+  type HostBuiltinOptions,
+} from './builtins/index.ts';
 import {
   BundleError,
   manifestRegoVersions,
@@ -159,6 +164,14 @@ export function hostBuiltins(ctx?: HostBuiltinContextLike): CustomBuiltins {
   return createHostBuiltins(ctx) as CustomBuiltins;
 }
 
+/**
+ * As hostBuiltins, plus stand-ins for the builtins the Guardian refuses, which halt every call with the refusal
+ * (builtins/refused.ts): for modules compiled with `refusedBuiltins: 'evaluation-error'` (the authoring tools).
+ */
+export function authoringHostBuiltins(ctx?: HostBuiltinContextLike): CustomBuiltins {
+  return createAuthoringHostBuiltins(ctx) as CustomBuiltins;
+}
+
 export interface LoadOptions {
   /** Passed to createHostBuiltins (clock, strict mode, print sink…). */
   builtinContext?: HostBuiltinContextLike;
@@ -211,6 +224,11 @@ export interface CompileQueryOptions {
   inputTerm?: string;
   /** The builtins the query and modules may call (`readCapabilities`); default: all of ours. */
   capabilities?: Capabilities;
+  /**
+   * `evaluation-error`: calls of builtins the Guardian refuses compile to host calls that halt when reached
+   * (load the module with `authoringHostBuiltins`); default `compile-error` (CompileOptions.refusedBuiltins).
+   */
+  refusedBuiltins?: 'compile-error' | 'evaluation-error';
 }
 
 export interface CompiledQuery {
@@ -236,10 +254,17 @@ export async function compileQuery(options: CompileQueryOptions): Promise<Compil
     for (const expr of body)
       expr.with.push({ target: { type: 'ref', value: [{ type: 'var', value: 'input' }] }, value: only.terms.term });
   }
-  const program = compileModules(modules, options.capabilities ? { builtins: options.capabilities.builtins } : {});
+  const deferRefused = options.refusedBuiltins === 'evaluation-error';
+  const program = compileModules(modules, {
+    ...(options.capabilities ? { builtins: options.capabilities.builtins } : {}),
+    ...(deferRefused ? { refusedBuiltins: 'evaluation-error' as const } : {}),
+  });
   const name = options.name ?? 'eval';
   const plan = planQueries(program, [{ name, body }]);
-  const wasm = await linkPolicyWasm(plan, { strictBuiltinErrors: options.strictBuiltinErrors ?? false });
+  const wasm = await linkPolicyWasm(plan, {
+    strictBuiltinErrors: options.strictBuiltinErrors ?? false,
+    ...(deferRefused ? { hostCallSites: true } : {}),
+  });
   return { wasm, plan, program, body, entrypoint: name };
 }
 
@@ -254,10 +279,11 @@ export interface EvaluateQueryOptions extends CompileQueryOptions {
 /** Compile, load and evaluate a query once: the result set (bindings per result). */
 export async function evaluateQuery(options: EvaluateQueryOptions): Promise<ResultSet> {
   const q = await compileQuery(options);
-  const policy = await instantiatePolicy(
-    q.wasm,
-    withCustomBuiltins(hostBuiltins(options.builtinContext), options.customBuiltins ?? {}),
-  );
+  const host =
+    options.refusedBuiltins === 'evaluation-error'
+      ? authoringHostBuiltins(options.builtinContext)
+      : hostBuiltins(options.builtinContext);
+  const policy = await instantiatePolicy(q.wasm, withCustomBuiltins(host, options.customBuiltins ?? {}));
   policy.setData(options.data ?? {});
   return policy.evaluate(options.input, q.entrypoint) as ResultSet;
 }

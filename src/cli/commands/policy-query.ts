@@ -103,7 +103,7 @@ export async function evaluateQueryCommand(queryText: string, opts: QueryOptions
   const input = opts.input !== undefined ? readDataFile(opts.input) : undefined;
   const capabilities = opts.capabilities !== undefined ? readCapabilitiesFile(opts.capabilities) : undefined;
   const customBuiltins = opts.builtins !== undefined ? await importCustomBuiltins(opts.builtins) : {};
-  const { compileQuery, hostBuiltins, instantiatePolicy, parseQuery, withCustomBuiltins } = await import(
+  const { authoringHostBuiltins, compileQuery, instantiatePolicy, parseQuery, withCustomBuiltins } = await import(
     '../../rego/index.ts'
   );
   let body: Body;
@@ -118,6 +118,9 @@ export async function evaluateQueryCommand(queryText: string, opts: QueryOptions
       query: rewritten.query,
       strictBuiltinErrors: opts.strictBuiltinErrors === true,
       ...(capabilities ? { capabilities } : {}),
+      // An authoring tool: a refused builtin (http.send, …) fails the evaluation that reaches it unless the query
+      // replaces it with `with`; `policy build` still refuses it (docs/policy-authoring.md).
+      refusedBuiltins: 'evaluation-error',
     });
   } catch (e) {
     if (e instanceof RegoErrors) {
@@ -129,7 +132,7 @@ export async function evaluateQueryCommand(queryText: string, opts: QueryOptions
     }
     throw e;
   }
-  const host = hostBuiltins({ strict: opts.strictBuiltinErrors === true });
+  const host = authoringHostBuiltins({ strict: opts.strictBuiltinErrors === true });
   let builtins;
   try {
     builtins = withCustomBuiltins(host, customBuiltins);
@@ -144,7 +147,11 @@ export async function evaluateQueryCommand(queryText: string, opts: QueryOptions
   try {
     rows = (await evaluateExact(policy, compiled.entrypoint, input)) as Record<string, unknown>[];
   } catch (e) {
-    throw new CliError(`evaluation failed: ${e instanceof Error ? e.message : String(e)}`, ExitCode.Failed);
+    // A halt at a call site (`<file>:<row>: eval_builtin_error: …`) names the file as the user gave it.
+    const message = e instanceof Error ? e.message : String(e);
+    const site = /^([^:\n]+)(:\d+: [\s\S]*)$/.exec(message);
+    const file = site && shownAs.get(site[1]);
+    throw new CliError(`evaluation failed: ${file ? file + site[2] : message}`, ExitCode.Failed);
   }
   const captured = new Set(exprs.map((e) => e.capture).filter((c): c is string => c !== undefined));
   const result = rows.map((row) => {

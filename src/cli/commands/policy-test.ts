@@ -34,7 +34,10 @@ export function addPolicyTestCommand(policy: Command): void {
     .addOption(bundleModeOption())
     .addHelpText(
       'after',
-      '\nExit codes: 0 every test passed, 1 a test failed or errored, 2 bad usage or unreadable files, 3 the modules do not compile.',
+      '\nBuiltins the Guardian refuses (http.send, net.lookup_ip_addr, opa.runtime, …) compile here, as under opa test:\n' +
+        'a test that reaches one errors with the reason; replace it with `with http.send as <value or function>`.\n' +
+        '`guardian policy build` still refuses them (docs/policy-authoring.md).\n' +
+        '\nExit codes: 0 every test passed, 1 a test failed or errored, 2 bad usage or unreadable files, 3 the modules do not compile.',
     )
     .action(
       async (

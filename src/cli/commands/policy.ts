@@ -256,7 +256,10 @@ export function registerPolicyCommands(program: Command): void {
     .addHelpText(
       'after',
       '\nWith a query the output is opa eval\'s JSON: {"result":[{"expressions":[{"value":…,"text":…,"location":…}],"bindings":{…}}]},\n' +
-        'or {} when the query is undefined. Exit codes: 0 evaluated, 1 evaluation failed (or undefined with --fail),\n' +
+        'or {} when the query is undefined. Builtins the Guardian refuses (http.send, net.lookup_ip_addr, opa.runtime, …)\n' +
+        'compile with a query: reaching one fails the evaluation with the reason, unless the query replaces it\n' +
+        '(`with http.send as <value or function>`); `guardian policy build` still refuses them.\n' +
+        'Exit codes: 0 evaluated, 1 evaluation failed (or undefined with --fail),\n' +
         '2 bad usage or unreadable files, 3 the modules or the query do not compile.',
     )
     .action(async (query: string | undefined, opts: EvalOptions & QueryOptions) => {
@@ -278,6 +281,12 @@ export function registerPolicyCommands(program: Command): void {
     .option('--capabilities <file>', CAPABILITIES_HELP)
     .addOption(ignoreOption())
     .addOption(bundleModeOption())
+    .addHelpText(
+      'after',
+      '\nA call of a builtin the Guardian refuses (http.send, …) is a lint finding (rego_lint_refused_builtin), not an\n' +
+        'error: it compiles for policy test and eval, and `guardian policy build` refuses it.\n' +
+        'Exit codes: 0 checked, 1 lint findings with --strict, 2 bad usage, 3 a module does not parse or compile.',
+    )
     .action(async (paths: string[], opts: CheckOptions) => check(paths, opts));
 
   policy

@@ -1,7 +1,7 @@
 // Custom builtins: JavaScript implementations the host supplies for the builtins a capabilities document
 // declares (builtins/capabilities.ts readCapabilities). A compiled module calls them through its
 // opa_builtinN imports by the names in its `builtins()` export, exactly as opa-wasm's `customBuiltins`.
-import { builtinDecls } from './declarations.ts';
+import { builtinDecls, refusedBuiltins } from './declarations.ts';
 import { encodeResult } from './host/adapter.ts';
 import { opaWasmShadowedBuiltins } from './host/names.ts';
 
@@ -19,13 +19,16 @@ function toolchainName(name: string): boolean {
  * calls it: with the arguments as JSON values, its return value (undefined: the call is undefined; bigints
  * as exact integers) serialised back, and anything it throws propagating unchanged out of `policy.evaluate`, as from
  * opa-wasm's own `customBuiltins`. Throws a TypeError for an entry that is not a function, or that names a
- * builtin the toolchain implements (a policy's meaning must not depend on the host that loads it).
+ * builtin the toolchain implements (a policy's meaning must not depend on the host that loads it) or refuses.
  */
 export function withCustomBuiltins(host: CustomBuiltins, custom: Readonly<Record<string, unknown>>): CustomBuiltins {
   const out: CustomBuiltins = { ...host };
   for (const [name, impl] of Object.entries(custom)) {
     if (typeof impl !== 'function') throw new TypeError(`custom builtin ${name}: expected a function`);
     if (toolchainName(name)) throw new TypeError(`custom builtin ${name}: the toolchain implements ${name}`);
+    // A host must not bring back what the Guardian refuses (a policy calling it would then load and serve).
+    const refused = refusedBuiltins.get(name);
+    if (refused !== undefined) throw new TypeError(`custom builtin ${name}: the Guardian refuses ${name}: ${refused}`);
     out[name] = (...args: unknown[]): unknown => {
       const result: unknown = impl(...args);
       // opa-wasm is synchronous: a Promise would be serialised as {} and decide on a value nobody returned.

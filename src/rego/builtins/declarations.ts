@@ -1,5 +1,5 @@
 // The builtin table: OPA's names and type declarations (as in OPA's capabilities.json), for every
-// builtin the Guardian supports, plus the builtins we refuse at compile time and why.
+// builtin the Guardian supports, plus the builtins it refuses (their declarations too) and why.
 import {
   anyOf,
   arrayOf,
@@ -268,70 +268,90 @@ function buildTable(): ReadonlyMap<string, BuiltinDeclaration> {
 /** Every builtin the Guardian's Rego toolchain supports, keyed by OPA name (`array.concat`, `plus`, …). */
 export const builtinDecls: ReadonlyMap<string, BuiltinDeclaration> = buildTable();
 
+type RefusedEntry = [name: string, decl: FunctionType, reason: string, extra?: { nondeterministic?: boolean }];
+
+const REPLAYABLE = 'decisions must be replayable from the audit log';
+const SIGNING = 'signing keys do not belong in policies (only JWT verification is supported)';
+const PRIVATE_KEYS = 'private keys do not belong in policies';
+const GRAPHQL = 'GraphQL builtins are not supported by the Guardian';
+const CHAINS = 'certificate chain verification depends on the wall clock and host trust store';
+const graphqlDoc = anyOf(tStr, anyObject);
+const certificateChain = tuple(tBool, arrayOf(strObject));
+const cidrs = anyOf(
+  tStr,
+  arrayOf(anyOf(tStr, anyArray)),
+  objectOf(tStr, anyOf(tStr, anyArray)),
+  setOf(anyOf(tStr, anyArray)),
+);
+
 /**
- * OPA builtins we refuse at compile time, with the reason shown in the compile error. A policy decides
- * an agent's step and must be replayable from the audit log: no network I/O, no host introspection,
- * no secret material in policies.
+ * OPA builtins the Guardian refuses, with OPA's declarations (capabilities.json) and the reason shown when one is
+ * called. A policy decides an agent's step and must be replayable from the audit log: no network I/O, no host
+ * introspection, no secret material in policies. `guardian policy build` and the toolchain's defaults refuse a
+ * call at compile time; the authoring tools compile it to a host call that fails when reached (refused.ts).
  */
-export const refusedBuiltins: ReadonlyMap<string, string> = new Map<string, string>([
-  ['http.send', 'network I/O during policy evaluation is not allowed: decisions must be replayable from the audit log'],
+const refusedEntries: RefusedEntry[] = [
+  [
+    'http.send',
+    fn([strObject], anyObject),
+    `network I/O during policy evaluation is not allowed: ${REPLAYABLE}`,
+    { nondeterministic: true },
+  ],
   [
     'net.lookup_ip_addr',
-    'DNS lookups during policy evaluation are not allowed: decisions must be replayable from the audit log',
-  ],
-  ['opa.runtime', 'the Guardian does not expose host runtime information to policies'],
-  ['providers.aws.sign_req', 'request signing needs cloud credentials, which policies must not hold'],
-  ['io.jwt.encode_sign', 'signing keys do not belong in policies (only JWT verification is supported)'],
-  ['io.jwt.encode_sign_raw', 'signing keys do not belong in policies (only JWT verification is supported)'],
-  ['crypto.x509.parse_rsa_private_key', 'private keys do not belong in policies'],
-  ['crypto.parse_private_keys', 'private keys do not belong in policies'],
-  ['crypto.x509.parse_keypair', 'private keys do not belong in policies'],
-  ['rego.parse_module', 'parsing Rego at evaluation time is not supported by the Wasm target'],
-  ['strings.render_template', 'Go text/template rendering is not supported by the Guardian'],
-  ['graphql.is_valid', 'GraphQL builtins are not supported by the Guardian'],
-  ['graphql.parse', 'GraphQL builtins are not supported by the Guardian'],
-  ['graphql.parse_and_verify', 'GraphQL builtins are not supported by the Guardian'],
-  ['graphql.parse_query', 'GraphQL builtins are not supported by the Guardian'],
-  ['graphql.parse_schema', 'GraphQL builtins are not supported by the Guardian'],
-  ['graphql.schema_is_valid', 'GraphQL builtins are not supported by the Guardian'],
-  [
-    'crypto.x509.parse_and_verify_certificates',
-    'certificate chain verification depends on the wall clock and host trust store',
+    s1(setOf(tStr)),
+    `DNS lookups during policy evaluation are not allowed: ${REPLAYABLE}`,
+    { nondeterministic: true },
   ],
   [
-    'crypto.x509.parse_and_verify_certificates_with_options',
-    'certificate chain verification depends on the wall clock and host trust store',
+    'opa.runtime',
+    fn(undefined, strObject),
+    'the Guardian does not expose host runtime information to policies',
+    { nondeterministic: true },
   ],
-  ['crypto.x509.parse_certificate_request', 'certificate requests are not supported by the Guardian'],
-  ['net.cidr_contains_matches', 'not supported by the Guardian yet'],
-  ['internal.test_case', 'internal to OPA test tooling'],
-]);
+  [
+    'providers.aws.sign_req',
+    fn([strObject, strObject, tNum], anyObject),
+    'request signing needs cloud credentials, which policies must not hold',
+  ],
+  ['io.jwt.encode_sign', fn([strObject, strObject, strObject], tStr), SIGNING, { nondeterministic: true }],
+  ['io.jwt.encode_sign_raw', fn([tStr, tStr, tStr], tStr), SIGNING, { nondeterministic: true }],
+  ['crypto.x509.parse_rsa_private_key', s1(strObject), PRIVATE_KEYS],
+  ['crypto.parse_private_keys', s1(arrayOf(strObject)), PRIVATE_KEYS],
+  ['crypto.x509.parse_keypair', s2(strObject), PRIVATE_KEYS],
+  ['rego.parse_module', s2(strObject), 'parsing Rego at evaluation time is not supported by the Wasm target'],
+  [
+    'strings.render_template',
+    fn([tStr, strObject], tStr),
+    'Go text/template rendering is not supported by the Guardian',
+  ],
+  ['graphql.is_valid', fn([graphqlDoc, graphqlDoc], tBool), GRAPHQL],
+  ['graphql.parse', fn([graphqlDoc, graphqlDoc], tuple(anyObject, anyObject)), GRAPHQL],
+  ['graphql.parse_and_verify', fn([graphqlDoc, graphqlDoc], tuple(tBool, anyObject, anyObject)), GRAPHQL],
+  ['graphql.parse_query', s1(anyObject), GRAPHQL],
+  ['graphql.parse_schema', s1(anyObject), GRAPHQL],
+  ['graphql.schema_is_valid', fn([graphqlDoc], tBool), GRAPHQL],
+  ['crypto.x509.parse_and_verify_certificates', s1(certificateChain), CHAINS],
+  ['crypto.x509.parse_and_verify_certificates_with_options', fn([tStr, strObject], certificateChain), CHAINS],
+  ['crypto.x509.parse_certificate_request', s1(strObject), 'certificate requests are not supported by the Guardian'],
+  ['net.cidr_contains_matches', fn([cidrs, cidrs], setOf(tuple(tAny, tAny))), 'not supported by the Guardian yet'],
+  ['internal.test_case', fn([anyArray]), 'internal to OPA test tooling'],
+];
+
+/** The refused builtins' OPA declarations, keyed by name (what the authoring tools compile their calls against). */
+export const refusedBuiltinDecls: ReadonlyMap<string, BuiltinDeclaration> = new Map(
+  refusedEntries.map(([name, decl, , extra]) => [name, { name, decl, ...extra }]),
+);
+
+/** The builtins we refuse, with the reason shown in the compile error (and in the authoring tools' evaluation error). */
+export const refusedBuiltins: ReadonlyMap<string, string> = new Map(
+  refusedEntries.map(([name, , reason]) => [name, reason]),
+);
 
 /**
  * OPA's argument counts of the refused builtins, so a call written with an output argument (`http.send(req,
  * resp)`) is read as OPA reads it and fails with the refusal, not as an unsafe variable.
  */
-export const refusedBuiltinArity: ReadonlyMap<string, number> = new Map([
-  ['http.send', 1],
-  ['net.lookup_ip_addr', 1],
-  ['opa.runtime', 0],
-  ['providers.aws.sign_req', 3],
-  ['io.jwt.encode_sign', 3],
-  ['io.jwt.encode_sign_raw', 3],
-  ['crypto.x509.parse_rsa_private_key', 1],
-  ['crypto.parse_private_keys', 1],
-  ['crypto.x509.parse_keypair', 2],
-  ['rego.parse_module', 2],
-  ['strings.render_template', 2],
-  ['graphql.is_valid', 2],
-  ['graphql.parse', 2],
-  ['graphql.parse_and_verify', 2],
-  ['graphql.parse_query', 1],
-  ['graphql.parse_schema', 1],
-  ['graphql.schema_is_valid', 1],
-  ['crypto.x509.parse_and_verify_certificates', 1],
-  ['crypto.x509.parse_and_verify_certificates_with_options', 2],
-  ['crypto.x509.parse_certificate_request', 1],
-  ['net.cidr_contains_matches', 2],
-  ['internal.test_case', 1],
-]);
+export const refusedBuiltinArity: ReadonlyMap<string, number> = new Map(
+  refusedEntries.map(([name, decl]) => [name, decl.args?.length ?? 0]),
+);

@@ -3,7 +3,9 @@
 // and the OPA capabilities document.
 export type { BuiltinDeclaration, FunctionType, OpaType } from './types.ts';
 export { builtinDecls, refusedBuiltins } from './declarations.ts';
+export { refusedCallMessage } from './refused.ts';
 export {
+  createAuthoringHostBuiltins,
   createHostBuiltins,
   hostBuiltinName,
   hostImplementations,

@@ -1,5 +1,7 @@
-// `guardian policy check`: parse + compile every module exactly as `policy build` does (minus planning
-// and Wasm), then lint. Compile errors and lint findings are reported together.
+// `guardian policy check`: parse + compile every module as `policy build` does (minus planning and Wasm),
+// then lint. Compile errors and lint findings are reported together. As in the other authoring tools, a call
+// of a builtin the Guardian refuses compiles (builtins/refused.ts): the lint rule rego_lint_refused_builtin
+// warns that `policy build` refuses it.
 import { parseModules } from '../ast/index.ts';
 import type { BuiltinTable } from '../builtins/capabilities.ts';
 import { compileModules } from '../semantic/index.ts';
@@ -35,7 +37,10 @@ export function checkPolicies(
   // Compile only a complete set: with a file missing, references into it would be reported as errors.
   if (errors.length === 0 && modules.length > 0) {
     try {
-      compileModules(modules, options.builtins ? { builtins: options.builtins } : {});
+      compileModules(modules, {
+        ...(options.builtins ? { builtins: options.builtins } : {}),
+        refusedBuiltins: 'evaluation-error',
+      });
     } catch (e) {
       if (!(e instanceof RegoErrors)) throw e;
       errors.push(...e.errors);

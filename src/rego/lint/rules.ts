@@ -315,7 +315,7 @@ function lintBuiltinCalls(m: Module, rule: Rule, userNames: ReadonlySet<string>,
     if (reason !== undefined)
       out.push({
         code: 'rego_lint_refused_builtin',
-        message: `${name} is refused by the Guardian: ${reason}`,
+        message: `${name} is refused by \`guardian policy build\` and the Guardian: ${reason}; tests can replace it with \`with ${name} as ...\``,
         location: fallbackLocation(m, location),
       });
   });

@@ -10,15 +10,9 @@ import { buildTrie, type TrieNode } from './rule-trie.ts';
 import { isConstantTerm, operatorName } from './terms.ts';
 import type { CompiledRule, RuleSet } from './types.ts';
 
-/** Builtins whose results depend on the outside world; decisions must replay identically from the audit log. */
-const ALWAYS_REFUSED: ReadonlyMap<string, string> = new Map([
-  ['http.send', 'network I/O during policy evaluation is not allowed'],
-  ['net.lookup_ip_addr', 'DNS lookups during policy evaluation are not allowed'],
-  ['opa.runtime', 'runtime environment access is not allowed'],
-]);
-
+/** Why the Guardian refuses a builtin (declarations.ts refusedBuiltins); undefined for the others. */
 export function refusalReason(name: string): string | undefined {
-  return refusedBuiltins.get(name) ?? ALWAYS_REFUSED.get(name);
+  return refusedBuiltins.get(name);
 }
 
 /** OPA's type notation for error messages: `any<number, string>`, `array[any]`, `set[string]`. */
@@ -203,7 +197,9 @@ export class CallChecker {
       }
       return;
     }
-    const refused = refusalReason(name);
+    // A refused builtin compiles only where the table declares it: the authoring tools' table
+    // (CompileOptions.refusedBuiltins); `policy build` and the Guardian's tables never do.
+    const refused = this.ctx.builtins.has(name) ? undefined : refusalReason(name);
     if (refused) {
       this.err('rego_compile_error', `${name} is not allowed in Guardian policies: ${refused}`, op.location ? op : at);
       return;

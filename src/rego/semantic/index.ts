@@ -3,6 +3,7 @@
 // (up to 10 diagnostics, each with file:row:col).
 import type { Body, Location, Module, RefTerm, Rule, Term } from '../ast/types.ts';
 import { builtinDecls, refusedBuiltinArity } from '../builtins/declarations.ts';
+import { withRefusedDeclarations } from '../builtins/refused.ts';
 import { RegoError, RegoErrors } from '../errors.ts';
 import { CallChecker, checkRecursion } from './checks.ts';
 import { resolveMetadataCalls } from './metadata.ts';
@@ -162,7 +163,8 @@ export function compileModules(modules: Module[], options: CompileOptions = {}):
 
 function compileModulesUnguarded(modules: Module[], options: CompileOptions): CompiledProgram {
   const maxErrors = options.maxErrors ?? MAX_ERRORS;
-  const builtins = options.builtins ?? builtinDecls;
+  const declared = options.builtins ?? builtinDecls;
+  const builtins = options.refusedBuiltins === 'evaluation-error' ? withRefusedDeclarations(declared) : declared;
   const errors: RegoError[] = [];
   const flush = (): void => {
     if (errors.length) throw new RegoErrors(errors.slice(0, maxErrors));

@@ -42,6 +42,12 @@ export interface CompileOptions {
   maxErrors?: number;
   /** The builtins policies may call (a capabilities document's); default: every builtin of the toolchain. */
   builtins?: BuiltinTable;
+  /**
+   * What a call to a builtin the Guardian refuses (declarations.ts refusedBuiltins) does: `compile-error` (default;
+   * `guardian policy build`, the Guardian), or `evaluation-error` (the authoring tools: it compiles against OPA's
+   * declaration to a host call, which halts when reached unless a `with` replaces it; builtins/refused.ts).
+   */
+  refusedBuiltins?: 'compile-error' | 'evaluation-error';
 }
 
 export interface CompiledProgram {

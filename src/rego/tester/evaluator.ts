@@ -4,7 +4,7 @@
 // where the evaluation yields to the host) and a result that arrives late is rejected; after any abort
 // the instance is re-created, so a module that trapped never runs another test.
 import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
-import { createHostBuiltins, HostBuiltinContext, type JsonValue } from '../builtins/index.ts';
+import { createAuthoringHostBuiltins, HostBuiltinContext, type JsonValue } from '../builtins/index.ts';
 import { instantiatePolicy, withCustomBuiltins, type CustomBuiltins } from '../portable.ts';
 
 /** Host builtins by OPA name, as opa-wasm `customBuiltins` take them. */
@@ -27,7 +27,10 @@ export interface TestEvaluatorOptions {
   wasm: Uint8Array;
   data: JsonValue;
   timeoutMs: number;
-  /** Default: the toolchain's builtin library with `time.now_ns` pinned to each evaluation's `now`. */
+  /**
+   * Default: the toolchain's builtin library with `time.now_ns` pinned to each evaluation's `now`, and the refused
+   * builtins' stand-ins (createAuthoringHostBuiltins).
+   */
   hostBuiltins?: HostBuiltinTable;
   /** Custom builtins added to the host builtins (withCustomBuiltins: a toolchain name is refused). */
   customBuiltins?: Readonly<Record<string, unknown>>;
@@ -61,7 +64,7 @@ export async function createTestEvaluator(options: TestEvaluatorOptions): Promis
     clock: () => BigInt(evaluationNow.getTime()) * 1_000_000n,
     ...(print ? { print: (line: string) => print(line) } : {}),
   });
-  const host = options.hostBuiltins ?? (createHostBuiltins(context) as CustomBuiltins);
+  const host = options.hostBuiltins ?? (createAuthoringHostBuiltins(context) as CustomBuiltins);
   const raw = options.customBuiltins ? withCustomBuiltins(host, options.customBuiltins) : host;
   const builtins: CustomBuiltins = {};
   for (const [name, fn] of Object.entries(raw)) {

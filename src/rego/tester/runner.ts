@@ -3,7 +3,8 @@
 // entrypoint per test rule, and evaluates each through opa-wasm with the data files found alongside (OPA's
 // loader rules: src/rego/bundle/loader.ts).
 // A test passes when its rule evaluates to `true` (a `test_x[case]` rule: when every case is `true`); undefined,
-// any other value or a runtime error fails it (OPA's tester.Runner).
+// any other value or a runtime error fails it (OPA's tester.Runner). A builtin the Guardian refuses compiles, and
+// errors the test that reaches it unless the test replaces it with `with` (builtins/refused.ts).
 import { parseModule } from '../ast/index.ts';
 import type { Body, Module, Rule, Term } from '../ast/types.ts';
 import { forEachVar, forEachVarInBody } from '../semantic/terms.ts';
@@ -328,11 +329,16 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
   const results: PolicyTestResult[] = [];
   let compileMs = 0;
   if (runnable.length > 0) {
-    const compileOptions = options.capabilities ? { builtins: options.capabilities.builtins } : {};
+    // Refused builtins (http.send, …) compile to calls that halt when reached, so a test may replace them with
+    // `with` and a module that only has to compile does (builtins/refused.ts); the call sites locate the halts.
+    const compileOptions = {
+      ...(options.capabilities ? { builtins: options.capabilities.builtins } : {}),
+      refusedBuiltins: 'evaluation-error' as const,
+    };
     const build = async (p: typeof prepared): Promise<Uint8Array> => {
       const program = compileModules(p.modules, compileOptions);
       const entrypoints = p.runnable.flatMap((t) => (t.probe ? [t.entrypoint, t.probe] : [t.entrypoint]));
-      return linkPolicyWasm(planEntrypoints(program, entrypoints));
+      return linkPolicyWasm(planEntrypoints(program, entrypoints), { hostCallSites: true });
     };
     let wasm: Uint8Array;
     try {

@@ -42,6 +42,8 @@ export interface Ctx {
   funcNames: Map<string, { wasm: string; func: Func; index: number }>;
   hostBuiltins: Map<string, HostBuiltin>;
   strict: boolean;
+  /** Record each host call's site in HOST_CALL_SITE_GLOBAL (strict modules, and LinkOptions.hostCallSites). */
+  hostCallSites: boolean;
   mappingAddr: number;
   hasTable: boolean;
   /** Ground composite literals become static data (static-composites.ts); false when the plan's mutations forbid it. */
@@ -183,9 +185,9 @@ class FnGen {
     return `${file ?? 'policy'}:${s.row ?? 0}`;
   }
 
-  /** In strict modules, records the call site before a host call (HOST_CALL_SITE_GLOBAL). */
+  /** Records the call site before a host call (HOST_CALL_SITE_GLOBAL), where the module keeps one. */
   markHostCallSite(s: StmtLocation): Ref[] {
-    if (!this.ctx.strict) return [];
+    if (!this.ctx.hostCallSites) return [];
     const site = this.ctx.data.cstring(this.builtinErrorLocation(s));
     return [this.m.global.set(HOST_CALL_SITE_GLOBAL, this.m.i32.const(site))];
   }

@@ -22,6 +22,11 @@ import { hostBuiltinName } from '../builtins/host/names.ts';
 export interface LinkOptions {
   /** Abort on builtin errors (`eval_builtin_error`/`eval_type_error`) instead of making the expression undefined. */
   strictBuiltinErrors?: boolean;
+  /**
+   * Keep the site of the host call in progress (HOST_CALL_SITE_GLOBAL, as strict modules always do), so a host
+   * builtin that halts the evaluation is reported at its call site (the authoring tools: builtins/refused.ts).
+   */
+  hostCallSites?: boolean;
   /** Run binaryen's optimizer on the result (slower link, smaller/faster module). */
   optimize?: boolean;
   /** Ground composite literals as static data (static-composites.ts; default true; false for differential tests). */
@@ -166,6 +171,7 @@ function link(m: binaryen.Module, policy: Policy, options: ModuleLinkOptions): U
     funcNames,
     hostBuiltins,
     strict: options.strictBuiltinErrors === true,
+    hostCallSites: options.strictBuiltinErrors === true || options.hostCallSites === true,
     mappingAddr: usesDynamic ? data.value(mapping) : 0,
     hasTable: usesDynamic && tableFuncs.length > 0,
     staticComposites: options.staticComposites !== false && staticCompositesSafe(funcs, plans),
@@ -187,7 +193,7 @@ function link(m: binaryen.Module, policy: Policy, options: ModuleLinkOptions): U
     );
   }
 
-  if (ctx.strict) m.addGlobal(HOST_CALL_SITE_GLOBAL, i32, true, m.i32.const(0));
+  if (ctx.hostCallSites) m.addGlobal(HOST_CALL_SITE_GLOBAL, i32, true, m.i32.const(0));
   funcs.forEach((f, index) => compileFunc(ctx, f, index));
   plans.forEach((p, index) => compilePlan(ctx, p, index));
   if (ctx.hasTable) {
@@ -219,7 +225,7 @@ function link(m: binaryen.Module, policy: Policy, options: ModuleLinkOptions): U
   m.addGlobal('opa_wasm_abi_minor_version', i32, false, m.i32.const(3));
   m.addGlobalExport('opa_wasm_abi_version', 'opa_wasm_abi_version');
   m.addGlobalExport('opa_wasm_abi_minor_version', 'opa_wasm_abi_minor_version');
-  if (ctx.strict) m.addGlobalExport(HOST_CALL_SITE_GLOBAL, HOST_CALL_SITE_GLOBAL);
+  if (ctx.hostCallSites) m.addGlobalExport(HOST_CALL_SITE_GLOBAL, HOST_CALL_SITE_GLOBAL);
 
   // Start: run the runtime's own start (top-level initialisers), then move the heap above our data.
   const heapBase = align(data.end, 8);

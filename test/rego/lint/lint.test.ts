@@ -104,8 +104,8 @@ describe('rego_lint_refused_builtin', () => {
       'package p\nr := http.send({"method": "GET", "url": "http://x"})\nk := io.jwt.encode_sign({}, {}, {})\n',
     );
     expect(only(out, 'rego_lint_refused_builtin')).toEqual([
-      'p.rego:2:6: rego_lint_refused_builtin: http.send is refused by the Guardian: network I/O during policy evaluation is not allowed: decisions must be replayable from the audit log',
-      'p.rego:3:6: rego_lint_refused_builtin: io.jwt.encode_sign is refused by the Guardian: signing keys do not belong in policies (only JWT verification is supported)',
+      'p.rego:2:6: rego_lint_refused_builtin: http.send is refused by `guardian policy build` and the Guardian: network I/O during policy evaluation is not allowed: decisions must be replayable from the audit log; tests can replace it with `with http.send as ...`',
+      'p.rego:3:6: rego_lint_refused_builtin: io.jwt.encode_sign is refused by `guardian policy build` and the Guardian: signing keys do not belong in policies (only JWT verification is supported); tests can replace it with `with io.jwt.encode_sign as ...`',
     ]);
   });
 });
@@ -124,16 +124,24 @@ describe('checkPolicies', () => {
     expect(r.modules).toBe(1);
   });
 
-  it('runs the compile stage: unsafe vars and refused builtins are errors, clean policies have none', () => {
+  it('runs the compile stage: unsafe vars are errors, refused builtins a finding only, clean policies have none', () => {
     const unsafe = checkPolicies([{ file: 'p.rego', text: 'package p\nx := y\n' }]);
     expect(unsafe.errors.map((e) => e.format())).toEqual([
       expect.stringMatching(/^p\.rego:2:6: rego_unsafe_var_error: var y is unsafe/),
     ]);
+    // As in `policy test`: the call compiles against OPA's declaration (its type is still checked).
     const refused = checkPolicies([{ file: 'p.rego', text: 'package p\nz := http.send({})\n' }]);
-    expect(refused.errors.map((e) => e.format())).toEqual([
-      expect.stringMatching(/^p\.rego:2:6: rego_compile_error: http\.send is not allowed/),
-    ]);
+    expect(refused.errors).toEqual([]);
     expect(refused.findings.map((f) => f.code)).toEqual(['rego_lint_refused_builtin']);
+    const mistyped = checkPolicies([{ file: 'p.rego', text: 'package p\nz := http.send("x")\n' }]);
+    expect(mistyped.errors.map((e) => e.format())).toEqual([
+      expect.stringMatching(/^p\.rego:2:\d+: rego_type_error: http\.send: invalid argument\(s\)/),
+    ]);
+    // internal.test_case is OPA's test runner's, not a policy's: still a compile error.
+    const internal = checkPolicies([{ file: 'p.rego', text: 'package p\nz if internal.test_case([1])\n' }]);
+    expect(internal.errors.map((e) => e.format())).toEqual([
+      expect.stringMatching(/^p\.rego:2:\d+: rego_compile_error: internal\.test_case is not allowed/),
+    ]);
     const good = checkPolicies([{ file: 'p.rego', text: 'package p\nallow if input.user == "alice"\n' }]);
     expect(good).toEqual({ errors: [], findings: [], modules: 1 });
   });

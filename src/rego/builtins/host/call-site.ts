@@ -2,9 +2,10 @@
 // not under wasm/: the Guardian engine reads it at run time, and runs compiled modules only).
 
 /**
- * Strict modules only: an exported mutable i32 global holding the address of the NUL-terminated `<file>:<row>`
- * of the host builtin call in progress. A strict host builtin aborts by throwing from JavaScript, where the call
- * site is unknown; the host reads this global to prefix the message as OPA does (withHostCallSite).
+ * Strict modules, and modules linked for the authoring tools (LinkOptions.hostCallSites): an exported mutable i32
+ * global holding the address of the NUL-terminated `<file>:<row>` of the host builtin call in progress. A host
+ * builtin aborts by throwing from JavaScript, where the call site is unknown; the host reads this global to
+ * prefix the message as OPA does (withHostCallSite).
  */
 export const HOST_CALL_SITE_GLOBAL = 'guardian_host_call_site';
 
@@ -24,7 +25,7 @@ function cstringAt(mem: HostCallSiteSource['mem'], addr: number): string {
 /**
  * A strict host builtin aborts by throwing `<code>: <name>: <message>`; OPA reports builtin errors at their
  * call site (`<file>:<row>: eval_builtin_error: …`, topdown's Location.String), which a strict module of ours
- * records in HOST_CALL_SITE_GLOBAL before each host call. This puts that site in front of such a message;
+ * (or one linked with hostCallSites) records in HOST_CALL_SITE_GLOBAL before each host call. This puts that site in front of such a message;
  * other messages, and messages from modules without that global (OPA-built ones), are returned as they are.
  */
 export function withHostCallSite(policy: HostCallSiteSource, message: string): string {

@@ -11,6 +11,7 @@ import { miscBuiltins } from './misc.ts';
 import { netBuiltins } from './net.ts';
 import { portableHostImplementations } from './portable.ts';
 import type { HostImpls } from './registry.ts';
+import { refusedBuiltinStandIns } from '../refused.ts';
 
 /** Every host implementation, keyed by OPA builtin name. */
 export const hostImplementations: Readonly<HostImpls> = Object.freeze({
@@ -40,6 +41,16 @@ export { createPortableHostBuiltins, portableHostImplementations } from './porta
  */
 export function createHostBuiltins(ctx?: HostBuiltinContext | HostBuiltinOptions): Record<string, HostBuiltinFunction> {
   return adaptHostImplementations(hostImplementations, ctx);
+}
+
+/**
+ * As createHostBuiltins, plus the refused builtins' stand-ins, which halt every call (../refused.ts): the
+ * authoring tools' table, never the Guardian's (a module importing a refused builtin does not load there).
+ */
+export function createAuthoringHostBuiltins(
+  ctx?: HostBuiltinContext | HostBuiltinOptions,
+): Record<string, HostBuiltinFunction> {
+  return adaptHostImplementations({ ...hostImplementations, ...refusedBuiltinStandIns }, ctx);
 }
 
 export { HostBuiltinContext } from './context.ts';

@@ -40,11 +40,12 @@ export class BuiltinError extends Error {
 
 /**
  * An error that ends the evaluation whatever the strict-builtin-errors setting (OPA's topdown `Halt`), with
- * its own code and no builtin name: `eval_conflict_error: template-strings must not produce multiple outputs`.
+ * its own code and a message that names the builtin only if it says so itself: `eval_conflict_error:
+ * template-strings must not produce multiple outputs`, `eval_builtin_error: http.send: …` (refused.ts).
  */
 export class BuiltinHaltError extends Error {
   constructor(
-    readonly code: 'eval_conflict_error' | 'eval_internal_error',
+    readonly code: 'eval_conflict_error' | 'eval_internal_error' | 'eval_builtin_error',
     message: string,
   ) {
     super(message);
