@@ -17,8 +17,12 @@ describe('opa fmt of template strings', () => {
   });
 
   it('text is re-escaped: braces, quotes, control characters; raw text keeps newlines', () => {
-    expect(fmt('x := $"\\{a\\} \\"q\\" \\t \\u0001"')).toBe('x := $"\\{a} \\"q\\" \\t \\x01"');
+    expect(fmt('x := $"\\{a} \\"q\\" \\t \\u0001"')).toBe('x := $"\\{a} \\"q\\" \\t \\x01"');
+    // Text without a backslash is taken as written, a control character too; it is written escaped.
+    expect(fmt('x := $"a\x02b{1}"')).toBe('x := $"a\\x02b1"');
     expect(fmt('x := $`a\n\\{b}\n"c"`')).toBe('x := $`a\n\\{b}\n"c"`');
+    // A raw template keeps `\}` as written (OPA's scanner drops the backslash of `\{` only).
+    expect(fmt('x := $`\\{a\\}`')).toBe('x := $`\\{a\\}`');
   });
 
   it('expressions are formatted as terms are elsewhere', () => {
