@@ -104,7 +104,11 @@ interface TemplateFrame {
   depth: number;
 }
 
-/** JSON escapes OPA's scanner accepts in a `$"..."` template string, besides `\{` and `\}` (scanTemplateString). */
+/**
+ * JSON escapes OPA's scanner accepts in a `$"..."` template string besides `\{` (scanTemplateString); any
+ * other backslash, `\}` included, is its "illegal escape sequence". OPA's scanner tests once had `\}` as an
+ * escape in both forms ("both braces"); the scanner and tests after them take it out again.
+ */
 const TEMPLATE_ESCAPES = new Set(['\\', '"', '/', 'b', 'f', 'n', 'r', 't', 'u']);
 
 export function lex(file: string, text: string): LexResult {
@@ -155,23 +159,28 @@ export function lex(file: string, text: string): LexResult {
       if (ch === '{') break;
       if (ch === '\\') {
         const next = text[j] ?? '';
-        // OPA's scanner drops the backslash of `\{` and (in current OPA, both forms) of `\}`.
-        if (next === '{' || next === '}') {
+        // OPA's scanner drops the backslash of `\{`, in both forms; a raw template keeps every other one.
+        if (next === '{') {
           body += next;
           j++;
           continue;
         }
         if (!multiLine) {
           if (!TEMPLATE_ESCAPES.has(next)) fail('illegal escape sequence', j, r, col);
-          body += ch + next;
-          j++;
+          // OPA's scanner steps over the four characters after `\u` whatever they are (a `{` or `"` among
+          // them neither opens an expression nor ends the string); the parser's JSON decoding judges them.
+          const width = next === 'u' ? 5 : 1;
+          body += ch + text.slice(j, j + width);
+          j += width;
           continue;
         }
       }
       body += ch;
     }
     let value = body;
-    if (!multiLine && (body.includes('\\') || /[\u0000-\u001f]/.test(body))) {
+    // OPA's parser decodes a piece as JSON only when it has a backslash; other text is taken as written,
+    // control characters included (templateStringPartToStringLiteral).
+    if (!multiLine && body.includes('\\')) {
       try {
         value = JSON.parse(`"${body}"`) as string;
       } catch {
@@ -310,7 +319,8 @@ export function lex(file: string, text: string): LexResult {
       kind = 'string';
     } else if (c === '`') {
       const close = text.indexOf('`', i + 1);
-      if (close < 0) fail('non-terminated raw string', start, row, col);
+      // OPA's scanRawString words it as for any string.
+      if (close < 0) fail('non-terminated string', start, row, col);
       value = text.slice(i + 1, close);
       i = close + 1;
       kind = 'rawstring';

@@ -434,7 +434,7 @@ export class Parser {
   /**
    * `$"text {expr} text"` or the raw `` $`...` ``, as OPA's parseTemplateString reads it: text pieces become
    * string parts (empty ones dropped), each `{expr}` an expression part, except that a lone scalar literal
-   * without comments is kept as that term (opa fmt then writes it inline).
+   * with no comment before it is kept as that term (opa fmt then writes it inline).
    */
   private parseTemplateString(): TemplateStringTerm {
     const first = this.tok;
@@ -444,7 +444,10 @@ export class Parser {
       const piece = this.advance();
       if (piece.value !== '') parts.push({ type: 'string', value: piece.value, location: this.loc(piece) });
       if (piece.kind === 'templateend') break;
+      // OPA counts the comments its scanner steps over between `{` and the expression's first token: with
+      // one there, a lone scalar stays an expression (a comment after the scalar does not count).
       const open = piece.end;
+      const first = this.tok.offset;
       const expr = this.parseLiteral();
       const x = expr.terms;
       const where = expr.location ?? this.loc(piece);
@@ -458,8 +461,7 @@ export class Parser {
       if (x.type === 'somedecl' || x.type === 'somein')
         this.error(where, "unexpected 'some' in template-string expression");
       if (this.kind() !== '}') this.error(this.tok, 'expected } to end template string expression');
-      const close = this.tok.offset;
-      const commented = this.comments.some((c) => (c.location.offset ?? 0) > open && (c.location.offset ?? 0) < close);
+      const commented = this.comments.some((c) => (c.location.offset ?? 0) >= open && (c.location.offset ?? 0) < first);
       const scalar = x.type === 'term' && !commented && SCALAR_TYPES.has(x.term.type) ? x.term : undefined;
       parts.push(scalar ?? expr);
       this.advance(); // `}`; the template string goes on with the next piece

@@ -868,23 +868,71 @@ class Printer {
 
   /**
    * As opa fmt's writeTemplateString: text parts re-escaped (`{` as `\{`; in `$"..."` also as Go's
-   * strconv.Quote escapes, which is how OPA writes a string), expressions in braces, and a scalar literal
-   * the parser kept as a term written inline without braces (`$"{1}"` becomes `$"1"`, as with opa fmt).
+   * strconv.Quote escapes, which is how OPA writes a string), expressions in braces one indentation level
+   * in, and a scalar literal the parser kept as a term written inline without braces (`$"{1}"` becomes
+   * `$"1"`, as with opa fmt). Comments inside a hole stay there: those before its expression follow the
+   * `{` (the first on its line), one on the expression's line goes to the end of the output line it lands
+   * on, and those between the expression and the next part go on lines of their own before the `}`.
    */
   private templateString(t: TemplateStringTerm): void {
     const quote = t.multiLine ? '`' : '"';
     this.write(`$${quote}`);
-    for (const p of t.parts) {
+    t.parts.forEach((p, i) => {
       if (isExprPart(p)) {
         this.write('{');
+        this.level++;
+        if (this.pending) {
+          // A comment on the line of the `{` ends that line; any others above the expression follow on
+          // lines of their own, and the expression starts the next.
+          this.endLine();
+          this.commentsBefore(rowOf(p));
+          this.startLine();
+        } else {
+          const before = this.commentsAbove(rowOf(p));
+          if (before.length) {
+            this.write(' ');
+            this.ownLineComments(before);
+          }
+        }
+        if (!this.inline) this.startLine();
         this.expr(p, false);
+        const next = t.parts[i + 1];
+        if (next) {
+          const between = this.commentsAbove(rowOf(next));
+          if (between.length) {
+            this.endLine();
+            this.ownLineComments(between);
+            this.startLine();
+          }
+        }
         this.write('}');
+        this.level--;
       } else if (p.type === 'string') {
         const text = t.multiLine ? p.value : goQuote(p.value).slice(1, -1);
         this.write(text.replaceAll('{', '\\{'));
       } else this.write(this.term(p, false));
-    }
+    });
     this.write(quote);
+  }
+
+  /** Takes the comments above `row` (those still to be written, in order). */
+  private commentsAbove(row: number): Comment[] {
+    let k = 0;
+    while (k < this.comments.length && this.comments[k].location.row < row) k++;
+    return this.comments.splice(0, k);
+  }
+
+  /**
+   * Each comment ended by a line break, a blank line between two the source set apart (OPA's writeComments):
+   * the first goes on the current line when one is open, the others start lines of their own.
+   */
+  private ownLineComments(comments: Comment[]): void {
+    comments.forEach((c, k) => {
+      if (k > 0 && c.location.row - comments[k - 1].location.row > 1) this.blankLine();
+      if (!this.inline) this.startLine();
+      this.write(`#${c.text}`);
+      this.endLine();
+    });
   }
 
   private stringText(t: Extract<Term, { type: 'string' }>): string {

@@ -65,9 +65,13 @@ describe('template strings: parts', () => {
     ]);
   });
 
-  it('a scalar with a comment inside the braces stays an expression (OPA counts comments)', () => {
-    const t = tmpl('$`{1 # one\n}`') as Extract<Term, { type: 'templatestring' }>;
-    expect('terms' in t.parts[0]).toBe(true);
+  it('a scalar after a comment in its braces stays an expression; a comment after it does not count', () => {
+    // OPA's parseTemplateString compares the comments its scanner holds before and after the `{` is
+    // stepped over, so only one between `{` and the expression's first token keeps the expression.
+    const before = tmpl('$`{# one\n1}`') as Extract<Term, { type: 'templatestring' }>;
+    expect('terms' in before.parts[0]).toBe(true);
+    const after = tmpl('$`{1 # one\n}`') as Extract<Term, { type: 'templatestring' }>;
+    expect(after.parts).toEqual([{ type: 'number', value: '1' }]);
   });
 
   it('escapes: \\{ in both forms, JSON escapes in $"..." only', () => {
@@ -83,16 +87,38 @@ describe('template strings: parts', () => {
     });
   });
 
-  it('\\} is an escape too, in both forms (OPA scanner tests "both braces")', () => {
-    expect(tmpl('$"foo \\{1 + 2\\} bar"')).toEqual({
-      type: 'templatestring',
-      multiLine: false,
-      parts: [{ type: 'string', value: 'foo {1 + 2} bar' }],
-    });
+  it('\\} is no escape: kept as written in the raw form, an illegal escape sequence in $"..."', () => {
+    // OPA's scanTemplateString / scanRawTemplateString drop the backslash of `\{` only (scanner.go and
+    // scanner_test.go as OPA has them now; an earlier test version also had "both braces").
     expect(tmpl('$`foo \\{1 + 2\\} bar`')).toEqual({
       type: 'templatestring',
       multiLine: true,
-      parts: [{ type: 'string', value: 'foo {1 + 2} bar' }],
+      parts: [{ type: 'string', value: 'foo {1 + 2\\} bar' }],
+    });
+    expect(parseError('$"foo \\{1 + 2\\} bar"')).toBe('2:6: illegal escape sequence');
+    expect(parseError('$"a {1} \\}"')).toBe('2:13: illegal escape sequence');
+  });
+
+  it('the four characters after \\u belong to the escape: a { there opens no expression', () => {
+    expect(tmpl('$"\\u00e9{1}"')).toEqual({
+      type: 'templatestring',
+      multiLine: false,
+      parts: [
+        { type: 'string', value: 'é' },
+        { type: 'number', value: '1' },
+      ],
+    });
+    expect(parseError('$"\\u{abc"')).toBe('2:6: illegal template-string part: "\\u{abc"');
+  });
+
+  it('text without a backslash is taken as written, control characters included (OPA decodes JSON only with one)', () => {
+    expect(tmpl('$"a\tb {1}"')).toEqual({
+      type: 'templatestring',
+      multiLine: false,
+      parts: [
+        { type: 'string', value: 'a\tb ' },
+        { type: 'number', value: '1' },
+      ],
     });
   });
 
@@ -138,6 +164,57 @@ describe('template strings: parts', () => {
   });
 });
 
+describe("template strings: what OPA's scanner and parser make of the edges", () => {
+  const kinds = (t: Term): string[] =>
+    (t as Extract<Term, { type: 'templatestring' }>).parts.map((p) =>
+      !isExprPart(p)
+        ? `${p.type}:${'value' in p ? String(p.value) : ''}`
+        : `expr:${p.terms.type === 'term' ? p.terms.term.type : p.terms.type}`,
+    );
+
+  it('a string inside an expression is scanned as a string: its braces and quotes open and close nothing', () => {
+    expect(kinds(tmpl('$"a {"}"} {`{`} {concat("", ["{", "}"])} b"'))).toEqual([
+      'string:a ',
+      'string:}',
+      'string: ',
+      'string:{',
+      'string: ',
+      'expr:call',
+      'string: b',
+    ]);
+  });
+
+  it('{{ opens an expression that is a set or an object, and }} closes it and the expression', () => {
+    expect(kinds(tmpl('$"{{1}}"'))).toEqual(['expr:set']);
+    expect(kinds(tmpl('$"{{"a": {1}}}"'))).toEqual(['expr:object']);
+  });
+
+  it('raw templates span lines inside and around expressions, nested ones included', () => {
+    expect(kinds(tmpl('$`a\n{$`b\n{input.c}`\n}\nd`'))).toEqual(['string:a\n', 'expr:templatestring', 'string:\nd']);
+  });
+
+  it('a $"..." template may break lines inside an expression, and hold comments there', () => {
+    const m = parseModule('p.rego', 'package p\nx := $"a {\n  input.y # why\n} b"\ny := 1\n');
+    expect(strip(m.rules[0].head.value)).toEqual({
+      type: 'templatestring',
+      multiLine: false,
+      parts: [{ type: 'string', value: 'a ' }, expr(ref('y')), { type: 'string', value: ' b' }],
+    });
+    expect(m.comments.map((c) => [c.location.row, c.text])).toEqual([[3, ' why']]);
+    expect(m.rules[1].location?.row).toBe(5);
+  });
+
+  it.each([
+    // The `"` after an unclosed expression starts a plain string, which the line end leaves open.
+    ['$"a {x"', '2:12: non-terminated string'],
+    ['$"a {x} b {y"', '2:18: non-terminated string'],
+    ['$`a {x`', '2:12: non-terminated string'],
+    ['$"{x} {y z}"', '2:15: expected } to end template string expression'],
+  ])('%s', (text, want) => {
+    expect(parseError(text)).toBe(want);
+  });
+});
+
 describe('template strings: errors as OPA words them', () => {
   it.each([
     ['$"{not input.x}"', "2:9: unexpected negation ('not') in template-string expression"],
@@ -152,7 +229,7 @@ describe('template strings: errors as OPA words them', () => {
     ['$ "a"', '2:6: illegal $ character'],
     ['$x', '2:6: illegal $ character'],
     ['$"\\q"', '2:6: illegal escape sequence'],
-    ['$"a\tb"', '2:6: illegal template-string part: "a\tb"'],
+    ['$"a\tb\\n\x01"', '2:6: illegal template-string part: "a\tb\\n\x01"'],
   ])('%s', (text, want) => {
     expect(parseError(text)).toBe(want);
   });

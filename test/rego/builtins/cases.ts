@@ -806,6 +806,18 @@ export const timeCases: Case[] = [
   err('time.parse_ns', ['2006-01-02', '2017-02-30'], /day out of range/),
   err('time.parse_ns', ['2006-01-02', '2017/02/03'], /cannot parse "\/02\/03" as "-"/),
   err('time.parse_ns', ['2006-01-02', '2017-02-03x'], /extra text/),
+  // Go's time.Parse takes an offset of up to 24 hours and 60 minutes (its range test is >), no more.
+  ok('time.parse_ns', ['2006-01-02T15:04:05Z07:00', '2000-01-02T00:00:00+24:00'], 946684800000000000n),
+  err(
+    'time.parse_ns',
+    ['2006-01-02T15:04:05Z07:00', '2000-01-02T00:00:00+25:00'],
+    /time zone offset hour out of range/,
+  ),
+  err(
+    'time.parse_ns',
+    ['2006-01-02T15:04:05Z07:00', '2000-01-02T00:00:00+01:61'],
+    /time zone offset minute out of range/,
+  ),
   err('time.parse_ns', [1, 'x'], 'operand 1 must be string but got number'),
   ok('time.parse_rfc3339_ns', ['2017-06-02T19:00:00-07:00'], 1496455200000000000n),
   ok('time.parse_rfc3339_ns', ['1970-01-01T00:00:00.000000001Z'], 1),

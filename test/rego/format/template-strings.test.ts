@@ -1,8 +1,9 @@
 // `guardian policy fmt` on template strings, as opa fmt's writeTemplateString writes them (v1/format): text
 // re-escaped (`{` as `\{`, in `$"..."` with Go's string quoting), each expression formatted inside its braces,
 // and a scalar literal the parser kept as a term written inline without braces. The layout cases are in
-// cases/template_strings.rego; here: the inline scalars, and that output formats to itself and evaluates to
-// what the input did.
+// cases/template_strings.rego and (comments inside expressions, their indentation) in
+// cases/template_strings_comments.rego; here: the inline scalars, and that output formats to itself and
+// evaluates to what the input did.
 import { describe, expect, it } from 'vitest';
 import { formatSource } from '../../../src/rego/format/index.ts';
 import { evaluateQuery } from '../../../src/rego/index.ts';
@@ -17,8 +18,17 @@ describe('opa fmt of template strings', () => {
   });
 
   it('text is re-escaped: braces, quotes, control characters; raw text keeps newlines', () => {
-    expect(fmt('x := $"\\{a\\} \\"q\\" \\t \\u0001"')).toBe('x := $"\\{a} \\"q\\" \\t \\x01"');
+    expect(fmt('x := $"\\{a} \\"q\\" \\t \\u0001"')).toBe('x := $"\\{a} \\"q\\" \\t \\x01"');
+    // Text without a backslash is taken as written, a control character too; it is written escaped.
+    expect(fmt('x := $"a\x02b{1}"')).toBe('x := $"a\\x02b1"');
     expect(fmt('x := $`a\n\\{b}\n"c"`')).toBe('x := $`a\n\\{b}\n"c"`');
+    // A raw template keeps `\}` as written (OPA's scanner drops the backslash of `\{` only).
+    expect(fmt('x := $`\\{a\\}`')).toBe('x := $`\\{a\\}`');
+  });
+
+  it('a comment after a scalar does not keep it an expression: the scalar goes inline, the comment to the line end', () => {
+    expect(fmt('x := $"{1 # one\n}"')).toBe('x := $"1" # one');
+    expect(fmt('x := $"{# one\n1}"')).toBe('x := $"{ # one\n\t1}"');
   });
 
   it('expressions are formatted as terms are elsewhere', () => {

@@ -32,6 +32,27 @@ adjacent := $"{input.name}{input.name}"
     });
   });
 
+  it("what OPA's scanner reads inside and around expressions: strings with braces, comments, \\} kept raw", async () => {
+    const src = `package t
+braces := $"{"}"}{\`{\`} {concat("", ["{", "}"])}"
+sets := $"{{1}} {{"k": input.name}}"
+commented := $"a {input.name # the name
+} b {# before
+input.name}"
+raw_brace := $\`\\{x\\} \\y\`
+nested := $\`outer {$\`inner
+{input.name}\`} end\`
+`;
+    const ev = await load(src, ['t']);
+    expect(ev('t', { name: 'bob' })).toEqual({
+      braces: '}{ {}',
+      sets: '{1} {"k": "bob"}',
+      commented: 'a bob b bob',
+      raw_brace: '{x\\} \\y',
+      nested: 'outer inner\nbob end',
+    });
+  });
+
   it('numbers, booleans, null, strings raw; arrays, objects and sets as Rego terms', async () => {
     const src = `package t
 scalars := $"{input.n} {input.f} {1.50} {true} {null} {input.b} {"lit"}"

@@ -2,21 +2,19 @@
 // draft follows the schema's `$schema` (Draft 4, 6, 7, 2019-09, 2020-12; Draft 7 when absent); remote
 // and file `$ref`s are never fetched. match_schema's error objects carry gojsonschema's fields and
 // wording: `{error, type, field, desc}` with `field` a dotted path (`(Root)` for the document, as OPA's gojsonschema copy names it),
-// `type` gojsonschema's error type and `error` = `field: desc`.
+// `type` gojsonschema's error type and `error` = `field: desc`. Formats are gojsonschema's seventeen
+// (jsonschema-formats.ts); ajv's own format set is not used, so a format OPA does not check passes.
 import AjvDraft04Module from 'ajv-draft-04';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import draft06MetaSchema from 'ajv/dist/refs/json-schema-draft-06.json' with { type: 'json' };
-import addFormatsModule from 'ajv-formats';
+import { FORMAT_CHECKERS } from './jsonschema-formats.ts';
 import type { HostImpls } from './registry.ts';
 import { BuiltinError, type JsonValue } from './values.ts';
 
 // CommonJS packages: under NodeNext the default import may be the module object.
 const AjvDraft04 = ((AjvDraft04Module as unknown as { default?: unknown }).default ?? AjvDraft04Module) as typeof Ajv;
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
-  ajv: Ajv,
-) => void;
 
 type Draft = '04' | '06' | '07' | '2019-09' | '2020-12';
 
@@ -51,7 +49,7 @@ function ajvFor(draft: Draft): Ajv {
     ajv = new Ajv(options);
     if (draft === '06') ajv.addMetaSchema(draft06MetaSchema);
   }
-  addFormats(ajv);
+  for (const [name, validate] of Object.entries(FORMAT_CHECKERS)) ajv.addFormat(name, { type: 'string', validate });
   validators.set(draft, ajv);
   return ajv;
 }

@@ -1,5 +1,4 @@
 // CIDR builtins over IPv4 and IPv6 (addresses as BigInt), with Go's net.ParseCIDR strictness.
-import { isIP } from 'node:net';
 import type { HostImpls } from './registry.ts';
 import { BuiltinError, str } from './values.ts';
 
@@ -16,28 +15,119 @@ interface Net {
 
 const bits = (v6: boolean): number => (v6 ? 128 : 32);
 
-function parseIp(s: string): { v6: boolean; value: bigint } | undefined {
-  const kind = isIP(s);
-  if (kind === 4) {
-    // Go rejects leading zeros ("01.2.3.4"); node accepts only canonical dotted quads too.
-    return { v6: false, value: s.split('.').reduce((acc, o) => (acc << 8n) | BigInt(Number(o)), 0n) };
+/** An address as Go's netip.ParseAddr reads it: IPv4 or IPv6 (`is4`), its 16 bytes, and an IPv6 zone. */
+export interface NetipAddr {
+  is4: boolean;
+  bytes: Uint8Array;
+  zone: string;
+}
+
+/** Dotted-quad fields of `s` into `out` (Go's parseIPv4Fields): four fields 0..255 without leading zeros. */
+function ipv4Fields(s: string, out: Uint8Array, at: number): boolean {
+  let val = 0;
+  let digits = 0;
+  let pos = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      if (digits === 1 && val === 0) return false;
+      val = val * 10 + (c - 48);
+      digits++;
+      if (val > 255) return false;
+    } else if (c === 46) {
+      if (i === 0 || i === s.length - 1 || s[i - 1] === '.' || pos === 3) return false;
+      out[at + pos++] = val;
+      val = 0;
+      digits = 0;
+    } else return false;
   }
-  if (kind === 6) {
-    if (s.includes('%')) return undefined;
-    let text = s;
-    // Embedded IPv4 tail (::ffff:1.2.3.4).
-    const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-    if (v4) {
-      const n = parseIp(v4[1])!.value;
-      text = text.slice(0, -v4[1].length) + ((n >> 16n) & 0xffffn).toString(16) + ':' + (n & 0xffffn).toString(16);
+  if (pos < 3) return false;
+  out[at + 3] = val;
+  return true;
+}
+
+/** The IPv6 form (Go's parseIPv6): groups of 1-4 hex digits, at most one `::`, an IPv4 tail, a `%zone`. */
+function parseIpv6(input: string): NetipAddr | undefined {
+  let s = input;
+  let zone = '';
+  const pct = s.indexOf('%');
+  if (pct !== -1) {
+    zone = s.slice(pct + 1);
+    s = s.slice(0, pct);
+    if (zone === '') return undefined;
+  }
+  const ip = new Uint8Array(16);
+  let ellipsis = -1;
+  if (s.startsWith('::')) {
+    ellipsis = 0;
+    s = s.slice(2);
+    if (s === '') return { is4: false, bytes: ip, zone };
+  }
+  let i = 0;
+  while (i < 16) {
+    let off = 0;
+    let acc = 0;
+    for (; off < s.length; off++) {
+      const d = Number.parseInt(s[off], 16);
+      if (Number.isNaN(d)) break;
+      if (off > 3) return undefined;
+      acc = acc * 16 + d;
     }
-    const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
-    const h = head ? head.split(':') : [];
-    const t = tail !== undefined && tail !== '' ? tail.split(':') : [];
-    const groups = tail === undefined ? h : [...h, ...Array(8 - h.length - t.length).fill('0'), ...t];
-    return { v6: true, value: groups.reduce((acc, g) => (acc << 16n) | BigInt(parseInt(g, 16)), 0n) };
+    if (off === 0) return undefined;
+    if (off < s.length && s[off] === '.') {
+      if ((ellipsis < 0 && i !== 12) || i + 4 > 16) return undefined;
+      if (!ipv4Fields(s, ip, i)) return undefined;
+      s = '';
+      i += 4;
+      break;
+    }
+    ip[i] = acc >> 8;
+    ip[i + 1] = acc & 0xff;
+    i += 2;
+    s = s.slice(off);
+    if (s === '') break;
+    if (s[0] !== ':' || s.length === 1) return undefined;
+    s = s.slice(1);
+    if (s[0] === ':') {
+      if (ellipsis >= 0) return undefined;
+      ellipsis = i;
+      s = s.slice(1);
+      if (s === '') break;
+    }
+  }
+  if (s !== '') return undefined;
+  if (i < 16) {
+    if (ellipsis < 0) return undefined;
+    const n = 16 - i;
+    for (let j = i - 1; j >= ellipsis; j--) ip[j + n] = ip[j];
+    ip.fill(0, ellipsis, ellipsis + n);
+  } else if (ellipsis >= 0) return undefined;
+  return { is4: false, bytes: ip, zone };
+}
+
+/** Go's netip.ParseAddr: the first `.` or `:` decides the form; undefined where Go returns an error. */
+export function parseNetipAddr(s: string): NetipAddr | undefined {
+  for (const c of s) {
+    if (c === '.') {
+      const bytes = new Uint8Array(16);
+      bytes[10] = 0xff;
+      bytes[11] = 0xff;
+      return ipv4Fields(s, bytes, 12) ? { is4: true, bytes, zone: '' } : undefined;
+    }
+    if (c === ':') return parseIpv6(s);
+    if (c === '%') return undefined;
   }
   return undefined;
+}
+
+/** Go's net.ParseIP (netip.ParseAddr without a zone), as the 32- or 128-bit value Go's IP holds. */
+function parseIp(s: string): { v6: boolean; value: bigint } | undefined {
+  const a = parseNetipAddr(s);
+  if (a?.zone !== '') return undefined;
+  const from = a.is4 ? 12 : 0;
+  let value = 0n;
+  for (let k = from; k < 16; k++) value = (value << 8n) | BigInt(a.bytes[k]);
+  return { v6: !a.is4, value };
 }
 
 function parseCidr(s: string): Net {

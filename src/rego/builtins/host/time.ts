@@ -688,6 +688,10 @@ export function parseTime(layout: string, value: string, defaultZone: Zone = UTC
         const m = offsetPattern(tok.s).exec(c.rest);
         if (!m) c.fail(tok.s);
         const [hh, mm, ss] = [m![2], m![3], m![4]].map((x) => Number(x ?? 0));
+        // Go checks an offset with > (24 hours, 60 minutes or seconds pass); the last field out of range names it.
+        const wide = ss > 60 ? 'second' : mm > 60 ? 'minute' : hh > 24 ? 'hour' : undefined;
+        if (wide)
+          throw new ParseFailure(`parsing time ${JSON.stringify(value)}: time zone offset ${wide} out of range`);
         offset = (m![1] === '-' ? -1 : 1) * (hh * 3600 + mm * 60 + ss);
         c.rest = c.rest.slice(m![0].length);
       }
