@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AcsClient } from '../../src/client/index.ts';
+import { deriveSessionKey } from '../../src/crypto/index.ts';
 import type { AcsRequest, ResponseEnvelope, ServerHello } from '../../src/acs/types.ts';
 import { openGuardianRuntime, type GuardianRuntime } from '../../src/server/app.ts';
 import { startHttpServer, type RunningHttpServer } from '../../src/server/http.ts';
@@ -276,6 +277,12 @@ describe.each([
   it('every one of the 19 hooks is a span with its mapped name and required attributes, and an acs.decision event', () => {
     expect(otlp.resources[0]['service.name']).toBe('guardian-under-test');
     const steps = otlp.spans.filter((s) => s.attributes['acs.session.id'] === sessionId);
+    // The chain hash each answer carries, by the request it answers (the decision event repeats it).
+    const chainHashOf = new Map<unknown, unknown>();
+    for (const text of g.wire) {
+      const result = (JSON.parse(text) as { result?: { request_id?: string; chain_hash?: string } }).result;
+      if (result?.chain_hash) chainHashOf.set(result.request_id, result.chain_hash);
+    }
     for (const [method, [name, required]] of Object.entries(SPANS)) {
       const span = steps.find((s) => s.attributes['acs.method'] === method);
       expect(span, method).toBeDefined();
@@ -286,6 +293,9 @@ describe.each([
       expect(decision?.attributes['acs.evaluator']).toBe('deterministic');
       expect(decision?.attributes['acs.reasoning']).toBe('fixture allows');
       expect(decision?.attributes['acs.evaluator_version']).toMatch(/^acs-guardian\//);
+      const chainHash = chainHashOf.get(span!.attributes['acs.request.id']);
+      expect(chainHash, method).toMatch(/^[0-9a-f]{64}$/);
+      expect(decision?.attributes['acs.chain_hash'], method).toBe(chainHash);
     }
     const tool = steps.find((s) => s.attributes['acs.method'] === 'steps/toolCallRequest')!;
     expect(tool.attributes['gen_ai.tool.name']).toBe('Bash');
@@ -457,9 +467,13 @@ describe.each([
       events: siem.bodies.join('\n') + readFileSync(join(dir, 'ocsf.jsonl'), 'utf8'),
       metrics,
     };
+    // The session's HMAC key (HKDF of the IKM, docs/keys.md) is key material too.
+    const sessionKey = Buffer.from(deriveSessionKey(TEST_IKM, sessionId));
     const needles = {
       ikm_base64: Buffer.from(TEST_IKM).toString('base64'),
       ikm_hex: Buffer.from(TEST_IKM).toString('hex'),
+      session_key_base64: sessionKey.toString('base64'),
+      session_key_hex: sessionKey.toString('hex'),
       ...SECRETS,
       ...Object.fromEntries(signatures.map((s, i) => [`signature_${i}`, s])),
     };
@@ -647,6 +661,8 @@ interface ClosedInChild {
   /** The exit code, or null when the process had to be killed (it did not exit by itself). */
   status: number | null;
   stderr: string;
+  /** Lines on stdout other than the report (OCSF events with GUARDIAN_OCSF_STDOUT=1). */
+  stdout: string[];
   handed: number;
   closeMs: number;
   before: Map<string, number>;
@@ -680,8 +696,9 @@ async function closeInChild(
     const timer = setTimeout(() => child.kill('SIGKILL'), ms);
     const status = await new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
     clearTimeout(timer);
-    const line = stdout.trim().split('\n').pop() ?? '';
-    const report = (line ? JSON.parse(line) : {}) as {
+    const lines = stdout.split('\n').filter((l) => l !== '');
+    const at = lines.findIndex((l) => l.startsWith('{"handed":'));
+    const report = (at >= 0 ? JSON.parse(lines.splice(at, 1)[0]) : {}) as {
       handed?: number;
       closeMs?: number;
       before?: string;
@@ -691,6 +708,7 @@ async function closeInChild(
     return {
       status,
       stderr,
+      stdout: lines,
       handed: report.handed ?? 0,
       closeMs: report.closeMs ?? Number.NaN,
       before: parsePrometheus(report.before ?? ''),
@@ -722,7 +740,7 @@ function warnedOf(logs: Record<string, unknown>[]): Record<string, number> {
 const messagesOf = (logs: Record<string, unknown>[], text: string): number =>
   logs.filter((l) => typeof l.msg === 'string' && l.msg.includes(text)).length;
 
-describe('the export thread at its limits (close-telemetry.mjs: a process of its own, on dist/)', () => {
+describe('the export thread in a process of its own (close-telemetry.mjs, on dist/): at its limits, and on stdout', () => {
   /** Real answers of a Guardian with telemetry off: three allowed steps, then a deny with a long reasoning. */
   let exchanges: [AcsRequest, ResponseEnvelope][] = [];
   const ALLOWED = [0, 1, 2];
@@ -845,6 +863,22 @@ describe('the export thread at its limits (close-telemetry.mjs: a process of its
       await siem.close();
     }
   }, 120_000);
+
+  it('OCSF on stdout (GUARDIAN_OCSF_STDOUT=1): the export thread writes one JSON line per event to the process stdout', async () => {
+    const run = await closeInChild({
+      env: { GUARDIAN_OCSF_STDOUT: '1', GUARDIAN_OCSF_FLUSH_MS: '5' },
+      exchanges,
+      steps: [{ hand: ALLOWED.length, exchanges: ALLOWED }, { settle: true }, { hand: 1, exchanges: [DENY] }],
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const events = run.stdout.map((l) => JSON.parse(l) as Record<string, unknown>);
+    for (const event of events) expect(validateOcsf(event) ? null : validateOcsf.errors).toBeNull();
+    const ids = events.map((e) => (e.unmapped as { acs: { step: { id: string } } }).acs.step.id);
+    // Each allowed step its class event; the deny (handed over at close) its class event and a Detection Finding.
+    expect(ids.sort()).toEqual(['close-0', 'close-1', 'close-2', 'close-3', 'close-3']);
+    expect(events.filter((e) => e.class_uid === 2004)).toHaveLength(1);
+    expect(droppedOf(run.after)).toEqual({});
+  }, 60_000);
 
   it('an OCSF file that is a named pipe no one reads: each batch fails at once (ENXIO) and is counted; close() returns, the process exits', async () => {
     // A blocking open of the pipe would wait for a reader in a libuv thread: the export thread would answer at its
