@@ -100,6 +100,8 @@ export async function openTelemetry(options: TelemetryOptions): Promise<Guardian
   const ocsfOn = options.sinks ? options.sinks.length > 0 : sinkSettings.length > 0;
   const metricsOn = env.GUARDIAN_METRICS !== 'off';
   const queueSize = positiveInteger(env, 'GUARDIAN_TELEMETRY_QUEUE_SIZE', 4096);
+  /** The whole of close(), from its call (ms). */
+  const shutdownMs = positiveInteger(env, 'GUARDIAN_TELEMETRY_SHUTDOWN_MS', 5000);
   const settings: ExporterSettings = {
     product: { name: 'acs-guardian', vendor_name: 'ACS Guardian', version: options.serviceVersion },
     ...(otlp ? { otlp: { ...otlp, serviceVersion: options.serviceVersion, maxWaitingSteps: queueSize } } : {}),
@@ -208,6 +210,8 @@ export async function openTelemetry(options: TelemetryOptions): Promise<Guardian
   /** Once, however often close() is called (the runtime's close and an embedder's may both ask). */
   let closed: Promise<void> | undefined;
   async function closeExporters(): Promise<void> {
+    // The deadline counts from here: reading the backlog into records and handing them over take time too.
+    const deadline = Date.now() + shutdownMs;
     if (batchTimer) clearTimeout(batchTimer);
     batchTimer = null;
     // What is left goes with the shutdown, past the exporters' own queue bounds: the backlog is bounded already,
@@ -216,25 +220,28 @@ export async function openTelemetry(options: TelemetryOptions): Promise<Guardian
     // Bounded: a collector that never answers must not hold up the shutdown (what is left is lost, counted and
     // said). The exporters give up a little before the deadline, so that what they count as lost is counted
     // before close returns; the deadline itself stops an export thread that did not answer even then.
-    const deadline = positiveInteger(env, 'GUARDIAN_TELEMETRY_SHUTDOWN_MS', 5000);
-    const until = Date.now() + deadline - Math.min(SHUTDOWN_MARGIN_MS, deadline / 4);
+    const until = deadline - Math.min(SHUTDOWN_MARGIN_MS, shutdownMs / 4);
     let timer: NodeJS.Timeout | undefined;
+    let stopped = false;
     const exported = (channel?.close(last, until) ?? Promise.resolve()).then(
       () => true,
       (err: unknown) => {
-        logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'telemetry: the last export failed');
+        // Stopped at the deadline: its pending shutdown fails with it, and kill() counted what was lost.
+        if (!stopped)
+          logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'telemetry: the last export failed');
         return true;
       },
     );
     const inTime = await Promise.race([
       exported,
       new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), deadline);
+        timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
       }),
     ]);
     clearTimeout(timer);
     if (!inTime) {
-      logger.warn({ deadline_ms: deadline }, 'telemetry: exporters did not finish before the shutdown deadline');
+      stopped = true;
+      logger.warn({ deadline_ms: shutdownMs }, 'telemetry: exporters did not finish before the shutdown deadline');
       await channel?.kill();
     }
     if (warningTimer) {
@@ -270,7 +277,10 @@ export async function openTelemetry(options: TelemetryOptions): Promise<Guardian
         observation.endMs = performance.now();
         observation.envelope = envelope;
         metrics?.record((m) => m.observe(observation));
-        if (channel && backlog.push(observation)) schedule();
+        if (!channel) return;
+        // Answered after close() began: the export thread takes nothing more (counted, not lost unsaid).
+        if (closed) return dropped('pipeline', 1, 'telemetry closed');
+        if (backlog.push(observation)) schedule();
       } catch {
         // Telemetry never fails a request.
       }

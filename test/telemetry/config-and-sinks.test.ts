@@ -1,10 +1,13 @@
 // Telemetry configuration from the standard OTEL_* and GUARDIAN_* variables, and the OCSF sinks on their own:
-// real files (rotation), a real HTTP collector (retry on 503, no retry on 400, give up after the attempts).
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+// real files (rotation), a named pipe with a reader, a real HTTP collector (retry on 503, no retry on 400, give up
+// after the attempts).
+import { execFileSync } from 'node:child_process';
+import { constants, existsSync, lstatSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createOcsfEmitter, fileSink, httpSink } from '../../src/telemetry/events/index.ts';
 import { ocsfSinksFrom, openLogger, otlpSettingsFrom, TelemetryConfigError } from '../../src/telemetry/index.ts';
 import { BoundedQueue } from '../../src/telemetry/queue.ts';
@@ -73,6 +76,28 @@ describe('OCSF sinks', () => {
     for (const f of [path, `${path}.1`, `${path}.2`]) expect(readFileSync(f).length).toBeLessThanOrEqual(1000);
     // The newest lines survive, in order, whole.
     expect(kept).toEqual(lines.slice(lines.length - kept.length));
+  });
+
+  it('the file sink writes to a named pipe a log shipper reads, and never rotates the pipe away', async () => {
+    const path = join(dir, 'events.pipe');
+    execFileSync('mkfifo', [path]);
+    // The shipper's end, read the way Node reads a pipe (non-blocking, through the event loop), and opened for
+    // writing too, as shippers open one: the sink opens the pipe per batch, and its close is not an end of input.
+    const fd = openSync(path, constants.O_RDWR | constants.O_NONBLOCK);
+    const shipper = new Socket({ fd, readable: true, writable: false });
+    let read = '';
+    shipper.on('data', (chunk: Buffer) => (read += chunk.toString('utf8')));
+    try {
+      // Each batch alone would take a regular file past maxBytes, which rotates it.
+      const sink = fileSink({ path, maxBytes: 100, keep: 2 });
+      const lines = Array.from({ length: 5 }, (_, i) => JSON.stringify({ n: i, pad: 'x'.repeat(60) }));
+      for (const line of lines) await sink.write([line]);
+      await vi.waitFor(() => expect(read.split('\n').filter(Boolean)).toEqual(lines), { timeout: 5000 });
+      expect(lstatSync(path).isFIFO()).toBe(true);
+      expect(existsSync(`${path}.1`)).toBe(false);
+    } finally {
+      shipper.destroy();
+    }
   });
 
   it('the HTTP sink retries 503 with backoff, gives up after its attempts, and does not retry a 400', async () => {

@@ -2,12 +2,15 @@
 // Wasm fixture engine) behind real HTTP, exporting spans over OTLP/HTTP to an in-test receiver, OCSF batches to an
 // in-test SIEM collector and a JSON-lines file, metrics at /metrics, pino logs captured. Every ACS answer is checked
 // against the response schema. The mapping tables below are written from the ACS OTel and OCSF mappings (v0.1.0).
-import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, lstatSync, readFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AcsClient } from '../../src/client/index.ts';
+import { deriveSessionKey } from '../../src/crypto/index.ts';
 import type { AcsRequest, ResponseEnvelope, ServerHello } from '../../src/acs/types.ts';
 import { openGuardianRuntime, type GuardianRuntime } from '../../src/server/app.ts';
 import { startHttpServer, type RunningHttpServer } from '../../src/server/http.ts';
@@ -274,6 +277,12 @@ describe.each([
   it('every one of the 19 hooks is a span with its mapped name and required attributes, and an acs.decision event', () => {
     expect(otlp.resources[0]['service.name']).toBe('guardian-under-test');
     const steps = otlp.spans.filter((s) => s.attributes['acs.session.id'] === sessionId);
+    // The chain hash each answer carries, by the request it answers (the decision event repeats it).
+    const chainHashOf = new Map<unknown, unknown>();
+    for (const text of g.wire) {
+      const result = (JSON.parse(text) as { result?: { request_id?: string; chain_hash?: string } }).result;
+      if (result?.chain_hash) chainHashOf.set(result.request_id, result.chain_hash);
+    }
     for (const [method, [name, required]] of Object.entries(SPANS)) {
       const span = steps.find((s) => s.attributes['acs.method'] === method);
       expect(span, method).toBeDefined();
@@ -284,6 +293,9 @@ describe.each([
       expect(decision?.attributes['acs.evaluator']).toBe('deterministic');
       expect(decision?.attributes['acs.reasoning']).toBe('fixture allows');
       expect(decision?.attributes['acs.evaluator_version']).toMatch(/^acs-guardian\//);
+      const chainHash = chainHashOf.get(span!.attributes['acs.request.id']);
+      expect(chainHash, method).toMatch(/^[0-9a-f]{64}$/);
+      expect(decision?.attributes['acs.chain_hash'], method).toBe(chainHash);
     }
     const tool = steps.find((s) => s.attributes['acs.method'] === 'steps/toolCallRequest')!;
     expect(tool.attributes['gen_ai.tool.name']).toBe('Bash');
@@ -455,9 +467,13 @@ describe.each([
       events: siem.bodies.join('\n') + readFileSync(join(dir, 'ocsf.jsonl'), 'utf8'),
       metrics,
     };
+    // The session's HMAC key (HKDF of the IKM, docs/keys.md) is key material too.
+    const sessionKey = Buffer.from(deriveSessionKey(TEST_IKM, sessionId));
     const needles = {
       ikm_base64: Buffer.from(TEST_IKM).toString('base64'),
       ikm_hex: Buffer.from(TEST_IKM).toString('hex'),
+      session_key_base64: sessionKey.toString('base64'),
+      session_key_hex: sessionKey.toString('hex'),
       ...SECRETS,
       ...Object.fromEntries(signatures.map((s, i) => [`signature_${i}`, s])),
     };
@@ -627,8 +643,269 @@ describe('a graceful shutdown under load exports everything to a healthy collect
         .filter((id) => id.startsWith('burst-'));
       expect(new Set(ids).size).toBe(500);
       expect(metrics.get('acs_guardian_telemetry_dropped_total{exporter="ocsf_file"}') ?? 0).toBe(0);
+      expect(metrics.get('acs_guardian_telemetry_dropped_total{exporter="pipeline"}') ?? 0).toBe(0);
+      // An answer observed once close() has begun is no longer exported: counted, not lost unsaid.
+      await handOver(g, exchanges, 2, Number.POSITIVE_INFINITY);
+      const later = parsePrometheus(await (await telemetry.metrics())!.render());
+      expect(later.get('acs_guardian_telemetry_dropped_total{exporter="pipeline"}')).toBe(2);
+      await eventually(() => g.logs.some((l) => l.includes('"reason":"telemetry closed"')));
     } finally {
       await g.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
+/** What close-telemetry.mjs printed, and how its process ended. */
+interface ClosedInChild {
+  /** The exit code, or null when the process had to be killed (it did not exit by itself). */
+  status: number | null;
+  stderr: string;
+  /** Lines on stdout other than the report (OCSF events with GUARDIAN_OCSF_STDOUT=1). */
+  stdout: string[];
+  handed: number;
+  closeMs: number;
+  before: Map<string, number>;
+  after: Map<string, number>;
+  logs: Record<string, unknown>[];
+}
+
+const CLOSE_TELEMETRY = fileURLToPath(new URL('./fixtures/close-telemetry.mjs', import.meta.url));
+
+/**
+ * Runs test/telemetry/fixtures/close-telemetry.mjs in a process of its own, under plain node on dist/ (built by the
+ * test setup), with `plan`; killed if it has not exited after `ms`. Asynchronous, so this process's receivers keep
+ * taking connections meanwhile.
+ */
+async function closeInChild(
+  plan: { env: Record<string, string>; exchanges: [AcsRequest, ResponseEnvelope][]; steps: object[] },
+  nodeOptions: string[] = [],
+  ms = 90_000,
+): Promise<ClosedInChild> {
+  const dir = mkdtempSync(join(tmpdir(), 'acs-close-plan-'));
+  const file = join(dir, 'plan.json');
+  writeFileSync(file, JSON.stringify({ ...plan, stages: STAGES }));
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.NODE_OPTIONS;
+  try {
+    const child = spawn(process.execPath, [...nodeOptions, CLOSE_TELEMETRY, file], { env, stdio: 'pipe' });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    const timer = setTimeout(() => child.kill('SIGKILL'), ms);
+    const status = await new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+    clearTimeout(timer);
+    const lines = stdout.split('\n').filter((l) => l !== '');
+    const at = lines.findIndex((l) => l.startsWith('{"handed":'));
+    const report = (at >= 0 ? JSON.parse(lines.splice(at, 1)[0]) : {}) as {
+      handed?: number;
+      closeMs?: number;
+      before?: string;
+      after?: string;
+      logs?: string[];
+    };
+    return {
+      status,
+      stderr,
+      stdout: lines,
+      handed: report.handed ?? 0,
+      closeMs: report.closeMs ?? Number.NaN,
+      before: parsePrometheus(report.before ?? ''),
+      after: parsePrometheus(report.after ?? ''),
+      logs: (report.logs ?? []).map((l) => JSON.parse(l) as Record<string, unknown>),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** acs_guardian_telemetry_dropped_total per exporter. */
+const droppedOf = (m: Map<string, number>): Record<string, number> =>
+  Object.fromEntries(
+    [...m]
+      .map(([k, v]) => [/^acs_guardian_telemetry_dropped_total\{exporter="([^"]+)"\}$/.exec(k)?.[1], v] as const)
+      .filter(([exporter]) => exporter !== undefined),
+  );
+
+/** What the drop warnings said per exporter, summed: every count in the metric is said once, and only once. */
+function warnedOf(logs: Record<string, unknown>[]): Record<string, number> {
+  const warned: Record<string, number> = {};
+  for (const l of logs)
+    if (l.level === 'warn' && typeof l.exporter === 'string' && typeof l.dropped === 'number')
+      warned[l.exporter] = (warned[l.exporter] ?? 0) + l.dropped;
+  return warned;
+}
+
+const messagesOf = (logs: Record<string, unknown>[], text: string): number =>
+  logs.filter((l) => typeof l.msg === 'string' && l.msg.includes(text)).length;
+
+describe('the export thread in a process of its own (close-telemetry.mjs, on dist/): at its limits, and on stdout', () => {
+  /** Real answers of a Guardian with telemetry off: three allowed steps, then a deny with a long reasoning. */
+  let exchanges: [AcsRequest, ResponseEnvelope][] = [];
+  const ALLOWED = [0, 1, 2];
+  const DENY = 3;
+
+  beforeAll(async () => {
+    const g = await startGuardian({ GUARDIAN_METRICS: 'off' });
+    try {
+      exchanges = await realExchanges(g);
+      // An evaluator's reasoning can run long (a model's explanation): 64 KiB, carried by the Detection Finding.
+      const c = g.client();
+      await c.hello({ methods_implemented: ALL_STEPS });
+      const reasoning = 'the command reaches outside the workspace; '.repeat(1600);
+      const deny = { decision: 'deny', reasoning, reason_codes: ['tool_blocked'] };
+      expect((await c.step('steps/toolCallRequest', { ...TOOL, want: deny })).decision).toBe('deny');
+      const at = g.wire.length - 2;
+      exchanges.push([JSON.parse(g.wire[at]) as AcsRequest, JSON.parse(g.wire[at + 1]) as ResponseEnvelope]);
+    } finally {
+      await g.close();
+    }
+    expect(exchanges.map(([r]) => r.method)).toEqual([
+      'steps/userMessage',
+      'steps/toolCallRequest',
+      'steps/toolCallResult',
+      'steps/toolCallRequest',
+    ]);
+  });
+
+  it('a thread still busy when the shutdown deadline passes is stopped: close() returns, the process exits, and each item it held or was handed is counted once', async () => {
+    // A deadline far shorter than the thread needs to take 4000 records: it is still reading them when the deadline
+    // passes, and answers nothing. Before, it holds the first steps: their spans sent to a collector that never
+    // answers, their OCSF events waiting for a batch to fill.
+    const otlp = await startOtlpReceiver({ hang: true });
+    const dir = mkdtempSync(join(tmpdir(), 'acs-close-busy-'));
+    const file = join(dir, 'ocsf.jsonl');
+    const N = 4000;
+    try {
+      const run = await closeInChild({
+        env: {
+          OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+          OTEL_EXPORTER_OTLP_TIMEOUT: '600000',
+          OTEL_BSP_SCHEDULE_DELAY: '10',
+          GUARDIAN_OCSF_FILE: file,
+          GUARDIAN_OCSF_BATCH_SIZE: '100000',
+          GUARDIAN_OCSF_FLUSH_MS: '600000',
+          GUARDIAN_TELEMETRY_SHUTDOWN_MS: '20',
+        },
+        exchanges,
+        steps: [{ hand: ALLOWED.length, exchanges: ALLOWED }, { settle: true }, { hand: N, exchanges: ALLOWED }],
+      });
+      expect(run.status, run.stderr).toBe(0);
+      expect(run.handed).toBe(ALLOWED.length + N);
+      // What the thread said it held when close() began: each first step's span and stage spans, its OCSF event.
+      const spans = run.before.get('acs_guardian_telemetry_queue_depth{exporter="otlp"}');
+      const events = run.before.get('acs_guardian_telemetry_queue_depth{exporter="ocsf_file"}');
+      expect(spans).toBe(ALLOWED.length * (1 + STAGES.length));
+      expect(events).toBe(ALLOWED.length);
+      // Nothing was exported, and every item accepted is counted as dropped, once.
+      expect(existsSync(file)).toBe(false);
+      expect(droppedOf(run.after)).toEqual({ otlp: spans, ocsf_file: events, pipeline: N });
+      expect(warnedOf(run.logs)).toEqual(droppedOf(run.after));
+      for (const l of run.logs.filter((l) => typeof l.exporter === 'string'))
+        expect(l.reason).toBe('export thread stopped at the shutdown deadline');
+      expect(messagesOf(run.logs, 'exporters did not finish before the shutdown deadline')).toBe(1);
+      // Stopping it fails its shutdown request: that is the deadline's doing, not a second failure to report.
+      expect(messagesOf(run.logs, 'the last export failed')).toBe(0);
+      for (const exporter of ['otlp', 'ocsf_file', 'pipeline'])
+        expect(run.after.get(`acs_guardian_telemetry_queue_depth{exporter="${exporter}"}`), exporter).toBe(0);
+      // Bounded by the deadline, with room for a busy machine (the thread would have needed far longer).
+      expect(run.closeMs).toBeLessThan(5000);
+    } finally {
+      await otlp.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('a thread that runs out of heap dies, is started again three times, then given up: what each held, and what close() is left with, is counted once', async () => {
+    // A SIEM collector that never answers and a queue bound far above what the heap holds: the thread keeps every
+    // event (each deny a class event and a Detection Finding carrying the 64 KiB reasoning) until its heap is
+    // full, and Node stops it (ERR_WORKER_OUT_OF_MEMORY). The process's heap bound is the thread's.
+    const siem = await startSiemCollector({ hang: true });
+    const M = 50;
+    try {
+      const run = await closeInChild(
+        {
+          env: {
+            GUARDIAN_OCSF_HTTP_URL: siem.url,
+            GUARDIAN_OCSF_HTTP_TIMEOUT_MS: '600000',
+            GUARDIAN_OCSF_QUEUE_SIZE: '1000000',
+            GUARDIAN_OCSF_FLUSH_MS: '5',
+            GUARDIAN_TELEMETRY_SHUTDOWN_MS: '2000',
+          },
+          exchanges,
+          steps: [
+            { handUntil: 'export thread given up', exchanges: [DENY], slice: 100 },
+            // The thread is gone: these wait in the backlog and go to close(), which has no thread to hand them to.
+            { hand: M, exchanges: [DENY] },
+          ],
+        },
+        ['--max-old-space-size=48'],
+      );
+      expect(run.status, run.stderr).toBe(0);
+      const died = run.logs.filter((l) => l.msg === 'telemetry: the export thread died');
+      expect(died).toHaveLength(4);
+      for (const l of died) expect(l.err).toMatch(/memory limit/);
+      expect(messagesOf(run.logs, 'export thread given up')).toBe(1);
+      // Nothing reached the collector's answer, so every step handed over is lost, and counted once: as the records
+      // it was (the backlog, batches a thread had not answered) or as the OCSF events a thread held.
+      const dropped = droppedOf(run.after);
+      expect(Object.keys(dropped).sort()).toEqual(['ocsf_http', 'pipeline']);
+      expect(dropped.pipeline + dropped.ocsf_http / 2).toBe(run.handed);
+      expect(dropped.ocsf_http).toBeGreaterThan(0);
+      expect(dropped.pipeline).toBeGreaterThanOrEqual(M);
+      expect(warnedOf(run.logs)).toEqual(dropped);
+      const last = run.logs.filter((l) => l.exporter === 'pipeline').pop();
+      expect(last?.reason).toBe('telemetry export thread unavailable');
+      expect(run.after.get('acs_guardian_telemetry_queue_depth{exporter="ocsf_http"}')).toBe(0);
+      expect(run.closeMs).toBeLessThan(5000);
+    } finally {
+      await siem.close();
+    }
+  }, 120_000);
+
+  it('OCSF on stdout (GUARDIAN_OCSF_STDOUT=1): the export thread writes one JSON line per event to the process stdout', async () => {
+    const run = await closeInChild({
+      env: { GUARDIAN_OCSF_STDOUT: '1', GUARDIAN_OCSF_FLUSH_MS: '5' },
+      exchanges,
+      steps: [{ hand: ALLOWED.length, exchanges: ALLOWED }, { settle: true }, { hand: 1, exchanges: [DENY] }],
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const events = run.stdout.map((l) => JSON.parse(l) as Record<string, unknown>);
+    for (const event of events) expect(validateOcsf(event) ? null : validateOcsf.errors).toBeNull();
+    const ids = events.map((e) => (e.unmapped as { acs: { step: { id: string } } }).acs.step.id);
+    // Each allowed step its class event; the deny (handed over at close) its class event and a Detection Finding.
+    expect(ids.sort()).toEqual(['close-0', 'close-1', 'close-2', 'close-3', 'close-3']);
+    expect(events.filter((e) => e.class_uid === 2004)).toHaveLength(1);
+    expect(droppedOf(run.after)).toEqual({});
+  }, 60_000);
+
+  it('an OCSF file that is a named pipe no one reads: each batch fails at once (ENXIO) and is counted; close() returns, the process exits', async () => {
+    // A blocking open of the pipe would wait for a reader in a libuv thread: the export thread would answer at its
+    // deadline, but could not be stopped, close() would not return and the process could not exit.
+    const dir = mkdtempSync(join(tmpdir(), 'acs-close-pipe-'));
+    const pipe = join(dir, 'ocsf.pipe');
+    execFileSync('mkfifo', [pipe]);
+    const N = 100;
+    try {
+      const run = await closeInChild(
+        {
+          env: { GUARDIAN_OCSF_FILE: pipe, GUARDIAN_OCSF_FLUSH_MS: '5', GUARDIAN_TELEMETRY_SHUTDOWN_MS: '2000' },
+          exchanges,
+          steps: [{ hand: ALLOWED.length, exchanges: ALLOWED }, { settle: true }, { hand: N, exchanges: ALLOWED }],
+        },
+        [],
+        30_000,
+      );
+      expect(run.status, run.stderr).toBe(0);
+      // One class event per allowed step, none written.
+      expect(droppedOf(run.after)).toEqual({ ocsf_file: ALLOWED.length + N });
+      expect(warnedOf(run.logs)).toEqual(droppedOf(run.after));
+      for (const l of run.logs.filter((l) => l.exporter === 'ocsf_file')) expect(l.reason).toMatch(/^ENXIO/);
+      expect(messagesOf(run.logs, 'shutdown deadline')).toBe(0);
+      expect(run.closeMs).toBeLessThan(2000);
+      expect(lstatSync(pipe).isFIFO()).toBe(true);
+    } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);

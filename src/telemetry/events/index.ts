@@ -60,6 +60,11 @@ class SinkWorker {
     this.#schedule();
   }
 
+  /** Lines held: queued, and the batch being written (not delivered yet, so lost with the thread). */
+  get held(): number {
+    return this.queue.size + this.#writing;
+  }
+
   /** Starts a full batch now, or waits for one to fill. */
   #schedule(): void {
     if (this.#running) return;
@@ -115,7 +120,7 @@ class SinkWorker {
   /** Gives up what is held (queued, and the batch being written): counted as dropped once, nothing after. */
   abandon(): void {
     if (this.#abandoned) return;
-    const lost = this.queue.size + this.#writing;
+    const lost = this.held;
     this.#abandoned = true;
     this.queue.take(this.queue.size);
     if (lost > 0) this.#options.onDropped(this.sink.kind, lost, 'not written before the shutdown deadline');
@@ -124,7 +129,7 @@ class SinkWorker {
 
 export interface OcsfEmitter {
   emit(events: OcsfEvent[]): void;
-  /** Events waiting per sink kind. */
+  /** Events held per sink kind: queued, and in the batch being written. */
   depths(): Record<string, number>;
   /** Writes everything queued, then `last` (queued past the bound: the caller's own bound limited it already). */
   flush(last?: readonly OcsfEvent[]): Promise<void>;
@@ -141,7 +146,7 @@ export function createOcsfEmitter(options: OcsfEmitterOptions): OcsfEmitter {
         for (const w of workers) w.push(line);
       }
     },
-    depths: () => Object.fromEntries(workers.map((w) => [w.sink.kind, w.queue.size])),
+    depths: () => Object.fromEntries(workers.map((w) => [w.sink.kind, w.held])),
     async flush(last = []) {
       for (const event of last) {
         const line = JSON.stringify(event);

@@ -1,6 +1,7 @@
 // Where OCSF events go, one JSON object per event: a size-rotated JSON-lines file, stdout, or batches POSTed to
 // a SIEM collector (a JSON array per request) with retry and exponential backoff. Each sink has its own queue and
 // worker (events/index.ts), so a slow collector never holds back the file.
+import { constants } from 'node:fs';
 import { appendFile, rename, stat } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
@@ -23,8 +24,17 @@ export interface FileSinkOptions {
   keep: number;
 }
 
+/**
+ * Appending never waits for a reader: a named pipe without one fails the batch at once (ENXIO), as does a full
+ * pipe (EAGAIN), where a blocking open or write would hold a libuv thread until a reader came, and neither the
+ * export thread's termination nor the process's exit gets past a held libuv thread. A regular file is unaffected.
+ */
+const APPEND = constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_NONBLOCK;
+
 export function fileSink(options: FileSinkOptions): EventSink {
   let size: number | undefined;
+  /** Only a regular file is rotated: a named pipe or a device (/dev/stdout) stays what the path names. */
+  let rotates = true;
   async function rotate(): Promise<void> {
     for (let i = options.keep - 1; i >= 1; i--)
       await rename(`${options.path}.${i}`, `${options.path}.${i + 1}`).catch(() => {});
@@ -36,13 +46,16 @@ export function fileSink(options: FileSinkOptions): EventSink {
     async write(batch) {
       if (size === undefined)
         size = await stat(options.path).then(
-          (s) => s.size,
+          (s) => {
+            rotates = s.isFile();
+            return s.size;
+          },
           () => 0,
         );
       const text = batch.join('\n') + '\n';
       const bytes = Buffer.byteLength(text);
-      if (size > 0 && size + bytes > options.maxBytes) await rotate();
-      await appendFile(options.path, text, { mode: 0o600 });
+      if (rotates && size > 0 && size + bytes > options.maxBytes) await rotate();
+      await appendFile(options.path, text, { mode: 0o600, flag: APPEND });
       size += bytes;
     },
   };
