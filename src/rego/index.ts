@@ -256,7 +256,9 @@ export async function compileQuery(options: CompileQueryOptions): Promise<Compil
   }
   const deferRefused = options.refusedBuiltins === 'evaluation-error';
   const program = compileModules(modules, {
-    ...(options.capabilities ? { builtins: options.capabilities.builtins } : {}),
+    ...(options.capabilities
+      ? { builtins: options.capabilities.builtins, deferredRefused: options.capabilities.refused }
+      : {}),
     ...(deferRefused ? { refusedBuiltins: 'evaluation-error' as const } : {}),
   });
   const name = options.name ?? 'eval';

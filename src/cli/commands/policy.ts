@@ -162,7 +162,13 @@ async function check(paths: string[], opts: CheckOptions): Promise<void> {
   const capabilities = opts.capabilities !== undefined ? readCapabilitiesFile(opts.capabilities) : undefined;
   const result = checkPolicies(
     sources.map((s) => ({ ...s, file: shownAs.get(s.file) ?? s.file })),
-    capabilities ? { builtins: capabilities.builtins, templateStrings: allowsTemplateStrings(capabilities) } : {},
+    capabilities
+      ? {
+          builtins: capabilities.builtins,
+          deferredRefused: capabilities.refused,
+          templateStrings: allowsTemplateStrings(capabilities),
+        }
+      : {},
   );
   if (opts.format === 'json') {
     const where = (l: { file: string; row: number; col: number } | undefined) =>

@@ -48,6 +48,12 @@ export interface Capabilities {
   custom: ReadonlySet<string>;
   /** The document's `features` (OPA's names); absent means all of the toolchain's (`regoFeatures`). */
   features?: ReadonlySet<string>;
+  /**
+   * The builtins the Guardian refuses that the document lists. `policy build` refuses them all the same; the
+   * authoring tools defer only these to evaluation (CompileOptions.deferredRefused), as an unlisted builtin is not
+   * available under the document at all.
+   */
+  refused: ReadonlySet<string>;
 }
 
 /** A capabilities document that cannot be used: the message says which entry and why. */
@@ -124,6 +130,7 @@ export function readCapabilities(doc: unknown): Capabilities {
   const features = new Set<string>((doc.features as string[] | undefined) ?? []);
   const builtins = new Map<string, BuiltinDeclaration>();
   const custom = new Set<string>();
+  const refused = new Set<string>();
   doc.builtins.forEach((b, i) => {
     const where = `capabilities: builtins[${i}]`;
     if (!isObject(b) || typeof b.name !== 'string') throw new CapabilitiesError(`${where}: expected {name, decl}`);
@@ -136,8 +143,12 @@ export function readCapabilities(doc: unknown): Capabilities {
       builtins.set(b.name, ours);
       return;
     }
-    // Refused builtins stay refused (the compile error says why); listing them changes nothing.
-    if (refusedBuiltins.has(b.name)) return;
+    // Refused builtins stay refused by `policy build` (the compile error says why); the authoring tools compile
+    // the listed ones to calls that halt when reached.
+    if (refusedBuiltins.has(b.name)) {
+      refused.add(b.name);
+      return;
+    }
     if (decl.variadic) throw new CapabilitiesError(`${where}: custom builtin ${b.name} cannot be variadic`);
     // opa-wasm passes host builtins at most four arguments (opa_builtin0..4).
     if ((decl.args?.length ?? 0) > 4)
@@ -147,7 +158,7 @@ export function readCapabilities(doc: unknown): Capabilities {
     builtins.set(b.name, entry);
     custom.add(b.name);
   });
-  return { builtins, custom, features };
+  return { builtins, custom, features, refused };
 }
 
 /** Whether compiling with `capabilities` (none: the toolchain's own) allows template strings. */

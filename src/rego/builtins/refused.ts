@@ -22,10 +22,14 @@ export function refusedCallMessage(name: string): string {
   return `${name}: ${refusedBuiltins.get(name) ?? 'refused by the Guardian'} (replace it in tests with \`with ${name} as ...\`)`;
 }
 
-/** `table` plus the OPA declarations of the refused builtins the authoring tools compile (deferredRefusedBuiltins). */
-export function withRefusedDeclarations(table: BuiltinTable): BuiltinTable {
+/**
+ * `table` plus the OPA declarations of the refused builtins the authoring tools compile (deferredRefusedBuiltins),
+ * or of those of them in `only` (the ones a capabilities document lists).
+ */
+export function withRefusedDeclarations(table: BuiltinTable, only?: ReadonlySet<string>): BuiltinTable {
   const out = new Map(table);
-  for (const name of deferredRefusedBuiltins) if (!out.has(name)) out.set(name, refusedBuiltinDecls.get(name)!);
+  for (const name of deferredRefusedBuiltins)
+    if (!out.has(name) && (!only || only.has(name))) out.set(name, refusedBuiltinDecls.get(name)!);
   return out;
 }
 

@@ -31,14 +31,14 @@ export interface CheckResult {
  */
 export function checkPolicies(
   sources: readonly CheckSource[],
-  options: { builtins?: BuiltinTable; templateStrings?: boolean } = {},
+  options: { builtins?: BuiltinTable; deferredRefused?: ReadonlySet<string>; templateStrings?: boolean } = {},
 ): CheckResult {
   const { modules, errors } = parseModules(sources, { templateStrings: options.templateStrings });
   // Compile only a complete set: with a file missing, references into it would be reported as errors.
   if (errors.length === 0 && modules.length > 0) {
     try {
       compileModules(modules, {
-        ...(options.builtins ? { builtins: options.builtins } : {}),
+        ...(options.builtins ? { builtins: options.builtins, deferredRefused: options.deferredRefused } : {}),
         refusedBuiltins: 'evaluation-error',
       });
     } catch (e) {

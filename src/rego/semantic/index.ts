@@ -164,7 +164,10 @@ export function compileModules(modules: Module[], options: CompileOptions = {}):
 function compileModulesUnguarded(modules: Module[], options: CompileOptions): CompiledProgram {
   const maxErrors = options.maxErrors ?? MAX_ERRORS;
   const declared = options.builtins ?? builtinDecls;
-  const builtins = options.refusedBuiltins === 'evaluation-error' ? withRefusedDeclarations(declared) : declared;
+  const builtins =
+    options.refusedBuiltins === 'evaluation-error'
+      ? withRefusedDeclarations(declared, options.builtins ? (options.deferredRefused ?? new Set()) : undefined)
+      : declared;
   const errors: RegoError[] = [];
   const flush = (): void => {
     if (errors.length) throw new RegoErrors(errors.slice(0, maxErrors));

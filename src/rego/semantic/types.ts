@@ -48,6 +48,12 @@ export interface CompileOptions {
    * declaration to a host call, which halts when reached unless a `with` replaces it; builtins/refused.ts).
    */
   refusedBuiltins?: 'compile-error' | 'evaluation-error';
+  /**
+   * With `evaluation-error` and `builtins` from a capabilities document: the refused builtins it lists
+   * (Capabilities.refused), the only ones deferred; a call of another stays the compile error. Without `builtins`,
+   * every refused builtin is deferred.
+   */
+  deferredRefused?: ReadonlySet<string>;
 }
 
 export interface CompiledProgram {

@@ -332,7 +332,9 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
     // Refused builtins (http.send, …) compile to calls that halt when reached, so a test may replace them with
     // `with` and a module that only has to compile does (builtins/refused.ts); the call sites locate the halts.
     const compileOptions = {
-      ...(options.capabilities ? { builtins: options.capabilities.builtins } : {}),
+      ...(options.capabilities
+        ? { builtins: options.capabilities.builtins, deferredRefused: options.capabilities.refused }
+        : {}),
       refusedBuiltins: 'evaluation-error' as const,
     };
     const build = async (p: typeof prepared): Promise<Uint8Array> => {

@@ -6,9 +6,16 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { compileBundle, evaluateQuery, RegoErrors, withCustomBuiltins } from '../../../src/rego/index.ts';
+import { capabilitiesDocument } from '../../../src/rego/builtins/capabilities.ts';
+import {
+  compileBundle,
+  evaluateQuery,
+  readCapabilities,
+  RegoErrors,
+  withCustomBuiltins,
+} from '../../../src/rego/index.ts';
 import { checkPolicies } from '../../../src/rego/lint/index.ts';
-import { runPolicyTests, type PolicyTestResult } from '../../../src/rego/tester/index.ts';
+import { PolicyTestSetupError, runPolicyTests, type PolicyTestResult } from '../../../src/rego/tester/index.ts';
 
 const FIXTURE = fileURLToPath(new URL('../../fixtures/rego/refused-builtins/', import.meta.url));
 const LIBRARY = join(FIXTURE, 'library');
@@ -70,6 +77,37 @@ describe('guardian policy test: refused builtins', () => {
     // The mocked tests of the library still pass in the same run (one module, re-instantiated after each halt).
     expect(report.passed).toBe(6);
     expect(report.failed).toBe(4);
+  }, 120_000);
+
+  it('under --capabilities only the refused builtins the document lists compile; the others stay refused', async () => {
+    const ours = capabilitiesDocument();
+    // The decl of a listed refused builtin is read for shape only: the toolchain compiles against OPA's own.
+    const listing = (names: string[]) =>
+      readCapabilities({
+        ...ours,
+        builtins: [
+          ...ours.builtins,
+          ...names.map((name) => ({
+            name,
+            decl: { type: 'function', args: [{ type: 'any' }], result: { type: 'any' } },
+          })),
+        ],
+      });
+    const all = await runPolicyTests({
+      paths: [LIBRARY],
+      capabilities: listing(['http.send', 'net.lookup_ip_addr', 'opa.runtime']),
+    });
+    expect([all.passed, all.failed]).toEqual([5, 0]);
+
+    const some = await runPolicyTests({ paths: [LIBRARY], capabilities: listing(['http.send']) }).catch(
+      (e: unknown) => e,
+    );
+    expect(some).toBeInstanceOf(PolicyTestSetupError);
+    expect((some as PolicyTestSetupError).kind).toBe('compile');
+    expect((some as PolicyTestSetupError).message.split('\n')).toEqual([
+      `${LOOKUP}:15:25: rego_compile_error: net.lookup_ip_addr is not allowed in Guardian policies: DNS lookups during policy evaluation are not allowed: decisions must be replayable from the audit log`,
+      `${LOOKUP}:17:16: rego_compile_error: opa.runtime is not allowed in Guardian policies: the Guardian does not expose host runtime information to policies`,
+    ]);
   }, 120_000);
 
   it('a module the build refuses: compileBundle names every refused call', async () => {
