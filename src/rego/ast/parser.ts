@@ -1139,7 +1139,8 @@ export class Parser {
     } else if (t.kind === ':=' || t.kind === '=') {
       this.advance();
       head.assign = t.kind === ':=';
-      if (this.kind() === 'eof' || this.isKeyword(this.tok, 'if') || this.tok.nl) {
+      // The value may start on the next line (`f(x) :=\n  concat(…)`): OPA's parseHead scans past newlines.
+      if (this.kind() === 'eof' || this.isKeyword(this.tok, 'if')) {
         const ex = args
           ? `expected function value term (e.g., ${name}(...) := <VALUE> { ... })`
           : isDefault

@@ -4,7 +4,7 @@
 import type { Body, Expr, Location, RefTerm, Term, VarTerm, With } from '../ast/types.ts';
 import { builtinDecls } from '../builtins/declarations.ts';
 import type { CompiledProgram, CompiledRule, RuleSet } from '../semantic/types.ts';
-import { isConstantTerm, operatorName } from '../semantic/terms.ts';
+import { dataNameKey, isDataName, isConstantTerm, operatorName } from '../semantic/terms.ts';
 import { RegoError, RegoErrors } from '../errors.ts';
 import type { Block, BuiltinDecl, Func, Local, Operand, Policy, Stmt } from '../ir/types.ts';
 import { buildTrie, type TrieNode } from '../semantic/rule-trie.ts';
@@ -742,8 +742,8 @@ export class FuncPlanner {
     if (value.type === 'ref' || value.type === 'var') {
       const name = value.type === 'var' ? value.value : operatorName(value);
       if (name) {
-        if (name.startsWith('data.')) {
-          const rs = this.pb.program.ruleSetsByPath.get(name.split('.').slice(1).join('/'));
+        if (isDataName(name)) {
+          const rs = this.pb.program.ruleSetsByPath.get(dataNameKey(name));
           if (rs?.kind === 'function') return { fn: name };
         } else if (this.pb.program.builtins.has(name)) return { fn: name };
       }
@@ -803,8 +803,8 @@ export class FuncPlanner {
 
   private arityOf(name: string | undefined, op: RefTerm): number | undefined {
     if (!name) throw planError('invalid function reference', op.location ?? this.where);
-    if (name.startsWith('data.')) {
-      const rs = this.pb.program.ruleSetsByPath.get(name.split('.').slice(1).join('/'));
+    if (isDataName(name)) {
+      const rs = this.pb.program.ruleSetsByPath.get(dataNameKey(name));
       return rs?.kind === 'function' ? rs.arity : undefined;
     }
     const d = this.pb.program.builtins.get(name);
@@ -816,9 +816,9 @@ export class FuncPlanner {
   private planCall(op: RefTerm, args: Term[], cont: (res: Operand) => void): void {
     let name = operatorName(op);
     if (!name) throw planError('invalid function reference', op.location ?? this.where);
-    if (args.length === 0 && name.startsWith('data.')) {
+    if (args.length === 0 && isDataName(name)) {
       // `f()` of a rule that is not a function is the rule's value (semantic/checks.ts).
-      const rs = this.pb.program.ruleSetsByPath.get(name.split('.').slice(1).join('/'));
+      const rs = this.pb.program.ruleSetsByPath.get(dataNameKey(name));
       if (rs && rs.kind !== 'function') {
         this.planValue({ type: 'ref', value: op.value, location: op.location }, cont);
         return;
@@ -842,8 +842,8 @@ export class FuncPlanner {
     if (mock?.fn) name = mock.fn;
     this.planValues(args, 0, [], (ops) => {
       const result = this.newLocal();
-      if (name!.startsWith('data.')) {
-        const rs = this.pb.program.ruleSetsByPath.get(name!.split('.').slice(1).join('/'));
+      if (isDataName(name!)) {
+        const rs = this.pb.program.ruleSetsByPath.get(dataNameKey(name!));
         if (rs?.kind !== 'function') throw planError(`undefined function ${name}`, op.location ?? this.where);
         const fname = this.pb.ruleSetFunc(viaMock ? this.pb.withoutMocks(this.gen) : this.gen, rs);
         this.emit({

@@ -7,7 +7,7 @@ import type { OpaType } from '../builtins/types.ts';
 import { RegoError } from '../errors.ts';
 import { MAX_DEPTH } from './rewrite.ts';
 import { buildTrie, type TrieNode } from './rule-trie.ts';
-import { isConstantTerm, operatorName } from './terms.ts';
+import { dataNameKey, isDataName, isConstantTerm, operatorName, refNameParts } from './terms.ts';
 import type { CompiledRule, RuleSet } from './types.ts';
 
 /** Why the Guardian refuses a builtin (declarations.ts refusedBuiltins); undefined for the others. */
@@ -148,7 +148,7 @@ export class CallChecker {
     if (head.value === 'input' || head.value === 'data') {
       const name = operatorName(target);
       if (head.value === 'data' && name !== undefined) {
-        const path = name.split('.').slice(1);
+        const path = refNameParts(name).slice(1);
         // OPA: a with target may replace a whole rule (or a subtree of rules), never part of one.
         for (let k = 1; k < path.length; k++) {
           if (this.ctx.ruleSetsByPath.has(path.slice(0, k).join('/'))) {
@@ -179,8 +179,8 @@ export class CallChecker {
       if (args.length !== 2) this.err('rego_type_error', `${name === 'eq' ? '=' : ':='}: arity mismatch`, at);
       return;
     }
-    if (name.startsWith('data.')) {
-      const rs = this.ctx.ruleSetsByPath.get(name.split('.').slice(1).join('/'));
+    if (isDataName(name)) {
+      const rs = this.ctx.ruleSetsByPath.get(dataNameKey(name));
       // `f()` of a rule that is not a function (OPA reads a head `f() := x` as the rule `f := x`) is the
       // rule's value, as OPA evaluates it.
       if (rs && rs.kind !== 'function' && args.length === 0) return;

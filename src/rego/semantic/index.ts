@@ -11,7 +11,7 @@ import { hoistNegatedOperands, hoistNegatedOperandsInTerm } from './negation.ts'
 import { NameGen, Rewriter, type ScopeHandle } from './rewrite.ts';
 import { SafetyChecker } from './safety.ts';
 import { lowerTemplateStrings, lowerTemplateStringsInBody, reportUndeclared } from './template-strings.ts';
-import { dataRef, forEachVar } from './terms.ts';
+import { dataNameKey, isDataName, dataRef, forEachVar } from './terms.ts';
 import {
   pathKey,
   type CompiledProgram,
@@ -288,8 +288,8 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
   }
   const names = new NameGen();
   const arityOf = (name: string): number | undefined => {
-    if (name.startsWith('data.')) {
-      const g = groups.get(name.split('.').slice(1).join('/'));
+    if (isDataName(name)) {
+      const g = groups.get(dataNameKey(name));
       return g && g[0].kind === 'function' ? g[0].arity : undefined;
     }
     const d = builtins.get(name);
@@ -298,9 +298,7 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
     return d.decl.result === undefined ? undefined : (d.decl.args?.length ?? 0);
   };
   const isFunction = (name: string): boolean =>
-    name.startsWith('data.')
-      ? groups.get(name.split('.').slice(1).join('/'))?.[0].kind === 'function'
-      : builtins.has(name);
+    isDataName(name) ? groups.get(dataNameKey(name))?.[0].kind === 'function' : builtins.has(name);
   const safety = new SafetyChecker({ arity: arityOf, isFunction, errors });
 
   const ruleSets = new Map<string, RuleSet>();
@@ -444,8 +442,8 @@ export function compileQuery(program: CompiledProgram, body: Body): { body: Body
   const scope = rw.newScope();
   const rewritten = rw.rewriteBody(body, scope);
   const arityOf = (name: string): number | undefined => {
-    if (name.startsWith('data.')) {
-      const rs = program.ruleSetsByPath.get(name.split('.').slice(1).join('/'));
+    if (isDataName(name)) {
+      const rs = program.ruleSetsByPath.get(dataNameKey(name));
       return rs && rs.kind === 'function' ? rs.arity : undefined;
     }
     const d = program.builtins.get(name);
@@ -453,9 +451,7 @@ export function compileQuery(program: CompiledProgram, body: Body): { body: Body
     return d.decl.result === undefined ? undefined : (d.decl.args?.length ?? 0);
   };
   const isFunction = (name: string): boolean =>
-    name.startsWith('data.')
-      ? program.ruleSetsByPath.get(name.split('.').slice(1).join('/'))?.kind === 'function'
-      : program.builtins.has(name);
+    isDataName(name) ? program.ruleSetsByPath.get(dataNameKey(name))?.kind === 'function' : program.builtins.has(name);
   const safety = new SafetyChecker({ arity: arityOf, isFunction, errors });
   const r = safety.reorder(rewritten, new Set(), []);
   reportUndeclared(errors, holes);

@@ -58,6 +58,26 @@ function withLoc(t: Term, loc: Location | undefined): Term {
   return loc ? ({ ...t, location: loc } as Term) : t;
 }
 
+/** Whether a term holds a ref, a call or a comprehension (OPA's requiresEval: ContainsRefs || ContainsComprehensions). */
+function needsEvaluation(t: Term, depth = 0): boolean {
+  if (depth > MAX_DEPTH) return false;
+  switch (t.type) {
+    case 'ref':
+    case 'call':
+    case 'arraycomprehension':
+    case 'setcomprehension':
+    case 'objectcomprehension':
+      return true;
+    case 'array':
+    case 'set':
+      return t.value.some((e) => needsEvaluation(e, depth + 1));
+    case 'object':
+      return t.value.some(([k, v]) => needsEvaluation(k, depth + 1) || needsEvaluation(v, depth + 1));
+    default:
+      return false;
+  }
+}
+
 export class Rewriter {
   constructor(private readonly ctx: RewriteContext) {}
 
@@ -258,16 +278,42 @@ export class Rewriter {
       case 'setcomprehension': {
         const inner = new Scope(s);
         const body = this.rewriteBody(t.body, inner as unknown as ScopeHandle, depth + 1);
-        return { ...t, body, term: this.term(t.term, inner, depth + 1) };
+        const term = this.evaluatedInBody(this.term(t.term, inner, depth + 1), body);
+        return { ...t, body, term };
       }
       case 'objectcomprehension': {
         const inner = new Scope(s);
         const body = this.rewriteBody(t.body, inner as unknown as ScopeHandle, depth + 1);
-        return { ...t, body, key: this.term(t.key, inner, depth + 1), value: this.term(t.value, inner, depth + 1) };
+        const key = this.evaluatedInBody(this.term(t.key, inner, depth + 1), body);
+        const value = this.evaluatedInBody(this.term(t.value, inner, depth + 1), body);
+        return { ...t, body, key, value };
       }
       default:
         return t;
     }
+  }
+
+  /**
+   * OPA's rewriteComprehensionTerms: a comprehension head that must be evaluated (it holds a ref, a call or a
+   * comprehension) becomes a generated var, assigned by `var = <head>` appended to the body, so the head's
+   * refs can bind vars as body refs do: `{k: labels[k] | startswith(k, "a")}` is safe.
+   */
+  private evaluatedInBody(t: Term, body: Body): Term {
+    if (!needsEvaluation(t)) return t;
+    const v: VarTerm = { type: 'var', value: this.ctx.names.temp(), location: t.location };
+    body.push({
+      index: body.length,
+      negated: false,
+      terms: {
+        type: 'call',
+        operator: refTerm([{ type: 'var', value: 'eq', location: t.location }], t.location),
+        args: [v, t],
+      },
+      with: [],
+      generated: true,
+      location: t.location,
+    });
+    return v;
   }
 }
 

@@ -8,6 +8,7 @@ import {
   type Term,
   type VarTerm,
 } from '../ast/types.ts';
+import { pathKey } from './types.ts';
 
 function varTerm(name: string, location?: Location): VarTerm {
   return { type: 'var', value: name, location };
@@ -26,7 +27,20 @@ export function dataRef(path: readonly string[], location?: Location): RefTerm {
   return refTerm([varTerm('data', location), ...path.map((p) => stringTerm(p, location))], location);
 }
 
-/** Dotted name of a call operator (`array.concat`, `data.pkg.f`), or undefined if it has non-string parts. */
+/** A ref element OPA prints after a dot (Ref.String); any other string is printed as `["…"]`. */
+const DOTTED_ELEMENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** `parts` as OPA prints a ref: `data.a["b:1.0"].f`, identifiers after dots, other strings quoted in brackets. */
+export function refName(parts: readonly string[]): string {
+  let out = parts[0] ?? '';
+  for (const p of parts.slice(1)) out += DOTTED_ELEMENT.test(p) ? `.${p}` : `[${JSON.stringify(p)}]`;
+  return out;
+}
+
+/**
+ * Name of a call operator (`array.concat`, `data.pkg.f`, `data.a["b:1.0"].f`, as `refName` prints it), or
+ * undefined if it has non-string parts. `refNameParts` reads it back.
+ */
 export function operatorName(op: RefTerm): string | undefined {
   const parts: string[] = [];
   for (let i = 0; i < op.value.length; i++) {
@@ -35,8 +49,35 @@ export function operatorName(op: RefTerm): string | undefined {
     else if (i > 0 && t.type === 'string') parts.push(t.value);
     else return undefined;
   }
-  return parts.join('.');
+  return refName(parts);
 }
+
+/** The elements of a name `refName` printed (`data.a["b:1.0"].f` → data, a, b:1.0, f). */
+export function refNameParts(name: string): string[] {
+  const parts: string[] = [];
+  let i = name.search(/[.[]|$/);
+  parts.push(name.slice(0, i));
+  while (i < name.length) {
+    if (name[i] === '.') {
+      const end = name.slice(i + 1).search(/[.[]|$/) + i + 1;
+      parts.push(name.slice(i + 1, end));
+      i = end;
+    } else {
+      // `["…"]`: a JSON string, whose end is the first unescaped quote.
+      let j = i + 2;
+      while (j < name.length && name[j] !== '"') j += name[j] === '\\' ? 2 : 1;
+      parts.push(JSON.parse(name.slice(i + 1, j + 1)) as string);
+      i = j + 2;
+    }
+  }
+  return parts;
+}
+
+/** Whether a name `operatorName` printed is a ref into data (`data.pkg.f`, `data["a:1"].f`). */
+export const isDataName = (name: string): boolean => name.startsWith('data.') || name.startsWith('data[');
+
+/** The rule-set key (`RuleSet` paths joined by `/`) of a `data.…` function name `operatorName` printed. */
+export const dataNameKey = (name: string): string => pathKey(refNameParts(name).slice(1));
 
 /**
  * Which vars a walk visits besides those standing as values. The compile stage needs both readings: a

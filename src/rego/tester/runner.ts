@@ -7,7 +7,7 @@
 // errors the test that reaches it unless the test replaces it with `with` (builtins/refused.ts).
 import { parseModule } from '../ast/index.ts';
 import type { Body, Module, Rule, Term } from '../ast/types.ts';
-import { forEachVar, forEachVarInBody } from '../semantic/terms.ts';
+import { forEachVar, forEachVarInBody, refName } from '../semantic/terms.ts';
 import { compileModules } from '../semantic/index.ts';
 import { planEntrypoints } from '../planner/index.ts';
 import { linkPolicyWasm } from '../wasm/index.ts';
@@ -235,7 +235,8 @@ function discoverTests(modules: Module[], probes?: { module: Module; rule: Rule 
         probe = [...path.slice(0, -1), name].join('/');
       }
       tests.push({
-        name: `data.${path.join('.')}`,
+        // OPA prints the package as a ref (`data.a["b:1"].c`) and the test's own name as written.
+        name: `${refName(['data', ...pkg])}.${path.slice(pkg.length).join('.')}`,
         entrypoint: path.join('/'),
         file: m.file,
         row: rule.location?.row ?? rule.head.location?.row ?? 0,

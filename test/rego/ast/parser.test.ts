@@ -120,6 +120,21 @@ describe('rules', () => {
     const [two] = rules('p if {input.a; input.b}');
     expect(two.body).toHaveLength(2);
   });
+  it('a head value may start on the line after := or = (OPA parseHead scans past newlines)', () => {
+    const [f, d, p, u] = rules(
+      'f(x) :=\n  concat("", [\n    x,\n    "!"\n  ])\ndefault d :=\n  false\np :=\n  {"a": 1} if input.a\nu =\n  2',
+    );
+    expect(f.head.args).toEqual([v('x')]);
+    expect(f.head.value).toMatchObject({ type: 'call', operator: op('concat') });
+    expect(d.default).toBe(true);
+    expect(d.head.value).toEqual({ type: 'boolean', value: false });
+    expect(p.head.value).toMatchObject({ type: 'object' });
+    expect(p.body[0].terms).toEqual({ type: 'term', term: ref(v('input'), s('a')) });
+    expect(u.head).toMatchObject({ assign: false, value: n('2') });
+    // With nothing after the operator the rule still has no value.
+    expect(parseError('package p\nf(x) :=\n')).toMatch(/expected function value term/);
+    expect(parseError('package p\np := if { true }')).toMatch(/expected rule value term/);
+  });
   it('rule without body gets body [true]', () => {
     const [r] = rules('p := 1');
     expect(r.head.value).toEqual(n('1'));

@@ -4,6 +4,7 @@ import { opa_malloc } from "./alloc";
 import {
   T_NULL, T_BOOL, T_NUMBER, T_STRING, T_ARRAY, T_OBJECT, T_SET, tagOf, lenOf, elemAt, entryKey, entryVal,
   boolValue, rt_array, rt_array_append, rt_set, rt_set_add, setFind, objectGet, asciiString, utf8Count, strPtr,
+  rt_object, rt_object_insert, shallowCopyObject,
 } from "./value";
 import { rt_number_int, numFloat, numKind, numI64, numToF64, numToI64, numOk, numIsInteger, numFromText, K_INT, K_BIG } from "./number";
 import { compareValues } from "./compare";
@@ -112,8 +113,8 @@ export function bi_abs(a: usize): usize {
     const p = load<u32>(a, 16), l = load<u32>(a, 4);
     return l > 0 && load<u8>(p) == 0x2D ? numFromText(p + 1, l - 1) : a;
   }
-  if (numToF64(a) >= 0) return a;
-  return numFloat(-numToF64(a));
+  // A decimal's magnitude as OPA's FloatToNumber prints it (abs(4.50) is 4.5, abs(4.0) is 4).
+  return numFloat(Math.abs(numToF64(a)));
 }
 
 /**
@@ -149,8 +150,11 @@ export function bi_to_number(a: usize): usize {
 function rounding(name: string, a: usize, mode: i32): usize {
   if (a == 0) return 0;
   if (!isNum(a)) return setError(ERR_TYPE, name, ": operand 1 must be number but got ", typeNameOf(a));
-  if (numIsInteger(a)) return a;
+  // An integer stays as it is written; an integral decimal (1.0, 2e0) becomes the integer, as OPA's
+  // FloatToNumber prints a whole result without a fraction.
+  if (numKind(a) == K_INT || numKind(a) == K_BIG) return a;
   const f = numToF64(a);
+  if (f == Math.trunc(f)) return numFloat(f);
   let r: f64;
   if (mode == 0) r = f < 0 ? -Math.floor(-f + 0.5) : Math.floor(f + 0.5); // Go math.Round: half away from zero
   else if (mode == 1) r = Math.ceil(f);
@@ -375,6 +379,146 @@ export function bi_object_keys(obj: usize): usize {
   const r = rt_set();
   for (let i: u32 = 0; i < lenOf(obj); i++) rt_set_add(r, entryKey(obj, i));
   return r;
+}
+
+/** object.union's merge (OPA mergeWithOverwrite): objects on both sides merge, anything else takes b's value. */
+function mergeOverwrite(a: usize, b: usize): usize {
+  const r = shallowCopyObject(a);
+  for (let i: u32 = 0; i < lenOf(b); i++) {
+    const k = entryKey(b, i), vb = entryVal(b, i);
+    const va = objectGet(r, k);
+    rt_object_insert(r, k, va != 0 && isT(va, T_OBJECT) && isT(vb, T_OBJECT) ? mergeOverwrite(va, vb) : vb);
+  }
+  return r;
+}
+
+// object.union/union_n/filter/remove/subset and walk are native so that the sets and non-string keys inside their
+// operands come back as they went in: a host builtin sees JSON, which has neither.
+export function bi_object_union(a: usize, b: usize): usize {
+  if (a == 0 || b == 0) return 0;
+  if (!isT(a, T_OBJECT)) return setError(ERR_TYPE, "object.union: operand 1 must be object but got ", typeNameOf(a));
+  if (!isT(b, T_OBJECT)) return setError(ERR_TYPE, "object.union: operand 2 must be object but got ", typeNameOf(b));
+  return mergeOverwrite(a, b);
+}
+
+export function bi_object_union_n(list: usize): usize {
+  if (list == 0) return 0;
+  if (!isT(list, T_ARRAY)) return setError(ERR_TYPE, "object.union_n: operand 1 must be array but got ", typeNameOf(list));
+  let r = rt_object();
+  for (let i: u32 = 0; i < lenOf(list); i++) {
+    const o = elemAt(list, i);
+    if (!isT(o, T_OBJECT))
+      return setError(ERR_TYPE, "object.union_n: operand 1 must be array of objects but got array containing ", typeNameOf(o));
+    r = mergeOverwrite(r, o);
+  }
+  return r;
+}
+
+/** The keys operand of object.filter/remove as a set: an array's or set's elements, an object's keys. */
+function keysOperand(name: string, keys: usize): usize {
+  const t = tagOf(keys);
+  if (t != T_ARRAY && t != T_SET && t != T_OBJECT)
+    return setError(ERR_TYPE, name, ": operand 2 must be one of {object, set, array} but got ", typeNameOf(keys));
+  const r = rt_set();
+  for (let i: u32 = 0; i < lenOf(keys); i++) rt_set_add(r, t == T_OBJECT ? entryKey(keys, i) : elemAt(keys, i));
+  return r;
+}
+
+function keepKeys(name: string, obj: usize, keys: usize, keep: bool): usize {
+  if (obj == 0 || keys == 0) return 0;
+  if (!isT(obj, T_OBJECT)) return setError(ERR_TYPE, name, ": operand 1 must be object but got ", typeNameOf(obj));
+  const ks = keysOperand(name, keys);
+  if (ks == 0) return 0;
+  const r = rt_object();
+  for (let i: u32 = 0; i < lenOf(obj); i++) {
+    const k = entryKey(obj, i);
+    if ((setFind(ks, k) >= 0) == keep) rt_object_insert(r, k, entryVal(obj, i));
+  }
+  return r;
+}
+
+export function bi_object_filter(obj: usize, keys: usize): usize { return keepKeys("object.filter", obj, keys, true); }
+export function bi_object_remove(obj: usize, keys: usize): usize { return keepKeys("object.remove", obj, keys, false); }
+
+// ---- object.subset (OPA's topdown/subset.go, case by case) ----
+function setSubset(sup: usize, sub: usize): bool {
+  for (let i: u32 = 0; i < lenOf(sub); i++) if (setFind(sup, elemAt(sub, i)) < 0) return false;
+  return true;
+}
+
+function arraySubset(sup: usize, sub: usize): bool {
+  const n = lenOf(sup), m = lenOf(sub);
+  if (m > n) return false;
+  if (compareValues(sup, sub) == 0) return true;
+  let superCursor: u32 = 0, subCursor: u32 = 0;
+  while (true) {
+    if (subCursor == m) return true;
+    if (superCursor + subCursor == n) return false;
+    if (compareValues(elemAt(sup, superCursor + subCursor), elemAt(sub, subCursor)) == 0) subCursor++;
+    else { superCursor++; subCursor = 0; }
+  }
+  return false;
+}
+
+/** OPA's arraySetSubset: true once every element of the set was seen in the array (never for an empty array). */
+function arraySetSubset(sup: usize, sub: usize): bool {
+  let unmatched = lenOf(sub);
+  for (let i: u32 = 0; i < lenOf(sup); i++) {
+    if (setFind(sub, elemAt(sup, i)) >= 0) unmatched--;
+    if (unmatched == 0) return true;
+  }
+  return false;
+}
+
+function objectSubset(sup: usize, sub: usize): bool {
+  for (let i: u32 = 0; i < lenOf(sub); i++) {
+    const vs = objectGet(sup, entryKey(sub, i));
+    if (vs == 0) return false;
+    const vb = entryVal(sub, i);
+    if (compareValues(vs, vb) == 0) continue;
+    const ts = tagOf(vs), tb = tagOf(vb);
+    if (ts == T_OBJECT && tb == T_OBJECT) { if (!objectSubset(vs, vb)) return false; }
+    else if (ts == T_SET && tb == T_SET) { if (!setSubset(vs, vb)) return false; }
+    else if (ts == T_ARRAY && tb == T_ARRAY) { if (!arraySubset(vs, vb)) return false; }
+    else return false;
+  }
+  return true;
+}
+
+export function bi_object_subset(sup: usize, sub: usize): usize {
+  if (sup == 0 || sub == 0) return 0;
+  const ts = tagOf(sup), tb = tagOf(sub);
+  if (ts == T_OBJECT && tb == T_OBJECT) return boolValue(objectSubset(sup, sub));
+  if (ts == T_SET && tb == T_SET) return boolValue(setSubset(sup, sub));
+  if (ts == T_ARRAY && tb == T_ARRAY) return boolValue(arraySubset(sup, sub));
+  if (ts == T_ARRAY && tb == T_SET) return boolValue(arraySetSubset(sup, sub));
+  return setError(ERR_TYPE, "object.subset: both arguments object.subset must be of the same type or array and set");
+}
+
+function walkInto(out: usize, path: usize, v: usize): void {
+  const pair = rt_array(2);
+  rt_array_append(pair, path);
+  rt_array_append(pair, v);
+  rt_array_append(out, pair);
+  const t = tagOf(v);
+  if (t != T_ARRAY && t != T_OBJECT && t != T_SET) return;
+  const n = lenOf(path);
+  for (let i: u32 = 0; i < lenOf(v); i++) {
+    // OPA's walk: an array element is reached by its index, an object value by its key, a set element by itself.
+    const step = t == T_ARRAY ? rt_number_int(<i64>i) : t == T_OBJECT ? entryKey(v, i) : elemAt(v, i);
+    const child = rt_array(n + 1);
+    for (let j: u32 = 0; j < n; j++) rt_array_append(child, elemAt(path, j));
+    rt_array_append(child, step);
+    walkInto(out, child, t == T_OBJECT ? entryVal(v, i) : elemAt(v, i));
+  }
+}
+
+/** walk(x): every [path, value] of x, x itself first, in document order; the planner iterates them. */
+export function bi_walk(x: usize): usize {
+  if (x == 0) return 0;
+  const out = rt_array(0);
+  walkInto(out, rt_array(0), x);
+  return out;
 }
 
 // ---- arrays ----
