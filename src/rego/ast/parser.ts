@@ -168,6 +168,8 @@ export class Parser {
   /** Reserve more words (future keyword imports; `rego.v1`). Cached terms may have read them as vars. */
   private reserve(words: readonly string[]): void {
     for (const w of words) this.keywords.add(w);
+    // OPA's scanner: importing `every` also imports `in`, which every's `x in xs` needs (Scanner.AddKeyword).
+    if (words.includes('every')) this.keywords.add('in');
     this.termCache.clear();
   }
 

@@ -59,6 +59,8 @@ const table: Array<[string, number]> = [
   ['object.filter', 2],
   ['object.remove', 2],
   ['object.subset', 2],
+  ['json.filter', 2],
+  ['json.remove', 2],
   ['walk', 1],
   ['array.concat', 2],
   ['array.slice', 3],

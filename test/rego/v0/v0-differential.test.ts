@@ -314,6 +314,26 @@ describe('Rego v0 keywords', () => {
     expect(evaluateEntrypoint(loaded, 'p/p', {})).toEqual([{ result: true }]);
     expect(evaluateEntrypoint(loaded, 'p/q', {})).toEqual([{ result: [1] }]);
   });
+  it('importing every imports in too (OPA Scanner.AddKeyword), for every and on its own', async () => {
+    const built = await compileBundle({
+      sources: [
+        {
+          file: 'p.rego',
+          text: 'package p\nimport future.keywords.every\nsmall { every x in input.nums { x < 10 } }\nhas_three { 3 in input.nums }\n',
+          regoVersion: 0,
+        },
+      ],
+      entrypoints: ['p/small', 'p/has_three'],
+    });
+    const loaded = await loadBundle(built.bundle);
+    expect(evaluateEntrypoint(loaded, 'p/small', { nums: [1, 3] })).toEqual([{ result: true }]);
+    expect(evaluateEntrypoint(loaded, 'p/small', { nums: [1, 30] })).toEqual([]);
+    expect(evaluateEntrypoint(loaded, 'p/has_three', { nums: [1, 3] })).toEqual([{ result: true }]);
+    // Importing in alone does not import every.
+    expect(await compileError('package p\nimport future.keywords.in\np { every x in [1] { x } }\n', 0)).toMatch(
+      /rego_parse_error/,
+    );
+  });
   it('a module importing rego.v1 needs v1 syntax even when read as v0', async () => {
     expect(await compileError('package p\nimport rego.v1\np { true }\n', 0)).toBe(
       'p.rego:3:3: rego_parse_error: `if` keyword is required before rule body',

@@ -1,4 +1,4 @@
-// object.union/union_n/filter/remove/subset and walk run natively, so the sets and non-string keys inside
+// object.union/union_n/filter/remove/subset, json.filter/remove and walk run natively, so the sets and non-string keys inside
 // their operands come back as they went in (OPA's topdown keeps Rego values; a host builtin would see JSON,
 // where a set is an array and every key a string). Checked in Rego, through the whole toolchain and opa-wasm.
 import { describe, expect, it, beforeAll } from 'vitest';
@@ -41,6 +41,15 @@ subset_array_of_set if object.subset(["create", "bar", "delete"], {"create", "de
 
 subset_nested_set if object.subset({"a": {1, 2}}, {"a": {1}})
 
+json_paths_keep_sets_and_keys if {
+	f := json.filter({"a": {"s": {"k", "l"}, "n": {3: "x", 4: "y"}}}, ["a/s", "a/n"])
+	is_set(f.a.s)
+	f.a.n == {3: "x", 4: "y"}
+	r := json.remove({"a": {"s": {"k", "l"}, "t": 1}}, ["a/t"])
+	r == {"a": {"s": {"k", "l"}}}
+	json.remove({"s": {"k", "l"}}, [["s", "k"]]) == {"s": {"l"}}
+}
+
 integral_decimals := [sprintf("%d", [floor(1.0)]), sprintf("%d", [round(2.0)]), json.marshal(ceil(3.0)), json.marshal(abs(4.0))]
 `;
 
@@ -56,6 +65,7 @@ beforeAll(async () => {
     't/subset_array_of_set',
     't/subset_nested_set',
     't/integral_decimals',
+    't/json_paths_keep_sets_and_keys',
   ]);
 });
 
@@ -68,6 +78,7 @@ describe('native collection builtins keep Rego values', () => {
     'walk_values_keep_sets',
     'subset_array_of_set',
     'subset_nested_set',
+    'json_paths_keep_sets_and_keys',
   ])('%s', (rule) => {
     expect(evaluate(`t/${rule}`)).toBe(true);
   });

@@ -4,7 +4,7 @@ import { opa_malloc } from "./alloc";
 import {
   T_NULL, T_BOOL, T_NUMBER, T_STRING, T_ARRAY, T_OBJECT, T_SET, tagOf, lenOf, elemAt, entryKey, entryVal,
   boolValue, rt_array, rt_array_append, rt_set, rt_set_add, setFind, objectGet, asciiString, utf8Count, strPtr,
-  rt_object, rt_object_insert, shallowCopyObject,
+  rt_object, rt_object_insert, shallowCopyObject, rt_string, NULL_VALUE,
 } from "./value";
 import { rt_number_int, numFloat, numKind, numI64, numToF64, numToI64, numOk, numIsInteger, numFromText, K_INT, K_BIG } from "./number";
 import { compareValues } from "./compare";
@@ -392,7 +392,7 @@ function mergeOverwrite(a: usize, b: usize): usize {
   return r;
 }
 
-// object.union/union_n/filter/remove/subset and walk are native so that the sets and non-string keys inside their
+// object.union/union_n/filter/remove/subset, json.filter/remove and walk are native so that the sets and non-string keys inside their
 // operands come back as they went in: a host builtin sees JSON, which has neither.
 export function bi_object_union(a: usize, b: usize): usize {
   if (a == 0 || b == 0) return 0;
@@ -493,6 +493,161 @@ export function bi_object_subset(sup: usize, sub: usize): usize {
   if (ts == T_ARRAY && tb == T_ARRAY) return boolValue(arraySubset(sup, sub));
   if (ts == T_ARRAY && tb == T_SET) return boolValue(arraySetSubset(sup, sub));
   return setError(ERR_TYPE, "object.subset: both arguments object.subset must be of the same type or array and set");
+}
+
+// ---- json.filter / json.remove (OPA's topdown/json.go and ast Object.Filter) ----
+/** The decimal text of i as a string value: how a path names an array index ("a/0"). */
+function indexKey(i: u32): usize {
+  let n: u32 = 1;
+  for (let x = i; x >= 10; x /= 10) n++;
+  const p = opa_malloc(<usize>n);
+  let x = i;
+  for (let k = n; k > 0; k--) { store<u8>(p + k - 1, <u8>(0x30 + x % 10)); x /= 10; }
+  return rt_string(p, n);
+}
+
+/** A JSON-pointer segment with ~1 → / and then ~0 → ~, as OPA's parsePath. */
+function pointerSegment(p: usize, n: u32): usize {
+  const out = opa_malloc(<usize>(n > 0 ? n : 1));
+  let o: u32 = 0;
+  for (let i: u32 = 0; i < n; i++) {
+    const c = load<u8>(p + i);
+    if (c == 0x7E && i + 1 < n && load<u8>(p + i + 1) == 0x31) { store<u8>(out + o, 0x2F); o++; i++; continue; }
+    store<u8>(out + o, c); o++;
+  }
+  // ~0 after ~1, on the result (so "~01" is "~1", as strings.ReplaceAll twice gives)
+  const out2 = opa_malloc(<usize>(o > 0 ? o : 1));
+  let m: u32 = 0;
+  for (let i: u32 = 0; i < o; i++) {
+    const c = load<u8>(out + i);
+    if (c == 0x7E && i + 1 < o && load<u8>(out + i + 1) == 0x30) { store<u8>(out2 + m, 0x7E); m++; i++; continue; }
+    store<u8>(out2 + m, c); m++;
+  }
+  return rt_string(out2, m);
+}
+
+/** A path operand element as its segments (an array value), or 0 after recording the type error. */
+function parsePath(name: string, path: usize): usize {
+  const t = tagOf(path);
+  if (t == T_ARRAY) return path;
+  if (t != T_STRING)
+    return setError(ERR_TYPE, name, ": operand 2 must be one of {set, array} containing string paths or array of path segments but got ", typeNameOf(path));
+  const segs = rt_array(0);
+  const p = strPtr(path), n = lenOf(path);
+  if (n == 0) return segs;
+  let i: u32 = 0;
+  while (i < n && load<u8>(p + i) == 0x2F) i++;
+  let start = i;
+  for (; i <= n; i++) {
+    if (i == n || load<u8>(p + i) == 0x2F) { rt_array_append(segs, pointerSegment(p + start, i - start)); start = i + 1; }
+  }
+  return segs;
+}
+
+/** OPA's pathsToObject: a tree of objects whose leaves (null) are the selected paths; 0 on a type error. */
+function pathsToObject(name: string, paths: usize): usize {
+  const t = tagOf(paths);
+  if (t != T_ARRAY && t != T_SET)
+    return setError(ERR_TYPE, name, ": operand 2 must be one of {set, array} but got ", typeNameOf(paths));
+  const root = rt_object();
+  for (let j: u32 = 0; j < lenOf(paths); j++) {
+    const path = parsePath(name, elemAt(paths, j));
+    if (path == 0) return 0;
+    const len = lenOf(path);
+    if (len == 0) continue;
+    let node = root;
+    let done = false;
+    for (let i: u32 = 0; i + 1 < len && !done; i++) {
+      const k = elemAt(path, i);
+      const child = objectGet(node, k);
+      if (child == 0) {
+        const obj = rt_object();
+        rt_object_insert(node, k, obj);
+        node = obj;
+      } else if (tagOf(child) == T_NULL) done = true;
+      else node = child;
+    }
+    if (!done) rt_object_insert(node, elemAt(path, len - 1), NULL_VALUE);
+  }
+  return root;
+}
+
+function filterValue(v: usize, filter: usize): usize {
+  if (tagOf(filter) == T_NULL) return v;
+  const t = tagOf(v);
+  if (t == T_ARRAY) {
+    const r = rt_array(0);
+    for (let i: u32 = 0; i < lenOf(v); i++) {
+      const sub = objectGet(filter, indexKey(i));
+      if (sub != 0) rt_array_append(r, filterValue(elemAt(v, i), sub));
+    }
+    return r;
+  }
+  if (t == T_SET) {
+    const r = rt_set();
+    for (let i: u32 = 0; i < lenOf(v); i++) {
+      const sub = objectGet(filter, elemAt(v, i));
+      if (sub != 0) rt_set_add(r, filterValue(elemAt(v, i), sub));
+    }
+    return r;
+  }
+  if (t == T_OBJECT) {
+    const r = rt_object();
+    for (let i: u32 = 0; i < lenOf(v); i++) {
+      const sub = objectGet(filter, entryKey(v, i));
+      if (sub != 0) rt_object_insert(r, entryKey(v, i), filterValue(entryVal(v, i), sub));
+    }
+    return r;
+  }
+  return v;
+}
+
+/** OPA's jsonRemove: 0 when the value is removed (a null leaf of the path tree). */
+function removeValue(v: usize, b: usize): usize {
+  if (b == 0) return v;
+  if (tagOf(b) == T_NULL) return 0;
+  if (tagOf(b) != T_OBJECT) return v;
+  const t = tagOf(v);
+  if (t == T_OBJECT) {
+    const r = rt_object();
+    for (let i: u32 = 0; i < lenOf(v); i++) {
+      const d = removeValue(entryVal(v, i), objectGet(b, entryKey(v, i)));
+      if (d != 0) rt_object_insert(r, entryKey(v, i), d);
+    }
+    return r;
+  }
+  if (t == T_SET) {
+    const r = rt_set();
+    for (let i: u32 = 0; i < lenOf(v); i++) {
+      const d = removeValue(elemAt(v, i), objectGet(b, elemAt(v, i)));
+      if (d != 0) rt_set_add(r, d);
+    }
+    return r;
+  }
+  if (t == T_ARRAY) {
+    // Removed indexes close up, as in JSON patch.
+    const r = rt_array(0);
+    for (let i: u32 = 0; i < lenOf(v); i++) {
+      const d = removeValue(elemAt(v, i), objectGet(b, indexKey(i)));
+      if (d != 0) rt_array_append(r, d);
+    }
+    return r;
+  }
+  return v;
+}
+
+export function bi_json_filter(obj: usize, paths: usize): usize {
+  if (obj == 0 || paths == 0) return 0;
+  if (!isT(obj, T_OBJECT)) return setError(ERR_TYPE, "json.filter: operand 1 must be object but got ", typeNameOf(obj));
+  const filter = pathsToObject("json.filter", paths);
+  return filter == 0 ? 0 : filterValue(obj, filter);
+}
+
+export function bi_json_remove(obj: usize, paths: usize): usize {
+  if (obj == 0 || paths == 0) return 0;
+  if (!isT(obj, T_OBJECT)) return setError(ERR_TYPE, "json.remove: operand 1 must be object but got ", typeNameOf(obj));
+  const tree = pathsToObject("json.remove", paths);
+  return tree == 0 ? 0 : removeValue(obj, tree);
 }
 
 function walkInto(out: usize, path: usize, v: usize): void {
