@@ -49,6 +49,18 @@ from_input := net.cidr_contains_matches(input.a, input.b)
 input_type := type_name(net.cidr_contains_matches(input.a, input.b))
 
 undefined_operand := net.cidr_contains_matches(input.missing, "1.2.3.4")
+
+fake(_, _) := {["mocked", 1]}
+
+by_value := x if {
+	x := net.cidr_contains_matches("10.0.0.0/8", "10.0.0.1") with net.cidr_contains_matches as {["value", 0]}
+}
+
+by_function := x if {
+	x := net.cidr_contains_matches("10.0.0.0/8", "10.0.0.1") with net.cidr_contains_matches as fake
+}
+
+mocked := [by_value, by_function]
 `;
 
 const ENTRYPOINTS = [
@@ -66,6 +78,7 @@ const ENTRYPOINTS = [
   'from_input',
   'input_type',
   'undefined_operand',
+  'mocked',
 ].map((e) => `cidrs/${e}`);
 
 async function load(strict: boolean) {
@@ -153,6 +166,11 @@ describe('net.cidr_contains_matches', () => {
       ]),
     );
     expect(evaluate('none')).toEqual([]);
+  });
+
+  it('`with` replaces it by a value or a function, as any builtin', { timeout: 120_000 }, async () => {
+    const evaluate = await load(false);
+    expect(evaluate('mocked')).toEqual([[['value', 0]], [['mocked', 1]]]);
   });
 
   it('the result is a set', { timeout: 120_000 }, async () => {
