@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { CliError, ExitCode } from '../exit-codes.ts';
 import { BundleError, readBundle } from '../../rego/bundle/index.ts';
+import { loweredBuiltinNames } from '../../rego/builtins/host/names.ts';
 import { bundleModeOption, gatherInputs, ignoreOption, readDataFile } from './policy-inputs.ts';
 import { buildAndWatch, STRICT_BUILTIN_ERRORS_METADATA, type BuildOptions } from './policy-build.ts';
 import { evaluateQueryCommand, type QueryOptions } from './policy-query.ts';
@@ -83,7 +84,11 @@ async function evaluate(opts: EvalOptions): Promise<void> {
     // The plan names every builtin the policies call (natives too); without one, the host-called ones.
     const plan = loaded.bundle.plan as { static?: { builtin_funcs?: { name: string }[] } } | undefined;
     const called = plan?.static?.builtin_funcs?.map((b) => b.name) ?? dispatched;
-    const outside = called.filter((name) => !capabilities.builtins.has(name) && name !== 'internal.print').sort();
+    // A planner-lowered host builtin is its OPA builtin's call (internal.cidr_contains_matches: net.cidr_contains_matches).
+    const outside = called
+      .map((name) => loweredBuiltinNames.get(name) ?? name)
+      .filter((name) => !capabilities.builtins.has(name) && name !== 'internal.print')
+      .sort();
     if (outside.length)
       throw new CliError(
         `${opts.bundle}: the policy calls builtins outside ${opts.capabilities}: ${outside.join(', ')}`,

@@ -1,7 +1,7 @@
 // OPA's capabilities document (`opa capabilities --current` format): what a bundle may use when it
 // is compiled for the Guardian. Tools such as `opa check --capabilities` accept this file.
 import { isObject } from '../json.ts';
-import { builtinDecls, refusedBuiltins } from './declarations.ts';
+import { builtinDecls, plannerBuiltinDecls, refusedBuiltins } from './declarations.ts';
 import { anyOf, fn, setOf, tAny, type BuiltinDeclaration, type FunctionType, type OpaType } from './types.ts';
 
 /** A `builtins` entry of the document: a builtin's declaration as OPA writes it. */
@@ -137,6 +137,9 @@ export function readCapabilities(doc: unknown): Capabilities {
     if (!BUILTIN_NAME.test(b.name))
       throw new CapabilitiesError(`${where}: invalid builtin name ${JSON.stringify(b.name)}`);
     if (builtins.has(b.name)) throw new CapabilitiesError(`${where}: ${b.name} is listed twice`);
+    // What the planner lowers an OPA builtin to is no builtin of its own: listing it would let policies call it.
+    if (plannerBuiltinDecls.has(b.name))
+      throw new CapabilitiesError(`${where}: ${b.name} is internal to the Guardian's toolchain`);
     const decl = readDecl(b.decl, `${where} (${b.name}).decl`);
     const ours = builtinDecls.get(b.name);
     if (ours) {

@@ -1,7 +1,7 @@
 // Custom builtins: JavaScript implementations the host supplies for the builtins a capabilities document
 // declares (builtins/capabilities.ts readCapabilities). A compiled module calls them through its
 // opa_builtinN imports by the names in its `builtins()` export, exactly as opa-wasm's `customBuiltins`.
-import { builtinDecls, refusedBuiltins } from './declarations.ts';
+import { builtinDecls, plannerBuiltinDecls, refusedBuiltins } from './declarations.ts';
 import { encodeResult } from './host/adapter.ts';
 import { opaWasmShadowedBuiltins } from './host/names.ts';
 
@@ -10,7 +10,7 @@ export type CustomBuiltins = Record<string, (...args: unknown[]) => unknown>;
 
 /** Names a custom builtin may not take: the toolchain's builtins and the aliases its host builtins use. */
 function toolchainName(name: string): boolean {
-  if (builtinDecls.has(name)) return true;
+  if (builtinDecls.has(name) || plannerBuiltinDecls.has(name)) return true;
   return name.startsWith('guardian.') && opaWasmShadowedBuiltins.has(name.slice('guardian.'.length));
 }
 

@@ -17,6 +17,7 @@ import {
   type FunctionType,
   type OpaType,
 } from './types.ts';
+import { CIDR_CONTAINS_MATCHES_HOST } from './host/names.ts';
 
 const anyArray = arrayOf(tAny);
 const anySet = setOf(tAny);
@@ -29,6 +30,12 @@ const strOrStrings = anyOf(tStr, arrayOf(tStr), setOf(tStr));
 const jsonPaths = anyOf(arrayOf(anyOf(tStr, anyArray)), setOf(anyOf(tStr, anyArray)));
 const timeNs = anyOf(tNum, tuple(tNum, tStr));
 const graph = objectOf(tAny, anyOf(anyArray, anySet));
+const cidrs = anyOf(
+  tStr,
+  arrayOf(anyOf(tStr, anyArray)),
+  objectOf(tStr, anyOf(tStr, anyArray)),
+  setOf(anyOf(tStr, anyArray)),
+);
 
 const s1 = (result: OpaType): FunctionType => fn([tStr], result);
 const s2 = (result: OpaType): FunctionType => fn([tStr, tStr], result);
@@ -213,6 +220,8 @@ const entries: Entry[] = [
   ['net.cidr_is_valid', s1(tBool)],
   ['net.cidr_merge', fn([anyOf(arrayOf(anyOf(tStr)), setOf(tStr))], setOf(tStr))],
   ['net.cidr_expand', s1(setOf(tStr))],
+  // The planner lowers its calls to CIDR_CONTAINS_MATCHES_HOST (declared below), as JSON loses sets and keys.
+  ['net.cidr_contains_matches', fn([cidrs, cidrs], setOf(tuple(tAny, tAny)))],
 
   // Versions, identifiers, units
   ['semver.compare', s2(tNum)],
@@ -268,6 +277,22 @@ function buildTable(): ReadonlyMap<string, BuiltinDeclaration> {
 /** Every builtin the Guardian's Rego toolchain supports, keyed by OPA name (`array.concat`, `plus`, …). */
 export const builtinDecls: ReadonlyMap<string, BuiltinDeclaration> = buildTable();
 
+/**
+ * Host builtins only the planner calls, lowering an OPA builtin whose operands do not survive opa-wasm's JSON
+ * hand-over: no policy can call them and capabilities documents do not list them (their OPA builtin stands
+ * for them there). `internal.cidr_contains_matches(a, pairs(a), b, pairs(b))` takes each operand of
+ * net.cidr_contains_matches with its `[key, value]` pairs, as `some k, v in x` walks it (planner.ts).
+ */
+export const plannerBuiltinDecls: ReadonlyMap<string, BuiltinDeclaration> = new Map([
+  [
+    CIDR_CONTAINS_MATCHES_HOST,
+    {
+      name: CIDR_CONTAINS_MATCHES_HOST,
+      decl: fn([tAny, arrayOf(tuple(tAny, tAny)), tAny, arrayOf(tuple(tAny, tAny))], setOf(tuple(tAny, tAny))),
+    },
+  ],
+]);
+
 type RefusedEntry = [name: string, decl: FunctionType, reason: string, extra?: { nondeterministic?: boolean }];
 
 const REPLAYABLE = 'decisions must be replayable from the audit log';
@@ -277,12 +302,6 @@ const GRAPHQL = 'GraphQL builtins are not supported by the Guardian';
 const CHAINS = 'certificate chain verification depends on the wall clock and host trust store';
 const graphqlDoc = anyOf(tStr, anyObject);
 const certificateChain = tuple(tBool, arrayOf(strObject));
-const cidrs = anyOf(
-  tStr,
-  arrayOf(anyOf(tStr, anyArray)),
-  objectOf(tStr, anyOf(tStr, anyArray)),
-  setOf(anyOf(tStr, anyArray)),
-);
 
 /**
  * OPA builtins the Guardian refuses, with OPA's declarations (capabilities.json) and the reason shown when one is
@@ -334,7 +353,6 @@ const refusedEntries: RefusedEntry[] = [
   ['crypto.x509.parse_and_verify_certificates', s1(certificateChain), CHAINS],
   ['crypto.x509.parse_and_verify_certificates_with_options', fn([tStr, strObject], certificateChain), CHAINS],
   ['crypto.x509.parse_certificate_request', s1(strObject), 'certificate requests are not supported by the Guardian'],
-  ['net.cidr_contains_matches', fn([cidrs, cidrs], setOf(tuple(tAny, tAny))), 'not supported by the Guardian yet'],
   ['internal.test_case', fn([anyArray]), 'internal to OPA test tooling'],
 ];
 

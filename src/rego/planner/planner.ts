@@ -2,7 +2,8 @@
 // continuation-passing style, as OPA's: every construct that can yield several bindings (scans over
 // refs, data-trie branches, `some … in`) plans "the rest of the body" inside its own block.
 import type { Body, Expr, Location, RefTerm, Term, VarTerm, With } from '../ast/types.ts';
-import { builtinDecls } from '../builtins/declarations.ts';
+import { builtinDecls, plannerBuiltinDecls } from '../builtins/declarations.ts';
+import { CIDR_CONTAINS_MATCHES_HOST } from '../builtins/host/names.ts';
 import type { CompiledProgram, CompiledRule, RuleSet } from '../semantic/types.ts';
 import { dataNameKey, isDataName, isConstantTerm, operatorName } from '../semantic/terms.ts';
 import { RegoError, RegoErrors } from '../errors.ts';
@@ -152,8 +153,8 @@ export class PolicyBuilder {
     this.drain();
     const names = [...this.builtins].sort();
     const builtin_funcs = names.map((name) => {
-      // The planner's own calls (internal.print for print) may be absent from a capabilities table.
-      const d = this.program.builtins.get(name) ?? builtinDecls.get(name);
+      // The planner's own calls (internal.print for print, plannerBuiltinDecls) may be absent from a capabilities table.
+      const d = this.program.builtins.get(name) ?? builtinDecls.get(name) ?? plannerBuiltinDecls.get(name);
       const decl: BuiltinDecl = d ? (d.decl as BuiltinDecl) : { type: 'function' };
       return { name, decl };
     });
@@ -801,6 +802,35 @@ export class FuncPlanner {
     cont();
   }
 
+  /**
+   * `net.cidr_contains_matches(a, b)` becomes `internal.cidr_contains_matches(a, pairs(a), b, pairs(b))`, where
+   * pairs(x) is `[[k, v] | some k, v in x]` (empty for a string or scalar): opa-wasm hands host builtins JSON,
+   * where a set is an array and an object key a string, but OPA indexes a set operand by its elements and an
+   * object operand by its keys, whatever their type. The operands are already defined here.
+   */
+  private planCidrContainsMatches(ops: Operand[], result: Local): void {
+    const args: Operand[] = [];
+    for (const op of ops) {
+      const pairs = this.newLocal();
+      this.emit({ type: 'MakeArrayStmt', stmt: { capacity: 0, target: pairs } });
+      if (op.type === 'local') {
+        const k = this.newLocal();
+        const v = this.newLocal();
+        const blk = this.block(() => {
+          const pair = this.newLocal();
+          this.emit({ type: 'MakeArrayStmt', stmt: { capacity: 2, target: pair } });
+          this.emit({ type: 'ArrayAppendStmt', stmt: { array: pair, value: { type: 'local', value: k } } });
+          this.emit({ type: 'ArrayAppendStmt', stmt: { array: pair, value: { type: 'local', value: v } } });
+          this.emit({ type: 'ArrayAppendStmt', stmt: { array: pairs, value: { type: 'local', value: pair } } });
+        });
+        this.emit({ type: 'ScanStmt', stmt: { source: op.value, key: k, value: v, block: blk } });
+      }
+      args.push(op, { type: 'local', value: pairs });
+    }
+    this.pb.useBuiltin(CIDR_CONTAINS_MATCHES_HOST);
+    this.emit({ type: 'CallStmt', stmt: { func: CIDR_CONTAINS_MATCHES_HOST, args, result } });
+  }
+
   private arityOf(name: string | undefined, op: RefTerm): number | undefined {
     if (!name) throw planError('invalid function reference', op.location ?? this.where);
     if (isDataName(name)) {
@@ -854,6 +884,8 @@ export class FuncPlanner {
             result,
           },
         });
+      } else if (name === 'net.cidr_contains_matches') {
+        this.planCidrContainsMatches(ops, result);
       } else {
         this.pb.useBuiltin(name!);
         this.emit({ type: 'CallStmt', stmt: { func: name!, args: ops, result } });

@@ -972,6 +972,51 @@ export const netCases: Case[] = [
   err('net.cidr_contains', [1, 'x'], 'operand 1 must be string'),
   err('net.cidr_contains', ['10.0.0.0/8', 2], 'operand 1 must be string but got number', 'OPA names operand 1'),
   ok('net.cidr_contains', ['10.0.0.0/8', '::ffff:10.1.2.3'], true, 'IPv4-mapped IPv6 address'),
+  // net.cidr_contains_matches as a compiled module calls it (planner): each operand with its [key, value] pairs.
+  ok('internal.cidr_contains_matches', ['1.1.1.0/24', [], '1.1.1.128', []], [['1.1.1.0/24', '1.1.1.128']]),
+  ok(
+    'internal.cidr_contains_matches',
+    [
+      [['1.1.0.0/16', 'foo'], '1.1.2.0/24'],
+      [
+        [0, ['1.1.0.0/16', 'foo']],
+        [1, '1.1.2.0/24'],
+      ],
+      ['1.1.1.128', ['1.1.254.254', 'bar']],
+      [
+        [0, '1.1.1.128'],
+        [1, ['1.1.254.254', 'bar']],
+      ],
+    ],
+    [
+      [0, 0],
+      [0, 1],
+    ],
+    "OPA's documented example",
+  ),
+  ok(
+    'internal.cidr_contains_matches',
+    [{ 1: '10.0.0.0/8' }, [[1, '10.0.0.0/8']], ['10.0.0.0/8'], [['10.0.0.0/8', '10.0.0.0/8']]],
+    [[1, '10.0.0.0/8']],
+    'an object key and a set element are the indexes',
+  ),
+  ok('internal.cidr_contains_matches', ['10.0.0.0/8', [], 5, []], [], 'another operand type contributes nothing'),
+  ok('internal.cidr_contains_matches', [[], [], [1], [[0, 1]]], [], 'operand 2 is walked per element of operand 1'),
+  err(
+    'internal.cidr_contains_matches',
+    [[1], [[0, 1]], '10.0.0.1', []],
+    'eval_builtin_error: net.cidr_contains_matches: operand 1: element must be string or non-empty array',
+  ),
+  err(
+    'internal.cidr_contains_matches',
+    ['10.0.0.0/8', [], [[]], [[0, []]]],
+    'eval_builtin_error: net.cidr_contains_matches: operand 2: element must be string or non-empty array',
+  ),
+  err(
+    'internal.cidr_contains_matches',
+    ['10.0.0.0', [], '10.0.0.1', []],
+    'eval_builtin_error: net.cidr_contains_matches: invalid CIDR address: 10.0.0.0',
+  ),
   ok('net.cidr_intersects', ['192.168.0.0/16', '192.168.1.0/24'], true),
   ok('net.cidr_intersects', ['192.168.0.0/24', '192.168.1.0/24'], false),
   ok('net.cidr_intersects', ['fd00::/8', 'fd12::/16'], true),

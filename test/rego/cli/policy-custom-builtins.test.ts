@@ -107,6 +107,34 @@ describe('guardian policy … --capabilities / --builtins', () => {
     );
   });
 
+  it('eval --capabilities names net.cidr_contains_matches, not the host builtin the planner lowers it to', () => {
+    writeFileSync(join(dir, 'nets.rego'), 'package nets\n\nm := net.cidr_contains_matches(input.a, input.b)\n');
+    writeFileSync(join(dir, 'nets.json'), '{"a": {"x": "10.0.0.0/8"}, "b": ["10.1.1.1", "11.0.0.1"]}');
+    const doc = capabilitiesDocument();
+    writeFileSync(
+      join(dir, 'no-cidr.json'),
+      JSON.stringify({ ...doc, builtins: doc.builtins.filter((b) => b.name !== 'net.cidr_contains_matches') }),
+    );
+    const build = guardian(['policy', 'build', 'nets.rego', '-e', 'nets/m', '-o', 'nets.tar.gz', '-q'], dir);
+    expect(build.stderr).toBe('');
+    expect(build.code).toBe(0);
+    const ok = guardian(
+      ['policy', 'eval', '-b', 'nets.tar.gz', '-e', 'nets/m', '-i', 'nets.json', '--capabilities', 'no-custom.json'],
+      dir,
+    );
+    expect(ok.stderr).toBe('');
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)).toEqual([{ result: [['x', 0]] }]);
+    const outside = guardian(
+      ['policy', 'eval', '-b', 'nets.tar.gz', '-e', 'nets/m', '-i', 'nets.json', '--capabilities', 'no-cidr.json'],
+      dir,
+    );
+    expect(outside.code).toBe(3);
+    expect(outside.stderr.trim()).toBe(
+      'guardian: nets.tar.gz: the policy calls builtins outside no-cidr.json: net.cidr_contains_matches',
+    );
+  });
+
   it("build and check without the declaration report OPA's undefined function (exit 3)", () => {
     const build = guardian(['policy', 'build', 'authz.rego', '-e', 'authz/allow', '-o', 'x.tar.gz', '-q'], dir);
     expect(build.code).toBe(3);

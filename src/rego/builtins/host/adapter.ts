@@ -5,6 +5,7 @@ import {
   EXACT_INTEGER_KEY,
   exactIntegerBuiltins,
   hostBuiltinName,
+  loweredBuiltinNames,
   numberTextBuiltins,
   opaWasmShadowedBuiltins,
   regoSetBuiltins,
@@ -85,6 +86,7 @@ export function adaptHostImplementations(
     const sets = regoSetBuiltins.has(name);
     const exact = exactIntegerBuiltins.has(name) || sets;
     const keepText = numberTextBuiltins.has(name);
+    const opaName = loweredBuiltinNames.get(name) ?? name;
     const fn: HostBuiltinFunction = (...args) => {
       let result: unknown;
       try {
@@ -97,11 +99,11 @@ export function adaptHostImplementations(
         }
         const err = e instanceof BuiltinError ? e : new BuiltinError(e instanceof Error ? e.message : String(e));
         if (context.strict) {
-          const message = `${err.code}: ${name}: ${err.message}`;
+          const message = `${err.code}: ${opaName}: ${err.message}`;
           if (context.strictErrors === 'marker') return { [BUILTIN_ERROR_MARKER]: message };
           throw new Error(message);
         }
-        context.reportSuppressed(name, err);
+        context.reportSuppressed(opaName, err);
         return undefined;
       }
       return encodeResult(result);

@@ -65,3 +65,15 @@ export const EXACT_INTEGER_KEY = '$guardian.exact_integer';
 export function hostBuiltinName(name: string): string {
   return opaWasmShadowedBuiltins.has(name) ? `guardian.${name}` : name;
 }
+
+/**
+ * The host builtin the planner lowers `net.cidr_contains_matches(a, b)` to (declarations.ts
+ * plannerBuiltinDecls): opa-wasm hands a set over as an array and a non-string object key as its JSON text,
+ * but OPA's result indexes a set operand by its elements and an object by its keys.
+ */
+export const CIDR_CONTAINS_MATCHES_HOST = 'internal.cidr_contains_matches';
+
+/** The OPA builtin each planner-lowered host builtin stands for: its errors carry that name, as in OPA. */
+export const loweredBuiltinNames: ReadonlyMap<string, string> = new Map([
+  [CIDR_CONTAINS_MATCHES_HOST, 'net.cidr_contains_matches'],
+]);

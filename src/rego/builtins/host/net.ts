@@ -1,4 +1,5 @@
 // CIDR builtins over IPv4 and IPv6 (addresses as BigInt), with Go's net.ParseCIDR strictness.
+import { CIDR_CONTAINS_MATCHES_HOST } from './names.ts';
 import type { HostImpls } from './registry.ts';
 import { BuiltinError, str } from './values.ts';
 
@@ -241,24 +242,60 @@ function mergeNets(nets: Net[]): string[] {
   return out;
 }
 
+/** OPA's net.cidr_contains: whether CIDR `a` contains the CIDR or IP address `b` (OPA names both "operand 1"). */
+function cidrContains(a: unknown, b: unknown): boolean {
+  const outer = parseCidr(str(a, 1));
+  const text = str(b, 1);
+  const ip = parseIp(text);
+  if (ip) {
+    const addr = outer.v6 ? ip : unmapped(ip);
+    return addr.v6 === outer.v6 && addr.value >= outer.base && addr.value <= last(outer);
+  }
+  let inner: Net;
+  try {
+    inner = parseCidr(text);
+  } catch {
+    throw new BuiltinError(`not a valid textual representation of an IP address or CIDR: ${text}`);
+  }
+  if (outer.v6 !== inner.v6) return false;
+  return inner.base >= outer.base && last(inner) <= last(outer);
+}
+
+/**
+ * An operand of net.cidr_contains_matches as `[index, element]` entries (OPA topdown/cidr.go): a string is its
+ * own index and CIDR; a collection comes with its `[key, value]` pairs from the compiled module (array
+ * positions, set elements, object keys, as `some k, v in x` walks it); anything else has none.
+ */
+function cidrMatchEntries(operand: unknown, pairs: unknown): unknown[][] {
+  if (typeof operand === 'string') return [[operand, operand]];
+  return Array.isArray(pairs) ? pairs.filter((p): p is unknown[] => Array.isArray(p) && p.length === 2) : [];
+}
+
+/** The CIDR of an element: a string, or the first element of a non-empty array (OPA's error otherwise). */
+function cidrOfElement(e: unknown, pos: number): unknown {
+  if (typeof e === 'string') return e;
+  if (Array.isArray(e) && e.length > 0) return e[0];
+  throw new BuiltinError(`operand ${pos}: element must be string or non-empty array`);
+}
+
 export const netBuiltins: HostImpls = {
-  // OPA names "operand 1" for both operands of these two builtins.
-  'net.cidr_contains'([a, b]) {
-    const outer = parseCidr(str(a, 1));
-    const text = str(b, 1);
-    const ip = parseIp(text);
-    if (ip) {
-      const addr = outer.v6 ? ip : unmapped(ip);
-      return addr.v6 === outer.v6 && addr.value >= outer.base && addr.value <= last(outer);
+  'net.cidr_contains': ([a, b]) => cidrContains(a, b),
+  /**
+   * net.cidr_contains_matches as the planner lowers it (names.ts CIDR_CONTAINS_MATCHES_HOST): every
+   * `[index1, index2]` whose CIDRs net.cidr_contains accepts, walking operand 2 per element of operand 1 as
+   * OPA does, so the first bad element reached is the one reported. Declared to return a set.
+   */
+  [CIDR_CONTAINS_MATCHES_HOST]([a, pairsA, b, pairsB]) {
+    const out: unknown[][] = [];
+    const inner = cidrMatchEntries(b, pairsB);
+    for (const [i1, e1] of cidrMatchEntries(a, pairsA)) {
+      const c1 = typeof a === 'string' ? a : cidrOfElement(e1, 1);
+      for (const [i2, e2] of inner) {
+        const c2 = typeof b === 'string' ? b : cidrOfElement(e2, 2);
+        if (cidrContains(c1, c2)) out.push([i1, i2]);
+      }
     }
-    let inner: Net;
-    try {
-      inner = parseCidr(text);
-    } catch {
-      throw new BuiltinError(`not a valid textual representation of an IP address or CIDR: ${text}`);
-    }
-    if (outer.v6 !== inner.v6) return false;
-    return inner.base >= outer.base && last(inner) <= last(outer);
+    return out;
   },
   'net.cidr_intersects'([a, b]) {
     const x = parseCidr(str(a, 1));
