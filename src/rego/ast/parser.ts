@@ -1253,6 +1253,8 @@ function relocate(node: unknown, loc: Location): void {
   } else if (node !== null && typeof node === 'object') {
     const o = node as Record<string, unknown>;
     if ('location' in o || 'type' in o || 'terms' in o) o.location = { ...loc };
+    // The copy has no source text of its own, so opa fmt writes its strings quoted (format.go writeTerm).
+    if (o.type === 'string') delete o.raw;
     for (const [k, v] of Object.entries(o)) if (k !== 'location') relocate(v, loc);
   }
 }
