@@ -32,7 +32,50 @@ named if input.name == "a" { input.name == "b" }
 ids contains x if { x := 1 } { x := 2 }
 `;
 
+// The same rules unchained, one rule per body, as OPA's parser reads V0.
+const V1_UNCHAINED = `package chained
+
+allow if input.role == "admin"
+
+allow if input.role == "owner"
+
+ids contains x if x := 1
+
+ids contains x if x := 2
+
+ids contains x if x := input.extra
+
+level := "high" if input.score > 90
+
+level := "high" if input.vip
+
+f(x) := y if {
+	x > 10
+	y := "big"
+}
+
+f(x) := y if {
+	x <= 10
+	y := "small"
+}
+
+g(_) := 1 if input.g
+
+g(_) := 1
+
+size := f(input.n)
+
+gee := g(0)
+`;
+
 const NAMES = ['allow', 'ids', 'level', 'size', 'gee'];
+
+const INPUTS: unknown[] = [
+  {},
+  { role: 'admin', score: 95, n: 11 },
+  { role: 'owner', extra: 'e', vip: true, n: 10, g: true },
+  { role: 'guest', extra: 2, score: 'x', n: 'x' },
+];
 
 async function load(text: string, regoVersion: 0 | 1, names: string[]) {
   const built = await compileBundle({
@@ -72,5 +115,13 @@ describe('chained rule bodies', () => {
     expect(ev('named', { name: 'b' })).toBe(true);
     expect(ev('named', { name: 'c' })).toBeUndefined();
     expect(ev('ids')).toEqual([1, 2]);
+  });
+
+  it('a chained v0 module and its unchained v1 form give the same results', { timeout: 120_000 }, async () => {
+    const chained = await load(V0, 0, NAMES);
+    const unchained = await load(V1_UNCHAINED, 1, NAMES);
+    for (const input of INPUTS) {
+      for (const n of NAMES) expect(chained(n, input), `${n} ${JSON.stringify(input)}`).toEqual(unchained(n, input));
+    }
   });
 });
