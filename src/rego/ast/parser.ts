@@ -1082,6 +1082,13 @@ export class Parser {
         '{': 'object',
         '-': 'number',
       };
+      if (start.kind === '{' || start.kind === '[') {
+        // A statement that is one collection is read as a body whose term names no rule, and the error
+        // names the term's type (OPA's ParseRuleFromExpr): `{ input.b }` after a default rule is a set.
+        const term = this.attempt(() => this.parseTerm());
+        if (term && (this.kind() === 'eof' || this.tok.nl))
+          this.error(start, `${term.type} cannot be used for rule name`);
+      }
       const kind = kinds[start.kind];
       if (kind) this.error(start, `${kind} cannot be used for rule name`);
       this.unexpected(start);

@@ -285,6 +285,13 @@ describe('rules', () => {
   it('var cannot be used for rule name', () => {
     expect(parseError('package p\npecakge p')).toBe('p.rego:2:1: rego_parse_error: var cannot be used for rule name');
     expect(parseError('package p\n{}')).toBe('p.rego:2:1: rego_parse_error: object cannot be used for rule name');
+    expect(parseError('package p\ndefault p := 1\n{ input.b }')).toBe(
+      'p.rego:3:1: rego_parse_error: set cannot be used for rule name',
+    );
+    expect(parseError('package p\n[1, 2]')).toBe('p.rego:2:1: rego_parse_error: array cannot be used for rule name');
+    expect(parseError('package p\n{x | x := 1}')).toBe(
+      'p.rego:2:1: rego_parse_error: setcomprehension cannot be used for rule name',
+    );
     expect(parseError('package p\np')).toBe(
       'p.rego:2:1: rego_parse_error: rule must have value assignment and/or body declaration',
     );
