@@ -963,8 +963,10 @@ export class Parser {
 
     if (isDefault) {
       this.validateDefault(head, start);
-      if (this.isKeyword(this.tok, 'if') || (this.kind() === '{' && !this.tok.nl))
-        this.unexpected(this.tok, 'default rules cannot have a body');
+      if (this.isKeyword(this.tok, 'if')) this.unexpected(this.tok, 'default rules cannot have a body');
+      // No body is chained to a default rule (OPA's parseRules returns it at once): a `{ … }` after it is a
+      // statement of its own, a collection naming no rule.
+      if (this.kind() === '{' && !this.tok.nl) this.parseHead(false);
       const loc = this.span(start);
       return [{ default: true, head, body: [this.trueExpr(loc)], location: loc }];
     }

@@ -272,6 +272,9 @@ describe('rules', () => {
     expect(parseError('package p\np { input.a } { input.b }')).toBe(
       'p.rego:2:3: rego_parse_error: `if` keyword is required before rule body',
     );
+    expect(parseError('package p\ndefault p := 1 { input.b }')).toBe(
+      'p.rego:2:16: rego_parse_error: set cannot be used for rule name',
+    );
   });
   it('rejects v0 syntax with a message naming the fix', () => {
     expect(parseError('package p\np { true }')).toBe(
