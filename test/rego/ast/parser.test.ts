@@ -262,6 +262,13 @@ describe('rules', () => {
     for (const l of locations) expect(l).toEqual(body);
     expect(second.body[0].location).toMatchObject({ row: 3, col: 3 });
   });
+  it('a METADATA block before chained bodies annotates the first rule, unless it is document-scoped', () => {
+    const m = parseModule('p.rego', 'package p\n# METADATA\n# title: P\np if { input.a } { input.b }');
+    expect(strip(m.rules[0].annotations)).toEqual([{ scope: 'rule', title: 'P' }]);
+    expect(m.rules[1].annotations).toBeUndefined();
+    const d = parseModule('p.rego', 'package p\n# METADATA\n# scope: document\np if { input.a } { input.b }');
+    expect(strip(d.rules.map((r) => r.annotations))).toEqual([[{ scope: 'document' }], [{ scope: 'document' }]]);
+  });
   it('chained bodies are refused after else, and in v1 without if', () => {
     expect(parseError('package p\np := 1 if { input.a } else := 2 if { input.b } { input.c }')).toBe(
       'p.rego:2:48: rego_parse_error: expected else keyword',
