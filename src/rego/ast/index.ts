@@ -124,7 +124,10 @@ export function parseModule(file: string, text: string, options: ParseOptions = 
           );
           continue;
         }
-        for (const r of target.rules) (r.annotations ??= []).push(a);
+        // A rule-scoped block annotates the statement's first rule only, not the rules its chained bodies
+        // define (OPA's attachRuleAnnotations hands each to one rule); a document-scoped one annotates all.
+        for (const r of a.scope === 'document' ? target.rules : target.rules.slice(0, 1))
+          (r.annotations ??= []).push(a);
       }
     }
     if (errors.length) throw new RegoErrors(errors);

@@ -472,11 +472,18 @@ export class Parser {
   }
 
   private parseVarToken(t: Token): VarTerm {
-    if (t.text === '_') {
-      // Each `_` is a distinct variable: give it a unique name OPA-style ($0, $1, …).
-      return { type: 'var', value: `$${this.wildcards++}`, wildcard: true, location: this.loc(t) };
-    }
+    // Each `_` is a distinct variable: give it a unique name OPA-style ($0, $1, …).
+    if (t.text === '_') return this.wildcard({ location: this.loc(t) });
     return this.varTerm(t.text, t);
+  }
+
+  private wildcard(at: { location?: Location }): VarTerm {
+    return {
+      type: 'var',
+      value: `$${this.wildcards++}`,
+      wildcard: true,
+      ...(at.location ? { location: at.location } : {}),
+    };
   }
 
   /** Ref/call continuation: `.x`, `[t]`, `(args)` directly adjacent to the head (no whitespace). */
@@ -956,8 +963,10 @@ export class Parser {
 
     if (isDefault) {
       this.validateDefault(head, start);
-      if (this.isKeyword(this.tok, 'if') || (this.kind() === '{' && !this.tok.nl))
-        this.unexpected(this.tok, 'default rules cannot have a body');
+      if (this.isKeyword(this.tok, 'if')) this.unexpected(this.tok, 'default rules cannot have a body');
+      // No body is chained to a default rule (OPA's parseRules returns it at once): a `{ … }` after it is a
+      // statement of its own, a collection naming no rule.
+      if (this.kind() === '{' && !this.tok.nl) this.parseHead(false);
       const loc = this.span(start);
       return [{ default: true, head, body: [this.trueExpr(loc)], location: loc }];
     }
@@ -973,7 +982,6 @@ export class Parser {
     }
 
     let body: Body;
-    let braced = false;
     if (hasIf) {
       this.advance();
       if (this.kind() === '{') {
@@ -990,7 +998,6 @@ export class Parser {
           this.pos = s;
           this.wildcards = wildcards;
           body = this.parseBracedBody();
-          braced = true;
         }
       } else {
         if (this.kind() === 'eof') this.unexpected(this.tok, 'rule body expected');
@@ -999,7 +1006,6 @@ export class Parser {
       }
     } else if (this.kind() === '{' && v0) {
       body = this.parseBracedBody();
-      braced = true;
     } else if (this.kind() === '{') {
       if (head.kind === 'multi') this.error(this.tok, '`if` keyword is required before rule body');
       if (head.reference.length === 2 && head.value === undefined && !head.args) {
@@ -1040,12 +1046,18 @@ export class Parser {
       rule.location = this.span(start);
     }
     const rules = [rule];
-    // OPA accepts extra bodies after a braced one: `p if { a } { b }` defines p twice.
-    while (braced && this.kind() === '{' && !this.tok.nl) {
+    // A chained body, `p { a } { b }` or `p if a { b }`, defines the rule again with the same head (OPA's
+    // parseRules: any `{` after the rule, on its line or the next, starts one; refused after `else`). The
+    // copy's nodes all take the body's location, and `_` arguments get fresh wildcards.
+    while (this.kind() === '{') {
       if (rule.else) this.error(this.tok, 'expected else keyword');
       const open = this.tok;
       const extra = this.parseBracedBody();
-      rules.push({ default: false, head: structuredClone(head), body: extra, location: this.span(open) });
+      const location = this.span(open);
+      const copy: Head = structuredClone(head);
+      if (copy.args) copy.args = copy.args.map((a) => (a.type === 'var' && a.wildcard ? this.wildcard(a) : a));
+      relocate(copy, location);
+      rules.push({ default: false, head: copy, body: extra, location });
     }
     return rules;
   }
@@ -1072,6 +1084,13 @@ export class Parser {
         '{': 'object',
         '-': 'number',
       };
+      if (start.kind === '{' || start.kind === '[') {
+        // A statement that is one collection is read as a body whose term names no rule, and the error
+        // names the term's type (OPA's ParseRuleFromExpr): `{ input.b }` after a default rule is a set.
+        const term = this.attempt(() => this.parseTerm());
+        if (term && (this.kind() === 'eof' || this.tok.nl))
+          this.error(start, `${term.type} cannot be used for rule name`);
+      }
       const kind = kinds[start.kind];
       if (kind) this.error(start, `${kind} cannot be used for rule name`);
       this.unexpected(start);
@@ -1233,6 +1252,19 @@ export class Parser {
   parseQueryBody(): Body {
     const body = this.parseBody('eof');
     return body;
+  }
+}
+
+/** Gives `node` and every node inside it the location `loc` (OPA's setLocRecursive). */
+function relocate(node: unknown, loc: Location): void {
+  if (Array.isArray(node)) {
+    for (const x of node) relocate(x, loc);
+  } else if (node !== null && typeof node === 'object') {
+    const o = node as Record<string, unknown>;
+    if ('location' in o || 'type' in o || 'terms' in o) o.location = { ...loc };
+    // The copy has no source text of its own, so opa fmt writes its strings quoted (format.go writeTerm).
+    if (o.type === 'string') delete o.raw;
+    for (const [k, v] of Object.entries(o)) if (k !== 'location') relocate(v, loc);
   }
 }
 

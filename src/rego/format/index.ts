@@ -5,7 +5,8 @@
 // kept on one line or broken where the source broke them (elements that shared a source line share an
 // output line); nested infix calls parenthesised; string literals as written; comments kept in place (on
 // their own lines before the code that followed them, blank lines between them kept, or at the end of the
-// line they trailed). The result parses to the same rules and formatting it again changes nothing
+// line they trailed); a chained body (`p { a } { b }`) is written as a rule of its own, with the copied head
+// (opa fmt unchains them). The result parses to the same rules and formatting it again changes nothing
 // (test/rego/tester/format.test.ts checks both on every shipped policy). With `regoV1` a module read as
 // Rego v0 is rewritten to v1 (`if`, `contains`, `import rego.v1` sorted into the first import group,
 // `future.keywords` imports dropped), as `opa fmt --rego-v1`.

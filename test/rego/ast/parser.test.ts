@@ -214,6 +214,74 @@ describe('rules', () => {
     const rs = rules('p if { input.a } { input.b }');
     expect(rs).toHaveLength(2);
     expect(rs[1].body[0].terms).toEqual({ type: 'term', term: ref(v('input'), s('b')) });
+    // After a one-literal `if` body too, and on the next line (OPA's parseRules takes any `{` after a body).
+    const [a, b] = rules('named if input.a == 1 { input.b }');
+    expect(a.body[0].terms).toEqual(call('equal', ref(v('input'), s('a')), n('1')));
+    expect(b.head).toEqual(a.head);
+    expect(rules('p if { input.a }\n{ input.b }\n{ input.c }').map((r) => r.body[0].terms)).toEqual(
+      ['a', 'b', 'c'].map((k) => ({ type: 'term', term: ref(v('input'), s(k)) })),
+    );
+  });
+  it('chained bodies in v0: each copies the head', () => {
+    const v0 = (src: string) => strip(parseModule('p.rego', `package p\n${src}`, { regoVersion: 0 }).rules);
+    const [p1, p2] = v0('p { input.a } { input.b }');
+    expect(p2.head).toEqual(p1.head);
+    expect(p1.head.value).toEqual({ type: 'boolean', value: true });
+    expect(p2.body[0].terms).toEqual({ type: 'term', term: ref(v('input'), s('b')) });
+    const sets = v0('p[x] { x := 1 } { x := 2 }');
+    expect(sets.map((r) => [r.head.kind, r.head.key])).toEqual([
+      ['multi', v('x')],
+      ['multi', v('x')],
+    ]);
+    expect(sets[1].body[0].terms).toEqual(call('assign', v('x'), n('2')));
+    const fs = v0('f(x) = y { y := x } { y := 2 }');
+    expect(fs).toHaveLength(2);
+    expect(fs[1].head.args).toEqual([v('x')]);
+    expect(fs[1].head.value).toEqual(v('y'));
+    expect(fs[1].body[0].terms).toEqual(call('assign', v('y'), n('2')));
+    // `_` arguments get a fresh wildcard in the copy, numbered after its body's (OPA's genwildcard).
+    const ws = v0('g(_) = 1 { x := [1][_] } { true }');
+    expect(ws.map((r) => r.head.args)).toEqual([
+      [{ type: 'var', value: '$0', wildcard: true }],
+      [{ type: 'var', value: '$2', wildcard: true }],
+    ]);
+    expect(v0('q = 1 { input.a }\n{ input.b }')).toHaveLength(2);
+  });
+  it('a chained rule is located at its body, head and all', () => {
+    const m = parseModule('p.rego', 'package p\nf(x) = {"k": x} { x > 1 } {\n  x < 0\n}', { regoVersion: 0 });
+    const [first, second] = m.rules;
+    expect(first.location).toMatchObject({ row: 2, col: 1, text: 'f(x) = {"k": x} { x > 1 }' });
+    const body = { file: 'p.rego', row: 2, col: 27, offset: 36, text: '{\n  x < 0\n}' };
+    expect(second.location).toEqual(body);
+    const locations: unknown[] = [];
+    JSON.stringify(second.head, (k, val) => {
+      if (k === 'location') locations.push(val);
+      return val;
+    });
+    expect(locations.length).toBeGreaterThan(4);
+    for (const l of locations) expect(l).toEqual(body);
+    expect(second.body[0].location).toMatchObject({ row: 3, col: 3 });
+  });
+  it('a METADATA block before chained bodies annotates the first rule, unless it is document-scoped', () => {
+    const m = parseModule('p.rego', 'package p\n# METADATA\n# title: P\np if { input.a } { input.b }');
+    expect(strip(m.rules[0].annotations)).toEqual([{ scope: 'rule', title: 'P' }]);
+    expect(m.rules[1].annotations).toBeUndefined();
+    const d = parseModule('p.rego', 'package p\n# METADATA\n# scope: document\np if { input.a } { input.b }');
+    expect(strip(d.rules.map((r) => r.annotations))).toEqual([[{ scope: 'document' }], [{ scope: 'document' }]]);
+  });
+  it('chained bodies are refused after else, and in v1 without if', () => {
+    expect(parseError('package p\np := 1 if { input.a } else := 2 if { input.b } { input.c }')).toBe(
+      'p.rego:2:48: rego_parse_error: expected else keyword',
+    );
+    expect(() =>
+      parseModule('p.rego', 'package p\np = 1 { input.a } else = 2 { input.b }\n{ input.c }', { regoVersion: 0 }),
+    ).toThrow('p.rego:3:1: rego_parse_error: expected else keyword');
+    expect(parseError('package p\np { input.a } { input.b }')).toBe(
+      'p.rego:2:3: rego_parse_error: `if` keyword is required before rule body',
+    );
+    expect(parseError('package p\ndefault p := 1 { input.b }')).toBe(
+      'p.rego:2:16: rego_parse_error: set cannot be used for rule name',
+    );
   });
   it('rejects v0 syntax with a message naming the fix', () => {
     expect(parseError('package p\np { true }')).toBe(
@@ -227,6 +295,13 @@ describe('rules', () => {
   it('var cannot be used for rule name', () => {
     expect(parseError('package p\npecakge p')).toBe('p.rego:2:1: rego_parse_error: var cannot be used for rule name');
     expect(parseError('package p\n{}')).toBe('p.rego:2:1: rego_parse_error: object cannot be used for rule name');
+    expect(parseError('package p\ndefault p := 1\n{ input.b }')).toBe(
+      'p.rego:3:1: rego_parse_error: set cannot be used for rule name',
+    );
+    expect(parseError('package p\n[1, 2]')).toBe('p.rego:2:1: rego_parse_error: array cannot be used for rule name');
+    expect(parseError('package p\n{x | x := 1}')).toBe(
+      'p.rego:2:1: rego_parse_error: setcomprehension cannot be used for rule name',
+    );
     expect(parseError('package p\np')).toBe(
       'p.rego:2:1: rego_parse_error: rule must have value assignment and/or body declaration',
     );
