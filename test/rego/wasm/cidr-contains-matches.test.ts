@@ -12,6 +12,7 @@ import {
   readCapabilities,
   RegoErrors,
 } from '../../../src/rego/index.ts';
+import { thrownMessage } from './thrown-message.ts';
 
 const SOURCE = `package cidrs
 
@@ -93,15 +94,6 @@ async function load(strict: boolean) {
     const rs = policy.evaluate(input, `cidrs/${entry}`) as { result: unknown }[];
     return rs.length ? rs[0].result : undefined;
   };
-}
-
-function thrownMessage(f: () => unknown): string {
-  try {
-    f();
-  } catch (e) {
-    return e instanceof Error ? e.message : String(e);
-  }
-  return '(no error)';
 }
 
 /** Sets come out of the module as JSON arrays in Rego's order; compare as sets. */

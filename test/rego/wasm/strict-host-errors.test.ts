@@ -4,6 +4,7 @@
 // message). Modules linked without strict errors export no such global and never abort on a host builtin.
 import { describe, expect, it } from 'vitest';
 import { compilePolicyWasm, hostBuiltins, instantiatePolicy } from '../../../src/rego/index.ts';
+import { thrownMessage } from './thrown-message.ts';
 
 const SOURCE = `package hosted
 
@@ -19,15 +20,6 @@ twice := [a, b] if {
 	b := to_number(input.second)
 }
 `;
-
-function thrownMessage(f: () => unknown): string {
-  try {
-    f();
-  } catch (e) {
-    return e instanceof Error ? e.message : String(e);
-  }
-  return '(no error)';
-}
 
 async function load(strict: boolean) {
   const { wasm } = await compilePolicyWasm({
