@@ -10,6 +10,7 @@ import {
   type OcsfEmitter,
   type OcsfEvent,
 } from './events/index.ts';
+import { settlesBy } from './deadline.ts';
 import type { OcsfProduct } from './events/ocsf.ts';
 import type { SinkSettings } from './events/sinks.ts';
 import type { StepRecord } from './record.ts';
@@ -101,15 +102,7 @@ export async function openExporters(
             hooks.failed(err instanceof Error ? err.message : String(err));
           }
         }
-      let timer: NodeJS.Timeout | undefined;
-      const exported = Promise.all([emitter?.flush(events), tracer?.shutdown(last)]).then(() => true);
-      const inTime = await Promise.race([
-        exported,
-        new Promise<boolean>((resolve) => {
-          timer = setTimeout(() => resolve(false), Math.max(0, until - Date.now()));
-        }),
-      ]);
-      clearTimeout(timer);
+      const inTime = await settlesBy(Promise.all([emitter?.flush(events), tracer?.shutdown(last)]), until);
       if (!inTime) {
         tracer?.abandon();
         emitter?.abandon();

@@ -11,6 +11,7 @@
 // (by the export thread), prom-client on the first recording or scrape (metrics/recorder.ts). Settings from the
 // environment are read in config.ts, the route to the export thread is export-channel.ts.
 import { setImmediate as nextTurn } from 'node:timers';
+import { settlesBy } from './deadline.ts';
 import { type Env, ocsfSinkSettingsFrom, otlpSettingsFrom, positiveInteger } from './config.ts';
 import type { EventSink } from './events/index.ts';
 import { inProcessChannel, threadChannel, type ExportChannel } from './export-channel.ts';
@@ -221,7 +222,6 @@ export async function openTelemetry(options: TelemetryOptions): Promise<Guardian
     // said). The exporters give up a little before the deadline, so that what they count as lost is counted
     // before close returns; the deadline itself stops an export thread that did not answer even then.
     const until = deadline - Math.min(SHUTDOWN_MARGIN_MS, shutdownMs / 4);
-    let timer: NodeJS.Timeout | undefined;
     let stopped = false;
     const exported = (channel?.close(last, until) ?? Promise.resolve()).then(
       () => true,
@@ -232,13 +232,7 @@ export async function openTelemetry(options: TelemetryOptions): Promise<Guardian
         return true;
       },
     );
-    const inTime = await Promise.race([
-      exported,
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
-      }),
-    ]);
-    clearTimeout(timer);
+    const inTime = await settlesBy(exported, deadline);
     if (!inTime) {
       stopped = true;
       logger.warn({ deadline_ms: shutdownMs }, 'telemetry: exporters did not finish before the shutdown deadline');
