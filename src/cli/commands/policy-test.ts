@@ -16,12 +16,20 @@ export function addPolicyTestCommand(policy: Command): void {
       '<paths...>',
       'files or directories: every .rego, .json, .yaml/.yml below them (data mounted at its directory)',
     )
-    .option('-v, --verbose', 'print every test and failure details')
-    .option('--run <regex>', 'only run tests whose full name (data.pkg.test_x) matches')
+    .option('-v, --verbose', 'print every test, and a FAILURES section first')
+    .option(
+      '-r, --run <regex>',
+      'only run tests whose full reference matches this RE2 pattern (data.pkg.test_x; a renamed duplicate: data.pkg["test_x#01"])',
+    )
+    .option('-z, --exit-zero-on-skipped', 'skipped (todo_test_) tests do not make the exit code 1')
     .option('--timeout <ms>', 'per-test evaluation bound in milliseconds', '10000')
     .option('--v0-compatible', "read modules as Rego v0 (OPA's --v0-compatible); a module importing rego.v1 stays v1")
     .option('--coverage', 'report which lines the tests reached, per file (like opa test --coverage)')
-    .option('--format <format>', 'text, or json (with --coverage: the coverage report as opa test writes it)', 'text')
+    .option(
+      '--format <format>',
+      'text, or json (the results as opa test --format json writes them; with --coverage: the coverage report)',
+      'text',
+    )
     .option(
       '--capabilities <file>',
       'OPA capabilities JSON: policies may call only the builtins it lists; the ones the toolchain lacks are custom builtins, called on the host',
@@ -37,37 +45,38 @@ export function addPolicyTestCommand(policy: Command): void {
       '\nBuiltins the Guardian refuses (http.send, net.lookup_ip_addr, opa.runtime, …) compile here, as under opa test:\n' +
         'a test that reaches one errors with the reason; replace it with `with http.send as <value or function>`.\n' +
         '`guardian policy build` still refuses them (docs/policy-authoring.md).\n' +
-        '\nExit codes: 0 every test passed, 1 a test failed or errored, 2 bad usage or unreadable files, 3 the modules do not compile.',
+        "\nThe report is opa test's: the tests not passed (all with -v) under their file, then PASS: n/m, FAIL: n/m, SKIPPED: n/m,\n" +
+        'ERROR: n/m. A test name defined more than once in a package runs once per definition: test_x, test_x#01, …\n' +
+        '\nExit codes: 0 every test passed, 1 a test failed, errored or was skipped (with -z a skipped one does not count), 2 bad usage or\n' +
+        'unreadable files, 3 the modules do not compile.',
     )
     .action(
       async (
         paths: string[],
-        opts: { verbose?: boolean; run?: string; timeout: string } & LoaderFlags & CoverageFlags & BuiltinFlags,
+        opts: { verbose?: boolean; run?: string; timeout: string; exitZeroOnSkipped?: boolean } & LoaderFlags &
+          CoverageFlags &
+          BuiltinFlags,
       ) => {
         if (opts.format !== 'text' && opts.format !== 'json')
           throw new CliError(`--format must be text or json, not ${JSON.stringify(opts.format)}`, ExitCode.Usage);
-        let run: RegExp | undefined;
-        if (opts.run !== undefined) {
-          try {
-            run = new RegExp(opts.run);
-          } catch (err) {
-            throw new CliError(`--run: invalid regular expression: ${(err as Error).message}`, ExitCode.Usage);
-          }
-        }
         const timeoutMs = Number(opts.timeout);
         if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
           throw new CliError('--timeout: expected a positive number of milliseconds', ExitCode.Usage);
         const capabilities = opts.capabilities !== undefined ? readCapabilitiesFile(opts.capabilities) : undefined;
         const customBuiltins = opts.builtins !== undefined ? await importCustomBuiltins(opts.builtins) : undefined;
         // Loaded on use: the runner pulls in the whole compiler, which every other CLI command would pay for.
-        const { formatCoverageReport, formatPolicyTestReport, PolicyTestSetupError, runPolicyTests } = await import(
-          '../../rego/tester/index.ts'
-        );
+        const {
+          formatCoverageReport,
+          formatPolicyTestReport,
+          policyTestReportJson,
+          PolicyTestSetupError,
+          runPolicyTests,
+        } = await import('../../rego/tester/index.ts');
         let report;
         try {
           report = await runPolicyTests({
             paths,
-            ...(run ? { run } : {}),
+            ...(opts.run !== undefined ? { run: opts.run } : {}),
             timeoutMs,
             v0Compatible: opts.v0Compatible,
             ignore: opts.ignore,
@@ -85,13 +94,18 @@ export function addPolicyTestCommand(policy: Command): void {
         }
         if (opts.format === 'json')
           process.stdout.write(
-            `${JSON.stringify(report.coverage ?? { results: report.results, passed: report.passed, failed: report.failed, skipped: report.skipped }, null, 2)}\n`,
+            report.coverage ? `${JSON.stringify(report.coverage, null, 2)}\n` : policyTestReportJson(report),
           );
         else {
-          process.stdout.write(formatPolicyTestReport(report, { verbose: opts.verbose === true }) + '\n');
+          process.stdout.write(formatPolicyTestReport(report, { verbose: opts.verbose === true }));
           if (report.coverage) process.stdout.write(`${formatCoverageReport(report.coverage)}\n`);
         }
-        if (report.failed > 0) process.exitCode = ExitCode.Failed;
+        // opa test: any test not passed fails the run, a skipped one too unless --exit-zero-on-skipped.
+        const failing = report.results.some(
+          (r) =>
+            r.status === 'fail' || r.status === 'error' || (r.status === 'skip' && opts.exitZeroOnSkipped !== true),
+        );
+        if (failing) process.exitCode = ExitCode.Failed;
       },
     );
 }

@@ -5,6 +5,7 @@
 // the instance is re-created, so a module that trapped never runs another test.
 import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { createAuthoringHostBuiltins, HostBuiltinContext, type JsonValue } from '../builtins/index.ts';
+import { isOpaWasmRuntimeError } from '../errors.ts';
 import { instantiatePolicy, withCustomBuiltins, type CustomBuiltins } from '../portable.ts';
 
 /** Host builtins by OPA name, as opa-wasm `customBuiltins` take them. */
@@ -99,8 +100,10 @@ export async function createTestEvaluator(options: TestEvaluatorOptions): Promis
             `evaluation of ${entrypoint} exceeded ${options.timeoutMs} ms (stopped at ${durationMs.toFixed(1)} ms)`,
           );
         const msg = describeThrown(err);
-        // opa_abort messages from compiled Rego read `<file>:<row>:<col>: <code>: <message>`.
-        if (/(^|: )(eval_[a-z_]+|rego_[a-z_]+): /.test(msg)) throw new TestEvaluationError('policy_error', msg);
+        // opa_abort messages from compiled Rego read `<file>:<row>:<col>: <code>: <message>`, or are OPA's Wasm
+        // run-time errors (`<file>:<row>:<col>: var assignment conflict`), as the policy engine classes them.
+        if (/(^|: )(eval_[a-z_]+|rego_[a-z_]+): /.test(msg) || isOpaWasmRuntimeError(msg))
+          throw new TestEvaluationError('policy_error', msg);
         throw new TestEvaluationError('module_aborted', `policy module aborted: ${msg}`);
       } finally {
         deadline = Infinity;

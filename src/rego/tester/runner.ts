@@ -1,44 +1,80 @@
-// `guardian policy test`: like `opa test`. Discovers `test_*` rules (and `todo_test_*`, reported as skipped)
-// in every .rego file under the given paths, compiles the whole set once through our compiler with one
-// entrypoint per test rule, and evaluates each through opa-wasm with the data files found alongside (OPA's
-// loader rules: src/rego/bundle/loader.ts).
-// A test passes when its rule evaluates to `true` (a `test_x[case]` rule: when every case is `true`); undefined,
-// any other value or a runtime error fails it (OPA's tester.Runner). A builtin the Guardian refuses compiles, and
-// errors the test that reaches it unless the test replaces it with `with` (builtins/refused.ts).
+// `guardian policy test`: like `opa test` (OPA's tester.Runner). Discovers the test rules — every rule whose head
+// names `test_*` (`todo_test_*`: reported as skipped) in the ground prefix of its reference — in every .rego file
+// under the given paths, compiles the whole set once through our compiler with one entrypoint per test, and
+// evaluates each through opa-wasm with the data files found alongside (OPA's loader rules: src/rego/bundle/loader.ts).
+// A test name defined more than once in a package (chained bodies `test_x if { a } { b }` included: the parser makes
+// them two rules) is one test per definition, `test_x`, `test_x#01`, `test_x#02`… (tester.rewriteDuplicateTestNames).
+// A test passes when its rule evaluates to `true`; a `test_x[case]` rule (a partial object) when every case is
+// `true` (OPA's sub results). Undefined or any other value fails it; a runtime error (a conflict, a refused builtin
+// reached) errors it; a test that is a function errors, as OPA's query of it does not type-check. A builtin the
+// Guardian refuses compiles, and errors the test that reaches it unless the test replaces it with `with`
+// (builtins/refused.ts).
+import { RE2JS } from 're2js';
 import { parseModule } from '../ast/index.ts';
 import type { Body, Module, Rule, Term } from '../ast/types.ts';
-import { forEachVar, forEachVarInBody, refName } from '../semantic/terms.ts';
+import { forEachVar, forEachVarInBody, isConstantTerm, refName } from '../semantic/terms.ts';
 import { compileModules } from '../semantic/index.ts';
 import { planEntrypoints } from '../planner/index.ts';
 import { linkPolicyWasm } from '../wasm/index.ts';
 import { IgnorePatternError, LoaderError, loadPaths } from '../bundle/loader.ts';
-import { RegoError, RegoErrors } from '../errors.ts';
+import { isOpaWasmRuntimeError, RegoError, RegoErrors } from '../errors.ts';
 import { allowsTemplateStrings, type Capabilities } from '../builtins/capabilities.ts';
-import { isObject, type JsonValue as Json } from '../json.ts';
+import { isObject, type JsonObject, type JsonValue as Json } from '../json.ts';
 import { CoverageProbes, type CoverageReport, instrumentForCoverage } from './coverage.ts';
 import { createTestEvaluator, TestEvaluationError, type HostBuiltinTable } from './evaluator.ts';
 
 export type TestStatus = 'pass' | 'fail' | 'error' | 'skip';
 
-export interface PolicyTestResult {
-  /** `data.<package>.<rule>`. */
+/** One case of a `test_x[case]` rule: OPA's tester SubResult. */
+export interface TestCaseResult {
+  /** The case's key (OPA names a case reached with a null value `""`). */
   name: string;
+  fail: boolean;
+  /** The cases of a case whose value is an object (`test_x[group][case]`), by key. */
+  subResults?: Map<string, TestCaseResult>;
+}
+
+/** An error as OPA's JSON report carries it (topdown.Error, ast.Error). */
+export interface TestErrorValue {
+  code: string;
+  message: string;
+  location?: { file: string; row: number; col?: number };
+}
+
+export interface PolicyTestResult {
+  /**
+   * The test as OPA prints it, `<package>.<rule>`: `data.pkg.test_x`, a duplicate `data.pkg.test_x#01`, a ref head
+   * `data.pkg.a.b["test_x#01"]`.
+   */
+  name: string;
+  /** OPA's Result.Package: the package path as a ref (`data.pkg`, `data.a["b:1"]`). */
+  package: string;
+  /** OPA's Result.Name: the head's reference up to the test name, as a ref (`test_x`, `a.b.test_x`). */
+  rule: string;
   /** Entrypoint form `<package path>/<rule>`. */
   entrypoint: string;
   file: string;
   row: number;
+  col: number;
   status: TestStatus;
   durationMs: number;
-  /** Why it failed: the value it produced, or the evaluation error. */
+  /** With status 'error': the error as OPA prints it. */
   message?: string;
+  /** With status 'error': the error as OPA's JSON report has it; a list when the test's query did not compile. */
+  error?: TestErrorValue | TestErrorValue[];
+  /** A `test_x[case]` rule's cases by key (OPA's sub results). */
+  subResults?: Map<string, TestCaseResult>;
   /** Lines the test printed (print and trace), which opa test shows for failed tests and with -v. */
   output?: string[];
 }
 
 export interface PolicyTestReport {
+  /** In file order, then by position in the file. */
   results: PolicyTestResult[];
+  /** OPA's summary counts: a test with cases counts each case (leaf) as a pass or a failure. */
   passed: number;
   failed: number;
+  errored: number;
   skipped: number;
   /** Wall time of parse + compile + link. */
   compileMs: number;
@@ -53,8 +89,11 @@ export interface PolicyTestOptions {
   ignore?: string[];
   /** Read the paths as bundles (OPA's `--bundle`). */
   asBundle?: boolean;
-  /** Only tests whose full name (`data.pkg.test_x`) matches run. */
-  run?: RegExp;
+  /**
+   * An RE2 pattern (Go's regexp, as `opa test --run`): only tests whose full reference matches run, e.g.
+   * `data.pkg.test_x`, `data.pkg["test_x#01"]` for a renamed duplicate.
+   */
+  run?: string;
   /** Per-test evaluation bound (default 10 s). */
   timeoutMs?: number;
   /** Host builtins (default: the toolchain's builtin library, src/rego/builtins). */
@@ -112,6 +151,17 @@ function collect(options: PolicyTestOptions): SourceSet {
   }
 }
 
+/** The `run` pattern (opa test --run), compiled as Go's regexp.Compile would (RE2); a syntax error is a usage error. */
+function testFilter(pattern: string | undefined): (fullName: string) => boolean {
+  if (pattern === undefined || pattern === '') return () => true;
+  try {
+    const re = RE2JS.compile(pattern);
+    return (fullName) => re.test(fullName);
+  } catch (err) {
+    throw new PolicyTestSetupError(`--run: invalid regular expression: ${(err as Error).message}`, 'usage');
+  }
+}
+
 function termString(t: Term): string | undefined {
   const v = (t as { type: string; value: unknown }).value;
   return typeof v === 'string' ? v : undefined;
@@ -122,11 +172,20 @@ function packagePath(m: Module): string[] {
 }
 
 interface DiscoveredTest {
+  /** `<package>.<rule>`, as OPA prints the test. */
   name: string;
+  package: string;
+  rule: string;
+  /** What `--run` matches: the package path extended by the rule's reference, as a ref (OPA's shouldRun). */
+  fullName: string;
+  /** The elements of that reference after `data`. */
+  path: string[];
   entrypoint: string;
   file: string;
   row: number;
-  todo: boolean;
+  col: number;
+  /** A `todo_test_` rule (skipped), or a `test_` function (its query does not type-check in OPA). */
+  kind: 'test' | 'todo' | 'function';
   /** `test_x[case] if …` (a partial object): each case is a sub-result, all must be true (OPA's sub results). */
   cases: boolean;
   /** With `cases`: the entrypoint of the rule listing the cases the body reached (caseProbe). */
@@ -179,17 +238,16 @@ const TEST_PREFIX = 'test_';
 const SKIP_TEST_PREFIX = 'todo_test_';
 
 /**
- * Where a rule's head names a test, as OPA's runner finds it: the first element of the head reference's ground
- * prefix whose name starts with `test_` or `todo_test_` (so `test_x[case]` is the test `test_x`). Functions are
- * not tests.
+ * Where a rule's head names a test, as OPA's runner finds it (tester.ruleName): the first element of the head
+ * reference's ground prefix whose name starts with `test_` or `todo_test_` (so `test_x[case]` is the test
+ * `test_x`, `a.b.test_x` the test `a.b.test_x`). Functions are found too.
  */
 function testHead(rule: Rule): { index: number; name: string } | undefined {
-  if (rule.head.args && rule.head.args.length > 0) return undefined;
   const ref = rule.head.reference;
   for (let i = 0; i < ref.length; i++) {
     const t = ref[i];
-    if (!(i === 0 ? t.type === 'var' : t.type === 'string')) return undefined;
-    const name = (t as { value: string }).value;
+    if (i > 0 && !isConstantTerm(t)) return undefined;
+    const name = i === 0 ? (t.type === 'var' ? t.value : '') : t.type === 'string' ? t.value : '';
     if (name.startsWith(TEST_PREFIX) || name.startsWith(SKIP_TEST_PREFIX)) return { index: i, name };
   }
   return undefined;
@@ -197,13 +255,27 @@ function testHead(rule: Rule): { index: number; name: string } | undefined {
 
 /** The head's elements up to the test name, as strings. */
 function headPath(rule: Rule, index: number): string[] {
-  return rule.head.reference.slice(0, index + 1).map((t) => (t as { value: string }).value);
+  return rule.head.reference.slice(0, index + 1).map((t) => termString(t) ?? '?');
 }
 
 /**
- * Discovers the tests of `modules` (in file order, then rule order). A test name defined more than once in a
+ * A partial object (OPA's Head.DocKind): a single-value rule whose reference has a variable after its first
+ * element, or a v0 `p[k] = v`.
+ */
+function isPartialObject(rule: Rule): boolean {
+  return (
+    rule.head.kind === 'single' &&
+    !rule.head.args?.length &&
+    rule.head.reference.slice(1).some((t) => !isConstantTerm(t))
+  );
+}
+
+/**
+ * Discovers the tests of `modules` (in file order, then rule order). A `test_` name defined more than once in a
  * package is renamed `test_x#01`, `test_x#02`… from its second definition on, in the AST, so each definition
- * is compiled and run as its own test, as OPA's runner does (tester.rewriteDuplicateTestNames).
+ * is compiled and run as its own test, as OPA's runner does (tester.rewriteDuplicateTestNames: every rule the
+ * name heads, functions and `default` rules included; `todo_test_` names are not renamed). OPA counts the
+ * modules in map order; here files are taken in name order.
  */
 function discoverTests(modules: Module[], probes?: { module: Module; rule: Rule }[]): DiscoveredTest[] {
   const tests: DiscoveredTest[] = [];
@@ -214,9 +286,10 @@ function discoverTests(modules: Module[], probes?: { module: Module; rule: Rule 
     for (const rule of m.rules) {
       const head = testHead(rule);
       if (!head) continue;
-      let path = [...pkg, ...headPath(rule, head.index)];
-      if (head.name.startsWith(TEST_PREFIX)) {
-        const key = path.join('\u0000');
+      let path = headPath(rule, head.index);
+      const todo = head.name.startsWith(SKIP_TEST_PREFIX);
+      if (!todo) {
+        const key = [...pkg, ...path].join('\u0000');
         const k = count.get(key) ?? 0;
         count.set(key, k + 1);
         if (k > 0) {
@@ -225,22 +298,31 @@ function discoverTests(modules: Module[], probes?: { module: Module; rule: Rule 
           path = [...path.slice(0, -1), renamed];
         }
       }
-      const tail = rule.head.reference.slice(head.index + 1);
-      const todo = head.name.startsWith(SKIP_TEST_PREFIX);
-      const cases = rule.head.kind === 'single' && tail.some((t) => t.type !== 'string');
+      const isFunction = (rule.head.args?.length ?? 0) > 0;
+      const cases = isPartialObject(rule);
+      const entrypoint = [...pkg, ...path].join('/');
       let probe: string | undefined;
       if (probes && cases && !todo && head.index === 0) {
         const name = `${path[path.length - 1]}${PROBE_SUFFIX}`;
         probes.push({ module: m, rule: caseProbe(rule, head.index, name) });
-        probe = [...path.slice(0, -1), name].join('/');
+        probe = [...pkg, ...path.slice(0, -1), name].join('/');
       }
+      const location = rule.location ?? rule.head.location;
+      const pkgName = refName(['data', ...pkg]);
+      // The rule's name is a ref whose first element is a var (printed as it is, `test_x#01` too); the full
+      // name `--run` matches extends the package by it, so a renamed one reads `data.pkg["test_x#01"]`.
+      const ruleName = refName(path);
       tests.push({
-        // OPA prints the package as a ref (`data.a["b:1"].c`) and the test's own name as written.
-        name: `${refName(['data', ...pkg])}.${path.slice(pkg.length).join('.')}`,
-        entrypoint: path.join('/'),
+        name: `${pkgName}.${ruleName}`,
+        package: pkgName,
+        rule: ruleName,
+        fullName: refName(['data', ...pkg, ...path]),
+        path: [...pkg, ...path],
+        entrypoint,
         file: m.file,
-        row: rule.location?.row ?? rule.head.location?.row ?? 0,
-        todo,
+        row: location?.row ?? 0,
+        col: location?.col ?? 0,
+        kind: todo ? 'todo' : isFunction ? 'function' : 'test',
         cases,
         ...(probe ? { probe } : {}),
       });
@@ -250,43 +332,141 @@ function discoverTests(modules: Module[], probes?: { module: Module; rule: Rule 
   return tests;
 }
 
-/** The cases of a partial-object test that are not `true` (nested objects are cases of cases); OPA's subResults. */
-function failedCases(value: Json, prefix: string[] = []): string[] {
-  const failed: string[] = [];
-  for (const [k, v] of Object.entries(value as Record<string, Json>)) {
-    const path = [...prefix, k];
-    if (isObject(v)) failed.push(...failedCases(v, path));
-    else if (v !== true) failed.push(path.join('.'));
-  }
-  return failed;
-}
-
 /** A case key as OPA's runner names it: a string as it is, anything else as JSON. */
 function caseName(key: Json): string {
   return typeof key === 'string' ? key : JSON.stringify(key);
 }
 
-/** The reached cases (probe result: arrays of keys) that are missing from the test's value. */
-function droppedCases(value: Json, reached: Json | undefined): string[] {
-  if (!Array.isArray(reached)) return [];
-  const dropped: string[] = [];
-  for (const keys of reached) {
-    if (!Array.isArray(keys)) continue;
-    let node: Json | undefined = value;
-    for (const k of keys) node = isObject(node) ? node[caseName(k)] : undefined;
-    if (node === undefined) dropped.push(keys.map(caseName).join('.'));
+/** A case's result from its value (OPA's tester.subResult): true passes, an object is a group of cases. */
+function caseResult(name: string, value: Json): TestCaseResult {
+  // OPA's subResult gives a nil value an unnamed passing result.
+  if (value === null) return { name: '', fail: false };
+  if (isObject(value)) {
+    const { fail, results } = caseResults(value);
+    return { name, fail, subResults: results };
   }
-  return dropped;
+  return { name, fail: value !== true };
 }
 
-/** Why a test's value does not pass it, or undefined when it passes. */
-function verdict(test: DiscoveredTest, value: Json | undefined, reached?: Json): string | undefined {
-  if (value === undefined) return 'test rule is undefined';
-  if (test.cases && isObject(value)) {
-    const failed = [...new Set([...failedCases(value), ...droppedCases(value, reached)])].sort();
-    return failed.length === 0 ? undefined : `failed cases: ${failed.map((c) => JSON.stringify(c)).join(', ')}`;
+function caseResults(value: JsonObject): { fail: boolean; results: Map<string, TestCaseResult> } {
+  const results = new Map<string, TestCaseResult>();
+  let fail = false;
+  for (const [k, v] of Object.entries(value)) {
+    const r = caseResult(k, v);
+    results.set(k, r);
+    fail ||= r.fail;
   }
-  return value === true ? undefined : `test rule produced ${JSON.stringify(value)}`;
+  return { fail, results };
+}
+
+/**
+ * A case the body reached (OPA: an internal.test_case event): missing from the value, it is a failed case (and
+ * so are the groups it is in); present, its result stands. Whether the path failed (tester.SubResultMap.update).
+ */
+function markReached(results: Map<string, TestCaseResult>, path: string[], i = 0): boolean {
+  if (i >= path.length) return true;
+  let entry = results.get(path[i]);
+  if (!entry) {
+    entry = { name: path[i], fail: true, subResults: new Map() };
+    results.set(path[i], entry);
+  }
+  if (i === path.length - 1) return entry.fail;
+  entry.subResults ??= new Map();
+  const fail = markReached(entry.subResults, path, i + 1);
+  if (fail) entry.fail = true;
+  return fail;
+}
+
+/** Whether a test's value fails it, and its cases (a `test_x[case]` rule). */
+function verdict(
+  test: DiscoveredTest,
+  value: Json | undefined,
+  reached?: Json,
+): { fail: boolean; subResults?: Map<string, TestCaseResult> } {
+  if (value === undefined) return { fail: true };
+  if (!test.cases) return { fail: value !== true };
+  if (!isObject(value)) return { fail: true };
+  const { fail, results } = caseResults(value);
+  let reachedFailed = false;
+  if (Array.isArray(reached))
+    for (const keys of reached)
+      if (Array.isArray(keys) && markReached(results, keys.map(caseName))) reachedFailed = true;
+  return { fail: fail || reachedFailed, subResults: results };
+}
+
+/** OPA's Wasm run-time errors name a conflict: a complete rule or function with two values, an object key with two. */
+const CONFLICT_CODE = 'eval_conflict_error';
+/** `<file>:<row>[:<col>]: <code>: <message>`, as compiled Rego aborts and host builtins halt. */
+const LOCATED_ERROR = /^(.+?):(\d+)(?::(\d+))?: ((?:eval|rego)_[a-z_]+): ([\s\S]*)$/;
+const WASM_RUNTIME_ERROR = /^(.+?):(\d+):(\d+): ([\s\S]*)$/;
+
+/** An evaluation error: its text as OPA prints it, and its JSON value. */
+function evaluationError(err: unknown): { message: string; error: TestErrorValue } {
+  if (!(err instanceof TestEvaluationError)) {
+    const message = err instanceof Error ? err.message : String(err);
+    return { message, error: { code: 'eval_internal_error', message } };
+  }
+  if (err.code !== 'policy_error') {
+    const message = `${err.code}: ${err.message}`;
+    return { message, error: { code: err.code, message: err.message } };
+  }
+  // A policy error reads as OPA prints its error value: `lib.rego:9: eval_builtin_error: http.send: …`.
+  const message = err.message;
+  const located = LOCATED_ERROR.exec(message);
+  if (located) {
+    const [, file, row, col, code, text] = located;
+    return {
+      message,
+      error: { code, message: text, location: { file, row: Number(row), ...(col ? { col: Number(col) } : {}) } },
+    };
+  }
+  const runtime = isOpaWasmRuntimeError(message) ? WASM_RUNTIME_ERROR.exec(message) : null;
+  if (runtime) {
+    const [, file, row, col, text] = runtime;
+    return {
+      message,
+      error: { code: CONFLICT_CODE, message: text, location: { file, row: Number(row), col: Number(col) } },
+    };
+  }
+  const coded = /^((?:eval|rego)_[a-z_]+): ([\s\S]*)$/.exec(message);
+  return { message, error: coded ? { code: coded[1], message: coded[2] } : { code: 'eval_internal_error', message } };
+}
+
+/**
+ * A `test_` function: OPA queries it like any test (`data.pkg.test_f`), and the query's type check refuses a
+ * function used as a value (ast refChecker.checkApply, "undefined ref"), so the test errors. OPA also prints the
+ * function's type (`have: …`) under the caret; the toolchain infers no types, so that line is left out.
+ */
+function functionTestError(t: DiscoveredTest): { message: string; error: TestErrorValue[] } {
+  const ref = t.fullName;
+  const parent = refName(['data', ...t.path.slice(0, -1)]);
+  const text = `undefined ref: ${ref}`;
+  return {
+    message: `1 error occurred: 1:1: rego_type_error: ${text}\n\t${ref}\n\t${' '.repeat(parent.length + 1)}^`,
+    error: [{ code: 'rego_type_error', message: text, location: { file: '', row: 1, col: 1 } }],
+  };
+}
+
+/** OPA's summary counts (PrettyReporter): cases count one each. */
+function tally(
+  results: readonly PolicyTestResult[],
+): Pick<PolicyTestReport, 'passed' | 'failed' | 'errored' | 'skipped'> {
+  const counts = { passed: 0, failed: 0, errored: 0, skipped: 0 };
+  const leaves = (cases: Map<string, TestCaseResult>): void => {
+    for (const c of cases.values()) {
+      if (c.subResults && c.subResults.size > 0) leaves(c.subResults);
+      else if (c.fail) counts.failed++;
+      else counts.passed++;
+    }
+  };
+  for (const r of results) {
+    if (r.status === 'skip') counts.skipped++;
+    else if (r.status === 'error') counts.errored++;
+    else if (r.subResults && r.subResults.size > 0) leaves(r.subResults);
+    else if (r.status === 'pass') counts.passed++;
+    else counts.failed++;
+  }
+  return counts;
 }
 
 function formatRegoErrors(err: unknown): string {
@@ -298,6 +478,7 @@ function formatRegoErrors(err: unknown): string {
 /** Discovers, compiles and runs the Rego tests under `paths`. */
 export async function runPolicyTests(options: PolicyTestOptions): Promise<PolicyTestReport> {
   const started = performance.now();
+  const shouldRun = testFilter(options.run);
   const sources = collect(options);
   if (sources.modules.length === 0)
     throw new PolicyTestSetupError(`no .rego files under ${options.paths.join(', ')}`, 'usage');
@@ -318,14 +499,23 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
     const modules = parse();
     const caseProbes: { module: Module; rule: Rule }[] = [];
     const tests = discoverTests(modules, withProbes ? caseProbes : undefined);
-    const selected = tests.filter((t) => !options.run || options.run.test(t.name));
-    const runnable = selected.filter((t) => !t.todo);
+    const selected = tests.filter((t) => shouldRun(t.fullName));
+    const runnable = selected.filter((t) => t.kind === 'test');
     const coverage = options.coverage ? new CoverageProbes() : undefined;
     if (coverage) instrumentForCoverage(modules, coverage);
     return { modules, selected, runnable, coverage, probed: runnable.some((t) => t.probe !== undefined) };
   };
   let prepared = prepare(true);
   const { selected, runnable } = prepared;
+  const described = (t: DiscoveredTest) => ({
+    name: t.name,
+    package: t.package,
+    rule: t.rule,
+    entrypoint: t.entrypoint,
+    file: t.file,
+    row: t.row,
+    col: t.col,
+  });
 
   const results: PolicyTestResult[] = [];
   let compileMs = 0;
@@ -375,7 +565,7 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
       print: printed,
     });
     for (const t of prepared.runnable) {
-      const base = { name: t.name, entrypoint: t.entrypoint, file: t.file, row: t.row };
+      const base = described(t);
       const t0 = performance.now();
       const lines: string[] = [];
       const withOutput = () => (lines.length > 0 ? { output: lines } : {});
@@ -387,49 +577,38 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
         output = undefined;
         const reached = t.probe ? await evaluator.evaluate(t.probe, now) : undefined;
         const durationMs = performance.now() - t0;
-        const failure = verdict(t, value, reached);
-        if (failure === undefined) results.push({ ...base, status: 'pass', durationMs, ...withOutput() });
-        else results.push({ ...base, status: 'fail', durationMs, message: failure, ...withOutput() });
+        const { fail, subResults } = verdict(t, value, reached);
+        results.push({
+          ...base,
+          status: fail ? 'fail' : 'pass',
+          durationMs,
+          ...(subResults ? { subResults } : {}),
+          ...withOutput(),
+        });
       } catch (err) {
         output = undefined;
-        const msg =
-          err instanceof TestEvaluationError
-            ? `${err.code}: ${err.message}`
-            : err instanceof Error
-              ? err.message
-              : String(err);
-        results.push({ ...base, status: 'error', durationMs: performance.now() - t0, message: msg, ...withOutput() });
+        results.push({
+          ...base,
+          status: 'error',
+          durationMs: performance.now() - t0,
+          ...evaluationError(err),
+          ...withOutput(),
+        });
       }
     }
   } else compileMs = performance.now() - started;
-  for (const t of selected.filter((s) => s.todo))
-    results.push({ name: t.name, entrypoint: t.entrypoint, file: t.file, row: t.row, status: 'skip', durationMs: 0 });
+  for (const t of selected) {
+    if (t.kind === 'todo') results.push({ ...described(t), status: 'skip', durationMs: 0 });
+    else if (t.kind === 'function')
+      results.push({ ...described(t), status: 'error', durationMs: 0, ...functionTestError(t) });
+  }
 
-  results.sort((a, b) => (a.file === b.file ? a.row - b.row : a.file < b.file ? -1 : 1));
+  // OPA sends the results of one file together (its files, and tests within a file, in the order they finish).
+  results.sort((a, b) => (a.file === b.file ? a.row - b.row || a.col - b.col : a.file < b.file ? -1 : 1));
   return {
     results,
-    passed: results.filter((r) => r.status === 'pass').length,
-    failed: results.filter((r) => r.status === 'fail' || r.status === 'error').length,
-    skipped: results.filter((r) => r.status === 'skip').length,
+    ...tally(results),
     compileMs,
     ...(prepared.coverage ? { coverage: prepared.coverage.report() } : {}),
   };
-}
-
-const LABEL: Record<TestStatus, string> = { pass: 'PASS', fail: 'FAIL', error: 'ERROR', skip: 'SKIPPED' };
-
-/** Text report: failures (all results with `verbose`), each with file:line; last line `N passed, N failed`. */
-export function formatPolicyTestReport(report: PolicyTestReport, options: { verbose?: boolean } = {}): string {
-  const lines: string[] = [];
-  for (const r of report.results) {
-    const shown = options.verbose || r.status === 'fail' || r.status === 'error';
-    if (!shown) continue;
-    lines.push(`${LABEL[r.status]}: ${r.name} (${r.file}:${r.row}) ${r.durationMs.toFixed(2)}ms`);
-    if (r.message && (options.verbose || r.status !== 'pass')) lines.push(`  ${r.message}`);
-    // What the test printed, indented under it (OPA's PrettyReporter prints tr.Output the same way).
-    for (const out of r.output ?? []) for (const l of out.split('\n')) lines.push(`    ${l}`);
-  }
-  if (report.skipped > 0) lines.push(`${report.skipped} skipped`);
-  lines.push(`${report.passed} passed, ${report.failed} failed`);
-  return lines.join('\n');
 }

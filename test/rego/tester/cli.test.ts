@@ -45,13 +45,14 @@ describe('guardian policy test', () => {
     return d;
   }
 
-  it('prints failures with file:line, ends with the summary line and exits 1', async () => {
+  it("prints the failures under their file, ends with opa test's counts and exits 1", async () => {
     const d = fixture({ 'a_test.rego': 'package a\n\ntest_ok if true\n\ntest_bad if false\n' });
     const r = await run([d]);
     expect(r.error).toBeUndefined();
     expect(r.exitCode).toBe(ExitCode.Failed);
-    expect(r.out).toContain(`FAIL: data.a.test_bad (${join(d, 'a_test.rego')}:5)`);
-    expect(r.out.trim().split('\n').at(-1)).toBe('1 passed, 1 failed');
+    expect(r.out.replace(/\(.*\)/, '(D)')).toBe(
+      `${join(d, 'a_test.rego')}:\ndata.a.test_bad: FAIL (D)\n${'-'.repeat(80)}\nPASS: 1/2\nFAIL: 1/2\n`,
+    );
   });
 
   it("keeps each test's print output with it: shown under a failed test, and under every test with -v", async () => {
@@ -78,15 +79,15 @@ describe('guardian policy test', () => {
     try {
       const r = await run([d]);
       expect(r.exitCode).toBe(ExitCode.Failed);
-      const lines = r.out.trim().split('\n');
-      const fail = lines.findIndex((l) => l.startsWith('FAIL: data.p.test_loud'));
-      expect(lines.slice(fail + 1, fail + 3)).toEqual(['  test rule is undefined', '    x is 1']);
+      const lines = r.out.split('\n');
+      const fail = lines.findIndex((l) => l.startsWith('data.p.test_loud: FAIL ('));
+      expect(lines.slice(fail + 1, fail + 4)).toEqual(['', '  x is 1', '']);
       // a passing test's output is not shown without -v, and nothing goes to stderr as it happens
       expect(r.out).not.toContain('from the passing test');
       const verbose = await run([d, '-v']);
-      const vlines = verbose.out.trim().split('\n');
-      const pass = vlines.findIndex((l) => l.startsWith('PASS: data.p.test_quiet'));
-      expect(vlines[pass + 1]).toBe('    from the passing test');
+      const vlines = verbose.out.split('\n');
+      const pass = vlines.findIndex((l) => l.startsWith('data.p.test_quiet: PASS ('));
+      expect(vlines.slice(pass + 1, pass + 4)).toEqual(['', '  from the passing test', '']);
       expect(stderr).toBe('');
     } finally {
       err.mockRestore();
@@ -97,7 +98,8 @@ describe('guardian policy test', () => {
     const d = fixture({ 'a_test.rego': 'package a\n\ntest_ok if true\n' });
     const r = await run([d, '-v']);
     expect(r.exitCode ?? 0).toBe(0);
-    expect(r.out).toContain('PASS: data.a.test_ok');
+    expect(r.out).toContain('data.a.test_ok: PASS (');
+    expect(r.out.split('\n').at(-2)).toBe('PASS: 1/1');
   });
 
   it('reports compile errors with the compile-error exit code, and bad --run as usage', async () => {

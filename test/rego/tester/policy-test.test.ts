@@ -78,27 +78,26 @@ todo_test_later if false
     return () => rmSync(dir, { recursive: true, force: true });
   });
 
-  it('reports pass, fail, non-true values and todo skips with file:line', async () => {
+  it('reports pass, fail, non-true values and todo skips with their file', async () => {
     const r = await runPolicyTests({ paths: [dir] });
     const byName = Object.fromEntries(r.results.map((x) => [x.name.replace('data.demo_test.', ''), x]));
     expect(byName.test_small_allowed.status).toBe('pass');
     expect(byName.test_large_denied.status).toBe('pass');
     expect(byName.test_override_data.status).toBe('pass');
     expect(byName.test_fails_on_purpose.status).toBe('fail');
-    expect(byName.test_fails_on_purpose.message).toBe('test rule is undefined');
     expect(byName.test_fails_on_purpose.row).toBe(11);
-    expect(byName.test_non_boolean).toMatchObject({ status: 'fail', message: 'test rule produced 7' });
+    expect(byName.test_non_boolean.status).toBe('fail');
     expect(byName.todo_test_later.status).toBe('skip');
     expect([r.passed, r.failed, r.skipped]).toEqual([3, 2, 1]);
     const text = formatPolicyTestReport(r);
-    expect(text.split('\n').at(-1)).toBe('3 passed, 2 failed');
-    expect(text).toContain(`FAIL: data.demo_test.test_fails_on_purpose (${join(dir, 'p_test.rego')}:11)`);
-    expect(text).not.toContain('PASS:');
-    expect(formatPolicyTestReport(r, { verbose: true })).toContain('PASS: data.demo_test.test_small_allowed');
+    expect(text.split('\n').slice(-4)).toEqual(['PASS: 3/6', 'FAIL: 2/6', 'SKIPPED: 1/6', '']);
+    expect(text).toContain(`${join(dir, 'p_test.rego')}:\ndata.demo_test.test_fails_on_purpose: FAIL (`);
+    expect(text).not.toContain(': PASS (');
+    expect(formatPolicyTestReport(r, { verbose: true })).toContain('data.demo_test.test_small_allowed: PASS (');
   });
 
   it('filters with --run', async () => {
-    const r = await runPolicyTests({ paths: [dir], run: /large|override/ });
+    const r = await runPolicyTests({ paths: [dir], run: 'large|override' });
     expect(r.results.map((x) => x.name).sort()).toEqual([
       'data.demo_test.test_large_denied',
       'data.demo_test.test_override_data',
