@@ -57,15 +57,31 @@ const literalCases: Array<[name: string, call: string, want: string | undefined]
   ],
   ['dash_mid_path', 'json.patch({"a": [[1]]}, [{"op": "add", "path": "/a/-/0", "value": 1}])', undefined],
   // non-string keys: an array path names them as they are; a string path only ever names string keys
-  ['number_key_replace', 'json.patch({1: "one", "b": 2}, [{"op": "replace", "path": [1], "value": "uno"}])', '{1: "uno", "b": 2}'],
-  ['number_key_string_path', 'json.patch({1: "one"}, [{"op": "add", "path": "/1", "value": "x"}])', '{1: "one", "1": "x"}'],
+  [
+    'number_key_replace',
+    'json.patch({1: "one", "b": 2}, [{"op": "replace", "path": [1], "value": "uno"}])',
+    '{1: "uno", "b": 2}',
+  ],
+  [
+    'number_key_string_path',
+    'json.patch({1: "one"}, [{"op": "add", "path": "/1", "value": "x"}])',
+    '{1: "one", "1": "x"}',
+  ],
   ['number_key_remove', 'json.patch({1: "one", "b": 2}, [{"op": "remove", "path": [1]}])', '{"b": 2}'],
   ['number_key_test_string', 'json.patch({1: "one"}, [{"op": "test", "path": "/1", "value": "one"}])', undefined],
-  ['bool_key_move', 'json.patch({true: {"x": 1}}, [{"op": "move", "from": [true, "x"], "path": [false]}])', '{false: 1, true: {}}'],
+  [
+    'bool_key_move',
+    'json.patch({true: {"x": 1}}, [{"op": "move", "from": [true, "x"], "path": [false]}])',
+    '{false: 1, true: {}}',
+  ],
   // sets: an element is named by itself, and an added one must be its own name
   ['set_copy', 'json.patch({"s": {1}}, [{"op": "copy", "from": "/s", "path": "/t"}])', '{"s": {1}, "t": {1}}'],
   ['set_add_number', 'json.patch({"s": {1}}, [{"op": "add", "path": ["s", 2], "value": 2}])', '{"s": {1, 2}}'],
-  ['set_add_by_string_path', 'json.patch({"s": {1}}, [{"op": "add", "path": "/s/x", "value": "x"}])', '{"s": {1, "x"}}'],
+  [
+    'set_add_by_string_path',
+    'json.patch({"s": {1}}, [{"op": "add", "path": "/s/x", "value": "x"}])',
+    '{"s": {1, "x"}}',
+  ],
   ['set_number_by_string_path', 'json.patch({"s": {1}}, [{"op": "add", "path": "/s/2", "value": 2}])', undefined],
   ['set_test_whole', 'json.patch({"s": {1, 2}}, [{"op": "test", "path": "/s", "value": {2, 1}}])', '{"s": {1, 2}}'],
   ['set_test_array', 'json.patch({"s": {1, 2}}, [{"op": "test", "path": "/s", "value": [1, 2]}])', undefined],
@@ -74,14 +90,22 @@ const literalCases: Array<[name: string, call: string, want: string | undefined]
     'json.patch({"s": {[1], [2]}}, [{"op": "add", "path": ["s", [1], "-"], "value": 5}, {"op": "remove", "path": ["s", [2]]}])',
     '{"s": {[1, 5]}}',
   ],
-  ['set_object_element', 'json.patch({{"k": 1}}, [{"op": "add", "path": [{"k": 1}, "j"], "value": 2}])', '{{"j": 2, "k": 1}}'],
+  [
+    'set_object_element',
+    'json.patch({{"k": 1}}, [{"op": "add", "path": [{"k": 1}, "j"], "value": 2}])',
+    '{{"j": 2, "k": 1}}',
+  ],
   ['set_edit_merges', 'json.patch({[0], [0, 1]}, [{"op": "add", "path": [[0], "-"], "value": 1}])', '{[0, 1]}'],
   [
     'set_remove_readd',
     'json.patch({"s": {"a", "b"}}, [{"op": "remove", "path": "/s/a"}, {"op": "add", "path": "/s/a", "value": "a"}])',
     '{"s": {"a", "b"}}',
   ],
-  ['set_remove_twice', 'json.patch({"s": {"a"}}, [{"op": "remove", "path": "/s/a"}, {"op": "remove", "path": "/s/a"}])', undefined],
+  [
+    'set_remove_twice',
+    'json.patch({"s": {"a"}}, [{"op": "remove", "path": "/s/a"}, {"op": "remove", "path": "/s/a"}])',
+    undefined,
+  ],
   ['set_missing_element', 'json.patch({"s": {"a"}}, [{"op": "remove", "path": "/s/b"}])', undefined],
   ['set_in_array', 'json.patch([{"a"}], [{"op": "add", "path": "/0/b", "value": "b"}])', '[{"a", "b"}]'],
   // array indexes: what strconv.ParseInt accepts, without a leading zero; integer numbers in an array path
@@ -95,11 +119,23 @@ const literalCases: Array<[name: string, call: string, want: string | undefined]
   ['leading_slashes', 'json.patch({"a": 1, "b": 2}, [{"op": "remove", "path": "//a"}])', '{"b": 2}'],
   ['no_leading_slash', 'json.patch({"foo": "bar"}, [{"op": "add", "path": "foo", "value": "baz"}])', '{"foo": "baz"}'],
   ['root_replace', 'json.patch({"a": 1}, [{"op": "remove", "path": ""}, {"op": "add", "path": "", "value": 1}])', '1'],
-  ['root_test_after_remove', 'json.patch({"a": 1}, [{"op": "remove", "path": ""}, {"op": "test", "path": "", "value": null}])', undefined],
+  [
+    'root_test_after_remove',
+    'json.patch({"a": 1}, [{"op": "remove", "path": ""}, {"op": "test", "path": "", "value": null}])',
+    undefined,
+  ],
   ['root_move_into_itself', 'json.patch({"a": 1}, [{"op": "move", "from": "", "path": "/b"}])', undefined],
-  ['root_copy_into_itself', 'json.patch({"a": 1}, [{"op": "copy", "from": "", "path": "/b"}])', '{"a": 1, "b": {"a": 1}}'],
+  [
+    'root_copy_into_itself',
+    'json.patch({"a": 1}, [{"op": "copy", "from": "", "path": "/b"}])',
+    '{"a": 1, "b": {"a": 1}}',
+  ],
   // attributes OPA does not read for an operation are ignored
-  ['move_ignores_value', 'json.patch({"foo": "bar"}, [{"op": "move", "path": "/baz", "value": "qux", "from": "/foo"}])', '{"baz": "bar"}'],
+  [
+    'move_ignores_value',
+    'json.patch({"foo": "bar"}, [{"op": "move", "path": "/baz", "value": "qux", "from": "/foo"}])',
+    '{"baz": "bar"}',
+  ],
   ['path_is_a_set', 'json.patch({"a": 1}, [{"op": "remove", "path": {"a"}}])', undefined],
   ['empty_path_array', 'json.patch({"a": 1}, [{"op": "replace", "path": [], "value": 2}])', '2'],
 ];
@@ -169,16 +205,24 @@ describe('json.patch: Rego values and the edit tree', () => {
       b: 2,
     });
     expect(
-      call('json.patch', ['a', 'b', 'c'], [
-        { op: 'remove', path: '/0' },
-        { op: 'test', path: '/0', value: 'a' },
-      ]),
+      call(
+        'json.patch',
+        ['a', 'b', 'c'],
+        [
+          { op: 'remove', path: '/0' },
+          { op: 'test', path: '/0', value: 'a' },
+        ],
+      ),
     ).toEqual(['a', 'c']);
     expect(
-      call('json.patch', [[1], [2]], [
-        { op: 'add', path: '/0', value: 'x' },
-        { op: 'add', path: '/1/-', value: 9 },
-      ]),
+      call(
+        'json.patch',
+        [[1], [2]],
+        [
+          { op: 'add', path: '/0', value: 'x' },
+          { op: 'add', path: '/1/-', value: 9 },
+        ],
+      ),
     ).toEqual(['x', [2, 9], [2]]);
     expect(call('json.patch', [1, 2, 3], [{ op: 'remove', path: '/+1' }])).toEqual([1, 3]);
     expect(call('json.patch', { a: 1, b: 2 }, [{ op: 'remove', path: '//a' }])).toEqual({ b: 2 });

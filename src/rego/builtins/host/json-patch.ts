@@ -7,7 +7,15 @@
 // Host operands are JSON, where a set is a sorted array and every key a string. So an array no operation has
 // edited yet, asked for a segment that is no index, stands for a set (OPA addresses set elements by value),
 // and a non-string segment names an object key by its JSON text.
-import { BuiltinError, compareValues, isObject, toSet, valuesEqual, type JsonObject, type JsonValue } from './values.ts';
+import {
+  BuiltinError,
+  compareValues,
+  isObject,
+  toSet,
+  valuesEqual,
+  type JsonObject,
+  type JsonValue,
+} from './values.ts';
 
 interface PatchNode {
   kind: 'leaf' | 'removed' | 'object' | 'set' | 'array';
