@@ -61,6 +61,7 @@ const table: Array<[string, number]> = [
   ['object.subset', 2],
   ['json.filter', 2],
   ['json.remove', 2],
+  ['json.patch', 2],
   ['walk', 1],
   ['array.concat', 2],
   ['array.slice', 3],

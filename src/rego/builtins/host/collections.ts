@@ -1,8 +1,8 @@
-// Arrays, sets (as arrays), objects, JSON document surgery (json.filter/remove/patch), type tests,
-// graphs and walk.
+// Arrays, sets (as arrays), objects, JSON document surgery (json.filter/remove; json.patch in ./json-patch.ts),
+// type tests, graphs and walk.
+import { applyJsonPatch } from './json-patch.ts';
 import type { HostImpls } from './registry.ts';
 import {
-  BuiltinError,
   BuiltinTypeError,
   arr,
   int,
@@ -15,8 +15,6 @@ import {
   type JsonObject,
   type JsonValue,
 } from './values.ts';
-
-const clone = <T>(v: T): T => structuredClone(v);
 
 /** Keys named by an array, a set (array) or an object (its keys). */
 function keyList(v: unknown, pos: number): JsonValue[] {
@@ -165,133 +163,6 @@ function removeByTrie(v: JsonValue, node: PathTrie): JsonValue | undefined {
     return out;
   }
   return v;
-}
-
-// ---- json.patch (RFC 6902) -------------------------------------------------------------------------
-
-function pointer(v: unknown): string[] {
-  if (Array.isArray(v)) return v.map((s) => (typeof s === 'string' ? s : JSON.stringify(s)));
-  if (typeof v !== 'string') throw new BuiltinError(`patch path must be a string or an array, got ${typeName(v)}`);
-  if (v === '' || v === '/') return v === '' ? [] : [''];
-  const trimmed = v.startsWith('/') ? v.slice(1) : v;
-  return trimmed.split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-}
-
-function arrayIndex(seg: string, len: number, allowEnd: boolean): number {
-  if (allowEnd && seg === '-') return len;
-  if (!/^(0|[1-9]\d*)$/.test(seg)) throw new BuiltinError(`invalid array index ${JSON.stringify(seg)}`);
-  const i = Number(seg);
-  if (i > len || (!allowEnd && i === len)) throw new BuiltinError(`array index ${i} out of range`);
-  return i;
-}
-
-/** Position of `seg` in an array: an index, or (set semantics) the member it names. */
-function elementAt(arr: JsonValue[], seg: string, path: string[]): number {
-  if (isIndex(seg) || seg === '-') return arrayIndex(seg, arr.length, false);
-  const i = arr.findIndex((e) => setKey(e) === seg);
-  if (i === -1) throw new BuiltinError(`path /${path.join('/')} does not exist`);
-  return i;
-}
-
-function getAt(doc: JsonValue, path: string[]): JsonValue {
-  let cur = doc;
-  for (const seg of path) {
-    if (isObject(cur) && Object.hasOwn(cur, seg)) cur = cur[seg];
-    else if (Array.isArray(cur)) cur = cur[elementAt(cur, seg, path)];
-    else throw new BuiltinError(`path /${path.join('/')} does not exist`);
-  }
-  return cur;
-}
-
-/** Applies `f` to the parent container of `path`, returning the new document (copy-on-write). */
-function updateParent(doc: JsonValue, path: string[], f: (parent: JsonValue, last: string) => JsonValue): JsonValue {
-  if (path.length === 0) throw new BuiltinError('cannot modify the document root');
-  const [head, ...rest] = path;
-  if (rest.length === 0) return f(doc, head);
-  if (isObject(doc)) {
-    if (!Object.hasOwn(doc, head)) throw new BuiltinError(`path /${path.join('/')} does not exist`);
-    return { ...doc, [head]: updateParent(doc[head], rest, f) };
-  }
-  if (Array.isArray(doc)) {
-    const i = elementAt(doc, head, path);
-    const copy = [...doc];
-    copy[i] = updateParent(doc[i], rest, f);
-    return isIndex(head) ? copy : toSet(copy);
-  }
-  throw new BuiltinError(`path /${path.join('/')} does not exist`);
-}
-
-function addAt(doc: JsonValue, path: string[], value: JsonValue): JsonValue {
-  if (path.length === 0) return value;
-  return updateParent(doc, path, (parent, last) => {
-    if (isObject(parent)) return { ...parent, [last]: value };
-    if (Array.isArray(parent)) {
-      if (!isIndex(last) && last !== '-') {
-        // Set member: OPA requires the path segment to name the value being added.
-        if (setKey(value) !== last) throw new BuiltinError(`set member ${last} does not match the added value`);
-        return toSet([...parent, value]);
-      }
-      const copy = [...parent];
-      copy.splice(arrayIndex(last, parent.length, true), 0, value);
-      return copy;
-    }
-    throw new BuiltinError(`cannot add to a ${typeName(parent)}`);
-  });
-}
-
-function removeAt(doc: JsonValue, path: string[]): JsonValue {
-  return updateParent(doc, path, (parent, last) => {
-    if (isObject(parent)) {
-      if (!Object.hasOwn(parent, last)) throw new BuiltinError(`path /${path.join('/')} does not exist`);
-      const { [last]: _removed, ...rest } = parent;
-      return rest;
-    }
-    if (Array.isArray(parent)) {
-      const copy = [...parent];
-      copy.splice(elementAt(parent, last, path), 1);
-      return copy;
-    }
-    throw new BuiltinError(`cannot remove from a ${typeName(parent)}`);
-  });
-}
-
-function applyPatch(doc: JsonValue, patches: JsonValue[]): JsonValue {
-  let cur = doc;
-  for (const p of patches) {
-    if (!isObject(p)) throw new BuiltinError('patch must be an object');
-    const op = p.op;
-    const path = pointer(p.path);
-    switch (op) {
-      case 'add':
-        if (!Object.hasOwn(p, 'value')) throw new BuiltinError('add patch is missing "value"');
-        cur = addAt(cur, path, p.value);
-        break;
-      case 'remove':
-        cur = removeAt(cur, path);
-        break;
-      case 'replace':
-        if (!Object.hasOwn(p, 'value')) throw new BuiltinError('replace patch is missing "value"');
-        getAt(cur, path);
-        cur = path.length === 0 ? p.value : addAt(removeAt(cur, path), path, p.value);
-        break;
-      case 'move': {
-        const from = pointer(p.from);
-        const value = getAt(cur, from);
-        cur = addAt(removeAt(cur, from), path, value);
-        break;
-      }
-      case 'copy':
-        cur = addAt(cur, path, clone(getAt(cur, pointer(p.from))));
-        break;
-      case 'test':
-        if (!valuesEqual(getAt(cur, path), p.value ?? null))
-          throw new BuiltinError(`test failed at /${path.join('/')}`);
-        break;
-      default:
-        throw new BuiltinError(`unknown patch operation ${JSON.stringify(op)}`);
-    }
-  }
-  return cur;
 }
 
 // ---- object.subset ------------------------------------------------------------------------------
@@ -477,16 +348,7 @@ export const collectionBuiltins: HostImpls = {
     const object = obj(o, 1);
     return removeByTrie(object, buildTrie(parsePaths(paths))) ?? {};
   },
-  'json.patch'([doc, patches]) {
-    const list = arr(patches, 2);
-    // OPA: a patch that cannot be applied makes the result undefined, even with strict errors.
-    try {
-      return applyPatch(doc as JsonValue, list);
-    } catch (e) {
-      if (e instanceof BuiltinError) return undefined;
-      throw e;
-    }
-  },
+  'json.patch': ([doc, patches]) => applyJsonPatch(doc as JsonValue, arr(patches, 2)),
 
   // Type tests (sets arrive as arrays: is_set is always false on the host side).
   is_number: ([x]) => typeof x === 'number',

@@ -392,7 +392,7 @@ function mergeOverwrite(a: usize, b: usize): usize {
   return r;
 }
 
-// object.union/union_n/filter/remove/subset, json.filter/remove and walk are native so that the sets and non-string keys inside their
+// object.union/union_n/filter/remove/subset, json.filter/remove/patch (./jsonpatch.ts) and walk are native so that the sets and non-string keys inside their
 // operands come back as they went in: a host builtin sees JSON, which has neither.
 export function bi_object_union(a: usize, b: usize): usize {
   if (a == 0 || b == 0) return 0;
@@ -526,12 +526,14 @@ function pointerSegment(p: usize, n: u32): usize {
   return rt_string(out2, m);
 }
 
-/** A path operand element as its segments (an array value), or 0 after recording the type error. */
-function parsePath(name: string, path: usize): usize {
+/**
+ * OPA's parsePath (topdown/json.go): an array is its own segments; a string is "" (no segments) or split at
+ * "/" after its leading slashes, each segment unescaped; 0 for any other value.
+ */
+export function pathSegments(path: usize): usize {
   const t = tagOf(path);
   if (t == T_ARRAY) return path;
-  if (t != T_STRING)
-    return setError(ERR_TYPE, name, ": operand 2 must be one of {set, array} containing string paths or array of path segments but got ", typeNameOf(path));
+  if (t != T_STRING) return 0;
   const segs = rt_array(0);
   const p = strPtr(path), n = lenOf(path);
   if (n == 0) return segs;
@@ -541,6 +543,14 @@ function parsePath(name: string, path: usize): usize {
   for (; i <= n; i++) {
     if (i == n || load<u8>(p + i) == 0x2F) { rt_array_append(segs, pointerSegment(p + start, i - start)); start = i + 1; }
   }
+  return segs;
+}
+
+/** A path operand element as its segments (an array value), or 0 after recording the type error. */
+function parsePath(name: string, path: usize): usize {
+  const segs = pathSegments(path);
+  if (segs == 0)
+    return setError(ERR_TYPE, name, ": operand 2 must be one of {set, array} containing string paths or array of path segments but got ", typeNameOf(path));
   return segs;
 }
 

@@ -9,3 +9,4 @@ export * from "./dump";
 export * from "./ops";
 export * from "./builtins";
 export * from "./strings";
+export * from "./jsonpatch";
