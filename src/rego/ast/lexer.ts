@@ -433,7 +433,17 @@ export function lex(file: string, text: string): LexResult {
     if (e !== stop) throw e;
     // The parser never steps past the illegal token; an end marker keeps the array well-formed.
     const last = tokens[tokens.length - 1];
-    tokens.push({ kind: 'eof', text: '', value: '', row: last.row, col: last.col, offset: last.end, end: last.end, ws, nl });
+    tokens.push({
+      kind: 'eof',
+      text: '',
+      value: '',
+      row: last.row,
+      col: last.col,
+      offset: last.end,
+      end: last.end,
+      ws,
+      nl,
+    });
     return { tokens, comments };
   }
   // OPA's scanner leaves the column at the last character read: the end of the last line, 0 after a newline.

@@ -23,7 +23,9 @@ export interface ModuleParts {
 }
 
 const where = (l: Location | undefined, file: string): Location =>
-  l ? { file: l.file, row: l.row, col: l.col, ...(l.offset !== undefined ? { offset: l.offset } : {}) } : { file, row: 1, col: 1 };
+  l
+    ? { file: l.file, row: l.row, col: l.col, ...(l.offset !== undefined ? { offset: l.offset } : {}) }
+    : { file, row: 1, col: 1 };
 
 function statementLocation(s: Statement): Location | undefined {
   switch (s.kind) {
@@ -66,7 +68,13 @@ export function assembleModule(
       case 'import': {
         imports.push(s.imp);
         const p = s.imp.path.value;
-        if (p.length === 2 && p[0].type === 'var' && p[0].value === 'rego' && p[1].type === 'string' && p[1].value === 'v1')
+        if (
+          p.length === 2 &&
+          p[0].type === 'var' &&
+          p[0].value === 'rego' &&
+          p[1].type === 'string' &&
+          p[1].value === 'v1'
+        )
           v1 = true;
         break;
       }
@@ -151,7 +159,7 @@ function ruleFromBody(body: Body): ReadRule {
       if (t.args.length === 0) return { error: 'rule argument list must take at least one argument' };
       if (op[0].type !== 'var') return { error: `invalid rule head: ${refString(op)}` };
       const value: Term = { type: 'boolean', value: true, location: loc };
-      return made({ reference: op, args: t.args, value, assign: false, kind: 'single', location: loc }, loc);
+      return made({ reference: op, assign: false, kind: 'single', location: loc, args: t.args, value }, loc);
     }
   }
 }
@@ -162,11 +170,11 @@ function ruleFromTerm(term: Term, loc: Location): ReadRule {
   if (ref.length > 2) {
     if (ref[0].type !== 'var') return { error: `invalid rule head: ${refString(ref)}` };
     const value: Term = { type: 'boolean', value: true, location: loc };
-    return made({ reference: ref, value, assign: false, kind: 'single', location: loc }, loc, true);
+    return made({ reference: ref, assign: false, kind: 'single', location: loc, value }, loc, true);
   }
   if (ref.length === 1) return { error: 'refs cannot be used for rule head' };
   if (ref[0].type !== 'var') return { error: `invalid rule head: ${refString(ref)}` };
-  return made({ reference: [ref[0]], key: ref[1], assign: false, kind: 'multi', location: loc }, loc);
+  return made({ reference: [ref[0]], assign: false, kind: 'multi', location: loc, key: ref[1] }, loc);
 }
 
 /** `lhs = rhs` / `lhs := rhs` (OPA's parseCompleteRuleFromEq, trying a function, a ref head, then a name). */
@@ -180,9 +188,10 @@ function ruleFromEquality(lhs: Term, rhs: Term, assign: boolean, loc: Location):
   else if (lhs.type === 'var') reference = [lhs];
   else if (lhs.type === 'ref') return { error: `invalid rule head: ${refString(lhs.value)}` };
   else return { error: `${lhs.type} cannot be used for rule name` };
-  return made({ reference, ...(args ? { args } : {}), value: rhs, assign, kind: 'single', location: loc }, loc);
+  return made({ reference, assign, kind: 'single', location: loc, ...(args ? { args } : {}), value: rhs }, loc);
 }
 
+/** The rule for `head` (its keys in the order the parser's heads have them, so the ASTs compare as JSON too). */
 function made(head: Head, loc: Location, generatedValue = false): ReadRule {
   return {
     rule: { default: false, head, body: [generatedTrue(loc)], location: loc },

@@ -126,8 +126,11 @@ export class ParseFailure extends RegoErrors {
     errors: RegoError[],
     /** Index of the current token when the parse failed. */
     readonly at: number,
-    /** One of our own refusals (the nesting limit, operator comprehension heads): reported alone. */
-    readonly alone = false,
+    /**
+     * OPA's callers see a result here, so they add no error of their own: a binary operator whose right operand
+     * failed (OPA keeps the left one), or one of our own refusals (the nesting limit, operator comprehension heads).
+     */
+    readonly settled = false,
   ) {
     super(errors);
   }
@@ -263,7 +266,7 @@ export class Parser {
     throw this.failure([this.errorAt(t, message)]);
   }
 
-  /** An error of our own making that OPA's callers would not add to (see ParseFailure.alone). */
+  /** An error of our own making that OPA's callers would not add to (see ParseFailure.settled). */
   private refuse(t: Token | Location, message: string): never {
     throw new ParseFailure(this.failure([this.errorAt(t, message)]).errors, this.pos, true);
   }
@@ -296,7 +299,7 @@ export class Parser {
     try {
       return fn();
     } catch (e) {
-      if (!(e instanceof ParseFailure) || e.alone) throw e;
+      if (!(e instanceof ParseFailure) || e.settled) throw e;
       const t = this.tokens[e.at];
       throw new ParseFailure([...e.errors, this.errorAt(t, message(t))], e.at);
     }
@@ -315,6 +318,16 @@ export class Parser {
 
   private leave(): void {
     this.depth--;
+  }
+
+  /** The right operand of a binary operator: when it fails, OPA's parseTerm* functions return the left one. */
+  private rightOperand(fn: () => Term): Term {
+    try {
+      return fn();
+    } catch (e) {
+      if (e instanceof ParseFailure && !e.settled) throw new ParseFailure(e.errors, e.at, true);
+      throw e;
+    }
   }
 
   /** Run `fn`; on a parse error restore the position (and the errors recorded meanwhile) and return undefined. */
@@ -375,7 +388,7 @@ export class Parser {
     }
     while (this.isKeyword(this.tok, 'in')) {
       const opTok = this.advance();
-      const rhs = this.parseRelation();
+      const rhs = this.rightOperand(() => this.parseRelation());
       lhs = this.binary(['internal', 'member_2'], opTok, lhs, rhs, start);
     }
     return lhs;
@@ -388,7 +401,7 @@ export class Parser {
     let lhs = operand();
     for (let op = RELATION_OPS[this.kind()]; op; op = RELATION_OPS[this.kind()]) {
       const opTok = this.advance();
-      lhs = this.binary([op], opTok, lhs, operand(), start);
+      lhs = this.binary([op], opTok, lhs, this.rightOperand(operand), start);
     }
     return lhs;
   }
@@ -398,7 +411,13 @@ export class Parser {
     let lhs = this.parseAnd();
     while (this.kind() === '|') {
       const opTok = this.advance();
-      lhs = this.binary(['or'], opTok, lhs, this.parseAnd(), start);
+      lhs = this.binary(
+        ['or'],
+        opTok,
+        lhs,
+        this.rightOperand(() => this.parseAnd()),
+        start,
+      );
     }
     return lhs;
   }
@@ -408,7 +427,13 @@ export class Parser {
     let lhs = this.parseArith();
     while (this.kind() === '&') {
       const opTok = this.advance();
-      lhs = this.binary(['and'], opTok, lhs, this.parseArith(), start);
+      lhs = this.binary(
+        ['and'],
+        opTok,
+        lhs,
+        this.rightOperand(() => this.parseArith()),
+        start,
+      );
     }
     return lhs;
   }
@@ -418,7 +443,13 @@ export class Parser {
     let lhs = this.parseFactor();
     for (let op = ARITH_OPS[this.kind()]; op; op = ARITH_OPS[this.kind()]) {
       const opTok = this.advance();
-      lhs = this.binary([op], opTok, lhs, this.parseFactor(), start);
+      lhs = this.binary(
+        [op],
+        opTok,
+        lhs,
+        this.rightOperand(() => this.parseFactor()),
+        start,
+      );
     }
     return lhs;
   }
@@ -428,7 +459,13 @@ export class Parser {
     let lhs = this.parseTerm();
     for (let op = FACTOR_OPS[this.kind()]; op; op = FACTOR_OPS[this.kind()]) {
       const opTok = this.advance();
-      lhs = this.binary([op], opTok, lhs, this.parseTerm(), start);
+      lhs = this.binary(
+        [op],
+        opTok,
+        lhs,
+        this.rightOperand(() => this.parseTerm()),
+        start,
+      );
     }
     return lhs;
   }
@@ -451,7 +488,8 @@ export class Parser {
       if (this.soft.length === soft) this.termCache.set(startPos, { term, end: this.pos });
       return term;
     } catch (e) {
-      if (e instanceof ParseFailure && this.soft.length === 0) this.termCache.set(startPos, { error: e, end: startPos });
+      if (e instanceof ParseFailure && this.soft.length === 0)
+        this.termCache.set(startPos, { error: e, end: startPos });
       throw e;
     } finally {
       this.leave();
@@ -540,7 +578,8 @@ export class Parser {
     const parts: TemplatePart[] = [];
     for (;;) {
       // OPA's parser reads the scanner's next piece after each expression (templateStringPartToStringLiteral).
-      if (this.kind() !== 'templatepart' && this.kind() !== 'templateend') this.error(this.tok, 'expected template-string part');
+      if (this.kind() !== 'templatepart' && this.kind() !== 'templateend')
+        this.error(this.tok, 'expected template-string part');
       if (this.tok.invalid) throw this.failure([this.tok.invalid]);
       const piece = this.advance();
       if (piece.value !== '') parts.push({ type: 'string', value: piece.value, location: this.loc(piece) });
@@ -862,8 +901,11 @@ export class Parser {
       if (targetTok.kind !== 'ident' || this.keywords.has(targetTok.text)) this.unexpected(targetTok, 'expected ident');
       const term = this.parseTerm();
       const target: RefTerm =
-        term.type === 'ref' ? term : { type: 'ref', value: [term], ...(term.location ? { location: term.location } : {}) };
-      if (term.type !== 'ref' && term.type !== 'var') this.softError(this.tok, this.unexpectedText(this.tok, 'expected with target path'));
+        term.type === 'ref'
+          ? term
+          : { type: 'ref', value: [term], ...(term.location ? { location: term.location } : {}) };
+      if (term.type !== 'ref' && term.type !== 'var')
+        this.softError(this.tok, this.unexpectedText(this.tok, 'expected with target path'));
       if (!this.isKeyword(this.tok, 'as')) this.unexpected(this.tok, 'expected as keyword');
       this.advance();
       const value = this.parseTermInfix(true);
@@ -1020,7 +1062,8 @@ export class Parser {
     else if (term.type === 'ref') [head, ...rest] = term.value;
     else this.unexpected(this.tok);
     if (head.type !== 'var') this.error(head.location ?? kw, `unexpected ${head.type} token: expecting var`);
-    for (const t of rest) if (t.type !== 'string') this.error(t.location ?? kw, `unexpected ${t.type} token: expecting string`);
+    for (const t of rest)
+      if (t.type !== 'string') this.error(t.location ?? kw, `unexpected ${t.type} token: expecting string`);
     const path: Term[] = [
       { type: 'var', value: 'data', ...(head.location ? { location: head.location } : {}) },
       { type: 'string', value: head.value, ...(head.location ? { location: head.location } : {}) },
@@ -1039,7 +1082,9 @@ export class Parser {
     const term = this.parseStatementPath();
     if (term.type !== 'var' && term.type !== 'ref') this.error(this.tok, 'expected path');
     const path: RefTerm =
-      term.type === 'ref' ? term : { type: 'ref', value: [term], ...(term.location ? { location: term.location } : {}) };
+      term.type === 'ref'
+        ? term
+        : { type: 'ref', value: [term], ...(term.location ? { location: term.location } : {}) };
     const at = path.location ?? this.loc(kw);
     for (const t of path.value.slice(1)) {
       if (t.type !== 'string') this.error(t.location ?? at, `unexpected ${t.type} token: expecting string`);
@@ -1097,7 +1142,8 @@ export class Parser {
     const start = this.tok;
     if (this.isKeyword(start, 'default')) {
       const name = this.tokens[this.pos + 1];
-      if (name.kind === 'ident' && !this.keywords.has(name.text)) return { kind: 'rules', rules: [this.parseDefault()] };
+      if (name.kind === 'ident' && !this.keywords.has(name.text))
+        return { kind: 'rules', rules: [this.parseDefault()] };
       return this.parseBodyStatement();
     }
     if (start.kind !== 'ident' || this.keywords.has(start.text)) return this.parseBodyStatement();
@@ -1147,7 +1193,8 @@ export class Parser {
           errors.push(this.errorAt(start, `illegal default rule (arguments cannot contain ${a.type})`));
           continue;
         }
-        if (seen.has(a.value)) errors.push(this.errorAt(start, `illegal default rule (arguments cannot be repeated ${a.value})`));
+        if (seen.has(a.value))
+          errors.push(this.errorAt(start, `illegal default rule (arguments cannot be repeated ${a.value})`));
         seen.add(a.value);
       }
     }

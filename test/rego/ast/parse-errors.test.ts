@@ -156,6 +156,11 @@ describe('the parse stops at the first statement that fails', () => {
     ]);
   });
 
+  it('a right operand that does not parse leaves OPA the left one: no error about the value', () => {
+    expect(messagesOf('package p\nx := 1 + }')).toEqual(['p.rego:2:10: rego_parse_error: unexpected } token']);
+    expect(messagesOf('package p\nx := [1 + ]')).toEqual(['p.rego:2:11: rego_parse_error: unexpected ] token']);
+  });
+
   it('an error OPA records without giving up on the statement ends the parse after it', () => {
     expect(messagesOf('package p\nf(a) contains x if { x := a }\nq { true }')).toEqual([
       'p.rego:2:6: rego_parse_error: unexpected contains keyword: the contains keyword can only be used with multi-value rule definitions (e.g., f contains <VALUE> { ... })',
@@ -316,7 +321,9 @@ describe('imports and packages', () => {
   });
 
   it('package paths are strings after the first name', () => {
-    expect(messagesOf('package foo[x]')).toEqual(['p.rego:1:13: rego_parse_error: unexpected var token: expecting string']);
+    expect(messagesOf('package foo[x]')).toEqual([
+      'p.rego:1:13: rego_parse_error: unexpected var token: expecting string',
+    ]);
     expect(messagesOf('package foo.bar[42].baz')).toEqual([
       'p.rego:1:17: rego_parse_error: unexpected number token: expecting string',
     ]);

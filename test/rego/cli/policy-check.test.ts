@@ -21,7 +21,10 @@ beforeAll(() => {
   writeFileSync(join(dir, 'clean.rego'), 'package clean\n\nallow if input.user == "alice"\n');
   writeFileSync(join(dir, 'lint.rego'), 'package lint\nimport rego.v1\n\nf(a) := b if {\n  c := 1\n  b := a\n}\n');
   writeFileSync(join(dir, 'broken.rego'), 'package broken\nx := y\n');
-  writeFileSync(join(dir, 'v0style.rego'), 'package v0style\n\nallow {\n\tinput.admin\n}\n\ndeny[msg] {\n\tmsg := "no"\n}\n');
+  writeFileSync(
+    join(dir, 'v0style.rego'),
+    'package v0style\n\nallow {\n\tinput.admin\n}\n\ndeny[msg] {\n\tmsg := "no"\n}\n',
+  );
   writeFileSync(
     join(dir, 'builtins.rego'),
     'package sb\n\nquotient := q if {\n  q := 10 / input.d\n}\n\nnum := to_number(input.s)\n\nok := true\n\ntyped := input.s + 1\n',
@@ -85,7 +88,9 @@ describe('guardian policy check', () => {
     expect(r.stderr).toMatch(/0 modules checked: 3 errors, 0 lint findings/);
     expect(r.code).toBe(3);
     const build = guardian(['policy', 'build', 'v0style.rego', '-e', 'v0style/allow', '-o', 'v0.tar.gz', '-q'], dir);
-    expect(build.stderr).toContain('v0style.rego:7:1: rego_parse_error: `contains` keyword is required for partial set rules');
+    expect(build.stderr).toContain(
+      'v0style.rego:7:1: rego_parse_error: `contains` keyword is required for partial set rules',
+    );
     expect(build.stderr).toMatch(/3 errors occurred/);
     expect(build.code).toBe(3);
   });
