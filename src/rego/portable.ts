@@ -28,13 +28,13 @@ export interface RegoSource {
   regoVersion?: 0 | 1;
 }
 
-/** At most this many diagnostics are reported at once (OPA's default). */
-const MAX_ERRORS = 10;
-
-/** Parse every source, collecting parse errors across files. */
+/**
+ * Parse every source, collecting parse errors across files. All of them are reported: OPA's loader keeps every
+ * file's parse errors; only its compiler stops at an error limit.
+ */
 export function parseSources(sources: RegoSource[], options: { templateStrings?: boolean } = {}): Module[] {
   const { modules, errors } = parseModules(sources, options);
-  if (errors.length) throw new RegoErrors(errors.slice(0, MAX_ERRORS));
+  if (errors.length) throw new RegoErrors(errors);
   return modules;
 }
 

@@ -1,8 +1,9 @@
 // Rego parser (v1, and v0 on request): source text → AST (types.ts). Throws RegoErrors (code rego_parse_error) on bad input.
 import { RegoError, RegoErrors } from '../errors.ts';
 import { parseMetadataBlocks } from './annotations.ts';
+import { assembleModule } from './module.ts';
 import { MAX_NESTING_DEPTH, Parser, REGO_KEYWORDS, REGO_V0_KEYWORDS } from './parser.ts';
-import type { Annotations, Body, Import, Location, Module, Package, Rule } from './types.ts';
+import type { Annotations, Body, Location, Module } from './types.ts';
 
 export type * from './types.ts';
 export { MAX_NESTING_DEPTH, REGO_KEYWORDS, REGO_V0_KEYWORDS };
@@ -75,39 +76,42 @@ export interface ParseOptions {
   templateStrings?: boolean;
 }
 
-/** Parse one Rego module (v1 unless `options.regoVersion` is 0). */
+/**
+ * Parse one Rego module (v1 unless `options.regoVersion` is 0), reporting errors as OPA's ParseModule does: the
+ * parse stops at the first statement that fails, with that statement's errors and those of the METADATA blocks
+ * read so far; a module that parses is then checked as a whole (package first, every statement a rule, the
+ * Rego v1 keywords) with every error reported; only then are METADATA blocks attached.
+ */
 export function parseModule(file: string, text: string, options: ParseOptions = {}): Module {
   return guard(file, text, () => {
-    const p = new Parser(file, text, options.regoVersion ?? 1, options.templateStrings ?? true);
-    const pkg: Package = p.parsePackage();
-    const imports: Import[] = [];
-    const rules: Rule[] = [];
-    /** Statement start rows, for attaching METADATA blocks. */
-    const targets: { row: number; rules?: Rule[]; pkg?: true }[] = [{ row: pkg.location?.row ?? 1, pkg: true }];
-    while (!p.atEnd()) {
-      p.requireStatementBoundary();
-      if (p.isKeywordHere('import')) {
-        imports.push(p.parseImport());
-        continue;
-      }
-      if (p.isKeywordHere('package'))
-        p.error(p.currentToken(), 'unexpected package keyword: only one package declaration per module');
-      const row = p.currentToken().row;
-      const parsed = p.parseRules();
-      rules.push(...parsed);
-      targets.push({ row, rules: parsed });
+    const readAs = options.regoVersion ?? 1;
+    const p = new Parser(file, text, readAs, options.templateStrings ?? true);
+    const { statements, errors, stoppedAt } = p.parseStatements();
+    // OPA reads the METADATA blocks among the comments its scanner got to, and reports their errors after the
+    // parse's (with the source line, as its parser's errors have).
+    const reached = errors.length ? p.tokenAt(stoppedAt).offset : Infinity;
+    const blockErrors: RegoError[] = [];
+    const blocks = parseMetadataBlocks(
+      p.comments.filter((c) => (c.location.offset ?? 0) < reached),
+      blockErrors,
+    );
+    const parseErrors = [...errors, ...blockErrors.map((e) => (e.location ? p.errorAt(e.location, e.message) : e))];
+    if (parseErrors.length) throw new RegoErrors(parseErrors);
+    if (statements.length === 0 && blocks.length === 0) {
+      throw new RegoErrors([new RegoError('rego_parse_error', 'empty module', { file, row: 0, col: 0 })]);
     }
 
-    const errors: RegoError[] = [];
+    const parts = assembleModule(file, statements, p.syntax, readAs, blocks[0]?.annotations.location);
+    const annotationErrors: RegoError[] = [];
     const moduleAnnotations: Annotations[] = [];
-    for (const block of parseMetadataBlocks(p.comments, errors)) {
-      const target = targets.find((t) => t.row > block.endRow);
+    for (const block of blocks) {
+      const target = parts.targets.find((t) => t.row > block.endRow);
       if (!target) continue; // a trailing block annotates nothing (OPA ignores it too)
       const a = block.annotations;
       if (target.pkg) {
         if (!block.explicitScope) a.scope = 'package';
         if (a.scope !== 'package' && a.scope !== 'subpackages') {
-          errors.push(
+          annotationErrors.push(
             new RegoError(
               'rego_parse_error',
               `annotation scope '${a.scope}' must be applied to rule (have package)`,
@@ -119,7 +123,7 @@ export function parseModule(file: string, text: string, options: ParseOptions = 
         moduleAnnotations.push(a);
       } else if (target.rules) {
         if (a.scope === 'package' || a.scope === 'subpackages') {
-          errors.push(
+          annotationErrors.push(
             new RegoError('rego_parse_error', `annotation scope '${a.scope}' must be applied to package`, a.location),
           );
           continue;
@@ -130,13 +134,13 @@ export function parseModule(file: string, text: string, options: ParseOptions = 
           (r.annotations ??= []).push(a);
       }
     }
-    if (errors.length) throw new RegoErrors(errors);
+    if (annotationErrors.length) throw new RegoErrors(annotationErrors);
 
-    checkAstDepth(file, rules);
+    checkAstDepth(file, parts.rules);
     return {
-      package: pkg,
-      imports,
-      rules,
+      package: parts.package,
+      imports: parts.imports,
+      rules: parts.rules,
       annotations: moduleAnnotations,
       comments: p.comments,
       file,

@@ -1,6 +1,9 @@
 // Tokenizer for Rego source. Produces the whole token array up front so the parser can backtrack
-// cheaply (OPA's parser saves/restores scanner state for the same ambiguities).
-import { RegoError, RegoErrors } from '../errors.ts';
+// cheaply (OPA's parser saves/restores scanner state for the same ambiguities). OPA's scanner runs lazily, so
+// its errors only count once the parser reaches the bad token: here a scanner error ends the token array with
+// an `illegal` token carrying it, which the parser reports when it gets there (a syntax error before it wins).
+import { RegoError } from '../errors.ts';
+import { parseErrorDetails } from './error-details.ts';
 import type { Comment, Location } from './types.ts';
 
 export type TokenKind =
@@ -35,7 +38,9 @@ export type TokenKind =
   | '/'
   | '%'
   | '|'
-  | '&';
+  | '&'
+  /** What OPA's scanner gives tokens.Illegal for: a character it does not know, or a token with scanner errors. */
+  | 'illegal';
 
 export interface Token {
   kind: TokenKind;
@@ -53,6 +58,13 @@ export interface Token {
   nl: boolean;
   /** Template-string pieces: the raw (multi-line, backtick) form. */
   multiLine?: boolean;
+  /** An `illegal` token's scanner errors (none for an unknown character: the parser says "illegal token"). */
+  scanErrors?: RegoError[];
+  /**
+   * A well-formed token whose value OPA's parser refuses when it reads the term (a number with a leading zero,
+   * a string whose escapes JSON does not decode): raised by the parser then, like OPA's parseNumber/parseString.
+   */
+  invalid?: RegoError;
 }
 
 export interface LexResult {
@@ -122,34 +134,41 @@ export function lex(file: string, text: string): LexResult {
   let nl = false;
   const n = text.length;
 
-  const fail = (message: string, offset: number, r: number, c: number): never => {
+  /** OPA reports every scanner and token error at the start of the token (the parser's p.s.Loc()). */
+  const errorAt = (message: string, offset: number, r: number, c: number): RegoError => {
     const loc: Location = { file, row: r, col: c, offset };
-    const line = text.split('\n')[r - 1] ?? '';
-    throw new RegoErrors([
-      new RegoError('rego_parse_error', message, loc, [line, ' '.repeat(Math.max(0, c - 1)) + '^']),
-    ]);
+    return new RegoError('rego_parse_error', message, loc, parseErrorDetails(text, offset));
   };
+  /** The errors OPA's scanner records for the token being read (it goes on reading the token after each). */
+  let scanErrors: RegoError[] = [];
+  /** Thrown to end lexing at an illegal token; everything after it is out of the parser's reach. */
+  const stop = Symbol('illegal token');
 
   const frames: TemplateFrame[] = [];
 
   /**
    * One piece of a template string from `from` (just past `$"`, `` $` `` or the `}` closing an expression) to
    * its `{` or closing quote, as OPA's scanTemplateString / scanRawTemplateString read it. Returns the end
-   * offset, whether it closed the string, and the piece's text (`\{` unescaped; JSON escapes decoded).
+   * offset, whether it closed the string, the piece's text (`\{` unescaped; JSON escapes decoded) and, when
+   * JSON cannot decode it, the error OPA's parser gives the piece.
    */
   const scanTemplatePiece = (
+    start: number,
     from: number,
     multiLine: boolean,
     open: string,
     r: number,
     col: number,
-  ): { end: number; closed: boolean; value: string } => {
+  ): { end: number; closed: boolean; value: string; invalid?: RegoError } => {
     const quote = multiLine ? '`' : '"';
     let j = from;
     let body = '';
     let closed = false;
     for (;;) {
-      if (j >= n || (!multiLine && text[j] === '\n')) fail('non-terminated string', from, r, col);
+      if (j >= n || (!multiLine && text[j] === '\n')) {
+        scanErrors.push(errorAt('non-terminated string', start, r, col));
+        break;
+      }
       const ch = text[j];
       j++;
       if (ch === quote) {
@@ -166,10 +185,14 @@ export function lex(file: string, text: string): LexResult {
           continue;
         }
         if (!multiLine) {
-          if (!TEMPLATE_ESCAPES.has(next)) fail('illegal escape sequence', j, r, col);
-          // OPA's scanner steps over the four characters after `\u` whatever they are (a `{` or `"` among
-          // them neither opens an expression nor ends the string); the parser's JSON decoding judges them.
-          const width = next === 'u' ? 5 : 1;
+          if (!TEMPLATE_ESCAPES.has(next)) {
+            scanErrors.push(errorAt('illegal escape sequence', start, r, col));
+            body += ch;
+            continue;
+          }
+          // OPA's scanner steps over `u` and the three characters after it whatever they are (a `{` or `"`
+          // among them neither opens an expression nor ends the string); the parser's JSON decoding judges them.
+          const width = next === 'u' ? 4 : 1;
           body += ch + text.slice(j, j + width);
           j += width;
           continue;
@@ -178,22 +201,26 @@ export function lex(file: string, text: string): LexResult {
       body += ch;
     }
     let value = body;
+    let invalid: RegoError | undefined;
     // OPA's parser decodes a piece as JSON only when it has a backslash; other text is taken as written,
     // control characters included (templateStringPartToStringLiteral).
-    if (!multiLine && body.includes('\\')) {
+    if (!multiLine && body.includes('\\') && scanErrors.length === 0) {
       try {
         value = JSON.parse(`"${body}"`) as string;
       } catch {
         // OPA's parser quotes the piece as its scanner gave it: opening `"` or `}`, then up to `{` or `"`.
-        fail(`illegal template-string part: ${open}${body}${closed ? quote : '{'}`, from, r, col);
+        invalid = errorAt(`illegal template-string part: ${open}${body}${closed ? quote : '{'}`, start, r, col);
       }
     }
-    return { end: j, closed, value };
+    return { end: j, closed, value, ...(invalid ? { invalid } : {}) };
   };
 
   /** Push a template piece token starting at `start` (its text from there to the piece's end). */
   const templateToken = (start: number, from: number, multiLine: boolean, open: string, col: number): void => {
-    const piece = scanTemplatePiece(from, multiLine, open, row, col);
+    const piece = scanTemplatePiece(start, from, multiLine, open, row, col);
+    if (scanErrors.length) {
+      illegal(start, piece.end, col);
+    }
     tokens.push({
       kind: piece.closed ? 'templateend' : 'templatepart',
       text: text.slice(start, piece.end),
@@ -205,6 +232,7 @@ export function lex(file: string, text: string): LexResult {
       ws,
       nl,
       multiLine,
+      ...(piece.invalid ? { invalid: piece.invalid } : {}),
     });
     for (let k = start; k < piece.end; k++) {
       if (text[k] === '\n') {
@@ -218,136 +246,207 @@ export function lex(file: string, text: string): LexResult {
     nl = false;
   };
 
-  while (i < n) {
-    const c = text[i];
-    if (c === '\n') {
-      i++;
-      row++;
-      lineStart = i;
-      ws = true;
-      nl = true;
-      continue;
-    }
-    if (c === ' ' || c === '\t' || c === '\r') {
-      i++;
-      ws = true;
-      continue;
-    }
-    const col = i - lineStart + 1;
-    if (c === '#') {
-      let j = i + 1;
-      while (j < n && text[j] !== '\n') j++;
-      let body = text.slice(i + 1, j);
-      while (body.endsWith('\r')) body = body.slice(0, -1);
-      comments.push({ text: body, location: { file, row, col, offset: i, text: text.slice(i, j) } });
-      i = j;
-      ws = true;
-      continue;
-    }
-    const start = i;
-    if (c === '$') {
-      const q = text[i + 1];
-      if (q !== '"' && q !== '`') fail('illegal $ character', start, row, col);
-      templateToken(start, i + 2, q === '`', q, col);
-      continue;
-    }
-    const frame = frames[frames.length - 1];
-    if (frame && c === '{') frame.depth++;
-    if (frame && c === '}') {
-      if (frame.depth === 0) {
-        // The `}` closing a template expression, then the template string goes on right after it.
-        frames.pop();
-        tokens.push({ kind: '}', text: '}', value: '}', row, col, offset: start, end: start + 1, ws, nl });
-        ws = false;
-        nl = false;
-        templateToken(start + 1, start + 1, frame.multiLine, '}', col + 1);
+  /** End the tokens with an illegal one from `start` to `end`, carrying the scanner errors (if any). */
+  function illegal(start: number, end: number, col: number): never {
+    tokens.push({
+      kind: 'illegal',
+      text: text.slice(start, end),
+      value: text.slice(start, end),
+      row,
+      col,
+      offset: start,
+      end,
+      ws,
+      nl,
+      ...(scanErrors.length ? { scanErrors } : {}),
+    });
+    throw stop;
+  }
+
+  try {
+    while (i < n) {
+      const c = text[i];
+      if (c === '\n') {
+        i++;
+        row++;
+        lineStart = i;
+        ws = true;
+        nl = true;
         continue;
       }
-      frame.depth--;
-    }
-    let kind: TokenKind;
-    let value: string | undefined;
-    if (isIdentStart(c)) {
-      while (i < n && isIdentPart(text[i])) i++;
-      kind = 'ident';
-    } else if (isDigit(c)) {
-      while (i < n && isDigit(text[i])) i++;
-      if (text[i] === '.' && isDigit(text[i + 1] ?? '')) {
+      if (c === ' ' || c === '\t' || c === '\r') {
         i++;
-        while (i < n && isDigit(text[i])) i++;
+        ws = true;
+        continue;
       }
-      if (text[i] === 'e' || text[i] === 'E') {
+      const col = i - lineStart + 1;
+      if (c === '#') {
         let j = i + 1;
-        if (text[j] === '+' || text[j] === '-') j++;
-        if (isDigit(text[j] ?? '')) {
-          while (j < n && isDigit(text[j])) j++;
-          i = j;
+        while (j < n && text[j] !== '\n') j++;
+        let body = text.slice(i + 1, j);
+        while (body.endsWith('\r')) body = body.slice(0, -1);
+        comments.push({ text: body, location: { file, row, col, offset: i, text: text.slice(i, j) } });
+        i = j;
+        ws = true;
+        continue;
+      }
+      const start = i;
+      scanErrors = [];
+      if (c === '$') {
+        const q = text[i + 1];
+        if (q !== '"' && q !== '`') {
+          scanErrors.push(errorAt('illegal $ character', start, row, col));
+          illegal(start, start + 1, col);
         }
+        templateToken(start, i + 2, q === '`', q, col);
+        continue;
       }
-      const lit = text.slice(start, i);
-      if (lit.length > 1 && lit[0] === '0' && lit[1] !== '.' && lit[1] !== 'e' && lit[1] !== 'E') {
-        fail('unexpected number token: expected number without leading zero', start, row, col);
-      }
-      if (i < n && isIdentStart(text[i])) fail('illegal number format', start, row, col);
-      kind = 'number';
-    } else if (c === '"') {
-      i++;
-      let escaped = false;
-      for (;;) {
-        if (i >= n || text[i] === '\n') fail('non-terminated string', start, row, col);
-        const ch = text[i];
-        if (ch === '\\') {
-          escaped = true;
-          i += 2;
+      const frame = frames[frames.length - 1];
+      if (frame && c === '{') frame.depth++;
+      if (frame && c === '}') {
+        if (frame.depth === 0) {
+          // The `}` closing a template expression, then the template string goes on right after it.
+          frames.pop();
+          tokens.push({ kind: '}', text: '}', value: '}', row, col, offset: start, end: start + 1, ws, nl });
+          ws = false;
+          nl = false;
+          templateToken(start + 1, start + 1, frame.multiLine, '}', col + 1);
           continue;
         }
+        frame.depth--;
+      }
+      let kind: TokenKind;
+      let value: string | undefined;
+      let invalid: RegoError | undefined;
+      if (isIdentStart(c)) {
+        while (i < n && isIdentPart(text[i])) i++;
+        kind = 'ident';
+      } else if (isDigit(c)) {
+        // OPA's scanNumber: digits, a fraction and an exponent each need a digit, and a letter right after
+        // the number makes the whole run of letters and digits one bad number.
+        while (i < n && isDigit(text[i])) i++;
+        if (text[i] === '.') {
+          i++;
+          if (!isDigit(text[i] ?? '')) scanErrors.push(errorAt('expected fraction', start, row, col));
+          while (i < n && isDigit(text[i])) i++;
+        }
+        if (text[i] === 'e' || text[i] === 'E') {
+          i++;
+          if (text[i] === '+' || text[i] === '-') i++;
+          if (!isDigit(text[i] ?? '')) scanErrors.push(errorAt('expected exponent', start, row, col));
+          while (i < n && isDigit(text[i])) i++;
+        }
+        if (i < n && isIdentStart(text[i])) {
+          scanErrors.push(errorAt('illegal number format', start, row, col));
+          while (i < n && isIdentPart(text[i])) i++;
+        }
+        if (scanErrors.length) illegal(start, i, col);
+        const lit = text.slice(start, i);
+        // The parser's check (parseNumber), so it is raised when the number is read as a term.
+        if (lit.length > 1 && lit[0] === '0' && lit[1] !== '.' && lit[1] !== 'e' && lit[1] !== 'E') {
+          invalid = errorAt('unexpected number token: expected number without leading zero', start, row, col);
+        }
+        kind = 'number';
+      } else if (c === '"') {
         i++;
-        if (ch === '"') break;
-      }
-      const lit = text.slice(start, i);
-      if (escaped) {
-        try {
-          value = JSON.parse(lit) as string;
-        } catch {
-          fail(`illegal string literal: ${lit}`, start, row, col);
+        let escaped = false;
+        for (;;) {
+          if (i >= n || text[i] === '\n') {
+            scanErrors.push(errorAt('non-terminated string', start, row, col));
+            break;
+          }
+          const ch = text[i];
+          i++;
+          if (ch === '"') break;
+          if (ch === '\\') {
+            escaped = true;
+            const next = text[i];
+            // `\u` steps over the `u` and three more characters, as in template strings.
+            if (next === 'u') i += 4;
+            else if (next !== undefined && '\\"/bfnrt'.includes(next)) i++;
+            // OPA's scanner leaves the character after a bad escape to be read as string text.
+            else scanErrors.push(errorAt('illegal escape sequence', start, row, col));
+          }
         }
+        if (scanErrors.length) illegal(start, i, col);
+        const lit = text.slice(start, i);
+        if (escaped) {
+          try {
+            value = JSON.parse(lit) as string;
+          } catch {
+            // OPA's parseString decodes escapes as JSON, when the parser reads the string.
+            invalid = errorAt(`illegal string literal: ${lit}`, start, row, col);
+            value = lit.slice(1, -1);
+          }
+        } else {
+          // Without a backslash OPA's parseString takes the text between the quotes as it is.
+          value = lit.slice(1, -1);
+        }
+        kind = 'string';
+      } else if (c === '`') {
+        const close = text.indexOf('`', i + 1);
+        // OPA's scanRawString words it as for any string.
+        if (close < 0) {
+          scanErrors.push(errorAt('non-terminated string', start, row, col));
+          illegal(start, n, col);
+        }
+        value = text.slice(i + 1, close);
+        i = close + 1;
+        kind = 'rawstring';
+      } else if (PUNCT2.has(text.slice(i, i + 2))) {
+        kind = text.slice(i, i + 2) as TokenKind;
+        i += 2;
+      } else if (PUNCT1.has(c)) {
+        kind = c as TokenKind;
+        i += 1;
       } else {
-        // Control characters are not allowed inside a (JSON) string literal.
-        if (/[\u0000-\u001f]/.test(lit)) fail(`illegal string literal: ${lit}`, start, row, col);
-        value = lit.slice(1, -1);
+        // OPA's scanner names a lone `!`; any other character it does not know is just an illegal token.
+        if (c === '!') scanErrors.push(errorAt('illegal ! character', start, row, col));
+        illegal(start, start + 1, col);
       }
-      kind = 'string';
-    } else if (c === '`') {
-      const close = text.indexOf('`', i + 1);
-      // OPA's scanRawString words it as for any string.
-      if (close < 0) fail('non-terminated string', start, row, col);
-      value = text.slice(i + 1, close);
-      i = close + 1;
-      kind = 'rawstring';
-    } else if (PUNCT2.has(text.slice(i, i + 2))) {
-      kind = text.slice(i, i + 2) as TokenKind;
-      i += 2;
-    } else if (PUNCT1.has(c)) {
-      kind = c as TokenKind;
-      i += 1;
-    } else {
-      fail(`illegal token`, start, row, col);
-      throw new Error('unreachable');
-    }
-    const tokText = text.slice(start, i);
-    tokens.push({ kind, text: tokText, value: value ?? tokText, row, col, offset: start, end: i, ws, nl });
-    // Raw strings may span lines: keep the row count right for later tokens.
-    if (kind === 'rawstring') {
-      for (let k = start; k < i; k++) {
-        if (text[k] === '\n') {
-          row++;
-          lineStart = k + 1;
+      const tokText = text.slice(start, i);
+      tokens.push({
+        kind,
+        text: tokText,
+        value: value ?? tokText,
+        row,
+        col,
+        offset: start,
+        end: i,
+        ws,
+        nl,
+        ...(invalid ? { invalid } : {}),
+      });
+      // Raw strings may span lines: keep the row count right for later tokens.
+      if (kind === 'rawstring') {
+        for (let k = start; k < i; k++) {
+          if (text[k] === '\n') {
+            row++;
+            lineStart = k + 1;
+          }
         }
       }
+      ws = false;
+      nl = false;
     }
-    ws = false;
-    nl = false;
+  } catch (e) {
+    if (e !== stop) throw e;
+    // The parser never steps past the illegal token; an end marker keeps the array well-formed.
+    const last = tokens[tokens.length - 1];
+    tokens.push({
+      kind: 'eof',
+      text: '',
+      value: '',
+      row: last.row,
+      col: last.col,
+      offset: last.end,
+      end: last.end,
+      ws,
+      nl,
+    });
+    return { tokens, comments };
   }
-  tokens.push({ kind: 'eof', text: '', value: '', row, col: i - lineStart + 1, offset: i, end: i, ws, nl });
+  // OPA's scanner leaves the column at the last character read: the end of the last line, 0 after a newline.
+  tokens.push({ kind: 'eof', text: '', value: '', row, col: i - lineStart, offset: i, end: i, ws, nl });
   return { tokens, comments };
 }

@@ -1,6 +1,7 @@
 // Recursive-descent parser for Rego v1 (OPA 1.x default syntax). The grammar, operator precedence and
 // error wording follow OPA's ast/parser.go so OPA's documentation and error messages carry over.
 import { RegoError, RegoErrors } from '../errors.ts';
+import { parseErrorDetails } from './error-details.ts';
 import { lex, type Token, type TokenKind } from './lexer.ts';
 import type {
   Body,
@@ -112,9 +113,48 @@ const TOKEN_NAMES: Partial<Record<TokenKind, string>> = {
 
 interface CachedTerm {
   term?: Term;
-  error?: RegoErrors;
+  error?: ParseFailure;
   end: number;
 }
+
+/**
+ * The errors of a failed parse, with the token where the parser stopped: OPA's callers that see a nil result
+ * add their own error about the token they are left at (`unexpected eof token: expected rule value term …`).
+ */
+export class ParseFailure extends RegoErrors {
+  constructor(
+    errors: RegoError[],
+    /** Index of the current token when the parse failed. */
+    readonly at: number,
+    /**
+     * OPA's callers see a result here, so they add no error of their own: a binary operator whose right operand
+     * failed (OPA keeps the left one), or one of our own refusals (the nesting limit, operator comprehension heads).
+     */
+    readonly settled = false,
+  ) {
+    super(errors);
+  }
+}
+
+/**
+ * How a rule was written, for the checks OPA's parseModule makes once the whole file has parsed (CheckRegoV1):
+ * which keywords its declaration used and which parts the parser filled in.
+ */
+export interface RuleSyntax {
+  if: boolean;
+  contains: boolean;
+  /** No body was written (OPA's generatedBody). */
+  generatedBody: boolean;
+  /** No value was written and none is implied (OPA's generatedValue on a body-less `a.b.c`). */
+  generatedValue: boolean;
+}
+
+/** A top-level statement as OPA's Parse loop reads it; `body` is a query that parseModule reads as a rule. */
+export type Statement =
+  | { kind: 'package'; pkg: Package }
+  | { kind: 'import'; imp: Import }
+  | { kind: 'rules'; rules: Rule[] }
+  | { kind: 'body'; body: Body };
 
 /** Literal terms a template-string expression may be folded into (OPA: String, Number, Boolean, Null). */
 const SCALAR_TYPES: ReadonlySet<Term['type']> = new Set(['string', 'number', 'boolean', 'null']);
@@ -129,6 +169,16 @@ export class Parser {
   private readonly termCache = new Map<number, CachedTerm>();
   /** The reserved words in force; a v0 module gains the future keywords it imports. */
   private keywords: Set<string>;
+  /** The version the module is read as (OPA's parser option, which imports do not change). */
+  private readonly readAs: 0 | 1;
+  /**
+   * Errors OPA's parser records without giving up on the statement (an import it refuses, `contains` on a
+   * function head, a `with` target that is no ref): once the statement ends, parsing stops (OPA's Parse loop
+   * breaks at the next statement that is not a package).
+   */
+  private soft: RegoError[] = [];
+  /** How each rule was written (see RuleSyntax). */
+  readonly syntax = new WeakMap<Rule, RuleSyntax>();
 
   constructor(
     readonly file: string,
@@ -139,6 +189,7 @@ export class Parser {
     private readonly templateStrings = true,
   ) {
     this.keywords = new Set(regoVersion === 0 ? REGO_V0_KEYWORDS : REGO_KEYWORDS);
+    this.readAs = regoVersion;
     const lexed = lex(file, text);
     this.tokens = lexed.tokens;
     this.comments = lexed.comments;
@@ -157,7 +208,8 @@ export class Parser {
 
   private advance(): Token {
     const t = this.tokens[this.pos];
-    if (t.kind !== 'eof') this.pos++;
+    // The parser never steps past the end, nor past an illegal token (where the tokens end too).
+    if (t.kind !== 'eof' && t.kind !== 'illegal') this.pos++;
     return t;
   }
 
@@ -190,18 +242,38 @@ export class Parser {
     };
   }
 
-  error(t: Token | Location, message: string): never {
+  /** A parse error at `t`, with OPA's detail lines (the source line and a caret). */
+  errorAt(t: Token | Location, message: string): RegoError {
     const loc: Location = 'kind' in t ? this.loc(t) : t;
-    const line = this.text.split('\n')[loc.row - 1] ?? '';
-    const details = [line.replace(/\r$/, ''), ' '.repeat(Math.max(0, loc.col - 1)) + '^'];
-    throw new RegoErrors([
-      new RegoError(
-        'rego_parse_error',
-        message,
-        { file: loc.file, row: loc.row, col: loc.col, offset: loc.offset },
-        details,
-      ),
-    ]);
+    return new RegoError(
+      'rego_parse_error',
+      message,
+      { file: loc.file, row: loc.row, col: loc.col, offset: loc.offset },
+      parseErrorDetails(this.text, loc.offset ?? 0),
+    );
+  }
+
+  /**
+   * The failure for `errors`, after the errors recorded so far in the statement and, when the parser stands on
+   * an illegal token, OPA's scanner errors for it (recorded when the scanner reached it, before the parser's).
+   */
+  private failure(errors: RegoError[]): ParseFailure {
+    const scanned = this.tok.kind === 'illegal' ? (this.tok.scanErrors ?? []) : [];
+    return new ParseFailure([...this.soft, ...scanned, ...errors], this.pos);
+  }
+
+  error(t: Token | Location, message: string): never {
+    throw this.failure([this.errorAt(t, message)]);
+  }
+
+  /** An error of our own making that OPA's callers would not add to (see ParseFailure.settled). */
+  private refuse(t: Token | Location, message: string): never {
+    throw new ParseFailure(this.failure([this.errorAt(t, message)]).errors, this.pos, true);
+  }
+
+  /** Record an error and go on with the statement (OPA's p.error where the caller does not return nil). */
+  private softError(t: Token | Location, message: string): void {
+    this.soft.push(this.errorAt(t, message));
   }
 
   private describe(t: Token): string {
@@ -209,8 +281,28 @@ export class Parser {
     return `${TOKEN_NAMES[t.kind] ?? t.kind} token`;
   }
 
+  /** OPA's p.illegal: "unexpected X token[: note]", or just "illegal token" on a token the scanner refused. */
+  private unexpectedText(t: Token, note?: string): string {
+    if (t.kind === 'illegal') return 'illegal token';
+    return `unexpected ${this.describe(t)}${note ? `: ${note}` : ''}`;
+  }
+
   private unexpected(t: Token, note?: string): never {
-    this.error(t, `unexpected ${this.describe(t)}${note ? `: ${note}` : ''}`);
+    this.error(t, this.unexpectedText(t, note));
+  }
+
+  /**
+   * Run `fn`; when it fails, add the error OPA's caller adds on a nil result, `message(token)` at the token
+   * where the parse stopped (parseHead's "expected rule value term", parseTemplateString's "invalid …").
+   */
+  private orElse<T>(fn: () => T, message: (t: Token) => string): T {
+    try {
+      return fn();
+    } catch (e) {
+      if (!(e instanceof ParseFailure) || e.settled) throw e;
+      const t = this.tokens[e.at];
+      throw new ParseFailure([...e.errors, this.errorAt(t, message(t))], e.at);
+    }
   }
 
   private expect(kind: TokenKind, note?: string): Token {
@@ -220,7 +312,7 @@ export class Parser {
 
   private enter(): void {
     if (++this.depth > MAX_NESTING_DEPTH) {
-      this.error(this.tok, `maximum nesting depth exceeded (${MAX_NESTING_DEPTH})`);
+      this.refuse(this.tok, `maximum nesting depth exceeded (${MAX_NESTING_DEPTH})`);
     }
   }
 
@@ -228,16 +320,28 @@ export class Parser {
     this.depth--;
   }
 
-  /** Run `fn`; on a parse error restore the position and return undefined. */
+  /** The right operand of a binary operator: when it fails, OPA's parseTerm* functions return the left one. */
+  private rightOperand(fn: () => Term): Term {
+    try {
+      return fn();
+    } catch (e) {
+      if (e instanceof ParseFailure && !e.settled) throw new ParseFailure(e.errors, e.at, true);
+      throw e;
+    }
+  }
+
+  /** Run `fn`; on a parse error restore the position (and the errors recorded meanwhile) and return undefined. */
   private attempt<T>(fn: () => T): T | undefined {
     const saved = this.pos;
     const depth = this.depth;
+    const soft = this.soft.length;
     try {
       return fn();
     } catch (e) {
       if (!(e instanceof RegoErrors)) throw e;
       this.pos = saved;
       this.depth = depth;
+      this.soft.length = soft;
       return undefined;
     }
   }
@@ -284,7 +388,7 @@ export class Parser {
     }
     while (this.isKeyword(this.tok, 'in')) {
       const opTok = this.advance();
-      const rhs = this.parseRelation();
+      const rhs = this.rightOperand(() => this.parseRelation());
       lhs = this.binary(['internal', 'member_2'], opTok, lhs, rhs, start);
     }
     return lhs;
@@ -297,7 +401,7 @@ export class Parser {
     let lhs = operand();
     for (let op = RELATION_OPS[this.kind()]; op; op = RELATION_OPS[this.kind()]) {
       const opTok = this.advance();
-      lhs = this.binary([op], opTok, lhs, operand(), start);
+      lhs = this.binary([op], opTok, lhs, this.rightOperand(operand), start);
     }
     return lhs;
   }
@@ -307,7 +411,13 @@ export class Parser {
     let lhs = this.parseAnd();
     while (this.kind() === '|') {
       const opTok = this.advance();
-      lhs = this.binary(['or'], opTok, lhs, this.parseAnd(), start);
+      lhs = this.binary(
+        ['or'],
+        opTok,
+        lhs,
+        this.rightOperand(() => this.parseAnd()),
+        start,
+      );
     }
     return lhs;
   }
@@ -317,7 +427,13 @@ export class Parser {
     let lhs = this.parseArith();
     while (this.kind() === '&') {
       const opTok = this.advance();
-      lhs = this.binary(['and'], opTok, lhs, this.parseArith(), start);
+      lhs = this.binary(
+        ['and'],
+        opTok,
+        lhs,
+        this.rightOperand(() => this.parseArith()),
+        start,
+      );
     }
     return lhs;
   }
@@ -327,7 +443,13 @@ export class Parser {
     let lhs = this.parseFactor();
     for (let op = ARITH_OPS[this.kind()]; op; op = ARITH_OPS[this.kind()]) {
       const opTok = this.advance();
-      lhs = this.binary([op], opTok, lhs, this.parseFactor(), start);
+      lhs = this.binary(
+        [op],
+        opTok,
+        lhs,
+        this.rightOperand(() => this.parseFactor()),
+        start,
+      );
     }
     return lhs;
   }
@@ -337,7 +459,13 @@ export class Parser {
     let lhs = this.parseTerm();
     for (let op = FACTOR_OPS[this.kind()]; op; op = FACTOR_OPS[this.kind()]) {
       const opTok = this.advance();
-      lhs = this.binary([op], opTok, lhs, this.parseTerm(), start);
+      lhs = this.binary(
+        [op],
+        opTok,
+        lhs,
+        this.rightOperand(() => this.parseTerm()),
+        start,
+      );
     }
     return lhs;
   }
@@ -353,12 +481,15 @@ export class Parser {
       return cached.term as Term;
     }
     this.enter();
+    const soft = this.soft.length;
     try {
       const term = this.parseTermUncached();
-      this.termCache.set(startPos, { term, end: this.pos });
+      // A term whose parse recorded an error is not reused: the error belongs to this reading.
+      if (this.soft.length === soft) this.termCache.set(startPos, { term, end: this.pos });
       return term;
     } catch (e) {
-      if (e instanceof RegoErrors) this.termCache.set(startPos, { error: e, end: startPos });
+      if (e instanceof ParseFailure && this.soft.length === 0)
+        this.termCache.set(startPos, { error: e, end: startPos });
       throw e;
     } finally {
       this.leave();
@@ -383,12 +514,14 @@ export class Parser {
         return this.finishTerm(this.parseVarToken(t), t);
       }
       case 'number':
+        if (t.invalid) throw this.failure([t.invalid]);
         this.advance();
         return { type: 'number', value: t.text, location: this.loc(t) };
       case '-': {
         this.advance();
         const n = this.tok;
         if (n.kind === 'number') {
+          if (n.invalid) throw this.failure([n.invalid]);
           this.advance();
           return { type: 'number', value: '-' + n.text, location: this.span(t) };
         }
@@ -402,6 +535,7 @@ export class Parser {
         return this.unexpected(n, 'expected number');
       }
       case 'string':
+        if (t.invalid) throw this.failure([t.invalid]);
         this.advance();
         return { type: 'string', value: t.value, location: this.loc(t) };
       case 'rawstring':
@@ -443,6 +577,10 @@ export class Parser {
     if (!this.templateStrings) this.error(first, 'template strings are not supported by current capabilities');
     const parts: TemplatePart[] = [];
     for (;;) {
+      // OPA's parser reads the scanner's next piece after each expression (templateStringPartToStringLiteral).
+      if (this.kind() !== 'templatepart' && this.kind() !== 'templateend')
+        this.error(this.tok, 'expected template-string part');
+      if (this.tok.invalid) throw this.failure([this.tok.invalid]);
       const piece = this.advance();
       if (piece.value !== '') parts.push({ type: 'string', value: piece.value, location: this.loc(piece) });
       if (piece.kind === 'templateend') break;
@@ -450,7 +588,10 @@ export class Parser {
       // one there, a lone scalar stays an expression (a comment after the scalar does not count).
       const open = piece.end;
       const first = this.tok.offset;
-      const expr = this.parseLiteral();
+      const expr = this.orElse(
+        () => this.parseLiteral(),
+        () => 'invalid template-string expression',
+      );
       const x = expr.terms;
       const where = expr.location ?? this.loc(piece);
       if (expr.negated) this.error(where, "unexpected negation ('not') in template-string expression");
@@ -607,7 +748,7 @@ export class Parser {
     if (!head) throw literalError;
     this.advance(); // |
     this.parseBody(end);
-    this.error(
+    this.refuse(
       headStart,
       'comprehension head written with operators: OPA reads `|` here as set union (OPA issue #4215); wrap the head in parentheses, e.g. `[(x * 2) | some x in xs]`',
     );
@@ -722,7 +863,11 @@ export class Parser {
           continue;
         }
         if (this.kind() === end) return body;
-        if (!this.tok.nl) this.unexpected(this.tok, `expected \\n or ; or ${end === 'eof' ? 'eof' : end}`);
+        if (!this.tok.nl) {
+          // OPA does not pile this error on one already recorded in the statement.
+          if (this.soft.length) throw this.failure([]);
+          this.unexpected(this.tok, `expected \\n or ; or ${end === 'eof' ? 'eof' : end}`);
+        }
       }
     } finally {
       this.leave();
@@ -749,14 +894,21 @@ export class Parser {
 
   private withClauses(expr: Expr): Expr {
     while (this.isKeyword(this.tok, 'with')) {
+      // OPA's parseWith: the target is one term starting with a name; one that is no ref is refused, but the
+      // clause is still read.
       const w = this.advance();
       const targetTok = this.tok;
-      let target = this.parseTermInfix(false);
-      if (target.type === 'var') target = { type: 'ref', value: [target], location: target.location };
-      if (target.type !== 'ref') this.error(targetTok, `unexpected ${target.type}: expected with target ref`);
+      if (targetTok.kind !== 'ident' || this.keywords.has(targetTok.text)) this.unexpected(targetTok, 'expected ident');
+      const term = this.parseTerm();
+      const target: RefTerm =
+        term.type === 'ref'
+          ? term
+          : { type: 'ref', value: [term], ...(term.location ? { location: term.location } : {}) };
+      if (term.type !== 'ref' && term.type !== 'var')
+        this.softError(this.tok, this.unexpectedText(this.tok, 'expected with target path'));
       if (!this.isKeyword(this.tok, 'as')) this.unexpected(this.tok, 'expected as keyword');
       this.advance();
-      const value = this.parseTermInfix(false);
+      const value = this.parseTermInfix(true);
       const clause: With = { target, value, location: this.span(w) };
       expr.with.push(clause);
       if (expr.location)
@@ -863,123 +1015,207 @@ export class Parser {
 
   // ---------------------------------------------------------------- module level
 
-  parsePackage(): Package {
-    const kw = this.tok;
-    if (!this.isKeyword(kw, 'package')) this.error(kw, 'package expected');
-    this.advance();
+  /**
+   * The module's statements, read as OPA's Parse loop reads them: one after another (a line break between them
+   * is not needed), stopping at the first that fails, or after a statement that recorded an error at the next
+   * one that is not a package. Returns what parsed, the errors of the statement that stopped the loop (none
+   * when the whole text parsed) and the index of the token the parser stopped at.
+   */
+  parseStatements(): { statements: Statement[]; errors: RegoError[]; stoppedAt: number } {
+    const statements: Statement[] = [];
+    while (!this.atEnd()) {
+      const pending = this.soft.length > 0 && !this.isKeywordHere('package');
+      // A token the scanner refused ends the parse once the scanner has reached it.
+      if (pending || (this.tok.kind === 'illegal' && this.tok.scanErrors)) {
+        return { statements, errors: this.failure([]).errors, stoppedAt: this.pos };
+      }
+      try {
+        statements.push(this.parseStatement());
+      } catch (e) {
+        if (!(e instanceof ParseFailure)) throw e;
+        return { statements, errors: e.errors, stoppedAt: e.at };
+      }
+    }
+    return { statements, errors: this.soft.slice(), stoppedAt: this.pos };
+  }
+
+  private parseStatement(): Statement {
+    if (this.isKeywordHere('package')) return { kind: 'package', pkg: this.parsePackage() };
+    if (this.isKeywordHere('import')) return { kind: 'import', imp: this.parseImport() };
+    return this.parseRuleStatement();
+  }
+
+  /** The path after `package` or `import`: one term (OPA's parseTerm), whose first token may be a keyword. */
+  private parseStatementPath(): Term {
     const first = this.tok;
-    if (first.kind !== 'ident') this.unexpected(first, 'expected package path');
+    if (first.kind !== 'ident') this.unexpected(first);
     this.advance();
+    return this.finishTerm(this.varTerm(first.text, first), first);
+  }
+
+  parsePackage(): Package {
+    const kw = this.advance(); // package
+    const term = this.parseStatementPath();
+    let head: Term;
+    let rest: Term[] = [];
+    if (term.type === 'var') head = term;
+    else if (term.type === 'ref') [head, ...rest] = term.value;
+    else this.unexpected(this.tok);
+    if (head.type !== 'var') this.error(head.location ?? kw, `unexpected ${head.type} token: expecting var`);
+    for (const t of rest)
+      if (t.type !== 'string') this.error(t.location ?? kw, `unexpected ${t.type} token: expecting string`);
     const path: Term[] = [
-      { type: 'var', value: 'data', location: this.loc(first) },
-      { type: 'string', value: first.text, location: this.loc(first) },
+      { type: 'var', value: 'data', ...(head.location ? { location: head.location } : {}) },
+      { type: 'string', value: head.value, ...(head.location ? { location: head.location } : {}) },
+      ...rest,
     ];
-    path.push(...this.parseStaticPathTail('package'));
     return { path, location: this.span(kw) };
   }
 
-  /** `.a.b["c"]` after a package/import head: string elements only. */
-  private parseStaticPathTail(what: string): StringTerm[] {
-    const out: StringTerm[] = [];
-    for (;;) {
-      const t = this.tok;
-      if (t.ws) break;
-      if (t.kind === '.') {
-        this.advance();
-        const name = this.tok;
-        if (name.kind !== 'ident' || name.ws) this.unexpected(name, 'expected identifier');
-        this.advance();
-        out.push({ type: 'string', value: name.text, location: this.loc(name) });
-      } else if (t.kind === '[') {
-        this.advance();
-        const key = this.tok;
-        if (key.kind !== 'string' && key.kind !== 'rawstring')
-          this.error(key, `unexpected ${this.describe(key)}: expecting string in ${what} path`);
-        this.advance();
-        this.expect(']', 'expected ]');
-        out.push({ type: 'string', value: key.value, location: this.loc(key) });
-      } else {
-        break;
-      }
-    }
-    return out;
-  }
-
+  /**
+   * `import path [as name]`, with OPA's checks (parseImport, then futureImport/regoV1Import): a path that is not
+   * one, or starts elsewhere than data/input/future/rego, ends the parse; a refused `future`/`rego` import, or a
+   * path ending in a keyword, is recorded and the parse stops after the statement.
+   */
   parseImport(): Import {
     const kw = this.advance(); // import
-    const first = this.tok;
-    if (first.kind !== 'ident') this.unexpected(first, 'expected import path');
-    this.advance();
-    if (!['data', 'input', 'future', 'rego'].includes(first.text)) {
+    const term = this.parseStatementPath();
+    if (term.type !== 'var' && term.type !== 'ref') this.error(this.tok, 'expected path');
+    const path: RefTerm =
+      term.type === 'ref'
+        ? term
+        : { type: 'ref', value: [term], ...(term.location ? { location: term.location } : {}) };
+    const at = path.location ?? this.loc(kw);
+    for (const t of path.value.slice(1)) {
+      if (t.type !== 'string') this.error(t.location ?? at, `unexpected ${t.type} token: expecting string`);
+    }
+    const root = path.value[0];
+    const rootName = root.type === 'var' ? root.value : '';
+    if (!IMPORT_ROOTS.includes(rootName)) {
       this.error(
-        first,
-        `unexpected import path, must begin with one of: {data, future, input, rego}, got: ${first.text}`,
+        at,
+        `unexpected import path, must begin with one of: {${IMPORT_ROOTS.join(', ')}}, got: ${root.type === 'var' ? root.value : (root.location?.text ?? root.type)} (hint: if this is unexpected, try updating OPA)`,
       );
     }
-    const value: Term[] = [
-      { type: 'var', value: first.text, location: this.loc(first) },
-      ...this.parseStaticPathTail('import'),
-    ];
-    const path: RefTerm = { type: 'ref', value, location: this.span(first) };
-    const names = value.slice(1).map((v) => (v as StringTerm).value);
-    if (first.text === 'rego' && !(names.length === 1 && names[0] === 'v1')) {
-      this.error(first, `invalid import \`${[first.text, ...names].join('.')}\`, must be \`rego.v1\``);
-    }
-    if (first.text === 'future') {
-      const ok =
-        names[0] === 'keywords' &&
-        (names.length === 1 || (names.length === 2 && ['in', 'every', 'if', 'contains'].includes(names[1])));
-      if (!ok) this.error(first, `unexpected future keyword import path: future.${names.join('.')}`);
-    }
-    if (first.text === 'rego' && this.regoVersion === 0) {
-      this.regoVersion = 1;
-      this.reserve([...REGO_KEYWORDS]);
-    } else if (first.text === 'future') {
-      this.reserve(names.length === 1 ? FUTURE_KEYWORDS : [names[1]]);
-    }
+    const names = path.value.slice(1).map((t) => (t as StringTerm).value);
     let alias: string | undefined;
     if (this.isKeyword(this.tok, 'as')) {
       this.advance();
       const a = this.tok;
       if (a.kind !== 'ident' || this.keywords.has(a.text) || a.text === '_') this.unexpected(a, 'expected var');
-      this.advance();
+      if (this.parseTerm().type !== 'var') this.unexpected(this.tok, 'expected var');
       alias = a.text;
-      if (first.text === 'future' || first.text === 'rego') this.error(a, `${first.text} imports cannot be aliased`);
-    } else if (names.length > 0 && first.text !== 'future' && this.keywords.has(names[names.length - 1])) {
-      this.error(first, `unexpected import path, must not end with a keyword, got: ${names[names.length - 1]}`);
+    } else if (names.length > 0 && rootName !== 'future') {
+      const last = names[names.length - 1];
+      if ((this.readAs === 0 ? REGO_V0_KEYWORDS : REGO_KEYWORDS).has(last)) {
+        const t = path.value[path.value.length - 1];
+        this.softError(t.location ?? at, `unexpected import path, must not end with a keyword, got: ${last}`);
+      }
+    }
+    if (rootName === 'rego') {
+      if (names.length !== 1 || names[0] !== 'v1') {
+        this.softError(at, `invalid import \`${refString(path.value)}\`, must be \`rego.v1\``);
+      } else if (this.readAs === 0) {
+        // Read as v0, `import rego.v1` asks for v1 syntax (OPA's RegoV0CompatV1); read as v1 it changes nothing.
+        if (alias !== undefined) this.softError(at, '`rego` imports cannot be aliased');
+        else {
+          this.regoVersion = 1;
+          this.reserve([...REGO_KEYWORDS]);
+        }
+      }
+    } else if (rootName === 'future') {
+      if (names[0] !== 'keywords') this.softError(at, 'invalid import, must be `future.keywords`');
+      else if (alias !== undefined) this.softError(at, '`future` imports cannot be aliased');
+      else if (names.length === 2 && !FUTURE_KEYWORDS.includes(names[1])) {
+        this.softError(at, `unexpected keyword, must be one of [${[...FUTURE_KEYWORDS].sort().join(' ')}]`);
+      } else this.reserve(names.length === 2 ? [names[1]] : FUTURE_KEYWORDS);
     }
     return { path, ...(alias !== undefined ? { alias } : {}), location: this.span(kw) };
   }
 
-  /** One rule statement; several rules when it has extra bodies (`p if { a } { b }`). */
-  parseRules(): Rule[] {
+  /**
+   * A statement that is not a package or import, as OPA's parseRules reads it: rules when its head is followed by
+   * `if`, `{` or `contains`; otherwise (a head with just a value, a bare ref or call, a statement that starts with
+   * no name) a query, whose expression parseModule reads as a rule once the whole module has parsed.
+   */
+  private parseRuleStatement(): Statement {
     const start = this.tok;
-    let isDefault = false;
     if (this.isKeyword(start, 'default')) {
-      this.advance();
-      isDefault = true;
+      const name = this.tokens[this.pos + 1];
+      if (name.kind === 'ident' && !this.keywords.has(name.text))
+        return { kind: 'rules', rules: [this.parseDefault()] };
+      return this.parseBodyStatement();
     }
-    const head = this.parseHead(isDefault);
-
-    if (isDefault) {
-      this.validateDefault(head, start);
-      if (this.isKeyword(this.tok, 'if')) this.unexpected(this.tok, 'default rules cannot have a body');
-      // No body is chained to a default rule (OPA's parseRules returns it at once): a `{ … }` after it is a
-      // statement of its own, a collection naming no rule.
-      if (this.kind() === '{' && !this.tok.nl) this.parseHead(false);
-      const loc = this.span(start);
-      return [{ default: true, head, body: [this.trueExpr(loc)], location: loc }];
-    }
-
-    const v0 = this.regoVersion === 0;
+    if (start.kind !== 'ident' || this.keywords.has(start.text)) return this.parseBodyStatement();
+    const s = this.pos;
+    const wildcards = this.wildcards;
+    const head = this.parseHead(false);
     const hasIf = this.isKeyword(this.tok, 'if');
-    // Rego v0 reads a two-element head without `if` or a value, `p[x] { … }`, `deny[msg]`, `p.q { … }`, as a
-    // partial set (OPA's parseRules back-compat rule); `p[k] = v { … }` stays a partial object.
-    if (v0 && !hasIf && head.kind === 'single' && !head.args && head.reference.length === 2 && !head.value) {
+    if (!hasIf && head.kind !== 'multi' && this.kind() !== '{') {
+      this.pos = s;
+      this.wildcards = wildcards;
+      return this.parseBodyStatement();
+    }
+    return { kind: 'rules', rules: this.parseRules(start, head, hasIf) };
+  }
+
+  /** A query statement: expressions joined by `;` (OPA's parseQuery with requireSemi). */
+  private parseBodyStatement(): Statement {
+    const body: Body = [];
+    for (;;) {
+      const expr = this.parseLiteral();
+      expr.index = body.length;
+      body.push(expr);
+      if (this.kind() !== ';') return { kind: 'body', body };
+      this.advance();
+    }
+  }
+
+  /**
+   * `default name[(args)] [:= value]`: OPA's parseRules returns it before any body, so what follows is a statement
+   * of its own (`default allow if …` leaves `if …`, "unexpected if keyword"). A value that is not a constant, or
+   * arguments that are not distinct vars, are refused with one error each (validateDefaultRuleValue/Args).
+   */
+  private parseDefault(): Rule {
+    const start = this.advance(); // default
+    const head = this.parseHead(true);
+    const errors: RegoError[] = [];
+    if (head.value === undefined) errors.push(this.errorAt(start, 'illegal default rule (must have a value)'));
+    else {
+      for (const kind of nonConstants(head.value)) {
+        errors.push(this.errorAt(start, `illegal default rule (value cannot contain ${kind})`));
+      }
+    }
+    if (errors.length === 0 && head.args?.length) {
+      const seen = new Set<string>();
+      for (const a of head.args) {
+        if (a.type !== 'var') {
+          errors.push(this.errorAt(start, `illegal default rule (arguments cannot contain ${a.type})`));
+          continue;
+        }
+        if (seen.has(a.value))
+          errors.push(this.errorAt(start, `illegal default rule (arguments cannot be repeated ${a.value})`));
+        seen.add(a.value);
+      }
+    }
+    if (errors.length) throw this.failure(errors);
+    const loc = this.span(start);
+    const rule: Rule = { default: true, head, body: [generatedTrue(loc)], location: loc };
+    this.syntax.set(rule, { if: false, contains: false, generatedBody: false, generatedValue: false });
+    return rule;
+  }
+
+  /** The rest of a rule statement after its head: the body (`if …`, `{ … }`, none after `contains`), else, chains. */
+  private parseRules(start: Token, head: Head, hasIf: boolean): Rule[] {
+    const usesContains = head.kind === 'multi';
+    // A two-element head with no `if`, `contains` or value, `p[x] { … }`, `p.q { … }`, is a partial set (OPA's
+    // parseRules, in v1 too: parseModule then asks for `contains` and `if`); `p[k] = v { … }` stays an object.
+    if (!hasIf && !usesContains && !head.args && head.reference.length === 2 && !head.value) {
       head.key = head.reference[1];
       head.reference = [head.reference[0]];
       head.kind = 'multi';
     }
+    const syntax: RuleSyntax = { if: hasIf, contains: usesContains, generatedBody: false, generatedValue: false };
 
     let body: Body;
     if (hasIf) {
@@ -1004,44 +1240,26 @@ export class Parser {
         const expr = this.parseLiteral();
         body = [expr];
       }
-    } else if (this.kind() === '{' && v0) {
-      body = this.parseBracedBody();
     } else if (this.kind() === '{') {
-      if (head.kind === 'multi') this.error(this.tok, '`if` keyword is required before rule body');
-      if (head.reference.length === 2 && head.value === undefined && !head.args) {
-        this.error(
-          this.tok,
-          '`if` keyword is required before rule body (Rego v0 partial set syntax `p[x] { … }` is not supported: write `p contains x if { … }`)',
-        );
-      }
-      this.error(this.tok, '`if` keyword is required before rule body');
-    } else if (head.kind === 'multi' || head.value !== undefined) {
-      const loc = this.span(start);
-      return [{ default: false, head, body: [this.trueExpr(loc)], location: loc }];
-    } else if (head.args) {
-      // A bodiless call `f("")` defines `f("") := true` (OPA's ParseRuleFromCallExpr, in v0 and v1 alike).
-      if (head.args.length === 0) this.error(start, 'rule argument list must take at least one argument');
-      const loc = this.span(start);
-      head.value = { type: 'boolean', value: true, location: head.location };
-      return [{ default: false, head, body: [this.trueExpr(loc)], location: loc }];
+      body = this.parseBracedBody();
     } else {
-      const nameTok = start;
-      if (head.reference.length === 1 && (v0 || (this.kind() !== 'eof' && !this.tok.nl))) {
-        this.error(nameTok, 'var cannot be used for rule name');
-      }
-      if (head.reference.length === 2) this.error(nameTok, '`contains` keyword is required for partial set rules');
-      this.error(nameTok, 'rule must have value assignment and/or body declaration');
+      // `p contains x` without a body.
+      const loc = this.span(start);
+      const rule: Rule = { default: false, head, body: [generatedTrue(loc)], location: loc };
+      this.syntax.set(rule, { ...syntax, generatedBody: true });
+      return [rule];
     }
 
     if (head.value === undefined && head.kind === 'single')
       head.value = { type: 'boolean', value: true, location: head.location };
 
     const rule: Rule = { default: false, head, body, location: this.span(start) };
+    this.syntax.set(rule, syntax);
     if (this.isKeyword(this.tok, 'else')) {
-      if (head.kind === 'multi') this.error(this.tok, 'else keyword cannot be used on multi-value rules');
-      if (head.reference.slice(1).some((t) => t.type !== 'string')) {
+      if (head.reference.length > 1 && !head.reference.every(isGround)) {
         this.error(this.tok, 'else keyword cannot be used on rules with variables in head');
       }
+      if (head.kind === 'multi') this.error(this.tok, 'else keyword cannot be used on multi-value rules');
       rule.else = this.parseElse(head);
       rule.location = this.span(start);
     }
@@ -1057,47 +1275,22 @@ export class Parser {
       const copy: Head = structuredClone(head);
       if (copy.args) copy.args = copy.args.map((a) => (a.type === 'var' && a.wildcard ? this.wildcard(a) : a));
       relocate(copy, location);
-      rules.push({ default: false, head: copy, body: extra, location });
+      const chained: Rule = { default: false, head: copy, body: extra, location };
+      this.syntax.set(chained, syntax);
+      rules.push(chained);
     }
     return rules;
   }
 
-  private trueExpr(loc: Location): Expr {
-    return {
-      index: 0,
-      negated: false,
-      terms: { type: 'term', term: { type: 'boolean', value: true, location: loc } },
-      with: [],
-      generated: true,
-      location: loc,
-    };
-  }
-
   private parseHead(isDefault: boolean): Head {
     const start = this.tok;
-    if (start.kind !== 'ident') {
-      const kinds: Partial<Record<TokenKind, string>> = {
-        string: 'string',
-        rawstring: 'string',
-        number: 'number',
-        '[': 'array',
-        '{': 'object',
-        '-': 'number',
-      };
-      if (start.kind === '{' || start.kind === '[') {
-        // A statement that is one collection is read as a body whose term names no rule, and the error
-        // names the term's type (OPA's ParseRuleFromExpr): `{ input.b }` after a default rule is a set.
-        const term = this.attempt(() => this.parseTerm());
-        if (term && (this.kind() === 'eof' || this.tok.nl))
-          this.error(start, `${term.type} cannot be used for rule name`);
-      }
-      const kind = kinds[start.kind];
-      if (kind) this.error(start, `${kind} cannot be used for rule name`);
-      this.unexpected(start);
-    }
-    if (this.keywords.has(start.text)) this.unexpected(start);
+    // Callers start a head only at a name that is no keyword (OPA's parseRules leaves anything else to parseQuery).
+    if (start.kind !== 'ident' || this.keywords.has(start.text)) this.unexpected(start);
     if (start.text === '_') this.error(start, 'wildcard cannot be used for rule name');
     this.advance();
+    // OPA's parseHeadFinish refuses an operator written right after the name (`p==1`); with a space between,
+    // `p == 1` is a query statement (a call of a builtin, no rule).
+    if (!this.tok.ws && HEAD_OPERATORS.has(this.kind())) this.unexpected(this.tok);
     const reference: Term[] = [this.varTerm(start.text, start)];
     let args: Term[] | undefined;
     for (;;) {
@@ -1123,72 +1316,52 @@ export class Parser {
         break;
       }
     }
-    const name = reference
-      .map((r, i) => (i === 0 ? (r as VarTerm).value : r.type === 'string' ? `.${r.value}` : '[…]'))
-      .join('');
-    switch (this.kind()) {
-      case ',':
-      case '==':
-      case '!=':
-      case '<':
-      case '<=':
-      case '>':
-      case '>=':
-      case '+':
-      case '-':
-      case '*':
-      case '/':
-      case '%':
-      case '|':
-      case '&':
-        this.unexpected(this.tok);
-    }
+    // OPA names the head as its ref prints (Ref.String) in these messages.
+    const name = refString(reference);
     const head: Head = { reference, assign: false, kind: 'single', location: this.span(start) };
     if (args) head.args = args;
     const t = this.tok;
     if (this.isKeyword(t, 'contains')) {
+      // OPA records this and reads on (parseHead).
       if (args)
-        this.unexpected(
+        this.softError(
           t,
-          `the contains keyword can only be used with multi-value rule definitions (e.g., ${name} contains <VALUE> { ... })`,
+          this.unexpectedText(
+            t,
+            `the contains keyword can only be used with multi-value rule definitions (e.g., ${name} contains <VALUE> { ... })`,
+          ),
         );
       this.advance();
-      if (this.kind() === 'eof' || this.isKeyword(this.tok, 'if'))
-        this.unexpected(this.tok, `expected rule key term (e.g., ${name} contains <VALUE> { ... })`);
-      head.key = this.parseTermInfix(true);
+      head.key = this.orElse(
+        () => this.parseTermInfix(true),
+        (at) => this.unexpectedText(at, `expected rule key term (e.g., ${name} contains <VALUE> { ... })`),
+      );
       head.kind = 'multi';
     } else if (t.kind === ':=' || t.kind === '=') {
       this.advance();
       head.assign = t.kind === ':=';
       // The value may start on the next line (`f(x) :=\n  concat(…)`): OPA's parseHead scans past newlines.
-      if (this.kind() === 'eof' || this.isKeyword(this.tok, 'if')) {
-        const ex = args
-          ? `expected function value term (e.g., ${name}(...) := <VALUE> { ... })`
-          : isDefault
-            ? `expected default rule value term (e.g., default ${name} := <VALUE>)`
-            : `expected rule value term (e.g., ${name} := <VALUE> { ... })`;
-        this.unexpected(this.tok, ex);
-      }
-      head.value = this.parseTermInfix(true);
+      // OPA's example for `=` prints the head's (never set) key as <nil>.
+      const example =
+        t.kind === '='
+          ? `expected rule value term (e.g., ${name}[<nil>] = <VALUE> { ... })`
+          : args
+            ? `expected function value term (e.g., ${name}(...) := <VALUE> { ... })`
+            : isDefault
+              ? `expected default rule value term (e.g., default ${name} := <VALUE>)`
+              : `expected rule value term (e.g., ${name} := <VALUE> { ... })`;
+      head.value = this.orElse(
+        () => this.parseTermInfix(true),
+        (at) => this.unexpectedText(at, example),
+      );
+    }
+    // OPA's parseHead gives a head with no value or key the value true, unless it is `p[x]` (a partial set
+    // without `contains`, or a default rule missing its value).
+    if (isDefault && head.value === undefined && head.kind === 'single' && (reference.length !== 2 || args)) {
+      head.value = { type: 'boolean', value: true, location: this.span(start) };
     }
     head.location = this.span(start);
     return head;
-  }
-
-  private validateDefault(head: Head, start: Token): void {
-    const loc = this.span(start);
-    if (head.value === undefined) this.error(loc, 'illegal default rule (must have a value)');
-    const bad = findNonConstant(head.value);
-    if (bad) this.error(loc, `illegal default rule (value cannot contain ${bad})`);
-    if (head.args) {
-      const seen = new Set<string>();
-      for (const a of head.args) {
-        if (a.type !== 'var') this.error(loc, `illegal default rule (arguments cannot contain ${a.type})`);
-        if (!a.wildcard && seen.has(a.value))
-          this.error(loc, `illegal default rule (arguments cannot be repeated ${a.value})`);
-        seen.add(a.value);
-      }
-    }
   }
 
   private parseElse(head: Head): Rule {
@@ -1205,22 +1378,25 @@ export class Parser {
     } else {
       this.unexpected(t, 'expected else value term or rule body');
     }
+    const hasIf = this.isKeyword(this.tok, 'if');
     let body: Body;
-    if (this.isKeyword(this.tok, 'if')) {
+    let generatedBody = false;
+    if (hasIf) {
       this.advance();
       if (this.kind() === '{') body = this.parseBracedBody();
       else {
         if (this.kind() === 'eof') this.unexpected(this.tok, 'rule body expected');
         body = [this.parseLiteral()];
       }
-    } else if (this.kind() === '{' && this.regoVersion === 0) {
-      body = this.parseBracedBody();
     } else if (this.kind() === '{') {
-      this.error(this.tok, '`if` keyword is required before rule body');
+      // Without `if` in v1 too: parseModule refuses it once the module has parsed.
+      body = this.parseBracedBody();
     } else {
-      body = [this.trueExpr(this.span(kw))];
+      body = [generatedTrue(this.span(kw))];
+      generatedBody = true;
     }
     const rule: Rule = { default: false, head: elseHead, body, location: this.span(kw) };
+    this.syntax.set(rule, { if: hasIf, contains: false, generatedBody, generatedValue: false });
     if (this.isKeyword(this.tok, 'else')) {
       rule.else = this.parseElse(head);
       rule.location = this.span(kw);
@@ -1238,20 +1414,87 @@ export class Parser {
     return this.tok;
   }
 
+  tokenAt(index: number): Token {
+    return this.tokens[Math.min(index, this.tokens.length - 1)];
+  }
+
   isKeywordHere(word: string): boolean {
     return this.isKeyword(this.tok, word);
   }
 
-  /** A statement must begin on a new line after the previous one. */
-  requireStatementBoundary(): void {
-    const t = this.tok;
-    if (t.kind !== 'eof' && !t.nl)
-      this.unexpected(t, t.kind === 'ident' ? 'expected end of statement (newline)' : undefined);
-  }
-
   parseQueryBody(): Body {
     const body = this.parseBody('eof');
+    if (this.soft.length) throw this.failure([]);
     return body;
+  }
+}
+
+/** The infix operators OPA's parseHeadFinish refuses right after a rule name. */
+const HEAD_OPERATORS: ReadonlySet<TokenKind> = new Set([
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  '&',
+  '|',
+  '==',
+  '!=',
+  '>',
+  '>=',
+  '<',
+  '<=',
+]);
+
+/** The roots an import path may start from (OPA's RootDocumentNames plus `future` and `rego`). */
+const IMPORT_ROOTS = ['data', 'future', 'input', 'rego'];
+
+/** The always-true body OPA gives a rule written without one. */
+export function generatedTrue(loc: Location): Expr {
+  return {
+    index: 0,
+    negated: false,
+    terms: { type: 'term', term: { type: 'boolean', value: true, location: loc } },
+    with: [],
+    generated: true,
+    location: loc,
+  };
+}
+
+/** A ref as OPA prints it (Ref.String): `p.q`, `p[x]`, `p["a-b"]`, `_` for a wildcard. */
+export function refString(ref: readonly Term[]): string {
+  return ref
+    .map((t, i) => {
+      if (t.type === 'var') {
+        const name = t.wildcard ? '_' : t.value;
+        return i === 0 ? name : `[${name}]`;
+      }
+      if (i > 0 && t.type === 'string') {
+        return /^[A-Za-z_][A-Za-z0-9_]*$/.test(t.value) && !REGO_KEYWORDS.has(t.value)
+          ? `.${t.value}`
+          : `[${JSON.stringify(t.value)}]`;
+      }
+      const text = t.location?.text ?? t.type;
+      return i === 0 ? text : `[${text}]`;
+    })
+    .join('');
+}
+
+/** Whether a term holds no variable, reference or call (OPA's IsGround). */
+function isGround(t: Term): boolean {
+  switch (t.type) {
+    case 'null':
+    case 'boolean':
+    case 'number':
+    case 'string':
+      return true;
+    case 'array':
+    case 'set':
+      return t.value.every(isGround);
+    case 'object':
+      return t.value.every(([k, v]) => isGround(k) && isGround(v));
+    default:
+      return false;
   }
 }
 
@@ -1268,30 +1511,37 @@ function relocate(node: unknown, loc: Location): void {
   }
 }
 
-/** The first var/ref/call found outside comprehensions, by OPA's type name. */
-function findNonConstant(t: Term | undefined): string | undefined {
-  if (!t) return undefined;
+/**
+ * The vars, refs and calls in a default rule's value, outside comprehensions, by OPA's type name, one for each
+ * (validateDefaultRuleValue reports every one it meets and looks no deeper into it).
+ */
+function nonConstants(t: Term, out: string[] = []): string[] {
   switch (t.type) {
     case 'var':
-      return 'var';
     case 'ref':
-      return 'ref';
     case 'call':
-      return 'call';
+      out.push(t.type);
+      break;
     case 'array':
     case 'set':
-      for (const x of t.value) {
-        const r = findNonConstant(x);
-        if (r) return r;
-      }
-      return undefined;
+      for (const x of t.value) nonConstants(x, out);
+      break;
     case 'object':
       for (const [k, v] of t.value) {
-        const r = findNonConstant(k) ?? findNonConstant(v);
-        if (r) return r;
+        nonConstants(k, out);
+        nonConstants(v, out);
       }
-      return undefined;
-    default:
-      return undefined;
+      break;
+    case 'templatestring':
+      for (const part of t.parts) {
+        if (!('terms' in part)) nonConstants(part, out);
+        else if (part.terms.type === 'term') nonConstants(part.terms.term, out);
+        else if (part.terms.type === 'call') {
+          out.push('ref');
+          for (const a of part.terms.args) nonConstants(a, out);
+        }
+      }
+      break;
   }
+  return out;
 }

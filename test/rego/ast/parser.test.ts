@@ -34,13 +34,17 @@ function term(text: string): Term {
   return e.terms.args[1];
 }
 function parseError(src: string): string {
+  return parseErrors(src)[0];
+}
+/** The first line of every error of parsing `src`. */
+function parseErrors(src: string): string[] {
   try {
     parseModule('p.rego', src);
   } catch (e) {
     expect(e).toBeInstanceOf(RegoErrors);
-    const err = (e as RegoErrors).errors[0];
-    expect(err.code).toBe('rego_parse_error');
-    return err.format().split('\n')[0];
+    const errors = (e as RegoErrors).errors;
+    for (const err of errors) expect(err.code).toBe('rego_parse_error');
+    return errors.map((err) => err.format().split('\n')[0]);
   }
   throw new Error('expected a parse error');
 }
@@ -70,7 +74,7 @@ describe('package and imports', () => {
   });
   it('rejects import roots other than data/input/future/rego', () => {
     expect(parseError('package a\nimport foo.bar')).toBe(
-      'p.rego:2:8: rego_parse_error: unexpected import path, must begin with one of: {data, future, input, rego}, got: foo',
+      'p.rego:2:8: rego_parse_error: unexpected import path, must begin with one of: {data, future, input, rego}, got: foo (hint: if this is unexpected, try updating OPA)',
     );
   });
   it('requires a package first', () => {
@@ -131,9 +135,15 @@ describe('rules', () => {
     expect(p.head.value).toMatchObject({ type: 'object' });
     expect(p.body[0].terms).toEqual({ type: 'term', term: ref(v('input'), s('a')) });
     expect(u.head).toMatchObject({ assign: false, value: n('2') });
-    // With nothing after the operator the rule still has no value.
-    expect(parseError('package p\nf(x) :=\n')).toMatch(/expected function value term/);
-    expect(parseError('package p\np := if { true }')).toMatch(/expected rule value term/);
+    // With nothing after the operator the rule still has no value: the term's error, then the head's (OPA).
+    expect(parseErrors('package p\nf(x) :=\n')).toEqual([
+      'p.rego:3:0: rego_parse_error: unexpected eof token',
+      'p.rego:3:0: rego_parse_error: unexpected eof token: expected function value term (e.g., f(...) := <VALUE> { ... })',
+    ]);
+    expect(parseErrors('package p\np := if { true }')).toEqual([
+      'p.rego:2:6: rego_parse_error: unexpected if keyword',
+      'p.rego:2:6: rego_parse_error: unexpected if keyword: expected rule value term (e.g., p := <VALUE> { ... })',
+    ]);
   });
   it('rule without body gets body [true]', () => {
     const [r] = rules('p := 1');
@@ -161,7 +171,9 @@ describe('rules', () => {
     expect(parseError('package p\ndefault p := input.x')).toBe(
       'p.rego:2:1: rego_parse_error: illegal default rule (value cannot contain ref)',
     );
-    expect(parseError('package p\ndefault p')).toBe(
+    // OPA's parseHead gives `default p` the value true; `default p[x]` has none.
+    expect(rules('default p')[0].head.value).toEqual({ type: 'boolean', value: true });
+    expect(parseError('package p\ndefault p[x]')).toBe(
       'p.rego:2:1: rego_parse_error: illegal default rule (must have a value)',
     );
   });
@@ -276,21 +288,26 @@ describe('rules', () => {
     expect(() =>
       parseModule('p.rego', 'package p\np = 1 { input.a } else = 2 { input.b }\n{ input.c }', { regoVersion: 0 }),
     ).toThrow('p.rego:3:1: rego_parse_error: expected else keyword');
-    expect(parseError('package p\np { input.a } { input.b }')).toBe(
-      'p.rego:2:3: rego_parse_error: `if` keyword is required before rule body',
-    );
+    // The rules parse, and parseModule refuses each body written without `if`, at the rule (CheckRegoV1).
+    expect(parseErrors('package p\np { input.a } { input.b }')).toEqual([
+      'p.rego:2:1: rego_parse_error: `if` keyword is required before rule body',
+      'p.rego:2:15: rego_parse_error: `if` keyword is required before rule body',
+    ]);
     expect(parseError('package p\ndefault p := 1 { input.b }')).toBe(
       'p.rego:2:16: rego_parse_error: set cannot be used for rule name',
     );
   });
-  it('rejects v0 syntax with a message naming the fix', () => {
-    expect(parseError('package p\np { true }')).toBe(
-      'p.rego:2:3: rego_parse_error: `if` keyword is required before rule body',
-    );
-    expect(parseError('package p\np[x] { x := 1 }')).toMatch(
-      /`if` keyword is required before rule body .*write `p contains x if/,
-    );
-    expect(parseError('package p\np contains x { x := 1 }')).toMatch(/`if` keyword is required/);
+  it('rejects v0 syntax as OPA does: each keyword missing, at the rule', () => {
+    expect(parseErrors('package p\np { true }')).toEqual([
+      'p.rego:2:1: rego_parse_error: `if` keyword is required before rule body',
+    ]);
+    expect(parseErrors('package p\np[x] { x := 1 }')).toEqual([
+      'p.rego:2:1: rego_parse_error: `if` keyword is required before rule body',
+      'p.rego:2:1: rego_parse_error: `contains` keyword is required for partial set rules',
+    ]);
+    expect(parseErrors('package p\np contains x { x := 1 }')).toEqual([
+      'p.rego:2:1: rego_parse_error: `if` keyword is required before rule body',
+    ]);
   });
   it('var cannot be used for rule name', () => {
     expect(parseError('package p\npecakge p')).toBe('p.rego:2:1: rego_parse_error: var cannot be used for rule name');
@@ -302,7 +319,9 @@ describe('rules', () => {
     expect(parseError('package p\n{x | x := 1}')).toBe(
       'p.rego:2:1: rego_parse_error: setcomprehension cannot be used for rule name',
     );
-    expect(parseError('package p\np')).toBe(
+    // A bare name is a query statement whose term is a var (OPA's ParseRuleFromExpr).
+    expect(parseError('package p\np')).toBe('p.rego:2:1: rego_parse_error: var cannot be used for rule name');
+    expect(parseError('package p\np.q.r')).toBe(
       'p.rego:2:1: rego_parse_error: rule must have value assignment and/or body declaration',
     );
   });
@@ -446,7 +465,9 @@ describe('terms', () => {
   });
   it('strings with escapes, including surrogate pairs', () => {
     expect(term('"a\\n\\t\\"\\\\\\/\\u00e9\\ud83d\\ude00"')).toEqual(s('a\n\t"\\/é😀'));
-    expect(() => parseQuery('x := "\\q"')).toThrow(/illegal string literal/);
+    // A bad escape is the scanner's error; one JSON does not decode is the parser's (OPA parseString).
+    expect(() => parseQuery('x := "\\q"')).toThrow(/illegal escape sequence/);
+    expect(() => parseQuery('x := "\\u00zz"')).toThrow(/illegal string literal/);
     expect(() => parseQuery('x := "abc')).toThrow(/non-terminated string/);
   });
   it('a ref continues a parenthesised call or collection, not a scalar or ref (OPA parseRef)', () => {

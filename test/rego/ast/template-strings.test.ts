@@ -99,7 +99,7 @@ describe('template strings: parts', () => {
     expect(parseError('$"a {1} \\}"')).toBe('2:13: illegal escape sequence');
   });
 
-  it('the four characters after \\u belong to the escape: a { there opens no expression', () => {
+  it('`\\u` and the three characters after the u belong to the escape: a { there opens no expression', () => {
     expect(tmpl('$"\\u00e9{1}"')).toEqual({
       type: 'templatestring',
       multiLine: false,

@@ -22,6 +22,10 @@ beforeAll(() => {
   writeFileSync(join(dir, 'lint.rego'), 'package lint\nimport rego.v1\n\nf(a) := b if {\n  c := 1\n  b := a\n}\n');
   writeFileSync(join(dir, 'broken.rego'), 'package broken\nx := y\n');
   writeFileSync(
+    join(dir, 'v0style.rego'),
+    'package v0style\n\nallow {\n\tinput.admin\n}\n\ndeny[msg] {\n\tmsg := "no"\n}\n',
+  );
+  writeFileSync(
     join(dir, 'builtins.rego'),
     'package sb\n\nquotient := q if {\n  q := 10 / input.d\n}\n\nnum := to_number(input.s)\n\nok := true\n\ntyped := input.s + 1\n',
   );
@@ -70,6 +74,25 @@ describe('guardian policy check', () => {
       ['rego_lint_redundant_import', 2],
       ['rego_lint_unused_var', 5],
     ]);
+  });
+
+  it('every parse error of a module is printed, as OPA reports them (a v0 module: each missing keyword)', {
+    timeout: 120_000,
+  }, () => {
+    const r = guardian(['policy', 'check', 'v0style.rego'], dir);
+    expect(r.stdout.trim().split('\n')).toEqual([
+      'v0style.rego:3:1: rego_parse_error: `if` keyword is required before rule body',
+      'v0style.rego:7:1: rego_parse_error: `if` keyword is required before rule body',
+      'v0style.rego:7:1: rego_parse_error: `contains` keyword is required for partial set rules',
+    ]);
+    expect(r.stderr).toMatch(/0 modules checked: 3 errors, 0 lint findings/);
+    expect(r.code).toBe(3);
+    const build = guardian(['policy', 'build', 'v0style.rego', '-e', 'v0style/allow', '-o', 'v0.tar.gz', '-q'], dir);
+    expect(build.stderr).toContain(
+      'v0style.rego:7:1: rego_parse_error: `contains` keyword is required for partial set rules',
+    );
+    expect(build.stderr).toMatch(/3 errors occurred/);
+    expect(build.code).toBe(3);
   });
 
   it('refuses an unknown --format with a usage error', { timeout: 120_000 }, () => {

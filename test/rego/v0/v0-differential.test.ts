@@ -336,12 +336,12 @@ describe('Rego v0 keywords', () => {
   });
   it('a module importing rego.v1 needs v1 syntax even when read as v0', async () => {
     expect(await compileError('package p\nimport rego.v1\np { true }\n', 0)).toBe(
-      'p.rego:3:3: rego_parse_error: `if` keyword is required before rule body',
+      'p.rego:3:1: rego_parse_error: `if` keyword is required before rule body',
     );
   });
   it('v1 modules still refuse v0 rule bodies', async () => {
     expect(await compileError('package p\np { true }\n', 1)).toBe(
-      'p.rego:2:3: rego_parse_error: `if` keyword is required before rule body',
+      'p.rego:2:1: rego_parse_error: `if` keyword is required before rule body',
     );
   });
   it('a bare name is not a rule in v0', async () => {
