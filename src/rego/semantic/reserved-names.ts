@@ -35,8 +35,9 @@ function forEachExpr(rule: Rule, fn: (e: Expr) => void): void {
         body(t.body);
         return;
       case 'templatestring':
-        for (const p of t.parts) if ('terms' in p) expr(p);
-        else term(p);
+        for (const p of t.parts)
+          if ('terms' in p) expr(p);
+          else term(p);
         return;
       default:
         return;
@@ -104,7 +105,11 @@ export function rootDocumentOverrides(m: Module): RegoError[] {
       const root = bareRootName(a);
       if (root)
         errors.push(
-          new RegoError('rego_compile_error', `args must not shadow ${root} (use a different variable name)`, a.location),
+          new RegoError(
+            'rego_compile_error',
+            `args must not shadow ${root} (use a different variable name)`,
+            a.location,
+          ),
         );
     }
   }
@@ -115,7 +120,11 @@ export function rootDocumentOverrides(m: Module): RegoError[] {
       const name = bareRootName(lhs) ?? (lhs.type === 'var' ? lhs.value : undefined);
       if (name === 'input' || name === 'data')
         errors.push(
-          new RegoError('rego_compile_error', `variables must not shadow ${name} (use a different variable name)`, e.location),
+          new RegoError(
+            'rego_compile_error',
+            `variables must not shadow ${name} (use a different variable name)`,
+            e.location,
+          ),
         );
     });
   }

@@ -445,7 +445,11 @@ class Replay {
           this.seeRoot(stack, root, t.value[0] as VarTerm);
           return;
         }
-        for (const e of t.value) this.term(stack, e);
+        // A resolved head merges into the ref (`foo.x` → `input.x`): its head is a plain var then.
+        const head = t.value[0];
+        const resolvedHead = head?.type === 'var' ? this.resolution.globals.get(head) : undefined;
+        if (resolvedHead) this.seeVar(stack, resolvedHead.head);
+        for (const e of resolvedHead ? t.value.slice(1) : t.value) this.term(stack, e);
         return;
       }
       case 'call':
@@ -598,7 +602,8 @@ class Replay {
     this.term(stack, x.value);
     const d = x.domain;
     if (d.type === 'ref') for (const el of d.value) this.term(stack, el);
-    else if (d.type === 'var' && this.resolution.globals.has(d)) this.seeVar(stack, this.resolution.globals.get(d)!.head);
+    else if (d.type === 'var' && this.resolution.globals.has(d))
+      this.seeVar(stack, this.resolution.globals.get(d)!.head);
     else this.term(stack, d);
     if (x.key) this.term(stack, x.key);
     else this.seeVar(stack, (key as VarTerm).value);
@@ -615,7 +620,11 @@ class Replay {
       } else {
         this.generate();
       }
-      if (x.value.type === 'var' && !isWildcard(x.value.value) && !this.declare(stack, x.value.value, 'declared', e, x.value))
+      if (
+        x.value.type === 'var' &&
+        !isWildcard(x.value.value) &&
+        !this.declare(stack, x.value.value, 'declared', e, x.value)
+      )
         return;
       this.body(stack, new Set(), x.body);
       for (const w of e.with) this.withClause(stack, w);
@@ -662,7 +671,11 @@ export function unusedLocalErrors(
           negated: false,
           terms: {
             type: 'call',
-            operator: { type: 'ref', value: [{ type: 'var', value: 'eq', location: t.location }], location: t.location },
+            operator: {
+              type: 'ref',
+              value: [{ type: 'var', value: 'eq', location: t.location }],
+              location: t.location,
+            },
             args: [generated, t],
           },
           with: [],

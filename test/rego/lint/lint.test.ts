@@ -101,7 +101,9 @@ describe('checkPolicies', () => {
     expect(strict.errors.map((e) => e.format())).toEqual(['p.rego:5:3: rego_compile_error: assigned var c unused']);
     expect(strict.findings.map((f) => f.code)).toEqual(['rego_lint_redundant_import']);
     // A --v0-compatible source: its rego.v1 import is no redundant one; strict mode reports the unused import.
-    const v0 = [{ file: 'old.rego', text: 'package old\nimport rego.v1\nimport data.x\nr := 1\n', regoVersion: 0 as const }];
+    const v0 = [
+      { file: 'old.rego', text: 'package old\nimport rego.v1\nimport data.x\nr := 1\n', regoVersion: 0 as const },
+    ];
     expect(checkPolicies(v0).findings).toEqual([]);
     expect(checkPolicies(v0, { strict: true }).errors.map((e) => e.format())).toEqual([
       'old.rego:3:1: rego_compile_error: import data.x unused',

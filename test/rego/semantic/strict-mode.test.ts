@@ -338,7 +338,22 @@ s if {
   });
 });
 
+describe('arguments named input or data (every mode)', () => {
+  it("are OPA's ResolveRefs error, at the rule, also inside a pattern", () => {
+    expect(lax({ text: 'package p\nf(input) := 1\n' })).toEqual([
+      'p0.rego:2:1: rego_compile_error: args must not shadow input (use a different variable name)',
+    ]);
+    expect(lax({ text: 'package p\nf([data, x]) = x\n', v0: true })).toEqual([
+      'p0.rego:2:1: rego_compile_error: args must not shadow data (use a different variable name)',
+    ]);
+  });
+});
+
 describe('modules strict mode accepts', () => {
+  it('vars `some x in xs` binds are never unused, as OPA rewrites them to an equality that mentions them', () => {
+    expect(strict({ text: 'package p\nr if {\n  some k, v in input.xs\n  v\n}\n' })).toEqual([]);
+  });
+
   it('a Rego v1 module with import rego.v1 and future.keywords (no-ops there), everything used', () => {
     const text = `package p
 import rego.v1
