@@ -1,5 +1,6 @@
 // `guardian policy build|eval|inspect|check` (docs/bundles.md): compile Rego to an OPA bundle with our Wasm
-// toolchain (policy-build.ts), evaluate a bundle's entrypoint through opa-wasm, show what a bundle holds, and lint.
+// toolchain (policy-build.ts), evaluate a bundle's entrypoint through opa-wasm, show what a bundle holds, and
+// check modules (opa check, optionally strict, plus the Guardian's lint rules).
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { CliError, ExitCode } from '../exit-codes.ts';
@@ -31,6 +32,7 @@ interface EvalOptions {
 
 interface CheckOptions {
   strict?: boolean;
+  lint?: boolean;
   format: string;
   v0Compatible?: boolean;
   capabilities?: string;
@@ -167,31 +169,41 @@ async function check(paths: string[], opts: CheckOptions): Promise<void> {
   const capabilities = opts.capabilities !== undefined ? readCapabilitiesFile(opts.capabilities) : undefined;
   const result = checkPolicies(
     sources.map((s) => ({ ...s, file: shownAs.get(s.file) ?? s.file })),
-    capabilities
-      ? {
-          builtins: capabilities.builtins,
-          deferredRefused: capabilities.refused,
-          templateStrings: allowsTemplateStrings(capabilities),
-        }
-      : {},
+    {
+      strict: opts.strict === true,
+      ...(capabilities
+        ? {
+            builtins: capabilities.builtins,
+            deferredRefused: capabilities.refused,
+            templateStrings: allowsTemplateStrings(capabilities),
+          }
+        : {}),
+    },
   );
+  // Lint findings are the Guardian's advice, shown only when asked for: without --lint the command reports
+  // what `opa check` (with --strict, `opa check --strict`) reports.
+  const findings = opts.lint ? result.findings : [];
   if (opts.format === 'json') {
     const where = (l: { file: string; row: number; col: number } | undefined) =>
       l ? { file: l.file, row: l.row, col: l.col } : {};
     const report = {
       modules: result.modules,
       errors: result.errors.map((e) => ({ ...where(e.location), code: e.code, message: e.message })),
-      findings: result.findings.map((f) => ({ ...where(f.location), code: f.code, message: f.message })),
+      ...(opts.lint
+        ? { findings: findings.map((f) => ({ ...where(f.location), code: f.code, message: f.message })) }
+        : {}),
     };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   } else {
     for (const e of result.errors) process.stdout.write(`${e.format()}\n`);
-    for (const f of result.findings) process.stdout.write(`${formatFinding(f)}\n`);
+    for (const f of findings) process.stdout.write(`${formatFinding(f)}\n`);
   }
   const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
-  const summary = `${plural(result.modules, 'module')} checked: ${plural(result.errors.length, 'error')}, ${plural(result.findings.length, 'lint finding')}`;
+  const summary =
+    `${plural(result.modules, 'module')} checked: ${plural(result.errors.length, 'error')}` +
+    (opts.lint ? `, ${plural(findings.length, 'lint finding')}` : '');
   if (result.errors.length) throw new CliError(summary, ExitCode.CompileError);
-  if (opts.strict && result.findings.length) throw new CliError(summary, ExitCode.Failed);
+  if (findings.length) throw new CliError(summary, ExitCode.Failed);
   if (opts.format === 'text') process.stderr.write(`${summary}\n`);
 }
 
@@ -283,10 +295,17 @@ export function registerPolicyCommands(program: Command): void {
   policy
     .command('check')
     .description(
-      'parse, compile and lint Rego files (no Wasm): unused vars, shadowed builtins, deprecated syntax, refused builtins',
+      "parse and compile Rego files as `opa check` does (no Wasm); --strict: OPA's strict mode; --lint: the Guardian's lint rules",
     )
     .argument('<paths...>', '.rego files or directories')
-    .option('--strict', 'exit 1 when there are lint findings')
+    .option(
+      '--strict',
+      "OPA's compiler strict mode (opa check --strict): unused imports, unused assigned vars and unused function arguments are errors, and in Rego v0 modules also duplicate imports, input/data as rule or variable names and deprecated builtins",
+    )
+    .option(
+      '--lint',
+      "also run the Guardian's lint rules (builtins shadowed by rules, deprecated builtins with their replacement, redundant future/rego.v1 imports, builtins the Guardian refuses); exit 1 when one finds something",
+    )
     .option('--format <format>', 'text or json', 'text')
     .option('--v0-compatible', "read modules as Rego v0 (OPA's --v0-compatible); a module importing rego.v1 stays v1")
     .option('--capabilities <file>', CAPABILITIES_HELP)
@@ -294,9 +313,10 @@ export function registerPolicyCommands(program: Command): void {
     .addOption(bundleModeOption())
     .addHelpText(
       'after',
-      '\nA call of a builtin the Guardian refuses (http.send, …) is a lint finding (rego_lint_refused_builtin), not an\n' +
-        'error: it compiles for policy test and eval, and `guardian policy build` refuses it.\n' +
-        'Exit codes: 0 checked, 1 lint findings with --strict, 2 bad usage, 3 a module does not parse or compile.',
+      '\nA call of a builtin the Guardian refuses (http.send, …) compiles, as for policy test and eval, and\n' +
+        '`guardian policy build` refuses it; --lint reports each call (rego_lint_refused_builtin).\n' +
+        'Exit codes: 0 checked, 1 lint findings with --lint, 2 bad usage,\n' +
+        '3 a module does not parse or compile (with --strict: in strict mode).',
     )
     .action(async (paths: string[], opts: CheckOptions) => check(paths, opts));
 

@@ -1,5 +1,6 @@
-// Lint rules of `guardian policy check` (docs/policy-check.md). They run on parsed modules, so a policy
-// that fails to compile still gets its findings reported next to the compile errors.
+// Lint rules of `guardian policy check --lint` (docs/policy-check.md), the Guardian's own advice beyond OPA's
+// checks. They run on parsed modules, so a policy that fails to compile still gets its findings reported next
+// to the compile errors.
 import {
   isExprPart,
   type Body,
@@ -9,14 +10,12 @@ import {
   type RefTerm,
   type Rule,
   type Term,
-  type VarTerm,
 } from '../ast/types.ts';
 import { builtinDecls } from '../builtins/declarations.ts';
 import { refusalReason } from '../semantic/checks.ts';
 import { operatorName } from '../semantic/terms.ts';
 
 export type LintCode =
-  | 'rego_lint_unused_var'
   | 'rego_lint_builtin_shadowed'
   | 'rego_lint_deprecated_builtin'
   | 'rego_lint_redundant_import'
@@ -193,55 +192,6 @@ function forEachCall(rule: Rule, visit: (operator: RefTerm, location: Location |
   walkRule(rule, visitTerm);
 }
 
-/** Vars a `:=` assignment declares: a var, or the vars inside an array/object pattern. */
-function declaredVars(lhs: Term, out: VarTerm[]): void {
-  if (lhs.type === 'var') {
-    if (!lhs.wildcard && lhs.value !== '_' && !lhs.value.startsWith('$')) out.push(lhs);
-  } else if (lhs.type === 'array') {
-    for (const t of lhs.value) declaredVars(t, out);
-  } else if (lhs.type === 'object') {
-    for (const [, v] of lhs.value) declaredVars(v, out);
-  }
-}
-
-function lintUnusedVars(m: Module, rule: Rule, out: LintFinding[]): void {
-  const declared: VarTerm[] = [];
-  const collectAssign = (e: Expr): void => {
-    if (e.terms.type === 'call' && operatorName(e.terms.operator) === 'assign' && e.terms.args.length === 2)
-      declaredVars(e.terms.args[0], declared);
-  };
-  // Every expression at any nesting depth (bodies, every, comprehensions).
-  const seenBodies = new Set<Body>();
-  const visitBody = (b: Body): void => {
-    if (seenBodies.has(b)) return;
-    seenBodies.add(b);
-    for (const e of b) {
-      collectAssign(e);
-      if (e.terms.type === 'every') visitBody(e.terms.body);
-    }
-  };
-  for (let r: Rule | undefined = rule; r; r = r.else) visitBody(r.body);
-  walkRule(rule, (t) => {
-    if (t.type === 'arraycomprehension' || t.type === 'setcomprehension' || t.type === 'objectcomprehension')
-      visitBody(t.body);
-  });
-  if (declared.length === 0) return;
-  const declaredSet = new Set<Term>(declared);
-  const reads = new Map<string, number>();
-  walkRule(rule, (t) => {
-    if (t.type === 'var' && !declaredSet.has(t)) reads.set(t.value, (reads.get(t.value) ?? 0) + 1);
-  });
-  for (const v of declared) {
-    if ((reads.get(v.value) ?? 0) === 0) {
-      out.push({
-        code: 'rego_lint_unused_var',
-        message: `var ${v.original ?? v.value} is assigned but never used`,
-        location: fallbackLocation(m, v.location),
-      });
-    }
-  }
-}
-
 function lintShadowing(m: Module, out: LintFinding[]): void {
   cachedBuiltinNames ??= builtinNames();
   const { exact, namespaces } = cachedBuiltinNames;
@@ -328,11 +278,17 @@ function compareLocations(a: LintFinding, b: LintFinding): number {
   return la.row - lb.row || la.col - lb.col || (a.code < b.code ? -1 : a.code > b.code ? 1 : 0);
 }
 
-/** Every lint finding of the modules, sorted by file, row, column. */
-export function lintModules(modules: readonly Module[]): LintFinding[] {
+/**
+ * Every lint finding of the modules, sorted by file, row, column. `v0Files` are the files read as Rego v0,
+ * where future.keywords and rego.v1 imports are what enables the keywords, not redundant.
+ */
+export function lintModules(
+  modules: readonly Module[],
+  options: { v0Files?: ReadonlySet<string> } = {},
+): LintFinding[] {
   const out: LintFinding[] = [];
   for (const m of modules) {
-    lintImports(m, out);
+    if (!options.v0Files?.has(m.file)) lintImports(m, out);
     lintShadowing(m, out);
     const userNames = new Set<string>();
     for (const r of m.rules) {
@@ -340,10 +296,7 @@ export function lintModules(modules: readonly Module[]): LintFinding[] {
       if (first?.type === 'var') userNames.add(first.value);
     }
     for (const imp of m.imports) if (imp.alias) userNames.add(imp.alias);
-    for (const rule of m.rules) {
-      lintUnusedVars(m, rule, out);
-      lintBuiltinCalls(m, rule, userNames, out);
-    }
+    for (const rule of m.rules) lintBuiltinCalls(m, rule, userNames, out);
   }
   return out.sort(compareLocations);
 }

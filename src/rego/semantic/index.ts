@@ -6,12 +6,15 @@ import { builtinDecls, refusedBuiltinArity } from '../builtins/declarations.ts';
 import { withRefusedDeclarations } from '../builtins/refused.ts';
 import { RegoError, RegoErrors } from '../errors.ts';
 import { CallChecker, checkRecursion } from './checks.ts';
+import { importText, resolveGlobals } from './global-refs.ts';
 import { resolveMetadataCalls } from './metadata.ts';
 import { hoistNegatedOperands, hoistNegatedOperandsInTerm } from './negation.ts';
+import { duplicateImports, rootDocumentOverrides } from './reserved-names.ts';
 import { NameGen, Rewriter, type ScopeHandle } from './rewrite.ts';
 import { SafetyChecker } from './safety.ts';
 import { lowerTemplateStrings, lowerTemplateStringsInBody, reportUndeclared } from './template-strings.ts';
 import { dataNameKey, isDataName, dataRef, forEachVar } from './terms.ts';
+import { unusedLocalErrors } from './unused-locals.ts';
 import {
   pathKey,
   type CompiledProgram,
@@ -172,6 +175,26 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
   const flush = (): void => {
     if (errors.length) throw new RegoErrors(errors.slice(0, maxErrors));
   };
+  const strict = options.strict === true;
+
+  // OPA's first stages, each stopping the compile with its errors: ResolveRefs (strict: unused imports),
+  // CheckKeywordOverrides and CheckDuplicateImports (v1 modules; strict: all), RewriteLocalVars (its
+  // unused-name errors). They visit modules by file name.
+  const ordered = [...modules].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+  const resolution = resolveGlobals(ordered);
+  for (const m of ordered) {
+    errors.push(...(resolution.errors.get(m) ?? []));
+    if (strict)
+      for (const imp of resolution.unusedImports.get(m) ?? [])
+        errors.push(new RegoError('rego_compile_error', `${importText(imp)} unused`, imp.location));
+  }
+  flush();
+  for (const m of ordered) if (strict || m.regoVersion === 1) errors.push(...rootDocumentOverrides(m));
+  flush();
+  for (const m of ordered) if (strict || m.regoVersion === 1) errors.push(...duplicateImports(m));
+  flush();
+  errors.push(...unusedLocalErrors(ordered, resolution, strict));
+  flush();
 
   // 0. Template strings become internal.template_string calls (OPA's RewriteTemplateStrings), then
   // rego.metadata.chain()/rule() the constants the METADATA blocks give, in OPA's stage order.
@@ -403,7 +426,8 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
 
   // 4. Calls, with targets, recursion.
   const builtinsUsed = new Set<string>();
-  const v0Files = new Set(modules.filter((m) => m.regoVersion === 0).map((m) => m.file));
+  // Strict mode refuses deprecated builtins in v0 modules too (OPA's checkDeprecatedBuiltins).
+  const v0Files = new Set(strict ? [] : modules.filter((m) => m.regoVersion === 0).map((m) => m.file));
   const checker = new CallChecker({ ruleSetsByPath: ruleSets, errors, builtinsUsed, v0Files, builtins });
   for (const rs of ruleSets.values()) {
     for (const r of rs.rules) checker.checkRule(r);

@@ -126,8 +126,8 @@ export class Rewriter {
           return declare(x);
         case 'ref': {
           // `input := …` / `data := …` declare a local of that name, shadowing the root document in the rest
-          // of the scope (OPA's rewriteDeclaredAssignment accepts the bare root refs; checkKeywordOverrides
-          // refuses them only with --strict).
+          // of the scope (OPA's rewriteDeclaredAssignment accepts the bare root refs); only Rego v0 modules get
+          // here outside strict mode, checkKeywordOverrides refusing them elsewhere (reserved-names.ts).
           const root = bareRootDocument(x);
           return root ? declare(root) : this.term(x, s, depth + 1);
         }

@@ -40,6 +40,12 @@ export interface RuleSet {
 export interface CompileOptions {
   /** Maximum errors collected before stopping (OPA: 10). */
   maxErrors?: number;
+  /**
+   * OPA's compiler strict mode (`opa check --strict`, docs "Strict Mode"): unused imports, assigned vars and
+   * function arguments are errors; so are, in Rego v0 modules, duplicate imports, rules and locals named
+   * `input`/`data`, and deprecated builtins, which Rego v1 modules refuse anyway.
+   */
+  strict?: boolean;
   /** The builtins policies may call (a capabilities document's); default: every builtin of the toolchain. */
   builtins?: BuiltinTable;
   /**

@@ -20,6 +20,13 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'policy-check-'));
   writeFileSync(join(dir, 'clean.rego'), 'package clean\n\nallow if input.user == "alice"\n');
   writeFileSync(join(dir, 'lint.rego'), 'package lint\nimport rego.v1\n\nf(a) := b if {\n  c := 1\n  b := a\n}\n');
+  // What OPA's strict mode accepts: rego.v1 and future.keywords imports are no-ops in Rego v1, never unused.
+  writeFileSync(
+    join(dir, 'accepted.rego'),
+    'package accepted\nimport rego.v1\nimport future.keywords.in\nimport data.users\n\nallow if {\n  some u in users\n  u == input.user\n}\n',
+  );
+  writeFileSync(join(dir, 'legacy.rego'), 'package legacy\n\nok = any([true])\n');
+  writeFileSync(join(dir, 'legacy_fn.rego'), 'package legacyfn\n\nf(x, y) = x\n');
   writeFileSync(join(dir, 'broken.rego'), 'package broken\nx := y\n');
   writeFileSync(
     join(dir, 'v0style.rego'),
@@ -33,33 +40,61 @@ beforeAll(() => {
 });
 
 describe('guardian policy check', () => {
-  it('a clean policy: exit 0, no findings', { timeout: 120_000 }, () => {
+  it('a clean policy: exit 0, nothing printed, also with --strict and --lint', { timeout: 120_000 }, () => {
     const r = guardian(['policy', 'check', 'clean.rego'], dir);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/1 module checked: 0 errors, 0 lint findings/);
+    expect(r.stderr).toMatch(/^1 module checked: 0 errors\n$/);
     expect(r.code).toBe(0);
+    const both = guardian(['policy', 'check', 'clean.rego', '--strict', '--lint'], dir);
+    expect(both).toMatchObject({ code: 0, stdout: '' });
+    expect(both.stderr).toMatch(/1 module checked: 0 errors, 0 lint findings/);
   });
 
-  it('lint findings print file:row:col: code: message; exit 0 without --strict, 1 with it', {
+  it("--strict is OPA's strict mode: unused locals are compile errors (exit 3), no lint findings", {
     timeout: 120_000,
   }, () => {
-    const expected = [
-      'lint.rego:2:1: rego_lint_redundant_import: import rego.v1 is redundant: modules are Rego v1 already: remove it',
-      'lint.rego:5:3: rego_lint_unused_var: var c is assigned but never used',
-    ];
-    const lax = guardian(['policy', 'check', 'lint.rego'], dir);
-    expect(lax.stdout.trim().split('\n')).toEqual(expected);
-    expect(lax.code).toBe(0);
+    expect(guardian(['policy', 'check', 'lint.rego'], dir)).toMatchObject({ code: 0, stdout: '' });
     const strict = guardian(['policy', 'check', 'lint.rego', '--strict'], dir);
-    expect(strict.stdout.trim().split('\n')).toEqual(expected);
-    expect(strict.stderr).toMatch(/2 lint findings/);
-    expect(strict.code).toBe(1);
+    expect(strict.stdout.trim().split('\n')).toEqual(['lint.rego:5:3: rego_compile_error: assigned var c unused']);
+    expect(strict.stderr).toMatch(/1 module checked: 1 error/);
+    expect(strict.code).toBe(3);
+    const accepted = guardian(['policy', 'check', 'accepted.rego', '--strict'], dir);
+    expect(accepted).toMatchObject({ code: 0, stdout: '' });
+    expect(accepted.stderr).toMatch(/1 module checked: 0 errors/);
   });
 
-  it('compile errors exit 3 (even without --strict); --format json carries errors and findings', {
+  it('--strict under --v0-compatible: deprecated builtins and unused arguments of v0 modules are errors', {
     timeout: 120_000,
   }, () => {
-    const r = guardian(['policy', 'check', 'broken.rego', 'lint.rego', '--format', 'json'], dir);
+    const lax = guardian(['policy', 'check', 'legacy.rego', 'legacy_fn.rego', '--v0-compatible'], dir);
+    expect(lax).toMatchObject({ code: 0, stdout: '' });
+    const builtin = guardian(['policy', 'check', 'legacy.rego', '--v0-compatible', '--strict'], dir);
+    expect(builtin.stdout.trim().split('\n')).toEqual([
+      'legacy.rego:3:6: rego_type_error: deprecated built-in function calls in expression: any',
+    ]);
+    expect(builtin.code).toBe(3);
+    const fn = guardian(['policy', 'check', 'legacy_fn.rego', '--v0-compatible', '--strict'], dir);
+    expect(fn.stdout.trim().split('\n')).toEqual([
+      'legacy_fn.rego:3:1: rego_compile_error: unused argument y. (hint: use _ (wildcard variable) instead)',
+    ]);
+    expect(fn.code).toBe(3);
+  });
+
+  it('--lint prints the Guardian lint findings as file:row:col: code: message and exits 1', {
+    timeout: 120_000,
+  }, () => {
+    const r = guardian(['policy', 'check', 'lint.rego', '--lint'], dir);
+    expect(r.stdout.trim().split('\n')).toEqual([
+      'lint.rego:2:1: rego_lint_redundant_import: import rego.v1 is redundant: modules are Rego v1 already: remove it',
+    ]);
+    expect(r.stderr).toMatch(/1 module checked: 0 errors, 1 lint finding/);
+    expect(r.code).toBe(1);
+  });
+
+  it('compile errors exit 3 (whatever the flags); --format json carries errors, and findings with --lint', {
+    timeout: 120_000,
+  }, () => {
+    const r = guardian(['policy', 'check', 'broken.rego', 'lint.rego', '--format', 'json', '--lint'], dir);
     expect(r.code).toBe(3);
     const report = JSON.parse(r.stdout) as {
       modules: number;
@@ -70,10 +105,9 @@ describe('guardian policy check', () => {
     expect(report.errors).toEqual([
       { file: 'broken.rego', row: 2, col: 6, code: 'rego_unsafe_var_error', message: 'var y is unsafe' },
     ]);
-    expect(report.findings.map((f) => [f.code, f.row])).toEqual([
-      ['rego_lint_redundant_import', 2],
-      ['rego_lint_unused_var', 5],
-    ]);
+    expect(report.findings.map((f) => [f.code, f.row])).toEqual([['rego_lint_redundant_import', 2]]);
+    const plain = JSON.parse(guardian(['policy', 'check', 'lint.rego', '--format', 'json'], dir).stdout) as object;
+    expect(plain).toEqual({ modules: 1, errors: [] });
   });
 
   it('every parse error of a module is printed, as OPA reports them (a v0 module: each missing keyword)', {

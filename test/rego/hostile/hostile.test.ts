@@ -118,8 +118,8 @@ exhaust := count(d3) if {
 
 # 10^7 host builtin calls with no allocation to speak of: only the deadline stops it
 spin if {
-  every i in numbers.range(1, 100000) {
-    every j in numbers.range(1, 100) {
+  every _ in numbers.range(1, 100000) {
+    every _ in numbers.range(1, 100) {
       lower("A") == "a"
     }
   }

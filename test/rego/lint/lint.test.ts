@@ -1,52 +1,16 @@
-// policy check's lint rules on real parsed modules (and the real compile stage for checkPolicies).
+// policy check's lint rules (--lint) on real parsed modules, and the real compile stage for checkPolicies.
 import { describe, expect, it } from 'vitest';
 import { checkPolicies, formatFinding, lintModules, type LintFinding } from '../../../src/rego/lint/index.ts';
 import { parseModule } from '../../../src/rego/ast/index.ts';
 
-function lint(text: string, file = 'p.rego'): string[] {
-  return lintModules([parseModule(file, text)]).map(formatFinding);
+function lint(text: string, file = 'p.rego', regoVersion: 0 | 1 = 1): string[] {
+  const v0Files = new Set(regoVersion === 0 ? [file] : []);
+  return lintModules([parseModule(file, text, { regoVersion })], { v0Files }).map(formatFinding);
 }
 
 function only(findings: string[], code: string): string[] {
   return findings.filter((f) => f.includes(`: ${code}: `));
 }
-
-describe('rego_lint_unused_var', () => {
-  it('reports a := local never read, at the variable', () => {
-    const out = lint('package p\n\nf(a) := b if {\n  c := 1\n  b := a\n}\n');
-    expect(out).toEqual(['p.rego:4:3: rego_lint_unused_var: var c is assigned but never used']);
-  });
-
-  it('reports unused vars of array patterns, comprehension bodies and every bodies; not read ones', () => {
-    const text = [
-      'package p',
-      'g if {',
-      '  [m, n] := [1, 2]',
-      '  m > 0',
-      '  k := [v | some v in [1]; w := v]',
-      '  count(k) > 0',
-      '  every x in [1] { y := x }',
-      '}',
-    ].join('\n');
-    expect(only(lint(text), 'rego_lint_unused_var')).toEqual([
-      'p.rego:3:7: rego_lint_unused_var: var n is assigned but never used',
-      'p.rego:5:28: rego_lint_unused_var: var w is assigned but never used',
-      'p.rego:7:20: rego_lint_unused_var: var y is assigned but never used',
-    ]);
-  });
-
-  it('a var read in the head, an else branch or a with value counts as used', () => {
-    const text = [
-      'package p',
-      'r := x if { x := 1 }',
-      's contains v if { v := 2 }',
-      't := 1 if { false } else := z if { z := 3 }',
-      'u if { d := {"a": 1}; input.a == 1 with input as d }',
-      'w if { [_, q] := [1, 2]; q > 1 }',
-    ].join('\n');
-    expect(only(lint(text), 'rego_lint_unused_var')).toEqual([]);
-  });
-});
 
 describe('rego_lint_builtin_shadowed', () => {
   it('reports rules, functions and import aliases named like a builtin or builtin namespace, once per name', () => {
@@ -74,6 +38,11 @@ describe('deprecated syntax', () => {
       'p.rego:3:1: rego_lint_redundant_import: import future.keywords is redundant in Rego v1 (the keywords are always enabled): remove it',
       'p.rego:4:1: rego_lint_redundant_import: import rego.v1 is redundant: modules are Rego v1 already: remove it',
     ]);
+  });
+
+  it('not in a file read as Rego v0, where those imports enable the keywords', () => {
+    expect(lint('package p\nimport future.keywords.in\nx := 1 in [1]\n', 'p.rego', 0)).toEqual([]);
+    expect(lint('package p\nimport rego.v1\nx := 1\n', 'p.rego', 0)).toEqual([]);
   });
 
   it('pre-v1 builtins are reported with their replacement, also inside comprehensions', () => {
@@ -122,6 +91,23 @@ describe('checkPolicies', () => {
       'b.rego:rego_lint_redundant_import',
     ]);
     expect(r.modules).toBe(1);
+  });
+
+  it('compiles in OPA strict mode when asked: unused locals are errors then, lint findings stay findings', () => {
+    const text = 'package p\nimport rego.v1\n\nf(a) := b if {\n  c := 1\n  b := a\n}\n';
+    const lax = checkPolicies([{ file: 'p.rego', text }]);
+    expect(lax.errors).toEqual([]);
+    const strict = checkPolicies([{ file: 'p.rego', text }], { strict: true });
+    expect(strict.errors.map((e) => e.format())).toEqual(['p.rego:5:3: rego_compile_error: assigned var c unused']);
+    expect(strict.findings.map((f) => f.code)).toEqual(['rego_lint_redundant_import']);
+    // A --v0-compatible source: its rego.v1 import is no redundant one; strict mode reports the unused import.
+    const v0 = [
+      { file: 'old.rego', text: 'package old\nimport rego.v1\nimport data.x\nr := 1\n', regoVersion: 0 as const },
+    ];
+    expect(checkPolicies(v0).findings).toEqual([]);
+    expect(checkPolicies(v0, { strict: true }).errors.map((e) => e.format())).toEqual([
+      'old.rego:3:1: rego_compile_error: import data.x unused',
+    ]);
   });
 
   it('runs the compile stage: unsafe vars are errors, refused builtins a finding only, clean policies have none', () => {

@@ -77,9 +77,17 @@ p if {
       compileErrors(`package t
 p if {
 	input.go
+	every x in input.xs { x; count(data.l) == y }
+}`),
+    ).toEqual(['t.rego:4:44: rego_unsafe_var_error: var y is unsafe']);
+    // An every value its body never refers to is OPA's RewriteLocalVars error, before any safety check.
+    expect(
+      compileErrors(`package t
+p if {
+	input.go
 	every x in input.xs { count(data.l) == y }
 }`),
-    ).toEqual(['t.rego:4:41: rego_unsafe_var_error: var y is unsafe']);
+    ).toEqual(['t.rego:4:24: rego_compile_error: declared var x unused']);
   });
 });
 
