@@ -14,7 +14,7 @@ import { linkPolicyWasm } from '../wasm/index.ts';
 import { IgnorePatternError, LoaderError, loadPaths } from '../bundle/loader.ts';
 import { RegoError, RegoErrors } from '../errors.ts';
 import { allowsTemplateStrings, type Capabilities } from '../builtins/capabilities.ts';
-import { isObject, type JsonValue as Json } from '../json.ts';
+import { isObject, type JsonObject, type JsonValue as Json } from '../json.ts';
 import { CoverageProbes, type CoverageReport, instrumentForCoverage } from './coverage.ts';
 import { createTestEvaluator, TestEvaluationError, type HostBuiltinTable } from './evaluator.ts';
 
@@ -85,7 +85,7 @@ export class PolicyTestSetupError extends Error {
 
 interface SourceSet {
   modules: { file: string; text: string; regoVersion?: 0 | 1 }[];
-  data: Json;
+  data: JsonObject;
 }
 
 /** OPA's loader rules (src/rego/bundle/loader.ts); a loading error is a usage error. */
@@ -102,7 +102,7 @@ function collect(options: PolicyTestOptions): SourceSet {
         text: m.text,
         ...(m.regoVersion !== undefined ? { regoVersion: m.regoVersion } : {}),
       })),
-      data: loaded.data as Json,
+      data: loaded.data as JsonObject,
     };
   } catch (err) {
     if (err instanceof LoaderError || err instanceof IgnorePatternError)
@@ -337,6 +337,8 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
         ? { builtins: options.capabilities.builtins, deferredRefused: options.capabilities.refused }
         : {}),
       refusedBuiltins: 'evaluation-error' as const,
+      // opa test compiles with the path-conflict check against the loaded data.
+      data: sources.data,
     };
     const build = async (p: typeof prepared): Promise<Uint8Array> => {
       const program = compileModules(p.modules, compileOptions);
