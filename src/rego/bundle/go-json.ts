@@ -222,10 +222,7 @@ function goDecodeRune(b: Uint8Array, i: number): [number, number] {
     const lo = c === 0xf0 ? 0x90 : 0x80;
     const hi = c === 0xf4 ? 0x8f : 0xbf;
     if (cont(1, lo, hi) && cont(2) && cont(3))
-      return [
-        ((c & 0x07) << 18) | ((b[i + 1] & 0x3f) << 12) | ((b[i + 2] & 0x3f) << 6) | (b[i + 3] & 0x3f),
-        4,
-      ];
+      return [((c & 0x07) << 18) | ((b[i + 1] & 0x3f) << 12) | ((b[i + 2] & 0x3f) << 6) | (b[i + 3] & 0x3f), 4];
   }
   return [0xfffd, 1];
 }
@@ -335,14 +332,16 @@ interface Context {
 
 /** UnmarshalTypeError.Error(). */
 function typeError(value: string, t: GoType, ctx: Context): GoJsonError {
-  const where =
-    ctx.struct !== undefined ? `Go struct field ${ctx.struct}.${ctx.fields.join('.')}` : 'Go value';
+  const where = ctx.struct !== undefined ? `Go struct field ${ctx.struct}.${ctx.fields.join('.')}` : 'Go value';
   return new GoJsonError(`json: cannot unmarshal ${value} into ${where} of type ${typeName(t)}`);
 }
 
 /** encoding/json's foldName for the ASCII field names used here: ASCII case, and the two runes that fold to k/s. */
 const foldName = (s: string): string =>
-  s.replace(/\u212a/g, 'k').replace(/\u017f/g, 's').replace(/[A-Z]/g, (ch) => ch.toLowerCase());
+  s
+    .replace(/\u212a/g, 'k')
+    .replace(/\u017f/g, 's')
+    .replace(/[A-Z]/g, (ch) => ch.toLowerCase());
 
 const NILLABLE: ReadonlySet<GoType['kind']> = new Set(['pointer', 'slice', 'map', 'any']);
 
@@ -376,7 +375,8 @@ function decodeInto(
   if (c === 0x6e) return [NILLABLE.has(t.kind) ? undefined : current, end];
   if (t.kind === 'pointer') return decodeInto(b, i, t.elem, ctx, errors, current);
   if (t.kind === 'any') return [valueOf(b, i, end), end];
-  const kindOf = c === 0x7b ? 'object' : c === 0x5b ? 'array' : c === 0x22 ? 'string' : c === 0x74 || c === 0x66 ? 'bool' : 'number';
+  const kindOf =
+    c === 0x7b ? 'object' : c === 0x5b ? 'array' : c === 0x22 ? 'string' : c === 0x74 || c === 0x66 ? 'bool' : 'number';
   if (t.kind === 'string') return kindOf === 'string' ? [valueOf(b, i, end), end] : fail(kindOf);
   if (t.kind === 'int') {
     if (kindOf !== 'number') return fail(kindOf);

@@ -443,7 +443,10 @@ const MANIFEST: GoType = {
               name: 'annotations',
               type: {
                 kind: 'slice',
-                elem: { kind: 'pointer', elem: { kind: 'struct', pkg: 'ast', name: 'Annotations', fields: [], open: true } },
+                elem: {
+                  kind: 'pointer',
+                  elem: { kind: 'struct', pkg: 'ast', name: 'Annotations', fields: [], open: true },
+                },
               },
             },
           ],

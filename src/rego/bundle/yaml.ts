@@ -4,16 +4,7 @@
 // NaN`). The document is read with the `yaml` package; go-yaml's text is given for the mistakes people make in data
 // files (tabs in the indentation, a key out of line, a missing `: `, an unclosed quote, an undefined alias, bytes go-yaml's
 // reader refuses). For the rarer ones the `yaml` package's own description follows `yaml: `.
-import {
-  type Document,
-  isAlias,
-  isCollection,
-  isMap,
-  isScalar,
-  parseAllDocuments,
-  visit,
-  type YAMLError,
-} from 'yaml';
+import { type Document, isAlias, isCollection, isMap, isScalar, parseAllDocuments, visit, type YAMLError } from 'yaml';
 import { goQuote } from '../builtins/host/format.ts';
 
 /** A YAML data file go-yaml (or sigs.k8s.io/yaml's JSON step) refuses, with that text. */
@@ -143,8 +134,7 @@ function translate(text: string, err: YAMLError): string {
       if (/^Missing closing ["']quote/.test(err.message)) {
         // Inside a quoted scalar a line starting `---` or `...` ends the document; else the input ends first.
         const indicator = /(?:\r\n|\r|\n)(?:---|\.\.\.)(?=[ \t\r\n]|$)/.exec(text);
-        if (indicator)
-          return scannerError('found unexpected document indicator', lineAt(text, indicator.index) + 1);
+        if (indicator) return scannerError('found unexpected document indicator', lineAt(text, indicator.index) + 1);
         return scannerError('found unexpected end of stream', lineAt(text, text.length));
       }
       if (err.message.startsWith('Implicit map keys need to be followed by map values'))
@@ -163,7 +153,8 @@ function translate(text: string, err: YAMLError): string {
       // A `: ` after a value, or after a key that is no simple key (over two lines, or too long).
       if (err.code !== 'BLOCK_AS_IMPLICIT_KEY' || err.message.startsWith('Nested mappings')) {
         const colon = mappingIndicator(text, pos);
-        if (colon !== undefined) return scannerError('mapping values are not allowed in this context', lineAt(text, colon));
+        if (colon !== undefined)
+          return scannerError('mapping values are not allowed in this context', lineAt(text, colon));
       }
       break;
     case 'BAD_INDENT': {
@@ -188,7 +179,12 @@ function translate(text: string, err: YAMLError): string {
     case 'UNEXPECTED_TOKEN': {
       // What follows a complete value on its line, where the block mapping wanted its next key; a closing bracket
       // with no value before it is a node that never started.
-      const afterValue = /[^ \t]$/.test(text.slice(0, pos).split(/\r\n|\r|\n/).pop() ?? '');
+      const afterValue = /[^ \t]$/.test(
+        text
+          .slice(0, pos)
+          .split(/\r\n|\r|\n/)
+          .pop() ?? '',
+      );
       if (/^Unexpected flow-(seq|map)-end token/.test(err.message))
         return afterValue && /[\]}]$/.test(text.slice(0, pos).trimEnd())
           ? parserError('did not find expected key', line0)
@@ -260,7 +256,10 @@ function endsInPlainScalar(line: string): boolean {
 function endsFirstDocument(doc: Document, err: YAMLError): boolean {
   if (err.code !== 'UNEXPECTED_TOKEN' || !err.message.startsWith('Unexpected scalar at node end')) return false;
   const root = doc.contents;
-  return (isCollection(root) && root.flow === true) || (isScalar(root) && (root.type === 'QUOTE_DOUBLE' || root.type === 'QUOTE_SINGLE'));
+  return (
+    (isCollection(root) && root.flow === true) ||
+    (isScalar(root) && (root.type === 'QUOTE_DOUBLE' || root.type === 'QUOTE_SINGLE'))
+  );
 }
 
 /** fmt's %#v of a value go-yaml decoded (what sigs.k8s.io/yaml and go-yaml print in their key errors). */
@@ -271,7 +270,9 @@ function goSyntax(v: unknown, inCollection = false): string {
   if (typeof v === 'boolean') return String(v);
   if (Array.isArray(v)) return `[]interface {}{${v.map((x) => goSyntax(x, true)).join(', ')}}`;
   if (v instanceof Map) {
-    const entries = [...v.entries()].map(([k, x]) => [goSyntax(k, true), goSyntax(x, true)]).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const entries = [...v.entries()]
+      .map(([k, x]) => [goSyntax(k, true), goSyntax(x, true)])
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `map[interface {}]interface {}{${entries.map(([k, x]) => `${k}:${x}`).join(', ')}}`;
   }
   return String(v);
@@ -368,7 +369,8 @@ export function parseYamlData(input: string | Uint8Array): unknown {
   if (first.errors.length > 0 && !endsFirstDocument(first, first.errors[0]))
     throw new YamlDataError(translate(text, first.errors[0]));
   const tabLine = blankLineTab(text, first);
-  if (tabLine !== undefined) throw new YamlDataError(scannerError('found a tab character that violates indentation', tabLine));
+  if (tabLine !== undefined)
+    throw new YamlDataError(scannerError('found a tab character that violates indentation', tabLine));
   checkKeys(first, text);
   let value: unknown;
   try {

@@ -145,7 +145,11 @@ function dataNonEmpty(data: Readonly<Record<string, unknown>>, path: readonly st
  * a path the data occupies. The first rule at the node carries the error; a conflicting node's children are not
  * checked further.
  */
-function checkDataConflicts(raws: readonly RawRule[], data: Readonly<Record<string, unknown>>, errors: RegoError[]): void {
+function checkDataConflicts(
+  raws: readonly RawRule[],
+  data: Readonly<Record<string, unknown>>,
+  errors: RegoError[],
+): void {
   // A rule sits at its head ref's ground prefix; a ground non-string key in it ends the string-keyed path there.
   const nodes = new Map<string, RawRule>();
   for (const r of raws) {

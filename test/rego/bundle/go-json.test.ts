@@ -104,7 +104,7 @@ describe('parseGoJson: util.UnmarshalJSON', () => {
     expect(parseGoJson(bytes('{"a":1} null xyz'))).toEqual({ a: 1 });
   });
 
-  it("strings as Go decodes them: invalid UTF-8 and lone surrogate escapes become U+FFFD", () => {
+  it('strings as Go decodes them: invalid UTF-8 and lone surrogate escapes become U+FFFD', () => {
     expect(parseGoJson(bytes([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xe2, 0x82, 0x41, 0x22, 0x7d]))).toEqual({
       a: '\ufffd\ufffdA',
     });
@@ -144,9 +144,15 @@ describe('decodeGoJson: a Decode into a Go struct', () => {
   };
 
   it("reports the first type error with Go's struct, field path and type", () => {
-    expect(decodeError('{"tags": "a"}')).toBe('json: cannot unmarshal string into Go struct field Point.tags of type []string');
-    expect(decodeError('{"tags": [1]}')).toBe('json: cannot unmarshal number into Go struct field Point.tags of type string');
-    expect(decodeError('{"n": 1.5}')).toBe('json: cannot unmarshal number 1.5 into Go struct field Point.n of type int');
+    expect(decodeError('{"tags": "a"}')).toBe(
+      'json: cannot unmarshal string into Go struct field Point.tags of type []string',
+    );
+    expect(decodeError('{"tags": [1]}')).toBe(
+      'json: cannot unmarshal number into Go struct field Point.tags of type string',
+    );
+    expect(decodeError('{"n": 1.5}')).toBe(
+      'json: cannot unmarshal number 1.5 into Go struct field Point.n of type int',
+    );
     expect(decodeError('{"extra": []}')).toBe(
       'json: cannot unmarshal array into Go struct field Point.extra of type map[string]interface {}',
     );

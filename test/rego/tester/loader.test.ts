@@ -109,7 +109,9 @@ describe('loadPaths: OPA loader rules', () => {
     expect(loadErrors([clash])).toEqual([`${join(clash, 'x', 'b.json')}: merge error`]);
     const scalar = tree({ 'n.json': '7' });
     // OPA v1 loader/errors.go unsupportedDocumentType.
-    expect(loadErrors([join(scalar, 'n.json')])).toEqual([`${join(scalar, 'n.json')}: document must be of type object`]);
+    expect(loadErrors([join(scalar, 'n.json')])).toEqual([
+      `${join(scalar, 'n.json')}: document must be of type object`,
+    ]);
     // Below a directory a scalar is fine: it is wrapped in its directory's object.
     expect(loadPaths([tree({ 'd/n.json': '7' })]).data).toEqual({ d: 7 });
   });
@@ -209,7 +211,11 @@ describe('malformed data files: the texts of OPA v1 loader/loader.go', () => {
     const cases: [string, string | Uint8Array, string][] = [
       ['tab indentation', 'limits:\n\tmax: 3\n', 'yaml: line 2: found character that cannot start any token'],
       ['a second `: ` on the first line', 'name: my app: v2\n', 'yaml: mapping values are not allowed in this context'],
-      ['a key indented past its siblings', 'a:\n  b: 1\n   c: 2\n', 'yaml: line 3: mapping values are not allowed in this context'],
+      [
+        'a key indented past its siblings',
+        'a:\n  b: 1\n   c: 2\n',
+        'yaml: line 3: mapping values are not allowed in this context',
+      ],
       ['a key indented short of its siblings', 'a:\n  b: 1\n c: 2\n', 'yaml: line 2: did not find expected key'],
       [
         'a sequence item out of line',
@@ -275,12 +281,18 @@ describe('malformed files in bundle mode: the texts of OPA v1 bundle/bundle.go R
       ['{"roots": ["a"],}', "invalid character '}' looking for beginning of object key string"],
       ['{"roots": "acs"}', 'json: cannot unmarshal string into Go struct field Manifest.roots of type []string'],
       ['["x"]', 'json: cannot unmarshal array into Go value of type bundle.Manifest'],
-      ['{"rego_version": 1.5}', 'json: cannot unmarshal number 1.5 into Go struct field Manifest.rego_version of type int'],
+      [
+        '{"rego_version": 1.5}',
+        'json: cannot unmarshal number 1.5 into Go struct field Manifest.rego_version of type int',
+      ],
       [
         '{"wasm": [{"entrypoint": "a/b", "module": 7}]}',
         'json: cannot unmarshal number into Go struct field WasmResolver.wasm.module of type string',
       ],
-      ['{"metadata": []}', 'json: cannot unmarshal array into Go struct field Manifest.metadata of type map[string]interface {}'],
+      [
+        '{"metadata": []}',
+        'json: cannot unmarshal array into Go struct field Manifest.metadata of type map[string]interface {}',
+      ],
     ];
     for (const [manifest, message] of cases) {
       const { dir, errors } = bundleErrors({ '.manifest': manifest });
