@@ -1,9 +1,10 @@
 // YAML data files read the way OPA reads them: sigs.k8s.io/yaml converts YAML to JSON through go-yaml v2
 // (YAMLToJSON: yaml.Unmarshal of the first document, then json.Marshal), and its error is go-yaml's
 // (`yaml: line 3: mapping values are not allowed in this context`) or encoding/json's (`json: unsupported value:
-// NaN`). The document is read with the `yaml` package; go-yaml's text is given for the mistakes people make in data
-// files (tabs in the indentation, a key out of line, a missing `: `, an unclosed quote, an undefined alias, bytes go-yaml's
-// reader refuses). For the rarer ones the `yaml` package's own description follows `yaml: `.
+// NaN`). The document is read with the `yaml` package; go-yaml's text is given for the mistakes people make in
+// data files (tabs in the indentation, a key out of line, a missing `: `, an unclosed quote or bracket, an
+// undefined alias, bytes go-yaml's reader refuses, a null key). For the rarer ones (directives, explicit tags
+// that do not fit their value) the `yaml` package's own description follows `yaml: `.
 import { type Document, isAlias, isCollection, isMap, isScalar, parseAllDocuments, visit, type YAMLError } from 'yaml';
 import { goQuote } from '../builtins/host/format.ts';
 
