@@ -229,6 +229,11 @@ export interface CompileQueryOptions {
    * (load the module with `authoringHostBuiltins`); default `compile-error` (CompileOptions.refusedBuiltins).
    */
   refusedBuiltins?: 'compile-error' | 'evaluation-error';
+  /**
+   * The base documents the query will be evaluated against: a rule at a path they occupy is a compile error, as
+   * OPA's path-conflict check has it for `opa eval -d` (CompileOptions.data). Unset: no check.
+   */
+  conflictData?: Readonly<Record<string, unknown>>;
 }
 
 export interface CompiledQuery {
@@ -260,6 +265,7 @@ export async function compileQuery(options: CompileQueryOptions): Promise<Compil
       ? { builtins: options.capabilities.builtins, deferredRefused: options.capabilities.refused }
       : {}),
     ...(deferRefused ? { refusedBuiltins: 'evaluation-error' as const } : {}),
+    ...(options.conflictData ? { data: options.conflictData } : {}),
   });
   const name = options.name ?? 'eval';
   const plan = planQueries(program, [{ name, body }]);

@@ -178,7 +178,8 @@ function casesByCommand(): Record<string, Case[]> {
         code: ExitCode.Usage,
         message: /1 error occurred during loading: stat .*missing\.tar\.gz: no such file or directory/,
       },
-      { args: ['data.p.allow', '-d', f.badJson], code: ExitCode.Usage, message: /bad\.json: invalid JSON/ },
+      // OPA's loader: the path, then Go's decoder error (go-json.ts).
+      { args: ['data.p.allow', '-d', f.badJson], code: ExitCode.Usage, message: /bad\.json: unexpected EOF/ },
       { args: ['data.p.allow', '-d', regoDir, '-i', f.badJson], code: ExitCode.Usage, message: /invalid JSON/ },
       { args: ['data.p.allow', '-d', regoDir, '--ignore', '[x'], code: ExitCode.Usage, message: /--ignore: syntax/ },
     ],
@@ -193,7 +194,7 @@ function casesByCommand(): Record<string, Case[]> {
       {
         args: [f.badJson],
         code: ExitCode.Usage,
-        message: /1 error occurred during loading: .*bad\.json: invalid JSON/,
+        message: /1 error occurred during loading: .*bad\.json: unexpected EOF/,
       },
     ],
     'policy bench': [

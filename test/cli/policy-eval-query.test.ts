@@ -85,6 +85,16 @@ describe('guardian policy eval QUERY', { timeout: 300_000 }, () => {
     expect(r.stderr).toMatch(/guardian: 1 error occurred\n$/);
   });
 
+  it('a rule at a path the -d data holds: OPA compiles against the store and refuses it (CheckPathConflicts), exit 3', async () => {
+    const c = join(dir, 'conflict');
+    mkdirSync(join(c, 'x'), { recursive: true });
+    writeFileSync(join(c, 'p.rego'), 'package x\n\nallow if input.n < 3\n');
+    writeFileSync(join(c, 'x', 'data.json'), '{"allow": true}');
+    const r = await evalQuery(['-d', c, 'data.x.allow']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/p\.rego:3:1: rego_compile_error: conflicting rule for data path x\/allow found\n/);
+  });
+
   it('custom builtins: declared by --capabilities, implemented by --builtins, in the modules and the query', async () => {
     const c = ['-d', join(dir, 'custom'), '--capabilities', caps];
     const r = await evalQuery([...c, '--builtins', impl, 'data.v.greeting']);

@@ -31,7 +31,7 @@ function progress(opts: { quiet?: boolean }, line: string): void {
 
 /** `--data FILE`: merged at the root of data with the loader's conflict rule (a key both define is an error). */
 function mergeRootData(target: Record<string, unknown>, value: unknown, file: string): void {
-  if (!isObject(value)) throw new CliError(`${file}: bad document type`, ExitCode.Usage);
+  if (!isObject(value)) throw new CliError(`${file}: document must be of type object`, ExitCode.Usage);
   const merge = (a: Record<string, unknown>, b: Record<string, unknown>): void => {
     for (const [k, v] of Object.entries(b)) {
       const x = a[k];

@@ -121,6 +121,8 @@ export async function evaluateQueryCommand(queryText: string, opts: QueryOptions
       // An authoring tool: a refused builtin (http.send, …) fails the evaluation that reaches it unless the query
       // replaces it with `with`; `policy build` still refuses it (docs/policy-authoring.md).
       refusedBuiltins: 'evaluation-error',
+      // opa eval compiles against the store holding the -d data: a rule where data lies is a conflict.
+      conflictData: data,
     });
   } catch (e) {
     if (e instanceof RegoErrors) {

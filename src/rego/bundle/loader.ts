@@ -4,21 +4,26 @@
 // - a data file is mounted at its directory's path below the argument (`cfg/limits.yaml` → `data.cfg`),
 //   and a `a.b:path` argument mounts everything it loads below `data.a.b`;
 // - documents merge as OPA's merge.InterfaceMaps does: objects merge key by key, any other value present
-//   twice is a conflict (`<file>: merge error`), and a file at the root must hold an object (`bad document
-//   type`);
+//   twice is a conflict (`<file>: merge error`), and a file at the root must hold an object (`document must be
+//   of type object`);
 // - `--ignore` patterns (Go filepath.Match syntax) exclude files and directories by name, below the paths;
 // - in bundle mode (`-b`) each path is a bundle directory or `.tar.gz`: only `data.json`/`data.yaml` files
 //   are data, `.manifest` gives roots, revision and Rego versions, and every package and data path must lie
 //   inside the roots.
-// Errors use OPA's texts and are collected like OPA's loader does (`N errors occurred during loading`).
+// Errors use OPA's texts and are collected like OPA's loader does (`N errors occurred during loading`): a JSON
+// file's error is Go's decoder text after the path (`x.json: invalid character '}' after object key`, go-json.ts),
+// a YAML file's `x.yaml: error converting YAML to JSON: yaml: line 2: …` (yaml.ts), a file that cannot be read
+// Go's `open x.json: permission denied`.
 import { readdirSync, readFileSync, statSync, type Stats } from 'node:fs';
 import { basename, join, normalize, resolve } from 'node:path';
 import { parseModule } from '../ast/index.ts';
 import type { Term } from '../ast/types.ts';
+import { goQuote } from '../builtins/host/format.ts';
 import { RegoErrors } from '../errors.ts';
 import { isObject } from '../json.ts';
+import { decodeGoJson, type GoType, isGoJsonValid, parseGoJson } from './go-json.ts';
 import { BundleError, readBundle, regoVersionForFile, type BundleManifest } from './index.ts';
-import { parseYamlData } from './yaml.ts';
+import { parseYamlData, YamlDataError } from './yaml.ts';
 
 export interface LoadedRegoFile {
   /** The path as the loader reached it: the argument joined with the names below it. */
@@ -131,41 +136,68 @@ export function splitPathPrefix(arg: string): { prefix: string[]; path: string }
   return { prefix: arg.slice(0, colon).split('.'), path: arg.slice(colon + 1) };
 }
 
-function goStatError(path: string, err: unknown): string {
-  const code = (err as NodeJS.ErrnoException).code;
-  const reason =
-    code === 'ENOENT' ? 'no such file or directory' : code === 'EACCES' ? 'permission denied' : String(err);
-  return `stat ${path}: ${reason}`;
+/** Go's text for the errno of a failed file system call (syscall.Errno.Error()). */
+const GO_ERRNO: Readonly<Record<string, string>> = {
+  ENOENT: 'no such file or directory',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EISDIR: 'is a directory',
+  ENOTDIR: 'not a directory',
+  ELOOP: 'too many levels of symbolic links',
+  ENAMETOOLONG: 'file name too long',
+  EMFILE: 'too many open files',
+  EIO: 'input/output error',
+};
+
+/** A Go *fs.PathError: `<op> <path>: <errno text>`. */
+function goPathError(op: 'stat' | 'open' | 'read', path: string, err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code ?? '';
+  return `${op} ${path}: ${GO_ERRNO[code] ?? (err as Error).message}`;
 }
 
-function parseJsonDocument(path: string, text: string): unknown {
+/** os.ReadFile: the bytes, or Go's `open <path>: …` / `read <path>: …`. */
+function readBytes(path: string): Uint8Array {
   try {
-    return JSON.parse(text);
+    return readFileSync(path);
   } catch (e) {
-    throw new Error(`${path}: invalid JSON: ${(e as Error).message}`);
+    // Reading a directory opens fine in Go and fails on read.
+    throw new Error(goPathError((e as NodeJS.ErrnoException).code === 'EISDIR' ? 'read' : 'open', path, e));
   }
 }
 
-/** sigs.k8s.io/yaml converts YAML to JSON (see parseYamlData for what it accepts). */
-function parseYamlDocument(path: string, text: string): unknown {
+/** OPA's loadJSON: util.UnmarshalJSON, its error after the path. */
+function parseJsonDocument(path: string, bytes: Uint8Array): unknown {
   try {
-    return parseYamlData(text);
+    return parseGoJson(bytes);
   } catch (e) {
-    throw new Error(`${path}: error converting YAML to JSON: ${(e as Error).message.split('\n')[0]}`);
+    throw new Error(`${path}: ${(e as Error).message}`);
+  }
+}
+
+/** OPA's loadYAML: sigs.k8s.io/yaml's YAMLToJSON (see parseYamlData), its error after the path and OPA's words. */
+function parseYamlDocument(path: string, bytes: Uint8Array): unknown {
+  try {
+    return parseYamlData(bytes);
+  } catch (e) {
+    if (e instanceof YamlDataError) throw new Error(`${path}: error converting YAML to JSON: ${e.message}`);
+    throw e;
   }
 }
 
 type Known = { kind: 'rego'; text: string } | { kind: 'data'; value: unknown } | { kind: 'unknown' };
 
-function loadKnownType(path: string, text: string): Known {
-  if (path.endsWith('.rego')) return { kind: 'rego', text };
-  if (path.endsWith('.json')) return { kind: 'data', value: parseJsonDocument(path, text) };
-  if (path.endsWith('.yaml') || path.endsWith('.yml')) return { kind: 'data', value: parseYamlDocument(path, text) };
+const utf8 = new TextDecoder();
+
+function loadKnownType(path: string, bytes: Uint8Array): Known {
+  if (path.endsWith('.rego')) return { kind: 'rego', text: utf8.decode(bytes) };
+  if (path.endsWith('.json')) return { kind: 'data', value: parseJsonDocument(path, bytes) };
+  if (path.endsWith('.yaml') || path.endsWith('.yml')) return { kind: 'data', value: parseYamlDocument(path, bytes) };
   return { kind: 'unknown' };
 }
 
 /** A file named on the command line with an unknown extension: Rego, then JSON, then YAML (OPA). */
-function loadAnyType(path: string, text: string, regoVersion: 0 | 1): Known {
+function loadAnyType(path: string, bytes: Uint8Array, regoVersion: 0 | 1): Known {
+  const text = utf8.decode(bytes);
   try {
     parseModule(path, text, { regoVersion });
     return { kind: 'rego', text };
@@ -173,12 +205,12 @@ function loadAnyType(path: string, text: string, regoVersion: 0 | 1): Known {
     // not Rego
   }
   try {
-    return { kind: 'data', value: JSON.parse(text) };
+    return { kind: 'data', value: parseGoJson(bytes) };
   } catch {
     // not JSON
   }
   try {
-    return { kind: 'data', value: parseYamlData(text) };
+    return { kind: 'data', value: parseYamlData(bytes) };
   } catch {
     throw new Error(`${path}: can't recognize file type`);
   }
@@ -200,7 +232,7 @@ function walk(root: string, skip: (name: string, path: string, depth: number) =>
     try {
       st = statSync(path);
     } catch (e) {
-      errors.push(goStatError(path, e));
+      errors.push(goPathError('stat', path, e));
       return;
     }
     if (skip(name, path, depth)) return;
@@ -213,17 +245,13 @@ function walk(root: string, skip: (name: string, path: string, depth: number) =>
     try {
       names = readdirSync(path).sort();
     } catch (e) {
-      errors.push(`open ${path}: ${(e as Error).message}`);
+      errors.push(goPathError('open', path, e));
       return;
     }
     for (const n of names) visit(join(path, n), n, depth + 1, below, relative ? `${relative}/${n}` : n);
   };
   visit(normalize(root), basename(root), 0, [], '');
   return out;
-}
-
-function readText(path: string): string {
-  return readFileSync(path, 'utf8');
 }
 
 /**
@@ -237,9 +265,10 @@ function mergeTarball(
   modules: Map<string, LoadedRegoFile>,
   data: Record<string, unknown>,
 ): void {
+  const bytes = readBytes(f.path);
   let b;
   try {
-    b = readBundle(new Uint8Array(readFileSync(f.path)));
+    b = readBundle(bytes);
   } catch (e) {
     throw new Error(`bundle ${f.path}: ${(e as Error).message}`);
   }
@@ -275,11 +304,11 @@ export function loadPaths(paths: readonly string[], options: LoaderOptions = {})
           mergeTarball(f, prefix, modules, data);
           continue;
         }
-        const text = readText(f.path);
-        let loaded = loadKnownType(f.path, text);
+        const bytes = readBytes(f.path);
+        let loaded = loadKnownType(f.path, bytes);
         if (loaded.kind === 'unknown') {
           if (f.depth > 0) continue;
-          loaded = loadAnyType(f.path, text, options.regoVersion ?? 1);
+          loaded = loadAnyType(f.path, bytes, options.regoVersion ?? 1);
         }
         if (loaded.kind === 'rego') {
           modules.set(f.path, { path: f.path, relative: f.relative, inDirectory: f.depth > 0, text: loaded.text });
@@ -287,7 +316,7 @@ export function loadPaths(paths: readonly string[], options: LoaderOptions = {})
         }
         if (loaded.kind !== 'data') continue;
         const doc = makeDir([...prefix, ...f.dirs], loaded.value);
-        if (!doc) throw new Error(`${f.path}: bad document type`);
+        if (!doc) throw new Error(`${f.path}: document must be of type object`);
         if (hasConflicts(data, doc)) throw new Error(`${f.path}: merge error`);
         mergeInto(data, doc);
       } catch (e) {
@@ -348,29 +377,27 @@ function readBundleDirectory(
   for (const f of walk(dir, skip, errors)) {
     const name = basename(f.path);
     const bundlePath = `/${f.relative}`;
+    // OPA's bundle reader reads every file before looking at its name (a lazily opened file).
+    let bytes: Uint8Array;
+    try {
+      bytes = readBytes(f.path);
+    } catch (e) {
+      throw new Error(`failed to open file ${f.path}: ${(e as Error).message}`);
+    }
     if (name.endsWith('.rego')) {
-      modules.push({ path: f.path, relative: f.relative, inDirectory: true, text: readText(f.path) });
-    } else if (name === 'data.json') {
+      modules.push({ path: f.path, relative: f.relative, inDirectory: true, text: utf8.decode(bytes) });
+    } else if (name === 'data.json' || name === 'data.yaml' || name === 'data.yml') {
       let value: unknown;
       try {
-        value = JSON.parse(readText(f.path));
+        value = name === 'data.json' ? parseGoJson(bytes) : unmarshalYamlOrJson(bytes);
       } catch (e) {
         throw new Error(`bundle load failed on ${f.path}: ${(e as Error).message}`);
       }
       insertBundleData(data, bundlePath, f.dirs, value);
-    } else if (name === 'data.yaml' || name === 'data.yml') {
-      let value: unknown;
-      try {
-        value = parseYamlData(readText(f.path));
-      } catch (e) {
-        throw new Error(`bundle load failed on ${f.path}: ${(e as Error).message.split('\n')[0]}`);
-      }
-      insertBundleData(data, bundlePath, f.dirs, value);
     } else if (name.endsWith('.manifest')) {
       try {
-        const m = JSON.parse(readText(f.path)) as unknown;
-        if (!isObject(m)) throw new Error('manifest must be a JSON object');
-        manifest = m as BundleManifest;
+        // Each .manifest decodes into the one Manifest struct, as OPA's reader does.
+        manifest = (decodeGoJson(bytes, MANIFEST, manifest) ?? {}) as BundleManifest;
       } catch (e) {
         throw new Error(`bundle load failed on manifest decode: ${(e as Error).message}`);
       }
@@ -378,6 +405,59 @@ function readBundleDirectory(
   }
   return { manifest, modules, data };
 }
+
+const UTF8_BOM = [0xef, 0xbb, 0xbf];
+
+/**
+ * OPA's util.Unmarshal, which reads a bundle's data.yaml: a UTF-8 BOM is dropped, valid JSON is read as JSON,
+ * anything else through sigs.k8s.io/yaml's YAMLToJSON, whose error is go-yaml's own (`yaml: line 1: …`).
+ */
+function unmarshalYamlOrJson(bytes: Uint8Array): unknown {
+  const text = bytes.length >= 3 && UTF8_BOM.every((b, i) => bytes[i] === b) ? bytes.subarray(3) : bytes;
+  if (isGoJsonValid(text)) return parseGoJson(text);
+  return parseYamlData(text);
+}
+
+const STRING: GoType = { kind: 'string' };
+
+/** OPA's bundle.Manifest (bundle/bundle.go) as encoding/json sees it: the fields, their JSON names and Go types. */
+const MANIFEST: GoType = {
+  kind: 'struct',
+  pkg: 'bundle',
+  name: 'Manifest',
+  fields: [
+    { name: 'revision', type: STRING },
+    { name: 'roots', type: { kind: 'pointer', elem: { kind: 'slice', elem: STRING } } },
+    {
+      name: 'wasm',
+      type: {
+        kind: 'slice',
+        elem: {
+          kind: 'struct',
+          pkg: 'bundle',
+          name: 'WasmResolver',
+          fields: [
+            { name: 'entrypoint', type: STRING },
+            { name: 'module', type: STRING },
+            {
+              name: 'annotations',
+              type: {
+                kind: 'slice',
+                elem: {
+                  kind: 'pointer',
+                  elem: { kind: 'struct', pkg: 'ast', name: 'Annotations', fields: [], open: true },
+                },
+              },
+            },
+          ],
+        },
+      },
+    },
+    { name: 'rego_version', type: { kind: 'pointer', elem: { kind: 'int' } } },
+    { name: 'file_rego_versions', type: { kind: 'map', elem: { kind: 'int' } } },
+    { name: 'metadata', type: { kind: 'map', elem: { kind: 'any' } } },
+  ],
+};
 
 /** OPA's Manifest.validateAndInjectDefaults: roots do not overlap, and hold every package and data path. */
 function validateRoots(roots: string[], modules: LoadedRegoFile[], data: Record<string, unknown>, v: 0 | 1): void {
@@ -415,14 +495,14 @@ function loadOneBundle(
   try {
     st = statSync(path);
   } catch (e) {
-    throw new Error(`error reading ${JSON.stringify(path)}: ${goStatError(path, e)}`);
+    throw new Error(`error reading ${goQuote(path)}: ${goPathError('stat', path, e)}`);
   }
   let b: Omit<LoadedBundle, 'roots'>;
   if (st.isDirectory()) b = readBundleDirectory(path, skip, errors);
   else {
     let read;
     try {
-      read = readBundle(new Uint8Array(readFileSync(path)));
+      read = readBundle(readBytes(path));
     } catch (e) {
       throw new Error(e instanceof BundleError ? e.message : String(e));
     }

@@ -98,6 +98,90 @@ function mergeIntoDynamic(groups: Map<string, RawRule[]>, errors: RegoError[]): 
   }
 }
 
+/** A term without variables, refs or calls (OPA's IsGround for the terms a rule head ref can hold). */
+function isGroundTerm(t: Term): boolean {
+  switch (t.type) {
+    case 'null':
+    case 'boolean':
+    case 'number':
+    case 'string':
+      return true;
+    case 'array':
+    case 'set':
+      return t.value.every(isGroundTerm);
+    case 'object':
+      return t.value.every(([k, v]) => isGroundTerm(k) && isGroundTerm(v));
+    default:
+      return false;
+  }
+}
+
+/**
+ * OPA's storage.NonEmpty over the base documents: something is stored at `path`, or a prefix of it holds a value
+ * that is not an object (an array indexed by a number-like key is read through, as OPA's inmem store does).
+ */
+function dataNonEmpty(data: Readonly<Record<string, unknown>>, path: readonly string[]): boolean {
+  const read = (n: number): { found: boolean; value?: unknown } => {
+    let node: unknown = data;
+    for (const k of path.slice(0, n)) {
+      if (Array.isArray(node)) {
+        const i = /^[+-]?\d+$/.test(k) ? Number(k) : -1;
+        if (i < 0 || i >= node.length) return { found: false };
+        node = node[i];
+      } else if (node !== null && typeof node === 'object' && Object.hasOwn(node, k)) {
+        node = (node as Record<string, unknown>)[k];
+      } else return { found: false };
+    }
+    return { found: true, value: node };
+  };
+  if (read(path.length).found) return true;
+  for (let n = path.length - 1; n > 0; n--) {
+    const r = read(n);
+    if (r.found) return r.value === null || typeof r.value !== 'object' || Array.isArray(r.value);
+  }
+  return false;
+}
+
+/**
+ * OPA's CheckPathConflicts (ast/conflicts.go), run when the compiler knows the data it will evaluate against
+ * (`opa eval -d`, `opa test`): every rule-tree node holding rules, reached through string keys only, must not be
+ * a path the data occupies. The first rule at the node carries the error; a conflicting node's children are not
+ * checked further.
+ */
+function checkDataConflicts(
+  raws: readonly RawRule[],
+  data: Readonly<Record<string, unknown>>,
+  errors: RegoError[],
+): void {
+  // A rule sits at its head ref's ground prefix; a ground non-string key in it ends the string-keyed path there.
+  const nodes = new Map<string, RawRule>();
+  for (const r of raws) {
+    const next = r.keyPath?.[0];
+    if (next && isGroundTerm(next)) continue;
+    const k = pathKey(r.path);
+    if (!nodes.has(k)) nodes.set(k, r);
+  }
+  const conflicting: string[][] = [];
+  const found: RegoError[] = [];
+  for (const r of [...nodes.values()].sort((a, b) => a.path.length - b.path.length)) {
+    if (conflicting.some((c) => c.every((seg, i) => r.path[i] === seg))) continue;
+    if (!dataNonEmpty(data, r.path)) continue;
+    conflicting.push(r.path);
+    found.push(
+      new RegoError('rego_compile_error', `conflicting rule for data path ${r.path.join('/')} found`, r.rule.location),
+    );
+  }
+  // OPA walks the tree's children in map order; report in source order.
+  found.sort((a, b) => compareLocations(a.location, b.location));
+  errors.push(...found);
+}
+
+function compareLocations(a: Location | undefined, b: Location | undefined): number {
+  if (!a || !b) return a ? -1 : b ? 1 : 0;
+  if (a.file !== b.file) return a.file < b.file ? -1 : 1;
+  return a.row - b.row || a.col - b.col;
+}
+
 function packagePath(m: Module): string[] {
   return m.package.path
     .slice(1)
@@ -297,6 +381,7 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
       }
     }
   }
+  if (options.data) checkDataConflicts(raws, options.data, errors);
   flush();
 
   // 2. Globals per package: rule names and import aliases.

@@ -60,6 +60,12 @@ export interface CompileOptions {
    * every refused builtin is deferred.
    */
   deferredRefused?: ReadonlySet<string>;
+  /**
+   * The base documents the program will be evaluated against (`opa eval -d`, `opa test`): a rule at a path they
+   * occupy is `conflicting rule for data path p/q found` (OPA's WithPathConflictsCheck). Unset: no check, as for
+   * `opa build`, which ships data and policy together without comparing them.
+   */
+  data?: Readonly<Record<string, unknown>>;
 }
 
 export interface CompiledProgram {

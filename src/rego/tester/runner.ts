@@ -124,7 +124,7 @@ export class PolicyTestSetupError extends Error {
 
 interface SourceSet {
   modules: { file: string; text: string; regoVersion?: 0 | 1 }[];
-  data: Json;
+  data: JsonObject;
 }
 
 /** OPA's loader rules (src/rego/bundle/loader.ts); a loading error is a usage error. */
@@ -141,7 +141,7 @@ function collect(options: PolicyTestOptions): SourceSet {
         text: m.text,
         ...(m.regoVersion !== undefined ? { regoVersion: m.regoVersion } : {}),
       })),
-      data: loaded.data as Json,
+      data: loaded.data as JsonObject,
     };
   } catch (err) {
     if (err instanceof LoaderError || err instanceof IgnorePatternError)
@@ -527,6 +527,8 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
         ? { builtins: options.capabilities.builtins, deferredRefused: options.capabilities.refused }
         : {}),
       refusedBuiltins: 'evaluation-error' as const,
+      // opa test compiles with the path-conflict check against the loaded data.
+      data: sources.data,
     };
     const build = async (p: typeof prepared): Promise<Uint8Array> => {
       const program = compileModules(p.modules, compileOptions);

@@ -214,3 +214,47 @@ q := 1`,
     }
   });
 });
+
+// OPA ast/conflicts.go CheckPathConflicts with storage.NonEmpty over the data (`opa eval -d`, `opa test`): each
+// rule-tree node holding rules, reached by string keys, is checked; the first rule there carries the error.
+describe('rules where the data is (CompileOptions.data)', () => {
+  const conflicts = (data: Record<string, unknown>, ...sources: string[]): string[] => {
+    const modules = sources.map((s, i) => parseModule(`p${i}.rego`, s));
+    try {
+      compileModules(modules, { data });
+    } catch (e) {
+      if (e instanceof RegoErrors) return e.errors.map((x) => x.format());
+      throw e;
+    }
+    return [];
+  };
+
+  it('a rule at a path the data holds, or below a value that is no object', () => {
+    const src = 'package p\n\nallow if input.x\n\nf(x) := x\n\nq.r := 1\n';
+    expect(conflicts({ p: { allow: false } }, src)).toEqual([
+      'p0.rego:3:1: rego_compile_error: conflicting rule for data path p/allow found',
+    ]);
+    expect(conflicts({ p: 7 }, src)).toEqual([
+      'p0.rego:3:1: rego_compile_error: conflicting rule for data path p/allow found',
+      'p0.rego:5:1: rego_compile_error: conflicting rule for data path p/f found',
+      'p0.rego:7:1: rego_compile_error: conflicting rule for data path p/q/r found',
+    ]);
+    // An object above the rule, or data beside it, is no conflict; nor is data where only a package is.
+    expect(conflicts({ p: { other: 1, q: {} } }, src)).toEqual([]);
+    expect(conflicts({ p: { q: { s: 1 } } }, 'package p.q\n\nr := 1\n')).toEqual([]);
+  });
+
+  it('checks a node once: a conflicting rule hides the rules below it; a ground non-string key ends the path', () => {
+    // `q[x]` sits at p/q, `q.r` at p/q/r: the conflict at p/q is the only one reported.
+    const src = 'package p\n\nq[x] := 1 if some x in input\n\nq.r := 2\n';
+    expect(conflicts({ p: { q: 0 } }, src)).toEqual([
+      'p0.rego:3:1: rego_compile_error: conflicting rule for data path p/q found',
+    ]);
+    expect(conflicts({ p: { q: { r: 0 } } }, src)).toEqual([
+      'p0.rego:3:1: rego_compile_error: conflicting rule for data path p/q found',
+    ]);
+    expect(conflicts({ p: { s: 0 } }, src)).toEqual([]);
+    // `q[1]` sits at a node keyed by the number 1, which data cannot name: no conflict, even under data.p.q.
+    expect(conflicts({ p: { q: 0 } }, 'package p\n\nq[1] := 2\n')).toEqual([]);
+  });
+});
