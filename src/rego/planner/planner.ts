@@ -62,6 +62,11 @@ const MAX_PLAN_DEPTH = 2000;
 /** Bound on plan size: CPS planning duplicates continuations per data-trie branch; hostile policies stop here. */
 const MAX_STATEMENTS = 300_000;
 
+/** A term's value as text, without its locations (constant mock values that are the same give the same text). */
+function termSignature(t: Term): string {
+  return JSON.stringify(t, (k, v: unknown) => (k === 'location' ? undefined : v));
+}
+
 function isIntLiteral(s: string): boolean {
   if (!/^-?\d+$/.test(s)) return false;
   const n = Number(s);
@@ -123,9 +128,22 @@ export class PolicyBuilder {
     return gen.unmocked;
   }
 
-  private mockKeys = 0;
-  mockKey(): string {
-    return String(this.mockKeys++);
+  private readonly derived = new Map<string, Generation>();
+
+  /** The generation `changes` (a signature of what a `with` replaces) derive from `parent`, made on first use. */
+  derivedGeneration(
+    parent: Generation,
+    changes: string,
+    trie: TrieNode,
+    mocks: ReadonlyMap<string, FunctionMock>,
+  ): Generation {
+    const key = `${parent.id}\u0000${changes}`;
+    let gen = this.derived.get(key);
+    if (!gen) {
+      gen = this.newGeneration(trie, mocks);
+      this.derived.set(key, gen);
+    }
+    return gen;
   }
 
   /** IR function name for a rule set in a generation, planning it on first use. */
@@ -663,21 +681,31 @@ export class FuncPlanner {
       else throw planError('invalid with target', w.location ?? e.location);
     }
 
-    // New generation when the expression must see different virtual documents or functions.
+    // New generation when the expression must see different virtual documents or functions. What sets it
+    // apart from the current one (the mocked virtual paths, the function mocks) is its signature: `with`
+    // expressions that change the same things share one generation, so the functions they reach are planned once.
     let trie = this.gen.trie;
+    const changes: unknown[] = [];
     for (const d of dataOrInput)
-      if (d.local === DATA && overlapsVirtual(trie, d.path)) trie = withoutPath(trie, d.path);
+      if (d.local === DATA && overlapsVirtual(trie, d.path)) {
+        trie = withoutPath(trie, d.path);
+        changes.push(d.path);
+      }
     let mocks = this.gen.mocks;
     if (fnMocks.length) {
       const m = new Map(mocks);
       for (const f of fnMocks) {
-        const mock = this.mockFor(f.w.value);
+        const mock = this.mockFor(f.name, f.w.value);
         if (mock.dataKey !== undefined) dataOrInput.push({ w: f.w, local: DATA, path: [MOCK_ROOT, mock.dataKey] });
         m.set(f.name, mock);
+        changes.push([f.name, mock.fn ?? null, mock.value ? termSignature(mock.value) : null, mock.dataKey ?? null]);
       }
       mocks = m;
     }
-    const newGen = trie !== this.gen.trie || mocks !== this.gen.mocks ? this.pb.newGeneration(trie, mocks) : undefined;
+    const newGen =
+      trie !== this.gen.trie || mocks !== this.gen.mocks
+        ? this.pb.derivedGeneration(this.gen, JSON.stringify(changes), trie, mocks)
+        : undefined;
 
     this.planValues(
       dataOrInput.map((d) => d.w.value),
@@ -739,7 +767,7 @@ export class FuncPlanner {
     );
   }
 
-  private mockFor(value: Term): FunctionMock {
+  private mockFor(mocked: string, value: Term): FunctionMock {
     if (value.type === 'ref' || value.type === 'var') {
       const name = value.type === 'var' ? value.value : operatorName(value);
       if (name) {
@@ -750,7 +778,9 @@ export class FuncPlanner {
       }
     }
     if (isConstantTerm(value)) return { value };
-    return { dataKey: this.pb.mockKey() };
+    // Keyed by the mocked function: a nested `with` of the same function stores its value over the outer one for
+    // its block, which is what the functions planned for the inner generation must read.
+    return { dataKey: mocked };
   }
 
   // ---- calls -------------------------------------------------------------------------------------

@@ -153,6 +153,27 @@ r := v if { v := s with data.t.q as 5 }`,
     expect(allStmts(r.blocks).filter((s) => s.type === 'WithStmt').length).toBeGreaterThanOrEqual(2);
   });
 
+  it('with expressions that replace the same rules or functions share one generation', () => {
+    const p = plan(
+      `package t
+q := 1
+s := q + 1
+f(_) := 0
+g(x) := f(x) + s
+a := [x, y] if { x := s with data.t.q as 5; y := s with data.t.q as input.n }
+b := [x, y, z] if { x := g(1) with f as input.m; y := g(2) with f as input.n; z := g(1) with f as 3 }
+c := x if { x := g(1) with f as 3 }
+`,
+      ['t/a', 't/b', 't/c'],
+    );
+    const replanned = (rule: string) =>
+      p.funcs!.funcs.filter((f) => f.name.endsWith(`.data.t.${rule}`) && !f.name.startsWith('g0.')).map((f) => f.name);
+    // s under data.t.q mocked (both sites of a), under f mocked by a value read from data (two sites of b), and
+    // under f mocked by the constant 3 (b and c): three generations, each planning s once.
+    expect(replanned('s')).toHaveLength(3);
+    expect(replanned('g')).toHaveLength(2);
+  });
+
   it('query plans bind user variables only', () => {
     const prog = compileModules([parseModule('m.rego', 'package t\nxs := [1]')]);
     const p = planQueries(prog, [{ name: 'q', body: parseQuery('data.t.xs[i] = v; y := v; _ = i') }]);

@@ -203,3 +203,33 @@ nested := count([1 | is_array(walk(doc)[0])])
     expect(ev('t/nested')).toBe(5);
   });
 });
+
+describe('with generations', () => {
+  it('with expressions that replace the same things share a generation and still see their own values', async () => {
+    const ev = await load(
+      `package t
+q := 1
+s := q + 1
+f(_) := 0
+g(x) := f(x) + 1
+inner(x) := y if { w := input.w; y := g(x) with f as w }
+outer(x) := [a, b] if { a := g(x) with f as input.w; b := g(x) }
+rules := [a, b] if { a := s with data.t.q as 5; b := s with data.t.q as 7 }
+values := [a, b] if { u := input.u; w := input.w; a := g(1) with f as u; b := g(1) with f as w }
+constants := [a, b, c] if { a := g(1) with f as 7; b := g(1) with f as 8; c := g(1) with f as 7 }
+nested := [a, b] if { u := input.u; a := g(1) with f as u; b := inner(1) with f as u }
+restored := r if { r := outer(1) with f as input.u }
+unmocked := g(1)
+`,
+      ['t/rules', 't/values', 't/constants', 't/nested', 't/restored', 't/unmocked'],
+    );
+    const input = { u: 10, w: 20 };
+    expect(ev('t/rules', input)).toEqual([6, 8]);
+    expect(ev('t/values', input)).toEqual([11, 21]);
+    expect(ev('t/constants', input)).toEqual([8, 9, 8]);
+    // The inner with of f wins inside its expression; the outer one applies again after it.
+    expect(ev('t/nested', input)).toEqual([11, 21]);
+    expect(ev('t/restored', input)).toEqual([21, 11]);
+    expect(ev('t/unmocked', input)).toBe(1);
+  }, 60_000);
+});
