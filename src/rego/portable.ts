@@ -72,7 +72,10 @@ export function planSources(
   // METADATA `entrypoint: true` adds its rule (or package) as an entrypoint, as `opa build` does.
   const all = [...new Set([...entrypoints, ...annotatedEntrypoints(modules)])];
   checkEntrypoints(all);
-  const program = compileModules(modules, capabilities ? { builtins: capabilities.builtins } : {});
+  const program = compileModules(
+    modules,
+    capabilities ? { builtins: capabilities.builtins, deferredRefused: capabilities.refused } : {},
+  );
   return { entrypoints: all, modules, program, plan: planEntrypoints(program, all, plan) };
 }
 

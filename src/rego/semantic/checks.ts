@@ -81,6 +81,11 @@ export interface CheckContext {
   v0Files?: ReadonlySet<string>;
   /** The builtins calls may name (the toolchain's, or a capabilities document's). */
   builtins: BuiltinTable;
+  /**
+   * Under a capabilities document, the refused builtins it lists: only these are refused by name; another is
+   * undefined, as OPA checks calls against the document first (CompileOptions.deferredRefused).
+   */
+  listedRefused?: ReadonlySet<string>;
 }
 
 /** Walks rule bodies checking calls and `with` targets. */
@@ -199,7 +204,8 @@ export class CallChecker {
     }
     // A refused builtin compiles only where the table declares it: the authoring tools' table
     // (CompileOptions.refusedBuiltins); `policy build` and the Guardian's tables never do.
-    const refused = this.ctx.builtins.has(name) ? undefined : refusalReason(name);
+    const listed = this.ctx.listedRefused?.has(name) ?? true;
+    const refused = this.ctx.builtins.has(name) || !listed ? undefined : refusalReason(name);
     if (refused) {
       this.err('rego_compile_error', `${name} is not allowed in Guardian policies: ${refused}`, op.location ? op : at);
       return;

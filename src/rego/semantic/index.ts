@@ -513,7 +513,14 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
   const builtinsUsed = new Set<string>();
   // Strict mode refuses deprecated builtins in v0 modules too (OPA's checkDeprecatedBuiltins).
   const v0Files = new Set(strict ? [] : modules.filter((m) => m.regoVersion === 0).map((m) => m.file));
-  const checker = new CallChecker({ ruleSetsByPath: ruleSets, errors, builtinsUsed, v0Files, builtins });
+  const checker = new CallChecker({
+    ruleSetsByPath: ruleSets,
+    errors,
+    builtinsUsed,
+    v0Files,
+    builtins,
+    ...(options.builtins ? { listedRefused: options.deferredRefused ?? new Set<string>() } : {}),
+  });
   for (const rs of ruleSets.values()) {
     for (const r of rs.rules) checker.checkRule(r);
     if (rs.defaultRule) checker.checkRule(rs.defaultRule);

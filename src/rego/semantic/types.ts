@@ -55,9 +55,10 @@ export interface CompileOptions {
    */
   refusedBuiltins?: 'compile-error' | 'evaluation-error';
   /**
-   * With `evaluation-error` and `builtins` from a capabilities document: the refused builtins it lists
-   * (Capabilities.refused), the only ones deferred; a call of another stays the compile error. Without `builtins`,
-   * every refused builtin is deferred.
+   * With `builtins` from a capabilities document: the refused builtins it lists (Capabilities.refused). Under
+   * `evaluation-error` they are the only ones deferred, under `compile-error` the only ones refused by name; a call
+   * of a refused builtin the document does not list is OPA's `undefined function`, as for any unlisted builtin.
+   * Without `builtins`, every refused builtin is deferred (or refused by name).
    */
   deferredRefused?: ReadonlySet<string>;
   /**

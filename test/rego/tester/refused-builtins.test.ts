@@ -66,7 +66,7 @@ describe('guardian policy test: refused builtins', () => {
     expect([report.passed, report.failed, report.errored]).toEqual([6, 0, 4]);
   }, 120_000);
 
-  it('under --capabilities only the refused builtins the document lists compile; the others stay refused', async () => {
+  it('under --capabilities only the refused builtins the document lists compile; the others are undefined, as OPA', async () => {
     const ours = capabilitiesDocument();
     // The decl of a listed refused builtin is read for shape only: the toolchain compiles against OPA's own.
     const listing = (names: string[]) =>
@@ -91,9 +91,21 @@ describe('guardian policy test: refused builtins', () => {
     );
     expect(some).toBeInstanceOf(PolicyTestSetupError);
     expect((some as PolicyTestSetupError).kind).toBe('compile');
+    // OPA checks calls against the document first: an unlisted builtin is undefined, whatever the Guardian thinks.
     expect((some as PolicyTestSetupError).message.split('\n')).toEqual([
-      `${LOOKUP}:15:25: rego_compile_error: net.lookup_ip_addr is not allowed in Guardian policies: DNS lookups during policy evaluation are not allowed: decisions must be replayable from the audit log`,
-      `${LOOKUP}:17:16: rego_compile_error: opa.runtime is not allowed in Guardian policies: the Guardian does not expose host runtime information to policies`,
+      `${LOOKUP}:15:25: rego_type_error: undefined function net.lookup_ip_addr`,
+      `${LOOKUP}:17:16: rego_type_error: undefined function opa.runtime`,
+    ]);
+    // The build refuses the listed one by name (the Guardian would never run it) and the unlisted ones as OPA.
+    const built = await compileBundle({
+      sources,
+      entrypoints: ['lookup/greeting'],
+      capabilities: listing(['http.send']),
+    }).catch((e: unknown) => e);
+    expect((built as RegoErrors).errors.map((e) => e.format())).toEqual([
+      'lookup.rego:9:10: rego_compile_error: http.send is not allowed in Guardian policies: network I/O during policy evaluation is not allowed: decisions must be replayable from the audit log',
+      'lookup.rego:15:25: rego_type_error: undefined function net.lookup_ip_addr',
+      'lookup.rego:17:16: rego_type_error: undefined function opa.runtime',
     ]);
   }, 120_000);
 
