@@ -569,9 +569,9 @@ for (const d of external) {
 // ---- 6: telemetry on vs off, same run, against the pipeline with storage bypassed (telemetry's cost beside the
 // pipeline's own work) and the durable pipelines users run (PGlite, the embedded default; Postgres with
 // BENCH_DATABASE_URL). The OTLP receiver and the SIEM collector are a child process answering 200, as a collector
-// would be: their HTTP parsing is not charged to the Guardian. Each run prints throughput, p99 and the CPU per
-// decision of this process's main thread (the event loop that answers; the load generator shares it) and of the
-// whole process (the export thread included).
+// would be: their HTTP parsing is not charged to the Guardian. The load generator is the external one (phase 5).
+// Each run prints throughput, p99 and the CPU per decision of this process's main thread (the event loop that
+// answers) and of the whole process (the export thread included).
 if (PHASES.has('telemetry')) {
   const { spawn } = await import('node:child_process');
   const receiver = spawn(
@@ -579,7 +579,8 @@ if (PHASES.has('telemetry')) {
     [
       '-e',
       `const s = require('node:http').createServer((q, r) => { q.resume(); q.on('end', () => r.writeHead(200, { 'content-type': 'application/json' }).end('{}')); });
-       s.listen(0, '127.0.0.1', () => process.send(s.address().port));`,
+       s.listen(0, '127.0.0.1', () => process.send(s.address().port));
+       process.on('disconnect', () => process.exit(0));`,
     ],
     { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
   );
