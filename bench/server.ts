@@ -45,6 +45,7 @@ import type { LoadOrder, LoadReport } from './fixtures/acs-load.ts';
 import { type CpuProfile, cpuShares } from './fixtures/cpu-shares.ts';
 import type { Json } from '../src/json.ts';
 import type { AppendedEntry, GuardianStore, NewContextEntry, SessionRecord } from '../src/store/types.ts';
+import { startCollector } from './fixtures/collector-process.ts';
 import { load, pct } from './fixtures/figures.ts';
 import { distBuilt, drive, heapMb, rssMbOf, startServe, stopServe } from './fixtures/serve-process.ts';
 
@@ -573,19 +574,7 @@ for (const d of external) {
 // Each run prints throughput, p99 and the CPU per decision of this process's main thread (the event loop that
 // answers) and of the whole process (the export thread included).
 if (PHASES.has('telemetry')) {
-  const { spawn } = await import('node:child_process');
-  const receiver = spawn(
-    process.execPath,
-    [
-      '-e',
-      `const s = require('node:http').createServer((q, r) => { q.resume(); q.on('end', () => r.writeHead(200, { 'content-type': 'application/json' }).end('{}')); });
-       s.listen(0, '127.0.0.1', () => process.send(s.address().port));
-       process.on('disconnect', () => process.exit(0));`,
-    ],
-    { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
-  );
-  const port = await new Promise<number>((resolve) => receiver.once('message', (m) => resolve(m as number)));
-  const base = `http://127.0.0.1:${port}`;
+  const { url: base, child: receiver } = await startCollector();
   const { createLogger, openTelemetry } = await import('../src/telemetry/index.ts');
   type Run = { rate: number; p99: number; mainMs: number; cpuMs: number };
   /** Open-loop figures at the store's fixed rate: p50/p99 from the moment each step was due. */

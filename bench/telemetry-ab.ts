@@ -7,11 +7,11 @@
 // figure judged is the median over rounds of the p99 difference within a round (target ≤ +1 ms, issue 22).
 // BENCH_TELEMETRY_AB_RATE: decisions per second offered to each (default 300, well below either's capacity).
 // With BENCH_DATABASE_URL both use that Postgres (a schema each, dropped after) instead of PGlite.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../src/store/index.ts';
+import { startCollector } from './fixtures/collector-process.ts';
 import { load, pct } from './fixtures/figures.ts';
 import { distBuilt, drive, type Serving, startServe, stopServe } from './fixtures/serve-process.ts';
 
@@ -28,18 +28,7 @@ if (!distBuilt()) {
   process.exit(2);
 }
 
-const receiver = spawn(
-  process.execPath,
-  [
-    '-e',
-    `const s = require('node:http').createServer((q, r) => { q.resume(); q.on('end', () => r.writeHead(200, { 'content-type': 'application/json' }).end('{}')); });
-     s.listen(0, '127.0.0.1', () => process.send(s.address().port));
-     process.on('disconnect', () => process.exit(0));`,
-  ],
-  { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
-);
-const port = await new Promise<number>((resolve) => receiver.once('message', (m) => resolve(m as number)));
-const collector = `http://127.0.0.1:${port}`;
+const { url: collector, child: receiver } = await startCollector();
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-telemetry-ab-'));
 const DB_URL = process.env.BENCH_DATABASE_URL;

@@ -1,6 +1,7 @@
 // Recursive-descent parser for Rego v1 (OPA 1.x default syntax). The grammar, operator precedence and
 // error wording follow OPA's ast/parser.go so OPA's documentation and error messages carry over.
 import { RegoError, RegoErrors } from '../errors.ts';
+import { isGround } from './ground.ts';
 import { parseErrorDetails } from './error-details.ts';
 import { lex, type Token, type TokenKind } from './lexer.ts';
 import type {
@@ -1478,24 +1479,6 @@ export function refString(ref: readonly Term[]): string {
       return i === 0 ? text : `[${text}]`;
     })
     .join('');
-}
-
-/** Whether a term holds no variable, reference or call (OPA's IsGround). */
-function isGround(t: Term): boolean {
-  switch (t.type) {
-    case 'null':
-    case 'boolean':
-    case 'number':
-    case 'string':
-      return true;
-    case 'array':
-    case 'set':
-      return t.value.every(isGround);
-    case 'object':
-      return t.value.every(([k, v]) => isGround(k) && isGround(v));
-    default:
-      return false;
-  }
 }
 
 /** Gives `node` and every node inside it the location `loc` (OPA's setLocRecursive). */

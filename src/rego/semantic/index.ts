@@ -1,6 +1,7 @@
 // The Rego semantic stage (OPA's ast.Compiler): modules → rule sets with resolved, renamed, safely ordered bodies, after
 // OPA's checks (rule conflicts, safety, recursion, builtin calls, `with` targets). Throws RegoErrors
 // (up to 10 diagnostics, each with file:row:col).
+import { isGround } from '../ast/ground.ts';
 import type { Body, Location, Module, RefTerm, Rule, Term } from '../ast/types.ts';
 import { builtinDecls, refusedBuiltinArity } from '../builtins/declarations.ts';
 import { withRefusedDeclarations } from '../builtins/refused.ts';
@@ -98,24 +99,6 @@ function mergeIntoDynamic(groups: Map<string, RawRule[]>, errors: RegoError[]): 
   }
 }
 
-/** A term without variables, refs or calls (OPA's IsGround for the terms a rule head ref can hold). */
-function isGroundTerm(t: Term): boolean {
-  switch (t.type) {
-    case 'null':
-    case 'boolean':
-    case 'number':
-    case 'string':
-      return true;
-    case 'array':
-    case 'set':
-      return t.value.every(isGroundTerm);
-    case 'object':
-      return t.value.every(([k, v]) => isGroundTerm(k) && isGroundTerm(v));
-    default:
-      return false;
-  }
-}
-
 /**
  * OPA's storage.NonEmpty over the base documents: something is stored at `path`, or a prefix of it holds a value
  * that is not an object (an array indexed by a number-like key is read through, as OPA's inmem store does).
@@ -157,7 +140,7 @@ function checkDataConflicts(
   const nodes = new Map<string, RawRule>();
   for (const r of raws) {
     const next = r.keyPath?.[0];
-    if (next && isGroundTerm(next)) continue;
+    if (next && isGround(next)) continue;
     const k = pathKey(r.path);
     if (!nodes.has(k)) nodes.set(k, r);
   }
