@@ -35,8 +35,10 @@ export interface TestEvaluatorOptions {
   hostBuiltins?: HostBuiltinTable;
   /** Custom builtins added to the host builtins (withCustomBuiltins: a toolchain name is refused). */
   customBuiltins?: Readonly<Record<string, unknown>>;
-  /** Where print/trace lines of the default builtins go (default: the builtin library's stderr JSON lines). */
+  /** Where print lines of the default builtins go (default: the builtin library's stderr JSON lines). */
   print?: (line: string) => void;
+  /** Where trace() notes of the default builtins go (default: with the print lines). */
+  trace?: (line: string) => void;
 }
 
 export interface TestEvaluator {
@@ -60,10 +62,11 @@ function describeThrown(err: unknown): string {
 export async function createTestEvaluator(options: TestEvaluatorOptions): Promise<TestEvaluator> {
   let deadline = Infinity;
   let evaluationNow = new Date(0);
-  const print = options.print;
+  const { print, trace } = options;
   const context = new HostBuiltinContext({
     clock: () => BigInt(evaluationNow.getTime()) * 1_000_000n,
     ...(print ? { print: (line: string) => print(line) } : {}),
+    ...(trace ? { trace: (line: string) => trace(line) } : {}),
   });
   const host = options.hostBuiltins ?? (createAuthoringHostBuiltins(context) as CustomBuiltins);
   const raw = options.customBuiltins ? withCustomBuiltins(host, options.customBuiltins) : host;

@@ -552,11 +552,14 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
     compileMs = performance.now() - started;
     const coverage = prepared.coverage;
     // opa test keeps each test's print output with its result (tester Result.Output) instead of writing it
-    // as it comes; the coverage probes are counted, not output.
+    // as it comes. trace() notes are events of OPA's trace, not output: a compiled module has no trace, so only
+    // the coverage probes (trace calls the instrumentation adds) are read from them, and counted.
     let output: string[] | undefined;
     const printed = (line: string): void => {
-      if (coverage?.record(line)) return;
       output?.push(line);
+    };
+    const traced = (line: string): void => {
+      coverage?.record(line);
     };
     const evaluator = await createTestEvaluator({
       wasm,
@@ -565,6 +568,7 @@ export async function runPolicyTests(options: PolicyTestOptions): Promise<Policy
       ...(options.hostBuiltins ? { hostBuiltins: options.hostBuiltins } : {}),
       ...(options.customBuiltins ? { customBuiltins: options.customBuiltins } : {}),
       print: printed,
+      trace: traced,
     });
     for (const t of prepared.runnable) {
       const base = described(t);

@@ -66,6 +66,8 @@ describe('guardian policy test', () => {
         '',
         'test_loud if {',
         '\tprint("x is", 1)',
+        // A trace() note is an event of OPA's trace, never part of the test's output.
+        '\ttrace("a note")',
         '\tfalse',
         '}',
         '',
@@ -84,10 +86,12 @@ describe('guardian policy test', () => {
       expect(lines.slice(fail + 1, fail + 4)).toEqual(['', '  x is 1', '']);
       // a passing test's output is not shown without -v, and nothing goes to stderr as it happens
       expect(r.out).not.toContain('from the passing test');
+      expect(r.out).not.toContain('a note');
       const verbose = await run([d, '-v']);
       const vlines = verbose.out.split('\n');
       const pass = vlines.findIndex((l) => l.startsWith('data.p.test_quiet: PASS ('));
       expect(vlines.slice(pass + 1, pass + 4)).toEqual(['', '  from the passing test', '']);
+      expect(verbose.out).not.toContain('a note');
       expect(stderr).toBe('');
     } finally {
       err.mockRestore();

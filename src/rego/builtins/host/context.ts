@@ -28,8 +28,13 @@ export interface HostBuiltinOptions {
    * so a module that checks host results can abort with `opa_abort("<file>:<row>:<col>: " + message)`.
    */
   strictErrors?: 'throw' | 'marker';
-  /** Where print/trace output goes. Default: one JSON line on stderr. */
+  /** Where print output goes. Default: one JSON line on stderr. */
   print?: (line: string, evaluation: EvaluationInfo) => void;
+  /**
+   * Where trace() notes go. Default: the print sink. OPA records them as Note events of the evaluation's trace,
+   * apart from print output (`opa test` keeps them out of a test's output).
+   */
+  trace?: (line: string, evaluation: EvaluationInfo) => void;
   /** Nanosecond wall clock. Default: Date.now() refined with process.hrtime (performance.now() without Node). */
   clock?: () => bigint;
   /** Called for builtin errors that non-strict mode turns into "undefined" (diagnostics). */
@@ -73,6 +78,7 @@ export class HostBuiltinContext {
   readonly strict: boolean;
   readonly strictErrors: 'throw' | 'marker';
   private readonly printSink: (line: string, evaluation: EvaluationInfo) => void;
+  private readonly traceSink: (line: string, evaluation: EvaluationInfo) => void;
   private readonly clock: () => bigint;
   private readonly errorSink?: (builtin: string, error: BuiltinError) => void;
   private current?: EvaluationInfo;
@@ -84,6 +90,7 @@ export class HostBuiltinContext {
     this.strict = options.strict ?? false;
     this.strictErrors = options.strictErrors ?? 'throw';
     this.printSink = options.print ?? defaultPrint;
+    this.traceSink = options.trace ?? this.printSink;
     this.clock = options.clock ?? defaultClock;
     this.errorSink = options.onError;
   }
@@ -122,6 +129,10 @@ export class HostBuiltinContext {
 
   print(line: string): void {
     this.printSink(line, this.evaluation());
+  }
+
+  trace(line: string): void {
+    this.traceSink(line, this.evaluation());
   }
 
   reportSuppressed(builtin: string, error: BuiltinError): void {

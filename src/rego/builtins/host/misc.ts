@@ -307,7 +307,7 @@ export const miscBuiltins: HostImpls = {
     return null;
   },
   trace([s], ctx) {
-    ctx.print(str(s, 1));
+    ctx.trace(str(s, 1));
     return true;
   },
 };
