@@ -2,7 +2,7 @@
 import { RegoError, RegoErrors } from '../errors.ts';
 import { parseMetadataBlocks } from './annotations.ts';
 import { assembleModule } from './module.ts';
-import { MAX_NESTING_DEPTH, Parser, REGO_KEYWORDS, REGO_V0_KEYWORDS } from './parser.ts';
+import { MAX_DEPTH_MESSAGE, MAX_NESTING_DEPTH, Parser, REGO_KEYWORDS, REGO_V0_KEYWORDS } from './parser.ts';
 import type { Annotations, Body, Location, Module } from './types.ts';
 
 export type * from './types.ts';
@@ -14,7 +14,8 @@ export const MAX_SOURCE_BYTES = 16 * 1024 * 1024;
 /**
  * Limit on the nesting of the finished AST (counted in JSON levels: a term is about two). Long operator
  * chains such as `1 + 1 + … + 1` parse iteratively but produce a deep tree, and every later stage walks
- * the tree recursively; refusing absurd depth here keeps them from overflowing the stack.
+ * the tree recursively; refusing absurd depth here keeps them from overflowing the stack. OPA's parser recurses
+ * once per operator, so past its limit it gives the same error, which this reports.
  */
 export const MAX_AST_DEPTH = 2000;
 
@@ -28,7 +29,7 @@ function checkAstDepth(file: string, root: unknown): void {
       throw new RegoErrors([
         new RegoError(
           'rego_parse_error',
-          `expression nested too deeply (limit ${MAX_AST_DEPTH} levels)`,
+          MAX_DEPTH_MESSAGE,
           loc ? { file: loc.file, row: loc.row, col: loc.col } : { file, row: 1, col: 1 },
         ),
       ]);
@@ -57,7 +58,7 @@ function guard<T>(file: string, text: string, fn: () => T): T {
   } catch (e) {
     // The depth limit should make this unreachable; keep the promise "error, never a crash" anyway.
     if (e instanceof RangeError) {
-      throw new RegoErrors([new RegoError('rego_parse_error', 'input too deeply nested', { file, row: 1, col: 1 })]);
+      throw new RegoErrors([new RegoError('rego_parse_error', MAX_DEPTH_MESSAGE, { file, row: 1, col: 1 })]);
     }
     throw e;
   }

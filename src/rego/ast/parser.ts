@@ -70,10 +70,15 @@ const PARENTHESISED_REF_HEADS: ReadonlySet<string> = new Set([
 const ROOT_DOCUMENTS = new Set(['input', 'data']);
 
 /**
- * Nesting limit (collections, parentheses, comprehensions, bodies). Hostile input such as 10k nested
- * brackets must end in a parse error, not a stack overflow; real policies stay far below this.
+ * Limit on nested parser calls, counted where OPA's parser counts them (enter() in parseBody, the infix levels,
+ * parseTerm, arrays, sets/objects and refs/calls), refused with OPA's error text (ErrMaxParsingRecursionDepthExceeded).
+ * OPA allows 100000 (DefaultMaxParsingRecursionDepth) on Go's growable stacks; this recursive descent would
+ * overflow the fixed JavaScript stack long before, so the limit is one every nesting form stays well within.
  */
-export const MAX_NESTING_DEPTH = 100;
+export const MAX_NESTING_DEPTH = 1000;
+
+/** OPA's parse error when its recursion limit is exceeded (v1/ast/parser.go). */
+export const MAX_DEPTH_MESSAGE = 'max parsing recursion depth exceeded';
 
 const RELATION_OPS: Partial<Record<TokenKind, string>> = {
   '==': 'equal',
@@ -116,6 +121,8 @@ interface CachedTerm {
   term?: Term;
   error?: ParseFailure;
   end: number;
+  /** The wildcard count after the term: a reuse continues from it, as OPA's cache restores its post-term state. */
+  wildcards?: number;
 }
 
 /**
@@ -313,7 +320,7 @@ export class Parser {
 
   private enter(): void {
     if (++this.depth > MAX_NESTING_DEPTH) {
-      this.refuse(this.tok, `maximum nesting depth exceeded (${MAX_NESTING_DEPTH})`);
+      this.refuse(this.tok, MAX_DEPTH_MESSAGE);
     }
   }
 
@@ -368,107 +375,137 @@ export class Parser {
 
   /** Full term with infix operators; `keyVal` allows the `k, v in xs` form (not inside lists). */
   parseTermInfix(keyVal = true): Term {
-    const start = this.tok;
-    let lhs = this.parseRelation();
-    if (keyVal && this.kind() === ',') {
-      const three = this.attempt(() => {
-        this.advance();
-        const mhs = this.parseRelation();
-        if (!this.isKeyword(this.tok, 'in')) this.unexpected(this.tok, 'expected in');
+    this.enter();
+    try {
+      const start = this.tok;
+      let lhs = this.parseRelation();
+      if (keyVal && this.kind() === ',') {
+        const three = this.attempt(() => {
+          this.advance();
+          const mhs = this.parseRelation();
+          if (!this.isKeyword(this.tok, 'in')) this.unexpected(this.tok, 'expected in');
+          const opTok = this.advance();
+          const rhs = this.parseRelation();
+          const call: CallTerm = {
+            type: 'call',
+            operator: this.opRef(['internal', 'member_3'], opTok),
+            args: [lhs, mhs, rhs],
+            location: this.span(start),
+          };
+          return call;
+        });
+        if (three) lhs = three;
+      }
+      while (this.isKeyword(this.tok, 'in')) {
         const opTok = this.advance();
-        const rhs = this.parseRelation();
-        const call: CallTerm = {
-          type: 'call',
-          operator: this.opRef(['internal', 'member_3'], opTok),
-          args: [lhs, mhs, rhs],
-          location: this.span(start),
-        };
-        return call;
-      });
-      if (three) lhs = three;
+        const rhs = this.rightOperand(() => this.parseRelation());
+        lhs = this.binary(['internal', 'member_2'], opTok, lhs, rhs, start);
+      }
+      return lhs;
+    } finally {
+      this.leave();
     }
-    while (this.isKeyword(this.tok, 'in')) {
-      const opTok = this.advance();
-      const rhs = this.rightOperand(() => this.parseRelation());
-      lhs = this.binary(['internal', 'member_2'], opTok, lhs, rhs, start);
-    }
-    return lhs;
   }
 
   /** `withOr` false stops operands at `|` (a comprehension head written with operators). */
   private parseRelation(withOr = true): Term {
-    const start = this.tok;
-    const operand = (): Term => (withOr ? this.parseOr() : this.parseAnd());
-    let lhs = operand();
-    for (let op = RELATION_OPS[this.kind()]; op; op = RELATION_OPS[this.kind()]) {
-      const opTok = this.advance();
-      lhs = this.binary([op], opTok, lhs, this.rightOperand(operand), start);
+    this.enter();
+    try {
+      const start = this.tok;
+      const operand = (): Term => (withOr ? this.parseOr() : this.parseAnd());
+      let lhs = operand();
+      for (let op = RELATION_OPS[this.kind()]; op; op = RELATION_OPS[this.kind()]) {
+        const opTok = this.advance();
+        lhs = this.binary([op], opTok, lhs, this.rightOperand(operand), start);
+      }
+      return lhs;
+    } finally {
+      this.leave();
     }
-    return lhs;
   }
 
   private parseOr(): Term {
-    const start = this.tok;
-    let lhs = this.parseAnd();
-    while (this.kind() === '|') {
-      const opTok = this.advance();
-      lhs = this.binary(
-        ['or'],
-        opTok,
-        lhs,
-        this.rightOperand(() => this.parseAnd()),
-        start,
-      );
+    this.enter();
+    try {
+      const start = this.tok;
+      let lhs = this.parseAnd();
+      while (this.kind() === '|') {
+        const opTok = this.advance();
+        lhs = this.binary(
+          ['or'],
+          opTok,
+          lhs,
+          this.rightOperand(() => this.parseAnd()),
+          start,
+        );
+      }
+      return lhs;
+    } finally {
+      this.leave();
     }
-    return lhs;
   }
 
   private parseAnd(): Term {
-    const start = this.tok;
-    let lhs = this.parseArith();
-    while (this.kind() === '&') {
-      const opTok = this.advance();
-      lhs = this.binary(
-        ['and'],
-        opTok,
-        lhs,
-        this.rightOperand(() => this.parseArith()),
-        start,
-      );
+    this.enter();
+    try {
+      const start = this.tok;
+      let lhs = this.parseArith();
+      while (this.kind() === '&') {
+        const opTok = this.advance();
+        lhs = this.binary(
+          ['and'],
+          opTok,
+          lhs,
+          this.rightOperand(() => this.parseArith()),
+          start,
+        );
+      }
+      return lhs;
+    } finally {
+      this.leave();
     }
-    return lhs;
   }
 
   private parseArith(): Term {
-    const start = this.tok;
-    let lhs = this.parseFactor();
-    for (let op = ARITH_OPS[this.kind()]; op; op = ARITH_OPS[this.kind()]) {
-      const opTok = this.advance();
-      lhs = this.binary(
-        [op],
-        opTok,
-        lhs,
-        this.rightOperand(() => this.parseFactor()),
-        start,
-      );
+    this.enter();
+    try {
+      const start = this.tok;
+      let lhs = this.parseFactor();
+      for (let op = ARITH_OPS[this.kind()]; op; op = ARITH_OPS[this.kind()]) {
+        const opTok = this.advance();
+        lhs = this.binary(
+          [op],
+          opTok,
+          lhs,
+          this.rightOperand(() => this.parseFactor()),
+          start,
+        );
+      }
+      return lhs;
+    } finally {
+      this.leave();
     }
-    return lhs;
   }
 
   private parseFactor(): Term {
-    const start = this.tok;
-    let lhs = this.parseTerm();
-    for (let op = FACTOR_OPS[this.kind()]; op; op = FACTOR_OPS[this.kind()]) {
-      const opTok = this.advance();
-      lhs = this.binary(
-        [op],
-        opTok,
-        lhs,
-        this.rightOperand(() => this.parseTerm()),
-        start,
-      );
+    this.enter();
+    try {
+      const start = this.tok;
+      let lhs = this.parseTerm();
+      for (let op = FACTOR_OPS[this.kind()]; op; op = FACTOR_OPS[this.kind()]) {
+        const opTok = this.advance();
+        lhs = this.binary(
+          [op],
+          opTok,
+          lhs,
+          this.rightOperand(() => this.parseTerm()),
+          start,
+        );
+      }
+      return lhs;
+    } finally {
+      this.leave();
     }
-    return lhs;
   }
 
   // ---------------------------------------------------------------- single terms
@@ -479,6 +516,7 @@ export class Parser {
     if (cached) {
       if (cached.error) throw cached.error;
       this.pos = cached.end;
+      if (cached.wildcards !== undefined) this.wildcards = cached.wildcards;
       return cached.term as Term;
     }
     this.enter();
@@ -486,7 +524,7 @@ export class Parser {
     try {
       const term = this.parseTermUncached();
       // A term whose parse recorded an error is not reused: the error belongs to this reading.
-      if (this.soft.length === soft) this.termCache.set(startPos, { term, end: this.pos });
+      if (this.soft.length === soft) this.termCache.set(startPos, { term, end: this.pos, wildcards: this.wildcards });
       return term;
     } catch (e) {
       if (e instanceof ParseFailure && this.soft.length === 0)
@@ -525,13 +563,6 @@ export class Parser {
           if (n.invalid) throw this.failure([n.invalid]);
           this.advance();
           return { type: 'number', value: '-' + n.text, location: this.span(t) };
-        }
-        if (n.kind === 'ident' && !this.keywords.has(n.text)) {
-          // Unary minus on a reference: `-x` is `minus(0, x)` (OPA's rewriting).
-          this.advance();
-          const operand = this.finishTerm(this.parseVarToken(n), n);
-          const zero: Term = { type: 'number', value: '0', location: this.loc(t) };
-          return { type: 'call', operator: this.opRef(['minus'], t), args: [zero, operand], location: this.span(t) };
         }
         return this.unexpected(n, 'expected number');
       }
@@ -641,45 +672,50 @@ export class Parser {
   }
 
   private parseRef(head: Term, start: Token): Term {
-    let parts: Term[] = [head];
-    for (;;) {
-      const t = this.tok;
-      if (t.ws) break;
-      if (t.kind === '.') {
-        this.advance();
-        const name = this.tok;
-        if (name.kind !== 'ident' || name.ws) this.unexpected(name, 'expected identifier');
-        this.advance();
-        parts.push({ type: 'string', value: name.text, location: this.loc(name) });
-      } else if (t.kind === '[') {
-        this.advance();
-        const key = this.parseTermInfix(true);
-        if (this.kind() !== ']') this.unexpected(this.tok, 'expected ]');
-        this.advance();
-        parts.push(key);
-      } else if (t.kind === '(') {
-        if (parts.length === 1 && parts[0].type !== 'var')
-          this.error(t, `illegal call (operator cannot be ${parts[0].type})`);
-        const operator: RefTerm = { type: 'ref', value: parts, location: this.span(start) };
-        this.advance();
-        const args = this.parseTermList(')');
-        this.advance();
-        if (args.length === 0 && parts.length === 1 && parts[0].type === 'var' && parts[0].value === 'set') {
-          return { type: 'set', value: [], location: this.span(start) };
+    this.enter();
+    try {
+      let parts: Term[] = [head];
+      for (;;) {
+        const t = this.tok;
+        if (t.ws) break;
+        if (t.kind === '.') {
+          this.advance();
+          const name = this.tok;
+          if (name.kind !== 'ident' || name.ws) this.unexpected(name, 'expected identifier');
+          this.advance();
+          parts.push({ type: 'string', value: name.text, location: this.loc(name) });
+        } else if (t.kind === '[') {
+          this.advance();
+          const key = this.parseTermInfix(true);
+          if (this.kind() !== ']') this.unexpected(this.tok, 'expected ]');
+          this.advance();
+          parts.push(key);
+        } else if (t.kind === '(') {
+          if (parts.length === 1 && parts[0].type !== 'var')
+            this.error(t, `illegal call (operator cannot be ${parts[0].type})`);
+          const operator: RefTerm = { type: 'ref', value: parts, location: this.span(start) };
+          this.advance();
+          const args = this.parseTermList(')');
+          this.advance();
+          if (args.length === 0 && parts.length === 1 && parts[0].type === 'var' && parts[0].value === 'set') {
+            return { type: 'set', value: [], location: this.span(start) };
+          }
+          const call: CallTerm = { type: 'call', operator, args, location: this.span(start) };
+          const after = this.tok;
+          if (!after.ws && (after.kind === '.' || after.kind === '[')) {
+            parts = [call];
+            continue;
+          }
+          return call;
+        } else {
+          break;
         }
-        const call: CallTerm = { type: 'call', operator, args, location: this.span(start) };
-        const after = this.tok;
-        if (!after.ws && (after.kind === '.' || after.kind === '[')) {
-          parts = [call];
-          continue;
-        }
-        return call;
-      } else {
-        break;
       }
+      if (parts.length === 1) return parts[0];
+      return { type: 'ref', value: parts, location: this.span(start) };
+    } finally {
+      this.leave();
     }
-    if (parts.length === 1) return parts[0];
-    return { type: 'ref', value: parts, location: this.span(start) };
   }
 
   /** Comma-separated terms up to (not consuming) `end`; a trailing comma is allowed. */
@@ -696,35 +732,40 @@ export class Parser {
   }
 
   private parseArray(): Term {
-    const open = this.advance(); // [
-    if (this.kind() === ']') {
-      this.advance();
-      return { type: 'array', value: [], location: this.span(open) };
-    }
-    let potentialComprehension = true;
-    if (this.kind() === ',') {
-      potentialComprehension = false;
-      this.advance();
-    }
-    const s = this.pos;
-    // A single term first: `[x | body]` is a comprehension, not `or(x, body…)` (OPA resolves it the same way).
-    const head = this.parseTerm();
-    if (this.kind() === '|' && potentialComprehension) {
-      this.advance();
-      const body = this.attempt(() => this.parseBody(']'));
-      if (body) {
-        this.advance();
-        return { type: 'arraycomprehension', term: head, body, location: this.span(open) };
-      }
-    }
-    this.pos = s;
+    this.enter();
     try {
-      const items = this.parseTermList(']');
-      this.advance();
-      return { type: 'array', value: items, location: this.span(open) };
-    } catch (e) {
-      if (!potentialComprehension) throw e;
-      this.refuseOperatorComprehension(s, ']', e);
+      const open = this.advance(); // [
+      if (this.kind() === ']') {
+        this.advance();
+        return { type: 'array', value: [], location: this.span(open) };
+      }
+      let potentialComprehension = true;
+      if (this.kind() === ',') {
+        potentialComprehension = false;
+        this.advance();
+      }
+      const s = this.pos;
+      // A single term first: `[x | body]` is a comprehension, not `or(x, body…)` (OPA resolves it the same way).
+      const head = this.parseTerm();
+      if (this.kind() === '|' && potentialComprehension) {
+        this.advance();
+        const body = this.attempt(() => this.parseBody(']'));
+        if (body) {
+          this.advance();
+          return { type: 'arraycomprehension', term: head, body, location: this.span(open) };
+        }
+      }
+      this.pos = s;
+      try {
+        const items = this.parseTermList(']');
+        this.advance();
+        return { type: 'array', value: items, location: this.span(open) };
+      } catch (e) {
+        if (!potentialComprehension) throw e;
+        this.refuseOperatorComprehension(s, ']', e);
+      }
+    } finally {
+      this.leave();
     }
   }
 
@@ -756,22 +797,27 @@ export class Parser {
   }
 
   private parseSetOrObject(): Term {
-    const open = this.advance(); // {
-    if (this.kind() === '}') {
-      this.advance();
-      return { type: 'object', value: [], location: this.span(open) };
-    }
-    let potentialComprehension = true;
-    if (this.kind() === ',') {
-      potentialComprehension = false;
-      this.advance();
-    }
-    const s = this.pos;
+    this.enter();
     try {
-      return this.parseSetOrObjectItems(open, s, potentialComprehension);
-    } catch (e) {
-      if (!potentialComprehension) throw e;
-      this.refuseOperatorComprehension(s, '}', e);
+      const open = this.advance(); // {
+      if (this.kind() === '}') {
+        this.advance();
+        return { type: 'object', value: [], location: this.span(open) };
+      }
+      let potentialComprehension = true;
+      if (this.kind() === ',') {
+        potentialComprehension = false;
+        this.advance();
+      }
+      const s = this.pos;
+      try {
+        return this.parseSetOrObjectItems(open, s, potentialComprehension);
+      } catch (e) {
+        if (!potentialComprehension) throw e;
+        this.refuseOperatorComprehension(s, '}', e);
+      }
+    } finally {
+      this.leave();
     }
   }
 
@@ -1287,12 +1333,14 @@ export class Parser {
     const start = this.tok;
     // Callers start a head only at a name that is no keyword (OPA's parseRules leaves anything else to parseQuery).
     if (start.kind !== 'ident' || this.keywords.has(start.text)) this.unexpected(start);
-    if (start.text === '_') this.error(start, 'wildcard cannot be used for rule name');
     this.advance();
     // OPA's parseHeadFinish refuses an operator written right after the name (`p==1`); with a space between,
     // `p == 1` is a query statement (a call of a builtin, no rule).
     if (!this.tok.ws && HEAD_OPERATORS.has(this.kind())) this.unexpected(this.tok);
-    const reference: Term[] = [this.varTerm(start.text, start)];
+    // `_` names a rule as OPA's parser does: a fresh wildcard var (`$0`), so the rule is `data.<pkg>["$0"]`.
+    const reference: Term[] = [
+      start.text === '_' ? this.wildcard({ location: this.loc(start) }) : this.varTerm(start.text, start),
+    ];
     let args: Term[] | undefined;
     for (;;) {
       const t = this.tok;
@@ -1423,8 +1471,20 @@ export class Parser {
     return this.isKeyword(this.tok, word);
   }
 
+  /**
+   * A query as OPA's ParseBody reads it: statements of expressions joined by `;`, one after another up to the end
+   * of input, with nothing required between two statements (`x := 1 y := 2` is two expressions), concatenated.
+   */
   parseQueryBody(): Body {
-    const body = this.parseBody('eof');
+    const body: Body = [];
+    while (!this.atEnd()) {
+      const statement = this.parseBodyStatement();
+      if (statement.kind !== 'body') break;
+      for (const expr of statement.body) {
+        expr.index = body.length;
+        body.push(expr);
+      }
+    }
     if (this.soft.length) throw this.failure([]);
     return body;
   }

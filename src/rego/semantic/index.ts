@@ -1,12 +1,14 @@
 // The Rego semantic stage (OPA's ast.Compiler): modules → rule sets with resolved, renamed, safely ordered bodies, after
 // OPA's checks (rule conflicts, safety, recursion, builtin calls, `with` targets). Throws RegoErrors
-// (up to 10 diagnostics, each with file:row:col).
+// (each with file:row:col; after 10, OPA's "error limit reached").
 import { isGround } from '../ast/ground.ts';
 import type { Body, Location, Module, RefTerm, Rule, Term } from '../ast/types.ts';
 import { builtinDecls, refusedBuiltinArity } from '../builtins/declarations.ts';
 import { withRefusedDeclarations } from '../builtins/refused.ts';
 import { RegoError, RegoErrors } from '../errors.ts';
 import { CallChecker, checkRecursion } from './checks.ts';
+import { ruleConflicts } from './conflicts.ts';
+import { COMPILE_ERROR_LIMIT, limitCompileErrors, limitQueryErrors } from './error-limit.ts';
 import { importText, resolveGlobals } from './global-refs.ts';
 import { resolveMetadataCalls } from './metadata.ts';
 import { hoistNegatedOperands, hoistNegatedOperandsInTerm } from './negation.ts';
@@ -28,8 +30,6 @@ import {
 export type { CompiledProgram, CompiledRule, CompileOptions, RuleKind, RuleSet } from './types.ts';
 export { pathKey } from './types.ts';
 export { annotatedEntrypoints } from './metadata.ts';
-
-const MAX_ERRORS = 10;
 
 interface RawRule {
   module: Module;
@@ -173,10 +173,6 @@ function packagePath(m: Module): string[] {
     );
 }
 
-function fmtLoc(l: Location | undefined): string {
-  return l ? `${l.file}:${l.row}` : '';
-}
-
 /** Classify a rule head into its rule set path and kind (OPA: ref heads grouped by their all-string prefix). */
 function classify(m: Module, rule: Rule, errors: RegoError[]): RawRule | undefined {
   const pkg = packagePath(m);
@@ -232,7 +228,7 @@ export function compileModules(modules: Module[], options: CompileOptions = {}):
 }
 
 function compileModulesUnguarded(modules: Module[], options: CompileOptions): CompiledProgram {
-  const maxErrors = options.maxErrors ?? MAX_ERRORS;
+  const maxErrors = options.maxErrors ?? COMPILE_ERROR_LIMIT;
   const declared = options.builtins ?? builtinDecls;
   const builtins =
     options.refusedBuiltins === 'evaluation-error'
@@ -240,7 +236,7 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
       : declared;
   const errors: RegoError[] = [];
   const flush = (): void => {
-    if (errors.length) throw new RegoErrors(errors.slice(0, maxErrors));
+    if (errors.length) throw new RegoErrors(limitCompileErrors(errors, maxErrors));
   };
   const strict = options.strict === true;
 
@@ -283,23 +279,14 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
     if (g) g.push(r);
     else groups.set(k, [r]);
   }
+  // OPA's CheckRuleConflicts (conflicts.ts); then what its later stages or planner would reject at one path.
+  errors.push(...ruleConflicts(groups.values(), modules));
   for (const [, g] of groups) {
-    const kinds = new Set(g.map((r) => r.kind));
     const name = ruleSetName(g[0].path);
-    if (kinds.size > 1)
-      errors.push(
-        new RegoError(
-          'rego_compile_error',
-          `conflicting rules ${name} found`,
-          g[1].rule.location ?? g[0].rule.location,
-        ),
-      );
-    const defaults = g.filter((r) => r.rule.default);
-    if (defaults.length > 1)
-      errors.push(
-        new RegoError('rego_compile_error', `multiple default rules ${name} found`, defaults[1].rule.location),
-      );
-    for (const d of defaults) {
+    // Kinds OPA's check lets through together (`p contains 1` with `p[x] contains 2`) but one rule set cannot hold.
+    if (!errors.length && new Set(g.map((r) => r.kind)).size > 1)
+      errors.push(new RegoError('rego_type_error', `conflicting rules ${name} found`, g[0].rule.location));
+    for (const d of g.filter((r) => r.rule.default)) {
       if (
         d.rule.body.length > 0 &&
         !(
@@ -320,50 +307,11 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
           ),
         );
     }
-    const arities = new Set(g.filter((r) => r.kind === 'function').map((r) => r.arity));
-    if (arities.size > 1)
-      errors.push(
-        new RegoError(
-          'rego_compile_error',
-          `conflicting rules ${name} found: function arity mismatch`,
-          g[1].rule.location,
-        ),
-      );
   }
   // After the per-path checks: merged rules keep their own kinds' checks (a ground default may live
   // inside a general-ref object).
   mergeIntoDynamic(groups, errors);
-  // Rule vs rule/package path conflicts: a rule's document cannot also have children.
   const pkgPaths = modules.map(packagePath);
-  const rulePaths = [...groups.values()].map((g) => g[0]);
-  const byKey = new Map(rulePaths.map((r) => [pathKey(r.path), r]));
-  for (const r of rulePaths) {
-    if (r.kind === 'function') continue;
-    for (let n = 1; n < r.path.length; n++) {
-      const above = byKey.get(pathKey(r.path.slice(0, n)));
-      if (above && above.kind !== 'function') {
-        errors.push(
-          new RegoError(
-            'rego_compile_error',
-            `rule ${ruleSetName(above.path)} conflicts with [${ruleSetName(r.path)}]`,
-            above.rule.location,
-          ),
-        );
-      }
-    }
-    for (const p of pkgPaths) {
-      if (p.length >= r.path.length && r.path.every((s, i) => p[i] === s)) {
-        errors.push(
-          new RegoError(
-            'rego_compile_error',
-            `package ${ruleSetName(p)} conflicts with rule ${ruleSetName(r.path)} defined at ${fmtLoc(r.rule.location)}`,
-            r.rule.location,
-          ),
-        );
-        break;
-      }
-    }
-  }
   if (options.data) checkDataConflicts(raws, options.data, errors);
   flush();
 
@@ -487,7 +435,7 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
       defaultRule: first.kind === 'partial_object' ? undefined : compiled.find((x) => x.raw.rule.default)?.c,
       location: first.rule.location ?? first.rule.head.location,
     });
-    if (errors.length >= maxErrors) break;
+    if (maxErrors > 0 && errors.length >= maxErrors) break;
   }
   reportUndeclared(errors, holes);
   flush();
@@ -535,7 +483,7 @@ export interface QueryVar {
 export function compileQuery(program: CompiledProgram, body: Body): { body: Body; vars: QueryVar[] } {
   const errors: RegoError[] = [];
   const holes = lowerTemplateStringsInBody(body, program.builtins, errors);
-  if (errors.length) throw new RegoErrors(errors.slice(0, MAX_ERRORS));
+  if (errors.length) throw new RegoErrors(limitQueryErrors(errors, COMPILE_ERROR_LIMIT));
   const names = new NameGen();
   const rw = new Rewriter({ globals: new Map(), names, errors });
   const scope = rw.newScope();
@@ -562,7 +510,7 @@ export function compileQuery(program: CompiledProgram, body: Body): { body: Body
     builtins: program.builtins,
   });
   checker.body(r.body, 0);
-  if (errors.length) throw new RegoErrors(errors.slice(0, MAX_ERRORS));
+  if (errors.length) throw new RegoErrors(limitQueryErrors(errors, COMPILE_ERROR_LIMIT));
   const vars: QueryVar[] = [];
   const seen = new Set<string>();
   for (const e of r.body) {

@@ -336,8 +336,15 @@ describe('expressions', () => {
   it('newline and ; separate expressions', () => {
     expect(q('x := 1; y := 2\nz := 3').map((e) => e.index)).toEqual([0, 1, 2]);
   });
-  it('two expressions on one line without ; is an error', () => {
-    expect(() => parseQuery('x := 1 y := 2')).toThrow(/unexpected identifier token: expected \\n or ; or eof/);
+  it('two expressions on one line: a query reads two statements, a rule body refuses them (OPA parseQuery)', () => {
+    // OPA's ParseBody parses statements with requireSemi and appends their bodies; inside `{ }` parseQuery needs
+    // `;` or a newline after each expression.
+    expect(q('x := 1 y := 2').map((e) => e.index)).toEqual([0, 1]);
+    expect(q('x := 1 y := 2')[1].terms).toEqual({ type: 'call', operator: op('assign'), args: [v('y'), n('2')] });
+    expect(parseError('package p\np if { x := 1 y := 2 }')).toBe(
+      'p.rego:2:15: rego_parse_error: unexpected identifier token: expected \\n or ; or }',
+    );
+    expect(() => parseQuery('x := 1 )')).toThrow(/^query:1:8: rego_parse_error: unexpected \) token\n/);
   });
   it('assign and unify are calls', () => {
     expect(q('x := 1')[0].terms).toEqual({ type: 'call', operator: op('assign'), args: [v('x'), n('1')] });
@@ -438,16 +445,29 @@ describe('operator precedence (OPA)', () => {
   it('parentheses group', () => {
     expect(term('(1 + 2) * 3')).toEqual(call('mul', call('plus', n('1'), n('2')), n('3')));
   });
-  it('unary minus on numbers and refs', () => {
+  it('a minus sign starts a number only (OPA parseNumber); whitespace may follow it', () => {
     expect(term('-1.5')).toEqual(n('-1.5'));
     expect(term('1 - -2')).toEqual(call('minus', n('1'), n('-2')));
-    expect(term('-input.x')).toEqual(call('minus', n('0'), ref(v('input'), s('x'))));
+    expect(term('- 1')).toMatchObject({ type: 'number', value: '-1' });
+    expect(term('x - 1')).toEqual(call('minus', v('x'), n('1')));
+    expect(() => parseQuery('y := -x')).toThrow(
+      /^query:1:7: rego_parse_error: unexpected identifier token: expected number\n/,
+    );
+    expect(() => parseQuery('y := -input.x')).toThrow(/unexpected identifier token: expected number/);
+    expect(() => parseQuery('y := -(x)')).toThrow(
+      /^query:1:7: rego_parse_error: unexpected \( token: expected number\n/,
+    );
+    // In a rule head the missing value is a second error at the same token (parseHead's illegal()).
+    expect(parseErrors('package p\ny := -(1)')).toEqual([
+      'p.rego:2:7: rego_parse_error: unexpected ( token: expected number',
+      'p.rego:2:7: rego_parse_error: unexpected ( token: expected rule value term (e.g., y := <VALUE> { ... })',
+    ]);
   });
   it('long operator chains parse; absurdly deep ASTs are refused (later stages recurse)', () => {
     const ok = Array.from({ length: 500 }, (_, i) => String(i)).join(' + ');
     expect(term(ok).type).toBe('call');
     const text = Array.from({ length: 20000 }, (_, i) => String(i)).join(' + ');
-    expect(() => parseQuery(`x := ${text}`)).toThrow(/expression nested too deeply/);
+    expect(() => parseQuery(`x := ${text}`)).toThrow(/rego_parse_error: max parsing recursion depth exceeded/);
   });
 });
 
@@ -478,7 +498,11 @@ describe('terms', () => {
     expect(term('(x).y')).toEqual(ref(v('x'), s('y')));
     expect(() => parseQuery('x := (input.a)[0]')).toThrow(/illegal ref \(head cannot be ref\)/);
     expect(() => parseQuery('x := (1)[0]')).toThrow(/illegal ref \(head cannot be number\)/);
-    expect(() => parseQuery('x := (input.a) [0]')).toThrow(/unexpected \[ token/);
+    // In a rule body the `[0]` after whitespace is a second expression on the line; a query reads it as a statement.
+    expect(() => parseModule('p.rego', 'package p\np if { x := (input.a) [0] }')).toThrow(
+      /unexpected \[ token: expected \\n or ; or \}/,
+    );
+    expect(parseQuery('x := (input.a) [0]')).toHaveLength(2);
   });
   it('raw strings', () => {
     expect(term('`a\\nb\nc`')).toEqual({ type: 'string', value: 'a\\nb\nc', raw: true });
@@ -578,7 +602,7 @@ describe('terms', () => {
       key: v('k'),
       value: call('mul', v('v'), n('2')),
     });
-    expect(term('[-x | some x in xs]')).toMatchObject({
+    expect(term('[(0 - x) | some x in xs]')).toMatchObject({
       type: 'arraycomprehension',
       term: call('minus', n('0'), v('x')),
     });
@@ -702,7 +726,7 @@ describe('every node is located', () => {
         'p contains v if { some k, v in input.o; not k == "x" with input as {} }',
         'q[k] := {a: b | some a, b in input.m} if { k := "key"; every e in input.es { e > 0 } }',
         'r := 1 if false else := 2',
-        's if { some u, w; u := 1; w := -u }',
+        's if { some u, w; u := 1; w := 0 - u }',
       ].join('\n'),
     );
     const missing: string[] = [];
@@ -756,15 +780,23 @@ describe('errors', () => {
   });
   it('10k nested brackets is an error, not a crash', () => {
     const deep = '['.repeat(10000) + ']'.repeat(10000);
-    expect(() => parseQuery(`x := ${deep}`)).toThrow(/maximum nesting depth exceeded/);
+    // OPA's text (ErrMaxParsingRecursionDepthExceeded), at the token where the limit is hit.
+    expect(() => parseQuery(`x := ${deep}`)).toThrow(
+      /^query:1:\d+: rego_parse_error: max parsing recursion depth exceeded\n/,
+    );
     const deepBraces = '{'.repeat(10000);
     expect(() => parseQuery(`x := ${deepBraces}`)).toThrow(RegoErrors);
     const deepParens = '('.repeat(10000) + '1' + ')'.repeat(10000);
-    expect(() => parseQuery(`x := ${deepParens}`)).toThrow(/maximum nesting depth/);
+    expect(() => parseQuery(`x := ${deepParens}`)).toThrow(/max parsing recursion depth exceeded/);
   });
   it('nesting just under the limit parses', () => {
-    const d = MAX_NESTING_DEPTH - 5;
+    // Each array level is two counted parser calls (parseArray, parseTerm), as in OPA's enter() accounting.
+    const d = MAX_NESTING_DEPTH / 2 - 10;
     expect(() => parseQuery(`x := ${'['.repeat(d)}${']'.repeat(d)}`)).not.toThrow();
+    const over = MAX_NESTING_DEPTH / 2 + 10;
+    expect(() => parseQuery(`x := ${'['.repeat(over)}${']'.repeat(over)}`)).toThrow(
+      /max parsing recursion depth exceeded/,
+    );
   });
   it('nested set/object braces do not backtrack exponentially', () => {
     const d = 60;

@@ -98,7 +98,7 @@ f(i) := i + 2
 mod97 := [((a * b) % 97) | some i, a in input.arr; b := f(i)]
 mod97_tmp := [t | some i, a in input.arr; b := f(i); t := (a * b) % 97]
 incremented := [(x + 1) | some x in input.arr]
-neg := [-x | some x in input.arr]
+neg := [(0 - x) | some x in input.arr]
 set_minus := {(x - 1) | some x in input.arr}
 obj := {k: (v * 2) | some k, v in input.obj}
 obj_key := {(k + 1): v | some k, v in input.arr}

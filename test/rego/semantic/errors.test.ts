@@ -100,33 +100,80 @@ p := r if { r := opa.runtime() }`);
     expect(e2.message).toMatch(/^opa\.runtime is not allowed/);
   });
 
-  it('conflicting rule kinds, multiple defaults, function arity', () => {
-    expect(
-      one(`package t
-p := 1
-p contains 2`).message,
-    ).toBe('conflicting rules data.t.p found');
-    const d = one(`package t
-default p := 1
-default p := 2`);
-    expect(d.message).toBe('multiple default rules data.t.p found');
-    expect(d.location?.row).toBe(3);
-    expect(
-      one(`package t
-f(x) := 1
-f(x, y) := 2`).message,
-    ).toMatch(/^conflicting rules data\.t\.f found/);
+  // Texts, codes and locations from OPA's checkRuleConflicts (v1/ast/compile.go) and its tests
+  // (compile_test.go TestCompilerCheckRuleConflicts, ...DotsInRuleHeads, ...DefaultFunction, TestCompilerCheckRulePkgConflicts).
+  const conflicts = (...sources: string[]): string[] =>
+    errorsOf(...sources.map((src) => src.replace(/^\t+/gm, ''))).map((e) => e.format());
+
+  it('conflicting rule kinds, arities and complete/partial definitions are type errors at the first rule', () => {
+    expect(conflicts('package t\np := 1\np contains 2')).toEqual([
+      'p0.rego:2:1: rego_type_error: conflicting rules data.t.p found',
+    ]);
+    expect(conflicts('package t\nf(x) := 1\nf(x, y) := 2')).toEqual([
+      'p0.rego:2:1: rego_type_error: conflicting rules data.t.f found',
+    ]);
+    expect(conflicts('package badrules.arity\nf(1) if { true }\nf if { true }')).toEqual([
+      'p0.rego:2:1: rego_type_error: conflicting rules data.badrules.arity.f found',
+    ]);
+    expect(conflicts('package pkg\ndefault f(_) = 100\nf(x, y) = x if {\n\tx == y\n}')).toEqual([
+      'p0.rego:2:1: rego_type_error: conflicting rules data.pkg.f found',
+    ]);
+    // The message names the last rule's ref, vars included.
+    expect(conflicts('package badrules.complete_partial\np := 1\np[r] := 2 if { r := "foo" }')).toEqual([
+      'p0.rego:2:1: rego_type_error: conflicting rules data.badrules.complete_partial.p[r] found',
+    ]);
+    expect(conflicts('package badrules\np contains x if { x = 1 }\np[x] = y if { x = y; x = "a" }')).toEqual([
+      'p0.rego:2:1: rego_type_error: conflicting rules data.badrules.p[x] found',
+    ]);
+    expect(conflicts('package pkg\np.q.r if { true }', 'package pkg.p.q\nr(_) = 2')).toEqual([
+      'p0.rego:2:1: rego_type_error: conflicting rules data.pkg.p.q.r found',
+    ]);
+    expect(conflicts('package pkg\np[r] := x if { r = input.key; x = input.bar }\np contains q if { true }')).toEqual([
+      'p0.rego:2:1: rego_type_error: conflicting rules data.pkg.p found',
+    ]);
   });
 
-  it('rule vs package path conflicts', () => {
-    const e = one(
-      `package a
-b := 1`,
-      `package a.b
-c := 2`,
+  it('multiple default rules: at the package of the first, listing every default', () => {
+    expect(conflicts('package t\ndefault p := 1\ndefault p := 2')).toEqual([
+      'p0.rego:1:1: rego_type_error: multiple default rules data.t.p found at p0.rego:2, p0.rego:3',
+    ]);
+    expect(conflicts('package badrules.defkw\n\ndefault foo = 1\ndefault foo = 2\nfoo = 3 if { true }')).toEqual([
+      'p0.rego:1:1: rego_type_error: multiple default rules data.badrules.defkw.foo found at p0.rego:3, p0.rego:4',
+    ]);
+    expect(
+      conflicts('package pkg\ndefault p.q.r = 3\np.q.r if { true }', 'package pkg.p.q\ndefault r = 4\nr = 2'),
+    ).toEqual(['p0.rego:1:1: rego_type_error: multiple default rules data.pkg.p.q.r found at p0.rego:2, p1.rego:2']);
+  });
+
+  it('a ground rule with rules below it, and a package at a rule path', () => {
+    expect(conflicts('package pkg\np.q.r if { true }\np.q.r.s if { true }\np.q.r.t if { true }')).toEqual([
+      'p0.rego:2:1: rego_type_error: rule data.pkg.p.q.r conflicts with [data.pkg.p.q.r.s data.pkg.p.q.r.t]',
+    ]);
+    expect(conflicts('package pkg\np contains v if { v := ["a", "b"][_] }\np.q.r if { true }')).toEqual([
+      'p0.rego:2:1: rego_type_error: rule data.pkg.p conflicts with [data.pkg.p.q.r]',
+    ]);
+    expect(conflicts('package pkg\np.q(x) := x\np.q.r if { true }')).toEqual([
+      'p0.rego:2:1: rego_type_error: rule data.pkg.p.q conflicts with [data.pkg.p.q.r]',
+    ]);
+    expect(conflicts('package test\np := x if { x := "a" }', 'package test.p\nq := 1')).toEqual([
+      'p0.rego:2:1: rego_type_error: rule data.test.p conflicts with [data.test.p.q]',
+      'p0.rego:1:1: rego_type_error: package test.p conflicts with rule p defined at p0.rego:2',
+    ]);
+    expect(conflicts('package pkg\np.q.r if { true }', 'package pkg.p.q.r')).toEqual([
+      'p0.rego:1:1: rego_type_error: package pkg.p.q.r conflicts with rule p.q.r defined at p0.rego:2',
+    ]);
+  });
+
+  it('rules inside a general ref head, and packages inside its extent, are no conflict (as in OPA)', () => {
+    const compiles = (...sources: string[]): void => {
+      expect(() => compileModules(sources.map((src, i) => parseModule(`p${i}.rego`, src)))).not.toThrow();
+    };
+    compiles('package pkg\np.q[r] = x if { r = input.key; x = input.foo }\np.q.r.s = x if { x := 1 }');
+    compiles(
+      'package pkg\np[r] := x if { r = input.key; x = input.bar }\np.q[r] := x if { r = input.key; x = input.bar }',
     );
-    expect(e.code).toBe('rego_compile_error');
-    expect(e.message).toMatch(/conflicts with rule data\.a\.b/);
+    compiles('package test\np[x] := y if { x := "a"; y := "b" }', 'package test.p\nq := 1');
+    compiles('package pkg\np.q.w contains "baz"', 'package pkg\np.q.w contains "bar"');
   });
 
   it('re-assignment and assignment after reference', () => {
@@ -189,11 +236,65 @@ q := 1`,
     ).not.toThrow();
   });
 
-  it('collects at most 10 errors, each with a location', () => {
+  // OPA's Compiler.err (v1/ast/compile.go): CompileErrorLimitDefault = 10; once 10 errors are recorded it appends
+  // errLimitReached, a rego_compile_error "error limit reached" without location, and the compile stops.
+  it('reports 10 errors then "error limit reached", also at exactly 10', () => {
+    const unsafe = (n: number): string =>
+      `package t\n${Array.from({ length: n }, (_, i) => `r${i} if { v${i} > 1 }`).join('\n')}`;
+    const errs = errorsOf(unsafe(15));
+    expect(errs).toHaveLength(11);
+    for (const e of errs.slice(0, 10))
+      expect(e.format()).toMatch(/^p0\.rego:\d+:\d+: rego_unsafe_var_error: var v\d+ is unsafe$/);
+    expect(errs[10].format()).toBe('rego_compile_error: error limit reached');
+    expect(errs[10].location).toBeUndefined();
+    expect(errorsOf(unsafe(10)).map((e) => e.message)).toEqual([
+      ...Array.from({ length: 10 }, (_, i) => `var v${i} is unsafe`),
+      'error limit reached',
+    ]);
+    expect(errorsOf(unsafe(9))).toHaveLength(9);
+  });
+
+  it('the limit covers type errors and conflict errors too (every stage reports through Compiler.err)', () => {
+    const calls = `package t\n${Array.from({ length: 12 }, (_, i) => `r${i} if { nope${i}(1) }`).join('\n')}`;
+    const errs = errorsOf(calls);
+    expect(errs).toHaveLength(11);
+    expect(errs.slice(0, 10).every((e) => e.code === 'rego_type_error')).toBe(true);
+    expect(errs[10].format()).toBe('rego_compile_error: error limit reached');
+    const defaults = `package t\n${Array.from({ length: 11 }, (_, i) => `default d${i} := 1\ndefault d${i} := 2`).join('\n')}`;
+    const d = errorsOf(defaults);
+    expect(d).toHaveLength(11);
+    expect(d[10].message).toBe('error limit reached');
+  });
+
+  it('maxErrors 0 is no limit, as OPA SetErrorLimit(0)', () => {
     const body = Array.from({ length: 15 }, (_, i) => `r${i} if { v${i} > 1 }`).join('\n');
-    const errs = errorsOf(`package t\n${body}`);
-    expect(errs).toHaveLength(10);
-    for (const e of errs) expect(e.format()).toMatch(/^p0\.rego:\d+:\d+: rego_unsafe_var_error: var v\d+ is unsafe$/);
+    try {
+      compileModules([parseModule('p0.rego', `package t\n${body}`)], { maxErrors: 0 });
+      throw new Error('expected compile errors');
+    } catch (e) {
+      expect(e).toBeInstanceOf(RegoErrors);
+      expect((e as RegoErrors).errors).toHaveLength(15);
+    }
+  });
+
+  it('a query: cut to 10 plus "error limit reached" only when there are more (queryCompiler.applyErrorLimit)', () => {
+    const program = compileModules([parseModule('p0.rego', 'package t\np := 1')]);
+    const queryErrors = (n: number): RegoError[] => {
+      const q = Array.from({ length: n }, (_, i) => `not u${i}`).join('; ');
+      try {
+        compileQuery(program, parseQuery(q));
+      } catch (e) {
+        if (e instanceof RegoErrors) return e.errors;
+        throw e;
+      }
+      throw new Error('expected query errors');
+    };
+    const eleven = queryErrors(11);
+    expect(eleven).toHaveLength(11);
+    expect(eleven[10].format()).toBe('rego_compile_error: error limit reached');
+    const ten = queryErrors(10);
+    expect(ten).toHaveLength(10);
+    expect(ten.every((e) => e.code === 'rego_unsafe_var_error')).toBe(true);
   });
 
   it('deep nesting is an error or compiles, never a stack overflow', () => {
