@@ -42,7 +42,8 @@ export function isObject(v: unknown): v is JsonObject {
 export function exactJson(v: unknown): string {
   if (typeof v === 'bigint') return v.toString();
   if (v instanceof DecimalText) return v.text;
-  if (Array.isArray(v)) return `[${v.map((x) => exactJson(x === undefined || typeof x === 'function' ? null : x)).join(',')}]`;
+  if (Array.isArray(v))
+    return `[${v.map((x) => exactJson(x === undefined || typeof x === 'function' ? null : x)).join(',')}]`;
   if (v !== null && typeof v === 'object' && !(v instanceof Uint8Array)) {
     const parts: string[] = [];
     for (const [k, x] of Object.entries(v)) {

@@ -125,7 +125,12 @@ async function bench(opts: BenchOptions): Promise<void> {
   const heapStart = exports.opa_heap_ptr_get?.();
   evaluate();
   const heapEnd = exports.opa_heap_ptr_get?.();
-  const inputBytes = input === undefined ? 0 : (input instanceof ArrayBuffer ? input.byteLength : new TextEncoder().encode(JSON.stringify(input)).length);
+  const inputBytes =
+    input === undefined
+      ? 0
+      : input instanceof ArrayBuffer
+        ? input.byteLength
+        : new TextEncoder().encode(JSON.stringify(input)).length;
   // After an evaluation the pointer sits past the input and what the evaluation allocated.
   const dataHeap = (policy as unknown as { dataHeapPtr?: number }).dataHeapPtr;
   const heapPerOp =

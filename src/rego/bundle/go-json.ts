@@ -163,7 +163,8 @@ function scanValue(b: Uint8Array, start: number): Scanned {
         else if (c === 0x6e) next = scanLiteral(b, i, 'null');
         else return { error: invalid(c, 'looking for beginning of value') };
         if (next instanceof GoJsonError) return { error: next };
-        if (!mayBeInexact && c !== 0x22 && c !== 0x74 && c !== 0x66 && c !== 0x6e) mayBeInexact = numberMayBeInexact(b, i, next);
+        if (!mayBeInexact && c !== 0x22 && c !== 0x74 && c !== 0x66 && c !== 0x6e)
+          mayBeInexact = numberMayBeInexact(b, i, next);
         i = next;
         if (completed()) return { end: i, mayBeInexact };
         continue;
