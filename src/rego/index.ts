@@ -26,6 +26,7 @@ import { compileModules, type CompiledProgram } from './semantic/index.ts';
 import { referencedInputPaths } from './semantic/input-paths.ts';
 import { linkPolicyWasm } from './wasm/index.ts';
 import { RegoError, RegoErrors } from './errors.ts';
+import { wasmJson } from './json.ts';
 import type { Policy } from './ir/types.ts';
 import { planQueries, type PlanOptions } from './planner/index.ts';
 import {
@@ -201,7 +202,7 @@ export async function loadBundle(bytes: Uint8Array, options: LoadOptions = {}): 
     withCustomBuiltins(hostBuiltins(options.builtinContext), options.customBuiltins ?? {}),
     options.maxMemoryPages,
   );
-  policy.setData(options.data ?? bundle.data);
+  policy.setData(wasmJson(options.data ?? bundle.data) as object);
   return {
     policy,
     manifest: bundle.manifest,
@@ -292,6 +293,6 @@ export async function evaluateQuery(options: EvaluateQueryOptions): Promise<Resu
       ? authoringHostBuiltins(options.builtinContext)
       : hostBuiltins(options.builtinContext);
   const policy = await instantiatePolicy(q.wasm, withCustomBuiltins(host, options.customBuiltins ?? {}));
-  policy.setData(options.data ?? {});
-  return policy.evaluate(options.input, q.entrypoint) as ResultSet;
+  policy.setData(wasmJson(options.data ?? {}) as object);
+  return policy.evaluate(wasmJson(options.input), q.entrypoint) as ResultSet;
 }

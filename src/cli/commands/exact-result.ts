@@ -2,6 +2,7 @@
 // the number it computed (`9007199254740993`, `1e400`), and a JSON.parse into doubles would print another.
 import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { parse, stringify } from 'lossless-json';
+import { exactJson } from '../../rego/json.ts';
 
 /** The Guardian bounds a step's input; the CLI evaluates whatever input file its user gives it. */
 const NO_INPUT_LIMIT = Number.POSITIVE_INFINITY;
@@ -18,7 +19,7 @@ export async function evaluateExact(policy: LoadedPolicy, entrypoint: string, in
   ]);
   const id = (policy.entrypoints as Record<string, number>)[entrypoint];
   if (id === undefined) throw new Error(`entrypoint ${entrypoint} is not valid in this instance`);
-  const text = input === undefined ? undefined : JSON.stringify(input);
+  const text = input === undefined ? undefined : exactJson(input);
   let json: string;
   try {
     json = evaluateToJsonText(policy, text, id, NO_INPUT_LIMIT);

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { RegoErrors } from '../../rego/errors.ts';
+import { wasmJson } from '../../rego/json.ts';
 import { CliError, ExitCode } from '../exit-codes.ts';
 import { gatherInputs, ignoreOption, readDataFile } from './policy-inputs.ts';
 
@@ -104,7 +105,7 @@ async function bench(opts: BenchOptions): Promise<void> {
   const budget = parseBenchtime(opts.benchtime);
   const count = Number(opts.count);
   if (!Number.isInteger(count) || count < 1) throw new CliError('--count: expected a positive integer', ExitCode.Usage);
-  const input = opts.input !== undefined ? readDataFile(opts.input) : undefined;
+  const input = opts.input !== undefined ? wasmJson(readDataFile(opts.input)) : undefined;
   const loaded = await loadModule(opts);
   if (!(opts.entrypoint in loaded.entrypoints))
     throw new CliError(
@@ -124,7 +125,12 @@ async function bench(opts: BenchOptions): Promise<void> {
   const heapStart = exports.opa_heap_ptr_get?.();
   evaluate();
   const heapEnd = exports.opa_heap_ptr_get?.();
-  const inputBytes = input === undefined ? 0 : new TextEncoder().encode(JSON.stringify(input)).length;
+  const inputBytes =
+    input === undefined
+      ? 0
+      : input instanceof ArrayBuffer
+        ? input.byteLength
+        : new TextEncoder().encode(JSON.stringify(input)).length;
   // After an evaluation the pointer sits past the input and what the evaluation allocated.
   const dataHeap = (policy as unknown as { dataHeapPtr?: number }).dataHeapPtr;
   const heapPerOp =

@@ -4,10 +4,11 @@
 // `/abs/dir/p.rego` run from anywhere is `/p.rego` in the bundle.
 import { readFileSync } from 'node:fs';
 import { dirname, resolve, sep } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { Option } from 'commander';
 import type { BundleManifest } from '../../rego/bundle/index.ts';
+import { parseGoJson } from '../../rego/bundle/go-json.ts';
 import { IgnorePatternError, LoaderError, loadPaths } from '../../rego/bundle/loader.ts';
+import { parseYamlData } from '../../rego/bundle/yaml.ts';
 import { RegoErrors } from '../../rego/errors.ts';
 import type { RegoSource } from '../../rego/index.ts';
 import { CliError, ExitCode } from '../exit-codes.ts';
@@ -52,16 +53,19 @@ export function bundleModeOption(): Option {
   );
 }
 
-/** A JSON or YAML document (`--data`, `--input`; `-` is stdin). */
+/**
+ * A JSON or YAML document (`--data`, `--input`; `-` is stdin), read as OPA reads data files (util.Unmarshal): JSON
+ * with numbers kept as written where a double would change them, YAML through go-yaml's rules (loader.ts).
+ */
 export function readDataFile(file: string): unknown {
-  let text: string;
+  let text: Uint8Array;
   try {
-    text = file === '-' ? readFileSync(0, 'utf8') : readFileSync(file, 'utf8');
+    text = file === '-' ? readFileSync(0) : readFileSync(file);
   } catch (e) {
     throw new CliError(`cannot read ${file}: ${(e as Error).message}`, ExitCode.Usage);
   }
   try {
-    return file.endsWith('.yaml') || file.endsWith('.yml') ? parseYaml(text) : JSON.parse(text);
+    return file.endsWith('.yaml') || file.endsWith('.yml') ? parseYamlData(text) : parseGoJson(text);
   } catch (e) {
     throw new CliError(
       `${file}: invalid ${file.endsWith('.json') || file === '-' ? 'JSON' : 'YAML'}: ${(e as Error).message}`,

@@ -6,6 +6,7 @@
 // captured value to be other than false. Assignments, unifications, `some` and `not` expressions are `true`.
 import type { Body, Expr, RefTerm } from '../../rego/ast/types.ts';
 import { RegoErrors } from '../../rego/errors.ts';
+import { wasmJson } from '../../rego/json.ts';
 import { CliError, ExitCode } from '../exit-codes.ts';
 import { evaluateExact, printExact } from './exact-result.ts';
 import { gatherInputs, readDataFile } from './policy-inputs.ts';
@@ -144,7 +145,7 @@ export async function evaluateQueryCommand(queryText: string, opts: QueryOptions
   }
   const policy = await instantiatePolicy(compiled.wasm, builtins);
   requireImplementations(dispatchedBuiltins(policy), [builtins], 'the query');
-  policy.setData(data);
+  policy.setData(wasmJson(data) as object);
   let rows: Record<string, unknown>[];
   try {
     rows = (await evaluateExact(policy, compiled.entrypoint, input)) as Record<string, unknown>[];

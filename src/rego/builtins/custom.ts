@@ -2,7 +2,7 @@
 // declares (builtins/capabilities.ts readCapabilities). A compiled module calls them through its
 // opa_builtinN imports by the names in its `builtins()` export, exactly as opa-wasm's `customBuiltins`.
 import { builtinDecls, plannerBuiltinDecls, refusedBuiltins } from './declarations.ts';
-import { encodeResult } from './host/adapter.ts';
+import { wasmJson } from '../json.ts';
 import { opaWasmShadowedBuiltins } from './host/names.ts';
 
 /** Builtin implementations as opa-wasm `customBuiltins`: name → function of the JSON arguments. */
@@ -35,7 +35,7 @@ export function withCustomBuiltins(host: CustomBuiltins, custom: Readonly<Record
       if (typeof (result as { then?: unknown } | null)?.then === 'function')
         throw new TypeError(`custom builtin ${name} returned a Promise; builtins must return their value`);
       // A bigint (an integer past 2^53, e.g. an IPv6 address count) reaches the module as its exact digits.
-      return encodeResult(result);
+      return wasmJson(result);
     };
   }
   return out;

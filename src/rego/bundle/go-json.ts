@@ -6,6 +6,7 @@
 //   invalid character 'x' in literal true (expecting 'r')
 // and a value cut short is `unexpected EOF`, input holding no value `EOF`.
 import { goQuoteRune } from '../builtins/host/format.ts';
+import { DecimalText } from '../json.ts';
 
 /** A Go encoding/json error, with Go's text. */
 export class GoJsonError extends Error {
@@ -29,7 +30,8 @@ const invalid = (c: number, context: string): GoJsonError =>
 /** io.ErrUnexpectedEOF: the input ended inside a value (the Decoder's readValue). */
 const unexpectedEof = (): GoJsonError => new GoJsonError('unexpected EOF');
 
-type Scanned = { end: number } | { error: GoJsonError };
+/** `mayBeInexact`: some number in the value might not be its double's text (numberMayBeInexact). */
+type Scanned = { end: number; mayBeInexact: boolean } | { error: GoJsonError };
 
 // What the scanner expects next.
 const VALUE = 0; // a value (top level, after `:`, after `,` in an array)
@@ -93,6 +95,17 @@ function scanNumber(b: Uint8Array, i: number): number | GoJsonError {
   return i;
 }
 
+/**
+ * Whether the number text from `i` to `end` might not be the shortest text of its double (what JSON.parse then
+ * JSON.stringify would give back): a fraction, an exponent, `-0`, or more digits than a double always holds.
+ */
+function numberMayBeInexact(b: Uint8Array, i: number, end: number): boolean {
+  if (end - i > 15) return true;
+  if (b[i] === 0x2d && b[i + 1] === 0x30) return true;
+  for (let k = i; k < end; k++) if (b[k] === 0x2e || b[k] === 0x65 || b[k] === 0x45) return true;
+  return false;
+}
+
 /** The index after `true`/`false`/`null` starting at `i`, or Go's error at the first wrong letter. */
 function scanLiteral(b: Uint8Array, i: number, word: string): number | GoJsonError {
   for (let k = 1; k < word.length; k++) {
@@ -112,6 +125,7 @@ function scanValue(b: Uint8Array, start: number): Scanned {
   let state = VALUE;
   let i = start;
   let begun = false;
+  let mayBeInexact = false;
   // A scalar or a closing bracket completed a value: the top-level value ends here, or the container goes on.
   const completed = (): boolean => {
     if (stack.length === 0) return true;
@@ -131,7 +145,7 @@ function scanValue(b: Uint8Array, start: number): Scanned {
         if (c === 0x5d && state === VALUE_OR_CLOSE) {
           stack.pop();
           i++;
-          if (completed()) return { end: i };
+          if (completed()) return { end: i, mayBeInexact };
           continue;
         }
         if (c === 0x7b || c === 0x5b) {
@@ -149,8 +163,10 @@ function scanValue(b: Uint8Array, start: number): Scanned {
         else if (c === 0x6e) next = scanLiteral(b, i, 'null');
         else return { error: invalid(c, 'looking for beginning of value') };
         if (next instanceof GoJsonError) return { error: next };
+        if (!mayBeInexact && c !== 0x22 && c !== 0x74 && c !== 0x66 && c !== 0x6e)
+          mayBeInexact = numberMayBeInexact(b, i, next);
         i = next;
-        if (completed()) return { end: i };
+        if (completed()) return { end: i, mayBeInexact };
         continue;
       }
       case KEY_OR_CLOSE:
@@ -158,7 +174,7 @@ function scanValue(b: Uint8Array, start: number): Scanned {
         if (c === 0x7d && state === KEY_OR_CLOSE) {
           stack.pop();
           i++;
-          if (completed()) return { end: i };
+          if (completed()) return { end: i, mayBeInexact };
           continue;
         }
         if (c !== 0x22) return { error: invalid(c, 'looking for beginning of object key string') };
@@ -178,7 +194,7 @@ function scanValue(b: Uint8Array, start: number): Scanned {
         if (c === 0x2c) state = inObject ? KEY : VALUE;
         else if (c === (inObject ? 0x7d : 0x5d)) {
           stack.pop();
-          if (completed()) return { end: i + 1 };
+          if (completed()) return { end: i + 1, mayBeInexact };
         } else return { error: invalid(c, inObject ? 'after object key:value pair' : 'after array element') };
         i++;
       }
@@ -253,8 +269,63 @@ function skipSpace(b: Uint8Array, i: number): number {
   return i;
 }
 
+/** A number as OPA keeps it (a json.Number, its literal): the double when that prints the same, else DecimalText. */
+function numberOf(text: string): number | DecimalText {
+  const n = Number(text);
+  return String(n) === text ? n : new DecimalText(text);
+}
+
+/** A string token from `i` to `end` as valueOf reads it. */
+function stringOf(b: Uint8Array, i: number, end: number): string {
+  const text = goText(b.subarray(i, end));
+  const s = JSON.parse(text) as string;
+  return /\\u[dD][89a-fA-F]/.test(text) ? s.replace(LONE_SURROGATE, '\ufffd') : s;
+}
+
 /**
- * OPA's util.UnmarshalJSON: the first value of `bytes`, refusing what Go's Decoder refuses, then the one Token()
+ * The value at `i` of bytes the scanner accepted, with numbers as numberOf keeps them, and the index after it.
+ * Objects are built from their entries, so a `__proto__` key is a key and a repeated key keeps its last value,
+ * as with JSON.parse.
+ */
+function decodeExact(b: Uint8Array, i: number): [unknown, number] {
+  i = skipSpace(b, i);
+  const c = b[i];
+  if (c === 0x7b || c === 0x5b) {
+    const close = c === 0x7b ? 0x7d : 0x5d;
+    const entries: [string, unknown][] = [];
+    const items: unknown[] = [];
+    let j = skipSpace(b, i + 1);
+    while (b[j] !== close) {
+      if (c === 0x7b) {
+        const keyEnd = scanString(b, j + 1) as number;
+        const key = stringOf(b, j, keyEnd);
+        const [v, next] = decodeExact(b, skipSpace(b, keyEnd) + 1);
+        entries.push([key, v]);
+        j = next;
+      } else {
+        const [v, next] = decodeExact(b, j);
+        items.push(v);
+        j = next;
+      }
+      j = skipSpace(b, j);
+      if (b[j] === 0x2c) j = skipSpace(b, j + 1);
+    }
+    return [c === 0x7b ? Object.fromEntries(entries) : items, j + 1];
+  }
+  if (c === 0x22) {
+    const end = scanString(b, i + 1) as number;
+    return [stringOf(b, i, end), end];
+  }
+  if (c === 0x74) return [true, i + 4];
+  if (c === 0x66) return [false, i + 5];
+  if (c === 0x6e) return [null, i + 4];
+  const end = scanNumber(b, i) as number;
+  return [numberOf(String.fromCharCode(...b.subarray(i, end))), end];
+}
+
+/**
+ * OPA's util.UnmarshalJSON: the first value of `bytes`, its numbers as numberOf keeps them (OPA decodes with
+ * UseNumber, so `12345678901234567890` and `0.1000000000000000055511151231257827` keep their digits), refusing what Go's Decoder refuses, then the one Token()
  * OPA reads after it. A following `{`/`[`, string, number or boolean is refused with OPA's own text
  * (`error: invalid character '…' after top-level value`, the token printed with `%s`); a following `null` is a
  * nil token and passes, as does anything after it, because OPA reads one token only.
@@ -263,7 +334,8 @@ export function parseGoJson(bytes: Uint8Array): unknown {
   const first = scanValue(bytes, 0);
   if ('error' in first) throw first.error;
   const start = skipSpace(bytes, 0);
-  const value = valueOf(bytes, start, first.end);
+  // JSON.parse when every number is its double's text; else the slower decoder that keeps the others' text.
+  const value = first.mayBeInexact ? decodeExact(bytes, start)[0] : valueOf(bytes, start, first.end);
   const j = skipSpace(bytes, first.end);
   if (j >= bytes.length) return value;
   const c = bytes[j];

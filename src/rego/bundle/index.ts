@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { RE2JS } from 're2js';
 import { globToRegex } from '../builtins/host/glob.ts';
-import { isObject } from '../json.ts';
+import { exactJson, isObject } from '../json.ts';
 import { readTar, TarFormatError, writeTar, type TarEntry } from './tar.ts';
 import { parseYamlData } from './yaml.ts';
 
@@ -177,14 +177,14 @@ function sha256Hex(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
-/** Stable JSON (sorted object keys) so identical inputs give identical bytes. */
+/** Stable JSON (sorted object keys) so identical inputs give identical bytes; DecimalText keeps its digits. */
 function stableJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
+  return exactJson(sortKeys(value));
 }
 
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
-  if (value && typeof value === 'object' && !(value instanceof Uint8Array)) {
+  if (isObject(value) && !(value instanceof Uint8Array)) {
     const out: Record<string, unknown> = {};
     for (const k of Object.keys(value).sort()) out[k] = sortKeys((value as Record<string, unknown>)[k]);
     return out;

@@ -7,6 +7,7 @@
 // that do not fit their value) the `yaml` package's own description follows `yaml: `.
 import { type Document, isAlias, isCollection, isMap, isScalar, parseAllDocuments, visit, type YAMLError } from 'yaml';
 import { goQuote } from '../builtins/host/format.ts';
+import { DecimalText } from '../json.ts';
 
 /** A YAML data file go-yaml (or sigs.k8s.io/yaml's JSON step) refuses, with that text. */
 export class YamlDataError extends Error {
@@ -268,7 +269,7 @@ function goSyntax(v: unknown, inCollection = false): string {
   if (v === null || v === undefined) return inCollection ? 'interface {}(nil)' : '<nil>';
   if (typeof v === 'string') return goQuote(v);
   if (typeof v === 'number') return Number.isInteger(v) && Math.abs(v) < 1e21 ? v.toFixed(0) : String(v);
-  if (typeof v === 'boolean') return String(v);
+  if (typeof v === 'boolean' || typeof v === 'bigint') return String(v);
   if (Array.isArray(v)) return `[]interface {}{${v.map((x) => goSyntax(x, true)).join(', ')}}`;
   if (v instanceof Map) {
     const entries = [...v.entries()]
@@ -348,6 +349,25 @@ function missingColon(text: string, pos: number, quoted: boolean): string {
   return scannerError("could not find expected ':'", endLine(text));
 }
 
+const INT64_MIN = -(2n ** 63n);
+const UINT64_END = 2n ** 64n;
+
+/**
+ * go-yaml v2 resolves an integer to an int64, else a uint64, else a float64 (resolve.go), and json.Marshal writes
+ * the first two exactly; OPA then reads that JSON with UseNumber. So an integer past 2^53 in that range keeps its
+ * digits (DecimalText), and one beyond it is the nearest double. Floats are float64s in go-yaml too.
+ */
+function goYamlIntegers(v: unknown): unknown {
+  if (typeof v === 'bigint') {
+    if (v >= INT64_MIN && v < UINT64_END && !Number.isSafeInteger(Number(v))) return new DecimalText(v.toString());
+    return Number(v);
+  }
+  if (Array.isArray(v)) return v.map(goYamlIntegers);
+  if (v !== null && typeof v === 'object')
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, goYamlIntegers(x)]));
+  return v;
+}
+
 /** encoding/json's Marshal refuses the floats JSON has no text for (`json: unsupported value: NaN`). */
 function checkJsonable(v: unknown): void {
   if (typeof v === 'number' && !Number.isFinite(v))
@@ -364,7 +384,7 @@ function checkJsonable(v: unknown): void {
  */
 export function parseYamlData(input: string | Uint8Array): unknown {
   const text = typeof input === 'string' ? input : readInput(input);
-  const docs = parseAllDocuments(text, { version: '1.1', logLevel: 'error', uniqueKeys: false });
+  const docs = parseAllDocuments(text, { version: '1.1', logLevel: 'error', uniqueKeys: false, intAsBigInt: true });
   const first = docs[0];
   if (!first) return null;
   if (first.errors.length > 0 && !endsFirstDocument(first, first.errors[0]))
@@ -382,5 +402,5 @@ export function parseYamlData(input: string | Uint8Array): unknown {
     throw new YamlDataError(otherError((e as Error).message));
   }
   checkJsonable(value);
-  return value;
+  return goYamlIntegers(value);
 }

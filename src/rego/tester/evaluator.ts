@@ -6,6 +6,7 @@
 import type { LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { createAuthoringHostBuiltins, HostBuiltinContext, type JsonValue } from '../builtins/index.ts';
 import { isOpaWasmRuntimeError } from '../errors.ts';
+import { wasmJson } from '../json.ts';
 import { instantiatePolicy, withCustomBuiltins, type CustomBuiltins } from '../portable.ts';
 
 /** Host builtins by OPA name, as opa-wasm `customBuiltins` take them. */
@@ -26,6 +27,7 @@ export class TestEvaluationError extends Error {
 
 export interface TestEvaluatorOptions {
   wasm: Uint8Array;
+  /** The data document; numbers kept as DecimalText (the loader's) reach the module with their text. */
   data: JsonValue;
   timeoutMs: number;
   /**
@@ -79,7 +81,7 @@ export async function createTestEvaluator(options: TestEvaluatorOptions): Promis
   }
   const instantiate = async (): Promise<LoadedPolicy> => {
     const policy = await instantiatePolicy(options.wasm, builtins, MAX_MEMORY_PAGES);
-    policy.setData(options.data as object);
+    policy.setData(wasmJson(options.data) as object);
     return policy;
   };
   let instance: LoadedPolicy | undefined = await instantiate();

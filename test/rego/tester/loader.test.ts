@@ -434,3 +434,88 @@ describe('through the CLI', () => {
     expect(b.data).toEqual({ acs: { cfg: { on: true } } });
   });
 });
+
+// OPA decodes data files with json.Number (util.UnmarshalJSON, UseNumber), so their numbers keep their digits;
+// arithmetic on numbers outside the small-integer range is big.Float with 64-bit mantissas (topdown/arithmetic.go),
+// which holds 12345678901234567890 + 1 exactly.
+describe('data files keep their numbers as written', () => {
+  const BIG = '12345678901234567890';
+  const LONG = '0.1000000000000000055511151231257827';
+  const files = (): Record<string, string> => ({
+    'cfg/numbers.json': `{"n": ${BIG}, "x": ${LONG}, "small": 7, "list": [${BIG}, 1.50]}`,
+    'cfg/more.yaml': `from_yaml: ${BIG}\n`,
+    'p.rego': 'package p\n\nn := data.cfg.n\n\nnext := data.cfg.n + 1\n',
+    'p_test.rego': [
+      'package p_test',
+      '',
+      'import data.p',
+      '',
+      `test_big if data.cfg.n == ${BIG}`,
+      '',
+      `test_big_plus_one if p.next == 12345678901234567891`,
+      '',
+      `test_big_not_its_double if data.cfg.n != 12345678901234567168`,
+      '',
+      `test_long if data.cfg.x == ${LONG}`,
+      '',
+      `test_in_list if data.cfg.list[0] == ${BIG}`,
+      '',
+      'test_small if data.cfg.small + 1 == 8',
+      '',
+      // go-yaml v2 reads it as a uint64, which json.Marshal writes exactly.
+      `test_yaml_uint64 if data.cfg.from_yaml == ${BIG}`,
+      '',
+    ].join('\n'),
+  });
+
+  it('loadPaths keeps the digits a double would change', async () => {
+    const { DecimalText } = await import('../../../src/rego/json.ts');
+    const r = loadPaths([tree(files())]);
+    const cfg = r.data.cfg as Record<string, unknown>;
+    expect(cfg.n).toBeInstanceOf(DecimalText);
+    expect((cfg.n as InstanceType<typeof DecimalText>).text).toBe(BIG);
+    expect((cfg.x as InstanceType<typeof DecimalText>).text).toBe(LONG);
+    expect((cfg.from_yaml as InstanceType<typeof DecimalText>).text).toBe(BIG);
+    expect(cfg.small).toBe(7);
+  });
+
+  it('through policy test', { timeout: 300_000 }, async () => {
+    const report = await runPolicyTests({ paths: [tree(files())] });
+    expect(report.results.map((r) => [r.name, r.status])).toEqual([
+      ['data.p_test.test_big', 'pass'],
+      ['data.p_test.test_big_plus_one', 'pass'],
+      ['data.p_test.test_big_not_its_double', 'pass'],
+      ['data.p_test.test_long', 'pass'],
+      ['data.p_test.test_in_list', 'pass'],
+      ['data.p_test.test_small', 'pass'],
+      ['data.p_test.test_yaml_uint64', 'pass'],
+    ]);
+  });
+
+  it('through policy eval -d and -i', { timeout: 300_000 }, async () => {
+    const d = tree({ ...files(), 'input.json': `{"m": ${BIG}}` });
+    const r = await runGuardian([
+      'policy',
+      'eval',
+      '-d',
+      d,
+      '-i',
+      join(d, 'input.json'),
+      `[data.cfg.n, data.cfg.x, data.p.next, input.m == ${BIG}]`,
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const value = r.stdout.replace(/\s+/g, '');
+    expect(value).toContain(`"value":[${BIG},${LONG},12345678901234567891,true]`);
+  });
+
+  it('through policy build: data.json keeps the digits', { timeout: 300_000 }, async () => {
+    const d = tree(files());
+    const out = join(d, 'bundle.tar.gz');
+    const built = await runGuardian(['policy', 'build', d, '-e', 'p/n', '-o', out, '-q']);
+    expect(built.code, built.stderr).toBe(0);
+    const file = readBundle(new Uint8Array(readFileSync(out))).files.find((f) => f.path === '/data.json');
+    expect(new TextDecoder().decode(file?.bytes)).toBe(
+      `{"cfg":{"from_yaml":${BIG},"list":[${BIG},1.50],"n":${BIG},"small":7,"x":${LONG}}}`,
+    );
+  });
+});

@@ -12,37 +12,8 @@ import {
   SET_KEY,
 } from './names.ts';
 import type { HostImpls } from './registry.ts';
+import { wasmJson } from '../../json.ts';
 import { BuiltinError, BuiltinHaltError, DecimalText, RegoSet } from './values.ts';
-
-function containsBigInt(v: unknown): boolean {
-  if (typeof v === 'bigint') return true;
-  if (v === null || typeof v !== 'object') return false;
-  if (Array.isArray(v)) return v.some(containsBigInt);
-  if (v instanceof ArrayBuffer) return false;
-  return Object.values(v).some(containsBigInt);
-}
-
-/** JSON text with bigints written as exact integers. */
-export function exactJson(v: unknown): string {
-  if (typeof v === 'bigint') return v.toString();
-  if (Array.isArray(v)) return '[' + v.map(exactJson).join(',') + ']';
-  if (v !== null && typeof v === 'object') {
-    return (
-      '{' +
-      Object.entries(v)
-        .map(([k, x]) => JSON.stringify(k) + ':' + exactJson(x))
-        .join(',') +
-      '}'
-    );
-  }
-  return JSON.stringify(v) ?? 'null';
-}
-
-/** What opa-wasm gets back: plain JSON, or raw JSON bytes (ArrayBuffer) when integers exceed 2^53. */
-export function encodeResult(v: unknown): unknown {
-  if (!containsBigInt(v)) return v;
-  return new TextEncoder().encode(exactJson(v)).buffer;
-}
 
 /**
  * Key of the object a strict-mode host builtin returns instead of throwing when the context's
@@ -106,7 +77,8 @@ export function adaptHostImplementations(
         context.reportSuppressed(opaName, err);
         return undefined;
       }
-      return encodeResult(result);
+      // Integers past 2^53 (bigint) and DecimalText reach the module as JSON text.
+      return wasmJson(result);
     };
     out[name] = fn;
     if (opaWasmShadowedBuiltins.has(name)) out[hostBuiltinName(name)] = fn;

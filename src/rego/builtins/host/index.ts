@@ -29,9 +29,9 @@ export { hostBuiltinName, opaWasmShadowedBuiltins } from './names.ts';
 export {
   adaptHostImplementations,
   BUILTIN_ERROR_MARKER,
-  exactJson,
   type HostBuiltinFunction,
 } from './adapter.ts';
+export { exactJson } from '../../json.ts';
 export { createPortableHostBuiltins, portableHostImplementations } from './portable.ts';
 
 /**

@@ -1,9 +1,9 @@
 // JSON values as opa-wasm hands them to host builtins (sets arrive as arrays, object keys as
 // strings), OPA's type names, ordering and equality over them, and the errors builtins raise.
 
-import { isObject, type JsonObject, type JsonValue } from '../../json.ts';
+import { DecimalText, isObject, type JsonObject, type JsonValue } from '../../json.ts';
 
-export { isObject, type JsonObject, type JsonValue };
+export { DecimalText, isObject, type JsonObject, type JsonValue };
 
 /** OPA's name for a value's type, as used in `eval_type_error` messages. */
 export function typeName(v: unknown): string {
@@ -13,15 +13,6 @@ export function typeName(v: unknown): string {
   if (typeof v === 'string') return 'string';
   if (Array.isArray(v)) return 'array';
   return 'object';
-}
-
-/**
- * A decimal (not an integer written as digits) as written — `1.50`, `1e3`, `1e400` — for the builtins that
- * print the number OPA holds (names.ts numberTextBuiltins); JSON.parse would lose how it is written, and
- * make one past the double range Infinity.
- */
-export class DecimalText {
-  constructor(readonly text: string) {}
 }
 
 /** A set operand of a builtin that prints sets in Rego syntax (names.ts regoSetBuiltins), in the module's order. */
