@@ -6,6 +6,7 @@ import type { Body, Location, Module, RefTerm, Rule, Term } from '../ast/types.t
 import { builtinDecls, refusedBuiltinArity } from '../builtins/declarations.ts';
 import { withRefusedDeclarations } from '../builtins/refused.ts';
 import { RegoError, RegoErrors } from '../errors.ts';
+import { isObject } from '../json.ts';
 import { CallChecker, checkRecursion } from './checks.ts';
 import { ruleConflicts } from './conflicts.ts';
 import { COMPILE_ERROR_LIMIT, limitCompileErrors, limitQueryErrors } from './error-limit.ts';
@@ -120,7 +121,8 @@ function dataNonEmpty(data: Readonly<Record<string, unknown>>, path: readonly st
   if (read(path.length).found) return true;
   for (let n = path.length - 1; n > 0; n--) {
     const r = read(n);
-    if (r.found) return r.value === null || typeof r.value !== 'object' || Array.isArray(r.value);
+    // A scalar (an exact number from a data file included) or an array at a prefix: nothing can be stored below.
+    if (r.found) return !isObject(r.value);
   }
   return false;
 }

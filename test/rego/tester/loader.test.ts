@@ -315,6 +315,17 @@ describe('data and rules at the same path: OPA ast/conflicts.go CheckPathConflic
       `${join(d, 'p.rego')}:3:1: rego_compile_error: conflicting rule for data path p/allow found`,
     );
   }, 120_000);
+
+  it('a rule below a number kept exact (a scalar, whatever its digits) conflicts too', async () => {
+    const d = tree({
+      'p/data.json': '{"n": 12345678901234567890}',
+      'p.rego': 'package p\n\nn.x := 1\n',
+      'p_test.rego': 'package p_test\n\ntest_x if data.p.n.x == 1\n',
+    });
+    await expect(runPolicyTests({ paths: [d] })).rejects.toThrow(
+      `${join(d, 'p.rego')}:3:1: rego_compile_error: conflicting rule for data path p/n/x found`,
+    );
+  }, 120_000);
 });
 
 describe('a .tar.gz among the paths is a bundle', () => {
