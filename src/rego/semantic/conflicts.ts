@@ -2,6 +2,7 @@
 // (OPA's rule tree node) must agree in kind, arity and completeness, have at most one default, and a
 // ground rule's document cannot have rules or packages below it. OPA reports all of these as
 // rego_type_error, with these texts and locations.
+import { isGround } from '../ast/ground.ts';
 import type { Location, Module, Rule, Term } from '../ast/types.ts';
 import { refString } from '../ast/parser.ts';
 import { RegoError } from '../errors.ts';
@@ -28,23 +29,6 @@ function fullRef(p: PlacedRule): Term[] {
   const [first, ...rest] = headRef(p.rule);
   const name: Term = first.type === 'var' ? { type: 'string', value: first.value, location: first.location } : first;
   return [...p.module.package.path, name, ...rest];
-}
-
-function isGround(t: Term): boolean {
-  switch (t.type) {
-    case 'null':
-    case 'boolean':
-    case 'number':
-    case 'string':
-      return true;
-    case 'array':
-    case 'set':
-      return t.value.every(isGround);
-    case 'object':
-      return t.value.every(([k, v]) => isGround(k) && isGround(v));
-    default:
-      return false;
-  }
 }
 
 /** Whether the head ref after the name holds no variable (OPA's Ref.IsGround on the rule's ref). */
