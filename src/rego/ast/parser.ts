@@ -535,6 +535,25 @@ export class Parser {
     }
   }
 
+  /**
+   * OPA's parseNumber: a `-` and then a `.` may come before the number token, with whitespace between them
+   * (`- . 5` is `-.5`); the literal keeps the text as written, so `.5` stays `.5`. Leading zeros are only
+   * refused without a `.` before them, and a second fraction (`.5.3`) is not a number.
+   */
+  private parseNumber(start: Token, sign: '' | '-'): Term {
+    let prefix: string = sign;
+    if (this.kind() === '.') {
+      prefix += '.';
+      this.advance();
+      if (this.kind() !== 'number') this.unexpected(this.tok, 'expected number');
+    }
+    const n = this.tok;
+    if (n.invalid && !prefix.endsWith('.')) throw this.failure([n.invalid]);
+    if (prefix.endsWith('.') && n.text.includes('.')) this.unexpected(n, 'invalid float');
+    this.advance();
+    return { type: 'number', value: prefix + n.text, location: prefix ? this.span(start) : this.loc(n) };
+  }
+
   private parseTermUncached(): Term {
     const t = this.tok;
     switch (t.kind) {
@@ -553,17 +572,12 @@ export class Parser {
         return this.finishTerm(this.parseVarToken(t), t);
       }
       case 'number':
-        if (t.invalid) throw this.failure([t.invalid]);
-        this.advance();
-        return { type: 'number', value: t.text, location: this.loc(t) };
+      case '.':
+        return this.parseNumber(t, '');
       case '-': {
         this.advance();
         const n = this.tok;
-        if (n.kind === 'number') {
-          if (n.invalid) throw this.failure([n.invalid]);
-          this.advance();
-          return { type: 'number', value: '-' + n.text, location: this.span(t) };
-        }
+        if (n.kind === 'number' || n.kind === '.') return this.parseNumber(t, '-');
         return this.unexpected(n, 'expected number');
       }
       case 'string':

@@ -15,7 +15,9 @@ const K_INT = 0;
 const K_DEC = 2;
 const K_BIG = 3;
 
-const JSON_NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
+// JSON's number grammar, and the literal text OPA's parser keeps for a number written with a leading dot
+// (parseNumber: `.5`, `-.5`, `.05e3`), which reaches the module as written through MakeNumberRefStmt.
+const NUMBER_TEXT = /^-?((0|[1-9][0-9]*)(\.[0-9]+)?|\.[0-9]+)([eE][+-]?[0-9]+)?$/;
 
 export type StaticValue = string | number | bigint | boolean | null | { [key: string]: StaticValue };
 
@@ -130,7 +132,7 @@ export class StaticData {
 
   /** Number from its literal text (MakeNumberRefStmt); same classification as the runtime's numFromText. */
   numberText(text: string): number {
-    if (!JSON_NUMBER.test(text)) throw new Error(`invalid number literal ${JSON.stringify(text)}`);
+    if (!NUMBER_TEXT.test(text)) throw new Error(`invalid number literal ${JSON.stringify(text)}`);
     const integral = /^-?[0-9]+$/.test(text);
     const digits = text.startsWith('-') ? text.length - 1 : text.length;
     if (integral && digits <= 18) return this.int(BigInt(text));

@@ -483,6 +483,27 @@ describe('terms', () => {
     expect(term('0.5E-3')).toEqual(n('0.5E-3'));
     expect(() => parseQuery('x := 01')).toThrow(/leading zero/);
   });
+  it('a number may start with a dot, after a sign and whitespace too, and keeps the text OPA builds for it', () => {
+    // OPA's parseNumber joins the sign, the dot and the number token without the whitespace between them.
+    expect(term('.5')).toEqual(n('.5'));
+    expect(term('-.5')).toEqual(n('-.5'));
+    expect(term('- .5')).toEqual(n('-.5'));
+    expect(term('. 5')).toEqual(n('.5'));
+    expect(term('- . 25e3')).toEqual(n('-.25e3'));
+    // No leading-zero check after a dot; the sign alone keeps it.
+    expect(term('.007')).toEqual(n('.007'));
+    expect(term('-.0')).toEqual(n('-.0'));
+    expect(() => parseQuery('x := -007')).toThrow(/unexpected number token: expected number without leading zero/);
+    expect(term('[.5, -.5]')).toEqual({ type: 'array', value: [n('.5'), n('-.5')] });
+    expect(term('1 - .5')).toEqual(call('minus', n('1'), n('.5')));
+  });
+  it('a dot not followed by a number, or before a number with a fraction, is not a number', () => {
+    expect(parseError('x := .a')).toMatch(/1:7: rego_parse_error: unexpected identifier token: expected number$/);
+    expect(parseError('x := -.a')).toMatch(/1:8: rego_parse_error: unexpected identifier token: expected number$/);
+    expect(parseError('x := ..5')).toMatch(/1:7: rego_parse_error: unexpected \. token: expected number$/);
+    expect(parseError('x := .5.25')).toMatch(/1:7: rego_parse_error: unexpected number token: invalid float$/);
+    expect(parseError('x := .5e')).toMatch(/rego_parse_error: expected exponent$/);
+  });
   it('strings with escapes, including surrogate pairs', () => {
     expect(term('"a\\n\\t\\"\\\\\\/\\u00e9\\ud83d\\ude00"')).toEqual(s('a\n\t"\\/é😀'));
     // A bad escape is the scanner's error; one JSON does not decode is the parser's (OPA parseString).
