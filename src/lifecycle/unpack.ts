@@ -9,6 +9,7 @@ import {
   BundleError,
   DEFAULT_BUNDLE_LIMITS,
   normaliseBundlePath,
+  parseBundleDataJson,
   readBundle,
   type Bundle,
   type BundleManifest,
@@ -16,6 +17,7 @@ import {
   type ReadBundleOptions,
 } from '../rego/bundle/index.ts';
 import { readTar, TarFormatError } from '../rego/bundle/tar.ts';
+import { exactJson } from '../rego/json.ts';
 import { LifecycleError } from './errors.ts';
 import { verifyBundleSignature, type BundleVerificationConfig, type SignatureCheck } from './signing.ts';
 import { readSmokeCases, type SmokeCase } from './smoke.ts';
@@ -160,7 +162,8 @@ export async function unpackBundle(
       : manifestRevision === undefined
         ? parseDataText(bundle.dataText)
         : undefined;
-  const mergedText = manifestRevision === undefined ? JSON.stringify(data) : undefined;
+  // exactJson: numbers kept as their text (DecimalText) are written as they are, the others as JSON.stringify would.
+  const mergedText = manifestRevision === undefined ? exactJson(data) : undefined;
   const revision =
     manifestRevision ??
     'sha256:' +
@@ -171,7 +174,7 @@ export async function unpackBundle(
   const dataJson = (): Uint8Array =>
     bundle.dataText !== undefined
       ? ownBuffer(bundle.dataText)
-      : (soleDataFileText(bundle) ?? new TextEncoder().encode(mergedText ?? JSON.stringify(bundle.data)));
+      : (soleDataFileText(bundle) ?? new TextEncoder().encode(mergedText ?? exactJson(bundle.data)));
   return {
     sha256,
     manifest: bundle.manifest,
@@ -183,18 +186,19 @@ export async function unpackBundle(
   };
 }
 
-/** JSON.parse of a data file's text, refused as invalid_bundle naming the file. */
+/** A data file's text decoded as readBundle decodes it (exact numbers), refused as invalid_bundle naming the file. */
 function parseDataText(text: Uint8Array, path = '/data.json'): unknown {
   try {
-    return JSON.parse(new TextDecoder().decode(text));
+    return parseBundleDataJson(path, text);
   } catch (e) {
-    throw new LifecycleError('invalid_bundle', `${path}: invalid JSON: ${(e as Error).message}`);
+    if (e instanceof BundleError) throw new LifecycleError('invalid_bundle', e.message);
+    throw e;
   }
 }
 
 /**
  * Why an engine refused an unpacked bundle whose data text was not parsed at unpack: the data file's own JSON
- * error (JSON.parse, for its message and position — this path only runs on a refusal), else undefined (the
+ * error (JSON.parse's message and position — this path only runs on a refusal), else undefined (the
  * data is well-formed: the engine refused for another reason).
  */
 export function unparsedDataRefusal(unpacked: UnpackedBundle): LifecycleError | undefined {

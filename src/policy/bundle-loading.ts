@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { Json } from '../json.ts';
 import { BundleError, readBundle, type BundleManifest } from '../rego/bundle/index.ts';
+import { exactJson, wasmJson } from '../rego/json.ts';
 import { describeThrown, PolicyLoadError } from './errors.ts';
 import { type CompiledWasmModule, WasmApi } from './webassembly.ts';
 
@@ -82,7 +83,15 @@ export async function resolveBundle(
   if (parts.data === null || typeof parts.data !== 'object' || Array.isArray(parts.data)) {
     throw new PolicyLoadError('bundle data must be a JSON object');
   }
-  return finishResolve(parts.wasm, parts.data, JSON.stringify(parts.data), parts.manifest, revisionOverride);
+  // A bundle's data.json keeps numbers a double would change as their text (readBundle): setData gets them as JSON
+  // text then, and the default revision hashes that text (for other data, exactly JSON.stringify's).
+  return finishResolve(
+    parts.wasm,
+    wasmJson(parts.data) as BaseDocument,
+    exactJson(parts.data),
+    parts.manifest,
+    revisionOverride,
+  );
 }
 
 /** Compiles the module (off the main thread: WebAssembly.compile) and names the revision. */

@@ -137,3 +137,46 @@ describe('engine over compiled Rego', () => {
     });
   });
 });
+
+// A bundle's data.json is decoded as OPA decodes data files (json.Number): 12345678901234567890 keeps its digits
+// on the way to the module, whether the engine reads the tarball or takes the parts the lifecycle unpacked.
+describe('engine over a bundle whose data has numbers a double would change', () => {
+  it('keeps them exactly, with one default revision however the bundle was read', async () => {
+    const { DecimalText } = await import('../../src/rego/json.ts');
+    const { readBundle, writeBundle } = await import('../../src/rego/bundle/index.ts');
+    const { unpackBundle } = await import('../../src/lifecycle/unpack.ts');
+    const compiled = await compileBundle({
+      sources: [
+        {
+          file: 'p.rego',
+          text: 'package p\n\nchecks := [data.n == 12345678901234567890, data.n + 1 == 12345678901234567891, data.n != 12345678901234567168]\n',
+        },
+      ],
+      entrypoints: ['p/checks'],
+      data: { n: new DecimalText('12345678901234567890') },
+    });
+    const read = readBundle(compiled.bundle);
+    // No manifest revision: the engine names the bundle by module + data text.
+    const bundle = writeBundle({
+      manifest: { ...read.manifest, revision: '' },
+      wasm: read.wasm,
+      data: read.data,
+      sources: read.sources,
+    });
+    const fromTarball = await createWasmPolicyEngine({ bundle, entrypoint: 'p/checks', timeoutMs: 10_000 });
+    expect((await fromTarball.evaluateValue({})).value).toEqual([true, true, true]);
+    const revisions = [fromTarball.revision];
+    for (const soleDataAsText of [false, true]) {
+      const unpacked = await unpackBundle(bundle, undefined, { soleDataAsText });
+      const engine = await createWasmPolicyEngine({
+        bundle: { ...unpacked.parts!, manifest: unpacked.manifest },
+        entrypoint: 'p/checks',
+        timeoutMs: 10_000,
+      });
+      expect((await engine.evaluateValue({})).value).toEqual([true, true, true]);
+      revisions.push(unpacked.revision, engine.revision);
+    }
+    expect(new Set(revisions).size).toBe(1);
+    expect(revisions[0]).toMatch(/^sha256:[0-9a-f]{64}$/);
+  }, 120_000);
+});

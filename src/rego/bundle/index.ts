@@ -7,6 +7,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { RE2JS } from 're2js';
 import { globToRegex } from '../builtins/host/glob.ts';
 import { exactJson, isObject } from '../json.ts';
+import { parseGoJson } from './go-json.ts';
 import { readTar, TarFormatError, writeTar, type TarEntry } from './tar.ts';
 import { parseYamlData } from './yaml.ts';
 
@@ -242,6 +243,29 @@ function parseJsonFile(path: string, bytes: Uint8Array): unknown {
   }
 }
 
+const UTF8_BOM = [0xef, 0xbb, 0xbf];
+
+/**
+ * A data file as OPA's bundle reader decodes it (util.UnmarshalJSON, numbers kept as json.Number: see parseGoJson),
+ * so `12345678901234567890` keeps its digits as it does in a data file loaded from a directory. Refused as before:
+ * text that is not UTF-8 or that JSON.parse refuses, in JSON.parse's words.
+ */
+export function parseBundleDataJson(path: string, bytes: Uint8Array): unknown {
+  if (isUtf8(bytes)) {
+    const text = UTF8_BOM.every((b, i) => bytes[i] === b) ? bytes.subarray(UTF8_BOM.length) : bytes;
+    let goError: Error;
+    try {
+      return parseGoJson(text);
+    } catch (e) {
+      goError = e as Error;
+    }
+    parseJsonFile(path, bytes);
+    // JSON.parse took what Go's decoder refuses: Go's words.
+    throw new BundleError(`${path}: invalid JSON: ${goError.message}`);
+  }
+  return parseJsonFile(path, bytes);
+}
+
 function mountData(root: Record<string, unknown>, dir: string[], value: unknown, path: string): void {
   if (dir.length === 0) {
     if (!isObject(value)) throw new BundleError(`${path}: root data document must be an object`);
@@ -271,8 +295,6 @@ function mergeInto(target: Record<string, unknown>, src: Record<string, unknown>
     else throw new BundleError(`${path}: data conflict at key ${k}`);
   }
 }
-
-const UTF8_BOM = [0xef, 0xbb, 0xbf];
 
 /** `/data.json` as text for BundleWithDataText: the checks that need no parse (UTF-8, an object at the root). */
 function soleDataText(file: BundleFile): Uint8Array {
@@ -365,7 +387,7 @@ export function readBundle(
       signatures = s as BundleSignatures;
     } else if (f === dataTextFile) {
     } else if (base === 'data.json') {
-      mountData(data, dir, parseJsonFile(f.path, f.bytes), f.path);
+      mountData(data, dir, parseBundleDataJson(f.path, f.bytes), f.path);
     } else if (base === 'data.yaml' || base === 'data.yml') {
       let v: unknown;
       try {

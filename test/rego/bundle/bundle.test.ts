@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import { createHash } from 'node:crypto';
 import tarStream from 'tar-stream';
 import { BundleError, readBundle, writeBundle, type WriteBundleInput } from '../../../src/rego/bundle/index.ts';
+import { DecimalText, exactJson } from '../../../src/rego/json.ts';
 
 const wasmBytes = new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00]);
 
@@ -189,7 +190,9 @@ describe('writeBundle / readBundle', () => {
     expect(Buffer.from(b.dataText ?? []).toString()).toBe(text);
     const parsed = readBundle(bytes);
     expect(parsed.dataText).toBeUndefined();
-    expect(parsed.data).toEqual({ acs: { n: 12345678901234567890123 } });
+    // Decoded as OPA decodes data files (json.Number): the digits a double would change are kept.
+    expect(exactJson(parsed.data)).toBe('{"acs":{"n":12345678901234567890123}}');
+    expect((parsed.data.acs as { n: unknown }).n).toBeInstanceOf(DecimalText);
     expect(b.manifest).toEqual(parsed.manifest);
     expect(b.wasm).toEqual(parsed.wasm);
     expect(b.sources).toEqual(parsed.sources);
@@ -221,6 +224,34 @@ describe('writeBundle / readBundle', () => {
     // The rest of the text is left to the parser the caller hands it to (readBundle without the option refuses it).
     await expect(read('{"a":1,}')).resolves.toMatchObject({ dataText: expect.any(Uint8Array) });
     await expect(withData('{"a":1,}').then((b) => readBundle(b))).rejects.toThrow('/data.json: invalid JSON');
+  });
+
+  it('data.json keeps the numbers a double would change, written back as they were; malformed data as JSON.parse words it', async () => {
+    const withData = (body: string | Uint8Array): Promise<Uint8Array> => tarWith([{ name: '/data.json', body }]);
+    const text = '{"n": 12345678901234567890, "x": 1.50, "small": 7, "list": [1e400]}';
+    const b = readBundle(await withData(new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode(text)])));
+    expect(b.data.n).toBeInstanceOf(DecimalText);
+    expect(b.data.small).toBe(7);
+    expect(exactJson(b.data)).toBe('{"n":12345678901234567890,"x":1.50,"small":7,"list":[1e400]}');
+    // Written again (writeBundle) and read back: the same digits.
+    const again = readBundle(writeBundle({ manifest: {}, data: b.data, sources: [] }));
+    expect(exactJson(again.data)).toBe('{"list":[1e400],"n":12345678901234567890,"small":7,"x":1.50}');
+    const jsonParseError = (t: string): string => {
+      try {
+        JSON.parse(t);
+      } catch (e) {
+        return (e as Error).message;
+      }
+      throw new Error('parsed');
+    };
+    for (const bad of ['{"a":1,}', '{"a": 12345678901234567890,', '{"a":1} x']) {
+      await expect(withData(bad).then((t) => readBundle(t))).rejects.toThrow(
+        `/data.json: invalid JSON: ${jsonParseError(bad)}`,
+      );
+    }
+    await expect(
+      withData(new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d])).then((t) => readBundle(t)),
+    ).rejects.toThrow('/data.json: invalid JSON: The encoded data was not valid for encoding utf-8');
   });
 
   it('refuses manifests naming a missing wasm module', async () => {

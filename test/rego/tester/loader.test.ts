@@ -519,6 +519,22 @@ describe('data files keep their numbers as written', () => {
     expect(value).toContain(`"value":[${BIG},${LONG},12345678901234567891,true]`);
   });
 
+  it('from a built bundle: policy test -b, and the .tar.gz among the paths', { timeout: 300_000 }, async () => {
+    const d = tree(files());
+    const out = join(tree({}), 'bundle.tar.gz');
+    const built = await runGuardian(['policy', 'build', d, '-e', 'p/n', '-o', out, '-q']);
+    expect(built.code, built.stderr).toBe(0);
+    const all = (r: { results: { status: string }[] }): string[] => [...new Set(r.results.map((x) => x.status))];
+    const asBundle = await runPolicyTests({ paths: [out], asBundle: true });
+    expect(asBundle.results).toHaveLength(7);
+    expect(all(asBundle)).toEqual(['pass']);
+    const amongPaths = await runPolicyTests({ paths: [out] });
+    expect(amongPaths.results).toHaveLength(7);
+    expect(all(amongPaths)).toEqual(['pass']);
+    const cli = await runGuardian(['policy', 'test', '-b', out]);
+    expect(cli.code, cli.stdout + cli.stderr).toBe(0);
+  });
+
   it('through policy build: data.json keeps the digits', { timeout: 300_000 }, async () => {
     const d = tree(files());
     const out = join(d, 'bundle.tar.gz');
