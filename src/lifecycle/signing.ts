@@ -6,7 +6,9 @@ import { createHash } from 'node:crypto';
 import type { CryptoKey, KeyObject } from 'jose';
 import { parse as parseYaml } from 'yaml';
 import { normaliseBundlePath, readBundle, type Bundle, type BundleFile } from '../rego/bundle/index.ts';
+import { parseGoJson } from '../rego/bundle/go-json.ts';
 import { writeTar } from '../rego/bundle/tar.ts';
+import { DecimalText } from '../rego/json.ts';
 import { gzipSync } from 'node:zlib';
 import { LifecycleError } from './errors.ts';
 
@@ -69,7 +71,9 @@ function compareUtf8(a: string, b: string): number {
 
 /** Writes the structural hash input of a JSON value (OPA bundle/hash.go `walk`). */
 function walkJson(value: unknown, out: string[]): void {
-  if (Array.isArray(value)) {
+  // OPA decodes numbers as json.Number and its encoder writes their literal text (`1.50`, `1e3`, big integers).
+  if (value instanceof DecimalText) out.push(value.text);
+  else if (Array.isArray(value)) {
     out.push('[');
     value.forEach((v, i) => {
       if (i > 0) out.push(',');
@@ -99,10 +103,9 @@ export function hashBundleFile(file: BundleFile, algorithm = 'SHA-256'): string 
   if (!node) throw new LifecycleError('signature_invalid', `unsupported hashing algorithm: ${algorithm}`);
   const h = createHash(node);
   if (isStructured(file.path)) {
-    const text = new TextDecoder().decode(file.bytes);
     let value: unknown;
     try {
-      value = /\.ya?ml$/.test(file.path) ? parseYaml(text) : JSON.parse(text);
+      value = /\.ya?ml$/.test(file.path) ? parseYaml(new TextDecoder().decode(file.bytes)) : parseGoJson(file.bytes);
     } catch (e) {
       throw new LifecycleError('invalid_bundle', `${file.path}: cannot parse for hashing: ${(e as Error).message}`);
     }

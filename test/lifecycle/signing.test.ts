@@ -121,6 +121,14 @@ describe('bundle signatures', () => {
     expect(hashBundleFile(f)).toBe(
       createHash('sha256').update('{"a":{"c":true,"d":null},"b":[1,"<&>"]}').digest('hex'),
     );
+    // Numbers as OPA decodes them (json.Number) and its encoder writes them: their literal text, not a double's.
+    const n = {
+      path: '/data.json',
+      bytes: new TextEncoder().encode('{"v": 1.0, "p": 1.50, "n": 12345678901234567890, "e": 1e3, "i": 7}'),
+    };
+    expect(hashBundleFile(n)).toBe(
+      createHash('sha256').update('{"e":1e3,"i":7,"n":12345678901234567890,"p":1.50,"v":1.0}').digest('hex'),
+    );
   });
 
   it('wrong key, unknown kid and a pinned key id that differs from the signer are refused', async () => {
