@@ -2,7 +2,7 @@
 // specification) and the GUARDIAN_OCSF_* variables for OCSF sinks (docs/telemetry.md). A malformed value is a
 // TelemetryConfigError naming the variable, raised at start-up, never on the request path.
 import { sinkOf, type EventSink, type SinkSettings } from './events/index.ts';
-import type { OtlpProtocol } from './traces/index.ts';
+import type { OtlpProtocol, TraceSampler } from './traces/index.ts';
 
 export class TelemetryConfigError extends Error {}
 
@@ -34,6 +34,9 @@ export interface OtlpSettings {
   protocol: OtlpProtocol;
   headers?: Record<string, string>;
   serviceName: string;
+  sampler: TraceSampler;
+  /** OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT, else OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT (MAX_SAFE_INTEGER: none). */
+  attributeValueLengthLimit: number;
   maxQueueSize: number;
   scheduledDelayMillis: number;
   exportTimeoutMillis: number;
@@ -61,11 +64,24 @@ export function otlpSettingsFrom(env: Env): OtlpSettings | null {
     throw new TelemetryConfigError(`OTLP traces endpoint is not a URL: ${JSON.stringify(url)}`);
   }
   const headers = otlpHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? env.OTEL_EXPORTER_OTLP_HEADERS);
+  // Every step is traced: the SDK's default sampler (parentbased_always_on, which honours a caller's unsampled
+  // traceparent) or always_on. A sampler that would leave steps out is refused rather than ignored.
+  const sampler = env.OTEL_TRACES_SAMPLER || 'parentbased_always_on';
+  if (sampler !== 'parentbased_always_on' && sampler !== 'always_on')
+    throw new TelemetryConfigError(
+      `OTEL_TRACES_SAMPLER=${sampler}: this Guardian traces every step (parentbased_always_on or always_on); OTEL_TRACES_EXPORTER=none turns tracing off`,
+    );
   return {
     url,
     protocol,
     ...(headers ? { headers } : {}),
     serviceName: env.OTEL_SERVICE_NAME || 'acs-guardian',
+    sampler,
+    attributeValueLengthLimit: positiveInteger(
+      env,
+      'OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT',
+      positiveInteger(env, 'OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT', Number.MAX_SAFE_INTEGER),
+    ),
     maxQueueSize: positiveInteger(env, 'OTEL_BSP_MAX_QUEUE_SIZE', 2048),
     scheduledDelayMillis: positiveInteger(env, 'OTEL_BSP_SCHEDULE_DELAY', 1000),
     exportTimeoutMillis: positiveInteger(

@@ -53,6 +53,16 @@ describe('OTLP settings from the standard variables', () => {
     );
     expect(() => otlpSettingsFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' })).toThrow(/not a URL/);
     expect(() => otlpSettingsFrom({ ...e, OTEL_BSP_MAX_QUEUE_SIZE: '-1' })).toThrow(/positive integer/);
+    // Every step is traced: a sampler that would leave steps out is refused, not ignored.
+    expect(otlpSettingsFrom(e)?.sampler).toBe('parentbased_always_on');
+    expect(otlpSettingsFrom({ ...e, OTEL_TRACES_SAMPLER: 'always_on' })?.sampler).toBe('always_on');
+    for (const sampler of ['traceidratio', 'parentbased_traceidratio', 'always_off', 'parentbased_always_off'])
+      expect(() => otlpSettingsFrom({ ...e, OTEL_TRACES_SAMPLER: sampler })).toThrow(/traces every step/);
+    expect(otlpSettingsFrom({ ...e, OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '64' })?.attributeValueLengthLimit).toBe(64);
+    expect(
+      otlpSettingsFrom({ ...e, OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '64', OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT: '8' })
+        ?.attributeValueLengthLimit,
+    ).toBe(8);
   });
 });
 

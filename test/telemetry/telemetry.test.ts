@@ -203,6 +203,7 @@ describe.each([
   let sessionId = '';
   const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
   const parentSpanId = '00f067aa0ba902b7';
+  const unsampledTraceId = '5bf92f3577b34da6a3ce929d0e0e4737';
 
   beforeAll(async () => {
     otlp = await startOtlpReceiver();
@@ -249,6 +250,10 @@ describe.each([
         },
       ],
     });
+    // A caller that does not sample its trace (flags 00): the default sampler, parentbased_always_on, records
+    // nothing for the step, as the OTel SDK would.
+    tp = `00-${unsampledTraceId}-${parentSpanId}-00`;
+    expect((await c.step('steps/agentResponse', STEP_PAYLOADS['steps/agentResponse'])).failure).toBeUndefined();
     tp = undefined;
     expect((await c.step('steps/toolCallRequest', { ...TOOL, throw: true })).decision).toBe('deny');
     await c.step('steps/sessionEnd', STEP_PAYLOADS['steps/sessionEnd']);
@@ -342,6 +347,11 @@ describe.each([
     expect(span?.attributes['acs.provenance.origin']).toBe('user_input');
     expect(span?.attributes['acs.provenance.source_id']).toBe('user-7');
     expect(span?.attributes['acs.provenance.lineage_depth']).toBe(0);
+  });
+
+  it('a traceparent with the sampled flag off: the step is answered, and no span of it is exported', () => {
+    expect(otlp.spans.length).toBeGreaterThan(0);
+    expect(otlp.spans.filter((s) => s.traceId === unsampledTraceId)).toEqual([]);
   });
 
   it('non-allow decisions carry their disposition and reason codes on the decision event', () => {
