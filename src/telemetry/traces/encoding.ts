@@ -40,13 +40,18 @@ export interface EncodingOptions {
 /** Random bytes drawn a page at a time: each stage span wants a span id. */
 const RANDOM = Buffer.alloc(4096);
 let randomAt = RANDOM.length;
-export function randomHex(bytes: number): string {
+/** Where the next `bytes` random bytes start in RANDOM. */
+function drawRandom(bytes: number): number {
   if (randomAt + bytes > RANDOM.length) {
     randomFillSync(RANDOM);
     randomAt = 0;
   }
   randomAt += bytes;
-  return RANDOM.toString('hex', randomAt - bytes, randomAt);
+  return randomAt - bytes;
+}
+export function randomHex(bytes: number): string {
+  const at = drawRandom(bytes);
+  return RANDOM.toString('hex', at, at + bytes);
 }
 
 // proto enums: Span.SpanKind, Status.StatusCode; Span.flags bits (SpanFlags).
@@ -243,6 +248,14 @@ class ProtoWriter {
     }
     this.pos = p;
   }
+  /** A random id of `bytes` bytes, as a length-delimited field body. */
+  randomId(bytes: number): void {
+    this.#room(bytes + 1);
+    this.buf[this.pos++] = bytes;
+    const at = drawRandom(bytes);
+    RANDOM.copy(this.buf, this.pos, at, at + bytes);
+    this.pos += bytes;
+  }
   /** Opens a length-delimited body; end(at) closes it. */
   begin(): number {
     this.#room(1);
@@ -427,7 +440,7 @@ export function protobufEncoding(options: EncodingOptions): TraceEncoding {
       w.tag(1, 2);
       w.hex(context.traceId);
       w.tag(2, 2);
-      w.hex(randomHex(8));
+      w.randomId(8);
       if (context.traceState) {
         w.tag(3, 2);
         w.string(context.traceState);
