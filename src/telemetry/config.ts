@@ -38,6 +38,7 @@ export interface OtlpSettings {
   /** OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT, else OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT (MAX_SAFE_INTEGER: none). */
   attributeValueLengthLimit: number;
   maxQueueSize: number;
+  maxExportBatchSize: number;
   scheduledDelayMillis: number;
   exportTimeoutMillis: number;
 }
@@ -83,6 +84,8 @@ export function otlpSettingsFrom(env: Env): OtlpSettings | null {
       positiveInteger(env, 'OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT', Number.MAX_SAFE_INTEGER),
     ),
     maxQueueSize: positiveInteger(env, 'OTEL_BSP_MAX_QUEUE_SIZE', 2048),
+    // The OTel SDK environment specification's default; fewer, larger exports cost less CPU per span.
+    maxExportBatchSize: positiveInteger(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 512),
     scheduledDelayMillis: positiveInteger(env, 'OTEL_BSP_SCHEDULE_DELAY', 1000),
     exportTimeoutMillis: positiveInteger(
       env,

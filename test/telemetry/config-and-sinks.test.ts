@@ -55,6 +55,9 @@ describe('OTLP settings from the standard variables', () => {
     expect(() => otlpSettingsFrom({ ...e, OTEL_BSP_MAX_QUEUE_SIZE: '-1' })).toThrow(/positive integer/);
     // Every step is traced: a sampler that would leave steps out is refused, not ignored.
     expect(otlpSettingsFrom(e)?.sampler).toBe('parentbased_always_on');
+    expect(otlpSettingsFrom(e)?.maxExportBatchSize).toBe(512);
+    expect(otlpSettingsFrom({ ...e, OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '2048' })?.maxExportBatchSize).toBe(2048);
+    expect(() => otlpSettingsFrom({ ...e, OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '0' })).toThrow(/positive integer/);
     expect(otlpSettingsFrom({ ...e, OTEL_TRACES_SAMPLER: 'always_on' })?.sampler).toBe('always_on');
     for (const sampler of ['traceidratio', 'parentbased_traceidratio', 'always_off', 'parentbased_always_off'])
       expect(() => otlpSettingsFrom({ ...e, OTEL_TRACES_SAMPLER: sampler })).toThrow(/traces every step/);

@@ -47,6 +47,8 @@ export interface StepTracerOptions {
   attributeValueLengthLimit: number;
   /** Spans in exports not answered yet, at most (OTEL_BSP_MAX_QUEUE_SIZE); past it steps wait. */
   maxQueueSize: number;
+  /** Spans per export at most (OTEL_BSP_MAX_EXPORT_BATCH_SIZE); a step's spans are never split. */
+  maxExportBatchSize: number;
   /** Steps waiting to be exported, at most; beyond it a step's spans are dropped and counted. */
   maxWaitingSteps: number;
   scheduledDelayMillis?: number;
@@ -121,9 +123,6 @@ export function sessionTreeOf(facts: StepRecord): { traceId: string; parentSpanI
 
 /** The spans of one step: its own and one per pipeline stage it passed. */
 const spansOf = (record: StepRecord): number => 1 + record.stages.length / 2;
-
-/** Spans per export at most (OTEL_BSP_MAX_EXPORT_BATCH_SIZE's default). */
-const EXPORT_BATCH_SPANS = 512;
 
 export async function openStepTracer(options: StepTracerOptions): Promise<StepTracer> {
   const propagator = new W3CTraceContextPropagator();
@@ -209,19 +208,19 @@ export async function openStepTracer(options: StepTracerOptions): Promise<StepTr
       : { traceId: tree.traceId, spanId: tree.spanId ?? spanId, remoteParent: false };
   }
 
-  // Steps wait here until a batch fills (EXPORT_BATCH_SPANS) or the schedule delay passes, and while the exports
-  // in flight hold OTEL_BSP_MAX_QUEUE_SIZE spans: a collector that never answers holds at most that many, the
-  // rest wait up to maxWaitingSteps and past it are dropped, counted (docs/telemetry.md "Never blocking a
-  // decision"). The OTLP delegate fails every export past its own concurrency limit (30), far above this bound.
+  // Steps wait here until a batch fills (OTEL_BSP_MAX_EXPORT_BATCH_SIZE spans) or the schedule delay passes, and
+  // while the exports in flight hold OTEL_BSP_MAX_QUEUE_SIZE spans: a collector that never answers holds at most
+  // that many, the rest wait up to maxWaitingSteps and past it are dropped, counted (docs/telemetry.md "Never
+  // blocking a decision"). The OTLP delegate fails every export past its own concurrency limit (30), above this.
   const waiting: TracedStep[] = [];
   let waitingAt = 0;
   let waitingSpans = 0;
   let inFlight = 0;
   const inFlightBatches = new Set<Promise<void>>();
   let timer: NodeJS.Timeout | null = null;
-  /** The schedule delay passed (or a flush is under way): a batch short of EXPORT_BATCH_SPANS goes too. */
+  /** The schedule delay passed (or a flush is under way): a batch short of a full one goes too. */
   let due = false;
-  const batchSpans = Math.min(EXPORT_BATCH_SPANS, options.maxQueueSize);
+  const batchSpans = Math.min(options.maxExportBatchSize, options.maxQueueSize);
 
   function waitingCount(): number {
     return waiting.length - waitingAt;
