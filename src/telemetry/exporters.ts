@@ -1,5 +1,5 @@
-// The exporting half of telemetry: step records in, OTel spans (official SDK, OTLP/HTTP) and OCSF events (JSON
-// lines to their sinks) out. It runs on the export thread (worker.ts) when the Guardian serves, so building spans,
+// The exporting half of telemetry: step records in, OTel spans (OTLP/HTTP through the official export delegate) and
+// OCSF events (JSON lines to their sinks) out. It runs on the export thread (worker.ts) when the Guardian serves, so
 // encoding OTLP and serialising and posting OCSF take no time from the event loop that answers requests; in
 // process only for sinks handed over as objects (TelemetryOptions.sinks), which cannot cross to another thread.
 import {

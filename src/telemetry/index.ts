@@ -3,12 +3,12 @@
 //
 // The request path only records an observation per message (observation.ts); metrics are counted when the
 // answer is ready. Between requests each observation is read once into a compact record of plain data
-// (facts.ts), and the records go in batches to the export thread (worker.ts), which builds the spans with the
-// OTel SDK, encodes and exports OTLP, and serialises and sends the OCSF events: none of that runs on the event
-// loop that answers requests. What waits is bounded (the backlog here, the records sent and not yet answered, the
-// exporters' own queues); past a bound telemetry is dropped (counted, warned) and never delays or changes a
-// decision (ACS §Trace "Failure isolation"). The OTel SDK is imported only when an OTLP exporter is configured
-// (by the export thread), prom-client on the first recording or scrape (metrics/recorder.ts). Settings from the
+// (facts.ts), and the records go in batches to the export thread (worker.ts), which encodes the spans and exports
+// OTLP, and serialises and sends the OCSF events: none of that runs on the event loop that answers requests.
+// What waits is bounded (the backlog here, the records sent and not yet answered, the exporters' own queues);
+// past a bound telemetry is dropped (counted, warned) and never delays or changes a decision (ACS §Trace "Failure
+// isolation"). The OTLP export code is imported only when an exporter is configured (by the export thread),
+// prom-client on the first recording or scrape (metrics/recorder.ts). Settings from the
 // environment are read in config.ts, the route to the export thread is export-channel.ts.
 import { setImmediate as nextTurn } from 'node:timers';
 import { settlesBy } from './deadline.ts';
@@ -82,7 +82,7 @@ export interface GuardianTelemetry extends PipelineTelemetry {
 
 /**
  * Observations read into records per batch to the export thread, at most (one structured clone, one message each
- * way). Spans that do not fit the batch span processor's queue at once wait there as records (traces/index.ts).
+ * way). Steps whose spans cannot be exported at once wait there as records (traces/index.ts).
  */
 const DRAIN_SLICE = 128;
 /**

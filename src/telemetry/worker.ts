@@ -1,5 +1,5 @@
-// The export thread: step records arrive in batches from the thread that answers requests; spans are built with
-// the OTel SDK and exported over OTLP/HTTP, OCSF events serialised and sent to their sinks, all here (exporters.ts).
+// The export thread: step records arrive in batches from the thread that answers requests; spans are encoded
+// and exported over OTLP/HTTP, OCSF events serialised and sent to their sinks, all here (exporters.ts).
 // Each batch is answered with the exporters' queue depths (the parent bounds what it has sent and not had answered);
 // drops and failures are told to the parent as notices, where they are counted and logged. Drops during the
 // shutdown go back with its answer instead: the parent counts either them or, when no answer comes by its
