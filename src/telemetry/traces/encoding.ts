@@ -186,12 +186,7 @@ class ProtoWriter {
   }
   /** An epoch-millisecond time as fixed64 nanoseconds, computed exactly in halves below 2^53. */
   time(ms: number): void {
-    let seconds = Math.trunc(ms / 1000);
-    let nanos = Math.round((ms - seconds * 1000) * 1e6);
-    if (nanos >= 1e9) {
-      seconds += 1;
-      nanos -= 1e9;
-    }
+    const [seconds, nanos] = secondsAndNanos(ms);
     // seconds·1e9 + nanos = high·2^16·1e9 + (low·1e9 + nanos), with seconds = high·2^16 + low.
     const upper = Math.floor(seconds / 0x10000) * 1e9;
     const lower = (seconds % 0x10000) * 1e9 + nanos + (upper % 0x10000) * 0x10000;

@@ -19,6 +19,7 @@ import { ExportResultCode, W3CTraceContextPropagator } from '@opentelemetry/core
 import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { BoundedQueue } from '../queue.ts';
 import type { StepRecord } from '../record.ts';
 import {
   jsonEncoding,
@@ -212,8 +213,8 @@ export async function openStepTracer(options: StepTracerOptions): Promise<StepTr
   // while the exports in flight hold OTEL_BSP_MAX_QUEUE_SIZE spans: a collector that never answers holds at most
   // that many, the rest wait up to maxWaitingSteps and past it are dropped, counted (docs/telemetry.md "Never
   // blocking a decision"). The OTLP delegate fails every export past its own concurrency limit (30), above this.
-  const waiting: TracedStep[] = [];
-  let waitingAt = 0;
+  const waiting = new BoundedQueue<TracedStep>(options.maxWaitingSteps, () => {});
+  /** Spans the waiting steps will make. */
   let waitingSpans = 0;
   let inFlight = 0;
   const inFlightBatches = new Set<Promise<void>>();
@@ -222,21 +223,15 @@ export async function openStepTracer(options: StepTracerOptions): Promise<StepTr
   let due = false;
   const batchSpans = Math.min(options.maxExportBatchSize, options.maxQueueSize);
 
-  function waitingCount(): number {
-    return waiting.length - waitingAt;
-  }
+  /** The oldest waiting steps, as many as fit one export (at least one: a step's spans are never split). */
   function takeBatch(): TracedStep[] {
     const batch: TracedStep[] = [];
     let spans = 0;
-    while (waitingAt < waiting.length) {
-      const n = spansOf(waiting[waitingAt].record);
+    for (let next = waiting.peek(); next !== undefined; next = waiting.peek()) {
+      const n = spansOf(next.record);
       if (batch.length > 0 && spans + n > batchSpans) break;
-      batch.push(waiting[waitingAt++]);
+      batch.push(...waiting.take(1));
       spans += n;
-    }
-    if (waitingAt > 1024 && waitingAt * 2 > waiting.length) {
-      waiting.splice(0, waitingAt);
-      waitingAt = 0;
     }
     waitingSpans -= spans;
     return batch;
@@ -261,11 +256,7 @@ export async function openStepTracer(options: StepTracerOptions): Promise<StepTr
   /** Sends what may go now: full batches, or everything once due, while the exports in flight leave room. */
   function pump(): void {
     if (abandoned) return;
-    while (
-      waitingSpans > 0 &&
-      (due || waitingSpans >= batchSpans) &&
-      (inFlight === 0 || inFlight < options.maxQueueSize)
-    )
+    while (waitingSpans > 0 && (due || waitingSpans >= batchSpans) && inFlight < options.maxQueueSize)
       exportBatch(takeBatch());
     if (waitingSpans === 0) due = false;
     if (waitingSpans > 0 && !due && !timer) {
@@ -277,11 +268,6 @@ export async function openStepTracer(options: StepTracerOptions): Promise<StepTr
       timer.unref();
     }
   }
-  function queue(step: TracedStep): void {
-    waiting.push(step);
-    waitingSpans += spansOf(step.record);
-  }
-
   return {
     record(record) {
       let context: StepContext | null;
@@ -291,8 +277,8 @@ export async function openStepTracer(options: StepTracerOptions): Promise<StepTr
         return options.onFailed(err instanceof Error ? err.message : String(err));
       }
       if (!context || abandoned) return;
-      if (waitingCount() >= options.maxWaitingSteps) return dropped(spansOf(record), 'queue full');
-      queue({ record, context });
+      if (!waiting.push({ record, context })) return dropped(spansOf(record), 'queue full');
+      waitingSpans += spansOf(record);
       pump();
     },
     pending: () => waitingSpans + inFlight,
@@ -300,7 +286,9 @@ export async function openStepTracer(options: StepTracerOptions): Promise<StepTr
       for (const record of last) {
         try {
           const context = contextOf(record);
-          if (context) queue({ record, context });
+          if (!context) continue;
+          waiting.keep({ record, context });
+          waitingSpans += spansOf(record);
         } catch (err) {
           options.onFailed(err instanceof Error ? err.message : String(err));
         }
@@ -323,8 +311,7 @@ export async function openStepTracer(options: StepTracerOptions): Promise<StepTr
       abandoned = true;
       if (timer) clearTimeout(timer);
       timer = null;
-      waiting.length = 0;
-      waitingAt = 0;
+      waiting.take(waiting.size);
       waitingSpans = 0;
       if (lost > 0) options.onDropped(lost, 'not exported before the shutdown deadline');
     },
