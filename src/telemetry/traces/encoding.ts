@@ -4,7 +4,7 @@
 // follows the OTLP specification's JSON Protobuf Encoding (lowerCamelCase names, hex ids, 64-bit integers as
 // decimal strings, enums as integers). Each span carries what the OTel SDK's exporter writes for it: the flags
 // with the is-remote bits, a status on every span, integers within int64 as int_value and other numbers as
-// double_value (docs/telemetry.md "Spans").
+// double_value (docs/telemetry.md "Traces").
 import { randomFillSync } from 'node:crypto';
 import { PIPELINE_STAGES } from '../observation.ts';
 import type { AttributeValue, Attributes, StepRecord } from '../record.ts';
@@ -146,8 +146,12 @@ function spansOf(step: TracedStep, each: (span: SpanParts) => void): void {
  * body along once it turns out to need more (bodies under 128 bytes, most attributes, never move).
  */
 class ProtoWriter {
-  buf = Buffer.allocUnsafe(64 * 1024);
+  buf: Buffer;
   pos = 0;
+
+  constructor(size = 64 * 1024) {
+    this.buf = Buffer.allocUnsafe(size);
+  }
 
   reset(): void {
     this.pos = 0;
@@ -330,7 +334,7 @@ export function protobufEncoding(options: EncodingOptions): TraceEncoding {
   const keyBytes = (key: string): Uint8Array => {
     let bytes = keys.get(key);
     if (!bytes) {
-      const kw = new ProtoWriter();
+      const kw = new ProtoWriter(key.length * 3 + 16);
       kw.tag(1, 2);
       kw.string(key);
       bytes = kw.bytes();
