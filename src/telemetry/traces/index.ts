@@ -224,7 +224,7 @@ export async function openStepTracer(options: StepTracerOptions): Promise<StepTr
   const batchSpans = Math.min(options.maxExportBatchSize, options.maxQueueSize);
 
   /** The oldest waiting steps, as many as fit one export (at least one: a step's spans are never split). */
-  function takeBatch(): TracedStep[] {
+  function takeBatch(): { batch: TracedStep[]; spans: number } {
     const batch: TracedStep[] = [];
     let spans = 0;
     for (let next = waiting.peek(); next !== undefined; next = waiting.peek()) {
@@ -234,10 +234,9 @@ export async function openStepTracer(options: StepTracerOptions): Promise<StepTr
       spans += n;
     }
     waitingSpans -= spans;
-    return batch;
+    return { batch, spans };
   }
-  function exportBatch(batch: TracedStep[]): void {
-    const spans = batch.reduce((n, s) => n + spansOf(s.record), 0);
+  function exportBatch({ batch, spans }: { batch: TracedStep[]; spans: number }): void {
     inFlight += spans;
     const answered = new Promise<void>((resolve) =>
       exporter.export(batch, (result) => {
