@@ -235,6 +235,8 @@ export interface CompileQueryOptions {
    * OPA's path-conflict check has it for `opa eval -d` (CompileOptions.data). Unset: no check.
    */
   conflictData?: Readonly<Record<string, unknown>>;
+  /** The query's Rego version (default 1); 0 as `opa eval --v0-compatible` reads it (parseQuery). */
+  regoVersion?: 0 | 1;
 }
 
 export interface CompiledQuery {
@@ -250,7 +252,7 @@ export interface CompiledQuery {
 export async function compileQuery(options: CompileQueryOptions): Promise<CompiledQuery> {
   const templateStrings = allowsTemplateStrings(options.capabilities);
   const modules = parseSources(options.sources, { templateStrings });
-  const body = parseQuery(options.query, 'query', { templateStrings });
+  const body = parseQuery(options.query, 'query', { templateStrings, regoVersion: options.regoVersion ?? 1 });
   if (options.inputTerm !== undefined) {
     const termBody = parseQuery(options.inputTerm, 'input_term');
     const only = termBody[0];
@@ -269,7 +271,7 @@ export async function compileQuery(options: CompileQueryOptions): Promise<Compil
     ...(options.conflictData ? { data: options.conflictData } : {}),
   });
   const name = options.name ?? 'eval';
-  const plan = planQueries(program, [{ name, body }]);
+  const plan = planQueries(program, [{ name, body, regoVersion: options.regoVersion ?? 1 }]);
   const wasm = await linkPolicyWasm(plan, {
     strictBuiltinErrors: options.strictBuiltinErrors ?? false,
     ...(deferRefused ? { hostCallSites: true } : {}),

@@ -85,6 +85,18 @@ describe('guardian policy eval QUERY', { timeout: 300_000 }, () => {
     expect(r.stderr).toMatch(/guardian: 1 error occurred\n$/);
   });
 
+  it('--v0-compatible reads the query as v0 too: deprecated builtins callable there, refused in a v1 query', async () => {
+    const v0 = await evalQuery(['--v0-compatible', 'x := all([]); y := any([false, true])']);
+    expect(v0.code).toBe(0);
+    expect(v0.out).toMatchObject({ result: [{ bindings: { x: true, y: true } }] });
+    const v1 = await evalQuery(['x := all([])']);
+    expect(v1.code).toBe(3);
+    expect(v1.stderr).toMatch(/^query:1:6: rego_type_error: deprecated built-in function calls in expression: all\n/);
+    // v1 keywords are plain names in a v0 query, as in a v0 module without future imports.
+    const kw = await evalQuery(['--v0-compatible', 'contains := 1; if := contains + 1']);
+    expect(kw.out).toMatchObject({ result: [{ bindings: { contains: 1, if: 2 } }] });
+  });
+
   it('a rule at a path the -d data holds: OPA compiles against the store and refuses it (CheckPathConflicts), exit 3', async () => {
     const c = join(dir, 'conflict');
     mkdirSync(join(c, 'x'), { recursive: true });

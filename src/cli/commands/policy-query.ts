@@ -111,12 +111,15 @@ export async function evaluateQueryCommand(queryText: string, opts: QueryOptions
   let compiled;
   let exprs: CapturedExpr[];
   try {
-    body = parseQuery(queryText, 'query');
+    // opa eval --v0-compatible reads the query as v0 too (deprecated builtins callable, no v1 keywords).
+    const regoVersion = opts.v0Compatible ? 0 : 1;
+    body = parseQuery(queryText, 'query', { regoVersion });
     const rewritten = rewriteForCapture(body);
     exprs = rewritten.exprs;
     compiled = await compileQuery({
       sources,
       query: rewritten.query,
+      regoVersion,
       strictBuiltinErrors: opts.strictBuiltinErrors === true,
       ...(capabilities ? { capabilities } : {}),
       // An authoring tool: a refused builtin (http.send, …) fails the evaluation that reaches it unless the query

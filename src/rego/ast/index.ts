@@ -171,10 +171,13 @@ export function parseModules(
   return { modules, errors };
 }
 
-/** Parse a query such as `data.p.f(1) = x; y := 2`. */
-export function parseQuery(text: string, file = 'query', options: Omit<ParseOptions, 'regoVersion'> = {}): Body {
+/**
+ * Parse a query such as `data.p.f(1) = x; y := 2`. Read as v0 (`opa eval --v0-compatible`), `in`, `every`, `if`
+ * and `contains` are no keywords, as OPA's parseQuery applies the evaluation's Rego version to the query.
+ */
+export function parseQuery(text: string, file = 'query', options: ParseOptions = {}): Body {
   return guard(file, text, () => {
-    const p = new Parser(file, text, 1, options.templateStrings ?? true);
+    const p = new Parser(file, text, options.regoVersion ?? 1, options.templateStrings ?? true);
     if (p.atEnd()) p.error(p.currentToken(), 'found empty body');
     const body = p.parseQueryBody();
     checkAstDepth(file, body);

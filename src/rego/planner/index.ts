@@ -37,11 +37,14 @@ export function planEntrypoints(program: CompiledProgram, entrypoints: string[],
 }
 
 /** One plan per query; each binds every non-generated, non-wildcard variable of its query. */
-export function planQueries(program: CompiledProgram, queries: { name: string; body: Body }[]): Policy {
+export function planQueries(
+  program: CompiledProgram,
+  queries: { name: string; body: Body; regoVersion?: 0 | 1 }[],
+): Policy {
   return guarded(() => {
     const pb = new PolicyBuilder(program);
     const plans = queries.map((q) => {
-      const compiled = compileQuery(program, q.body);
+      const compiled = compileQuery(program, q.body, { regoVersion: q.regoVersion ?? 1 });
       const fp = new FuncPlanner(pb, pb.base);
       return { name: q.name, blocks: [fp.planQuery(compiled.body, compiled.vars)] };
     });

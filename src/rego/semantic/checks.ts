@@ -103,6 +103,12 @@ export class CallChecker {
     }
   }
 
+  /** Checks a query's body; `file` is the query's (CheckContext.v0Files may name it). */
+  checkQuery(b: Body, file: string): void {
+    this.file = file;
+    this.body(b, 0);
+  }
+
   body(b: Body, depth: number): void {
     for (const e of b) this.expr(e, depth + 1);
   }

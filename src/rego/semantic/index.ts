@@ -482,7 +482,12 @@ export interface QueryVar {
  * Compile an ad-hoc query against a program: resolve refs, rename locals and reorder for safety.
  * Returns the rewritten body and the query's user-visible variable names.
  */
-export function compileQuery(program: CompiledProgram, body: Body): { body: Body; vars: QueryVar[] } {
+export function compileQuery(
+  program: CompiledProgram,
+  body: Body,
+  options: { regoVersion?: 0 | 1 } = {},
+): { body: Body; vars: QueryVar[] } {
+  const queryFile = body[0]?.location?.file ?? 'query';
   const errors: RegoError[] = [];
   const holes = lowerTemplateStringsInBody(body, program.builtins, errors);
   if (errors.length) throw new RegoErrors(limitQueryErrors(errors, COMPILE_ERROR_LIMIT));
@@ -510,8 +515,10 @@ export function compileQuery(program: CompiledProgram, body: Body): { body: Body
     errors,
     builtinsUsed: new Set(),
     builtins: program.builtins,
+    // A v0 query may call deprecated builtins (all, any, …) as a v0 module may.
+    ...(options.regoVersion === 0 ? { v0Files: new Set([queryFile]) } : {}),
   });
-  checker.body(r.body, 0);
+  checker.checkQuery(r.body, queryFile);
   if (errors.length) throw new RegoErrors(limitQueryErrors(errors, COMPILE_ERROR_LIMIT));
   const vars: QueryVar[] = [];
   const seen = new Set<string>();
