@@ -5,7 +5,7 @@ import { bundleModeOption, ignoreOption } from './policy-inputs.ts';
 
 type LoaderFlags = { v0Compatible?: boolean; ignore: string[]; bundle?: boolean };
 type BuiltinFlags = { capabilities?: string; builtins?: string };
-type CoverageFlags = { coverage?: boolean; format: string };
+type CoverageFlags = { coverage?: boolean; threshold?: string; format: string };
 
 /** Adds `guardian policy test <paths...>` to the `policy` command group (like `opa test`). */
 export function addPolicyTestCommand(policy: Command): void {
@@ -24,7 +24,14 @@ export function addPolicyTestCommand(policy: Command): void {
     .option('-z, --exit-zero-on-skipped', 'skipped (todo_test_) tests do not make the exit code 1')
     .option('--timeout <ms>', 'per-test evaluation bound in milliseconds', '10000')
     .option('--v0-compatible', "read modules as Rego v0 (OPA's --v0-compatible); a module importing rego.v1 stays v1")
-    .option('--coverage', 'report which lines the tests reached, per file (like opa test --coverage)')
+    .option(
+      '--coverage',
+      "report which lines the tests reached, per file: opa test --coverage's JSON report (--format text: a summary after the results)",
+    )
+    .option(
+      '--threshold <percent>',
+      'with coverage (implied): fail when the total coverage is below this percentage (opa test --threshold)',
+    )
     .option(
       '--format <format>',
       'text, or json (the results as opa test --format json writes them; with --coverage: the coverage report)',
@@ -47,8 +54,10 @@ export function addPolicyTestCommand(policy: Command): void {
         '`guardian policy build` still refuses them (docs/policy-authoring.md).\n' +
         "\nThe report is opa test's: the tests not passed (all with -v) under their file, then PASS: n/m, FAIL: n/m, SKIPPED: n/m,\n" +
         'ERROR: n/m. A test name defined more than once in a package runs once per definition: test_x, test_x#01, …\n' +
-        '\nExit codes: 0 every test passed, 1 a test failed, errored or was skipped (with -z a skipped one does not count), 2 bad usage or\n' +
-        'unreadable files, 3 the modules do not compile.',
+        '\nWith --coverage (or --threshold) the output is the coverage report as opa test --coverage prints it, JSON whatever\n' +
+        '--format says unless --format text is given; it feeds the tools written for OPA (e.g. simplecov, cobertura converters).\n' +
+        '\nExit codes: 0 every test passed, 1 a test failed, errored or was skipped (with -z a skipped one does not count) or the\n' +
+        'coverage is below --threshold, 2 bad usage or unreadable files, 3 the modules do not compile.',
     )
     .action(
       async (
@@ -56,9 +65,17 @@ export function addPolicyTestCommand(policy: Command): void {
         opts: { verbose?: boolean; run?: string; timeout: string; exitZeroOnSkipped?: boolean } & LoaderFlags &
           CoverageFlags &
           BuiltinFlags,
+        command: Command,
       ) => {
         if (opts.format !== 'text' && opts.format !== 'json')
           throw new CliError(`--format must be text or json, not ${JSON.stringify(opts.format)}`, ExitCode.Usage);
+        const threshold = opts.threshold !== undefined ? Number(opts.threshold) : 0;
+        if (!Number.isFinite(threshold) || threshold < 0 || threshold > 100)
+          throw new CliError('--threshold: expected a percentage between 0 and 100', ExitCode.Usage);
+        // opa test: a threshold turns coverage on, and with coverage the JSON report is the output whatever
+        // --format says (its JSONCoverageReporter); ours prints the text summary when text is asked for.
+        const coverage = opts.coverage === true || threshold > 0;
+        const json = opts.format === 'json' || (coverage && command.getOptionValueSource('format') === 'default');
         const timeoutMs = Number(opts.timeout);
         if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
           throw new CliError('--timeout: expected a positive number of milliseconds', ExitCode.Usage);
@@ -66,6 +83,7 @@ export function addPolicyTestCommand(policy: Command): void {
         const customBuiltins = opts.builtins !== undefined ? await importCustomBuiltins(opts.builtins) : undefined;
         // Loaded on use: the runner pulls in the whole compiler, which every other CLI command would pay for.
         const {
+          coverageThresholdError,
           formatCoverageReport,
           formatPolicyTestReport,
           policyTestReportJson,
@@ -81,7 +99,7 @@ export function addPolicyTestCommand(policy: Command): void {
             v0Compatible: opts.v0Compatible,
             ignore: opts.ignore,
             asBundle: opts.bundle === true,
-            coverage: opts.coverage === true,
+            coverage,
             ...(capabilities ? { capabilities } : {}),
             ...(customBuiltins ? { customBuiltins } : {}),
           });
@@ -92,7 +110,7 @@ export function addPolicyTestCommand(policy: Command): void {
             throw new CliError(`${opts.builtins}: ${err.message}`, ExitCode.Usage);
           throw err;
         }
-        if (opts.format === 'json')
+        if (json)
           process.stdout.write(
             report.coverage ? `${JSON.stringify(report.coverage, null, 2)}\n` : policyTestReportJson(report),
           );
@@ -105,7 +123,9 @@ export function addPolicyTestCommand(policy: Command): void {
           (r) =>
             r.status === 'fail' || r.status === 'error' || (r.status === 'skip' && opts.exitZeroOnSkipped !== true),
         );
-        if (failing) process.exitCode = ExitCode.Failed;
+        const below = report.coverage && coverageThresholdError(report.coverage, threshold, opts.verbose === true);
+        if (below) process.stderr.write(`${below}\n`);
+        if (failing || below) process.exitCode = ExitCode.Failed;
       },
     );
 }

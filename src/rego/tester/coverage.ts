@@ -132,14 +132,34 @@ export function instrumentForCoverage(modules: Module[], probes: CoverageProbes)
   for (const m of modules) for (const r of m.rules) instrumentRule(r, m.file, probes);
 }
 
+const rowSpan = (r: { start: { row: number }; end: { row: number } }): string =>
+  r.start.row === r.end.row ? `${r.start.row}` : `${r.start.row}-${r.end.row}`;
+
+/**
+ * `opa test --threshold`'s error when the total coverage is below `threshold` (percent), else undefined: OPA's
+ * CoverageThresholdError text, with the lines not covered listed per file when `verbose`.
+ */
+export function coverageThresholdError(
+  report: CoverageReport,
+  threshold: number,
+  verbose: boolean,
+): string | undefined {
+  if (threshold <= 0 || report.coverage >= threshold) return undefined;
+  let text = `Code coverage threshold not met: got ${report.coverage.toFixed(2)} instead of ${threshold.toFixed(2)}`;
+  const files = Object.keys(report.files).sort();
+  if (verbose && files.length) {
+    text += '\nLines not covered:';
+    for (const file of files) for (const r of report.files[file].not_covered ?? []) text += `\n\t${file}:${rowSpan(r)}`;
+  }
+  return text;
+}
+
 /** The text report: per file `covered/total lines (N%)`, then the total. */
 export function formatCoverageReport(report: CoverageReport): string {
   const lines = Object.entries(report.files).map(
     ([file, f]) =>
       `${file}: ${f.covered_lines}/${f.covered_lines + f.not_covered_lines} lines (${f.coverage}%)` +
-      (f.not_covered?.length
-        ? `; not covered: ${f.not_covered.map((r) => (r.start.row === r.end.row ? r.start.row : `${r.start.row}-${r.end.row}`)).join(', ')}`
-        : ''),
+      (f.not_covered?.length ? `; not covered: ${f.not_covered.map(rowSpan).join(', ')}` : ''),
   );
   lines.push(
     `total: ${report.covered_lines}/${report.covered_lines + report.not_covered_lines} lines (${report.coverage}%)`,

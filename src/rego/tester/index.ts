@@ -13,6 +13,7 @@ export { formatPolicyTestReport, goDuration, policyTestReportJson } from './repo
 export { TestEvaluationError, type TestEvaluationErrorCode } from './evaluator.ts';
 export {
   CoverageProbes,
+  coverageThresholdError,
   formatCoverageReport,
   type CoverageReport,
   type FileCoverage,

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { formatCoverageReport, runPolicyTests } from '../../../src/rego/tester/index.ts';
+import { runGuardian } from '../../cli/run-guardian.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'policy-coverage-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -70,5 +71,37 @@ describe('runPolicyTests with coverage', { timeout: 300_000 }, () => {
     });
     expect(report).toMatchObject({ covered_lines: 5, not_covered_lines: 3, coverage: 62.5 });
     expect(formatCoverageReport(report)).toContain(`${policy}: 3/6 lines (50%); not covered: 10-11, 14`);
+  });
+
+  it("guardian policy test --coverage prints OPA's JSON report unless --format text is asked for", async () => {
+    const json = await runGuardian(['policy', 'test', '--coverage', dir]);
+    expect(json.code).toBe(0);
+    // opa test --coverage writes the report alone (JSONCoverageReporter), so it pipes into opa eval -i -.
+    const report = JSON.parse(json.stdout);
+    expect(report).toMatchObject({ covered_lines: 5, not_covered_lines: 3, coverage: 62.5 });
+    expect(report.files[policy].not_covered).toEqual([
+      { start: { row: 10 }, end: { row: 11 } },
+      { start: { row: 14 }, end: { row: 14 } },
+    ]);
+    const text = await runGuardian(['policy', 'test', '--coverage', '--format', 'text', dir]);
+    expect(text.stdout).toMatch(/^PASS: 2\/2\n/);
+    expect(text.stdout).toContain(`${policy}: 3/6 lines (50%); not covered: 10-11, 14\n`);
+  });
+
+  it("--threshold implies coverage and fails below it with OPA's message (-v lists the lines not covered)", async () => {
+    const met = await runGuardian(['policy', 'test', '--threshold', '60', dir]);
+    expect(met.code).toBe(0);
+    expect(JSON.parse(met.stdout).coverage).toBe(62.5);
+    expect(met.stderr).toBe('');
+    const below = await runGuardian(['policy', 'test', '--threshold', '80', dir]);
+    expect(below.code).toBe(1);
+    expect(below.stderr).toBe('Code coverage threshold not met: got 62.50 instead of 80.00\n');
+    const verbose = await runGuardian(['policy', 'test', '--threshold', '80', '-v', dir]);
+    expect(verbose.stderr).toBe(
+      `Code coverage threshold not met: got 62.50 instead of 80.00\nLines not covered:\n\t${policy}:10-11\n\t${policy}:14\n`,
+    );
+    const bad = await runGuardian(['policy', 'test', '--threshold', '101', dir]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--threshold: expected a percentage between 0 and 100/);
   });
 });
