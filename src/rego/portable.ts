@@ -6,7 +6,7 @@ import { loadPolicy, type LoadedPolicy } from '@open-policy-agent/opa-wasm';
 import { parseModules } from './ast/index.ts';
 import type { Module } from './ast/types.ts';
 import { allowsTemplateStrings, type Capabilities } from './builtins/capabilities.ts';
-import { annotatedEntrypoints, compileModules, type CompiledProgram } from './semantic/index.ts';
+import { annotatedEntrypoints, compileModules, type CompiledProgram, transitiveDependents } from './semantic/index.ts';
 import { linkPolicyModule } from './wasm/link.ts';
 import { withHostCallSite } from './builtins/host/call-site.ts';
 import { RegoError, RegoErrors } from './errors.ts';
@@ -76,7 +76,30 @@ export function planSources(
     modules,
     capabilities ? { builtins: capabilities.builtins, deferredRefused: capabilities.refused } : {},
   );
-  return { entrypoints: all, modules, program, plan: planEntrypoints(program, all, plan) };
+  const withDependents = [...all, ...dependentEntrypoints(program, all)];
+  return { entrypoints: withDependents, modules, program, plan: planEntrypoints(program, withDependents, plan) };
+}
+
+/**
+ * The rules that read an entrypoint's document, directly or through others, as entrypoints of their own, sorted by
+ * path: `opa build -t wasm` compiles them too (compile.go's compileWasm, so that no Wasm-compiled rule is
+ * evaluated under `with`) and lists them in the manifest, so SDK users can evaluate them from either build.
+ * Functions are left out (they are no documents to evaluate), as are paths that are no pkg/rule identifiers.
+ */
+function dependentEntrypoints(program: CompiledProgram, entrypoints: readonly string[]): string[] {
+  const asked = new Set(entrypoints);
+  const prefixes = entrypoints.map((ep) => ep.split('/'));
+  const targets = program.ruleSets.filter((rs) => prefixes.some((p) => p.every((e, i) => rs.path[i] === e)));
+  const extra = transitiveDependents(program.ruleSets, targets)
+    .filter((rs) => rs.kind !== 'function')
+    .map((rs) => rs.path)
+    .filter((p) => p.every((e) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(e)))
+    .sort((a, b) => {
+      for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
+      return a.length - b.length;
+    })
+    .map((p) => p.join('/'));
+  return extra.filter((ep) => !asked.has(ep));
 }
 
 export interface CompilePolicyWasmOptions {

@@ -91,9 +91,12 @@ async function build(paths: string[], opts: BuildOptions): Promise<void> {
     if (e instanceof RegoErrors) printRegoErrors(e, shownAs);
     throw e;
   }
-  if (asked.length === 0) {
-    const named = (result.manifest.wasm ?? []).map((w) => w.entrypoint).join(', ');
-    progress(opts, `compiled ${modules} for ${named} (entrypoints from METADATA entrypoint: true)`);
+  const compiled = (result.manifest.wasm ?? []).map((w) => w.entrypoint);
+  if (asked.length === 0)
+    progress(opts, `compiled ${modules} for ${compiled.join(', ')} (entrypoints from METADATA entrypoint: true)`);
+  else {
+    const added = compiled.filter((ep) => !asked.includes(ep));
+    if (added.length) progress(opts, `also compiled ${added.join(', ')} (METADATA entrypoints, rules reading one)`);
   }
   // Write then rename: a Guardian watching the bundle directory must never load a half-written file.
   const tmp = `${opts.output}.tmp-${process.pid}`;

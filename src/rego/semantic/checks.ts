@@ -385,6 +385,31 @@ function dependencies(rs: RuleSet, root: TrieNode): RuleSet[] {
 }
 
 /** `rego_recursion_error: rule data.p.q is recursive: data.p.q -> data.p.r -> data.p.q` */
+/**
+ * The rule sets that read any of `targets`, directly or through other rules, as OPA's
+ * transitiveDocumentDependents walks its dependency graph (the same ref matching as the recursion check).
+ */
+export function transitiveDependents(all: readonly RuleSet[], targets: readonly RuleSet[]): RuleSet[] {
+  const root = buildTrie(all);
+  const readers = new Map<RuleSet, RuleSet[]>();
+  for (const rs of all)
+    for (const d of dependencies(rs, root)) {
+      const list = readers.get(d);
+      if (list) list.push(rs);
+      else readers.set(d, [rs]);
+    }
+  const found = new Set<RuleSet>();
+  const queue = [...targets];
+  while (queue.length) {
+    for (const r of readers.get(queue.pop()!) ?? []) {
+      if (found.has(r)) continue;
+      found.add(r);
+      queue.push(r);
+    }
+  }
+  return [...found];
+}
+
 export function checkRecursion(all: readonly RuleSet[], errors: RegoError[]): void {
   const root = buildTrie(all);
   const deps = new Map<RuleSet, RuleSet[]>();

@@ -31,6 +31,7 @@ import {
 export type { CompiledProgram, CompiledRule, CompileOptions, RuleKind, RuleSet } from './types.ts';
 export { pathKey } from './types.ts';
 export { annotatedEntrypoints } from './metadata.ts';
+export { transitiveDependents } from './checks.ts';
 
 interface RawRule {
   module: Module;
