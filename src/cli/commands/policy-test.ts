@@ -25,7 +25,7 @@ export function addPolicyTestCommand(policy: Command): void {
     .option('--timeout <ms>', 'per-test evaluation bound in milliseconds', '10000')
     .option('--v0-compatible', "read modules as Rego v0 (OPA's --v0-compatible); a module importing rego.v1 stays v1")
     .option(
-      '--coverage',
+      '-c, --coverage',
       "report which lines the tests reached, per file: opa test --coverage's JSON report (--format text: a summary after the results)",
     )
     .option(
@@ -33,8 +33,8 @@ export function addPolicyTestCommand(policy: Command): void {
       'with coverage (implied): fail when the total coverage is below this percentage (opa test --threshold)',
     )
     .option(
-      '--format <format>',
-      'text, or json (the results as opa test --format json writes them; with --coverage: the coverage report)',
+      '-f, --format <format>',
+      "text (opa test's pretty, also accepted), or json (the results as opa test --format json writes them; with --coverage: the coverage report)",
       'text',
     )
     .option(
@@ -67,6 +67,7 @@ export function addPolicyTestCommand(policy: Command): void {
           BuiltinFlags,
         command: Command,
       ) => {
+        if (opts.format === 'pretty') opts.format = 'text';
         if (opts.format !== 'text' && opts.format !== 'json')
           throw new CliError(`--format must be text or json, not ${JSON.stringify(opts.format)}`, ExitCode.Usage);
         const threshold = opts.threshold !== undefined ? Number(opts.threshold) : 0;

@@ -85,6 +85,9 @@ describe('runPolicyTests with coverage', { timeout: 300_000 }, () => {
     ]);
     const text = await runGuardian(['policy', 'test', '--coverage', '--format', 'text', dir]);
     expect(text.stdout).toMatch(/^PASS: 2\/2\n/);
+    // opa test's short flags and its name for the text format
+    const short = await runGuardian(['policy', 'test', '-c', '-f', 'pretty', dir]);
+    expect(short.stdout).toBe(text.stdout);
     expect(text.stdout).toContain(`${policy}: 3/6 lines (50%); not covered: 10-11, 14\n`);
   });
 
