@@ -1,8 +1,10 @@
 // `guardian policy eval 'QUERY' -d … -i …` in-process through main(): opa eval's JSON output (expressions with
 // captured values, bindings, `{}` when undefined), data from any .json/.yaml below -d, -b bundles, --fail.
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { capabilitiesDocument } from '../../src/rego/builtins/capabilities.ts';
 import { VOUCH_BUILTIN } from '../policy/fixtures/custom-builtin-bundle.ts';
@@ -33,6 +35,7 @@ async function evalQuery(args: string[]): Promise<{ code: number; out: unknown; 
 }
 
 const at = (row: number, col: number) => ({ row, col });
+const guardianBin = fileURLToPath(new URL('../../bin/guardian.mjs', import.meta.url));
 
 describe('guardian policy eval QUERY', { timeout: 300_000 }, () => {
   const d = ['-d', join(dir, 'pol')];
@@ -83,6 +86,39 @@ describe('guardian policy eval QUERY', { timeout: 300_000 }, () => {
     // OPA's scanner places the end of input at the column of the last character read (the space).
     expect(r.stderr).toMatch(/^query:1:4: rego_parse_error: unexpected eof token\n\tx = \n\t {2}\^\n/);
     expect(r.stderr).toMatch(/guardian: 1 error occurred\n$/);
+  });
+
+  it('-f values, bindings, raw and pretty print as opa eval --format does; -I reads stdin; --fail-defined', async () => {
+    const q = 'x := data.x.xs[_]; y := "a b"';
+    const run = async (args: string[]) => (await runGuardian(['policy', 'eval', ...d, ...args])).stdout;
+    // values and bindings: one indented JSON document per result
+    expect(await run(['-f', 'values', 'data.x.xs[0]; data.x.xs[1]'])).toBe('[\n  1,\n  2\n]\n');
+    expect(await run(['-f', 'bindings', 'x := data.x.xs[_]; x > 2'])).toBe('{\n  "x": 3\n}\n');
+    // raw: strings unquoted, other values compact JSON, expressions separated by a space, a line per result
+    expect(await run(['-f', 'raw', '"hi"; data.x.xs; {"k": "v"}'])).toBe('hi [1,2,3] {"k":"v"}\n');
+    // pretty: one value as JSON, undefined as such, several results as a table of bindings
+    expect(await run(['-f', 'pretty', 'data.x.xs'])).toBe('[\n  1,\n  2,\n  3\n]\n');
+    expect(await run(['-f', 'pretty', 'data.x.xs[_] > 5'])).toBe('undefined\n');
+    expect(await run(['-f', 'pretty', q])).toBe(
+      '+---+-------+\n| x |   y   |\n+---+-------+\n| 1 | "a b" |\n| 2 | "a b" |\n| 3 | "a b" |\n+---+-------+\n',
+    );
+    // -I reads fd 0: the built CLI in a child process, fed on stdin
+    const child = spawnSync(
+      process.execPath,
+      [guardianBin, 'policy', 'eval', ...d, '-I', '-f', 'raw', 'data.x.allow'],
+      {
+        input: '{"n": 1}',
+        encoding: 'utf8',
+      },
+    );
+    expect(child.stdout).toBe('true\n');
+    const defined = await runGuardian(['policy', 'eval', ...d, '--fail-defined', 'data.x.xs']);
+    expect(defined.code).toBe(1);
+    const undefinedOne = await runGuardian(['policy', 'eval', ...d, '--fail-defined', 'data.x.nothing']);
+    expect(undefinedOne.code).toBe(0);
+    const bad = await runGuardian(['policy', 'eval', ...d, '-f', 'yaml', 'data.x.xs']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--format must be one of json, values, bindings, raw, pretty, not "yaml"/);
   });
 
   it('--v0-compatible reads the query as v0 too: deprecated builtins callable there, refused in a v1 query', async () => {

@@ -8,7 +8,8 @@ import type { Body, Expr, RefTerm } from '../../rego/ast/types.ts';
 import { RegoErrors } from '../../rego/errors.ts';
 import { wasmJson } from '../../rego/json.ts';
 import { CliError, ExitCode } from '../exit-codes.ts';
-import { evaluateExact, printExact } from './exact-result.ts';
+import { EVAL_FORMATS, type EvalFormat, type EvalResult, formatEvalOutput } from './eval-output.ts';
+import { evaluateExact } from './exact-result.ts';
 import { gatherInputs, readDataFile } from './policy-inputs.ts';
 import {
   dispatchedBuiltins,
@@ -26,6 +27,12 @@ export interface QueryOptions {
   v0Compatible?: boolean;
   /** `--fail`: exit 1 when the query is undefined. */
   fail?: boolean;
+  /** `--fail-defined`: exit 1 when the query is defined. */
+  failDefined?: boolean;
+  /** `-I`: read the input from stdin. */
+  stdinInput?: boolean;
+  /** `-f`: opa eval's output format. */
+  format: string;
   /** `--capabilities FILE`: the builtins the modules and the query may call, custom ones declared. */
   capabilities?: string;
   /** `--builtins module.mjs`: the custom builtins' JavaScript implementations. */
@@ -92,6 +99,15 @@ function rewriteForCapture(body: Body): { query: string; exprs: CapturedExpr[] }
 
 /** Runs the query; prints opa eval's JSON result document. */
 export async function evaluateQueryCommand(queryText: string, opts: QueryOptions): Promise<void> {
+  const format = opts.format as EvalFormat;
+  if (!EVAL_FORMATS.includes(format))
+    throw new CliError(
+      `--format must be one of ${EVAL_FORMATS.join(', ')}, not ${JSON.stringify(opts.format)}`,
+      ExitCode.Usage,
+    );
+  if (opts.stdinInput && opts.input !== undefined)
+    throw new CliError('give the input with -i or with -I (stdin), not both', ExitCode.Usage);
+  if (opts.stdinInput) opts.input = '-';
   const { sources, data, shownAs } = gatherInputs(opts.data, { ignore: opts.ignore, v0Compatible: opts.v0Compatible });
   if (opts.bundle) {
     const b = gatherInputs([opts.bundle], { bundle: true, v0Compatible: opts.v0Compatible });
@@ -160,7 +176,7 @@ export async function evaluateQueryCommand(queryText: string, opts: QueryOptions
     throw new CliError(`evaluation failed: ${file ? file + site[2] : message}`, ExitCode.Failed);
   }
   const captured = new Set(exprs.map((e) => e.capture).filter((c): c is string => c !== undefined));
-  const result = rows.map((row) => {
+  const result: EvalResult[] = rows.map((row) => {
     const bindings = Object.fromEntries(Object.entries(row).filter(([k]) => !captured.has(k)));
     return {
       expressions: exprs.map((e) => ({
@@ -171,6 +187,6 @@ export async function evaluateQueryCommand(queryText: string, opts: QueryOptions
       ...(Object.keys(bindings).length ? { bindings } : {}),
     };
   });
-  process.stdout.write(printExact(result.length ? { result } : {}));
-  if (opts.fail && result.length === 0) process.exitCode = ExitCode.Failed;
+  process.stdout.write(formatEvalOutput(format, result));
+  if ((opts.fail && result.length === 0) || (opts.failDefined && result.length > 0)) process.exitCode = ExitCode.Failed;
 }

@@ -261,7 +261,14 @@ export function registerPolicyCommands(program: Command): void {
       [],
     )
     .option('-i, --input <file>', "input JSON/YAML file, or '-' for stdin")
+    .option('-I, --stdin-input', 'read the input from stdin (as -i -)')
+    .option(
+      '-f, --format <format>',
+      "with a query: opa eval's output format: json, values (each result's values), bindings, raw (strings as they are, for scripts) or pretty",
+      'json',
+    )
     .option('--fail', 'with a query: exit 1 when the result is undefined')
+    .option('--fail-defined', 'with a query: exit 1 when the result is defined')
     .addOption(ignoreOption())
     .option('--v0-compatible', "read modules as Rego v0 (OPA's --v0-compatible); a module importing rego.v1 stays v1")
     .option(
@@ -279,7 +286,7 @@ export function registerPolicyCommands(program: Command): void {
     .addHelpText(
       'after',
       '\nWith a query the output is opa eval\'s JSON: {"result":[{"expressions":[{"value":…,"text":…,"location":…}],"bindings":{…}}]},\n' +
-        'or {} when the query is undefined. Builtins the Guardian refuses (http.send, net.lookup_ip_addr, opa.runtime, …)\n' +
+        'or {} when the query is undefined; -f values, bindings, raw and pretty print as opa eval --format does. Builtins the Guardian refuses (http.send, net.lookup_ip_addr, opa.runtime, …)\n' +
         'compile with a query: reaching one fails the evaluation with the reason, unless the query replaces it\n' +
         '(`with http.send as <value or function>`); `guardian policy build` still refuses them.\n' +
         'Exit codes: 0 evaluated, 1 evaluation failed (or undefined with --fail),\n' +
@@ -287,6 +294,9 @@ export function registerPolicyCommands(program: Command): void {
     )
     .action(async (query: string | undefined, opts: EvalOptions & QueryOptions) => {
       if (query !== undefined) return evaluateQueryCommand(query, opts);
+      if (opts.format !== 'json' || opts.failDefined)
+        throw new CliError('-f and --fail-defined apply to a query', ExitCode.Usage);
+      if (opts.stdinInput) opts.input = '-';
       if (!opts.bundle || !opts.entrypoint)
         throw new CliError('give a query, or -b bundle.tar.gz and -e pkg/rule', ExitCode.Usage);
       return evaluate({ ...opts, bundle: opts.bundle, entrypoint: opts.entrypoint });
