@@ -20,6 +20,8 @@ export interface BuildOptions {
   capabilities?: string;
   ignore: string[];
   bundle?: boolean;
+  target: string;
+  optimize?: string;
 }
 
 /** Manifest metadata key recording that the bundle was built with strict builtin errors. */
@@ -115,6 +117,18 @@ async function build(paths: string[], opts: BuildOptions): Promise<void> {
  * build at a time), until SIGINT/SIGTERM. A failed rebuild is reported and the last good bundle stays.
  */
 export async function buildAndWatch(paths: string[], opts: BuildOptions): Promise<void> {
+  // opa build's flags for what it builds: every Guardian bundle is a Wasm one (with its plan).
+  if (opts.target === 'rego')
+    throw new CliError(
+      '-t rego: the Guardian builds Wasm bundles only (-t wasm); a Rego bundle is the sources and data as they are',
+      ExitCode.Usage,
+    );
+  if (opts.target !== 'wasm' && opts.target !== 'plan')
+    throw new CliError(`-t must be wasm or plan, not ${JSON.stringify(opts.target)}`, ExitCode.Usage);
+  if (opts.optimize !== undefined && !/^[0-2]$/.test(opts.optimize))
+    throw new CliError(`-O must be 0, 1 or 2, not ${JSON.stringify(opts.optimize)}`, ExitCode.Usage);
+  if (opts.optimize !== undefined && opts.optimize !== '0')
+    progress(opts, `-O ${opts.optimize}: OPA's partial-evaluation rewrite is not applied; the bundle keeps its rules`);
   if (!opts.watch) return build(paths, opts);
   const rebuild = async (): Promise<void> => {
     try {

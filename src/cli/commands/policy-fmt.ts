@@ -12,6 +12,8 @@ import { ignoreOption } from './policy-inputs.ts';
 
 interface FmtOptions {
   check?: boolean;
+  list?: boolean;
+  fail?: boolean;
   diff?: boolean;
   write?: boolean;
   regoV1?: boolean;
@@ -41,6 +43,8 @@ function readsAsV0(file: string, text: string): boolean {
 function fmt(paths: string[], opts: FmtOptions): void {
   if (opts.write && (opts.check || opts.diff))
     throw new CliError('-w cannot be combined with --check or --diff', ExitCode.Usage);
+  // opa fmt -l lists the files to change and, like -w, exits non-zero for them only with --fail.
+  const failOnChange = opts.fail === true;
   const files = regoFiles(paths, opts.ignore);
   if (files.length === 0) throw new CliError('no .rego files found', ExitCode.Usage);
   const formatted: { path: string; text: string; out: string }[] = [];
@@ -58,9 +62,9 @@ function fmt(paths: string[], opts: FmtOptions): void {
   }
   if (errors) throw new CliError(`${errors} error${errors === 1 ? '' : 's'} occurred`, ExitCode.CompileError);
   const differing = formatted.filter((f) => f.out !== f.text);
-  if (opts.check || opts.diff) {
+  if (opts.check || opts.diff || opts.list) {
     for (const f of differing) process.stdout.write(opts.diff ? unifiedDiff(f.path, f.text, f.out) : `${f.path}\n`);
-    if (differing.length) process.exitCode = ExitCode.Failed;
+    if (differing.length && (opts.check || opts.diff || failOnChange)) process.exitCode = ExitCode.Failed;
     return;
   }
   if (opts.write) {
@@ -74,6 +78,7 @@ function fmt(paths: string[], opts: FmtOptions): void {
         throw new CliError(`cannot write ${f.path}: ${(e as Error).message}`, ExitCode.Usage);
       }
     }
+    if (differing.length && failOnChange) process.exitCode = ExitCode.Failed;
     return;
   }
   for (const f of formatted) process.stdout.write(f.out);
@@ -86,8 +91,10 @@ export function addPolicyFmtCommand(policy: Command): void {
     .description('format Rego files canonically (like opa fmt): print, rewrite (-w), --check or --diff')
     .argument('<paths...>', '.rego files or directories (every .rego below them)')
     .option('--check', 'list the files whose formatting differs; exit 1 if there are any')
-    .option('--diff', 'print a unified diff of the changes; exit 1 if there are any')
+    .option('-l, --list', 'list the files whose formatting differs (opa fmt -l; exit 1 for them only with --fail)')
+    .option('-d, --diff', 'print a unified diff of the changes; exit 1 if there are any')
     .option('-w, --write', 'rewrite the files that are not formatted')
+    .option('--fail', 'with -l or -w: exit 1 when a file is (to be) reformatted, as opa fmt --fail')
     .option(
       '--rego-v1',
       'read the modules as Rego v0 and write them as Rego v1 (adds import rego.v1, as opa fmt --rego-v1)',
@@ -96,7 +103,8 @@ export function addPolicyFmtCommand(policy: Command): void {
     .addHelpText(
       'after',
       '\nWithout --check, --diff or -w the formatted modules are printed to stdout.\n' +
-        'Exit codes: 0 done (or nothing to change), 1 --check/--diff found files to change, 2 bad usage or an unwritable file,\n' +
+        'Exit codes: 0 done (or nothing to change), 1 --check/--diff (or -l/-w with --fail) found files to change, 2 bad usage or\n' +
+        'an unwritable file,\n' +
         '3 a module does not parse.',
     )
     .action((paths: string[], opts: FmtOptions) => fmt(paths, opts));

@@ -159,6 +159,7 @@ async function inspect(opts: InspectOptions): Promise<void> {
 }
 
 async function check(paths: string[], opts: CheckOptions): Promise<void> {
+  if (opts.format === 'pretty') opts.format = 'text';
   if (opts.format !== 'text' && opts.format !== 'json')
     throw new CliError(`--format must be text or json, not ${JSON.stringify(opts.format)}`, ExitCode.Usage);
   const { sources, shownAs } = gatherInputs(paths, { ...opts, onlyRego: true });
@@ -229,7 +230,16 @@ export function registerPolicyCommands(program: Command): void {
       [],
     )
     .option('-o, --output <file>', 'bundle file to write', 'bundle.tar.gz')
-    .option('--revision <revision>', 'manifest revision (default: content hash of the bundle inputs)')
+    .option(
+      '-t, --target <target>',
+      'wasm (opa build -t wasm; the bundle also holds plan.json, so plan is accepted too); rego bundles are not built',
+      'wasm',
+    )
+    .option(
+      '-O, --optimize <level>',
+      "opa build's optimization level 0-2: accepted; OPA's partial-evaluation rewrite is not applied (the Wasm is optimized by the toolchain's own passes)",
+    )
+    .option('-r, --revision <revision>', 'manifest revision (default: content hash of the bundle inputs)')
     .option('--data <file>', 'JSON/YAML base document merged at the root of data')
     .option('-q, --quiet', 'no progress lines')
     .option(
@@ -309,14 +319,14 @@ export function registerPolicyCommands(program: Command): void {
     )
     .argument('<paths...>', '.rego files or directories')
     .option(
-      '--strict',
+      '-S, --strict',
       "OPA's compiler strict mode (opa check --strict): unused imports, unused assigned vars and unused function arguments are errors, and in Rego v0 modules also duplicate imports, input/data as rule or variable names and deprecated builtins",
     )
     .option(
       '--lint',
       "also run the Guardian's lint rules (builtins shadowed by rules, deprecated builtins with their replacement, redundant future/rego.v1 imports, builtins the Guardian refuses); exit 1 when one finds something",
     )
-    .option('--format <format>', 'text or json', 'text')
+    .option('-f, --format <format>', "text (opa check's pretty, also accepted) or json", 'text')
     .option('--v0-compatible', "read modules as Rego v0 (OPA's --v0-compatible); a module importing rego.v1 stays v1")
     .option('--capabilities <file>', CAPABILITIES_HELP)
     .addOption(ignoreOption())

@@ -58,6 +58,11 @@ describe('guardian policy check', () => {
     expect(strict.stdout.trim().split('\n')).toEqual(['lint.rego:5:3: rego_compile_error: assigned var c unused']);
     expect(strict.stderr).toMatch(/1 module checked: 1 error/);
     expect(strict.code).toBe(3);
+    // opa check's short flag and format name
+    expect(guardian(['policy', 'check', 'lint.rego', '-S', '-f', 'pretty'], dir)).toMatchObject({
+      code: 3,
+      stdout: strict.stdout,
+    });
     const accepted = guardian(['policy', 'check', 'accepted.rego', '--strict'], dir);
     expect(accepted).toMatchObject({ code: 0, stdout: '' });
     expect(accepted.stderr).toMatch(/1 module checked: 0 errors/);

@@ -80,6 +80,29 @@ describe('guardian policy', () => {
         .code,
     ).toBe(0);
     expect(readBundle(new Uint8Array(readFileSync(named))).manifest.revision).toBe('v7');
+    // opa build's spelling: -t wasm and -r give the same bundle; -O is accepted with a note; -t rego is refused
+    const opaStyle = join(dir, 'opa-style.tar.gz');
+    const o = guardian([
+      'policy',
+      'build',
+      '-t',
+      'wasm',
+      '-O',
+      '1',
+      '-e',
+      'acs/guardian/allow',
+      '-r',
+      'v7',
+      '-o',
+      opaStyle,
+      join(dir, 'src'),
+    ]);
+    expect(o.code).toBe(0);
+    expect(o.stderr).toMatch(/-O 1: OPA's partial-evaluation rewrite is not applied/);
+    expect(readFileSync(opaStyle).equals(readFileSync(named))).toBe(true);
+    const rego = guardian(['policy', 'build', '-t', 'rego', '-e', 'acs/guardian/allow', join(dir, 'src')]);
+    expect(rego.code).toBe(2);
+    expect(rego.stderr).toMatch(/-t rego: the Guardian builds Wasm bundles only/);
   });
 
   it('eval prints the result set for input from a file and from stdin', { timeout: 600_000 }, () => {

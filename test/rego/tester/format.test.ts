@@ -110,6 +110,13 @@ describe('guardian policy fmt', () => {
     expect(await fmt(['--check', clean])).toEqual({ code: 0, stdout: '', stderr: '' });
   });
 
+  it("opa fmt's -l (list, exit 1 only with --fail) and -d (the diff)", async () => {
+    expect(await fmt(['-l', dir])).toEqual({ code: 0, stdout: `${messy}\n`, stderr: '' });
+    expect(await fmt(['-l', '--fail', dir])).toEqual({ code: 1, stdout: `${messy}\n`, stderr: '' });
+    expect(await fmt(['-l', '--fail', clean])).toEqual({ code: 0, stdout: '', stderr: '' });
+    expect((await fmt(['-d', messy])).stdout).toBe((await fmt(['--diff', messy])).stdout);
+  });
+
   it('prints to stdout by default; -w rewrites only what differs', async () => {
     expect((await fmt([messy])).stdout).toBe('package m\n\nallow if {\n\tinput.ok\n}\n');
     expect(readFileSync(messy, 'utf8')).toBe('package m\nallow if {\n    input.ok\n}\n');
