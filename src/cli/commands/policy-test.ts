@@ -7,6 +7,25 @@ type LoaderFlags = { v0Compatible?: boolean; ignore: string[]; bundle?: boolean 
 type BuiltinFlags = { capabilities?: string; builtins?: string };
 type CoverageFlags = { coverage?: boolean; threshold?: string; format: string };
 
+/** `--timeout`: a Go duration (`30s`, as opa test's flag takes it) or, as before, a number of milliseconds. */
+async function timeoutMillis(text: string): Promise<number> {
+  let ms = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text)) {
+    const { parseDuration } = await import('../../rego/builtins/host/time.ts');
+    try {
+      ms = Number(parseDuration(text)) / 1e6;
+    } catch {
+      ms = Number.NaN;
+    }
+  }
+  if (!Number.isFinite(ms) || ms <= 0)
+    throw new CliError(
+      `--timeout: expected a positive duration (30s, 500ms) or milliseconds, not ${JSON.stringify(text)}`,
+      ExitCode.Usage,
+    );
+  return ms;
+}
+
 /** Adds `guardian policy test <paths...>` to the `policy` command group (like `opa test`). */
 export function addPolicyTestCommand(policy: Command): void {
   policy
@@ -22,7 +41,15 @@ export function addPolicyTestCommand(policy: Command): void {
       'only run tests whose full reference matches this RE2 pattern (data.pkg.test_x; a renamed duplicate: data.pkg["test_x#01"])',
     )
     .option('-z, --exit-zero-on-skipped', 'skipped (todo_test_) tests do not make the exit code 1')
-    .option('--timeout <ms>', 'per-test evaluation bound in milliseconds', '10000')
+    .option(
+      '--timeout <duration>',
+      'per-test evaluation bound: a Go duration as opa test takes it (30s, 500ms, 1m) or a number of milliseconds',
+      '10s',
+    )
+    .option(
+      '--explain <mode>',
+      "opa test's trace mode (fails, full, notes, debug): accepted so its command lines run; the Wasm runner records no trace, so none is printed",
+    )
     .option('--v0-compatible', "read modules as Rego v0 (OPA's --v0-compatible); a module importing rego.v1 stays v1")
     .option(
       '-c, --coverage',
@@ -62,7 +89,13 @@ export function addPolicyTestCommand(policy: Command): void {
     .action(
       async (
         paths: string[],
-        opts: { verbose?: boolean; run?: string; timeout: string; exitZeroOnSkipped?: boolean } & LoaderFlags &
+        opts: {
+          verbose?: boolean;
+          run?: string;
+          timeout: string;
+          explain?: string;
+          exitZeroOnSkipped?: boolean;
+        } & LoaderFlags &
           CoverageFlags &
           BuiltinFlags,
         command: Command,
@@ -77,9 +110,17 @@ export function addPolicyTestCommand(policy: Command): void {
         // --format says (its JSONCoverageReporter); ours prints the text summary when text is asked for.
         const coverage = opts.coverage === true || threshold > 0;
         const json = opts.format === 'json' || (coverage && command.getOptionValueSource('format') === 'default');
-        const timeoutMs = Number(opts.timeout);
-        if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
-          throw new CliError('--timeout: expected a positive number of milliseconds', ExitCode.Usage);
+        const timeoutMs = await timeoutMillis(opts.timeout);
+        if (opts.explain !== undefined) {
+          if (!['fails', 'full', 'notes', 'debug'].includes(opts.explain))
+            throw new CliError(
+              `--explain must be fails, full, notes or debug, not ${JSON.stringify(opts.explain)}`,
+              ExitCode.Usage,
+            );
+          process.stderr.write(
+            `guardian: --explain ${opts.explain}: the Wasm test runner records no evaluation trace; results are reported without one\n`,
+          );
+        }
         const capabilities = opts.capabilities !== undefined ? readCapabilitiesFile(opts.capabilities) : undefined;
         const customBuiltins = opts.builtins !== undefined ? await importCustomBuiltins(opts.builtins) : undefined;
         // Loaded on use: the runner pulls in the whole compiler, which every other CLI command would pay for.
