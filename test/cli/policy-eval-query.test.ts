@@ -119,6 +119,12 @@ describe('guardian policy eval QUERY', { timeout: 300_000 }, () => {
     const bad = await runGuardian(['policy', 'eval', ...d, '-f', 'yaml', 'data.x.xs']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--format must be one of json, values, bindings, raw, pretty, not "yaml"/);
+    // without a query (-b/-e), the query's flags are refused rather than ignored
+    for (const flags of [['-d', join(dir, 'pol')], ['-f', 'raw'], ['--fail'], ['--fail-defined']]) {
+      const r = await runGuardian(['policy', 'eval', '-b', join(dir, 'b.tar.gz'), '-e', 'x/allow', ...flags]);
+      expect(r.code, flags.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(/-d, -f, --fail and --fail-defined apply to a query/);
+    }
   });
 
   it('--v0-compatible reads the query as v0 too: deprecated builtins callable there, refused in a v1 query', async () => {

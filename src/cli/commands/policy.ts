@@ -304,8 +304,12 @@ export function registerPolicyCommands(program: Command): void {
     )
     .action(async (query: string | undefined, opts: EvalOptions & QueryOptions) => {
       if (query !== undefined) return evaluateQueryCommand(query, opts);
-      if (opts.format !== 'json' || opts.failDefined)
-        throw new CliError('-f and --fail-defined apply to a query', ExitCode.Usage);
+      // Flags of the query form would otherwise be ignored here: the bundle carries its own data.
+      if (opts.format !== 'json' || opts.failDefined || opts.fail || opts.data.length > 0)
+        throw new CliError(
+          '-d, -f, --fail and --fail-defined apply to a query (policy eval -d … QUERY)',
+          ExitCode.Usage,
+        );
       if (opts.stdinInput) opts.input = '-';
       if (!opts.bundle || !opts.entrypoint)
         throw new CliError('give a query, or -b bundle.tar.gz and -e pkg/rule', ExitCode.Usage);
