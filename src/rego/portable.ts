@@ -90,7 +90,7 @@ function dependentEntrypoints(program: CompiledProgram, entrypoints: readonly st
   const asked = new Set(entrypoints);
   const prefixes = entrypoints.map((ep) => ep.split('/'));
   const targets = program.ruleSets.filter((rs) => prefixes.some((p) => p.every((e, i) => rs.path[i] === e)));
-  const extra = transitiveDependents(program.ruleSets, targets)
+  const extra = transitiveDependents(program.dependencies, targets)
     .filter((rs) => rs.kind !== 'function')
     .map((rs) => rs.path)
     .filter((p) => p.every((e) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(e)))

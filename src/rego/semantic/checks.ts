@@ -385,15 +385,25 @@ function dependencies(rs: RuleSet, root: TrieNode): RuleSet[] {
 }
 
 /** `rego_recursion_error: rule data.p.q is recursive: data.p.q -> data.p.r -> data.p.q` */
+/** Each rule set's dependencies (the rule sets its refs and calls reach), as OPA's dependency graph has them. */
+export function ruleDependencies(all: readonly RuleSet[]): Map<RuleSet, RuleSet[]> {
+  const root = buildTrie(all);
+  const deps = new Map<RuleSet, RuleSet[]>();
+  for (const rs of all) deps.set(rs, dependencies(rs, root));
+  return deps;
+}
+
 /**
  * The rule sets that read any of `targets`, directly or through other rules, as OPA's
- * transitiveDocumentDependents walks its dependency graph (the same ref matching as the recursion check).
+ * transitiveDocumentDependents walks its dependency graph.
  */
-export function transitiveDependents(all: readonly RuleSet[], targets: readonly RuleSet[]): RuleSet[] {
-  const root = buildTrie(all);
+export function transitiveDependents(
+  deps: ReadonlyMap<RuleSet, readonly RuleSet[]>,
+  targets: readonly RuleSet[],
+): RuleSet[] {
   const readers = new Map<RuleSet, RuleSet[]>();
-  for (const rs of all)
-    for (const d of dependencies(rs, root)) {
+  for (const [rs, ds] of deps)
+    for (const d of ds) {
       const list = readers.get(d);
       if (list) list.push(rs);
       else readers.set(d, [rs]);
@@ -410,10 +420,11 @@ export function transitiveDependents(all: readonly RuleSet[], targets: readonly 
   return [...found];
 }
 
-export function checkRecursion(all: readonly RuleSet[], errors: RegoError[]): void {
-  const root = buildTrie(all);
-  const deps = new Map<RuleSet, RuleSet[]>();
-  for (const rs of all) deps.set(rs, dependencies(rs, root));
+export function checkRecursion(
+  all: readonly RuleSet[],
+  deps: ReadonlyMap<RuleSet, readonly RuleSet[]>,
+  errors: RegoError[],
+): void {
   const state = new Map<RuleSet, 'visiting' | 'done'>();
   const name = (rs: RuleSet): string => ['data', ...rs.path].join('.');
   const reported = new Set<RuleSet>();

@@ -7,7 +7,7 @@ import { builtinDecls, refusedBuiltinArity } from '../builtins/declarations.ts';
 import { withRefusedDeclarations } from '../builtins/refused.ts';
 import { RegoError, RegoErrors } from '../errors.ts';
 import { isObject } from '../json.ts';
-import { CallChecker, checkRecursion } from './checks.ts';
+import { CallChecker, checkRecursion, ruleDependencies } from './checks.ts';
 import { ruleConflicts } from './conflicts.ts';
 import { COMPILE_ERROR_LIMIT, limitCompileErrors, limitQueryErrors } from './error-limit.ts';
 import { importText, resolveGlobals } from './global-refs.ts';
@@ -460,16 +460,19 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
     if (rs.defaultRule) checker.checkRule(rs.defaultRule);
   }
   flush();
-  checkRecursion([...ruleSets.values()], errors);
+  const all = [...ruleSets.values()];
+  const dependencies = ruleDependencies(all);
+  checkRecursion(all, dependencies, errors);
   flush();
 
   return {
     modules,
-    ruleSets: [...ruleSets.values()],
+    ruleSets: all,
     ruleSetsByPath: ruleSets,
     packages: pkgPaths,
     builtinsUsed,
     builtins,
+    dependencies,
   };
 }
 

@@ -80,6 +80,8 @@ export interface CompiledProgram {
   builtinsUsed: ReadonlySet<string>;
   /** The builtins the program was compiled against (the planner declares calls from it). */
   builtins: BuiltinTable;
+  /** Each rule set's dependencies (checks.ts ruleDependencies): the recursion check's graph, kept for builds. */
+  dependencies: ReadonlyMap<RuleSet, readonly RuleSet[]>;
 }
 
 export const pathKey = (path: readonly string[]): string => path.join('/');
