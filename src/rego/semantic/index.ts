@@ -12,7 +12,7 @@ import { ruleConflicts } from './conflicts.ts';
 import { COMPILE_ERROR_LIMIT, limitCompileErrors, limitQueryErrors } from './error-limit.ts';
 import { importText, resolveGlobals } from './global-refs.ts';
 import { resolveMetadataCalls } from './metadata.ts';
-import { hoistNegatedOperands, hoistNegatedOperandsInTerm } from './negation.ts';
+import { hoistNegatedOperands, hoistNegatedOperandsInTerm, splitOperands } from './negation.ts';
 import { duplicateImports, rootDocumentOverrides } from './reserved-names.ts';
 import { NameGen, Rewriter, type ScopeHandle } from './rewrite.ts';
 import { SafetyChecker } from './safety.ts';
@@ -341,7 +341,7 @@ function compileModulesUnguarded(modules: Module[], options: CompileOptions): Co
   };
   const isFunction = (name: string): boolean =>
     isDataName(name) ? groups.get(dataNameKey(name))?.[0].kind === 'function' : builtins.has(name);
-  const safety = new SafetyChecker({ arity: arityOf, isFunction, errors });
+  const safety = new SafetyChecker({ arity: arityOf, isFunction, errors, split: (e) => splitOperands(e, names) });
 
   const ruleSets = new Map<string, RuleSet>();
   const moduleGlobals = new Map<Module, Map<string, RefTerm>>();
@@ -510,7 +510,7 @@ export function compileQuery(
   };
   const isFunction = (name: string): boolean =>
     isDataName(name) ? program.ruleSetsByPath.get(dataNameKey(name))?.kind === 'function' : program.builtins.has(name);
-  const safety = new SafetyChecker({ arity: arityOf, isFunction, errors });
+  const safety = new SafetyChecker({ arity: arityOf, isFunction, errors, split: (e) => splitOperands(e, names) });
   const r = safety.reorder(rewritten, new Set(), []);
   reportUndeclared(errors, holes);
   r.body = hoistNegatedOperands(r.body, names);

@@ -69,7 +69,7 @@ class NegationHoister {
   }
 
   /** The assignments a negated expression needs first, then the expression on the generated locals. */
-  private hoist(e: Expr): Body {
+  hoist(e: Expr): Body {
     const before: Body = [];
     const bind = (value: Term): VarTerm => {
       const v: VarTerm = { type: 'var', value: this.names.temp(), location: value.location };
@@ -146,6 +146,15 @@ class NegationHoister {
 /** The body with each negated expression's operands evaluated before its `not`, as OPA compiles it. */
 export function hoistNegatedOperands(body: Body, names: NameGen): Body {
   return new NegationHoister(names).body(body);
+}
+
+/**
+ * One expression as OPA's RewriteExprTerms and RewriteDynamicTerms leave it: its nested calls and the refs it uses
+ * as values assigned to generated locals by expressions of their own, then the expression on those locals. The
+ * safety check splits an expression this way when it cannot be ordered whole (SafetyContext.split).
+ */
+export function splitOperands(e: Expr, names: NameGen): Body {
+  return new NegationHoister(names).hoist(e);
 }
 
 /** A term with the bodies of its comprehensions rewritten by hoistNegatedOperands. */

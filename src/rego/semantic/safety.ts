@@ -12,6 +12,12 @@ export interface SafetyContext {
   /** Builtin or Rego function name (`count`, `data.pkg.f`). */
   isFunction(name: string): boolean;
   errors: RegoError[];
+  /**
+   * An expression split into its operands' assignments and itself on generated locals (negation.ts
+   * splitOperands). OPA splits every expression so before its safety check; only the expressions that cannot be
+   * ordered whole are split here, so that one part can bind what another needs (`x := {"p": f(i), "v": a[i]}`).
+   */
+  split?: (e: Expr) => Body;
 }
 
 interface Analysis {
@@ -111,6 +117,11 @@ export class SafetyChecker {
         }
       }
       if (picked < 0) {
+        const split = this.splitStuck(pending, b, outer);
+        if (split) {
+          pending.splice(0, pending.length, ...split);
+          continue;
+        }
         this.reportUnsafe(pending, b, outer);
         return { body: [...out, ...pending], bound: b };
       }
@@ -164,6 +175,28 @@ export class SafetyChecker {
         return t;
     }
   }
+
+  /** The expressions split once more where that can help ordering them, or undefined when none can be split. */
+  private splitStuck(pending: Body, bound: ReadonlySet<string>, outer: ReadonlySet<string>): Body | undefined {
+    const split = this.ctx.split;
+    if (!split) return undefined;
+    let changed = false;
+    const next = pending.flatMap((e) => {
+      if (e.negated || this.splitDone.has(e)) return [e];
+      this.splitDone.add(e);
+      const parts = split(e);
+      if (parts.length < 2) return [e];
+      // Only a split that lets a part be ordered now is kept: otherwise the errors name the expression as written.
+      if (!parts.some((p) => this.analyzeExpr(p, bound, outer).needs.size === 0)) return [e];
+      changed = true;
+      for (const p of parts) this.splitDone.add(p);
+      return parts;
+    });
+    return changed ? next : undefined;
+  }
+
+  /** Expressions already split (or produced by a split): each is split at most once. */
+  private readonly splitDone = new WeakSet<Expr>();
 
   private reorderNested(e: Expr, bound: ReadonlySet<string>, depth: number): Expr {
     const x = e.terms;
