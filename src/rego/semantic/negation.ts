@@ -68,8 +68,12 @@ class NegationHoister {
     }
   }
 
-  /** The assignments a negated expression needs first, then the expression on the generated locals. */
-  hoist(e: Expr): Body {
+  /**
+   * The assignments a negated expression needs first, then the expression on the generated locals. With
+   * `callOperands`, the refs among a nested call's operands get assignments of their own too, as RewriteDynamicTerms
+   * treats the call expressions RewriteExprTerms makes (`count([i, a[i]])` → `t1 = a[i]`, `t0 = count([i, t1])`).
+   */
+  hoist(e: Expr, callOperands = false): Body {
     const before: Body = [];
     const bind = (value: Term): VarTerm => {
       const v: VarTerm = { type: 'var', value: this.names.temp(), location: value.location };
@@ -86,8 +90,10 @@ class NegationHoister {
     // RewriteExprTerms: every call nested in the expression (outside comprehensions) is evaluated first.
     const expand = (t: Term): Term => {
       switch (t.type) {
-        case 'call':
-          return bind({ ...t, args: t.args.map(expand) });
+        case 'call': {
+          const args = t.args.map(expand);
+          return bind({ ...t, args: callOperands ? args.map(dynamicOne) : args });
+        }
         case 'ref':
         case 'array':
         case 'set':
@@ -154,7 +160,7 @@ export function hoistNegatedOperands(body: Body, names: NameGen): Body {
  * safety check splits an expression this way when it cannot be ordered whole (SafetyContext.split).
  */
 export function splitOperands(e: Expr, names: NameGen): Body {
-  return new NegationHoister(names).hoist(e);
+  return new NegationHoister(names).hoist(e, true);
 }
 
 /** A term with the bodies of its comprehensions rewritten by hoistNegatedOperands. */

@@ -30,6 +30,9 @@ missing := [{"path": at(input.args, i), "value": sprintf("%s=%s", wanted[i])} |
 pairs contains x if {
 	x := {"n": at(input.args, i), "flag": sprintf("%s", [wanted[i][0]])}
 }
+
+# the ref among a nested call's operands binds the var its sibling operand uses
+sizes := [n | n := count([i, wanted[i]]) + i]
 `,
         },
         {
@@ -38,7 +41,7 @@ pairs contains x if {
           regoVersion: 0,
         },
       ],
-      entrypoints: ['flags/missing', 'flags/pairs', 'v0/out'],
+      entrypoints: ['flags/missing', 'flags/pairs', 'flags/sizes', 'v0/out'],
     });
     const policy = await instantiatePolicy(wasm, hostBuiltins());
     const input = { args: ['--cert=x.crt', '--verbose'] };
@@ -53,6 +56,7 @@ pairs contains x if {
         ],
       },
     ]);
+    expect(evaluateEntrypoint(policy, 'flags/sizes', input)).toEqual([{ result: [2, 3] }]);
     expect(evaluateEntrypoint(policy, 'v0/out', undefined)).toEqual([
       {
         result: [
