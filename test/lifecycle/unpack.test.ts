@@ -201,7 +201,7 @@ describe('bundle unpacking off the event loop', () => {
     const refusals: [string, RegExp][] = [
       ['{"verdict": {"value": "deny"}, "team": {"name": "x"},}', /^\/data\.json: invalid JSON: /],
       ['{"verdict": {"value": "deny"}} trailing', /^\/data\.json: invalid JSON: /],
-      ['["not", "an", "object"]', /^\/data\.json: root data document must be an object$/],
+      ['["not", "an", "object"]', /^bundle load failed on \/data\.json: root value must be object$/],
     ];
     for (const [data, reason] of refusals) {
       // In the store without a check here (the registry's own read would refuse it: give it the manifest): this node

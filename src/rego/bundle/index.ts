@@ -266,34 +266,26 @@ export function parseBundleDataJson(path: string, bytes: Uint8Array): unknown {
   return parseJsonFile(path, bytes);
 }
 
+/**
+ * Mounts a data file's document at its directory, merged with what is there, as OPA's bundle reader inserts it
+ * (bundle.go insertData: mktree, merge.InterfaceMaps) and with its error texts.
+ */
 function mountData(root: Record<string, unknown>, dir: string[], value: unknown, path: string): void {
-  if (dir.length === 0) {
-    if (!isObject(value)) throw new BundleError(`${path}: root data document must be an object`);
-    mergeInto(root, value, path);
-    return;
-  }
-  let node = root;
-  for (let i = 0; i < dir.length - 1; i++) {
-    const k = dir[i];
-    const next = node[k];
-    if (next === undefined) node[k] = {};
-    else if (!isObject(next)) throw new BundleError(`${path}: data conflict at ${dir.slice(0, i + 1).join('/')}`);
-    node = node[k] as Record<string, unknown>;
-  }
-  const last = dir[dir.length - 1];
-  const existing = node[last];
-  if (existing === undefined) node[last] = value;
-  else if (isObject(existing) && isObject(value)) mergeInto(existing, value, path);
-  else throw new BundleError(`${path}: data conflict at ${dir.join('/')}`);
+  const failed = (why: string): BundleError => new BundleError(`bundle load failed on ${path}: ${why}`);
+  let tree: unknown = value;
+  for (let i = dir.length - 1; i >= 0; i--) tree = { [dir[i]]: tree };
+  if (!isObject(tree)) throw failed('root value must be object');
+  if (!mergeInto(root, tree)) throw failed(`failed to insert data file from path ${dir.join('/')}`);
 }
 
-function mergeInto(target: Record<string, unknown>, src: Record<string, unknown>, path: string): void {
+/** Merges `src` into `target` object by object; false when a key holds a non-object on either side. */
+function mergeInto(target: Record<string, unknown>, src: Record<string, unknown>): boolean {
   for (const [k, v] of Object.entries(src)) {
     const cur = target[k];
     if (cur === undefined) target[k] = v;
-    else if (isObject(cur) && isObject(v)) mergeInto(cur, v, path);
-    else throw new BundleError(`${path}: data conflict at key ${k}`);
+    else if (!(isObject(cur) && isObject(v) && mergeInto(cur, v))) return false;
   }
+  return true;
 }
 
 /** `/data.json` as text for BundleWithDataText: the checks that need no parse (UTF-8, an object at the root). */
@@ -308,7 +300,7 @@ function soleDataText(file: BundleFile): Uint8Array {
   )
     first++;
   if (first === text.length) throw new BundleError(`${file.path}: invalid JSON: no value`);
-  if (text[first] !== 0x7b) throw new BundleError(`${file.path}: root data document must be an object`);
+  if (text[first] !== 0x7b) throw new BundleError(`bundle load failed on ${file.path}: root value must be object`);
   return text;
 }
 

@@ -218,8 +218,8 @@ describe('writeBundle / readBundle', () => {
     await expect(read(new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]))).rejects.toThrow(
       '/data.json: not valid UTF-8',
     );
-    await expect(read(' [1, 2]')).rejects.toThrow('/data.json: root data document must be an object');
-    await expect(read('"text"')).rejects.toThrow('/data.json: root data document must be an object');
+    await expect(read(' [1, 2]')).rejects.toThrow('bundle load failed on /data.json: root value must be object');
+    await expect(read('"text"')).rejects.toThrow('bundle load failed on /data.json: root value must be object');
     await expect(read(' \n')).rejects.toThrow('/data.json: invalid JSON: no value');
     // The rest of the text is left to the parser the caller hands it to (readBundle without the option refuses it).
     await expect(read('{"a":1,}')).resolves.toMatchObject({ dataText: expect.any(Uint8Array) });
@@ -267,7 +267,20 @@ describe('writeBundle / readBundle', () => {
       { name: '/data.json', body: JSON.stringify({ a: 1 }) },
       { name: '/a/data.json', body: JSON.stringify({ b: 2 }) },
     ]);
-    expect(() => readBundle(conflict)).toThrow(/data conflict/);
+    // OPA's bundle reader's words (bundle.go insertData), naming the file inserted second (files are read in path
+    // order): the root document's key `a` against the object /a/data.json mounted there
+    expect(() => readBundle(conflict)).toThrow(
+      'bundle load failed on /data.json: failed to insert data file from path ',
+    );
+    const nested = await tarWith([
+      { name: '/x/data.json', body: JSON.stringify({ y: 1 }) },
+      { name: '/x/y/data.json', body: JSON.stringify({ z: 2 }) },
+    ]);
+    expect(() => readBundle(nested)).toThrow(
+      'bundle load failed on /x/y/data.json: failed to insert data file from path x/y',
+    );
+    const notObject = await tarWith([{ name: '/data.json', body: '[1]' }]);
+    expect(() => readBundle(notObject)).toThrow('bundle load failed on /data.json: root value must be object');
   });
 
   it('is zip-bomb safe: decompression stops at the limit', () => {
