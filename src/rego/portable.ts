@@ -38,11 +38,14 @@ export function parseSources(sources: RegoSource[], options: { templateStrings?:
   return modules;
 }
 
+/** What an entrypoint may be: a `pkg/rule` path of identifiers. */
+const ENTRYPOINT = /^[A-Za-z_][A-Za-z0-9_]*(\/[A-Za-z_][A-Za-z0-9_]*)*$/;
+
 export function checkEntrypoints(entrypoints: string[]): void {
   if (entrypoints.length === 0)
     throw new RegoErrors([new RegoError('rego_compile_error', 'at least one entrypoint is required')]);
   for (const ep of entrypoints) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*(\/[A-Za-z_][A-Za-z0-9_]*)*$/.test(ep)) {
+    if (!ENTRYPOINT.test(ep)) {
       throw new RegoErrors([
         new RegoError('rego_compile_error', `invalid entrypoint ${JSON.stringify(ep)}: expected a path like pkg/rule`),
       ]);
@@ -93,13 +96,12 @@ function dependentEntrypoints(program: CompiledProgram, entrypoints: readonly st
   const extra = transitiveDependents(program.dependencies, targets)
     .filter((rs) => rs.kind !== 'function')
     .map((rs) => rs.path)
-    .filter((p) => p.every((e) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(e)))
     .sort((a, b) => {
       for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
       return a.length - b.length;
     })
     .map((p) => p.join('/'));
-  return extra.filter((ep) => !asked.has(ep));
+  return extra.filter((ep) => ENTRYPOINT.test(ep) && !asked.has(ep));
 }
 
 export interface CompilePolicyWasmOptions {

@@ -29,7 +29,7 @@ export interface QueryOptions {
   fail?: boolean;
   /** `--fail-defined`: exit 1 when the query is defined. */
   failDefined?: boolean;
-  /** `-I`: read the input from stdin. */
+  /** `-I`: read the input from stdin (the command turns it into `input: '-'`). */
   stdinInput?: boolean;
   /** `-f`: opa eval's output format. */
   format: string;
@@ -105,9 +105,6 @@ export async function evaluateQueryCommand(queryText: string, opts: QueryOptions
       `--format must be one of ${EVAL_FORMATS.join(', ')}, not ${JSON.stringify(opts.format)}`,
       ExitCode.Usage,
     );
-  if (opts.stdinInput && opts.input !== undefined)
-    throw new CliError('give the input with -i or with -I (stdin), not both', ExitCode.Usage);
-  if (opts.stdinInput) opts.input = '-';
   const { sources, data, shownAs } = gatherInputs(opts.data, { ignore: opts.ignore, v0Compatible: opts.v0Compatible });
   if (opts.bundle) {
     const b = gatherInputs([opts.bundle], { bundle: true, v0Compatible: opts.v0Compatible });

@@ -303,6 +303,9 @@ export function registerPolicyCommands(program: Command): void {
         '2 bad usage or unreadable files, 3 the modules or the query do not compile.',
     )
     .action(async (query: string | undefined, opts: EvalOptions & QueryOptions) => {
+      if (opts.stdinInput && opts.input !== undefined)
+        throw new CliError('give the input with -i or with -I (stdin), not both', ExitCode.Usage);
+      if (opts.stdinInput) opts.input = '-';
       if (query !== undefined) return evaluateQueryCommand(query, opts);
       // Flags of the query form would otherwise be ignored here: the bundle carries its own data.
       if (opts.format !== 'json' || opts.failDefined || opts.fail || opts.data.length > 0)
@@ -310,7 +313,6 @@ export function registerPolicyCommands(program: Command): void {
           '-d, -f, --fail and --fail-defined apply to a query (policy eval -d … QUERY)',
           ExitCode.Usage,
         );
-      if (opts.stdinInput) opts.input = '-';
       if (!opts.bundle || !opts.entrypoint)
         throw new CliError('give a query, or -b bundle.tar.gz and -e pkg/rule', ExitCode.Usage);
       return evaluate({ ...opts, bundle: opts.bundle, entrypoint: opts.entrypoint });

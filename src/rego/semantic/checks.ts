@@ -384,7 +384,6 @@ function dependencies(rs: RuleSet, root: TrieNode): RuleSet[] {
   return [...out];
 }
 
-/** `rego_recursion_error: rule data.p.q is recursive: data.p.q -> data.p.r -> data.p.q` */
 /** Each rule set's dependencies (the rule sets its refs and calls reach), as OPA's dependency graph has them. */
 export function ruleDependencies(all: readonly RuleSet[]): Map<RuleSet, RuleSet[]> {
   const root = buildTrie(all);
@@ -420,6 +419,7 @@ export function transitiveDependents(
   return [...found];
 }
 
+/** `rego_recursion_error: rule data.p.q is recursive: data.p.q -> data.p.r -> data.p.q` */
 export function checkRecursion(
   all: readonly RuleSet[],
   deps: ReadonlyMap<RuleSet, readonly RuleSet[]>,
