@@ -260,6 +260,13 @@ describe.each([
     // 19 steps + 4 dispositions + provenance + failure = 25 step spans, plus the handshake.
     await eventually(() => otlp.spans.filter((s) => s.name.startsWith('acs.pipeline.') === false).length >= 26);
     await eventually(() => siem.events.filter((e) => e.class_uid !== 2004).length >= 25);
+    // The count above includes the handshake's event, so it can be reached before the last step's event arrives.
+    await eventually(() =>
+      siem.events.some((e) => {
+        const acs = (e.unmapped as { acs?: { session_id?: string; step?: { method?: string } } }).acs;
+        return acs?.session_id === sessionId && acs.step?.method === 'steps/sessionEnd';
+      }),
+    );
   });
 
   afterAll(async () => {
